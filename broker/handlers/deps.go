@@ -1,0 +1,51 @@
+package handlers
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/config"
+	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/storage"
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// Deps is what every handler may use. It is built once by the broker and
+// shared by all connections; everything in it is safe for concurrent use.
+type Deps struct {
+	Config     *config.Config
+	Controller *controller.Controller
+	Logs       *storage.Manager
+	Now        func() time.Time
+	Logger     *slog.Logger
+
+	// Groups is the group coordinator; nil until it is wired in.
+	Groups GroupCoordinator
+
+	// fetchSessions holds KIP-227 incremental fetch sessions.
+	fetchSessions *fetchSessionCache
+}
+
+// Request is one decoded request as a handler sees it.
+type Request struct {
+	Header wire.RequestHeader
+	Body   kmsg.Request
+	// ClientHost is the remote address of the connection, for
+	// DescribeGroups and friends.
+	ClientHost string
+}
+
+// Handler answers one request. A returned Response is written back in
+// request order; a returned error closes the connection (STYLE rule 8):
+// Kafka errors go into the response's error codes, never into error.
+type Handler func(d *Deps, r *Request) (kmsg.Response, error)
+
+// Entry is one row of the dispatch table.
+type Entry struct {
+	Key        int16
+	MinVersion int16
+	MaxVersion int16
+	Handle     Handler
+}

@@ -1,0 +1,32 @@
+package handlers
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// Table is the dispatch table: one row per API we serve, with the version
+// range we support. ApiVersions is answered from this table, so an API is
+// advertised exactly when it has a handler here.
+func Table() []Entry {
+	return []Entry{
+		{Key: int16(kmsg.Produce), MinVersion: 3, MaxVersion: 13, Handle: handleProduce},
+		{Key: int16(kmsg.Fetch), MinVersion: 4, MaxVersion: 18, Handle: handleFetch},
+		{Key: int16(kmsg.ListOffsets), MinVersion: 1, MaxVersion: 10, Handle: handleListOffsets},
+		{Key: int16(kmsg.Metadata), MinVersion: 0, MaxVersion: 13, Handle: handleMetadata},
+		{Key: int16(kmsg.ApiVersions), MinVersion: 0, MaxVersion: 4, Handle: handleApiVersions},
+		{Key: int16(kmsg.OffsetForLeaderEpoch), MinVersion: 0, MaxVersion: 4, Handle: handleOffsetForLeaderEpoch},
+		{Key: int16(kmsg.DeleteRecords), MinVersion: 0, MaxVersion: 2, Handle: handleDeleteRecords},
+		// admin: see 19_create_topics.go and friends
+		{Key: int16(kmsg.CreateTopics), MinVersion: 0, MaxVersion: 7, Handle: handleCreateTopics},
+		{Key: int16(kmsg.DeleteTopics), MinVersion: 0, MaxVersion: 6, Handle: handleDeleteTopics},
+		{Key: int16(kmsg.CreatePartitions), MinVersion: 0, MaxVersion: 3, Handle: handleCreatePartitions},
+		{Key: int16(kmsg.DescribeConfigs), MinVersion: 0, MaxVersion: 4, Handle: handleDescribeConfigs},
+		{Key: int16(kmsg.AlterConfigs), MinVersion: 0, MaxVersion: 2, Handle: handleAlterConfigs},
+		{Key: int16(kmsg.IncrementalAlterConfigs), MinVersion: 0, MaxVersion: 1, Handle: handleIncrementalAlterConfigs},
+		{Key: int16(kmsg.DescribeCluster), MinVersion: 0, MaxVersion: 1, Handle: handleDescribeCluster},
+		{Key: int16(kmsg.DescribeLogDirs), MinVersion: 0, MaxVersion: 4, Handle: handleDescribeLogDirs},
+	}
+}
+
+// GroupCoordinator is the slice of coordinator/ that handlers need. The
+// group handlers (08_offset_commit.go ... ) are added to Table when the
+// coordinator lands.
+type GroupCoordinator interface{}

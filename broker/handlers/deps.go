@@ -24,8 +24,17 @@ type Deps struct {
 	// Groups is the group coordinator; nil until it is wired in.
 	Groups GroupCoordinator
 
+	// Stopping is closed when the broker shuts down; long polls return.
+	Stopping <-chan struct{}
+
 	// fetchSessions holds KIP-227 incremental fetch sessions.
 	fetchSessions *fetchSessionCache
+}
+
+// Init prepares the handlers' own state (fetch sessions). Call it once
+// before serving.
+func (d *Deps) Init() {
+	d.fetchSessions = newFetchSessionCache(1000)
 }
 
 // Request is one decoded request as a handler sees it.

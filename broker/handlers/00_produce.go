@@ -1,0 +1,152 @@
+package handlers
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// Produce, key 0, versions 3-13.
+//
+//   - v3 is the first version with record batch v2 and the transactional
+//     id; older versions carry message sets v0/v1, which we do not store,
+//     so they are not advertised.
+//   - acks must be -1, 0 or 1, else every partition gets
+//     INVALID_REQUIRED_ACKS. On one node the ISR is this node, so acks=-1
+//     and acks=1 both answer once the batch is in the log (and fsynced when
+//     flush.messages says so). acks=0 gets no response at all.
+//   - v5 adds log_start_offset; v7 allows zstd (before v7 a zstd batch is
+//     UNSUPPORTED_COMPRESSION_TYPE); v8 adds record_errors and
+//     error_message; v9 is flexible; v10 current leader hints; v13 names
+//     topics by id (unknown id: UNKNOWN_TOPIC_ID).
+//   - Each batch is validated by wire.ValidateProduce (CRC-32C ->
+//     CORRUPT_MESSAGE, size over max.message.bytes -> MESSAGE_TOO_LARGE,
+//     ...), stamped with the leader epoch, recompressed when the topic's
+//     compression.type names a codec other than the batch's, and appended
+//     with offsets assigned in place. message.timestamp.type=LogAppendTime
+//     overwrites the batch's max timestamp with the broker's clock and the
+//     response carries log_append_time.
+func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	v := r.Header.APIVersion
+	img := d.Controller.Image()
+
+	badAcks := req.Acks != -1 && req.Acks != 0 && req.Acks != 1
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		st.TopicID = rt.TopicID
+		var t *controller.Topic
+		if v >= 13 {
+			t = topicByID(img, rt.TopicID)
+		} else {
+			t = topicByName(img, rt.Topic)
+		}
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset = -1
+			sp.LogAppendTime = -1
+			sp.LogStartOffset = -1
+			switch {
+			case badAcks:
+				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
+			case t == nil && v >= 13:
+				sp.ErrorCode = kerr.UnknownTopicID.Code
+			default:
+				d.producePartition(img, t, &rp, v, &sp)
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		return nil, nil
+	}
+	return resp, nil
+}
+
+func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *kmsg.ProduceRequestTopicPartition, v int16, sp *kmsg.ProduceResponseTopicPartition) {
+	ref := d.lookupPartition(img, t, rp.Partition)
+	if ref.code != 0 {
+		sp.ErrorCode = ref.code
+		return
+	}
+	tc := d.topicConfig(t)
+	batches, err := wire.ValidateProduce(rp.Records, wire.ValidateOptions{
+		MaxBatchBytes:  tc.MaxMessageBytes,
+		ProduceVersion: v,
+	})
+	if err != nil {
+		var be *wire.BatchError
+		if errors.As(err, &be) {
+			sp.ErrorCode = be.Code
+			msg := be.Reason
+			sp.ErrorMessage = &msg
+		} else {
+			sp.ErrorCode = kerr.CorruptMessage.Code
+		}
+		return
+	}
+	records := rp.Records
+	if want, ok := codecFor(tc.CompressionType); ok {
+		for _, h := range batches {
+			if h.Compression() != want {
+				re, err := wire.Recompress(records, want)
+				if err != nil {
+					sp.ErrorCode = kerr.CorruptMessage.Code
+					return
+				}
+				records = re
+				break
+			}
+		}
+	}
+	wire.SetPartitionLeaderEpoch(records, ref.part.LeaderEpoch)
+
+	var appendTime int64 = -1
+	var appendErr error
+	if tc.MessageTimestampType == "LogAppendTime" {
+		appendTime = d.Now().UnixMilli()
+		ai, err := ref.log.AppendWithLogAppendTime(records, appendTime)
+		appendErr = err
+		sp.BaseOffset, sp.LogStartOffset = ai.FirstOffset, ai.LogStartOffset
+	} else {
+		ai, err := ref.log.Append(records)
+		appendErr = err
+		sp.BaseOffset, sp.LogStartOffset = ai.FirstOffset, ai.LogStartOffset
+	}
+	if appendErr != nil {
+		d.Logger.Error("append failed", "topic", t.Name, "partition", rp.Partition, "err", appendErr)
+		sp.ErrorCode = kerr.KafkaStorageError.Code
+		sp.BaseOffset, sp.LogStartOffset = -1, -1
+		return
+	}
+	// Single replica: the ISR is this node, so the high watermark is the
+	// log end offset as soon as the append returns.
+	ref.log.SetHighWatermark(ref.log.LogEndOffset())
+	sp.LogAppendTime = appendTime
+}
+
+// codecFor maps a topic compression.type to the codec batches must be
+// stored in; "producer" (keep what the producer sent) reports false.
+func codecFor(compressionType string) (wire.Compression, bool) {
+	switch compressionType {
+	case "uncompressed", "none":
+		return wire.CompressionNone, true
+	case "gzip":
+		return wire.CompressionGzip, true
+	case "snappy":
+		return wire.CompressionSnappy, true
+	case "lz4":
+		return wire.CompressionLZ4, true
+	case "zstd":
+		return wire.CompressionZstd, true
+	}
+	return 0, false
+}

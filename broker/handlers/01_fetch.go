@@ -1,0 +1,237 @@
+package handlers
+
+import (
+	"errors"
+	"reflect"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/storage"
+)
+
+// Fetch, key 1, versions 4-18.
+//
+//   - v4 adds isolation_level, last_stable_offset and aborted_transactions
+//     (we have no transactions yet, so LSO = high watermark and the aborted
+//     list is empty); v5 log_start_offset; v7 KIP-227 sessions (see
+//     fetch_session.go); v9 current_leader_epoch (FENCED_LEADER_EPOCH /
+//     UNKNOWN_LEADER_EPOCH); v11 rack and preferred_read_replica (-1);
+//     v12 flexible, last_fetched_epoch; v13 topics by id (UNKNOWN_TOPIC_ID);
+//     v15 replica_state; v16-v18 tagged fields only.
+//   - Consumers read up to the high watermark. An offset below the log
+//     start offset or above the log end offset is OFFSET_OUT_OF_RANGE.
+//   - Sizes: each partition gets min(partition_max_bytes, what is left of
+//     max_bytes); the first batch of the first partition that has data is
+//     returned whole even when larger than both limits, so a consumer can
+//     always make progress.
+//   - Long poll: when fewer than min_bytes are ready and max_wait_ms > 0, we
+//     wait on the partitions' append notifications (never a sleep loop)
+//     until min_bytes are there, max_wait passes, or the broker stops.
+func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.FetchRequest)
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	v := r.Header.APIVersion
+	now := d.Now()
+	byID := v >= 13
+
+	// Resolve the session and the list of partitions to read.
+	var sess *fetchSession
+	switch {
+	case v < 7 || req.SessionEpoch == -1:
+		if v >= 7 && req.SessionID != 0 {
+			d.fetchSessions.remove(req.SessionID)
+		}
+	case req.SessionEpoch == 0:
+		if req.SessionID != 0 {
+			d.fetchSessions.remove(req.SessionID)
+		}
+		sess = d.fetchSessions.create(now)
+	default:
+		sess = d.fetchSessions.get(req.SessionID)
+		if sess == nil {
+			resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+			return resp, nil
+		}
+	}
+	if sess != nil {
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		if req.SessionEpoch > 0 && req.SessionEpoch != sess.nextEpoch {
+			resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
+			return resp, nil
+		}
+		sess.lastUsed = now
+		resp.SessionID = sess.id
+		if sess.nextEpoch == 1<<31-1 {
+			sess.nextEpoch = 1
+		} else {
+			sess.nextEpoch++
+		}
+	}
+	incremental := sess != nil && req.SessionEpoch > 0
+
+	img := d.Controller.Image()
+	var wants []sessionKey
+	var wantParts map[sessionKey]*sessionPartition
+	if sess != nil {
+		for _, ft := range req.ForgottenTopics {
+			for _, p := range ft.Partitions {
+				sess.forget(sessionKey{topic: ft.Topic, topicID: ft.TopicID, partition: p})
+			}
+		}
+	} else {
+		wantParts = make(map[sessionKey]*sessionPartition)
+	}
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			k := sessionKey{partition: rp.Partition}
+			if byID {
+				k.topicID = rt.TopicID
+			} else {
+				k.topic = rt.Topic
+			}
+			sp := sessionPartition{fetchOffset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, currentLeaderEpoch: rp.CurrentLeaderEpoch}
+			if sess != nil {
+				sess.set(k, sp)
+				continue
+			}
+			if _, dup := wantParts[k]; !dup {
+				wants = append(wants, k)
+			}
+			sp.sentHighWatermark, sp.sentLogStart, sp.sentLastStable = -1, -1, -1
+			wantParts[k] = &sp
+		}
+	}
+	if sess != nil {
+		wants, wantParts = sess.order, sess.parts
+	}
+
+	maxBytes := int(req.MaxBytes)
+	if maxBytes <= 0 {
+		maxBytes = 1 << 30
+	}
+	results := make([]fetchResult, len(wants))
+	read := func() (total int, anyError bool) {
+		remaining := maxBytes
+		first := true
+		for i, k := range wants {
+			res := d.readPartition(img, k, wantParts[k], remaining, first)
+			results[i] = res
+			if len(res.records) > 0 {
+				first = false
+				remaining -= len(res.records)
+				total += len(res.records)
+			}
+			if res.code != 0 {
+				anyError = true
+			}
+		}
+		return total, anyError
+	}
+	total, anyError := read()
+	if wait := time.Duration(req.MaxWaitMillis) * time.Millisecond; total < int(req.MinBytes) && wait > 0 && !anyError && len(wants) > 0 {
+		deadline := time.NewTimer(wait)
+		defer deadline.Stop()
+		for total < int(req.MinBytes) {
+			cases := make([]reflect.SelectCase, 0, len(results)+2)
+			cases = append(cases,
+				reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline.C)},
+				reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(d.Stopping)})
+			for _, res := range results {
+				if res.wait != nil {
+					cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(res.wait)})
+				}
+			}
+			if chosen, _, _ := reflect.Select(cases); chosen < 2 {
+				break
+			}
+			img = d.Controller.Image()
+			total, _ = read()
+		}
+	}
+
+	// Build the response, topics grouped in request/session order.
+	var cur *kmsg.FetchResponseTopic
+	for i, k := range wants {
+		res := results[i]
+		sp := wantParts[k]
+		if incremental && len(res.records) == 0 && res.code == 0 &&
+			res.highWatermark == sp.sentHighWatermark && res.logStart == sp.sentLogStart && res.lastStable == sp.sentLastStable {
+			continue
+		}
+		sp.sentHighWatermark, sp.sentLogStart, sp.sentLastStable = res.highWatermark, res.logStart, res.lastStable
+		if cur == nil || cur.Topic != k.topic || cur.TopicID != k.topicID {
+			resp.Topics = append(resp.Topics, kmsg.NewFetchResponseTopic())
+			cur = &resp.Topics[len(resp.Topics)-1]
+			cur.Topic = k.topic
+			cur.TopicID = k.topicID
+		}
+		p := kmsg.NewFetchResponseTopicPartition()
+		p.Partition = k.partition
+		p.ErrorCode = res.code
+		p.HighWatermark = res.highWatermark
+		p.LastStableOffset = res.lastStable
+		p.LogStartOffset = res.logStart
+		p.RecordBatches = res.records
+		cur.Partitions = append(cur.Partitions, p)
+	}
+	return resp, nil
+}
+
+type fetchResult struct {
+	code          int16
+	highWatermark int64
+	lastStable    int64
+	logStart      int64
+	records       []byte
+	wait          <-chan struct{}
+}
+
+func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPartition, remaining int, first bool) fetchResult {
+	res := fetchResult{highWatermark: -1, lastStable: -1, logStart: -1}
+	var t *controller.Topic
+	if k.topic != "" {
+		t = topicByName(img, k.topic)
+	} else {
+		t = topicByID(img, k.topicID)
+		if t == nil {
+			res.code = kerr.UnknownTopicID.Code
+			return res
+		}
+	}
+	ref := d.lookupPartition(img, t, k.partition)
+	if ref.code != 0 {
+		res.code = ref.code
+		return res
+	}
+	if code := checkLeaderEpoch(ref.part, sp.currentLeaderEpoch); code != 0 {
+		res.code = code
+		return res
+	}
+	l := ref.log
+	res.wait = l.Wait()
+	hw := l.HighWatermark()
+	res.highWatermark, res.lastStable, res.logStart = hw, hw, l.LogStartOffset()
+	limit := int(sp.maxBytes)
+	if remaining < limit {
+		limit = remaining
+	}
+	if limit <= 0 && !first {
+		return res
+	}
+	recs, err := l.Read(sp.fetchOffset, limit, hw, first)
+	if err != nil {
+		if errors.Is(err, storage.ErrOffsetOutOfRange) {
+			res.code = kerr.OffsetOutOfRange.Code
+		} else {
+			d.Logger.Error("fetch read failed", "topic", t.Name, "partition", k.partition, "err", err)
+			res.code = kerr.KafkaStorageError.Code
+		}
+		return res
+	}
+	res.records = recs
+	return res
+}

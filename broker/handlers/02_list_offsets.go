@@ -1,0 +1,74 @@
+package handlers
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
+)
+
+// ListOffsets, key 2, versions 1-10.
+//
+//   - timestamp -2 (earliest) answers the log start offset; -1 (latest) the
+//     high watermark, or the last stable offset for read_committed (v2+;
+//     equal while we have no transactions); -3 (v7+) the offset and
+//     timestamp of the record with the largest timestamp; -4 (v8+,
+//     earliest local) the log start offset, as we have no tiered storage;
+//     -5 (v9+, latest tiered) -1 for the same reason. Any other timestamp
+//     finds the first record with timestamp >= it through the time index;
+//     none is offset -1, timestamp -1.
+//   - v1 drops the v0 max_num_offsets list; v4 adds leader_epoch and
+//     current_leader_epoch (fenced / unknown as in Fetch); v6 flexible; v10
+//     timeout_ms (nothing to wait for here).
+func handleListOffsets(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	img := d.Controller.Image()
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		t := topicByName(img, rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			d.listOffset(img, t, &rp, &sp)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (d *Deps) listOffset(img *controller.Image, t *controller.Topic, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
+	sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+	ref := d.lookupPartition(img, t, rp.Partition)
+	if ref.code != 0 {
+		sp.ErrorCode = ref.code
+		return
+	}
+	if code := checkLeaderEpoch(ref.part, rp.CurrentLeaderEpoch); code != 0 {
+		sp.ErrorCode = code
+		return
+	}
+	l := ref.log
+	sp.LeaderEpoch = ref.part.LeaderEpoch
+	switch rp.Timestamp {
+	case -2, -4:
+		sp.Offset = l.LogStartOffset()
+	case -1:
+		sp.Offset = l.HighWatermark()
+	case -3:
+		sp.Timestamp, sp.Offset = l.MaxTimestamp()
+	case -5:
+		sp.Offset = -1
+	default:
+		if rp.Timestamp < 0 {
+			sp.ErrorCode = kerr.InvalidRequest.Code
+			return
+		}
+		off, ts, ok := l.OffsetForTimestamp(rp.Timestamp)
+		if ok && off < l.HighWatermark() {
+			sp.Offset, sp.Timestamp = off, ts
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package handlers
+
+import (
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
+)
+
+// Metadata, key 3, versions 0-13.
+//
+//   - v0: an empty topic list means all topics; v1+ a null list means all
+//     topics and an empty one means none. v1 adds controller_id, rack and
+//     is_internal; v2 cluster_id; v4 allow_auto_topic_creation (before v4
+//     auto creation is always requested); v5 offline_replicas; v7
+//     leader_epoch; v8-v10 authorized operations (we answer "not
+//     requested", -2147483648); v9 is flexible; v10 topic ids, and topics
+//     may be asked for by id (v12+ in practice); v11 drops cluster
+//     authorized operations; v13 adds a top-level error code.
+//   - An unknown topic is UNKNOWN_TOPIC_OR_PARTITION unless auto creation is
+//     both requested and enabled (auto.create.topics.enable), in which case
+//     it is created with num.partitions / default.replication.factor and
+//     returned at once: our controller commits before answering, so there
+//     is no LEADER_NOT_AVAILABLE window as in Kafka. An invalid name is
+//     INVALID_TOPIC_EXCEPTION; an unknown id is UNKNOWN_TOPIC_ID.
+func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.MetadataRequest)
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	v := r.Header.APIVersion
+	img := d.Controller.Image()
+
+	allTopics := req.Topics == nil || (v == 0 && len(req.Topics) == 0)
+	autoCreate := (v < 4 || req.AllowAutoTopicCreation) && d.Config.AutoCreateTopicsEnable
+
+	if !allTopics && autoCreate {
+		var create []controller.CreateTopic
+		seen := map[string]bool{}
+		for _, rt := range req.Topics {
+			if rt.Topic == nil || seen[*rt.Topic] {
+				continue
+			}
+			seen[*rt.Topic] = true
+			if img.Topics[*rt.Topic] == nil {
+				create = append(create, controller.CreateTopic{Name: *rt.Topic, NumPartitions: -1, ReplicationFactor: -1})
+			}
+		}
+		if len(create) > 0 {
+			d.Controller.CreateTopics(create, false)
+			img = d.Controller.Image()
+		}
+	}
+
+	for _, b := range sortedBrokers(img) {
+		rb := kmsg.NewMetadataResponseBroker()
+		rb.NodeID = b.ID
+		rb.Host = b.Host
+		rb.Port = b.Port
+		rb.Rack = b.Rack
+		resp.Brokers = append(resp.Brokers, rb)
+	}
+	clusterID := img.ClusterID
+	resp.ClusterID = &clusterID
+	resp.ControllerID = img.ControllerID
+	if req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = allClusterOperations
+	}
+
+	addTopic := func(t *controller.Topic) {
+		rt := kmsg.NewMetadataResponseTopic()
+		name := t.Name
+		rt.Topic = &name
+		rt.TopicID = t.ID
+		rt.IsInternal = isInternalTopic(t.Name)
+		if req.IncludeTopicAuthorizedOperations {
+			rt.AuthorizedOperations = allTopicOperations
+		}
+		for i := range t.Partitions {
+			p := &t.Partitions[i]
+			rp := kmsg.NewMetadataResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.Leader = p.Leader
+			rp.LeaderEpoch = p.LeaderEpoch
+			rp.Replicas = append([]int32(nil), p.Replicas...)
+			rp.ISR = append([]int32(nil), p.ISR...)
+			rp.OfflineReplicas = []int32{}
+			if _, ok := img.Brokers[p.Leader]; !ok {
+				rp.ErrorCode = kerr.LeaderNotAvailable.Code
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+
+	if allTopics {
+		names := make([]string, 0, len(img.Topics))
+		for n := range img.Topics {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			addTopic(img.Topics[n])
+		}
+		return resp, nil
+	}
+	for _, rt := range req.Topics {
+		var t *controller.Topic
+		if rt.Topic != nil {
+			t = img.Topics[*rt.Topic]
+		} else {
+			t = topicByID(img, rt.TopicID)
+		}
+		if t != nil {
+			addTopic(t)
+			continue
+		}
+		et := kmsg.NewMetadataResponseTopic()
+		et.Topic = rt.Topic
+		et.TopicID = rt.TopicID
+		et.Partitions = []kmsg.MetadataResponseTopicPartition{}
+		switch {
+		case rt.Topic == nil:
+			et.ErrorCode = kerr.UnknownTopicID.Code
+		case !validTopicName(*rt.Topic):
+			et.ErrorCode = kerr.InvalidTopicException.Code
+		default:
+			et.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		}
+		resp.Topics = append(resp.Topics, et)
+	}
+	return resp, nil
+}
+
+const (
+	// allTopicOperations / allClusterOperations are the authorized-operation
+	// bit sets a broker without an authorizer reports when asked.
+	allTopicOperations   = int32(1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<8 | 1<<10 | 1<<11)
+	allClusterOperations = int32(1<<4 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12 | 1<<13)
+)
+
+func sortedBrokers(img *controller.Image) []controller.Broker {
+	out := make([]controller.Broker, 0, len(img.Brokers))
+	for _, b := range img.Brokers {
+		if !b.Fenced {
+			out = append(out, b)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func isInternalTopic(name string) bool {
+	return name == "__consumer_offsets" || name == "__transaction_state"
+}
+
+// validTopicName is Kafka's legal-name rule, used to tell
+// INVALID_TOPIC_EXCEPTION from UNKNOWN_TOPIC_OR_PARTITION.
+func validTopicName(n string) bool {
+	if n == "" || n == "." || n == ".." || len(n) > 249 {
+		return false
+	}
+	for _, c := range n {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,53 @@
+package handlers
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DeleteRecords, key 21, versions 0-2.
+//
+// Moves a partition's log start offset up to the given offset; -1 means
+// the high watermark. An offset above the high watermark is
+// OFFSET_OUT_OF_RANGE. Segments wholly below the new start are deleted.
+// The response carries the new low watermark. v2 is flexible.
+func handleDeleteRecords(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.DeleteRecordsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	img := d.Controller.Image()
+	for _, rt := range req.Topics {
+		st := kmsg.NewDeleteRecordsResponseTopic()
+		st.Topic = rt.Topic
+		t := topicByName(img, rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LowWatermark = -1
+			ref := d.lookupPartition(img, t, rp.Partition)
+			switch {
+			case ref.code != 0:
+				sp.ErrorCode = ref.code
+			default:
+				off := rp.Offset
+				hw := ref.log.HighWatermark()
+				if off == -1 {
+					off = hw
+				}
+				if off < 0 || off > hw {
+					sp.ErrorCode = kerr.OffsetOutOfRange.Code
+					break
+				}
+				low, err := ref.log.DeleteRecordsBefore(off)
+				if err != nil {
+					d.Logger.Error("delete records failed", "topic", rt.Topic, "partition", rp.Partition, "err", err)
+					sp.ErrorCode = kerr.KafkaStorageError.Code
+					break
+				}
+				sp.LowWatermark = low
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

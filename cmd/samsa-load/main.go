@@ -1,0 +1,204 @@
+// Command samsa-load measures produce and consume throughput of a Kafka
+// broker (samsa or any other) with franz-go, next to the machine's own
+// limits measured in the same run: loopback TCP bandwidth and sequential
+// disk writes with fsync.
+//
+//	samsa-load -brokers 127.0.0.1:9092 -records 500000 -size 1024 -partitions 6 -acks all
+//
+// It creates a fresh topic, produces -records records of -size bytes with
+// the given acks, then consumes them all back by direct partition
+// assignment, and prints MB/s and records/s for each phase.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func main() {
+	brokers := flag.String("brokers", "127.0.0.1:9092", "bootstrap servers")
+	records := flag.Int("records", 300000, "records to produce")
+	size := flag.Int("size", 1024, "value size in bytes")
+	partitions := flag.Int("partitions", 6, "partitions of the test topic")
+	acks := flag.String("acks", "all", "acks: all, leader or none")
+	codec := flag.String("compression", "none", "none, gzip, snappy, lz4, zstd")
+	baseline := flag.Bool("baseline", true, "also measure loopback TCP and disk write bandwidth")
+	diskDir := flag.String("disk-dir", os.TempDir(), "where to measure sequential disk writes")
+	flag.Parse()
+
+	if err := run(*brokers, *records, *size, *partitions, *acks, *codec); err != nil {
+		fmt.Fprintln(os.Stderr, "samsa-load:", err)
+		os.Exit(1)
+	}
+	if *baseline {
+		if mbps, err := loopbackMBps(256 << 20); err == nil {
+			fmt.Printf("baseline loopback TCP: %.1f MB/s\n", mbps)
+		}
+		if mbps, err := diskMBps(*diskDir, 256<<20); err == nil {
+			fmt.Printf("baseline sequential disk write (+fsync): %.1f MB/s\n", mbps)
+		}
+	}
+}
+
+func run(brokers string, n, size, partitions int, acks, codec string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	opts := []kgo.Opt{kgo.SeedBrokers(brokers), kgo.ProducerBatchMaxBytes(1 << 20), kgo.ProducerLinger(5 * time.Millisecond)}
+	switch acks {
+	case "all":
+		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	case "leader":
+		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	case "none":
+		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
+	default:
+		return fmt.Errorf("unknown acks %q", acks)
+	}
+	switch codec {
+	case "none":
+		opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	case "gzip":
+		opts = append(opts, kgo.ProducerBatchCompression(kgo.GzipCompression()))
+	case "snappy":
+		opts = append(opts, kgo.ProducerBatchCompression(kgo.SnappyCompression()))
+	case "lz4":
+		opts = append(opts, kgo.ProducerBatchCompression(kgo.Lz4Compression()))
+	case "zstd":
+		opts = append(opts, kgo.ProducerBatchCompression(kgo.ZstdCompression()))
+	default:
+		return fmt.Errorf("unknown compression %q", codec)
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	topic := fmt.Sprintf("samsa-load-%d", time.Now().UnixNano())
+	if _, err := adm.CreateTopic(ctx, int32(partitions), 1, nil, topic); err != nil {
+		return fmt.Errorf("create topic: %w", err)
+	}
+	defer adm.DeleteTopics(context.Background(), topic)
+
+	value := make([]byte, size)
+	rand.Read(value)
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: value}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				failed.Add(1)
+				firstErr.CompareAndSwap(nil, err)
+			}
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	el := time.Since(start)
+	if f := failed.Load(); f > 0 {
+		return fmt.Errorf("%d produce errors, first: %v", f, firstErr.Load())
+	}
+	mb := float64(n*size) / 1e6
+	fmt.Printf("produce: %d records x %d B, %d partitions, acks=%s, compression=%s: %.1f MB/s, %.0f records/s (%.2fs)\n",
+		n, size, partitions, acks, codec, mb/el.Seconds(), float64(n)/el.Seconds(), el.Seconds())
+
+	offsets := make(map[int32]kgo.Offset, partitions)
+	for p := 0; p < partitions; p++ {
+		offsets[int32(p)] = kgo.NewOffset().AtStart()
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
+		kgo.FetchMaxBytes(50<<20), kgo.FetchMaxPartitionBytes(10<<20))
+	if err != nil {
+		return err
+	}
+	defer cons.Close()
+	got := 0
+	start = time.Now()
+	for got < n {
+		fs := cons.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("consume: %d of %d records: %w", got, n, err)
+		}
+		fs.EachError(func(t string, p int32, err error) { firstErr.CompareAndSwap(nil, err) })
+		if e := firstErr.Load(); e != nil {
+			return fmt.Errorf("consume: %v", e)
+		}
+		got += fs.NumRecords()
+	}
+	el = time.Since(start)
+	fmt.Printf("consume: %d records: %.1f MB/s, %.0f records/s (%.2fs)\n", got, mb/el.Seconds(), float64(got)/el.Seconds(), el.Seconds())
+	return nil
+}
+
+// loopbackMBps pushes total bytes through one loopback TCP connection.
+func loopbackMBps(total int) (float64, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	done := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			done <- err
+			return
+		}
+		defer c.Close()
+		_, err = io.Copy(io.Discard, c)
+		done <- err
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 1<<20)
+	start := time.Now()
+	for sent := 0; sent < total; sent += len(buf) {
+		if _, err := c.Write(buf); err != nil {
+			return 0, err
+		}
+	}
+	c.Close()
+	if err := <-done; err != nil {
+		return 0, err
+	}
+	return float64(total) / 1e6 / time.Since(start).Seconds(), nil
+}
+
+// diskMBps writes total bytes sequentially and fsyncs once at the end.
+func diskMBps(dir string, total int) (float64, error) {
+	p := filepath.Join(dir, fmt.Sprintf("samsa-load-disk-%d", time.Now().UnixNano()))
+	f, err := os.Create(p)
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(p)
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	start := time.Now()
+	for w := 0; w < total; w += len(buf) {
+		if _, err := f.Write(buf); err != nil {
+			return 0, err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return 0, err
+	}
+	return float64(total) / 1e6 / time.Since(start).Seconds(), nil
+}

@@ -1,0 +1,274 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// MaxDecompressedSize caps the output of Decompress, guarding against
+// decompression bombs. Set it once at start-up, before the first
+// Decompress call (the shared zstd decoder reads it when it is created).
+var MaxDecompressedSize = 1 << 30
+
+var (
+	// ErrUnknownCodec is wrapped when a batch names a compression codec above zstd.
+	ErrUnknownCodec = errors.New("wire: unknown compression codec")
+	// ErrTooLarge is wrapped when decompressed output would exceed MaxDecompressedSize.
+	ErrTooLarge = errors.New("wire: decompressed data too large")
+)
+
+// String returns Kafka's name of the codec.
+func (c Compression) String() string {
+	switch c {
+	case CompressionNone:
+		return "none"
+	case CompressionGzip:
+		return "gzip"
+	case CompressionSnappy:
+		return "snappy"
+	case CompressionLZ4:
+		return "lz4"
+	case CompressionZstd:
+		return "zstd"
+	}
+	return fmt.Sprintf("unknown(%d)", int8(c))
+}
+
+// xerialMagic starts a snappy payload framed the way the Java client's
+// xerial snappy-java output stream does it.
+var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
+
+var (
+	gzipReaders sync.Pool // *gzip.Reader
+	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
+	lz4Readers  = sync.Pool{New: func() any { return lz4.NewReader(nil) }}
+	lz4Writers  = sync.Pool{New: func() any { return lz4.NewWriter(nil) }}
+
+	zstdOnce sync.Once
+	zstdDec  *zstd.Decoder
+	zstdEnc  *zstd.Encoder
+	zstdErr  error
+)
+
+func zstdCodecs() (*zstd.Decoder, *zstd.Encoder, error) {
+	zstdOnce.Do(func() {
+		zstdDec, zstdErr = zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(0),
+			zstd.WithDecoderMaxMemory(uint64(MaxDecompressedSize)),
+		)
+		if zstdErr != nil {
+			return
+		}
+		zstdEnc, zstdErr = zstd.NewWriter(nil,
+			zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderLevel(zstd.SpeedDefault),
+			zstd.WithZeroFrames(true),
+		)
+	})
+	return zstdDec, zstdEnc, zstdErr
+}
+
+// Decompress returns src decompressed with codec c. Snappy accepts both the
+// raw block format (what franz-go and librdkafka send) and the xerial
+// framing (the Java client). LZ4 is the LZ4 frame format. Output larger than
+// MaxDecompressedSize is refused with an error wrapping ErrTooLarge.
+func Decompress(c Compression, src []byte) ([]byte, error) {
+	limit := MaxDecompressedSize
+	switch c {
+	case CompressionNone:
+		return src, nil
+	case CompressionGzip:
+		var zr *gzip.Reader
+		if v := gzipReaders.Get(); v != nil {
+			zr = v.(*gzip.Reader)
+			if err := zr.Reset(bytes.NewReader(src)); err != nil {
+				gzipReaders.Put(zr)
+				return nil, fmt.Errorf("%w: gzip: %v", ErrMalformed, err)
+			}
+		} else {
+			var err error
+			zr, err = gzip.NewReader(bytes.NewReader(src))
+			if err != nil {
+				return nil, fmt.Errorf("%w: gzip: %v", ErrMalformed, err)
+			}
+		}
+		out, err := readLimited(zr, limit, len(src)*4)
+		gzipReaders.Put(zr)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		return out, nil
+	case CompressionSnappy:
+		if bytes.HasPrefix(src, xerialMagic) {
+			return decodeXerial(src, limit)
+		}
+		return decodeSnappyBlock(nil, src, limit)
+	case CompressionLZ4:
+		zr := lz4Readers.Get().(*lz4.Reader)
+		zr.Reset(bytes.NewReader(src))
+		out, err := readLimited(zr, limit, len(src)*4)
+		zr.Reset(nil)
+		lz4Readers.Put(zr)
+		if err != nil {
+			return nil, fmt.Errorf("lz4: %w", err)
+		}
+		return out, nil
+	case CompressionZstd:
+		dec, _, err := zstdCodecs()
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		out, err := dec.DecodeAll(src, nil)
+		if err != nil {
+			if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+				return nil, fmt.Errorf("zstd: %w", ErrTooLarge)
+			}
+			return nil, fmt.Errorf("%w: zstd: %v", ErrMalformed, err)
+		}
+		if len(out) > limit {
+			return nil, fmt.Errorf("zstd: %w", ErrTooLarge)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%w: %d", ErrUnknownCodec, int8(c))
+}
+
+// readLimited reads r to EOF, refusing more than limit bytes.
+func readLimited(r io.Reader, limit, sizeHint int) ([]byte, error) {
+	if sizeHint < 512 {
+		sizeHint = 512
+	}
+	if sizeHint > limit {
+		sizeHint = limit
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, sizeHint))
+	n, err := buf.ReadFrom(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if n > int64(limit) {
+		return nil, ErrTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+func decodeSnappyBlock(dst, src []byte, limit int) ([]byte, error) {
+	n, err := snappy.DecodedLen(src)
+	if err != nil {
+		return nil, fmt.Errorf("%w: snappy: %v", ErrMalformed, err)
+	}
+	if n > limit-len(dst) {
+		return nil, fmt.Errorf("snappy: %w", ErrTooLarge)
+	}
+	start := len(dst)
+	dst = grow(dst, n)
+	out, err := snappy.Decode(dst[start:start+n], src)
+	if err != nil {
+		return nil, fmt.Errorf("%w: snappy: %v", ErrMalformed, err)
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("%w: snappy: short block", ErrMalformed)
+	}
+	return dst[:start+n], nil
+}
+
+// grow returns b with len(b)+n length available (contents of the new part
+// unspecified) but keeps len(b) as the visible length's start.
+func grow(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		c := 2 * cap(b)
+		if c < len(b)+n {
+			c = len(b) + n
+		}
+		nb := make([]byte, len(b), c)
+		copy(nb, b)
+		b = nb
+	}
+	return b[:len(b)+n]
+}
+
+// decodeXerial decodes xerial framing: the 8-byte magic, int32 version,
+// int32 compatible version, then [int32 length][snappy block] chunks.
+func decodeXerial(src []byte, limit int) ([]byte, error) {
+	if len(src) < 16 {
+		return nil, fmt.Errorf("%w: snappy: xerial header truncated", ErrMalformed)
+	}
+	src = src[16:]
+	var out []byte
+	for len(src) > 0 {
+		if len(src) < 4 {
+			return nil, fmt.Errorf("%w: snappy: xerial chunk length truncated", ErrMalformed)
+		}
+		n := binary.BigEndian.Uint32(src)
+		src = src[4:]
+		if uint64(n) > uint64(len(src)) {
+			return nil, fmt.Errorf("%w: snappy: xerial chunk of %d bytes with %d left", ErrMalformed, n, len(src))
+		}
+		var err error
+		out, err = decodeSnappyBlock(out, src[:n], limit)
+		if err != nil {
+			return nil, err
+		}
+		src = src[n:]
+	}
+	if out == nil {
+		out = []byte{}
+	}
+	return out, nil
+}
+
+// Compress returns src compressed with codec c: gzip, a raw snappy block
+// (as franz-go and librdkafka send), an LZ4 frame, or a zstd frame.
+// CompressionNone returns src itself.
+func Compress(c Compression, src []byte) ([]byte, error) {
+	switch c {
+	case CompressionNone:
+		return src, nil
+	case CompressionGzip:
+		var buf bytes.Buffer
+		zw := gzipWriters.Get().(*gzip.Writer)
+		zw.Reset(&buf)
+		_, err := zw.Write(src)
+		if err == nil {
+			err = zw.Close()
+		}
+		zw.Reset(nil)
+		gzipWriters.Put(zw)
+		if err != nil {
+			return nil, fmt.Errorf("wire: gzip: %w", err)
+		}
+		return buf.Bytes(), nil
+	case CompressionSnappy:
+		return snappy.Encode(nil, src), nil
+	case CompressionLZ4:
+		var buf bytes.Buffer
+		zw := lz4Writers.Get().(*lz4.Writer)
+		zw.Reset(&buf)
+		_, err := zw.Write(src)
+		if err == nil {
+			err = zw.Close()
+		}
+		zw.Reset(nil)
+		lz4Writers.Put(zw)
+		if err != nil {
+			return nil, fmt.Errorf("wire: lz4: %w", err)
+		}
+		return buf.Bytes(), nil
+	case CompressionZstd:
+		_, enc, err := zstdCodecs()
+		if err != nil {
+			return nil, fmt.Errorf("wire: zstd: %w", err)
+		}
+		return enc.EncodeAll(src, nil), nil
+	}
+	return nil, fmt.Errorf("%w: %d", ErrUnknownCodec, int8(c))
+}

@@ -1,0 +1,156 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func FuzzParseRequest(f *testing.F) {
+	for _, v := range []int16{0, 3} {
+		f.Add(AppendRequest(nil, RequestHeader{APIVersion: v, CorrelationID: 1, ClientID: strp("c")}, kmsg.NewPtrApiVersionsRequest())[4:])
+	}
+	p := kmsg.NewPtrProduceRequest()
+	tp := kmsg.NewProduceRequestTopic()
+	tp.Topic = "t"
+	tp.Partitions = []kmsg.ProduceRequestTopicPartition{{Partition: 1, Records: mustBatch(f, testSpec(CompressionNone, 1))}}
+	p.Topics = append(p.Topics, tp)
+	for _, v := range []int16{3, 9} {
+		f.Add(AppendRequest(nil, RequestHeader{APIVersion: v, ClientID: strp("p")}, p)[4:])
+	}
+	f.Add(AppendRequest(nil, RequestHeader{APIVersion: 12}, kmsg.NewPtrMetadataRequest())[4:])
+	f.Add(AppendRequest(nil, RequestHeader{APIVersion: 0}, kmsg.NewPtrControlledShutdownRequest())[4:])
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		hdr, req, err := ParseRequest(frame)
+		if err != nil {
+			if req != nil {
+				t.Fatal("request with error")
+			}
+			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnknownAPIKey) && !errors.Is(err, ErrUnsupportedVersion) {
+				t.Fatalf("unexpected error kind %v", err)
+			}
+			return
+		}
+		// Re-encode and re-parse: the second encoding must equal the first.
+		enc := AppendRequest(nil, hdr, req)
+		hdr2, req2, err := ParseRequest(enc[4:])
+		if err != nil {
+			t.Fatalf("re-parse: %v", err)
+		}
+		if hdr2.APIKey != hdr.APIKey || hdr2.APIVersion != hdr.APIVersion || hdr2.CorrelationID != hdr.CorrelationID ||
+			(hdr2.ClientID == nil) != (hdr.ClientID == nil) || (hdr.ClientID != nil && *hdr.ClientID != *hdr2.ClientID) {
+			t.Fatalf("header %+v became %+v", hdr, hdr2)
+		}
+		enc2 := AppendRequest(nil, hdr2, req2)
+		if !bytes.Equal(enc, enc2) {
+			t.Fatalf("re-encoding differs:\n%x\n%x", enc, enc2)
+		}
+	})
+}
+
+func fuzzBatchSeeds(f *testing.F) {
+	for _, c := range allCodecs {
+		f.Add(mustBatch(f, testSpec(c, 3)), int16(9), true)
+	}
+	f.Add(mustBatch(f, testSpec(CompressionNone, 0)), int16(3), false)
+	f.Add([]byte{}, int16(3), false)
+}
+
+func FuzzValidateProduce(f *testing.F) {
+	fuzzBatchSeeds(f)
+	f.Fuzz(func(t *testing.T, records []byte, version int16, deep bool) {
+		hdrs, err := ValidateProduce(records, ValidateOptions{MaxBatchBytes: 1 << 20, ProduceVersion: version, DeepValidate: deep})
+		if err != nil {
+			var be *BatchError
+			if !errors.As(err, &be) || be.Code == 0 {
+				t.Fatalf("error is not a *BatchError with a code: %v", err)
+			}
+			return
+		}
+		total := 0
+		for _, h := range hdrs {
+			total += h.TotalSize()
+		}
+		if total != len(records) {
+			t.Fatalf("headers cover %d of %d bytes", total, len(records))
+		}
+		if deep && len(hdrs) == 1 {
+			// A deeply validated batch decodes.
+			h, recs, err := DecodeRecords(records)
+			if err != nil {
+				t.Fatalf("valid batch does not decode: %v", err)
+			}
+			if len(recs) != int(h.NumRecords) {
+				t.Fatalf("decoded %d of %d records", len(recs), h.NumRecords)
+			}
+		}
+	})
+}
+
+func FuzzDecodeRecords(f *testing.F) {
+	fuzzBatchSeeds(f)
+	f.Fuzz(func(t *testing.T, batch []byte, _ int16, _ bool) {
+		h, recs, err := DecodeRecords(batch)
+		if err != nil {
+			return
+		}
+		// Re-encode what we decoded and decode again.
+		spec := BatchSpec{
+			BaseOffset: h.BaseOffset, BaseTimestamp: h.BaseTimestamp, MaxTimestamp: h.MaxTimestamp,
+			Compression: h.Compression(), ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch,
+			BaseSequence: h.BaseSequence, Transactional: h.IsTransactional(), Control: h.IsControl(),
+			LogAppendTime: h.IsLogAppendTime(), PartitionLeaderEpoch: h.PartitionLeaderEpoch, Records: recs,
+		}
+		enc, err := EncodeBatch(spec)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		_, recs2, err := DecodeRecords(enc)
+		if err != nil {
+			t.Fatalf("decode re-encoded: %v", err)
+		}
+		if len(recs2) != len(recs) {
+			t.Fatalf("%d records became %d", len(recs), len(recs2))
+		}
+		for i := range recs {
+			a, b := recs[i], recs2[i]
+			if !bytes.Equal(a.Key, b.Key) || (a.Key == nil) != (b.Key == nil) || !bytes.Equal(a.Value, b.Value) ||
+				(a.Value == nil) != (b.Value == nil) || a.TimestampDelta != b.TimestampDelta || len(a.Headers) != len(b.Headers) {
+				t.Fatalf("record %d: %+v became %+v", i, a, b)
+			}
+		}
+		if _, err := Recompress(batch, CompressionSnappy); err != nil {
+			t.Fatalf("recompress decodable batch: %v", err)
+		}
+	})
+}
+
+func FuzzDecompress(f *testing.F) {
+	for _, c := range allCodecs {
+		comp, err := Compress(c, []byte("hello hello hello hello samsa"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(int8(c), comp)
+	}
+	f.Add(int8(CompressionSnappy), xerialFrame([]byte("framed framed framed"), 7))
+	f.Fuzz(func(t *testing.T, c int8, src []byte) {
+		out, err := Decompress(Compression(c), src)
+		if err != nil {
+			return
+		}
+		if Compression(c) < CompressionNone || Compression(c) > CompressionZstd {
+			t.Fatalf("codec %d accepted", c)
+		}
+		comp, err := Compress(Compression(c), out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Decompress(Compression(c), comp)
+		if err != nil || !bytes.Equal(back, out) {
+			t.Fatalf("round trip of decompressed output failed: %v", err)
+		}
+	})
+}

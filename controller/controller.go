@@ -1,0 +1,363 @@
+package controller
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Options configure a Controller.
+type Options struct {
+	NodeID    int32
+	ClusterID string
+	Log       MetadataLog      // required
+	Now       func() time.Time // default time.Now
+	Rand      io.Reader        // topic ids and placement; default crypto/rand
+	Logger    *slog.Logger     // default slog.Default()
+
+	DefaultPartitions        int32 // for NumPartitions -1; values < 1 mean 1
+	DefaultReplicationFactor int16 // for ReplicationFactor -1; values < 1 mean 1
+
+	// ValidateTopicConfig checks a topic's complete override map; 0 = ok.
+	// Nil accepts everything.
+	ValidateTopicConfig func(map[string]string) (code int16, msg string)
+
+	// OnChange is called after each committed change with the image before
+	// and after it, in commit order, outside the controller's write lock, and
+	// before the write method that made the change returns. It is also called
+	// once from New with the empty image and the replayed one. It must not
+	// call the controller's write methods (it would deadlock); Image is fine.
+	OnChange func(prev, next *Image)
+}
+
+// Controller owns the cluster metadata: it decides changes, commits them to
+// the MetadataLog, and publishes the resulting Image.
+//
+// Lock order: notifyMu, then queueMu; writeMu, then queueMu. writeMu and
+// notifyMu are never held together. writeMu is held across the log append
+// on purpose: a decision must be made against the image the append will
+// land on, so writers are serialized end to end. Readers never lock.
+type Controller struct {
+	opts  Options
+	image atomic.Pointer[Image]
+
+	writeMu sync.Mutex // serializes decide → append → publish
+	failed  error      // REQUIRES: writeMu held; sticky log failure
+
+	queueMu sync.Mutex
+	queue   []change // REQUIRES: queueMu held; committed, not yet notified
+
+	notifyMu sync.Mutex // held while calling OnChange
+}
+
+type change struct{ prev, next *Image }
+
+// New replays opts.Log into an image, calls OnChange(empty, image) and
+// returns the controller.
+func New(o Options) (*Controller, error) {
+	if o.Log == nil {
+		return nil, fmt.Errorf("%w: no Log", ErrOptions)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Reader
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	empty := EmptyImage(o.ClusterID, o.NodeID)
+	b := newBuilder(empty)
+	next := int64(0)
+	err := o.Log.Replay(func(offset int64, rec Record) error {
+		if offset != next {
+			return fmt.Errorf("%w: replay offset %d, want %d", ErrCorrupt, offset, next)
+		}
+		next++
+		if err := b.apply(rec); err != nil {
+			return fmt.Errorf("offset %d: %w", offset, err)
+		}
+		b.img.Offset = offset
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("controller: replay metadata log: %w", err)
+	}
+	c := &Controller{opts: o}
+	c.image.Store(b.img)
+	o.Logger.Info("controller: metadata replayed", "offset", b.img.Offset, "brokers", len(b.img.Brokers), "topics", len(b.img.Topics))
+	if o.OnChange != nil {
+		o.OnChange(empty, b.img)
+	}
+	return c, nil
+}
+
+// Image returns the current metadata snapshot. It never blocks.
+func (c *Controller) Image() *Image { return c.image.Load() }
+
+// commitLocked applies recs to the current image, appends them to the log
+// and publishes the new image. The caller must call notify after releasing
+// writeMu.
+//
+// REQUIRES: c.writeMu held.
+func (c *Controller) commitLocked(recs []Record) error {
+	if c.failed != nil {
+		return c.failed
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	prev := c.image.Load()
+	// Apply before appending so that a record the image rejects never
+	// reaches the log, where it would break every later replay.
+	next, err := applyBatch(prev, prev.Offset+1, recs)
+	if err != nil {
+		return fmt.Errorf("controller: decision produced bad records: %w", err)
+	}
+	last, err := c.opts.Log.Append(recs)
+	if err != nil {
+		c.failed = fmt.Errorf("%w: %w", ErrLogFailed, err)
+		c.opts.Logger.Error("controller: metadata log append failed; refusing further changes", "err", err)
+		return c.failed
+	}
+	next.Offset = last
+	c.image.Store(next)
+	c.queueMu.Lock()
+	c.queue = append(c.queue, change{prev, next})
+	c.queueMu.Unlock()
+	return nil
+}
+
+// notify delivers queued changes to OnChange in commit order. Whoever holds
+// notifyMu drains the whole queue, so when notify returns, every change
+// committed before the call has been delivered.
+func (c *Controller) notify() {
+	c.notifyMu.Lock()
+	defer c.notifyMu.Unlock()
+	for {
+		c.queueMu.Lock()
+		if len(c.queue) == 0 {
+			c.queueMu.Unlock()
+			return
+		}
+		ch := c.queue[0]
+		c.queue = c.queue[1:]
+		c.queueMu.Unlock()
+		if c.opts.OnChange != nil {
+			c.opts.OnChange(ch.prev, ch.next)
+		}
+	}
+}
+
+// write runs decide against the current image and commits its records
+// unless dryRun. decide returns the records; it may also record results in
+// its closure.
+func (c *Controller) write(dryRun bool, decide func(img *Image) []Record) error {
+	c.writeMu.Lock()
+	recs := decide(c.image.Load())
+	var err error
+	if !dryRun {
+		err = c.commitLocked(recs)
+	}
+	c.writeMu.Unlock()
+	c.notify()
+	return err
+}
+
+// errorCode maps a commit failure to a Kafka error for the client.
+func errorCode(err error) (int16, string) {
+	if errors.Is(err, ErrLogFailed) {
+		return kerr.KafkaStorageError.Code, err.Error()
+	}
+	return kerr.UnknownServerError.Code, err.Error()
+}
+
+// RegisterBroker registers (or re-registers) a broker. The local broker
+// calls it at start with its advertised listener.
+func (c *Controller) RegisterBroker(b Broker) error {
+	if b.ID < 0 || b.Host == "" || b.Port <= 0 || b.Port > 65535 {
+		return fmt.Errorf("%w: id %d host %q port %d", ErrInvalidBroker, b.ID, b.Host, b.Port)
+	}
+	return c.write(false, func(img *Image) []Record { return decideRegisterBroker(img, b) })
+}
+
+// FenceBroker fences (or unfences) a registered broker. Fenced brokers get
+// no new replicas.
+func (c *Controller) FenceBroker(id int32, fenced bool) error {
+	var missing bool
+	err := c.write(false, func(img *Image) []Record {
+		b, ok := img.Brokers[id]
+		if !ok {
+			missing = true
+			return nil
+		}
+		if b.Fenced == fenced {
+			return nil
+		}
+		return []Record{BrokerFenceRecord{BrokerID: id, Fenced: fenced}}
+	})
+	if missing {
+		return fmt.Errorf("%w: broker %d is not registered", ErrInvalidBroker, id)
+	}
+	return err
+}
+
+func (c *Controller) rules(internal bool) topicRules {
+	return topicRules{
+		defaultPartitions: c.opts.DefaultPartitions,
+		defaultRF:         c.opts.DefaultReplicationFactor,
+		validateConfig:    c.opts.ValidateTopicConfig,
+		allowInternal:     internal,
+	}
+}
+
+// CreateTopics creates topics with Kafka's validation rules; the results are
+// in request order. All successful topics are committed with one Append.
+func (c *Controller) CreateTopics(reqs []CreateTopic, validateOnly bool) []CreateTopicResult {
+	var results []CreateTopicResult
+	err := c.write(validateOnly, func(img *Image) []Record {
+		var recs []Record
+		results, recs = decideCreateTopics(img, reqs, c.rules(false), c.opts.Rand)
+		return recs
+	})
+	if err != nil {
+		code, msg := errorCode(err)
+		for i := range results {
+			if results[i].ErrorCode == 0 {
+				results[i] = CreateTopicResult{Name: results[i].Name, ErrorCode: code, ErrorMessage: msg, NumPartitions: -1, ReplicationFactor: -1}
+			}
+		}
+	}
+	return results
+}
+
+// CreateInternalTopic creates an internal topic such as __consumer_offsets.
+// It is idempotent: if the topic exists its id is returned. Kafka errors are
+// returned wrapping the kerr error, so errors.Is(err, kerr.InvalidReplicationFactor)
+// works.
+func (c *Controller) CreateInternalTopic(name string, partitions int32, rf int16, configs map[string]string) (Uuid, error) {
+	var res CreateTopicResult
+	err := c.write(false, func(img *Image) []Record {
+		if t := img.Topics[name]; t != nil {
+			res = CreateTopicResult{Name: name, ID: t.ID}
+			return nil
+		}
+		results, recs := decideCreateTopics(img, []CreateTopic{{Name: name, NumPartitions: partitions, ReplicationFactor: rf, Configs: configs}}, c.rules(true), c.opts.Rand)
+		res = results[0]
+		return recs
+	})
+	if err != nil {
+		return Uuid{}, fmt.Errorf("controller: create internal topic %q: %w", name, err)
+	}
+	if res.ErrorCode != 0 {
+		return Uuid{}, fmt.Errorf("controller: create internal topic %q: %w: %s", name, kerr.ErrorForCode(res.ErrorCode), res.ErrorMessage)
+	}
+	return res.ID, nil
+}
+
+// DeleteTopics deletes topics by name and by id; results list the names
+// first, then the ids, each in request order.
+func (c *Controller) DeleteTopics(names []string, ids []Uuid) []DeleteTopicResult {
+	var results []DeleteTopicResult
+	err := c.write(false, func(img *Image) []Record {
+		var recs []Record
+		results, recs = decideDeleteTopics(img, names, ids)
+		return recs
+	})
+	if err != nil {
+		code, msg := errorCode(err)
+		for i := range results {
+			if results[i].ErrorCode == 0 {
+				results[i].ErrorCode, results[i].ErrorMessage = code, msg
+			}
+		}
+	}
+	return results
+}
+
+// CreatePartitions grows topic to count partitions. assignment, if non-nil,
+// gives the replicas of each new partition.
+func (c *Controller) CreatePartitions(topic string, count int32, assignment [][]int32, validateOnly bool) (code int16, msg string) {
+	err := c.write(validateOnly, func(img *Image) []Record {
+		var recs []Record
+		code, msg, recs = decideCreatePartitions(img, topic, count, assignment, c.opts.Rand)
+		return recs
+	})
+	if err != nil && code == 0 {
+		return errorCode(err)
+	}
+	return code, msg
+}
+
+// AlterTopicConfigs applies incremental config operations to a topic's
+// overrides and validates the resulting map.
+func (c *Controller) AlterTopicConfigs(topic string, ops []ConfigOp, validateOnly bool) (code int16, msg string) {
+	return c.alterTopic(topic, validateOnly, func(current map[string]string) (map[string]string, int16, string) {
+		return applyConfigOps(current, ops)
+	})
+}
+
+// SetTopicConfigs replaces all of a topic's overrides (the legacy
+// AlterConfigs semantics).
+func (c *Controller) SetTopicConfigs(topic string, configs map[string]string, validateOnly bool) (code int16, msg string) {
+	return c.alterTopic(topic, validateOnly, func(map[string]string) (map[string]string, int16, string) {
+		return cloneMap(configs), 0, ""
+	})
+}
+
+func (c *Controller) alterTopic(topic string, validateOnly bool, compute func(map[string]string) (map[string]string, int16, string)) (code int16, msg string) {
+	err := c.write(validateOnly, func(img *Image) []Record {
+		t := img.Topics[topic]
+		if t == nil {
+			code, msg = kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicOrPartition.Description
+			return nil
+		}
+		next, ccode, cmsg := compute(t.Configs)
+		if ccode != 0 {
+			code, msg = ccode, cmsg
+			return nil
+		}
+		var recs []Record
+		code, msg, recs = decideTopicConfigs(img, topic, next, c.opts.ValidateTopicConfig)
+		return recs
+	})
+	if err != nil && code == 0 {
+		return errorCode(err)
+	}
+	return code, msg
+}
+
+// AlterBrokerConfigs applies incremental config operations to a broker's
+// dynamic configs ("" = cluster default). validate, if non-nil, checks the
+// resulting map.
+func (c *Controller) AlterBrokerConfigs(broker string, ops []ConfigOp, validateOnly bool, validate func(map[string]string) (int16, string)) (code int16, msg string) {
+	if code, msg := validBrokerResource(broker); code != 0 {
+		return code, msg
+	}
+	err := c.write(validateOnly, func(img *Image) []Record {
+		current := img.BrokerConfigs[broker]
+		next, ccode, cmsg := applyConfigOps(current, ops)
+		if ccode != 0 {
+			code, msg = ccode, cmsg
+			return nil
+		}
+		if validate != nil {
+			if code, msg = validate(next); code != 0 {
+				return nil
+			}
+		}
+		return configDiff(ConfigResourceBroker, broker, current, next)
+	})
+	if err != nil && code == 0 {
+		return errorCode(err)
+	}
+	return code, msg
+}

@@ -1,0 +1,452 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+func allRecordKinds() []Record {
+	id := Uuid{1, 2, 3}
+	return []Record{
+		RegisterBrokerRecord{BrokerID: 1, Host: "h1", Port: 9092, Rack: ptr("r1")},
+		RegisterBrokerRecord{BrokerID: 2, Host: "h2", Port: 9093},
+		TopicRecord{Name: "t", ID: id},
+		PartitionRecord{TopicID: id, Partition: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Leader: 1},
+		PartitionRecord{TopicID: id, Partition: 1, Replicas: []int32{2, 1}, ISR: []int32{2, 1}, Leader: 2},
+		PartitionChangeRecord{TopicID: id, Partition: 0, Leader: ptr(int32(2)), ISR: []int32{2}},
+		ConfigRecord{ResourceType: ConfigResourceTopic, ResourceName: "t", Name: "retention.ms", Value: ptr("5")},
+		ConfigRecord{ResourceType: ConfigResourceBroker, ResourceName: "", Name: "x", Value: ptr("y")},
+		BrokerFenceRecord{BrokerID: 2, Fenced: true},
+		TopicRecord{Name: "gone", ID: Uuid{9}},
+		RemoveTopicRecord{ID: Uuid{9}},
+	}
+}
+
+func TestRecordEncodingRoundTrip(t *testing.T) {
+	for _, rec := range allRecordKinds() {
+		frame, err := appendFrame(nil, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []Record
+		valid, n, err := scanFrames(bytesReader(frame), func(_ int64, r Record) error { got = append(got, r); return nil })
+		if err != nil || n != 1 || valid != int64(len(frame)) {
+			t.Fatalf("%T: valid %d n %d err %v", rec, valid, n, err)
+		}
+		if !reflect.DeepEqual(got[0], rec) {
+			t.Fatalf("round trip %#v → %#v", rec, got[0])
+		}
+	}
+}
+
+func TestApply(t *testing.T) {
+	img := EmptyImage("c", 1)
+	var history []*Image
+	for _, rec := range allRecordKinds() {
+		history = append(history, img)
+		next, err := Apply(img, rec)
+		if err != nil {
+			t.Fatalf("%T: %v", rec, err)
+		}
+		img = next
+	}
+	p := img.Topics["t"].Partitions[0]
+	if p.Leader != 2 || p.LeaderEpoch != 1 || p.PartitionEpoch != 1 || !equalInt32s(p.ISR, []int32{2}) {
+		t.Fatalf("%+v", p)
+	}
+	if !img.Brokers[2].Fenced || img.Topics["t"].Configs["retention.ms"] != "5" || img.BrokerConfigs[""]["x"] != "y" || img.Topics["gone"] != nil {
+		t.Fatalf("%+v", img)
+	}
+	// Applying the same records as a batch gives the same image, and the
+	// older images were not modified along the way.
+	batch, err := applyBatch(EmptyImage("c", 1), 0, allRecordKinds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch.Offset = img.Offset
+	if !reflect.DeepEqual(batch, img) {
+		t.Fatalf("batch %+v\nsingle %+v", batch, img)
+	}
+	recs := allRecordKinds()
+	for i, old := range history {
+		rebuilt, err := applyBatch(EmptyImage("c", 1), 0, recs[:i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rebuilt.Offset = old.Offset
+		if !reflect.DeepEqual(rebuilt, old) {
+			t.Fatalf("image %d modified:\n%+v\nwant %+v", i, old, rebuilt)
+		}
+	}
+}
+
+func TestApplyRejects(t *testing.T) {
+	base, err := applyBatch(EmptyImage("c", 1), 0, allRecordKinds()[:5])
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := Uuid{1, 2, 3}
+	bad := []Record{
+		TopicRecord{Name: "t", ID: Uuid{7}},
+		TopicRecord{Name: "u", ID: id},
+		TopicRecord{Name: "u"},
+		PartitionRecord{TopicID: Uuid{7}, Replicas: []int32{1}},
+		PartitionRecord{TopicID: id, Partition: 5, Replicas: []int32{1}},
+		PartitionRecord{TopicID: id, Partition: 2},
+		PartitionChangeRecord{TopicID: id, Partition: 2},
+		ConfigRecord{ResourceType: ConfigResourceTopic, ResourceName: "nope", Name: "a"},
+		ConfigRecord{ResourceType: 9, Name: "a"},
+		RemoveTopicRecord{ID: Uuid{7}},
+		BrokerFenceRecord{BrokerID: 7},
+		RegisterBrokerRecord{BrokerID: -1},
+	}
+	for _, rec := range bad {
+		if _, err := Apply(base, rec); !errors.Is(err, ErrApply) {
+			t.Errorf("%#v: err %v", rec, err)
+		}
+	}
+}
+
+func TestRestartFileLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "metadata.log")
+	open := func() (*Controller, *FileLog) {
+		l, err := OpenFileLog(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := New(Options{NodeID: 1, ClusterID: "c", Log: l, Rand: testRand(2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, l
+	}
+	c, l := open()
+	if c.Image().Offset != -1 {
+		t.Fatalf("fresh offset %d", c.Image().Offset)
+	}
+	for i := int32(1); i <= 3; i++ {
+		if err := c.RegisterBroker(Broker{ID: i, Host: "h", Port: 9000 + i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.CreateTopics([]CreateTopic{{Name: "a", NumPartitions: 3, ReplicationFactor: 2, Configs: map[string]string{"k": "v"}}, {Name: "b", NumPartitions: 1, ReplicationFactor: 3}}, false)
+	c.DeleteTopics([]string{"b"}, nil)
+	c.CreatePartitions("a", 5, nil, false)
+	c.AlterBrokerConfigs("2", []ConfigOp{{Name: "x", Value: ptr("1")}}, false, nil)
+	want := c.Image()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c2, l2 := open()
+	defer l2.Close()
+	if got := c2.Image(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after restart:\n%+v\nwant\n%+v", got, want)
+	}
+	// Appends continue at the next offset.
+	if err := c2.RegisterBroker(Broker{ID: 4, Host: "h", Port: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if c2.Image().Offset != want.Offset+1 {
+		t.Fatalf("offset %d after %d", c2.Image().Offset, want.Offset)
+	}
+}
+
+func TestFileLogTornTail(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "metadata.log")
+	l, err := OpenFileLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := allRecordKinds()
+	if _, err := l.Append(recs[:3]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(recs[3:5]); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	full, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastFrame, _ := appendFrame(nil, recs[4])
+	goodLen := len(full) - len(lastFrame)
+
+	countRecords := func(l *FileLog) int {
+		n := 0
+		if err := l.Replay(func(off int64, _ Record) error {
+			if off != int64(n) {
+				t.Fatalf("offset %d at %d", off, n)
+			}
+			n++
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// Every cut inside the last frame, and a flipped byte anywhere in it,
+	// drops exactly that frame.
+	var damaged [][]byte
+	for cut := goodLen + 1; cut < len(full); cut++ {
+		damaged = append(damaged, full[:cut])
+	}
+	for i := goodLen; i < len(full); i++ {
+		b := append([]byte(nil), full...)
+		b[i] ^= 0x40
+		damaged = append(damaged, b)
+	}
+	damaged = append(damaged, append(append([]byte(nil), full[:goodLen]...), 0, 0, 0))
+	for i, b := range damaged {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := OpenFileLog(path)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if n := countRecords(l); n != 4 {
+			t.Fatalf("case %d: %d records, want 4", i, n)
+		}
+		if l.Truncated() == 0 {
+			t.Fatalf("case %d: nothing truncated", i)
+		}
+		// The log keeps working after the cut, and the new record survives a reopen.
+		if last, err := l.Append(recs[4:5]); err != nil || last != 4 {
+			t.Fatalf("case %d: append %d %v", i, last, err)
+		}
+		l.Close()
+		l, err = OpenFileLog(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := countRecords(l); n != 5 || l.Truncated() != 0 {
+			t.Fatalf("case %d: %d records after reopen, truncated %d", i, n, l.Truncated())
+		}
+		l.Close()
+	}
+}
+
+func TestFileLogHeader(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.log")
+	// A file cut inside its header was never appended to: it is reinitialized.
+	if err := os.WriteFile(path, []byte("SAMS"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := OpenFileLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if err := os.WriteFile(path, []byte("NOTOURS-FILE-HEADER-AND-MORE"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenFileLog(path); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("bad magic: %v", err)
+	}
+	b := []byte(fileMagic + "\x00\x02" + "\x00\x00\x00\x00\x00\x00\x00\x00")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenFileLog(path); !errors.Is(err, ErrUnsupportedVersion) {
+		t.Fatalf("version 2: %v", err)
+	}
+}
+
+func TestFileLogUnknownRecordIsNotTruncated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.log")
+	l, err := OpenFileLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Append(allRecordKinds()[:1])
+	l.Close()
+	frame, _ := appendFrame(nil, allRecordKinds()[0])
+	frame[9] = 99 // unknown type, with a CRC that matches it
+	frame = fixCRC(frame)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write(frame)
+	f.Close()
+	if _, err := OpenFileLog(path); !errors.Is(err, ErrUnknownRecord) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestOnChangeOrder(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		changes [][2]*Image
+	)
+	c := newTestController(t, 1, func(o *Options) {
+		o.OnChange = func(prev, next *Image) {
+			mu.Lock()
+			changes = append(changes, [2]*Image{prev, next})
+			mu.Unlock()
+		}
+	})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 10 {
+				name := fmt.Sprintf("t-%d-%d", g, i)
+				r := c.CreateTopics([]CreateTopic{{Name: name, NumPartitions: 1, ReplicationFactor: 1}}, false)[0]
+				if r.ErrorCode != 0 {
+					t.Errorf("%+v", r)
+					return
+				}
+				// OnChange for this topic ran before CreateTopics returned.
+				mu.Lock()
+				last := changes[len(changes)-1][1]
+				mu.Unlock()
+				if last.Topics[name] == nil {
+					t.Errorf("OnChange for %s not delivered before return", name)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// First the start-up change, then one per broker and one per topic,
+	// chained: each change starts from the previous one's image.
+	if len(changes) != 1+1+80 {
+		t.Fatalf("%d changes", len(changes))
+	}
+	if changes[0][0].Offset != -1 || len(changes[0][0].Topics) != 0 {
+		t.Fatalf("first change not from the empty image")
+	}
+	for i := 1; i < len(changes); i++ {
+		if changes[i][0] != changes[i-1][1] {
+			t.Fatalf("change %d does not start where change %d ended", i, i-1)
+		}
+		if changes[i][1].Offset <= changes[i][0].Offset {
+			t.Fatalf("change %d offsets %d→%d", i, changes[i][0].Offset, changes[i][1].Offset)
+		}
+	}
+	if changes[len(changes)-1][1] != c.Image() {
+		t.Fatalf("last change is not the current image")
+	}
+}
+
+func TestConcurrentCreateTopics(t *testing.T) {
+	c := newTestController(t, 3)
+	const goroutines, topics = 16, 20
+	wins := make([][]int, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wins[g] = make([]int, topics)
+		wg.Go(func() {
+			for i := range topics {
+				r := c.CreateTopics([]CreateTopic{{Name: fmt.Sprintf("topic-%d", i), NumPartitions: 2, ReplicationFactor: 3}}, false)[0]
+				switch r.ErrorCode {
+				case 0:
+					wins[g][i]++
+				case kerr.TopicAlreadyExists.Code:
+				default:
+					t.Errorf("%+v", r)
+				}
+				_ = c.Image().Topics // readers run alongside
+			}
+		})
+	}
+	wg.Wait()
+	for i := range topics {
+		total := 0
+		for g := range goroutines {
+			total += wins[g][i]
+		}
+		if total != 1 {
+			t.Errorf("topic-%d created %d times", i, total)
+		}
+	}
+	img := c.Image()
+	if len(img.Topics) != topics || len(img.TopicsByID) != topics {
+		t.Fatalf("%d topics", len(img.Topics))
+	}
+}
+
+func TestLogFailureIsSticky(t *testing.T) {
+	log := NewMemLog()
+	c, err := New(Options{NodeID: 1, Log: log, Rand: testRand(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RegisterBroker(Broker{ID: 1, Host: "h", Port: 1}); err != nil {
+		t.Fatal(err)
+	}
+	log.FailAppends(errors.New("disk on fire"))
+	r := c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: 1, ReplicationFactor: 1}}, false)[0]
+	if r.ErrorCode != kerr.KafkaStorageError.Code {
+		t.Fatalf("%+v", r)
+	}
+	log.FailAppends(nil)
+	if err := c.RegisterBroker(Broker{ID: 2, Host: "h", Port: 1}); !errors.Is(err, ErrLogFailed) {
+		t.Fatalf("err %v", err)
+	}
+	if c.Image().Topics["t"] != nil {
+		t.Fatal("failed append reached the image")
+	}
+}
+
+func TestRegisterBroker(t *testing.T) {
+	c := newTestController(t, 0)
+	for _, b := range []Broker{{ID: -1, Host: "h", Port: 1}, {ID: 1, Port: 1}, {ID: 1, Host: "h"}, {ID: 1, Host: "h", Port: 70000}} {
+		if err := c.RegisterBroker(b); !errors.Is(err, ErrInvalidBroker) {
+			t.Errorf("%+v: %v", b, err)
+		}
+	}
+	b := Broker{ID: 1, Host: "h", Port: 9092, Rack: ptr("r")}
+	if err := c.RegisterBroker(b); err != nil {
+		t.Fatal(err)
+	}
+	off := c.Image().Offset
+	if err := c.RegisterBroker(Broker{ID: 1, Host: "h", Port: 9092, Rack: ptr("r")}); err != nil || c.Image().Offset != off {
+		t.Fatalf("re-registering unchanged broker appended: %v", err)
+	}
+	if err := c.RegisterBroker(Broker{ID: 1, Host: "h2", Port: 9092}); err != nil || c.Image().Brokers[1].Host != "h2" {
+		t.Fatalf("re-register: %v %+v", err, c.Image().Brokers[1])
+	}
+	if c.Image().ControllerID != 1 || c.Image().ClusterID != "test-cluster" {
+		t.Fatalf("%+v", c.Image())
+	}
+	if err := c.FenceBroker(5, true); !errors.Is(err, ErrInvalidBroker) {
+		t.Fatalf("fence unknown: %v", err)
+	}
+}
+
+func TestUuid(t *testing.T) {
+	r := testRand(4)
+	seen := map[Uuid]bool{}
+	for range 1000 {
+		u := NewUuid(r)
+		s := u.String()
+		if u.IsZero() || s[0] == '-' || len(s) != 22 || seen[u] {
+			t.Fatalf("bad id %s", s)
+		}
+		seen[u] = true
+		back, err := ParseUuid(s)
+		if err != nil || back != u {
+			t.Fatalf("parse %s: %v %v", s, back, err)
+		}
+	}
+	// A reader that yields a '-'-leading id first, then a good one.
+	bad := Uuid{0xf8} // base64 of 0b111110... starts with '-'
+	if bad.String()[0] != '-' {
+		t.Fatalf("test id %s", bad)
+	}
+	good := Uuid{1}
+	u := NewUuid(bytesReader(append(append(append([]byte{}, Uuid{}.bytes()...), bad.bytes()...), good.bytes()...)))
+	if u != good {
+		t.Fatalf("got %s", u)
+	}
+	if _, err := ParseUuid("short"); !errors.Is(err, ErrBadUuid) {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -1,0 +1,536 @@
+package controller
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// This file holds the controller's decisions: pure functions of an image and
+// a request (and of randomness passed in) that return either records to
+// commit or Kafka error codes. Nothing here locks, logs or touches the disk.
+
+// maxTopicNameLength is Kafka's limit: 255 minus room for a partition suffix
+// and the ".deleted" markers of its log directories.
+const maxTopicNameLength = 249
+
+// Internal topic names; only CreateInternalTopic may create them.
+const (
+	ConsumerOffsetsTopic  = "__consumer_offsets"
+	TransactionStateTopic = "__transaction_state"
+)
+
+func isInternalTopic(name string) bool {
+	return name == ConsumerOffsetsTopic || name == TransactionStateTopic
+}
+
+// CreateTopic is one topic of a CreateTopics request.
+type CreateTopic struct {
+	Name              string
+	NumPartitions     int32 // -1 = default
+	ReplicationFactor int16 // -1 = default
+	Assignment        map[int32][]int32
+	Configs           map[string]string
+}
+
+// CreateTopicResult is the outcome for one topic. NumPartitions and
+// ReplicationFactor are -1 on error.
+type CreateTopicResult struct {
+	Name              string
+	ID                Uuid
+	ErrorCode         int16
+	ErrorMessage      string
+	NumPartitions     int32
+	ReplicationFactor int16
+}
+
+// DeleteTopicResult is the outcome of deleting one topic.
+type DeleteTopicResult struct {
+	Name         string
+	ID           Uuid
+	ErrorCode    int16
+	ErrorMessage string
+}
+
+// topicRules are the settings CreateTopics decisions depend on.
+type topicRules struct {
+	defaultPartitions int32
+	defaultRF         int16
+	validateConfig    func(map[string]string) (int16, string)
+	allowInternal     bool
+}
+
+// validateTopicName applies Kafka's legal-name rules.
+func validateTopicName(name string) (int16, string) {
+	switch {
+	case name == "":
+		return kerr.InvalidTopicException.Code, "Topic name is illegal: it is empty."
+	case name == "." || name == "..":
+		return kerr.InvalidTopicException.Code, "Topic name cannot be \".\" or \"..\"."
+	case len(name) > maxTopicNameLength:
+		return kerr.InvalidTopicException.Code, fmt.Sprintf("Topic name is illegal: it is longer than %d characters, topic name: %s", maxTopicNameLength, name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return kerr.InvalidTopicException.Code, fmt.Sprintf("Topic name %q is illegal: it contains a character other than ASCII alphanumerics, '.', '_' and '-'.", name)
+		}
+	}
+	return 0, ""
+}
+
+// collisionName maps names that Kafka's metric names cannot tell apart
+// ('.' and '_') to one form.
+func collisionName(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+// findCollision returns an existing topic whose name collides with name, or "".
+func findCollision(img *Image, name string) string {
+	if !strings.ContainsAny(name, "._") {
+		return ""
+	}
+	want := collisionName(name)
+	for other := range img.Topics {
+		if other != name && collisionName(other) == want {
+			return other
+		}
+	}
+	return ""
+}
+
+// randomIndex returns a number in [0, n) drawn from r.
+func randomIndex(r io.Reader, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	var b [8]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		panic(fmt.Sprintf("controller: reading randomness: %v", err))
+	}
+	return int(binary.BigEndian.Uint64(b[:]) % uint64(n))
+}
+
+// placeReplicas assigns rf replicas to each of count partitions numbered
+// from first, round-robin over brokers (sorted) beginning at start: the
+// leader (first replica) of partition p is brokers[(start+p) % n] and its
+// followers are the next rf-1 brokers. Spreading leaders this way balances
+// them across brokers.
+func placeReplicas(brokers []int32, first, count int32, rf int16, start int) [][]int32 {
+	n := len(brokers)
+	out := make([][]int32, count)
+	for i := range out {
+		p := int(first) + i
+		replicas := make([]int32, rf)
+		for j := range replicas {
+			replicas[j] = brokers[(start+p+j)%n]
+		}
+		out[i] = replicas
+	}
+	return out
+}
+
+// newPartitionRecord builds the record of a new partition: the ISR is the
+// unfenced replicas and the leader the first of them.
+func newPartitionRecord(img *Image, id Uuid, partition int32, replicas []int32) PartitionRecord {
+	isr := make([]int32, 0, len(replicas))
+	for _, r := range replicas {
+		if b, ok := img.Brokers[r]; ok && !b.Fenced {
+			isr = append(isr, r)
+		}
+	}
+	leader := int32(-1)
+	if len(isr) > 0 {
+		leader = isr[0]
+	}
+	return PartitionRecord{TopicID: id, Partition: partition, Replicas: slices.Clone(replicas), ISR: isr, Leader: leader}
+}
+
+// checkReplicas validates one manual replica list for partition p.
+func checkReplicas(img *Image, p int32, replicas []int32) (int16, string) {
+	if len(replicas) == 0 {
+		return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("The manual partition assignment for partition %d is empty.", p)
+	}
+	alive := false
+	for i, r := range replicas {
+		b, ok := img.Brokers[r]
+		if !ok {
+			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("The manual partition assignment for partition %d includes broker %d, which is not registered.", p, r)
+		}
+		if slices.Contains(replicas[:i], r) {
+			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("The manual partition assignment for partition %d includes broker %d more than once.", p, r)
+		}
+		alive = alive || !b.Fenced
+	}
+	if !alive {
+		return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("All brokers in the manual partition assignment for partition %d are fenced.", p)
+	}
+	return 0, ""
+}
+
+func rfUnreachable(rf int16, brokers int) (int16, string) {
+	return kerr.InvalidReplicationFactor.Code, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, brokers)
+}
+
+// decideCreateTopic decides one topic against img (which already includes
+// the topics created earlier in the same request). On success it returns the
+// records and fills in the result.
+func decideCreateTopic(img *Image, req CreateTopic, rules topicRules, rand io.Reader) (CreateTopicResult, []Record) {
+	res := CreateTopicResult{Name: req.Name, NumPartitions: -1, ReplicationFactor: -1}
+	fail := func(code int16, msg string) (CreateTopicResult, []Record) {
+		res.ErrorCode, res.ErrorMessage = code, msg
+		return res, nil
+	}
+	if code, msg := validateTopicName(req.Name); code != 0 {
+		return fail(code, msg)
+	}
+	if t := img.Topics[req.Name]; t != nil {
+		return fail(kerr.TopicAlreadyExists.Code, fmt.Sprintf("Topic '%s' already exists.", req.Name))
+	}
+	if other := findCollision(img, req.Name); other != "" {
+		return fail(kerr.InvalidTopicException.Code, fmt.Sprintf("Topic '%s' collides with existing topic: %s", req.Name, other))
+	}
+	if isInternalTopic(req.Name) && !rules.allowInternal {
+		return fail(kerr.InvalidRequest.Code, fmt.Sprintf("Topic '%s' is internal and is created by the broker.", req.Name))
+	}
+
+	var assignment [][]int32
+	if len(req.Assignment) > 0 {
+		if req.NumPartitions != -1 || req.ReplicationFactor != -1 {
+			return fail(kerr.InvalidRequest.Code, "A manual partition assignment was given, but numPartitions or replicationFactor is not -1.")
+		}
+		assignment = make([][]int32, len(req.Assignment))
+		for p, replicas := range req.Assignment {
+			if p < 0 || int(p) >= len(assignment) {
+				return fail(kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("The manual partition assignment has partition %d, but partition ids must be consecutive from 0.", p))
+			}
+			assignment[p] = replicas
+		}
+		for p, replicas := range assignment {
+			if code, msg := checkReplicas(img, int32(p), replicas); code != 0 {
+				return fail(code, msg)
+			}
+			if len(replicas) != len(assignment[0]) {
+				return fail(kerr.InvalidReplicaAssignment.Code, "All partitions in the manual partition assignment must have the same number of replicas.")
+			}
+		}
+	} else {
+		partitions, rf := req.NumPartitions, req.ReplicationFactor
+		if partitions == -1 {
+			partitions = max(rules.defaultPartitions, 1)
+		}
+		if rf == -1 {
+			rf = max(rules.defaultRF, 1)
+		}
+		if partitions <= 0 {
+			return fail(kerr.InvalidPartitions.Code, "Number of partitions was set to an invalid non-positive value.")
+		}
+		if rf <= 0 {
+			return fail(kerr.InvalidReplicationFactor.Code, "Replication factor must be larger than 0, or -1 to use the default value.")
+		}
+		brokers := img.UnfencedBrokers()
+		if int(rf) > len(brokers) {
+			return fail(rfUnreachable(rf, len(brokers)))
+		}
+		assignment = placeReplicas(brokers, 0, partitions, rf, randomIndex(rand, len(brokers)))
+	}
+
+	if rules.validateConfig != nil {
+		if code, msg := rules.validateConfig(req.Configs); code != 0 {
+			return fail(code, msg)
+		}
+	}
+
+	id := NewUuid(rand)
+	for img.TopicsByID[id] != nil {
+		id = NewUuid(rand)
+	}
+	recs := make([]Record, 0, 1+len(assignment)+len(req.Configs))
+	recs = append(recs, TopicRecord{Name: req.Name, ID: id})
+	for _, name := range sortedKeys(req.Configs) {
+		v := req.Configs[name]
+		recs = append(recs, ConfigRecord{ResourceType: ConfigResourceTopic, ResourceName: req.Name, Name: name, Value: &v})
+	}
+	for p, replicas := range assignment {
+		recs = append(recs, newPartitionRecord(img, id, int32(p), replicas))
+	}
+	res.ID = id
+	res.NumPartitions = int32(len(assignment))
+	res.ReplicationFactor = int16(len(assignment[0]))
+	return res, recs
+}
+
+// decideCreateTopics decides every topic of one request. Names given more
+// than once all fail with INVALID_REQUEST. The returned records create all
+// successful topics and are meant to be committed together.
+func decideCreateTopics(img *Image, reqs []CreateTopic, rules topicRules, rand io.Reader) ([]CreateTopicResult, []Record) {
+	seen := make(map[string]int, len(reqs))
+	for _, r := range reqs {
+		seen[r.Name]++
+	}
+	work := newBuilder(img)
+	results := make([]CreateTopicResult, len(reqs))
+	var recs []Record
+	for i, req := range reqs {
+		if seen[req.Name] > 1 {
+			results[i] = CreateTopicResult{Name: req.Name, NumPartitions: -1, ReplicationFactor: -1,
+				ErrorCode: kerr.InvalidRequest.Code, ErrorMessage: fmt.Sprintf("Topic '%s' appears more than once in the request.", req.Name)}
+			continue
+		}
+		res, topicRecs := decideCreateTopic(work.img, req, rules, rand)
+		results[i] = res
+		for _, rec := range topicRecs {
+			if err := work.apply(rec); err != nil {
+				panic(fmt.Sprintf("controller: create topic decision made an inapplicable record: %v", err))
+			}
+		}
+		recs = append(recs, topicRecs...)
+	}
+	return results, recs
+}
+
+// decideDeleteTopics resolves names and ids to topics and returns a
+// RemoveTopicRecord for each distinct topic found.
+func decideDeleteTopics(img *Image, names []string, ids []Uuid) ([]DeleteTopicResult, []Record) {
+	results := make([]DeleteTopicResult, 0, len(names)+len(ids))
+	var recs []Record
+	removed := map[Uuid]bool{}
+	nameCount := map[string]int{}
+	for _, n := range names {
+		nameCount[n]++
+	}
+	idCount := map[Uuid]int{}
+	for _, id := range ids {
+		idCount[id]++
+	}
+	remove := func(t *Topic) {
+		if !removed[t.ID] {
+			removed[t.ID] = true
+			recs = append(recs, RemoveTopicRecord{ID: t.ID})
+		}
+	}
+	for _, name := range names {
+		res := DeleteTopicResult{Name: name}
+		t := img.Topics[name]
+		switch {
+		case nameCount[name] > 1:
+			res.ErrorCode, res.ErrorMessage = kerr.InvalidRequest.Code, fmt.Sprintf("Topic '%s' appears more than once in the request.", name)
+		case t == nil:
+			res.ErrorCode, res.ErrorMessage = kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicOrPartition.Description
+		default:
+			res.ID = t.ID
+			remove(t)
+		}
+		results = append(results, res)
+	}
+	for _, id := range ids {
+		res := DeleteTopicResult{ID: id}
+		t := img.TopicsByID[id]
+		switch {
+		case id.IsZero():
+			res.ErrorCode, res.ErrorMessage = kerr.InvalidRequest.Code, "Topic id must not be the zero id."
+		case idCount[id] > 1:
+			res.ErrorCode, res.ErrorMessage = kerr.InvalidRequest.Code, fmt.Sprintf("Topic id %s appears more than once in the request.", id)
+		case t == nil:
+			res.ErrorCode, res.ErrorMessage = kerr.UnknownTopicID.Code, kerr.UnknownTopicID.Description
+		default:
+			res.Name = t.Name
+			remove(t)
+		}
+		results = append(results, res)
+	}
+	return results, recs
+}
+
+// decideCreatePartitions grows topic to count partitions.
+func decideCreatePartitions(img *Image, topic string, count int32, assignment [][]int32, rand io.Reader) (int16, string, []Record) {
+	t := img.Topics[topic]
+	if t == nil {
+		return kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicOrPartition.Description, nil
+	}
+	current := int32(len(t.Partitions))
+	if count < current {
+		return kerr.InvalidPartitions.Code, fmt.Sprintf("Topic currently has %d partitions, which is higher than the requested %d.", current, count), nil
+	}
+	if count == current {
+		return kerr.InvalidPartitions.Code, fmt.Sprintf("Topic already has %d partitions.", current), nil
+	}
+	rf := int16(len(t.Partitions[0].Replicas))
+	adding := count - current
+	if assignment != nil {
+		if int32(len(assignment)) != adding {
+			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("Attempted to add %d additional partitions, but only %d assignments were specified.", adding, len(assignment)), nil
+		}
+		for i, replicas := range assignment {
+			p := current + int32(i)
+			if code, msg := checkReplicas(img, p, replicas); code != 0 {
+				return code, msg, nil
+			}
+			if len(replicas) != int(rf) {
+				return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("The manual partition assignment for partition %d has %d replicas, but the topic's replication factor is %d.", p, len(replicas), rf), nil
+			}
+		}
+	} else {
+		brokers := img.UnfencedBrokers()
+		if int(rf) > len(brokers) {
+			code, msg := rfUnreachable(rf, len(brokers))
+			return code, msg, nil
+		}
+		assignment = placeReplicas(brokers, current, adding, rf, randomIndex(rand, len(brokers)))
+	}
+	recs := make([]Record, 0, len(assignment))
+	for i, replicas := range assignment {
+		recs = append(recs, newPartitionRecord(img, t.ID, current+int32(i), replicas))
+	}
+	return 0, "", recs
+}
+
+// OpType is an IncrementalAlterConfigs operation, numbered as in Kafka.
+type OpType int8
+
+// Config operations.
+const (
+	OpSet      OpType = 0
+	OpDelete   OpType = 1
+	OpAppend   OpType = 2
+	OpSubtract OpType = 3
+)
+
+// ConfigOp is one operation of an incremental config change. Value is
+// ignored for OpDelete; for OpAppend and OpSubtract it is a comma-separated
+// list.
+type ConfigOp struct {
+	Name  string
+	Value *string
+	Op    OpType
+}
+
+// applyConfigOps computes the config map that results from ops on current.
+// APPEND and SUBTRACT work on the override only: when a list config has no
+// override, APPEND starts from an empty list rather than from the default.
+func applyConfigOps(current map[string]string, ops []ConfigOp) (map[string]string, int16, string) {
+	next := cloneMap(current)
+	seen := map[string]bool{}
+	for _, op := range ops {
+		if op.Name == "" {
+			return nil, kerr.InvalidRequest.Code, "Config name must not be empty."
+		}
+		if seen[op.Name] {
+			return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Config %s appears more than once in the request.", op.Name)
+		}
+		seen[op.Name] = true
+		switch op.Op {
+		case OpSet:
+			if op.Value == nil {
+				return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Null value not supported for: %s", op.Name)
+			}
+			next[op.Name] = *op.Value
+		case OpDelete:
+			delete(next, op.Name)
+		case OpAppend, OpSubtract:
+			if op.Value == nil {
+				return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Null value not supported for: %s", op.Name)
+			}
+			list := splitList(next[op.Name])
+			for _, v := range splitList(*op.Value) {
+				has := slices.Contains(list, v)
+				if op.Op == OpAppend && !has {
+					list = append(list, v)
+				} else if op.Op == OpSubtract && has {
+					list = slices.DeleteFunc(list, func(s string) bool { return s == v })
+				}
+			}
+			if len(list) == 0 && op.Op == OpSubtract {
+				delete(next, op.Name)
+			} else {
+				next[op.Name] = strings.Join(list, ",")
+			}
+		default:
+			return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Unknown config operation %d for %s.", op.Op, op.Name)
+		}
+	}
+	return next, 0, ""
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// configDiff returns the ConfigRecords that turn from into to.
+func configDiff(resourceType int8, resource string, from, to map[string]string) []Record {
+	var recs []Record
+	for _, name := range sortedKeys(from) {
+		if _, ok := to[name]; !ok {
+			recs = append(recs, ConfigRecord{ResourceType: resourceType, ResourceName: resource, Name: name})
+		}
+	}
+	for _, name := range sortedKeys(to) {
+		if old, ok := from[name]; !ok || old != to[name] {
+			v := to[name]
+			recs = append(recs, ConfigRecord{ResourceType: resourceType, ResourceName: resource, Name: name, Value: &v})
+		}
+	}
+	return recs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// decideTopicConfigs validates the new config map of topic and returns the
+// records that change it.
+func decideTopicConfigs(img *Image, topic string, next map[string]string, validate func(map[string]string) (int16, string)) (int16, string, []Record) {
+	t := img.Topics[topic]
+	if t == nil {
+		return kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicOrPartition.Description, nil
+	}
+	if validate != nil {
+		if code, msg := validate(next); code != 0 {
+			return code, msg, nil
+		}
+	}
+	return 0, "", configDiff(ConfigResourceTopic, topic, t.Configs, next)
+}
+
+// validBrokerResource checks a broker config resource name: "" for the
+// cluster default or a non-negative broker id.
+func validBrokerResource(name string) (int16, string) {
+	if name == "" {
+		return 0, ""
+	}
+	id, err := strconv.ParseInt(name, 10, 32)
+	if err != nil || id < 0 || strconv.FormatInt(id, 10) != name {
+		return kerr.InvalidRequest.Code, fmt.Sprintf("Invalid broker resource name %q: want a broker id or the empty string.", name)
+	}
+	return 0, ""
+}
+
+// decideRegisterBroker returns the record that registers b, or nothing when
+// the registration is unchanged.
+func decideRegisterBroker(img *Image, b Broker) []Record {
+	if old, ok := img.Brokers[b.ID]; ok && old.Host == b.Host && old.Port == b.Port && old.Fenced == b.Fenced && equalPtr(old.Rack, b.Rack) {
+		return nil
+	}
+	return []Record{RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Rack: b.Rack, Fenced: b.Fenced}}
+}
+
+func equalPtr(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}

@@ -1,0 +1,289 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Broker is a registered broker. Host and Port are its advertised listener.
+type Broker struct {
+	ID     int32
+	Host   string
+	Port   int32
+	Rack   *string
+	Fenced bool
+}
+
+// Partition is the replication state of one partition.
+type Partition struct {
+	Partition      int32
+	Leader         int32 // -1 when no replica in the ISR is alive
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	Replicas       []int32
+	ISR            []int32
+}
+
+// Topic is a topic with its partitions (indexed by partition id) and its
+// dynamic config overrides.
+type Topic struct {
+	Name       string
+	ID         Uuid
+	Partitions []Partition
+	Configs    map[string]string
+}
+
+// Image is an immutable snapshot of the cluster metadata. Nothing reachable
+// from an Image may be modified: Apply copies what it changes, and older
+// images stay valid for readers that hold them.
+type Image struct {
+	Offset        int64 // offset of the last applied record; -1 for none
+	ClusterID     string
+	ControllerID  int32
+	Brokers       map[int32]Broker
+	Topics        map[string]*Topic
+	TopicsByID    map[Uuid]*Topic
+	BrokerConfigs map[string]map[string]string // "" = cluster default, "1" = broker 1
+}
+
+// EmptyImage returns an image with no records applied.
+func EmptyImage(clusterID string, controllerID int32) *Image {
+	return &Image{
+		Offset:        -1,
+		ClusterID:     clusterID,
+		ControllerID:  controllerID,
+		Brokers:       map[int32]Broker{},
+		Topics:        map[string]*Topic{},
+		TopicsByID:    map[Uuid]*Topic{},
+		BrokerConfigs: map[string]map[string]string{},
+	}
+}
+
+// Topic returns the named topic or nil.
+func (img *Image) Topic(name string) *Topic { return img.Topics[name] }
+
+// UnfencedBrokers returns the ids of unfenced brokers in ascending order.
+func (img *Image) UnfencedBrokers() []int32 {
+	ids := make([]int32, 0, len(img.Brokers))
+	for id, b := range img.Brokers {
+		if !b.Fenced {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Apply returns the image that results from applying rec to img. It does not
+// modify img; unchanged parts are shared. Offset is left as in img: the
+// caller that knows the record's log offset sets it (see applyBatch).
+func Apply(img *Image, rec Record) (*Image, error) {
+	b := newBuilder(img)
+	if err := b.apply(rec); err != nil {
+		return nil, err
+	}
+	return b.img, nil
+}
+
+// applyBatch applies recs, which were or will be stored at offsets
+// firstOffset, firstOffset+1, ..., copying each changed part of img once.
+func applyBatch(img *Image, firstOffset int64, recs []Record) (*Image, error) {
+	b := newBuilder(img)
+	for i, rec := range recs {
+		if err := b.apply(rec); err != nil {
+			return nil, fmt.Errorf("offset %d: %w", firstOffset+int64(i), err)
+		}
+	}
+	if len(recs) > 0 {
+		b.img.Offset = firstOffset + int64(len(recs)) - 1
+	}
+	return b.img, nil
+}
+
+// builder applies records copy-on-write: each map, topic and config map of
+// the source image is copied the first time a record changes it.
+type builder struct {
+	img           *Image
+	brokersOwned  bool
+	topicsOwned   bool
+	bcfgOwned     bool
+	ownedTopics   map[*Topic]bool
+	ownedBrokerCf map[string]bool
+	ownedTopicCf  map[*Topic]bool
+}
+
+func newBuilder(src *Image) *builder {
+	img := *src
+	return &builder{img: &img, ownedTopics: map[*Topic]bool{}, ownedBrokerCf: map[string]bool{}, ownedTopicCf: map[*Topic]bool{}}
+}
+
+func (b *builder) brokers() map[int32]Broker {
+	if !b.brokersOwned {
+		b.img.Brokers = cloneMap(b.img.Brokers)
+		b.brokersOwned = true
+	}
+	return b.img.Brokers
+}
+
+func (b *builder) topicMaps() {
+	if !b.topicsOwned {
+		b.img.Topics = cloneMap(b.img.Topics)
+		b.img.TopicsByID = cloneMap(b.img.TopicsByID)
+		b.topicsOwned = true
+	}
+}
+
+// ownTopic returns a private copy of t, registered in both topic maps.
+func (b *builder) ownTopic(t *Topic) *Topic {
+	if b.ownedTopics[t] {
+		return t
+	}
+	b.topicMaps()
+	c := *t
+	c.Partitions = slices.Clone(t.Partitions)
+	b.img.Topics[c.Name] = &c
+	b.img.TopicsByID[c.ID] = &c
+	b.ownedTopics[&c] = true
+	return &c
+}
+
+func (b *builder) apply(rec Record) error {
+	switch r := rec.(type) {
+	case RegisterBrokerRecord:
+		if r.BrokerID < 0 {
+			return fmt.Errorf("%w: broker id %d", ErrApply, r.BrokerID)
+		}
+		b.brokers()[r.BrokerID] = Broker{ID: r.BrokerID, Host: r.Host, Port: r.Port, Rack: r.Rack, Fenced: r.Fenced}
+	case BrokerFenceRecord:
+		br, ok := b.img.Brokers[r.BrokerID]
+		if !ok {
+			return fmt.Errorf("%w: fence of unknown broker %d", ErrApply, r.BrokerID)
+		}
+		br.Fenced = r.Fenced
+		b.brokers()[r.BrokerID] = br
+	case TopicRecord:
+		if r.ID.IsZero() || r.Name == "" {
+			return fmt.Errorf("%w: topic %q with id %s", ErrApply, r.Name, r.ID)
+		}
+		if _, ok := b.img.Topics[r.Name]; ok {
+			return fmt.Errorf("%w: topic %q exists", ErrApply, r.Name)
+		}
+		if _, ok := b.img.TopicsByID[r.ID]; ok {
+			return fmt.Errorf("%w: topic id %s exists", ErrApply, r.ID)
+		}
+		b.topicMaps()
+		t := &Topic{Name: r.Name, ID: r.ID}
+		b.img.Topics[r.Name] = t
+		b.img.TopicsByID[r.ID] = t
+		b.ownedTopics[t] = true
+	case PartitionRecord:
+		t, ok := b.img.TopicsByID[r.TopicID]
+		if !ok {
+			return fmt.Errorf("%w: partition of unknown topic id %s", ErrApply, r.TopicID)
+		}
+		if int(r.Partition) != len(t.Partitions) {
+			return fmt.Errorf("%w: topic %q has %d partitions, record adds partition %d", ErrApply, t.Name, len(t.Partitions), r.Partition)
+		}
+		if len(r.Replicas) == 0 {
+			return fmt.Errorf("%w: partition %s-%d without replicas", ErrApply, t.Name, r.Partition)
+		}
+		t = b.ownTopic(t)
+		t.Partitions = append(t.Partitions, Partition{
+			Partition:      r.Partition,
+			Leader:         r.Leader,
+			LeaderEpoch:    r.LeaderEpoch,
+			PartitionEpoch: r.PartitionEpoch,
+			Replicas:       slices.Clone(r.Replicas),
+			ISR:            slices.Clone(r.ISR),
+		})
+	case PartitionChangeRecord:
+		t, ok := b.img.TopicsByID[r.TopicID]
+		if !ok {
+			return fmt.Errorf("%w: change of unknown topic id %s", ErrApply, r.TopicID)
+		}
+		if r.Partition < 0 || int(r.Partition) >= len(t.Partitions) {
+			return fmt.Errorf("%w: change of unknown partition %s-%d", ErrApply, t.Name, r.Partition)
+		}
+		t = b.ownTopic(t)
+		p := t.Partitions[r.Partition]
+		if r.Leader != nil && *r.Leader != p.Leader {
+			p.Leader = *r.Leader
+			p.LeaderEpoch++
+		}
+		if r.ISR != nil {
+			p.ISR = slices.Clone(r.ISR)
+		}
+		if r.Replicas != nil {
+			p.Replicas = slices.Clone(r.Replicas)
+		}
+		p.PartitionEpoch++
+		t.Partitions[r.Partition] = p
+	case ConfigRecord:
+		return b.applyConfig(r)
+	case RemoveTopicRecord:
+		t, ok := b.img.TopicsByID[r.ID]
+		if !ok {
+			return fmt.Errorf("%w: removal of unknown topic id %s", ErrApply, r.ID)
+		}
+		b.topicMaps()
+		delete(b.img.Topics, t.Name)
+		delete(b.img.TopicsByID, t.ID)
+	default:
+		return fmt.Errorf("%w: %T", ErrUnknownRecord, rec)
+	}
+	return nil
+}
+
+func (b *builder) applyConfig(r ConfigRecord) error {
+	if r.Name == "" {
+		return fmt.Errorf("%w: config record without a name", ErrApply)
+	}
+	switch r.ResourceType {
+	case ConfigResourceTopic:
+		t, ok := b.img.Topics[r.ResourceName]
+		if !ok {
+			return fmt.Errorf("%w: config of unknown topic %q", ErrApply, r.ResourceName)
+		}
+		t = b.ownTopic(t)
+		if !b.ownedTopicCf[t] {
+			t.Configs = cloneMap(t.Configs)
+			b.ownedTopicCf[t] = true
+		}
+		setOrDelete(t.Configs, r.Name, r.Value)
+	case ConfigResourceBroker:
+		if !b.bcfgOwned {
+			b.img.BrokerConfigs = cloneMap(b.img.BrokerConfigs)
+			b.bcfgOwned = true
+		}
+		if !b.ownedBrokerCf[r.ResourceName] {
+			b.img.BrokerConfigs[r.ResourceName] = cloneMap(b.img.BrokerConfigs[r.ResourceName])
+			b.ownedBrokerCf[r.ResourceName] = true
+		}
+		m := b.img.BrokerConfigs[r.ResourceName]
+		setOrDelete(m, r.Name, r.Value)
+		if len(m) == 0 {
+			delete(b.img.BrokerConfigs, r.ResourceName)
+			delete(b.ownedBrokerCf, r.ResourceName)
+		}
+	default:
+		return fmt.Errorf("%w: config resource type %d", ErrApply, r.ResourceType)
+	}
+	return nil
+}
+
+func setOrDelete(m map[string]string, name string, value *string) {
+	if value == nil {
+		delete(m, name)
+	} else {
+		m[name] = *value
+	}
+}
+
+// cloneMap copies m, returning an empty non-nil map for nil.
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	c := make(map[K]V, len(m)+1)
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

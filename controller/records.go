@@ -1,0 +1,151 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// RecordType identifies a metadata record in a frame. Values are part of the
+// on-disk format: never renumber, only add.
+type RecordType int8
+
+// Record types. See doc.go for the payload of each.
+const (
+	RecordRegisterBroker  RecordType = 1
+	RecordTopic           RecordType = 2
+	RecordPartition       RecordType = 3
+	RecordPartitionChange RecordType = 4
+	RecordConfig          RecordType = 5
+	RecordRemoveTopic     RecordType = 6
+	RecordBrokerFence     RecordType = 7
+)
+
+// Config resource types, with Kafka's numbering (DescribeConfigs' ResourceType).
+const (
+	ConfigResourceTopic  int8 = 2
+	ConfigResourceBroker int8 = 4
+)
+
+// Record is one change to the cluster metadata. Records are applied in log
+// order by Apply; the set of types is closed (recordType is unexported).
+type Record interface{ recordType() RecordType }
+
+// RegisterBrokerRecord adds a broker or replaces its registration.
+type RegisterBrokerRecord struct {
+	BrokerID int32   `json:"broker_id"`
+	Host     string  `json:"host"`
+	Port     int32   `json:"port"`
+	Rack     *string `json:"rack,omitempty"`
+	Fenced   bool    `json:"fenced,omitempty"`
+}
+
+// BrokerFenceRecord fences or unfences a registered broker.
+type BrokerFenceRecord struct {
+	BrokerID int32 `json:"broker_id"`
+	Fenced   bool  `json:"fenced"`
+}
+
+// TopicRecord creates a topic with no partitions; PartitionRecords follow it.
+type TopicRecord struct {
+	Name string `json:"name"`
+	ID   Uuid   `json:"id"`
+}
+
+// PartitionRecord adds the next partition of a topic (Partition must equal
+// the current partition count).
+type PartitionRecord struct {
+	TopicID        Uuid    `json:"topic_id"`
+	Partition      int32   `json:"partition"`
+	Replicas       []int32 `json:"replicas"`
+	ISR            []int32 `json:"isr"`
+	Leader         int32   `json:"leader"`
+	LeaderEpoch    int32   `json:"leader_epoch"`
+	PartitionEpoch int32   `json:"partition_epoch"`
+}
+
+// PartitionChangeRecord changes an existing partition. Nil fields are left
+// unchanged. Applying it always bumps the partition epoch, and bumps the
+// leader epoch when the leader changes.
+type PartitionChangeRecord struct {
+	TopicID   Uuid    `json:"topic_id"`
+	Partition int32   `json:"partition"`
+	Leader    *int32  `json:"leader,omitempty"`
+	ISR       []int32 `json:"isr,omitempty"`
+	Replicas  []int32 `json:"replicas,omitempty"`
+}
+
+// ConfigRecord sets (Value non-nil) or deletes (Value nil) one dynamic config
+// of a topic (ResourceName = topic name) or broker (ResourceName = broker id,
+// "" = cluster default).
+type ConfigRecord struct {
+	ResourceType int8    `json:"resource_type"`
+	ResourceName string  `json:"resource_name"`
+	Name         string  `json:"name"`
+	Value        *string `json:"value"`
+}
+
+// RemoveTopicRecord deletes a topic and its partitions and configs.
+type RemoveTopicRecord struct {
+	ID Uuid `json:"id"`
+}
+
+func (RegisterBrokerRecord) recordType() RecordType  { return RecordRegisterBroker }
+func (BrokerFenceRecord) recordType() RecordType     { return RecordBrokerFence }
+func (TopicRecord) recordType() RecordType           { return RecordTopic }
+func (PartitionRecord) recordType() RecordType       { return RecordPartition }
+func (PartitionChangeRecord) recordType() RecordType { return RecordPartitionChange }
+func (ConfigRecord) recordType() RecordType          { return RecordConfig }
+func (RemoveTopicRecord) recordType() RecordType     { return RecordRemoveTopic }
+
+// recordVersion is the payload version written in every frame.
+const recordVersion int8 = 1
+
+// encodeRecord returns the JSON payload of rec.
+func encodeRecord(rec Record) ([]byte, error) {
+	switch rec.(type) {
+	case RegisterBrokerRecord, BrokerFenceRecord, TopicRecord, PartitionRecord,
+		PartitionChangeRecord, ConfigRecord, RemoveTopicRecord:
+	default:
+		return nil, fmt.Errorf("%w: %T", ErrUnknownRecord, rec)
+	}
+	return json.Marshal(rec)
+}
+
+// decodeRecord parses a payload of the given version and type.
+func decodeRecord(version int8, typ RecordType, payload []byte) (Record, error) {
+	if version != recordVersion {
+		return nil, fmt.Errorf("%w: record version %d", ErrUnsupportedVersion, version)
+	}
+	var (
+		rec Record
+		err error
+	)
+	switch typ {
+	case RecordRegisterBroker:
+		rec, err = decodeJSON[RegisterBrokerRecord](payload)
+	case RecordBrokerFence:
+		rec, err = decodeJSON[BrokerFenceRecord](payload)
+	case RecordTopic:
+		rec, err = decodeJSON[TopicRecord](payload)
+	case RecordPartition:
+		rec, err = decodeJSON[PartitionRecord](payload)
+	case RecordPartitionChange:
+		rec, err = decodeJSON[PartitionChangeRecord](payload)
+	case RecordConfig:
+		rec, err = decodeJSON[ConfigRecord](payload)
+	case RecordRemoveTopic:
+		rec, err = decodeJSON[RemoveTopicRecord](payload)
+	default:
+		return nil, fmt.Errorf("%w: %d", ErrUnknownRecord, typ)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: record type %d: %w", ErrCorrupt, typ, err)
+	}
+	return rec, nil
+}
+
+func decodeJSON[T any](payload []byte) (T, error) {
+	var v T
+	err := json.Unmarshal(payload, &v)
+	return v, err
+}

@@ -133,3 +133,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.lns {
+		ln.Close()
+	}
+}

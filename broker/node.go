@@ -1,0 +1,330 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-broker/samsa/broker/handlers"
+	"github.com/samsa-broker/samsa/config"
+	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/storage"
+	"github.com/samsa-broker/samsa/storage/vfs"
+)
+
+// Node is one running samsa node: storage, the controller (a one-voter
+// quorum on a single node), the handlers and the listeners.
+type Node struct {
+	cfg       *config.Config
+	logger    *slog.Logger
+	logs      *storage.Manager
+	mlog      *controller.FileLog
+	ctrl      *controller.Controller
+	srv       *Server
+	unlock    func()
+	stopping  chan struct{}
+	cancel    context.CancelFunc
+	bg        sync.WaitGroup
+	listeners []config.Listener
+	adv       config.Listener
+}
+
+// StartNode opens the data dirs, replays the metadata log, opens every
+// local partition log and starts serving. On error everything opened so far
+// is closed again.
+func StartNode(cfg *config.Config, logger *slog.Logger) (n *Node, err error) {
+	n = &Node{cfg: cfg, logger: logger, stopping: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			n.closeStorage()
+		}
+	}()
+	for _, dir := range cfg.LogDirs {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("log dir: %w", err)
+		}
+	}
+	if n.unlock, err = lockDirs(cfg.LogDirs); err != nil {
+		return nil, err
+	}
+	clusterID, err := checkMetaProperties(cfg)
+	if err != nil {
+		return nil, err
+	}
+	n.logs, err = storage.OpenManager(storage.ManagerOptions{
+		FS:                     vfs.OS,
+		Dirs:                   cfg.LogDirs,
+		Now:                    time.Now,
+		Logger:                 logger.With("component", "storage"),
+		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
+		FlushCheckInterval:     flushCheckInterval(cfg),
+		CheckpointInterval:     time.Minute,
+	})
+	if err != nil {
+		return nil, err
+	}
+	metaDir := filepath.Join(cfg.LogDirs[0], "__samsa_metadata")
+	if err := os.MkdirAll(metaDir, 0o755); err != nil {
+		return nil, err
+	}
+	if n.mlog, err = controller.OpenFileLog(filepath.Join(metaDir, "metadata.log")); err != nil {
+		return nil, err
+	}
+	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs")}
+	n.ctrl, err = controller.New(controller.Options{
+		NodeID:                   cfg.NodeID,
+		ClusterID:                clusterID,
+		Log:                      n.mlog,
+		Now:                      time.Now,
+		Rand:                     rand.Reader,
+		Logger:                   logger.With("component", "controller"),
+		DefaultPartitions:        cfg.NumPartitions,
+		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
+		ValidateTopicConfig:      validateTopicConfig,
+		OnChange:                 syncer.Apply,
+	})
+	if err != nil {
+		return nil, err
+	}
+	syncer.RemoveStray(n.ctrl.Image())
+
+	for _, l := range cfg.Listeners {
+		if !isControllerListener(cfg, l.Name) {
+			n.listeners = append(n.listeners, l)
+		}
+	}
+	n.srv, err = New(Options{Listeners: n.listeners, MaxRequestBytes: cfg.SocketRequestMaxBytes, Logger: logger.With("component", "broker")})
+	if err != nil {
+		return nil, err
+	}
+	n.adv = advertised(cfg, n.srv.Addrs())
+	if err := n.ctrl.RegisterBroker(controller.Broker{ID: cfg.NodeID, Host: n.adv.Host, Port: int32(n.adv.Port)}); err != nil {
+		n.srv.closeListeners()
+		return nil, err
+	}
+	deps := &handlers.Deps{
+		Config:     cfg,
+		Controller: n.ctrl,
+		Logs:       n.logs,
+		Now:        time.Now,
+		Logger:     logger.With("component", "handlers"),
+		Stopping:   n.stopping,
+	}
+	deps.Init()
+	n.srv.opts.Deps = deps
+	n.srv.Serve()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.bg.Add(1)
+	go func() { defer n.bg.Done(); n.logs.Run(ctx) }()
+	return n, nil
+}
+
+// Addrs returns the bound client listener addresses.
+func (n *Node) Addrs() []net.Addr { return n.srv.Addrs() }
+
+// Listeners returns the client listeners, in the order of Addrs.
+func (n *Node) Listeners() []config.Listener { return n.listeners }
+
+// Advertised returns the listener registered for clients.
+func (n *Node) Advertised() config.Listener { return n.adv }
+
+// Controller returns the node's controller.
+func (n *Node) Controller() *controller.Controller { return n.ctrl }
+
+// Close stops accepting, finishes in-flight requests (long polls return
+// at once), then flushes and closes every log and the metadata log.
+func (n *Node) Close(ctx context.Context) error {
+	close(n.stopping)
+	if err := n.srv.Shutdown(ctx); err != nil {
+		n.logger.Warn("connections did not finish in time", "err", err)
+	}
+	n.cancel()
+	n.bg.Wait()
+	return n.closeStorage()
+}
+
+func (n *Node) closeStorage() error {
+	var errs []error
+	if n.logs != nil {
+		if err := n.logs.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing logs: %w", err))
+		}
+	}
+	if n.mlog != nil {
+		if err := n.mlog.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing metadata log: %w", err))
+		}
+	}
+	if n.unlock != nil {
+		n.unlock()
+	}
+	return errors.Join(errs...)
+}
+
+func validateTopicConfig(m map[string]string) (int16, string) {
+	if err := config.ValidateTopicConfig(m); err != nil {
+		var ce *config.ConfigError
+		if errors.As(err, &ce) {
+			return ce.Code, ce.Message
+		}
+		return kerr.InvalidConfig.Code, err.Error()
+	}
+	return 0, ""
+}
+
+// flushCheckInterval is how often the background flusher looks for logs
+// past their flush.ms: log.flush.scheduler.interval.ms, bounded so that a
+// small flush.ms still works.
+func flushCheckInterval(cfg *config.Config) time.Duration {
+	ms := cfg.LogFlushSchedulerIntervalMs
+	if ms <= 0 || ms > 1000 {
+		ms = 1000
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+func isControllerListener(cfg *config.Config, name string) bool {
+	for _, n := range cfg.ControllerListenerNames {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// advertised is the listener clients are told to connect to: the first
+// advertised listener that is not a controller listener, with an empty
+// host replaced by the machine's host name as Kafka does.
+func advertised(cfg *config.Config, bound []net.Addr) config.Listener {
+	for _, l := range cfg.AdvertisedListeners {
+		if isControllerListener(cfg, l.Name) {
+			continue
+		}
+		if l.Port == 0 && len(bound) > 0 {
+			// listeners=PLAINTEXT://127.0.0.1:0 (tests): advertise the bound port.
+			l.Port = bound[0].(*net.TCPAddr).Port
+		}
+		if l.Host == "" || l.Host == "0.0.0.0" || l.Host == "::" {
+			if h, err := os.Hostname(); err == nil {
+				l.Host = h
+			} else {
+				l.Host = "localhost"
+			}
+		}
+		return l
+	}
+	return config.Listener{Name: "PLAINTEXT", Host: "localhost", Port: 9092}
+}
+
+// lockDirs takes an exclusive lock on each log dir (the .lock file, as
+// Kafka), so two brokers never share a data dir.
+func lockDirs(dirs []string) (func(), error) {
+	var files []*os.File
+	unlock := func() {
+		for _, f := range files {
+			syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			f.Close()
+		}
+	}
+	for _, d := range dirs {
+		f, err := os.OpenFile(filepath.Join(d, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			unlock()
+			return nil, err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			unlock()
+			return nil, fmt.Errorf("log dir %s is in use by another process: %w", d, err)
+		}
+		files = append(files, f)
+	}
+	return unlock, nil
+}
+
+// checkMetaProperties reads or writes meta.properties in every log dir, in
+// Kafka's format (version=1, cluster.id, node.id), and returns the cluster
+// id. A dir that belongs to another cluster or node is an error at start.
+func checkMetaProperties(cfg *config.Config) (string, error) {
+	clusterID := cfg.ClusterID
+	var missing []string
+	for _, d := range cfg.LogDirs {
+		p := filepath.Join(d, "meta.properties")
+		b, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, p)
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		props := map[string]string{}
+		for _, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if k, v, ok := strings.Cut(line, "="); ok {
+				props[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			}
+		}
+		if id := props["cluster.id"]; id != "" {
+			if clusterID != "" && clusterID != id {
+				return "", fmt.Errorf("%s: cluster.id %s does not match configured %s", p, id, clusterID)
+			}
+			clusterID = id
+		}
+		if n := props["node.id"]; n != "" && n != strconv.Itoa(int(cfg.NodeID)) {
+			return "", fmt.Errorf("%s: node.id %s does not match configured node.id %d", p, n, cfg.NodeID)
+		}
+	}
+	if clusterID == "" {
+		var raw [16]byte
+		if _, err := rand.Read(raw[:]); err != nil {
+			return "", err
+		}
+		clusterID = base64.RawURLEncoding.EncodeToString(raw[:])
+	}
+	for _, p := range missing {
+		text := fmt.Sprintf("#\n#%s\nnode.id=%d\nversion=1\ncluster.id=%s\n", time.Now().UTC().Format(time.RFC1123), cfg.NodeID, clusterID)
+		if err := writeFileSync(p, []byte(text)); err != nil {
+			return "", err
+		}
+	}
+	return clusterID, nil
+}
+
+func writeFileSync(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

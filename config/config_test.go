@@ -1,0 +1,506 @@
+package config
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+func mustLoad(t *testing.T, args, env []string) *Config {
+	t.Helper()
+	c, err := Load(args, env)
+	if err != nil {
+		t.Fatalf("Load(%q, %q): %v", args, env, err)
+	}
+	return c
+}
+
+func writeFile(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaults(t *testing.T) {
+	c := mustLoad(t, nil, nil)
+	want := []Listener{{Name: "PLAINTEXT", Host: "localhost", Port: 9092}}
+	if !reflect.DeepEqual(c.Listeners, want) || !reflect.DeepEqual(c.AdvertisedListeners, want) {
+		t.Fatalf("listeners %v advertised %v", c.Listeners, c.AdvertisedListeners)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"NodeID", c.NodeID, int32(1)},
+		{"ProcessRoles", c.ProcessRoles, []string{"broker", "controller"}},
+		{"LogDirs", c.LogDirs, []string{"./samsa-data"}},
+		{"NumPartitions", c.NumPartitions, int32(1)},
+		{"DefaultReplicationFactor", c.DefaultReplicationFactor, int16(1)},
+		{"AutoCreateTopicsEnable", c.AutoCreateTopicsEnable, true},
+		{"DeleteTopicEnable", c.DeleteTopicEnable, true},
+		{"MessageMaxBytes", c.MessageMaxBytes, int32(1048588)},
+		{"SocketRequestMaxBytes", c.SocketRequestMaxBytes, int32(104857600)},
+		{"LogSegmentBytes", c.LogSegmentBytes, int64(1073741824)},
+		{"LogRollMs", c.LogRollMs, int64(168 * 3600000)},
+		{"LogRetentionMs", c.LogRetentionMs, int64(168 * 3600000)},
+		{"LogRetentionBytes", c.LogRetentionBytes, int64(-1)},
+		{"LogRetentionCheckIntervalMs", c.LogRetentionCheckIntervalMs, int64(300000)},
+		{"LogFlushIntervalMessages", c.LogFlushIntervalMessages, int64(math.MaxInt64)},
+		{"LogFlushIntervalMs", c.LogFlushIntervalMs, int64(math.MaxInt64)},
+		{"LogIndexIntervalBytes", c.LogIndexIntervalBytes, int32(4096)},
+		{"LogIndexSizeMaxBytes", c.LogIndexSizeMaxBytes, int32(10485760)},
+		{"LogSegmentDeleteDelayMs", c.LogSegmentDeleteDelayMs, int64(60000)},
+		{"LogCleanupPolicy", c.LogCleanupPolicy, []string{"delete"}},
+		{"LogMessageTimestampType", c.LogMessageTimestampType, "CreateTime"},
+		{"CompressionType", c.CompressionType, "producer"},
+		{"MinInsyncReplicas", c.MinInsyncReplicas, int32(1)},
+		{"OffsetsTopicNumPartitions", c.OffsetsTopicNumPartitions, int32(50)},
+		{"OffsetsTopicReplicationFactor", c.OffsetsTopicReplicationFactor, int16(3)},
+		{"OffsetsRetentionMinutes", c.OffsetsRetentionMinutes, int64(10080)},
+		{"GroupInitialRebalanceDelayMs", c.GroupInitialRebalanceDelayMs, int64(3000)},
+		{"GroupMinSessionTimeoutMs", c.GroupMinSessionTimeoutMs, int32(6000)},
+		{"GroupMaxSessionTimeoutMs", c.GroupMaxSessionTimeoutMs, int32(1800000)},
+		{"TransactionMaxTimeoutMs", c.TransactionMaxTimeoutMs, int32(900000)},
+		{"TransactionalIDExpirationMs", c.TransactionalIDExpirationMs, int32(604800000)},
+		{"ProducerIDExpirationMs", c.ProducerIDExpirationMs, int32(86400000)},
+		{"NumNetworkThreads", c.NumNetworkThreads, int32(3)},
+		{"NumIOThreads", c.NumIOThreads, int32(8)},
+		{"InterBrokerListenerName", c.InterBrokerListenerName, "PLAINTEXT"},
+		{"ClusterID", c.ClusterID, ""},
+		{"SecurityMap", c.ListenerSecurityProtocolMap, map[string]string{"CONTROLLER": "PLAINTEXT", "PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}},
+	}
+	for _, ch := range checks {
+		if !reflect.DeepEqual(ch.got, ch.want) {
+			t.Errorf("%s = %#v, want %#v", ch.name, ch.got, ch.want)
+		}
+	}
+	if c.Sources["log.retention.hours"] != SourceDefault || c.Values["log.retention.hours"] != "168" {
+		t.Errorf("log.retention.hours: %q %v", c.Values["log.retention.hours"], c.Sources["log.retention.hours"])
+	}
+	if _, ok := c.Values["log.retention.ms"]; ok {
+		t.Errorf("log.retention.ms should be null by default")
+	}
+	if len(c.Ignored) != 0 || len(c.Warnings) != 0 {
+		t.Errorf("ignored %v warnings %v", c.Ignored, c.Warnings)
+	}
+}
+
+func TestEnvToKey(t *testing.T) {
+	tests := []struct {
+		env, key string
+		ok       bool
+	}{
+		{"KAFKA_LOG_DIRS", "log.dirs", true},
+		{"KAFKA_ADVERTISED_LISTENERS", "advertised.listeners", true},
+		{"KAFKA_NODE_ID", "node.id", true},
+		{"KAFKA_AUTO_CREATE_TOPICS_ENABLE", "auto.create.topics.enable", true},
+		{"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP", "listener.security.protocol.map", true},
+		{"KAFKA_LISTENER_NAME_CLIENT_SASL__MECH", "listener.name.client.sasl_mech", true},
+		{"KAFKA_CONFLUENT_FOO___BAR", "confluent.foo-bar", true},
+		{"KAFKA_A____B", "a-.b", true}, // like the image's sed: "___" is taken first, then "_"
+		{"KAFKA_CFG_LOG_DIRS", "log.dirs", true},
+		{"KAFKA_CFG_NODE__X", "node_x", true},
+		{"KAFKA_HEAP_OPTS", "", false},
+		{"KAFKA_OPTS", "", false},
+		{"KAFKA_VERSION", "", false},
+		{"KAFKA_HOME", "", false},
+		{"PATH", "", false},
+		{"KAFKA_", "", false},
+	}
+	for _, tt := range tests {
+		key, ok := envToKey(tt.env)
+		if key != tt.key || ok != tt.ok {
+			t.Errorf("envToKey(%s) = %q, %v; want %q, %v", tt.env, key, ok, tt.key, tt.ok)
+		}
+		if tt.ok && !strings.HasPrefix(tt.env, "KAFKA_CFG_") && tt.env != "KAFKA_A____B" {
+			if back := KeyToEnv(tt.key); back != tt.env {
+				t.Errorf("KeyToEnv(%s) = %s, want %s", tt.key, back, tt.env)
+			}
+		}
+	}
+}
+
+func TestEnv(t *testing.T) {
+	env := []string{
+		"PATH=/usr/bin",
+		"KAFKA_HEAP_OPTS=-Xmx1G",
+		"KAFKA_JVM_PERFORMANCE_OPTS=-XX:+UseG1GC",
+		"KAFKA_NODE_ID=3",
+		"KAFKA_PROCESS_ROLES=broker,controller",
+		"KAFKA_LISTENERS=PLAINTEXT://:19092,CONTROLLER://:9093,PLAINTEXT_HOST://0.0.0.0:9092",
+		"KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://kafka:19092,PLAINTEXT_HOST://localhost:9092",
+		"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,PLAINTEXT_HOST:PLAINTEXT",
+		"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER",
+		"KAFKA_CONTROLLER_QUORUM_VOTERS=3@kafka:9093",
+		"KAFKA_INTER_BROKER_LISTENER_NAME=PLAINTEXT",
+		"KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR=1",
+		"KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR=1",
+		"KAFKA_TRANSACTION_STATE_LOG_MIN_ISR=1",
+		"KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=0",
+		"KAFKA_LOG_DIRS=/var/lib/kafka/data,/mnt/two",
+		"KAFKA_AUTO_CREATE_TOPICS_ENABLE=false",
+		"KAFKA_PORT=tcp://10.0.0.1:9092", // injected by Kubernetes for a service named kafka
+		"CLUSTER_ID=MkU3OEVBNTcwNTJENDM2Qk",
+	}
+	c := mustLoad(t, nil, env)
+	if c.NodeID != 3 || c.ClusterID != "MkU3OEVBNTcwNTJENDM2Qk" || c.AutoCreateTopicsEnable {
+		t.Fatalf("node %d cluster %q auto %v", c.NodeID, c.ClusterID, c.AutoCreateTopicsEnable)
+	}
+	if !reflect.DeepEqual(c.LogDirs, []string{"/var/lib/kafka/data", "/mnt/two"}) {
+		t.Errorf("LogDirs %v", c.LogDirs)
+	}
+	wantL := []Listener{{"PLAINTEXT", "", 19092}, {"CONTROLLER", "", 9093}, {"PLAINTEXT_HOST", "0.0.0.0", 9092}}
+	if !reflect.DeepEqual(c.Listeners, wantL) {
+		t.Errorf("Listeners %v", c.Listeners)
+	}
+	wantA := []Listener{{"PLAINTEXT", "kafka", 19092}, {"PLAINTEXT_HOST", "localhost", 9092}}
+	if !reflect.DeepEqual(c.AdvertisedListeners, wantA) {
+		t.Errorf("AdvertisedListeners %v", c.AdvertisedListeners)
+	}
+	if !reflect.DeepEqual(c.ListenerSecurityProtocolMap, map[string]string{"CONTROLLER": "PLAINTEXT", "PLAINTEXT": "PLAINTEXT", "PLAINTEXT_HOST": "PLAINTEXT"}) {
+		t.Errorf("map %v", c.ListenerSecurityProtocolMap)
+	}
+	if c.OffsetsTopicReplicationFactor != 1 || c.GroupInitialRebalanceDelayMs != 0 {
+		t.Errorf("offsets rf %d delay %d", c.OffsetsTopicReplicationFactor, c.GroupInitialRebalanceDelayMs)
+	}
+	wantIgnored := []string{"controller.quorum.voters", "port", "transaction.state.log.min.isr", "transaction.state.log.replication.factor"}
+	if !reflect.DeepEqual(c.Ignored, wantIgnored) {
+		t.Errorf("Ignored %v, want %v", c.Ignored, wantIgnored)
+	}
+	if len(c.Warnings) != len(wantIgnored) {
+		t.Errorf("Warnings %v", c.Warnings)
+	}
+	if c.Sources["log.dirs"] != SourceStatic || c.Sources["num.partitions"] != SourceDefault {
+		t.Errorf("sources %v %v", c.Sources["log.dirs"], c.Sources["num.partitions"])
+	}
+}
+
+func TestEnvDefaultAdvertisedExcludesController(t *testing.T) {
+	c := mustLoad(t, nil, []string{
+		"KAFKA_LISTENERS=PLAINTEXT://:9092,CONTROLLER://:9093",
+		"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER",
+	})
+	if want := []Listener{{"PLAINTEXT", "", 9092}}; !reflect.DeepEqual(c.AdvertisedListeners, want) {
+		t.Fatalf("advertised %v", c.AdvertisedListeners)
+	}
+}
+
+func TestBitnamiEnv(t *testing.T) {
+	c := mustLoad(t, nil, []string{
+		"KAFKA_CFG_NODE_ID=7",
+		"KAFKA_CFG_LOG_DIRS=/bitnami/kafka/data",
+		"KAFKA_CFG_NUM_PARTITIONS=4",
+		"KAFKA_NUM_PARTITIONS=2", // KAFKA_CFG_ wins
+		"KAFKA_KRAFT_CLUSTER_ID=abc",
+		"KAFKA_ENABLE_KRAFT=yes",
+		"KAFKA_CFG_SASL_ENABLED_MECHANISMS=PLAIN",
+	})
+	if c.NodeID != 7 || c.NumPartitions != 4 || c.ClusterID != "abc" || c.LogDirs[0] != "/bitnami/kafka/data" {
+		t.Fatalf("node %d parts %d cluster %q dirs %v", c.NodeID, c.NumPartitions, c.ClusterID, c.LogDirs)
+	}
+	if !reflect.DeepEqual(c.Ignored, []string{"sasl.enabled.mechanisms"}) {
+		t.Errorf("Ignored %v", c.Ignored)
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	file := writeFile(t, "num.partitions=2\nlog.retention.hours=24\nmessage.max.bytes=1000\ndefault.replication.factor=1\n")
+	env := []string{"KAFKA_NUM_PARTITIONS=3", "KAFKA_MESSAGE_MAX_BYTES=2000"}
+	tests := []struct {
+		name       string
+		args       []string
+		env        []string
+		partitions int32
+		maxBytes   int32
+		retention  int64
+	}{
+		{"defaults", nil, nil, 1, 1048588, 168 * 3600000},
+		{"file", []string{"--config", file}, nil, 2, 1000, 24 * 3600000},
+		{"positional file", []string{file}, nil, 2, 1000, 24 * 3600000},
+		{"env over file", []string{"--config", file}, env, 3, 2000, 24 * 3600000},
+		{"override over env", []string{"--config=" + file, "--override", "num.partitions=9", "--override", "log.retention.ms=5"}, env, 9, 2000, 5},
+		{"last override wins", []string{"--override", "num.partitions=4", "--override", "num.partitions=5"}, nil, 5, 1048588, 168 * 3600000},
+		{"minutes over hours", []string{"--override", "log.retention.minutes=2"}, nil, 1, 1048588, 120000},
+		{"negative hours is unlimited", []string{"--override", "log.retention.hours=-1"}, nil, 1, 1048588, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustLoad(t, tt.args, tt.env)
+			if c.NumPartitions != tt.partitions || c.MessageMaxBytes != tt.maxBytes || c.LogRetentionMs != tt.retention {
+				t.Fatalf("partitions %d maxBytes %d retention %d", c.NumPartitions, c.MessageMaxBytes, c.LogRetentionMs)
+			}
+		})
+	}
+}
+
+func TestProperties(t *testing.T) {
+	text := "# comment\n" +
+		"! also a comment\n" +
+		"   \n" +
+		"num.partitions=3\n" +
+		"log.dirs : /a,\\\n" +
+		"           /b\n" +
+		"  message.max.bytes   2048\n" +
+		"broker.rack=r\\u0031\\t\n" +
+		"compression.type=gzip\r\n" +
+		"key\\=with\\:sep = v\n" +
+		"empty=\n" +
+		"trailing=x\\\\\n" +
+		"last=y\\"
+	props, err := parseProperties(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range props {
+		got[p.Key] = p.Value
+	}
+	want := map[string]string{
+		"num.partitions":    "3",
+		"log.dirs":          "/a,/b",
+		"message.max.bytes": "2048",
+		"broker.rack":       "r1\t",
+		"compression.type":  "gzip",
+		"key=with:sep":      "v",
+		"empty":             "",
+		"trailing":          `x\`,
+		"last":              "y",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	if props[1].Line != 5 {
+		t.Errorf("log.dirs line %d, want 5", props[1].Line)
+	}
+	if _, err := parseProperties("a=\\u12"); err == nil {
+		t.Errorf("short \\u escape accepted")
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	file := writeFile(t, `# server.properties
+process.roles=broker,controller
+node.id=2
+controller.quorum.voters=2@localhost:9093
+listeners=PLAINTEXT://:9092,CONTROLLER://:9093
+advertised.listeners: PLAINTEXT://broker1:9092
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+log.dirs=/tmp/kraft-combined-logs
+num.network.threads=3
+socket.send.buffer.bytes=102400
+log.segment.bytes=1048576
+ssl.keystore.location=/x
+`)
+	c := mustLoad(t, []string{"--config", file}, nil)
+	if c.NodeID != 2 || c.LogSegmentBytes != 1048576 || c.AdvertisedListeners[0].Host != "broker1" {
+		t.Fatalf("node %d seg %d adv %v", c.NodeID, c.LogSegmentBytes, c.AdvertisedListeners)
+	}
+	if want := []string{"controller.quorum.voters", "socket.send.buffer.bytes", "ssl.keystore.location"}; !reflect.DeepEqual(c.Ignored, want) {
+		t.Errorf("Ignored %v", c.Ignored)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		is   error
+		msg  string
+	}{
+		{"unknown override", []string{"--override", "x.y=1"}, nil, ErrUnknownSetting, "config: unknown setting x.y"},
+		{"unknown in file", []string{"--config", writeFile(t, "num.partitions=1\nfoo.bar=2\n")}, nil, ErrUnknownSetting, "foo.bar (file "},
+		{"bad int", []string{"--override", "num.partitions=abc"}, nil, ErrInvalidValue, "num.partitions"},
+		{"int out of range", []string{"--override", "num.partitions=0"}, nil, ErrInvalidValue, "num.partitions"},
+		{"int overflow", []string{"--override", "message.max.bytes=9999999999"}, nil, ErrInvalidValue, "message.max.bytes"},
+		{"bad bool env", nil, []string{"KAFKA_AUTO_CREATE_TOPICS_ENABLE=yes"}, ErrInvalidValue, "auto.create.topics.enable"},
+		{"bad enum", []string{"--override", "compression.type=brotli"}, nil, ErrInvalidValue, "compression.type"},
+		{"bad policy", []string{"--override", "log.cleanup.policy=delete,bogus"}, nil, ErrInvalidValue, "log.cleanup.policy"},
+		{"segment too small", []string{"--override", "log.segment.bytes=1000"}, nil, ErrInvalidValue, "log.segment.bytes"},
+		{"bad listener", []string{"--override", "listeners=localhost:9092"}, nil, ErrInvalidValue, "listeners"},
+		{"port range", []string{"--override", "listeners=PLAINTEXT://:70000"}, nil, ErrInvalidValue, "listeners"},
+		{"duplicate listener", []string{"--override", "listeners=PLAINTEXT://:1,PLAINTEXT://:2"}, nil, ErrInvalidValue, "listeners"},
+		{"advertised not in listeners", []string{"--override", "advertised.listeners=OTHER://h:1"}, nil, ErrInvalid, "OTHER is not in listeners"},
+		{"listener without protocol", []string{"--override", "listeners=FOO://:9092"}, nil, ErrInvalid, "FOO has no entry"},
+		{"ssl listener", []string{"--override", "listeners=SSL://:9093"}, nil, ErrUnsupported, "not support yet"},
+		{"sasl listener", []string{"--override", "listeners=SASL_PLAINTEXT://:9093"}, nil, ErrUnsupported, "SASL_PLAINTEXT"},
+		{"bad protocol map", []string{"--override", "listener.security.protocol.map=A:TLS"}, nil, ErrInvalidValue, "listener.security.protocol.map"},
+		{"negative node", []string{"--override", "node.id=-1"}, nil, ErrInvalidValue, "node.id"},
+		{"node and broker id disagree", []string{"--override", "node.id=1", "--override", "broker.id=2"}, nil, ErrInvalid, "disagree"},
+		{"advertise 0.0.0.0", []string{"--override", "advertised.listeners=PLAINTEXT://0.0.0.0:9092"}, nil, ErrInvalid, "meta-address"},
+		{"bad role", []string{"--override", "process.roles=worker"}, nil, ErrInvalidValue, "process.roles"},
+		{"unknown flag", []string{"--nope"}, nil, ErrUsage, "nope"},
+		{"override without =", []string{"--override", "num.partitions"}, nil, ErrUsage, "key=value"},
+		{"two positional", []string{"a", "b"}, nil, ErrUsage, "unexpected"},
+		{"help", []string{"-h"}, nil, ErrHelp, "help"},
+		{"help long", []string{"--help"}, nil, ErrHelp, "help"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(tt.args, tt.env)
+			if !errors.Is(err, tt.is) {
+				t.Fatalf("err = %v, want %v", err, tt.is)
+			}
+			if !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("err = %q, want it to contain %q", err, tt.msg)
+			}
+		})
+	}
+	if _, err := Load([]string{"--config", filepath.Join(t.TempDir(), "missing")}, nil); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestBrokerIDAlias(t *testing.T) {
+	c := mustLoad(t, []string{"--override", "broker.id=5"}, nil)
+	if c.NodeID != 5 || c.Values["node.id"] != "5" {
+		t.Fatalf("NodeID %d values %q", c.NodeID, c.Values["node.id"])
+	}
+}
+
+func TestUnknownEnvIsNotAnError(t *testing.T) {
+	c := mustLoad(t, nil, []string{"KAFKA_SERVICE_HOST=10.0.0.1", "KAFKA_TOTALLY_MADE_UP=1"})
+	if !reflect.DeepEqual(c.Ignored, []string{"service.host", "totally.made.up"}) {
+		t.Fatalf("Ignored %v", c.Ignored)
+	}
+}
+
+func TestDefsAreConsistent(t *testing.T) {
+	seen := map[string]bool{}
+	for _, d := range BrokerDefs {
+		if seen[d.Name] {
+			t.Errorf("%s defined twice", d.Name)
+		}
+		seen[d.Name] = true
+		if d.Doc == "" {
+			t.Errorf("%s has no doc", d.Name)
+		}
+		if d.HasDefault {
+			if err := d.Validate(d.Default); err != nil {
+				t.Errorf("%s: default %q invalid: %v", d.Name, d.Default, err)
+			}
+		}
+		if isIgnoredKey(d.Name) && !strings.HasPrefix(d.Name, "log.cleaner.") {
+			t.Logf("%s is implemented and also matches the ignored list; implemented wins", d.Name)
+		}
+	}
+	for _, td := range TopicDefs() {
+		if td.BrokerSynonym != "" && !seen[td.BrokerSynonym] {
+			t.Errorf("topic %s: synonym %s is not a broker def", td.Name, td.BrokerSynonym)
+		}
+		if err := td.Validate(td.Default); err != nil {
+			t.Errorf("topic %s: default %q invalid: %v", td.Name, td.Default, err)
+		}
+	}
+}
+
+func TestValidateTopicConfig(t *testing.T) {
+	tests := []struct {
+		overrides map[string]string
+		ok        bool
+	}{
+		{map[string]string{"retention.ms": "-1"}, true},
+		{map[string]string{"retention.ms": "-2"}, false},
+		{map[string]string{"segment.bytes": "1"}, false},
+		{map[string]string{"segment.bytes": "14"}, true},
+		{map[string]string{"cleanup.policy": "compact,delete"}, true},
+		{map[string]string{"cleanup.policy": "compact"}, true},
+		{map[string]string{"cleanup.policy": "bogus"}, false},
+		{map[string]string{"compression.type": "foo"}, false},
+		{map[string]string{"compression.type": "uncompressed"}, true},
+		{map[string]string{"compression.type": "producer"}, true},
+		{map[string]string{"segment.ms": "0"}, false},
+		{map[string]string{"min.insync.replicas": "2", "max.message.bytes": "100"}, true},
+		{map[string]string{"min.cleanable.dirty.ratio": "1.5"}, false},
+		{map[string]string{"message.timestamp.type": "LogAppendTime"}, true},
+		{map[string]string{"preallocate": "maybe"}, false},
+		{map[string]string{"no.such.config": "1"}, false},
+		{map[string]string{"message.downconversion.enable": "true"}, false}, // removed in Kafka 4.0
+		{nil, true},
+	}
+	for _, tt := range tests {
+		err := ValidateTopicConfig(tt.overrides)
+		if tt.ok {
+			if err != nil {
+				t.Errorf("%v: %v", tt.overrides, err)
+			}
+			continue
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Code != kerr.InvalidConfig.Code {
+			t.Errorf("%v: err = %v, want INVALID_CONFIG", tt.overrides, err)
+		}
+	}
+}
+
+func TestTopicConfig(t *testing.T) {
+	c := mustLoad(t, []string{"--override", "log.retention.hours=1", "--override", "log.cleanup.policy=compact"}, nil)
+	tc := c.TopicConfig(nil)
+	if tc.RetentionMs != 3600000 || !tc.CleanupPolicyCompact || tc.CleanupPolicyDelete || tc.SegmentBytes != 1073741824 {
+		t.Fatalf("%+v", tc)
+	}
+	if tc.FlushMs != math.MaxInt64 || tc.FlushMessages != math.MaxInt64 || tc.SegmentMs != 168*3600000 || tc.MaxMessageBytes != 1048588 {
+		t.Fatalf("%+v", tc)
+	}
+	if tc.CompressionType != "producer" || tc.MessageTimestampType != "CreateTime" || tc.MinCleanableDirtyRatio != 0.5 {
+		t.Fatalf("%+v", tc)
+	}
+	tc = c.TopicConfig(map[string]string{"retention.ms": "-1", "segment.bytes": "100", "cleanup.policy": "compact,delete", "compression.type": "zstd"})
+	if tc.RetentionMs != -1 || tc.SegmentBytes != 100 || !tc.CleanupPolicyCompact || !tc.CleanupPolicyDelete || tc.CompressionType != "zstd" {
+		t.Fatalf("%+v", tc)
+	}
+
+	tests := []struct {
+		name      string
+		overrides map[string]string
+		value     string
+		source    Source
+	}{
+		{"retention.ms", nil, "3600000", SourceStatic},
+		{"retention.ms", map[string]string{"retention.ms": "5"}, "5", SourceDynamicTopic},
+		{"segment.bytes", nil, "1073741824", SourceDefault},
+		{"cleanup.policy", nil, "compact", SourceStatic},
+		{"remote.storage.enable", nil, "false", SourceDefault},
+		{"flush.ms", nil, "9223372036854775807", SourceDefault},
+	}
+	for _, tt := range tests {
+		v, s, ok := c.TopicConfigValue(tt.name, tt.overrides)
+		if !ok || v != tt.value || s != tt.source {
+			t.Errorf("TopicConfigValue(%s, %v) = %q, %v, %v; want %q, %v", tt.name, tt.overrides, v, s, ok, tt.value, tt.source)
+		}
+	}
+	if _, _, ok := c.TopicConfigValue("nope", nil); ok {
+		t.Errorf("unknown topic config found")
+	}
+}
+
+func TestMarkdownTable(t *testing.T) {
+	md := MarkdownTable()
+	for _, want := range []string{"| Name | Default | Description |", "| `log.dirs` | null |", "| `log.dir` | `./samsa-data` |", "| `listeners` | `PLAINTEXT://localhost:9092` |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	if n := strings.Count(md, "\n"); n != len(BrokerDefs)+2 {
+		t.Errorf("table has %d lines, want %d", n, len(BrokerDefs)+2)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	u := Usage()
+	for _, f := range []string{"--config", "--override", "-h, --help"} {
+		if !strings.Contains(u, f) {
+			t.Errorf("usage lacks %s:\n%s", f, u)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package config
+
+import (
+	"math"
+	"strconv"
+)
+
+// Def describes one broker setting: its Kafka name, type and default, a one
+// line description, whether Kafka lets it change at runtime through
+// AlterConfigs (Dynamic), and a validator that checks both type and range.
+//
+// A Def without a default (HasDefault false) is Kafka's "null": the setting is
+// unset unless given, and DescribeConfigs reports it as null.
+type Def struct {
+	Name       string
+	Type       Type
+	Default    string
+	HasDefault bool
+	Doc        string
+	Dynamic    bool
+	Validate   func(string) error
+}
+
+// BrokerDefs lists every broker setting samsa implements, in the order of
+// MarkdownTable. It is an immutable table: do not modify it.
+var BrokerDefs = brokerDefs()
+
+var (
+	maxLongStr = strconv.FormatInt(math.MaxInt64, 10)
+	maxIntStr  = strconv.FormatInt(math.MaxInt32, 10)
+)
+
+// defaultListeners deliberately differs from Kafka's PLAINTEXT://:9092: with
+// no arguments samsa listens on localhost only, which is the safe quick start.
+const defaultListeners = "PLAINTEXT://localhost:9092"
+
+// defaultLogDir deliberately differs from Kafka's /tmp/kafka-logs so that a
+// quick start does not lose data on reboot.
+const defaultLogDir = "./samsa-data"
+
+const defaultSecurityProtocolMap = "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+
+func brokerDefs() []Def {
+	d := func(name string, t Type, dflt string, doc string, v validator) Def {
+		return Def{Name: name, Type: t, Default: dflt, HasDefault: true, Doc: doc, Validate: v}
+	}
+	null := func(name string, t Type, doc string, v validator) Def {
+		return Def{Name: name, Type: t, Doc: doc, Validate: v}
+	}
+	dyn := func(x Def) Def { x.Dynamic = true; return x }
+
+	defs := []Def{
+		// Identity and roles.
+		d("node.id", Int, "1", "Id of this node. Kafka requires it; samsa defaults to 1 for a single-node quick start.", atLeast(Int, 0)),
+		d("broker.id", Int, "-1", "Legacy alias of node.id; if both are set they must agree.", atLeast(Int, -1)),
+		null("cluster.id", String, "Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties.", nil),
+		d("process.roles", List, "broker,controller", "Roles of this process. samsa always runs broker and controller in one process.", listOf("broker", "controller")),
+		null("broker.rack", String, "Rack of this broker, reported in Metadata.", nil),
+
+		// Networking.
+		dyn(d("listeners", List, defaultListeners, "Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092.", validateListenerList)),
+		dyn(null("advertised.listeners", List, "Listeners given to clients. Default: listeners without the controller listeners.", validateListenerList)),
+		dyn(d("listener.security.protocol.map", List, defaultSecurityProtocolMap, "Map of listener name to security protocol. Only PLAINTEXT is supported for now.", validateProtocolMap)),
+		null("controller.listener.names", List, "Names of the listeners used by the controller. They are not advertised to clients.", nil),
+		null("inter.broker.listener.name", String, "Listener used between brokers. Default: PLAINTEXT if present, else the first non-controller listener.", nil),
+		d("num.network.threads", Int, "3", "Accepted for compatibility; samsa uses a goroutine per connection.", atLeast(Int, 1)),
+		dyn(d("num.io.threads", Int, "8", "Accepted for compatibility; informational.", atLeast(Int, 1))),
+		d("socket.request.max.bytes", Int, "104857600", "Largest request the broker accepts, in bytes.", atLeast(Int, 1)),
+
+		// Log storage.
+		null("log.dirs", List, "Directories of the partition logs. Overrides log.dir.", nil),
+		d("log.dir", String, defaultLogDir, "Log directory used when log.dirs is unset. Kafka's default is /tmp/kafka-logs.", nil),
+		null("metadata.log.dir", String, "Directory of the metadata log. Default: the first log directory.", nil),
+		dyn(d("log.segment.bytes", Int, "1073741824", "Largest size of a log segment file.", atLeast(Int, 1024*1024))),
+		dyn(null("log.roll.ms", Long, "Largest age of the active segment before it rolls. Overrides log.roll.hours.", atLeast(Long, 1))),
+		d("log.roll.hours", Int, "168", "Largest age of the active segment before it rolls, in hours.", atLeast(Int, 1)),
+		dyn(null("log.roll.jitter.ms", Long, "Random jitter subtracted from the roll time. Overrides log.roll.jitter.hours.", atLeast(Long, 0))),
+		d("log.roll.jitter.hours", Int, "0", "Random jitter subtracted from the roll time, in hours.", atLeast(Int, 0)),
+		dyn(null("log.retention.ms", Long, "How long to keep a log segment; -1 keeps forever. Overrides log.retention.minutes and log.retention.hours.", atLeast(Long, -1))),
+		dyn(null("log.retention.minutes", Int, "Retention in minutes. Overrides log.retention.hours.", atLeast(Int, -1))),
+		dyn(d("log.retention.hours", Int, "168", "Retention in hours.", atLeast(Int, -1))),
+		dyn(d("log.retention.bytes", Long, "-1", "Largest size of a partition log before old segments are deleted; -1 is unlimited.", typeOnly(Long))),
+		d("log.retention.check.interval.ms", Long, "300000", "How often retention is checked.", atLeast(Long, 1)),
+		dyn(d("log.flush.interval.messages", Long, maxLongStr, "Messages appended before the log is fsynced.", atLeast(Long, 1))),
+		dyn(null("log.flush.interval.ms", Long, "Largest time a message stays unflushed. Default: log.flush.scheduler.interval.ms.", atLeast(Long, 0))),
+		d("log.flush.scheduler.interval.ms", Long, maxLongStr, "How often the flusher checks whether logs need fsync.", typeOnly(Long)),
+		dyn(d("log.index.interval.bytes", Int, "4096", "Bytes of log between offset index entries.", atLeast(Int, 0))),
+		dyn(d("log.index.size.max.bytes", Int, "10485760", "Largest size of an offset or time index file.", atLeast(Int, 4))),
+		dyn(d("log.segment.delete.delay.ms", Long, "60000", "Delay before a deleted segment is removed from disk.", atLeast(Long, 0))),
+		dyn(d("log.cleanup.policy", List, "delete", "Default cleanup policy: delete, compact, or both.", listOf("compact", "delete"))),
+		d("log.cleaner.enable", Boolean, "true", "Run the log cleaner for compacted topics.", nil),
+		dyn(d("log.cleaner.delete.retention.ms", Long, "86400000", "How long tombstones are kept in compacted topics.", atLeast(Long, 0))),
+		dyn(d("log.cleaner.min.compaction.lag.ms", Long, "0", "Least time a message stays uncompacted.", atLeast(Long, 0))),
+		dyn(d("log.cleaner.max.compaction.lag.ms", Long, maxLongStr, "Largest time a message stays uncompacted.", atLeast(Long, 1))),
+		dyn(d("log.cleaner.min.cleanable.ratio", Double, "0.5", "Least dirty ratio for a log to be cleaned.", doubleRange(0, 1))),
+		dyn(d("log.preallocate", Boolean, "false", "Preallocate segment files.", nil)),
+		dyn(d("log.message.timestamp.type", String, "CreateTime", "Timestamp stored in messages: CreateTime or LogAppendTime.", oneOf("CreateTime", "LogAppendTime"))),
+		dyn(d("log.message.timestamp.before.max.ms", Long, maxLongStr, "Largest allowed age of a message timestamp behind the broker clock.", atLeast(Long, 0))),
+		dyn(d("log.message.timestamp.after.max.ms", Long, "3600000", "Largest allowed lead of a message timestamp ahead of the broker clock.", atLeast(Long, 0))),
+		dyn(d("log.local.retention.ms", Long, "-2", "Local retention with tiered storage; -2 means use log.retention.ms.", atLeast(Long, -2))),
+		dyn(d("log.local.retention.bytes", Long, "-2", "Local retention bytes with tiered storage; -2 means use log.retention.bytes.", atLeast(Long, -2))),
+		dyn(d("message.max.bytes", Int, "1048588", "Largest record batch size the broker accepts.", atLeast(Int, 0))),
+		dyn(d("compression.type", String, "producer", "Compression of stored data: producer keeps the producer's codec.", oneOf(compressionTypes...))),
+		dyn(d("compression.gzip.level", Int, "-1", "gzip level when compression.type is gzip.", anyOf(intRange(Int, -1, -1), intRange(Int, 1, 9)))),
+		dyn(d("compression.lz4.level", Int, "9", "lz4 level when compression.type is lz4.", intRange(Int, 1, 17))),
+		dyn(d("compression.zstd.level", Int, "3", "zstd level when compression.type is zstd.", intRange(Int, -131072, 22))),
+
+		// Topics and replication.
+		d("num.partitions", Int, "1", "Default number of partitions of a new topic.", atLeast(Int, 1)),
+		d("default.replication.factor", Int, "1", "Default replication factor of a new topic.", intRange(Int, 1, math.MaxInt16)),
+		d("auto.create.topics.enable", Boolean, "true", "Create a topic when a client asks for metadata of an unknown one.", nil),
+		d("delete.topic.enable", Boolean, "true", "Allow DeleteTopics.", nil),
+		dyn(d("min.insync.replicas", Int, "1", "Least in-sync replicas for an acks=all write.", atLeast(Int, 1))),
+		dyn(d("unclean.leader.election.enable", Boolean, "false", "Allow an out-of-sync replica to become leader.", nil)),
+		d("replica.lag.time.max.ms", Long, "30000", "A follower that has not caught up for this long leaves the ISR.", atLeast(Long, 0)),
+
+		// Groups and offsets.
+		d("offsets.topic.num.partitions", Int, "50", "Partitions of __consumer_offsets.", atLeast(Int, 1)),
+		d("offsets.topic.replication.factor", Short, "3", "Replication factor of __consumer_offsets. samsa caps it at the number of live brokers, with a warning.", atLeast(Short, 1)),
+		d("offsets.retention.minutes", Int, "10080", "How long committed offsets of an empty group are kept.", atLeast(Int, 1)),
+		d("group.initial.rebalance.delay.ms", Int, "3000", "Delay of the first rebalance of a new classic group.", atLeast(Int, 0)),
+		d("group.min.session.timeout.ms", Int, "6000", "Least session timeout a classic group member may ask for.", typeOnly(Int)),
+		d("group.max.session.timeout.ms", Int, "1800000", "Largest session timeout a classic group member may ask for.", typeOnly(Int)),
+		d("group.max.size", Int, maxIntStr, "Largest number of members of a classic group.", atLeast(Int, 1)),
+
+		// Transactions and idempotence.
+		d("transaction.max.timeout.ms", Int, "900000", "Largest transaction timeout a producer may ask for.", atLeast(Int, 1)),
+		d("transactional.id.expiration.ms", Int, "604800000", "Idle time after which a transactional id expires.", atLeast(Int, 1)),
+		dyn(d("producer.id.expiration.ms", Int, "86400000", "Idle time after which a producer id's state expires.", atLeast(Int, 1))),
+	}
+	for i := range defs {
+		if defs[i].Validate == nil {
+			defs[i].Validate = typeOnly(defs[i].Type)
+		}
+	}
+	return defs
+}
+
+var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
+
+// brokerDef finds a broker Def by name.
+func brokerDef(defs []Def, name string) (Def, bool) {
+	for _, d := range defs {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Def{}, false
+}

@@ -1,0 +1,103 @@
+package config
+
+import "strings"
+
+// ignoredKeys are Kafka broker settings samsa knows but does not implement.
+// Docker compose files and server.properties set many of them; samsa accepts
+// them with a warning instead of refusing to start.
+var ignoredKeys = map[string]bool{
+	// KRaft quorum: samsa runs its controller in-process.
+	"controller.quorum.voters": true, "controller.quorum.bootstrap.servers": true,
+	"controller.quorum.election.timeout.ms": true, "controller.quorum.fetch.timeout.ms": true,
+	"controller.quorum.election.backoff.max.ms": true, "controller.quorum.append.linger.ms": true,
+	"controller.quorum.request.timeout.ms": true, "controller.quorum.retry.backoff.ms": true,
+	"controller.quorum.auto.join.enable":     true,
+	"initial.broker.registration.timeout.ms": true, "broker.heartbeat.interval.ms": true,
+	"broker.session.timeout.ms": true, "metadata.log.segment.bytes": true, "metadata.log.segment.ms": true,
+	"metadata.max.retention.bytes": true, "metadata.max.retention.ms": true,
+	"metadata.log.max.record.bytes.between.snapshots": true, "metadata.log.max.snapshot.interval.ms": true,
+	"metadata.max.idle.interval.ms": true, "controlled.shutdown.enable": true,
+	"node.id.generation.enable": true, "eligible.leader.replicas.enable": true,
+	"security.inter.broker.protocol": true, "inter.broker.protocol.version": true,
+	"log.message.format.version": true, "unstable.api.versions.enable": true,
+	"unstable.feature.versions.enable": true, "server.max.startup.time.ms": true,
+	// Sockets, threads and request handling.
+	"socket.send.buffer.bytes": true, "socket.receive.buffer.bytes": true,
+	"socket.listen.backlog.size": true, "socket.connection.setup.timeout.ms": true,
+	"socket.connection.setup.timeout.max.ms": true, "queued.max.requests": true,
+	"queued.max.request.bytes": true, "connections.max.idle.ms": true,
+	"connections.max.reauth.ms": true, "max.connections": true, "max.connections.per.ip": true,
+	"max.connections.per.ip.overrides": true, "max.connection.creation.rate": true,
+	"num.replica.fetchers": true, "num.recovery.threads.per.data.dir": true,
+	"background.threads": true, "request.timeout.ms": true, "reserved.broker.max.id": true,
+	"host.name": true, "advertised.host.name": true, "port": true, "advertised.port": true,
+	"fetch.max.bytes": true, "fetch.purgatory.purge.interval.requests": true,
+	"producer.purgatory.purge.interval.requests": true, "delete.records.purgatory.purge.interval.requests": true,
+	"num.quota.samples": true, "quota.window.num": true, "quota.window.size.seconds": true,
+	"replication.quota.window.num": true, "replication.quota.window.size.seconds": true,
+	"alter.log.dirs.replication.quota.window.num": true, "alter.log.dirs.replication.quota.window.size.seconds": true,
+	"controller.quota.window.num": true, "controller.quota.window.size.seconds": true,
+	"client.quota.callback.class": true, "authorizer.class.name": true, "principal.builder.class": true,
+	"super.users": true, "allow.everyone.if.no.acl.found": true, "create.topic.policy.class.name": true,
+	"alter.config.policy.class.name": true, "config.providers": true, "kafka.metrics.reporters": true,
+	"kafka.metrics.polling.interval.secs": true, "auto.include.jmx.reporter": true,
+	"telemetry.max.bytes": true, "broker.rack.aware": true, "password.encoder.secret": true,
+	// Replication details.
+	"replica.fetch.max.bytes": true, "replica.fetch.min.bytes": true, "replica.fetch.wait.max.ms": true,
+	"replica.fetch.backoff.ms": true, "replica.fetch.response.max.bytes": true,
+	"replica.socket.timeout.ms": true, "replica.socket.receive.buffer.bytes": true,
+	"replica.high.watermark.checkpoint.interval.ms": true, "replica.selector.class": true,
+	"auto.leader.rebalance.enable": true, "leader.imbalance.check.interval.seconds": true,
+	"leader.imbalance.per.broker.percentage": true, "log.dir.failure.timeout.ms": true,
+	"leader.replication.throttled.rate": true, "follower.replication.throttled.rate": true,
+	"replica.alter.log.dirs.io.max.bytes.per.second": true,
+	// Log details.
+	"log.cleaner.threads": true, "log.cleaner.io.max.bytes.per.second": true,
+	"log.cleaner.dedupe.buffer.size": true, "log.cleaner.io.buffer.size": true,
+	"log.cleaner.io.buffer.load.factor": true, "log.cleaner.backoff.ms": true,
+	"log.flush.offset.checkpoint.interval.ms": true, "log.flush.start.offset.checkpoint.interval.ms": true,
+	"log.initial.task.delay.ms": true, "log.message.downconversion.enable": true,
+	"log.message.timestamp.difference.max.ms": true, "log.cleaner.enable.compaction": true,
+	"log.segment.bytes.minimum": true, "log.dir.failure.timeout": true,
+	// Groups, offsets and transactions.
+	"offsets.topic.segment.bytes": true, "offsets.topic.compression.codec": true,
+	"offsets.load.buffer.size": true, "offsets.commit.timeout.ms": true,
+	"offsets.commit.required.acks": true, "offsets.retention.check.interval.ms": true,
+	"transaction.state.log.replication.factor": true, "transaction.state.log.min.isr": true,
+	"transaction.state.log.num.partitions": true, "transaction.state.log.segment.bytes": true,
+	"transaction.state.log.load.buffer.size": true, "transaction.abort.timed.out.transaction.cleanup.interval.ms": true,
+	"transaction.remove.expired.transaction.cleanup.interval.ms": true,
+	"transaction.partition.verification.enable":                  true, "transaction.two.phase.commit.enable": true,
+	"producer.id.expiration.check.interval.ms": true, "max.incremental.fetch.session.cache.slots": true,
+	"fetch.max.bytes.limit": true, "group.coordinator.rebalance.protocols": true,
+	"group.coordinator.new.enable": true, "group.coordinator.threads": true,
+	"group.coordinator.append.linger.ms": true, "group.version": true, "share.version": true,
+	"remote.log.storage.system.enable": true, "log.remote.storage.system.enable": true,
+}
+
+// ignoredPrefixes are families of Kafka settings samsa does not implement:
+// TLS, SASL, per-listener overrides, metrics, tiered storage, share groups,
+// the new group protocol knobs, delegation tokens, ZooKeeper (gone in Kafka
+// 4.0) and vendor extensions.
+var ignoredPrefixes = []string{
+	"ssl.", "sasl.", "listener.name.", "security.", "metric.", "metrics.", "confluent.",
+	"remote.log.", "remote.", "share.", "group.share.", "group.consumer.", "group.streams.",
+	"group.coordinator.", "delegation.token.", "zookeeper.", "transaction.state.log.",
+	"kafka.metrics.", "password.encoder.", "quota.", "client.quota.", "controller.quorum.",
+	"controller.socket.", "authorizer.", "ldap.", "log4j.", "socket.", "replica.", "telemetry.",
+	"connections.", "max.connection", "early.start.listeners",
+}
+
+// isIgnoredKey reports whether key is a Kafka setting samsa accepts without
+// acting on it.
+func isIgnoredKey(key string) bool {
+	if ignoredKeys[key] {
+		return true
+	}
+	for _, p := range ignoredPrefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,465 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// Config is the typed, validated broker configuration. Fields hold effective
+// values after fallbacks (log.dirs over log.dir, log.retention.ms over
+// minutes over hours, ...). Values and Sources describe every setting by its
+// Kafka name, for DescribeConfigs.
+type Config struct {
+	NodeID                      int32
+	ClusterID                   string
+	ProcessRoles                []string
+	BrokerRack                  string
+	Listeners                   []Listener
+	AdvertisedListeners         []Listener
+	ListenerSecurityProtocolMap map[string]string
+	ControllerListenerNames     []string
+	InterBrokerListenerName     string
+	NumNetworkThreads           int32
+	NumIOThreads                int32
+	SocketRequestMaxBytes       int32
+
+	LogDirs                     []string
+	MetadataLogDir              string
+	LogSegmentBytes             int64
+	LogRollMs                   int64
+	LogRollJitterMs             int64
+	LogRetentionMs              int64
+	LogRetentionBytes           int64
+	LogRetentionCheckIntervalMs int64
+	LogFlushIntervalMessages    int64
+	LogFlushIntervalMs          int64
+	LogFlushSchedulerIntervalMs int64
+	LogIndexIntervalBytes       int32
+	LogIndexSizeMaxBytes        int32
+	LogSegmentDeleteDelayMs     int64
+	LogCleanupPolicy            []string
+	LogCleanerEnable            bool
+	LogMessageTimestampType     string
+	CompressionType             string
+	MessageMaxBytes             int32
+
+	NumPartitions               int32
+	DefaultReplicationFactor    int16
+	AutoCreateTopicsEnable      bool
+	DeleteTopicEnable           bool
+	MinInsyncReplicas           int32
+	UncleanLeaderElectionEnable bool
+	ReplicaLagTimeMaxMs         int64
+
+	OffsetsTopicNumPartitions     int32
+	OffsetsTopicReplicationFactor int16
+	OffsetsRetentionMinutes       int64
+	GroupInitialRebalanceDelayMs  int64
+	GroupMinSessionTimeoutMs      int32
+	GroupMaxSessionTimeoutMs      int32
+	GroupMaxSize                  int32
+
+	TransactionMaxTimeoutMs     int32
+	TransactionalIDExpirationMs int32
+	ProducerIDExpirationMs      int32
+
+	// Values holds every implemented setting that has a value (its default
+	// or what was given), by Kafka name. Settings that are null in Kafka and
+	// were not given are absent. Fallback-derived settings keep their own
+	// value: log.retention.ms stays absent if only log.retention.hours is set.
+	Values map[string]string
+	// Sources tells, for each key of Values, whether it is a default or was
+	// set statically (file, environment or flag).
+	Sources map[string]Source
+	// Ignored lists Kafka settings that were given but that samsa does not
+	// implement, sorted. Warnings has one human-readable line per ignored
+	// setting, for the caller to log.
+	Ignored  []string
+	Warnings []string
+}
+
+// origin is where a static value came from, for messages.
+type origin struct {
+	Where string // "file server.properties:12", "env KAFKA_LOG_DIRS", "--override"
+}
+
+// Usage returns the command line help.
+func Usage() string {
+	fs, _, _, _ := newFlagSet()
+	return "Usage: samsa [server.properties] [--config file] [--override key=value]...\n" + fs.FlagUsages()
+}
+
+func newFlagSet() (fs *pflag.FlagSet, configFile *string, overrides *[]string, help *bool) {
+	fs = pflag.NewFlagSet("samsa", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Usage = func() {}
+	configFile = fs.String("config", "", "Kafka server.properties file to read")
+	overrides = fs.StringArray("override", nil, "set a setting, key=value (repeatable; wins over file and environment)")
+	help = fs.BoolP("help", "h", false, "print this help")
+	return fs, configFile, overrides, help
+}
+
+// Load builds the configuration from, in increasing precedence: defaults, a
+// server.properties file (--config, or a single positional argument like
+// kafka-server-start), KAFKA_* / KAFKA_CFG_* environment variables, and
+// --override flags. args excludes the program name; environ is like
+// os.Environ(). The only IO is reading the properties file. The result is
+// validated. -h or --help returns an error wrapping ErrHelp; print Usage().
+func Load(args []string, environ []string) (*Config, error) {
+	fs, configFile, overrides, help := newFlagSet()
+	fs.SetOutput(discard{})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, ErrHelp
+		}
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if *help {
+		return nil, ErrHelp
+	}
+	file := *configFile
+	switch rest := fs.Args(); {
+	case len(rest) == 1 && file == "":
+		file = rest[0]
+	case len(rest) > 0:
+		return nil, fmt.Errorf("%w: unexpected arguments %q", ErrUsage, rest)
+	}
+
+	var fileProps []property
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("config: reading %s: %w", file, err)
+		}
+		fileProps, err = parseProperties(string(data))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, err)
+		}
+	}
+	var overrideProps []property
+	for _, o := range *overrides {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("%w: --override %q: want key=value", ErrUsage, o)
+		}
+		overrideProps = append(overrideProps, property{Key: strings.TrimSpace(k), Value: v})
+	}
+	return load(loadInput{file: file, fileProps: fileProps, env: envSettings(environ), overrides: overrideProps})
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+type loadInput struct {
+	file      string
+	fileProps []property
+	env       []envSetting
+	overrides []property
+}
+
+// load layers the sources in viper and decodes the result. viper's key
+// delimiter is set to one that never occurs in Kafka names, so "log.dir" and
+// "log.dirs" stay flat keys instead of nesting.
+func load(in loadInput) (*Config, error) {
+	defs := BrokerDefs
+	known := make(map[string]Def, len(defs))
+	for _, d := range defs {
+		known[d.Name] = d
+	}
+	v := viper.NewWithOptions(viper.KeyDelimiter("\x00"))
+	for _, d := range defs {
+		if d.HasDefault {
+			v.SetDefault(d.Name, d.Default)
+		}
+	}
+	origins := map[string]origin{}
+	ignored := map[string]string{}
+	var warnings []string
+
+	// accept sorts one given setting into implemented, ignored or unknown.
+	accept := func(key, value, where string, strict bool) (bool, error) {
+		key = strings.TrimSpace(key)
+		if d, ok := known[key]; ok {
+			if err := d.Validate(value); err != nil {
+				return false, fmt.Errorf("%w for %s=%q (%s): %v", ErrInvalidValue, key, value, where, err)
+			}
+			origins[key] = origin{Where: where}
+			return true, nil
+		}
+		if isIgnoredKey(key) || !strict {
+			if _, dup := ignored[key]; !dup {
+				warnings = append(warnings, fmt.Sprintf("config: ignoring %s (%s): Kafka setting not implemented by samsa", key, where))
+			}
+			ignored[key] = where
+			return false, nil
+		}
+		return false, fmt.Errorf("%w %s (%s)", ErrUnknownSetting, key, where)
+	}
+
+	fileMap := map[string]any{}
+	for _, p := range in.fileProps {
+		ok, err := accept(p.Key, p.Value, fmt.Sprintf("file %s:%d", in.file, p.Line), true)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			fileMap[p.Key] = p.Value
+		}
+	}
+	if err := v.MergeConfigMap(fileMap); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	// The environment of a container is shared with unrelated tools
+	// (Kubernetes injects KAFKA_PORT for a service named kafka), so unknown
+	// KAFKA_* variables are warnings, never errors.
+	envMap := map[string]any{}
+	for _, e := range in.env {
+		ok, err := accept(e.Key, e.Value, "env "+e.Var, false)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			envMap[e.Key] = e.Value
+		}
+	}
+	if err := v.MergeConfigMap(envMap); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	for _, p := range in.overrides {
+		ok, err := accept(p.Key, p.Value, "--override", true)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			v.Set(p.Key, p.Value)
+		}
+	}
+
+	values := map[string]string{}
+	sources := map[string]Source{}
+	for _, d := range defs {
+		raw := v.Get(d.Name)
+		if raw == nil {
+			continue
+		}
+		values[d.Name] = strings.TrimSpace(fmt.Sprint(raw))
+		sources[d.Name] = SourceDefault
+		if _, ok := origins[d.Name]; ok {
+			sources[d.Name] = SourceStatic
+		}
+	}
+	c, err := decode(values, sources)
+	if err != nil {
+		return nil, err
+	}
+	for k := range ignored {
+		c.Ignored = append(c.Ignored, k)
+	}
+	sort.Strings(c.Ignored)
+	c.Warnings = warnings
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// decoder reads already validated values; a failure here is a bug in a
+// Def's validator, reported as an invalid value all the same.
+type decoder struct {
+	values map[string]string
+	err    error
+}
+
+func (d *decoder) has(name string) bool { _, ok := d.values[name]; return ok }
+
+func (d *decoder) str(name string) string { return d.values[name] }
+
+func (d *decoder) num(name string, bits int) int64 {
+	n, err := parseInt(d.values[name], bits)
+	if err != nil && d.err == nil {
+		d.err = fmt.Errorf("%w for %s=%q: %v", ErrInvalidValue, name, d.values[name], err)
+	}
+	return n
+}
+
+func (d *decoder) i32(name string) int32 { return int32(d.num(name, 32)) }
+func (d *decoder) i64(name string) int64 { return d.num(name, 64) }
+func (d *decoder) boolean(name string) bool {
+	b, err := parseBool(d.values[name])
+	if err != nil && d.err == nil {
+		d.err = fmt.Errorf("%w for %s=%q: %v", ErrInvalidValue, name, d.values[name], err)
+	}
+	return b
+}
+
+func (d *decoder) listeners(name string) []Listener {
+	ls, err := parseListeners(d.values[name])
+	if err != nil && d.err == nil {
+		d.err = fmt.Errorf("%w for %s: %v", ErrInvalidValue, name, err)
+	}
+	return ls
+}
+
+// hoursOrMs returns msName if set, else unitName × unit, saturating.
+func (d *decoder) hoursOrMs(msName string, units ...unitSetting) int64 {
+	if d.has(msName) {
+		return d.i64(msName)
+	}
+	for _, u := range units {
+		if d.has(u.name) {
+			return mulSaturate(d.i64(u.name), u.ms)
+		}
+	}
+	return 0
+}
+
+type unitSetting struct {
+	name string
+	ms   int64
+}
+
+func mulSaturate(n, by int64) int64 {
+	if n > 0 && n > math.MaxInt64/by {
+		return math.MaxInt64
+	}
+	if n < 0 && n < math.MinInt64/by {
+		return math.MinInt64
+	}
+	return n * by
+}
+
+func decode(values map[string]string, sources map[string]Source) (*Config, error) {
+	d := &decoder{values: values}
+	c := &Config{Values: values, Sources: sources}
+
+	c.NodeID = d.i32("node.id")
+	if sources["node.id"] != SourceStatic && sources["broker.id"] == SourceStatic {
+		c.NodeID = d.i32("broker.id")
+	} else if sources["node.id"] == SourceStatic && sources["broker.id"] == SourceStatic && d.i32("broker.id") != c.NodeID {
+		return nil, fmt.Errorf("%w: node.id=%d and broker.id=%d disagree", ErrInvalid, c.NodeID, d.i32("broker.id"))
+	}
+	c.ClusterID = d.str("cluster.id")
+	c.ProcessRoles = parseList(d.str("process.roles"))
+	c.BrokerRack = d.str("broker.rack")
+	c.Listeners = d.listeners("listeners")
+	c.ControllerListenerNames = upperAll(parseList(d.str("controller.listener.names")))
+	if d.has("advertised.listeners") {
+		c.AdvertisedListeners = d.listeners("advertised.listeners")
+	} else {
+		for _, l := range c.Listeners {
+			if !contains(c.ControllerListenerNames, l.Name) {
+				c.AdvertisedListeners = append(c.AdvertisedListeners, l)
+			}
+		}
+	}
+	m, err := parseProtocolMap(d.str("listener.security.protocol.map"))
+	if err != nil {
+		return nil, fmt.Errorf("%w for listener.security.protocol.map: %v", ErrInvalidValue, err)
+	}
+	c.ListenerSecurityProtocolMap = m
+	c.InterBrokerListenerName = strings.ToUpper(d.str("inter.broker.listener.name"))
+	if c.InterBrokerListenerName == "" {
+		for _, l := range c.Listeners {
+			if l.Name == "PLAINTEXT" {
+				c.InterBrokerListenerName = l.Name
+			}
+		}
+	}
+	if c.InterBrokerListenerName == "" {
+		for _, l := range c.Listeners {
+			if !contains(c.ControllerListenerNames, l.Name) {
+				c.InterBrokerListenerName = l.Name
+				break
+			}
+		}
+	}
+	c.NumNetworkThreads = d.i32("num.network.threads")
+	c.NumIOThreads = d.i32("num.io.threads")
+	c.SocketRequestMaxBytes = d.i32("socket.request.max.bytes")
+
+	if d.has("log.dirs") {
+		c.LogDirs = parseList(d.str("log.dirs"))
+	}
+	if len(c.LogDirs) == 0 {
+		c.LogDirs = []string{d.str("log.dir")}
+	}
+	c.MetadataLogDir = d.str("metadata.log.dir")
+	if c.MetadataLogDir == "" {
+		c.MetadataLogDir = c.LogDirs[0]
+	}
+	c.LogSegmentBytes = d.i64("log.segment.bytes")
+	c.LogRollMs = d.hoursOrMs("log.roll.ms", unitSetting{"log.roll.hours", 3600000})
+	c.LogRollJitterMs = d.hoursOrMs("log.roll.jitter.ms", unitSetting{"log.roll.jitter.hours", 3600000})
+	c.LogRetentionMs = d.hoursOrMs("log.retention.ms", unitSetting{"log.retention.minutes", 60000}, unitSetting{"log.retention.hours", 3600000})
+	if c.LogRetentionMs < 0 {
+		c.LogRetentionMs = -1 // Kafka: any negative retention is unlimited
+	}
+	c.LogRetentionBytes = d.i64("log.retention.bytes")
+	c.LogRetentionCheckIntervalMs = d.i64("log.retention.check.interval.ms")
+	c.LogFlushIntervalMessages = d.i64("log.flush.interval.messages")
+	c.LogFlushSchedulerIntervalMs = d.i64("log.flush.scheduler.interval.ms")
+	c.LogFlushIntervalMs = c.LogFlushSchedulerIntervalMs
+	if d.has("log.flush.interval.ms") {
+		c.LogFlushIntervalMs = d.i64("log.flush.interval.ms")
+	}
+	c.LogIndexIntervalBytes = d.i32("log.index.interval.bytes")
+	c.LogIndexSizeMaxBytes = d.i32("log.index.size.max.bytes")
+	c.LogSegmentDeleteDelayMs = d.i64("log.segment.delete.delay.ms")
+	c.LogCleanupPolicy = parseList(d.str("log.cleanup.policy"))
+	c.LogCleanerEnable = d.boolean("log.cleaner.enable")
+	c.LogMessageTimestampType = d.str("log.message.timestamp.type")
+	c.CompressionType = d.str("compression.type")
+	c.MessageMaxBytes = d.i32("message.max.bytes")
+
+	c.NumPartitions = d.i32("num.partitions")
+	c.DefaultReplicationFactor = int16(d.num("default.replication.factor", 16))
+	c.AutoCreateTopicsEnable = d.boolean("auto.create.topics.enable")
+	c.DeleteTopicEnable = d.boolean("delete.topic.enable")
+	c.MinInsyncReplicas = d.i32("min.insync.replicas")
+	c.UncleanLeaderElectionEnable = d.boolean("unclean.leader.election.enable")
+	c.ReplicaLagTimeMaxMs = d.i64("replica.lag.time.max.ms")
+
+	c.OffsetsTopicNumPartitions = d.i32("offsets.topic.num.partitions")
+	c.OffsetsTopicReplicationFactor = int16(d.num("offsets.topic.replication.factor", 16))
+	c.OffsetsRetentionMinutes = d.i64("offsets.retention.minutes")
+	c.GroupInitialRebalanceDelayMs = d.i64("group.initial.rebalance.delay.ms")
+	c.GroupMinSessionTimeoutMs = d.i32("group.min.session.timeout.ms")
+	c.GroupMaxSessionTimeoutMs = d.i32("group.max.session.timeout.ms")
+	c.GroupMaxSize = d.i32("group.max.size")
+
+	c.TransactionMaxTimeoutMs = d.i32("transaction.max.timeout.ms")
+	c.TransactionalIDExpirationMs = d.i32("transactional.id.expiration.ms")
+	c.ProducerIDExpirationMs = d.i32("producer.id.expiration.ms")
+	if d.err != nil {
+		return nil, d.err
+	}
+	// In KRaft broker.id always equals node.id.
+	values["node.id"] = strconv.Itoa(int(c.NodeID))
+	values["broker.id"] = values["node.id"]
+	return c, nil
+}
+
+func upperAll(ss []string) []string {
+	for i := range ss {
+		ss[i] = strings.ToUpper(ss[i])
+	}
+	return ss
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

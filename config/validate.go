@@ -1,0 +1,77 @@
+package config
+
+import (
+	"fmt"
+)
+
+// Validate checks settings against each other: advertised listeners must be
+// declared in listeners, every listener must have a security protocol, only
+// PLAINTEXT is implemented, ports are in range, node.id is not negative, and
+// session timeouts are ordered. Load calls it; call it again after changing a
+// Config by hand.
+func (c *Config) Validate() error {
+	if c.NodeID < 0 {
+		return fmt.Errorf("%w: node.id must be >= 0, got %d", ErrInvalid, c.NodeID)
+	}
+	if len(c.Listeners) == 0 {
+		return fmt.Errorf("%w: listeners is empty", ErrInvalid)
+	}
+	names := map[string]bool{}
+	ports := map[int]string{}
+	for _, l := range c.Listeners {
+		if err := c.checkListener("listeners", l); err != nil {
+			return err
+		}
+		if names[l.Name] {
+			return fmt.Errorf("%w: listeners: name %s is used twice", ErrInvalid, l.Name)
+		}
+		names[l.Name] = true
+		if other, dup := ports[l.Port]; dup && l.Port != 0 {
+			return fmt.Errorf("%w: listeners %s and %s use the same port %d", ErrInvalid, other, l.Name, l.Port)
+		}
+		ports[l.Port] = l.Name
+	}
+	for _, l := range c.AdvertisedListeners {
+		if !names[l.Name] {
+			return fmt.Errorf("%w: advertised.listeners: listener %s is not in listeners", ErrInvalid, l.Name)
+		}
+		if err := c.checkListener("advertised.listeners", l); err != nil {
+			return err
+		}
+		if l.Host == "0.0.0.0" || l.Host == "::" {
+			return fmt.Errorf("%w: advertised.listeners: %s cannot advertise the meta-address %s", ErrInvalid, l.Name, l.Host)
+		}
+		if contains(c.ControllerListenerNames, l.Name) {
+			return fmt.Errorf("%w: advertised.listeners: %s is a controller listener and must not be advertised to clients", ErrInvalid, l.Name)
+		}
+	}
+	if c.InterBrokerListenerName != "" && !names[c.InterBrokerListenerName] {
+		return fmt.Errorf("%w: inter.broker.listener.name %s is not in listeners", ErrInvalid, c.InterBrokerListenerName)
+	}
+	for _, r := range c.ProcessRoles {
+		if r != "broker" && r != "controller" {
+			return fmt.Errorf("%w: process.roles: unknown role %q", ErrInvalid, r)
+		}
+	}
+	if len(c.LogDirs) == 0 {
+		return fmt.Errorf("%w: no log directory", ErrInvalid)
+	}
+	if c.GroupMinSessionTimeoutMs > c.GroupMaxSessionTimeoutMs {
+		return fmt.Errorf("%w: group.min.session.timeout.ms (%d) is above group.max.session.timeout.ms (%d)", ErrInvalid, c.GroupMinSessionTimeoutMs, c.GroupMaxSessionTimeoutMs)
+	}
+	return nil
+}
+
+func (c *Config) checkListener(setting string, l Listener) error {
+	if l.Port < 0 || l.Port > 65535 {
+		return fmt.Errorf("%w: %s: %s port %d is not between 0 and 65535", ErrInvalid, setting, l.Name, l.Port)
+	}
+	proto, ok := c.ListenerSecurityProtocolMap[l.Name]
+	if !ok {
+		return fmt.Errorf("%w: %s: listener %s has no entry in listener.security.protocol.map", ErrInvalid, setting, l.Name)
+	}
+	if proto != "PLAINTEXT" {
+		return fmt.Errorf("%w: %s: listener %s uses security protocol %s, which samsa does not support yet (only PLAINTEXT)", ErrUnsupported, setting, l.Name, proto)
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package handlers
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/config"
+	"github.com/samsa-broker/samsa/controller"
+)
+
+// DescribeConfigs, key 32, versions 0-4.
+//
+//   - v0: resources (TOPIC=2 or BROKER=4) with config names; null or empty
+//     names mean every setting. Each entry has value, read_only, is_default
+//     and is_sensitive; sensitive values (passwords, unknown types) are null.
+//   - v1: include_synonyms; entries have config_source (DYNAMIC_TOPIC_CONFIG=1,
+//     DYNAMIC_BROKER_CONFIG=2, DYNAMIC_DEFAULT_BROKER_CONFIG=3,
+//     STATIC_BROKER_CONFIG=4, DEFAULT_CONFIG=5) in place of is_default, and
+//     synonyms when asked: for a topic, its override, then the broker
+//     synonym at each level that sets it (per-broker dynamic, cluster-wide
+//     dynamic, static, default).
+//   - v2: throttle_time_ms after the response (always 0).
+//   - v3: include_documentation; entries have config_type (BOOLEAN=1 ...
+//     PASSWORD=9) and documentation when asked.
+//   - v4: flexible.
+//
+// A topic must have a legal name (else INVALID_TOPIC_EXCEPTION) and exist
+// (else UNKNOWN_TOPIC_OR_PARTITION). A BROKER resource is "" (the
+// cluster-wide dynamic defaults only) or this node's id (every broker
+// setting); another id is INVALID_REQUEST, as in Kafka, which answers
+// only for itself. Other resource types (BROKER_LOGGER, CLIENT_METRICS,
+// GROUP) are INVALID_REQUEST "Unsupported resource type". Settings are
+// listed sorted by name; names we do not know are left out.
+func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.DescribeConfigsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	v := r.Header.APIVersion
+	withSynonyms := v >= 1 && req.IncludeSynonyms
+	withDocs := v >= 3 && req.IncludeDocumentation
+	img := d.Controller.Image()
+	levels := newBrokerLevels(d, img)
+
+	for _, res := range req.Resources {
+		rr := kmsg.NewDescribeConfigsResponseResource()
+		rr.ResourceType = res.ResourceType
+		rr.ResourceName = res.ResourceName
+		var entries []configEntry
+		code, msg := int16(0), ""
+		switch res.ResourceType {
+		case kmsg.ConfigResourceTypeTopic:
+			entries, code, msg = describeTopicConfigs(d, img, levels, res.ResourceName, withSynonyms)
+		case kmsg.ConfigResourceTypeBroker:
+			entries, code, msg = describeBrokerConfigs(d, levels, res.ResourceName, withSynonyms)
+		default:
+			code, msg = kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type: %s", res.ResourceType)
+		}
+		rr.ErrorCode = code
+		rr.ErrorMessage = adminErrorMessage(code, msg)
+		if code == 0 {
+			rr.Configs = filterConfigEntries(entries, res.ConfigNames, withDocs)
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp, nil
+}
+
+func describeTopicConfigs(d *Deps, img *controller.Image, levels brokerLevels, name string, withSynonyms bool) ([]configEntry, int16, string) {
+	if code, msg := validateTopicNameForDescribe(name); code != 0 {
+		return nil, code, msg
+	}
+	t := img.Topics[name]
+	if t == nil {
+		return nil, kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("Topic '%s' does not exist.", name)
+	}
+	defs := config.TopicDefs()
+	entries := make([]configEntry, 0, len(defs))
+	for _, def := range defs {
+		entries = append(entries, topicConfigEntry(d, levels, def, t.Configs, withSynonyms))
+	}
+	return entries, 0, ""
+}
+
+func describeBrokerConfigs(d *Deps, levels brokerLevels, name string, withSynonyms bool) ([]configEntry, int16, string) {
+	perBroker, code, msg := brokerResource(d, name)
+	if code != 0 {
+		return nil, code, msg
+	}
+	var names []string
+	if perBroker {
+		for _, def := range config.BrokerDefs {
+			names = append(names, def.Name)
+		}
+	} else {
+		for n := range levels.clusterWD {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	entries := make([]configEntry, 0, len(names))
+	for _, n := range names {
+		entries = append(entries, brokerConfigEntry(levels, n, perBroker, withSynonyms))
+	}
+	return entries, 0, ""
+}
+
+// filterConfigEntries keeps the entries named in names (all of them when
+// names is null or empty, like Kafka) and converts them to the wire form.
+func filterConfigEntries(entries []configEntry, names []string, withDocs bool) []kmsg.DescribeConfigsResponseResourceConfig {
+	var want map[string]bool
+	if len(names) > 0 {
+		want = make(map[string]bool, len(names))
+		for _, n := range names {
+			want[n] = true
+		}
+	}
+	out := make([]kmsg.DescribeConfigsResponseResourceConfig, 0, len(entries))
+	for _, e := range entries {
+		if want != nil && !want[e.name] {
+			continue
+		}
+		c := kmsg.NewDescribeConfigsResponseResourceConfig()
+		c.Name = e.name
+		c.Value = e.value
+		c.ReadOnly = e.readOnly
+		c.IsDefault = e.source == kmsg.ConfigSourceDefaultConfig
+		c.Source = e.source
+		c.IsSensitive = e.sensitive
+		c.ConfigType = e.typ
+		if withDocs && e.doc != "" {
+			doc := e.doc
+			c.Documentation = &doc
+		}
+		for _, s := range e.synonyms {
+			cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+			cs.Name = s.name
+			cs.Value = s.value
+			cs.Source = s.source
+			c.ConfigSynonyms = append(c.ConfigSynonyms, cs)
+		}
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+package handlers
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
+)
+
+// AlterConfigs, key 33, versions 0-2 (the legacy, replace-all API).
+//
+//   - v0: resources with the complete new set of dynamic configs, and
+//     validate_only. A TOPIC resource's overrides are replaced by the given
+//     set (settings left out return to their defaults); the set is checked
+//     like CreateTopics configs (INVALID_CONFIG). A BROKER resource is ""
+//     (cluster-wide default) or this node's id (else INVALID_REQUEST); its
+//     dynamic configs are replaced likewise, and a setting that cannot
+//     change at runtime fails the resource with INVALID_CONFIG "Cannot
+//     update these configs dynamically: [...]".
+//   - v1: throttle_time_ms after the response (always 0).
+//   - v2: flexible.
+//
+// As in Kafka: a resource given twice fails every occurrence with
+// INVALID_REQUEST "Each resource must appear at most once."; a config name
+// given twice in one resource is INVALID_REQUEST "Error due to duplicate
+// config keys"; a null value is INVALID_REQUEST "Null value not supported
+// for : name". Other resource types are INVALID_REQUEST. Results are in
+// request order.
+func handleAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.AlterConfigsRequest)
+	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+
+	keys := make([]configResourceKey, len(req.Resources))
+	for i, res := range req.Resources {
+		keys[i] = configResourceKey{res.ResourceType, res.ResourceName}
+	}
+	dups := duplicateResources(keys)
+	for i, res := range req.Resources {
+		code, msg := int16(0), ""
+		if dups[keys[i]] {
+			code, msg = kerr.InvalidRequest.Code, "Each resource must appear at most once."
+		} else {
+			code, msg = alterConfigsResource(d, res, req.ValidateOnly)
+		}
+		rr := kmsg.NewAlterConfigsResponseResource()
+		rr.ResourceType = res.ResourceType
+		rr.ResourceName = res.ResourceName
+		rr.ErrorCode = code
+		rr.ErrorMessage = adminErrorMessage(code, msg)
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp, nil
+}
+
+func alterConfigsResource(d *Deps, res kmsg.AlterConfigsRequestResource, validateOnly bool) (int16, string) {
+	names := make([]string, len(res.Configs))
+	var nulls []string
+	configs := make(map[string]string, len(res.Configs))
+	for i, c := range res.Configs {
+		names[i] = c.Name
+		if c.Value == nil {
+			nulls = append(nulls, c.Name)
+			continue
+		}
+		configs[c.Name] = *c.Value
+	}
+	if hasDuplicateNames(names) {
+		return kerr.InvalidRequest.Code, "Error due to duplicate config keys"
+	}
+	if len(nulls) > 0 {
+		return kerr.InvalidRequest.Code, "Null value not supported for : " + strings.Join(nulls, ", ")
+	}
+	switch res.ResourceType {
+	case kmsg.ConfigResourceTypeTopic:
+		return d.Controller.SetTopicConfigs(res.ResourceName, configs, validateOnly)
+	case kmsg.ConfigResourceTypeBroker:
+		if code, msg := alterBrokerResource(d, res.ResourceName); code != 0 {
+			return code, msg
+		}
+		if code, msg := validateDynamicBrokerConfigs(configs); code != 0 {
+			return code, msg
+		}
+		// Replace-all as a diff against the current image. A concurrent
+		// change to the same resource between this read and the
+		// controller's commit is overwritten key by key, not wholesale;
+		// Kafka's legacy API has the same last-writer-wins semantics.
+		current := d.Controller.Image().BrokerConfigs[res.ResourceName]
+		var ops []controller.ConfigOp
+		for _, n := range sortedConfigNames(current) {
+			if _, keep := configs[n]; !keep {
+				ops = append(ops, controller.ConfigOp{Name: n, Op: controller.OpDelete})
+			}
+		}
+		for _, n := range sortedConfigNames(configs) {
+			v := configs[n]
+			ops = append(ops, controller.ConfigOp{Name: n, Value: &v, Op: controller.OpSet})
+		}
+		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, validateDynamicBrokerConfigs)
+	}
+	return unsupportedAlterResource(res.ResourceType)
+}
+
+// alterBrokerResource checks a BROKER resource name for the alter APIs,
+// like Kafka's ConfigAdminManager.validateResourceNameIsCurrentNodeId.
+// (Kafka's message prints its own id twice; we print the id received.)
+func alterBrokerResource(d *Deps, name string) (int16, string) {
+	if name == "" {
+		return 0, ""
+	}
+	id, err := strconv.ParseInt(name, 10, 32)
+	if err != nil {
+		return kerr.InvalidRequest.Code, fmt.Sprintf("Node id must be an integer, but it is: %s", name)
+	}
+	if int32(id) != d.Config.NodeID {
+		return kerr.InvalidRequest.Code, fmt.Sprintf("Unexpected node id. Expected %d, but received %d", d.Config.NodeID, id)
+	}
+	return 0, ""
+}
+
+// unsupportedAlterResource answers a resource type we cannot alter.
+func unsupportedAlterResource(t kmsg.ConfigResourceType) (int16, string) {
+	if t.String() == "UNKNOWN" {
+		return kerr.InvalidRequest.Code, fmt.Sprintf("Unknown resource type %d.", int8(t))
+	}
+	return kerr.InvalidRequest.Code, fmt.Sprintf("Unexpected resource type %s.", t)
+}
+
+func sortedConfigNames(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,64 @@
+package handlers
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// CreatePartitions, key 37, versions 0-3.
+//
+//   - v0: topics, each with the new total count and an optional manual
+//     assignment of the new partitions; timeout_ms; validate_only. The
+//     controller applies Kafka's rules: an unknown topic is
+//     UNKNOWN_TOPIC_OR_PARTITION; a count that does not grow the topic is
+//     INVALID_PARTITIONS; an assignment of the wrong length, with unknown or
+//     repeated brokers or the wrong replica count is
+//     INVALID_REPLICA_ASSIGNMENT; an unreachable replication factor is
+//     INVALID_REPLICATION_FACTOR.
+//   - v1: throttle_time_ms is applied after the response (always 0 here).
+//   - v2: flexible.
+//   - v3: no change (KIP-599 throttling; we do not throttle).
+//
+// A topic given more than once gets one INVALID_REQUEST result
+// "Duplicate topic name." and is not changed, as in Kafka's ControllerApis;
+// those results come first. Every error carries a message. timeout_ms is
+// ignored: the controller commits before answering.
+func handleCreatePartitions(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.CreatePartitionsRequest)
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+
+	count := map[string]int{}
+	for _, t := range req.Topics {
+		count[t.Topic]++
+	}
+	reported := map[string]bool{}
+	for _, t := range req.Topics {
+		if count[t.Topic] > 1 && !reported[t.Topic] {
+			reported[t.Topic] = true
+			rt := kmsg.NewCreatePartitionsResponseTopic()
+			rt.Topic = t.Topic
+			rt.ErrorCode = kerr.InvalidRequest.Code
+			rt.ErrorMessage = adminErrorMessage(rt.ErrorCode, "Duplicate topic name.")
+			resp.Topics = append(resp.Topics, rt)
+		}
+	}
+	for _, t := range req.Topics {
+		if count[t.Topic] > 1 {
+			continue
+		}
+		var assignment [][]int32
+		if t.Assignment != nil {
+			assignment = make([][]int32, len(t.Assignment))
+			for i, a := range t.Assignment {
+				assignment[i] = a.Replicas
+			}
+		}
+		code, msg := d.Controller.CreatePartitions(t.Topic, t.Count, assignment, req.ValidateOnly)
+		rt := kmsg.NewCreatePartitionsResponseTopic()
+		rt.Topic = t.Topic
+		rt.ErrorCode = code
+		rt.ErrorMessage = adminErrorMessage(code, msg)
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}

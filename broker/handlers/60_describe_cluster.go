@@ -1,0 +1,80 @@
+package handlers
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DescribeCluster, key 60, versions 0-1.
+//
+//   - v0: cluster_id, controller_id, the unfenced brokers (id, host, port,
+//     rack) sorted by id, and cluster_authorized_operations when
+//     include_cluster_authorized_operations is set (else -2147483648, "not
+//     requested"). With no authorizer every CLUSTER operation is allowed.
+//   - v1: endpoint_type: we are a broker endpoint, so 1 (BROKERS) is
+//     answered; 2 (CONTROLLERS) is MISMATCHED_ENDPOINT_TYPE and any other
+//     value UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST at v0, which has no
+//     such codes, as in Kafka). The response echoes endpoint_type 1.
+//
+// controller_id is, as in Kafka's KRaft brokers, a broker the client can
+// reach: the controller node when it is an unfenced broker (always so
+// with combined broker and controller nodes), else the lowest unfenced
+// broker, else -1.
+func handleDescribeCluster(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.DescribeClusterRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	resp.Default()
+	v := r.Header.APIVersion
+
+	endpoint := req.EndpointType
+	if v < 1 {
+		endpoint = 1
+	}
+	switch endpoint {
+	case 1:
+	case 2:
+		resp.ErrorCode = kerr.MismatchedEndpointType.Code
+		if v == 0 {
+			resp.ErrorCode = kerr.InvalidRequest.Code
+		}
+		msg := "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"
+		resp.ErrorMessage = &msg
+		return resp, nil
+	default:
+		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
+		if v == 0 {
+			resp.ErrorCode = kerr.InvalidRequest.Code
+		}
+		msg := fmt.Sprintf("Unsupported endpoint type %d", endpoint)
+		resp.ErrorMessage = &msg
+		return resp, nil
+	}
+
+	img := d.Controller.Image()
+	resp.EndpointType = 1
+	resp.ClusterID = img.ClusterID
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = clusterAuthorizedOperations()
+	}
+	brokers := sortedBrokers(img)
+	resp.ControllerID = -1
+	for _, b := range brokers {
+		if b.ID == img.ControllerID {
+			resp.ControllerID = b.ID
+		}
+	}
+	if resp.ControllerID == -1 && len(brokers) > 0 {
+		resp.ControllerID = brokers[0].ID
+	}
+	for _, b := range brokers {
+		rb := kmsg.NewDescribeClusterResponseBroker()
+		rb.NodeID = b.ID
+		rb.Host = b.Host
+		rb.Port = b.Port
+		rb.Rack = b.Rack
+		resp.Brokers = append(resp.Brokers, rb)
+	}
+	return resp, nil
+}

@@ -1,0 +1,412 @@
+package handlers
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/config"
+	"github.com/samsa-broker/samsa/controller"
+)
+
+// Helpers shared by the admin handlers: CreateTopics (19), DeleteTopics (20),
+// DescribeConfigs (32), AlterConfigs (33), CreatePartitions (37),
+// IncrementalAlterConfigs (44), DescribeCluster (60), DescribeLogDirs (35).
+
+// adminErrorMessage is the error_message of a per-resource result: nil on
+// success, else msg, else the code's default description, the way Kafka's
+// ApiError falls back to its Errors message.
+func adminErrorMessage(code int16, msg string) *string {
+	if code == 0 {
+		return nil
+	}
+	if msg == "" {
+		if e, ok := kerr.ErrorForCode(code).(*kerr.Error); ok {
+			msg = e.Description
+		}
+	}
+	return &msg
+}
+
+// findBrokerDef returns the broker setting called name.
+func findBrokerDef(name string) (config.Def, bool) {
+	for _, d := range config.BrokerDefs {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return config.Def{}, false
+}
+
+// findTopicDef returns the topic setting called name.
+func findTopicDef(name string) (config.TopicDef, bool) {
+	defs := config.TopicDefs()
+	i := sort.Search(len(defs), func(i int) bool { return defs[i].Name >= name })
+	if i < len(defs) && defs[i].Name == name {
+		return defs[i], true
+	}
+	return config.TopicDef{}, false
+}
+
+// sensitiveType is Kafka's KafkaConfig.maybeSensitive: passwords, and
+// settings whose type is unknown, never have their value shown.
+func sensitiveType(t config.Type, known bool) bool {
+	return !known || t == config.Password
+}
+
+// wireConfigType maps a setting's type to DescribeConfigs' config_type;
+// config.Type is numbered like the wire enum.
+func wireConfigType(t config.Type, known bool) kmsg.ConfigType {
+	if !known {
+		return kmsg.ConfigTypeUnknown
+	}
+	return kmsg.ConfigType(t)
+}
+
+// configSynonym is one entry of a DescribeConfigs synonym list.
+type configSynonym struct {
+	name   string
+	value  *string
+	source kmsg.ConfigSource
+}
+
+// configEntry is one described setting, shared by DescribeConfigs and the
+// v5+ CreateTopics response.
+type configEntry struct {
+	name      string
+	value     *string
+	readOnly  bool
+	source    kmsg.ConfigSource
+	sensitive bool
+	synonyms  []configSynonym
+	typ       kmsg.ConfigType
+	doc       string
+}
+
+// retentionUnits lists, for the broker settings that fall back to coarser
+// settings, each fallback and how many of the primary's units it counts, in
+// Kafka's order of preference (log.retention.ms, then minutes, then hours).
+func retentionUnits(primary string) []struct {
+	name string
+	mult int64
+} {
+	type unit = struct {
+		name string
+		mult int64
+	}
+	switch primary {
+	case "log.retention.ms":
+		return []unit{{"log.retention.ms", 1}, {"log.retention.minutes", 60_000}, {"log.retention.hours", 3_600_000}}
+	case "log.roll.ms":
+		return []unit{{"log.roll.ms", 1}, {"log.roll.hours", 3_600_000}}
+	case "log.roll.jitter.ms":
+		return []unit{{"log.roll.jitter.ms", 1}, {"log.roll.jitter.hours", 3_600_000}}
+	case "log.flush.interval.ms":
+		return []unit{{"log.flush.interval.ms", 1}, {"log.flush.scheduler.interval.ms", 1}}
+	}
+	return []unit{{primary, 1}}
+}
+
+// brokerLevels gives access to the layers of broker settings, most specific
+// first: this node's dynamic configs, the cluster-wide dynamic default, the
+// static configuration, and the built-in default.
+type brokerLevels struct {
+	cfg       *config.Config
+	perBroker map[string]string
+	clusterWD map[string]string
+}
+
+func newBrokerLevels(d *Deps, img *controller.Image) brokerLevels {
+	return brokerLevels{
+		cfg:       d.Config,
+		perBroker: img.BrokerConfigs[strconv.Itoa(int(d.Config.NodeID))],
+		clusterWD: img.BrokerConfigs[""],
+	}
+}
+
+// synonyms lists every level at which one of names is set, levels first
+// and names in order within a level, like Kafka's configSynonyms.
+func (b brokerLevels) synonyms(names []string, sensitive bool) []configSynonym {
+	var out []configSynonym
+	add := func(name, value string, src kmsg.ConfigSource) {
+		s := configSynonym{name: name, source: src}
+		if !sensitive {
+			s.value = &value
+		}
+		out = append(out, s)
+	}
+	for _, n := range names {
+		if v, ok := b.perBroker[n]; ok {
+			add(n, v, kmsg.ConfigSourceDynamicBrokerConfig)
+		}
+	}
+	for _, n := range names {
+		if v, ok := b.clusterWD[n]; ok {
+			add(n, v, kmsg.ConfigSourceDynamicDefaultBrokerConfig)
+		}
+	}
+	for _, n := range names {
+		if v, ok := b.cfg.Values[n]; ok && b.cfg.Sources[n] == config.SourceStatic {
+			add(n, v, kmsg.ConfigSourceStaticBrokerConfig)
+		}
+	}
+	for _, n := range names {
+		if def, ok := findBrokerDef(n); ok && def.HasDefault {
+			add(n, def.Default, kmsg.ConfigSourceDefaultConfig)
+		}
+	}
+	return out
+}
+
+// dynamicTopicDefault returns the dynamic broker value that a topic setting
+// with broker synonym primary falls back to, converted to the primary's
+// unit, if one is set. TopicConfigValue knows only the static configuration;
+// dynamic broker configs live in the controller image.
+func (b brokerLevels) dynamicTopicDefault(primary string) (string, kmsg.ConfigSource, bool) {
+	for _, level := range []struct {
+		m   map[string]string
+		src kmsg.ConfigSource
+	}{{b.perBroker, kmsg.ConfigSourceDynamicBrokerConfig}, {b.clusterWD, kmsg.ConfigSourceDynamicDefaultBrokerConfig}} {
+		for _, u := range retentionUnits(primary) {
+			v, ok := level.m[u.name]
+			if !ok {
+				continue
+			}
+			if u.mult == 1 {
+				return v, level.src, true
+			}
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				continue
+			}
+			if n < 0 {
+				return "-1", level.src, true
+			}
+			return strconv.FormatInt(n*u.mult, 10), level.src, true
+		}
+	}
+	return "", 0, false
+}
+
+// topicConfigEntry describes topic setting def for a topic with overrides,
+// following Kafka's ConfigHelper.createTopicConfigEntry: the value is the
+// override, else the broker's effective value of the synonym; the synonym
+// list is the override followed by the broker levels; topic settings are
+// never read-only.
+func topicConfigEntry(d *Deps, levels brokerLevels, def config.TopicDef, overrides map[string]string, withSynonyms bool) configEntry {
+	sensitive := sensitiveType(def.Type, true)
+	value, source, _ := d.Config.TopicConfigValue(def.Name, overrides)
+	e := configEntry{
+		name:      def.Name,
+		sensitive: sensitive,
+		source:    kmsg.ConfigSource(source),
+		typ:       wireConfigType(def.Type, true),
+		doc:       def.Doc,
+	}
+	if _, overridden := overrides[def.Name]; !overridden && def.BrokerSynonym != "" {
+		if v, src, ok := levels.dynamicTopicDefault(def.BrokerSynonym); ok {
+			value, e.source = v, src
+		}
+	}
+	if !sensitive {
+		e.value = &value
+	}
+	if withSynonyms {
+		if v, ok := overrides[def.Name]; ok {
+			s := configSynonym{name: def.Name, source: kmsg.ConfigSourceDynamicTopicConfig}
+			if !sensitive {
+				v := strings.TrimSpace(v)
+				s.value = &v
+			}
+			e.synonyms = append(e.synonyms, s)
+		}
+		if def.BrokerSynonym != "" {
+			var names []string
+			for _, u := range retentionUnits(def.BrokerSynonym) {
+				names = append(names, u.name)
+			}
+			e.synonyms = append(e.synonyms, levels.synonyms(names, sensitive)...)
+		}
+	}
+	return e
+}
+
+// brokerConfigEntry describes broker setting name as Kafka's
+// createBrokerConfigEntry does. With perBroker false (the "" resource) only
+// the cluster-wide dynamic level counts.
+func brokerConfigEntry(levels brokerLevels, name string, perBroker, withSynonyms bool) configEntry {
+	def, known := findBrokerDef(name)
+	sensitive := sensitiveType(def.Type, known)
+	names := []string{name}
+	if known {
+		names = nil
+		seen := false
+		for _, u := range retentionUnits(name) {
+			// Like Kafka's dropWhile: a coarser fallback does not list
+			// the finer settings before it.
+			seen = seen || u.name == name
+			if seen {
+				names = append(names, u.name)
+			}
+		}
+		if len(names) == 0 {
+			names = []string{name}
+		}
+	}
+	all := levels.synonyms(names, sensitive)
+	if !perBroker {
+		kept := all[:0]
+		for _, s := range all {
+			if s.source == kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+				kept = append(kept, s)
+			}
+		}
+		all = kept
+	}
+	e := configEntry{
+		name:      name,
+		readOnly:  !known || !def.Dynamic,
+		sensitive: sensitive,
+		source:    kmsg.ConfigSourceDefaultConfig,
+		typ:       wireConfigType(def.Type, known),
+		doc:       def.Doc,
+	}
+	// The source is the first synonym's, but the value is that of the first
+	// level that sets name itself: a fallback like log.retention.hours does
+	// not give log.retention.ms a value, which stays null, as in Kafka.
+	if len(all) > 0 {
+		e.source = all[0].source
+	}
+	for _, s := range all {
+		if s.name == name {
+			e.value = s.value
+			break
+		}
+	}
+	if withSynonyms {
+		e.synonyms = all
+	}
+	return e
+}
+
+// brokerResource checks a BROKER resource name as Kafka does: "" is the
+// cluster-wide default, anything else must be this node's id.
+func brokerResource(d *Deps, name string) (perBroker bool, code int16, msg string) {
+	if name == "" {
+		return false, 0, ""
+	}
+	id, err := strconv.ParseInt(name, 10, 32)
+	if err != nil {
+		return true, kerr.InvalidRequest.Code, fmt.Sprintf("Broker id must be an integer, but it is: %s", name)
+	}
+	if int32(id) != d.Config.NodeID {
+		return true, kerr.InvalidRequest.Code, fmt.Sprintf("Unexpected broker id, expected %d or empty string, but received %s", d.Config.NodeID, name)
+	}
+	return true, 0, ""
+}
+
+// validateTopicNameForDescribe is Kafka's Topic.validate, which
+// DescribeConfigs applies before looking a topic up.
+func validateTopicNameForDescribe(name string) (int16, string) {
+	switch {
+	case name == "":
+		return kerr.InvalidTopicException.Code, "Topic name is illegal, it can't be empty"
+	case name == "." || name == "..":
+		return kerr.InvalidTopicException.Code, "Topic name cannot be \".\" or \"..\""
+	case len(name) > 249:
+		return kerr.InvalidTopicException.Code, fmt.Sprintf("Topic name is illegal, it can't be longer than 249 characters, topic name: %s", name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return kerr.InvalidTopicException.Code, fmt.Sprintf("Topic name \"%s\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+		}
+	}
+	return 0, ""
+}
+
+// validateDynamicBrokerConfigs checks a broker resource's complete dynamic
+// config map, as Kafka's DynamicBrokerConfig.validateConfigs does: settings
+// that cannot change at runtime are refused together, then each value must
+// parse. Names Kafka does not know are accepted and stored, like Kafka
+// (custom settings of plugins).
+func validateDynamicBrokerConfigs(configs map[string]string) (int16, string) {
+	names := make([]string, 0, len(configs))
+	for n := range configs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var static []string
+	for _, n := range names {
+		if def, ok := findBrokerDef(n); ok && !def.Dynamic {
+			static = append(static, n)
+		}
+	}
+	if len(static) > 0 {
+		return kerr.InvalidConfig.Code, "Cannot update these configs dynamically: [" + strings.Join(static, ", ") + "]"
+	}
+	for _, n := range names {
+		def, ok := findBrokerDef(n)
+		if !ok || def.Validate == nil {
+			continue
+		}
+		if err := def.Validate(configs[n]); err != nil {
+			return kerr.InvalidConfig.Code, fmt.Sprintf("Invalid value %s for configuration %s: %v", configs[n], n, err)
+		}
+	}
+	return 0, ""
+}
+
+// configResourceKey identifies a config resource within one request.
+type configResourceKey struct {
+	typ  kmsg.ConfigResourceType
+	name string
+}
+
+// duplicateResources returns the resources that appear more than once;
+// Kafka answers each of their occurrences with INVALID_REQUEST.
+func duplicateResources(keys []configResourceKey) map[configResourceKey]bool {
+	count := map[configResourceKey]int{}
+	for _, k := range keys {
+		count[k]++
+	}
+	dups := map[configResourceKey]bool{}
+	for k, n := range count {
+		if n > 1 {
+			dups[k] = true
+		}
+	}
+	return dups
+}
+
+// hasDuplicateNames reports whether names has a repeated element.
+func hasDuplicateNames(names []string) bool {
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if seen[n] {
+			return true
+		}
+		seen[n] = true
+	}
+	return false
+}
+
+// clusterAuthorizedOperations is the bit field of the operations Kafka
+// supports on the CLUSTER resource (ALTER, ALTER_CONFIGS, CLUSTER_ACTION,
+// CREATE, DESCRIBE, DESCRIBE_CONFIGS, IDEMPOTENT_WRITE). Without an
+// authorizer every one of them is allowed, which is what Kafka reports.
+func clusterAuthorizedOperations() int32 {
+	var bits int32
+	for _, op := range []kmsg.ACLOperation{
+		kmsg.ACLOperationCreate, kmsg.ACLOperationAlter, kmsg.ACLOperationDescribe,
+		kmsg.ACLOperationClusterAction, kmsg.ACLOperationDescribeConfigs,
+		kmsg.ACLOperationAlterConfigs, kmsg.ACLOperationIdempotentWrite,
+	} {
+		bits |= 1 << uint(op)
+	}
+	return bits
+}

@@ -1,0 +1,85 @@
+// Package storage is samsa's partition log: segments of Kafka v2 record
+// batches stored exactly as they came off the wire (offsets assigned in
+// place), sparse offset and time indexes, roll, recovery, retention, the
+// leader-epoch cache and the offset checkpoints. All file IO goes through
+// package vfs, so tests run on an in-memory file system and simulate crashes.
+//
+// # Usage
+//
+//	m, err := storage.OpenManager(storage.ManagerOptions{Dirs: []string{"/var/samsa"}})
+//	l, err := m.CreateLog(storage.TopicPartition{Topic: "t", Partition: 0}, topicID, cfg)
+//	info, err := l.Append(batches)          // offsets assigned in place
+//	l.SetHighWatermark(l.LogEndOffset())    // single node: HW = LEO
+//	b, err := l.Read(0, 1<<20, l.HighWatermark(), true)
+//	go m.Run(ctx)                           // retention, flush.ms, checkpoints
+//	defer m.Close()
+//
+// # On-disk layout
+//
+//	<log dir>/
+//	  recovery-point-offset-checkpoint   offset checkpoint (below)
+//	  log-start-offset-checkpoint        offset checkpoint
+//	  replication-offset-checkpoint      offset checkpoint (high watermarks)
+//	  <topic>-<partition>/
+//	    partition.metadata               "version: 0\ntopic_id: <base64url UUID>\n"
+//	    leader-epoch-checkpoint          "0\n<count>\n<epoch> <start offset>\n..."
+//	    00000000000000000000.log         record batches, Kafka format (magic 2)
+//	    00000000000000000000.index       offset index
+//	    00000000000000000000.timeindex   time index
+//	  <topic>-<partition>.<hex>-delete/  a partition being deleted (removed on open)
+//
+// Segment files are named by the segment's base offset as 20 digits. A .log
+// file is a sequence of v2 record batches; each batch carries its own magic
+// byte and CRC-32C (over bytes [21:], attributes to end), so .log files need
+// no version of their own.
+//
+// The .index file holds 8-byte big-endian entries (int32 offset relative to
+// the segment base, int32 byte position). An entry maps the last offset of a
+// batch to that batch's position; one is added at the first batch after
+// every index.interval.bytes bytes. The .timeindex file holds 12-byte entries
+// (int64 timestamp, int32 relative offset): the largest timestamp seen so
+// far in the segment and the last offset of the batch that carried it,
+// added with the offset entries when the timestamp grew, and once more when
+// the segment is rolled. Both index formats are Kafka's; unlike Kafka, samsa
+// does not preallocate them (trailing zero entries are tolerated on read).
+// Indexes are always rebuildable from the .log file and are rebuilt when
+// missing or inconsistent.
+//
+// The offset checkpoints use Kafka's text format, version 0:
+//
+//	0
+//	<number of entries>
+//	<topic> <partition> <offset>
+//	...
+//
+// The first line is the format version. A reader must reject versions it
+// does not know; a future version 1 must keep reading version 0 files and
+// rewrite them as 1 on the next checkpoint. Checkpoints are replaced
+// atomically (write "<name>.tmp", fsync, rename, fsync the directory).
+// Leftover .tmp, .deleted, .cleaned and .swap files are removed on open.
+//
+// # Recovery
+//
+// OpenLog scans, batch by batch (length, magic, CRC, increasing offsets),
+// every segment from the one containing the recovery point onwards (all of
+// them when the recovery point is unknown, always the active one). At the
+// first torn or corrupt batch the file is truncated and any later segments
+// are deleted, with a warning. Indexes of scanned segments are rebuilt; the
+// indexes of other segments are checked against the log (last entry must
+// point at a batch with that last offset) and rebuilt if they do not match.
+// Recovered segments are fsynced before the recovery point moves to the log
+// end offset.
+//
+// # Concurrency
+//
+// Lock order: Manager.mu, then Log.writeMu, then Log.mu, then the mutex of a
+// segment or index. Log.writeMu serializes mutations (Append, roll,
+// truncation, retention, flush) and is held across their file IO; Log.mu
+// guards what readers snapshot and is never held across file IO. Readers pin
+// the segments they read (reference counts) so retention can unlink files
+// under them; the files are closed when the last reader is done, which is
+// why file.delete.delay.ms is not needed.
+//
+// A write or fsync failure takes the log offline (ErrLogFailed) until it is
+// reopened; fsync is never retried.
+package storage

@@ -1,0 +1,914 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/samsa-broker/samsa/storage/vfs"
+)
+
+// Errors returned by Log methods.
+var (
+	// ErrOffsetOutOfRange is returned for reads outside [LogStartOffset, LogEndOffset].
+	ErrOffsetOutOfRange = errors.New("storage: offset out of range")
+	// ErrClosed is returned by every method of a closed Log.
+	ErrClosed = errors.New("storage: log closed")
+	// ErrCorrupt marks data on disk that fails its checks (as opposed to IO errors).
+	ErrCorrupt = errors.New("storage: corrupt data")
+	// ErrInvalidBatch is returned by Append for records that are not whole v2 batches.
+	ErrInvalidBatch = errors.New("storage: invalid record batch")
+	// ErrLogFailed is returned by writes once a write or fsync failed: the
+	// log stays offline until it is reopened (fsync errors are never retried).
+	ErrLogFailed = errors.New("storage: log offline after IO failure")
+)
+
+// LogConfig holds the topic-level settings a Log honours. Field comments
+// give the Kafka config name.
+type LogConfig struct {
+	SegmentBytes          int64 // segment.bytes
+	SegmentMs             int64 // segment.ms
+	RetentionMs           int64 // retention.ms, -1 = unlimited
+	RetentionBytes        int64 // retention.bytes, -1 = unlimited
+	IndexIntervalBytes    int32 // index.interval.bytes
+	SegmentIndexBytes     int32 // segment.index.bytes: max size of .index; roll when full
+	FlushIntervalMessages int64 // flush.messages; 1 = fsync before Append returns
+	FlushMs               int64 // flush.ms, honoured by Manager.Run
+	FileDeleteDelayMs     int64 // file.delete.delay.ms (unused: deleted files stay readable while pinned)
+	Delete, Compact       bool  // cleanup.policy
+}
+
+// DefaultLogConfig returns Kafka's defaults.
+func DefaultLogConfig() LogConfig {
+	return LogConfig{
+		SegmentBytes:          1 << 30,
+		SegmentMs:             7 * 24 * 60 * 60 * 1000,
+		RetentionMs:           7 * 24 * 60 * 60 * 1000,
+		RetentionBytes:        -1,
+		IndexIntervalBytes:    4096,
+		SegmentIndexBytes:     10 << 20,
+		FlushIntervalMessages: math.MaxInt64,
+		FlushMs:               math.MaxInt64,
+		FileDeleteDelayMs:     60000,
+		Delete:                true,
+	}
+}
+
+func (c LogConfig) sanitized() LogConfig {
+	d := DefaultLogConfig()
+	if c.SegmentBytes <= 0 {
+		c.SegmentBytes = d.SegmentBytes
+	}
+	if c.SegmentMs <= 0 {
+		c.SegmentMs = d.SegmentMs
+	}
+	if c.IndexIntervalBytes < 0 {
+		c.IndexIntervalBytes = d.IndexIntervalBytes
+	}
+	if c.SegmentIndexBytes < offsetIndexEntrySize*2 {
+		c.SegmentIndexBytes = d.SegmentIndexBytes
+	}
+	if c.FlushIntervalMessages <= 0 {
+		c.FlushIntervalMessages = 1
+	}
+	if c.FlushMs < 0 {
+		c.FlushMs = d.FlushMs
+	}
+	return c
+}
+
+// LogOptions configures OpenLog.
+type LogOptions struct {
+	FS     vfs.FS
+	Dir    string // the partition directory, "topic-N"
+	Config LogConfig
+	Now    func() time.Time // defaults to time.Now
+	Logger *slog.Logger     // defaults to discarding
+	// RecoveryPoint is the offset up to which the log is known flushed; the
+	// segments from the one containing it onwards are scanned. -1 = unknown
+	// (scan everything).
+	RecoveryPoint int64
+	// LogStartOffset is the checkpointed log start offset, -1 if unknown.
+	LogStartOffset int64
+}
+
+// AppendInfo describes an append.
+type AppendInfo struct {
+	FirstOffset, LastOffset int64
+	LogStartOffset          int64
+}
+
+// Log is one partition's log: a list of segments, the newest of which (the
+// active segment) takes appends.
+//
+// Lock order: writeMu, then mu, then a segment's or index's own mutex.
+// writeMu serializes every mutation and is held across file IO; mu guards
+// the fields readers snapshot and is never held across file IO.
+type Log struct {
+	fs     vfs.FS
+	dir    string
+	now    func() time.Time
+	logger *slog.Logger
+
+	writeMu sync.Mutex
+	epochs  *leaderEpochCache // REQUIRES: writeMu to mutate, mu to read
+
+	mu struct {
+		sync.Mutex
+		segments       []*segment
+		cfg            LogConfig
+		logStartOffset int64
+		logEndOffset   int64
+		highWatermark  int64
+		recoveryPoint  int64
+		lastFlush      time.Time
+		waitCh         chan struct{}
+		closed         bool
+		failed         error
+	}
+}
+
+// OpenLog opens (or creates) the log in o.Dir, recovering it as described
+// in the package documentation.
+func OpenLog(o LogOptions) (*Log, error) {
+	if o.FS == nil {
+		o.FS = vfs.OS
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := o.Config.sanitized()
+	l := &Log{fs: o.FS, dir: o.Dir, now: o.Now, logger: o.Logger.With("dir", o.Dir)}
+	l.mu.cfg = cfg
+	if err := o.FS.MkdirAll(o.Dir); err != nil {
+		return nil, fmt.Errorf("storage: create log dir: %w", err)
+	}
+	segs, err := l.loadSegments(cfg, o.RecoveryPoint, o.LogStartOffset)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.segments = segs
+	leo := segs[len(segs)-1].nextOffset
+	start := segs[0].baseOffset
+	if o.LogStartOffset > start {
+		start = min(o.LogStartOffset, leo)
+	}
+	l.mu.logEndOffset = leo
+	l.mu.logStartOffset = start
+	l.mu.highWatermark = start
+	l.mu.recoveryPoint = leo
+	l.mu.lastFlush = o.Now()
+	if l.epochs, err = loadLeaderEpochCache(o.FS, o.Dir); err != nil {
+		l.logger.Warn("storage: dropping unreadable leader epoch checkpoint", "err", err)
+		l.epochs = &leaderEpochCache{fs: o.FS, file: filepath.Join(o.Dir, leaderEpochCheckpointFile)}
+	}
+	changed := l.epochs.truncateFromEnd(leo)
+	changed = l.epochs.truncateFromStart(start) || changed
+	if changed {
+		if err := l.epochs.persist(); err != nil {
+			l.closeSegments()
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// loadSegments lists, opens and recovers the segments of the directory.
+func (l *Log) loadSegments(cfg LogConfig, recoveryPoint, logStart int64) ([]*segment, error) {
+	names, err := l.fs.ReadDir(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("storage: list log dir: %w", err)
+	}
+	var bases []int64
+	present := map[string]bool{}
+	for _, name := range names {
+		present[name] = true
+	}
+	for _, name := range names {
+		switch {
+		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, cleanedSuffix),
+			strings.HasSuffix(name, swapSuffix), strings.HasSuffix(name, tmpSuffix):
+			l.logger.Info("storage: removing leftover file", "file", name)
+			if err := l.fs.Remove(filepath.Join(l.dir, name)); err != nil {
+				return nil, fmt.Errorf("storage: remove leftover %s: %w", name, err)
+			}
+		case strings.HasSuffix(name, indexSuffix), strings.HasSuffix(name, timeIndexSuffix), strings.HasSuffix(name, txnIndexSuffix):
+			stem := name[:strings.LastIndexByte(name, '.')]
+			if !present[stem+logSuffix] {
+				if err := l.fs.Remove(filepath.Join(l.dir, name)); err != nil {
+					return nil, fmt.Errorf("storage: remove orphan index %s: %w", name, err)
+				}
+			}
+		default:
+			if base, ok := parseSegmentBase(name); ok {
+				bases = append(bases, base)
+			}
+		}
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	now := l.now()
+	if len(bases) == 0 {
+		seg, err := createSegment(l.fs, l.dir, max(logStart, 0), cfg, now)
+		if err != nil {
+			return nil, err
+		}
+		return []*segment{seg}, nil
+	}
+	var segs []*segment
+	fail := func(err error) ([]*segment, error) {
+		for _, s := range segs {
+			s.close()
+		}
+		return nil, err
+	}
+	for i, base := range bases {
+		seg, needsRebuild, err := openSegment(l.fs, l.dir, base, cfg, now)
+		if err != nil {
+			return fail(err)
+		}
+		segs = append(segs, seg)
+		last := i == len(bases)-1
+		mustRecover := last || recoveryPoint < 0 || bases[i+1] > recoveryPoint
+		if !mustRecover && !needsRebuild {
+			if err := seg.loadTail(); err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					return fail(err)
+				}
+				l.logger.Warn("storage: rebuilding indexes", "segment", base, "reason", err)
+				mustRecover = true
+			}
+		}
+		if mustRecover || needsRebuild {
+			truncated, err := seg.recover(cfg, l.logger)
+			if err != nil {
+				return fail(err)
+			}
+			if truncated > 0 && !last {
+				// Everything after a torn batch is suspect: drop later segments.
+				for _, later := range bases[i+1:] {
+					l.logger.Warn("storage: deleting segment after corrupt data", "segment", later)
+					s := newSegmentShell(l.fs, l.dir, later, cfg, now)
+					if err := s.remove(); err != nil {
+						return fail(err)
+					}
+				}
+				break
+			}
+		}
+	}
+	for i := 1; i < len(segs); i++ {
+		if segs[i-1].nextOffset > segs[i].baseOffset {
+			return fail(fmt.Errorf("%w: segment %d overlaps segment %d", ErrCorrupt, segs[i-1].baseOffset, segs[i].baseOffset))
+		}
+	}
+	// Recovered data may only have been in the page cache: make it durable
+	// before claiming it as flushed.
+	for _, s := range segs {
+		if err := s.sync(); err != nil {
+			return fail(err)
+		}
+	}
+	return segs, nil
+}
+
+func (l *Log) closeSegments() {
+	for _, s := range l.mu.segments {
+		s.close()
+	}
+}
+
+// checkWritableLocked returns the error that prevents writes, if any.
+// REQUIRES: l.mu held.
+func (l *Log) checkWritableLocked() error {
+	if l.mu.closed {
+		return ErrClosed
+	}
+	if l.mu.failed != nil {
+		return fmt.Errorf("%w: %w", ErrLogFailed, l.mu.failed)
+	}
+	return nil
+}
+
+// fail takes the log offline after a write or sync error and returns err.
+func (l *Log) fail(err error) error {
+	l.mu.Lock()
+	if l.mu.failed == nil {
+		l.mu.failed = err
+		l.logger.Error("storage: log offline after IO failure", "err", err)
+	}
+	l.mu.Unlock()
+	return err
+}
+
+// wakeLocked closes the channel handed out by Wait.
+// REQUIRES: l.mu held.
+func (l *Log) wakeLocked() {
+	if l.mu.waitCh != nil {
+		close(l.mu.waitCh)
+		l.mu.waitCh = nil
+	}
+}
+
+// Append assigns offsets to records (one or more v2 batches, modified in
+// place) starting at the log end offset and appends them to the active
+// segment, rolling first if needed.
+func (l *Log) Append(records []byte) (AppendInfo, error) {
+	return l.append(records, false, 0)
+}
+
+// AppendWithLogAppendTime is Append after stamping every batch with the log
+// append time ts (timestamp type LogAppendTime, max timestamp ts).
+func (l *Log) AppendWithLogAppendTime(records []byte, ts int64) (AppendInfo, error) {
+	return l.append(records, true, ts)
+}
+
+func (l *Log) append(records []byte, logAppendTime bool, ts int64) (AppendInfo, error) {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	l.mu.Lock()
+	if err := l.checkWritableLocked(); err != nil {
+		l.mu.Unlock()
+		return AppendInfo{}, err
+	}
+	cfg := l.mu.cfg
+	leo := l.mu.logEndOffset
+	active := l.mu.segments[len(l.mu.segments)-1]
+	l.mu.Unlock()
+
+	hs, err := splitBatches(records)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	next := leo
+	maxTs := int64(-1)
+	pos := 0
+	for i := range hs {
+		b := records[pos : pos+hs[i].totalSize()]
+		setBaseOffset(b, next)
+		hs[i].BaseOffset = next
+		if logAppendTime {
+			setLogAppendTime(b, ts)
+			hs[i].MaxTimestamp = ts
+			hs[i].Attributes |= timestampTypeBit
+		}
+		next = hs[i].lastOffset() + 1
+		maxTs = max(maxTs, hs[i].MaxTimestamp)
+		pos += hs[i].totalSize()
+	}
+	info := AppendInfo{FirstOffset: leo, LastOffset: next - 1}
+
+	if active.shouldRoll(cfg, len(records), hs[0].MaxTimestamp, next-1, l.now()) {
+		if active, err = l.rollLocked(cfg); err != nil {
+			return AppendInfo{}, err
+		}
+	}
+	if err := active.appendBatches(records, hs, cfg); err != nil {
+		// Drop whatever part of the write landed, then go offline.
+		_ = active.log.Truncate(active.size)
+		return AppendInfo{}, l.fail(err)
+	}
+	epochChanged := false
+	for _, h := range hs {
+		if h.PartitionLeaderEpoch >= 0 {
+			if last, ok := l.epochs.latest(); !ok || h.PartitionLeaderEpoch > last.Epoch {
+				l.mu.Lock()
+				epochChanged = l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) || epochChanged
+				l.mu.Unlock()
+			}
+		}
+	}
+	l.mu.Lock()
+	active.commitAppend(len(records), hs)
+	l.mu.logEndOffset = next
+	info.LogStartOffset = l.mu.logStartOffset
+	unflushed := next - l.mu.recoveryPoint
+	l.wakeLocked()
+	l.mu.Unlock()
+	if epochChanged {
+		if err := l.epochs.persist(); err != nil {
+			return AppendInfo{}, l.fail(err)
+		}
+	}
+	if unflushed >= cfg.FlushIntervalMessages {
+		if err := l.flushLocked(); err != nil {
+			return AppendInfo{}, err
+		}
+	}
+	return info, nil
+}
+
+// splitBatches parses the headers of the batches in records.
+func splitBatches(records []byte) ([]batchHeader, error) {
+	if len(records) == 0 {
+		return nil, fmt.Errorf("%w: no records", ErrInvalidBatch)
+	}
+	var hs []batchHeader
+	for pos := 0; pos < len(records); {
+		h, err := parseBatchHeader(records[pos:])
+		if err != nil {
+			return nil, fmt.Errorf("%w: at byte %d: %w", ErrInvalidBatch, pos, err)
+		}
+		if h.totalSize() > len(records)-pos {
+			return nil, fmt.Errorf("%w: batch at byte %d is truncated", ErrInvalidBatch, pos)
+		}
+		hs = append(hs, h)
+		pos += h.totalSize()
+	}
+	return hs, nil
+}
+
+// rollLocked starts a new active segment at the log end offset.
+// REQUIRES: l.writeMu held.
+func (l *Log) rollLocked(cfg LogConfig) (*segment, error) {
+	l.mu.Lock()
+	old := l.mu.segments[len(l.mu.segments)-1]
+	leo := l.mu.logEndOffset
+	l.mu.Unlock()
+	if old.size == 0 {
+		return old, nil
+	}
+	// Let the time index cover the whole closed segment.
+	if err := old.timeIndex.maybeAppend(old.maxTimestamp, old.offsetOfMaxTimestamp); err != nil {
+		return nil, l.fail(err)
+	}
+	seg, err := createSegment(l.fs, l.dir, leo, cfg, l.now())
+	if err != nil {
+		return nil, l.fail(err)
+	}
+	l.mu.Lock()
+	l.mu.segments = append(l.mu.segments, seg)
+	l.mu.Unlock()
+	l.logger.Debug("storage: rolled segment", "base_offset", leo)
+	return seg, nil
+}
+
+// Roll forces a new active segment if the current one is not empty.
+func (l *Log) Roll() error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	l.mu.Lock()
+	err := l.checkWritableLocked()
+	cfg := l.mu.cfg
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	_, err = l.rollLocked(cfg)
+	return err
+}
+
+// segmentView is a reader's snapshot of a segment.
+type segmentView struct {
+	seg  *segment
+	size int64
+}
+
+// snapshotFrom pins the segments from the one containing offset onwards.
+// The caller must release them.
+// REQUIRES: l.mu held.
+func (l *Log) snapshotFromLocked(offset int64) []segmentView {
+	segs := l.mu.segments
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].baseOffset > offset })
+	if i > 0 {
+		i--
+	}
+	views := make([]segmentView, 0, len(segs)-i)
+	for _, s := range segs[i:] {
+		if s.acquire() {
+			views = append(views, segmentView{seg: s, size: s.size})
+		}
+	}
+	return views
+}
+
+func releaseViews(views []segmentView) {
+	for _, v := range views {
+		v.seg.release()
+	}
+}
+
+// Read returns whole batches starting with the one that contains offset,
+// from a single segment, stopping before any batch whose base offset is >=
+// maxOffset and before exceeding maxBytes; with minOneBatch the first batch
+// is returned whatever its size. Reading at the log end offset returns no
+// bytes; below the log start offset or past the end, ErrOffsetOutOfRange.
+func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) ([]byte, error) {
+	l.mu.Lock()
+	if l.mu.closed {
+		l.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if offset < l.mu.logStartOffset || offset > l.mu.logEndOffset {
+		start, end := l.mu.logStartOffset, l.mu.logEndOffset
+		l.mu.Unlock()
+		return nil, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, start, end)
+	}
+	if offset == l.mu.logEndOffset || offset >= maxOffset {
+		l.mu.Unlock()
+		return nil, nil
+	}
+	views := l.snapshotFromLocked(offset)
+	l.mu.Unlock()
+	defer releaseViews(views)
+
+	for _, v := range views {
+		start, h, found, err := v.seg.findBatch(offset, v.size)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			continue
+		}
+		end := start
+		for first := true; end < v.size; first = false {
+			if !first {
+				if h, err = v.seg.readHeader(end, v.size); err != nil {
+					return nil, err
+				}
+			}
+			if h.BaseOffset >= maxOffset {
+				break
+			}
+			size := int64(h.totalSize())
+			if end-start+size > int64(maxBytes) && !(first && minOneBatch) {
+				break
+			}
+			end += size
+		}
+		if end == start {
+			return nil, nil
+		}
+		buf := make([]byte, end-start)
+		if _, err := v.seg.log.ReadAt(buf, start); err != nil {
+			return nil, fmt.Errorf("storage: read segment: %w", err)
+		}
+		return buf, nil
+	}
+	return nil, nil
+}
+
+// LogStartOffset returns the first offset readable.
+func (l *Log) LogStartOffset() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.logStartOffset
+}
+
+// LogEndOffset returns the offset the next appended record gets (LEO).
+func (l *Log) LogEndOffset() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.logEndOffset
+}
+
+// HighWatermark returns the high watermark set by SetHighWatermark.
+func (l *Log) HighWatermark() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.highWatermark
+}
+
+// SetHighWatermark sets the high watermark, clamped to [log start, LEO],
+// and wakes waiters if it moved.
+func (l *Log) SetHighWatermark(hw int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	hw = max(min(hw, l.mu.logEndOffset), l.mu.logStartOffset)
+	if hw != l.mu.highWatermark {
+		l.mu.highWatermark = hw
+		l.wakeLocked()
+	}
+}
+
+// Wait returns a channel closed at the next append or high watermark change
+// (or Close). All waiters share one channel.
+func (l *Log) Wait() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	if l.mu.waitCh == nil {
+		l.mu.waitCh = make(chan struct{})
+	}
+	return l.mu.waitCh
+}
+
+// RecoveryPoint returns the offset below which all data is known durable.
+func (l *Log) RecoveryPoint() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.recoveryPoint
+}
+
+// Size returns the total size in bytes of the segment files.
+func (l *Log) Size() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var n int64
+	for _, s := range l.mu.segments {
+		n += s.size
+	}
+	return n
+}
+
+// Dir returns the partition directory.
+func (l *Log) Dir() string { return l.dir }
+
+// SetConfig replaces the log's configuration; it applies to later appends,
+// rolls and retention runs.
+func (l *Log) SetConfig(c LogConfig) {
+	c = c.sanitized()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.cfg = c
+	for _, s := range l.mu.segments {
+		s.offsetIndex.mu.Lock()
+		s.offsetIndex.maxEntries = maxOffsetEntries(c)
+		s.offsetIndex.mu.Unlock()
+		s.timeIndex.mu.Lock()
+		s.timeIndex.maxEntries = maxTimeEntries(c)
+		s.timeIndex.mu.Unlock()
+	}
+}
+
+// Config returns the log's configuration.
+func (l *Log) Config() LogConfig {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.cfg
+}
+
+// lastFlushTime returns when the log was last flushed.
+func (l *Log) lastFlushTime() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.lastFlush
+}
+
+// Flush fsyncs every segment with unsynced data and moves the recovery
+// point to the log end offset. A failure takes the log offline.
+func (l *Log) Flush() error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	l.mu.Lock()
+	err := l.checkWritableLocked()
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return l.flushLocked()
+}
+
+// flushLocked syncs dirty segments.
+// REQUIRES: l.writeMu held.
+func (l *Log) flushLocked() error {
+	l.mu.Lock()
+	segs := append([]*segment(nil), l.mu.segments...)
+	leo := l.mu.logEndOffset
+	l.mu.Unlock()
+	for _, s := range segs {
+		if err := s.sync(); err != nil {
+			return l.fail(err)
+		}
+	}
+	l.mu.Lock()
+	l.mu.recoveryPoint = max(l.mu.recoveryPoint, leo)
+	l.mu.lastFlush = l.now()
+	l.mu.Unlock()
+	return nil
+}
+
+// Close flushes and closes the log. Later calls return ErrClosed.
+func (l *Log) Close() error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	l.mu.Lock()
+	if l.mu.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	failed := l.mu.failed
+	l.mu.Unlock()
+	var err error
+	if failed == nil {
+		err = l.flushLocked()
+	}
+	l.mu.Lock()
+	l.mu.closed = true
+	l.wakeLocked()
+	l.closeSegments()
+	l.mu.Unlock()
+	return err
+}
+
+// TruncateTo removes every batch whose last offset is >= offset (a follower
+// diverging from its leader). A batch straddling offset is removed whole, so
+// the new log end offset can be below offset. Truncating below the log start
+// offset empties the log and restarts it at offset.
+func (l *Log) TruncateTo(offset int64) error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	l.mu.Lock()
+	if err := l.checkWritableLocked(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	if offset < 0 {
+		l.mu.Unlock()
+		return fmt.Errorf("%w: truncate to %d", ErrOffsetOutOfRange, offset)
+	}
+	if offset >= l.mu.logEndOffset {
+		l.mu.Unlock()
+		return nil
+	}
+	if offset < l.mu.logStartOffset {
+		l.mu.Unlock()
+		return l.truncateFullyAndStartAtLocked(offset)
+	}
+	segs := l.mu.segments
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].baseOffset > offset }) - 1
+	i = max(i, 0)
+	keep := segs[i]
+	doomed := append([]*segment(nil), segs[i+1:]...)
+	l.mu.Unlock()
+
+	plan, err := keep.planTruncate(offset)
+	if err != nil {
+		return err
+	}
+	// Unlist the doomed segments before touching files, so that readers
+	// never see a half-truncated segment list.
+	l.mu.Lock()
+	l.mu.segments = l.mu.segments[: i+1 : i+1]
+	keep.size = plan.position
+	keep.nextOffset = plan.nextOffset
+	keep.maxTimestamp, keep.offsetOfMaxTimestamp = plan.maxTimestamp, plan.offsetOfMaxTimestamp
+	keep.firstBatchTimestamp = plan.firstTs
+	keep.bytesSinceLastIndexEntry = plan.sinceIndex
+	l.mu.logEndOffset = plan.nextOffset
+	l.mu.highWatermark = min(l.mu.highWatermark, plan.nextOffset)
+	l.mu.recoveryPoint = min(l.mu.recoveryPoint, plan.nextOffset)
+	epochChanged := l.epochs.truncateFromEnd(plan.nextOffset)
+	l.wakeLocked()
+	l.mu.Unlock()
+	for _, s := range doomed {
+		if err := s.remove(); err != nil {
+			return l.fail(err)
+		}
+	}
+	if err := keep.truncateFiles(plan); err != nil {
+		return l.fail(err)
+	}
+	if epochChanged {
+		if err := l.epochs.persist(); err != nil {
+			return l.fail(err)
+		}
+	}
+	return nil
+}
+
+// TruncateFullyAndStartAt deletes every segment and restarts the log empty
+// at offset (log start = LEO = high watermark = offset).
+func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	l.mu.Lock()
+	err := l.checkWritableLocked()
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if offset < 0 {
+		return fmt.Errorf("%w: start at %d", ErrOffsetOutOfRange, offset)
+	}
+	return l.truncateFullyAndStartAtLocked(offset)
+}
+
+// REQUIRES: l.writeMu held.
+func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
+	l.mu.Lock()
+	doomed := l.mu.segments
+	cfg := l.mu.cfg
+	l.mu.Unlock()
+	for _, s := range doomed {
+		if err := s.remove(); err != nil {
+			return l.fail(err)
+		}
+	}
+	seg, err := createSegment(l.fs, l.dir, offset, cfg, l.now())
+	if err != nil {
+		return l.fail(err)
+	}
+	l.mu.Lock()
+	l.mu.segments = []*segment{seg}
+	l.mu.logStartOffset = offset
+	l.mu.logEndOffset = offset
+	l.mu.highWatermark = offset
+	l.mu.recoveryPoint = offset
+	l.epochs.clear()
+	l.wakeLocked()
+	l.mu.Unlock()
+	if err := l.epochs.persist(); err != nil {
+		return l.fail(err)
+	}
+	return nil
+}
+
+// OffsetForTimestamp returns the earliest record (at or above the log start
+// offset) whose timestamp is >= ts, for ListOffsets. The special timestamps
+// (-1 latest, -2 earliest, -3 max) are the caller's business.
+func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, found bool) {
+	l.mu.Lock()
+	if l.mu.closed {
+		l.mu.Unlock()
+		return -1, -1, false
+	}
+	start := l.mu.logStartOffset
+	views := l.snapshotFromLocked(start)
+	maxTs := make([]int64, len(views))
+	for i, v := range views {
+		maxTs[i] = v.seg.maxTimestamp
+	}
+	l.mu.Unlock()
+	defer releaseViews(views)
+	for i, v := range views {
+		if maxTs[i] < ts {
+			continue
+		}
+		from := max(v.seg.timeIndex.lookup(ts), start)
+		pos, h, ok, err := v.seg.findBatch(from, v.size)
+		for ok && err == nil {
+			if h.MaxTimestamp >= ts && h.lastOffset() >= start {
+				if off, rts, hit := firstRecordAtOrAfter(v.seg, pos, h, ts, start); hit {
+					return off, rts, true
+				}
+			}
+			pos += int64(h.totalSize())
+			if pos >= v.size {
+				break
+			}
+			h, err = v.seg.readHeader(pos, v.size)
+		}
+		if err != nil {
+			l.logger.Warn("storage: timestamp lookup failed", "segment", v.seg.baseOffset, "err", err)
+			return -1, -1, false
+		}
+	}
+	return -1, -1, false
+}
+
+// firstRecordAtOrAfter finds the first record of the batch at pos with a
+// timestamp >= ts and an offset >= minOffset.
+func firstRecordAtOrAfter(s *segment, pos int64, h batchHeader, ts, minOffset int64) (int64, int64, bool) {
+	batch := make([]byte, h.totalSize())
+	if _, err := s.log.ReadAt(batch, pos); err != nil {
+		return -1, -1, false
+	}
+	points, ok := decodeRecordPoints(batch, h)
+	if !ok {
+		// Compressed or LogAppendTime: the batch's max timestamp is the best
+		// per-record answer available without decompressing.
+		return max(h.BaseOffset, minOffset), h.MaxTimestamp, true
+	}
+	for _, p := range points {
+		off := h.BaseOffset + int64(p.OffsetDelta)
+		rts := h.BaseTimestamp + p.TimestampDelta
+		if off >= minOffset && rts >= ts {
+			return off, rts, true
+		}
+	}
+	return -1, -1, false
+}
+
+// MaxTimestamp returns the timestamp and offset of the first record with the
+// largest timestamp in the log (ListOffsets MAX_TIMESTAMP), or (-1, -1).
+func (l *Log) MaxTimestamp() (ts int64, offset int64) {
+	l.mu.Lock()
+	maxTs := int64(-1)
+	for _, s := range l.mu.segments {
+		if s.nextOffset > l.mu.logStartOffset {
+			maxTs = max(maxTs, s.maxTimestamp)
+		}
+	}
+	l.mu.Unlock()
+	if maxTs < 0 {
+		return -1, -1
+	}
+	off, rts, found := l.OffsetForTimestamp(maxTs)
+	if !found {
+		return -1, -1
+	}
+	return rts, off
+}

@@ -1,0 +1,487 @@
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/samsa-broker/samsa/storage/vfs"
+)
+
+// ErrNoLogDirs is returned by OpenManager without any directory.
+var ErrNoLogDirs = errors.New("storage: no log directories")
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// String returns the partition directory name, "topic-N".
+func (tp TopicPartition) String() string { return tp.Topic + "-" + strconv.Itoa(int(tp.Partition)) }
+
+// ManagerOptions configures OpenManager. Zero intervals take defaults.
+type ManagerOptions struct {
+	FS     vfs.FS
+	Dirs   []string
+	Now    func() time.Time
+	Logger *slog.Logger
+	// RetentionCheckInterval is log.retention.check.interval.ms (default 5m).
+	RetentionCheckInterval time.Duration
+	// FlushCheckInterval is how often flush.ms is checked (default 1s).
+	FlushCheckInterval time.Duration
+	// CheckpointInterval is how often the offset checkpoints are written (default 5s).
+	CheckpointInterval time.Duration
+}
+
+// Manager owns the logs of all partitions in a set of log directories, and
+// the per-directory offset checkpoints.
+type Manager struct {
+	fs     vfs.FS
+	dirs   []string
+	now    func() time.Time
+	logger *slog.Logger
+	opts   ManagerOptions
+
+	// checkpointMu serializes checkpoint writes.
+	checkpointMu sync.Mutex
+
+	mu struct {
+		sync.Mutex
+		logs     map[TopicPartition]*managedLog
+		creating map[TopicPartition]bool
+		closed   bool
+	}
+}
+
+type managedLog struct {
+	log     *Log
+	dir     string // the log directory holding the partition directory
+	topicID [16]byte
+}
+
+// parsePartitionDir splits "topic-N" into its topic and partition.
+func parsePartitionDir(name string) (TopicPartition, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 || i == len(name)-1 {
+		return TopicPartition{}, false
+	}
+	p, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || p < 0 || strconv.FormatInt(p, 10) != name[i+1:] {
+		return TopicPartition{}, false
+	}
+	return TopicPartition{Topic: name[:i], Partition: int32(p)}, true
+}
+
+// OpenManager opens every partition log found in o.Dirs.
+func OpenManager(o ManagerOptions) (*Manager, error) {
+	if len(o.Dirs) == 0 {
+		return nil, ErrNoLogDirs
+	}
+	if o.FS == nil {
+		o.FS = vfs.OS
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.RetentionCheckInterval <= 0 {
+		o.RetentionCheckInterval = 5 * time.Minute
+	}
+	if o.FlushCheckInterval <= 0 {
+		o.FlushCheckInterval = time.Second
+	}
+	if o.CheckpointInterval <= 0 {
+		o.CheckpointInterval = 5 * time.Second
+	}
+	m := &Manager{fs: o.FS, dirs: o.Dirs, now: o.Now, logger: o.Logger, opts: o}
+	m.mu.logs = map[TopicPartition]*managedLog{}
+	m.mu.creating = map[TopicPartition]bool{}
+	for _, dir := range o.Dirs {
+		if err := m.loadDir(dir); err != nil {
+			m.closeLogs()
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *Manager) loadDir(dir string) error {
+	if err := m.fs.MkdirAll(dir); err != nil {
+		return fmt.Errorf("storage: create log dir %s: %w", dir, err)
+	}
+	recovery, err := readOffsetCheckpoint(m.fs, filepath.Join(dir, recoveryPointCheckpointFile))
+	if err != nil {
+		m.logger.Warn("storage: ignoring unreadable checkpoint", "err", err)
+		recovery = map[TopicPartition]int64{}
+	}
+	starts, err := readOffsetCheckpoint(m.fs, filepath.Join(dir, logStartOffsetCheckpointFile))
+	if err != nil {
+		m.logger.Warn("storage: ignoring unreadable checkpoint", "err", err)
+		starts = map[TopicPartition]int64{}
+	}
+	hws, err := readOffsetCheckpoint(m.fs, filepath.Join(dir, highWatermarkCheckpointFile))
+	if err != nil {
+		m.logger.Warn("storage: ignoring unreadable checkpoint", "err", err)
+		hws = map[TopicPartition]int64{}
+	}
+	names, err := m.fs.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("storage: list log dir %s: %w", dir, err)
+	}
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		if strings.HasSuffix(name, "-delete") {
+			m.logger.Info("storage: removing deleted partition dir", "dir", path)
+			if err := m.fs.RemoveAll(path); err != nil {
+				return fmt.Errorf("storage: remove %s: %w", path, err)
+			}
+			continue
+		}
+		tp, ok := parsePartitionDir(name)
+		if !ok {
+			continue
+		}
+		if _, ok := m.mu.logs[tp]; ok {
+			return fmt.Errorf("storage: partition %s found in two log dirs", tp)
+		}
+		if m.fs.Exists(filepath.Join(path, partitionMetadataFile)) || m.hasSegments(path) {
+			if err := m.openPartition(dir, tp, recovery, starts, hws); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (m *Manager) hasSegments(path string) bool {
+	names, err := m.fs.ReadDir(path)
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if _, ok := parseSegmentBase(n); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func offsetOr(m map[TopicPartition]int64, tp TopicPartition, def int64) int64 {
+	if v, ok := m[tp]; ok {
+		return v
+	}
+	return def
+}
+
+func (m *Manager) openPartition(dir string, tp TopicPartition, recovery, starts, hws map[TopicPartition]int64) error {
+	path := filepath.Join(dir, tp.String())
+	var topicID [16]byte
+	if mp := filepath.Join(path, partitionMetadataFile); m.fs.Exists(mp) {
+		b, err := readFile(m.fs, mp)
+		if err != nil {
+			return fmt.Errorf("storage: read %s: %w", mp, err)
+		}
+		if topicID, err = parsePartitionMetadata(b); err != nil {
+			return fmt.Errorf("%s: %w", mp, err)
+		}
+	}
+	l, err := OpenLog(LogOptions{
+		FS: m.fs, Dir: path, Config: DefaultLogConfig(), Now: m.now, Logger: m.logger,
+		RecoveryPoint:  offsetOr(recovery, tp, -1),
+		LogStartOffset: offsetOr(starts, tp, -1),
+	})
+	if err != nil {
+		return fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	if hw, ok := hws[tp]; ok {
+		l.SetHighWatermark(hw)
+	}
+	m.mu.logs[tp] = &managedLog{log: l, dir: dir, topicID: topicID}
+	return nil
+}
+
+// parsePartitionMetadata decodes "version: 0\ntopic_id: <base64url uuid>".
+func parsePartitionMetadata(b []byte) ([16]byte, error) {
+	var id [16]byte
+	fields := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			return id, fmt.Errorf("%w: partition metadata line %q", ErrCorrupt, line)
+		}
+		fields[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	if fields["version"] != "0" {
+		return id, fmt.Errorf("%w: partition metadata version %q", ErrCorrupt, fields["version"])
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(fields["topic_id"], "="))
+	if err != nil || len(raw) != 16 {
+		return id, fmt.Errorf("%w: partition metadata topic_id %q", ErrCorrupt, fields["topic_id"])
+	}
+	copy(id[:], raw)
+	return id, nil
+}
+
+func encodePartitionMetadata(id [16]byte) []byte {
+	return []byte("version: 0\ntopic_id: " + base64.RawURLEncoding.EncodeToString(id[:]) + "\n")
+}
+
+// Log returns the log of tp.
+func (m *Manager) Log(tp TopicPartition) (*Log, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ml, ok := m.mu.logs[tp]
+	if !ok {
+		return nil, false
+	}
+	return ml.log, true
+}
+
+// Logs returns a copy of the partition-to-log map.
+func (m *Manager) Logs() map[TopicPartition]*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[TopicPartition]*Log, len(m.mu.logs))
+	for tp, ml := range m.mu.logs {
+		out[tp] = ml.log
+	}
+	return out
+}
+
+// TopicID returns the topic ID recorded for tp (zero if unknown).
+func (m *Manager) TopicID(tp TopicPartition) [16]byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ml, ok := m.mu.logs[tp]; ok {
+		return ml.topicID
+	}
+	return [16]byte{}
+}
+
+// CreateLog creates the log of tp in the log directory holding the fewest
+// partitions, writing its partition.metadata. If the log exists it is
+// returned as is.
+func (m *Manager) CreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) (*Log, error) {
+	if tp.Topic == "" || tp.Partition < 0 || strings.ContainsAny(tp.Topic, "/\\") || tp.Topic == "." || tp.Topic == ".." {
+		return nil, fmt.Errorf("storage: invalid partition %q %d", tp.Topic, tp.Partition)
+	}
+	m.mu.Lock()
+	if m.mu.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if ml, ok := m.mu.logs[tp]; ok {
+		m.mu.Unlock()
+		return ml.log, nil
+	}
+	if m.mu.creating[tp] {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("storage: partition %s is being created", tp)
+	}
+	m.mu.creating[tp] = true
+	counts := map[string]int{}
+	for _, ml := range m.mu.logs {
+		counts[ml.dir]++
+	}
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.mu.creating, tp)
+		m.mu.Unlock()
+	}()
+	dir := m.dirs[0]
+	for _, d := range m.dirs[1:] {
+		if counts[d] < counts[dir] {
+			dir = d
+		}
+	}
+	path := filepath.Join(dir, tp.String())
+	if err := m.fs.MkdirAll(path); err != nil {
+		return nil, fmt.Errorf("storage: create %s: %w", path, err)
+	}
+	if err := writeFileAtomic(m.fs, filepath.Join(path, partitionMetadataFile), encodePartitionMetadata(topicID)); err != nil {
+		return nil, err
+	}
+	if err := m.fs.SyncDir(dir); err != nil {
+		return nil, fmt.Errorf("storage: sync %s: %w", dir, err)
+	}
+	l, err := OpenLog(LogOptions{FS: m.fs, Dir: path, Config: cfg, Now: m.now, Logger: m.logger, RecoveryPoint: 0, LogStartOffset: 0})
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.mu.logs[tp] = &managedLog{log: l, dir: dir, topicID: topicID}
+	m.mu.Unlock()
+	return l, nil
+}
+
+// DeleteLog closes the log of tp, renames its directory to
+// "topic-N.<random hex>-delete" and removes it. A crash in between leaves a
+// "-delete" directory that OpenManager removes.
+func (m *Manager) DeleteLog(tp TopicPartition) error {
+	m.mu.Lock()
+	ml, ok := m.mu.logs[tp]
+	if ok {
+		delete(m.mu.logs, tp)
+	}
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := ml.log.Close(); err != nil && !errors.Is(err, ErrClosed) {
+		m.logger.Warn("storage: closing deleted log", "partition", tp.String(), "err", err)
+	}
+	var suffix [16]byte
+	_, _ = rand.Read(suffix[:])
+	path := filepath.Join(ml.dir, tp.String())
+	doomed := filepath.Join(ml.dir, tp.String()+"."+hex.EncodeToString(suffix[:])+"-delete")
+	if err := m.fs.Rename(path, doomed); err != nil {
+		return fmt.Errorf("storage: rename %s for deletion: %w", path, err)
+	}
+	if err := m.fs.SyncDir(ml.dir); err != nil {
+		return fmt.Errorf("storage: sync %s: %w", ml.dir, err)
+	}
+	if err := m.fs.RemoveAll(doomed); err != nil {
+		return fmt.Errorf("storage: remove %s: %w", doomed, err)
+	}
+	return nil
+}
+
+// Run does the background work until ctx is done: retention every
+// RetentionCheckInterval, flush.ms flushes, and checkpoint writes.
+func (m *Manager) Run(ctx context.Context) {
+	retention := time.NewTicker(m.opts.RetentionCheckInterval)
+	flush := time.NewTicker(m.opts.FlushCheckInterval)
+	checkpoint := time.NewTicker(m.opts.CheckpointInterval)
+	defer retention.Stop()
+	defer flush.Stop()
+	defer checkpoint.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-retention.C:
+			m.EnforceRetention()
+		case <-flush.C:
+			m.FlushDue()
+		case <-checkpoint.C:
+			if err := m.WriteCheckpoints(); err != nil {
+				m.logger.Error("storage: writing checkpoints", "err", err)
+			}
+		}
+	}
+}
+
+// EnforceRetention runs retention on every log once.
+func (m *Manager) EnforceRetention() {
+	now := m.now()
+	for tp, l := range m.Logs() {
+		if n, err := l.EnforceRetention(now); err != nil {
+			if !errors.Is(err, ErrClosed) {
+				m.logger.Error("storage: retention", "partition", tp.String(), "err", err)
+			}
+		} else if n > 0 {
+			m.logger.Info("storage: retention deleted segments", "partition", tp.String(), "segments", n)
+		}
+	}
+}
+
+// FlushDue flushes every log whose flush.ms elapsed since its last flush.
+func (m *Manager) FlushDue() {
+	now := m.now()
+	for tp, l := range m.Logs() {
+		ms := l.Config().FlushMs
+		if ms == 0 || now.Sub(l.lastFlushTime()).Milliseconds() >= ms {
+			if err := l.Flush(); err != nil && !errors.Is(err, ErrClosed) {
+				m.logger.Error("storage: flush", "partition", tp.String(), "err", err)
+			}
+		}
+	}
+}
+
+// WriteCheckpoints writes the recovery point, log start offset and high
+// watermark checkpoints of every log directory.
+func (m *Manager) WriteCheckpoints() error {
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
+	m.mu.Lock()
+	byDir := map[string]map[TopicPartition]*Log{}
+	for _, d := range m.dirs {
+		byDir[d] = map[TopicPartition]*Log{}
+	}
+	for tp, ml := range m.mu.logs {
+		byDir[ml.dir][tp] = ml.log
+	}
+	m.mu.Unlock()
+	var errs []error
+	for dir, logs := range byDir {
+		rp := map[TopicPartition]int64{}
+		starts := map[TopicPartition]int64{}
+		hws := map[TopicPartition]int64{}
+		for tp, l := range logs {
+			rp[tp] = l.RecoveryPoint()
+			starts[tp] = l.LogStartOffset()
+			hws[tp] = l.HighWatermark()
+		}
+		for _, f := range []struct {
+			name    string
+			offsets map[TopicPartition]int64
+		}{
+			{recoveryPointCheckpointFile, rp},
+			{logStartOffsetCheckpointFile, starts},
+			{highWatermarkCheckpointFile, hws},
+		} {
+			if err := writeFileAtomic(m.fs, filepath.Join(dir, f.name), encodeOffsetCheckpoint(f.offsets)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close flushes every log, writes the checkpoints and closes the logs.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.mu.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	m.mu.closed = true
+	m.mu.Unlock()
+	var errs []error
+	for tp, l := range m.Logs() {
+		if err := l.Flush(); err != nil {
+			errs = append(errs, fmt.Errorf("storage: flush %s: %w", tp, err))
+		}
+	}
+	if err := m.WriteCheckpoints(); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, m.closeLogs())
+	return errors.Join(errs...)
+}
+
+func (m *Manager) closeLogs() error {
+	var errs []error
+	for tp, l := range m.Logs() {
+		if err := l.Close(); err != nil && !errors.Is(err, ErrClosed) {
+			errs = append(errs, fmt.Errorf("storage: close %s: %w", tp, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -161,6 +161,8 @@ func readLimited(r io.Reader, limit, sizeHint int) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+const maxSnappyRatio = 22
+
 func decodeSnappyBlock(dst, src []byte, limit int) ([]byte, error) {
 	n, err := snappy.DecodedLen(src)
 	if err != nil {
@@ -168,6 +170,11 @@ func decodeSnappyBlock(dst, src []byte, limit int) ([]byte, error) {
 	}
 	if n > limit-len(dst) {
 		return nil, fmt.Errorf("snappy: %w", ErrTooLarge)
+	}
+	// A snappy element expands at most 64 bytes out of 3 in, so a larger
+	// claimed length is a lie; refuse it before allocating.
+	if n > maxSnappyRatio*len(src)+64 {
+		return nil, fmt.Errorf("%w: snappy: block of %d bytes claims %d", ErrMalformed, len(src), n)
 	}
 	start := len(dst)
 	dst = grow(dst, n)

@@ -53,6 +53,7 @@ func FuzzParseRequest(f *testing.F) {
 func fuzzBatchSeeds(f *testing.F) {
 	for _, c := range allCodecs {
 		f.Add(mustBatch(f, testSpec(c, 3)), int16(9), true)
+		f.Add(mustBatch(f, testSpec(c, 3)), int16(0x109), true)
 	}
 	f.Add(mustBatch(f, testSpec(CompressionNone, 0)), int16(3), false)
 	f.Add([]byte{}, int16(3), false)
@@ -61,6 +62,11 @@ func fuzzBatchSeeds(f *testing.F) {
 func FuzzValidateProduce(f *testing.F) {
 	fuzzBatchSeeds(f)
 	f.Fuzz(func(t *testing.T, records []byte, version int16, deep bool) {
+		// Half the inputs get a correct CRC so that the checks behind it are reached.
+		if version&0x100 != 0 && len(records) >= BatchHeaderSize {
+			records = append([]byte(nil), records...)
+			RecomputeCRC(records)
+		}
 		hdrs, err := ValidateProduce(records, ValidateOptions{MaxBatchBytes: 1 << 20, ProduceVersion: version, DeepValidate: deep})
 		if err != nil {
 			var be *BatchError

@@ -504,3 +504,26 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestEmptyAdvertisedMeansUnset(t *testing.T) {
+	c := mustLoad(t, nil, []string{"KAFKA_ADVERTISED_LISTENERS="})
+	if want := []Listener{{"PLAINTEXT", "localhost", 9092}}; !reflect.DeepEqual(c.AdvertisedListeners, want) {
+		t.Fatalf("advertised %v", c.AdvertisedListeners)
+	}
+}
+
+func TestBrokerIDSource(t *testing.T) {
+	c := mustLoad(t, nil, []string{"KAFKA_BROKER_ID=4"})
+	if c.NodeID != 4 || c.Sources["node.id"] != SourceStatic || c.Sources["broker.id"] != SourceStatic {
+		t.Fatalf("NodeID %d sources %v %v", c.NodeID, c.Sources["node.id"], c.Sources["broker.id"])
+	}
+}
+
+func TestThrottledReplicas(t *testing.T) {
+	for v, ok := range map[string]bool{"*": true, "0:1,1:2": true, "": true, "x": false, "0:": false, "*,0:1": false} {
+		err := ValidateTopicConfig(map[string]string{"leader.replication.throttled.replicas": v})
+		if (err == nil) != ok {
+			t.Errorf("%q: err %v, want ok=%v", v, err, ok)
+		}
+	}
+}

@@ -73,5 +73,75 @@
 // TestDocTable -update rewrites it).
 //
 // BEGIN SETTINGS TABLE
+//
+//	| Name | Default | Description |
+//	|------|---------|-------------|
+//	| `node.id` | `1` | Id of this node. Kafka requires it; samsa defaults to 1 for a single-node quick start. |
+//	| `broker.id` | `-1` | Legacy alias of node.id; if both are set they must agree. |
+//	| `cluster.id` | null | Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties. |
+//	| `process.roles` | `broker,controller` | Roles of this process. samsa always runs broker and controller in one process. |
+//	| `broker.rack` | null | Rack of this broker, reported in Metadata. |
+//	| `listeners` | `PLAINTEXT://localhost:9092` | Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092. (dynamic) |
+//	| `advertised.listeners` | null | Listeners given to clients. Default: listeners without the controller listeners. (dynamic) |
+//	| `listener.security.protocol.map` | `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL` | Map of listener name to security protocol. Only PLAINTEXT is supported for now. (dynamic) |
+//	| `controller.listener.names` | null | Names of the listeners used by the controller. They are not advertised to clients. |
+//	| `inter.broker.listener.name` | null | Listener used between brokers. Default: PLAINTEXT if present, else the first non-controller listener. |
+//	| `num.network.threads` | `3` | Accepted for compatibility; samsa uses a goroutine per connection. (dynamic) |
+//	| `num.io.threads` | `8` | Accepted for compatibility; informational. (dynamic) |
+//	| `socket.request.max.bytes` | `104857600` | Largest request the broker accepts, in bytes. |
+//	| `log.dirs` | null | Directories of the partition logs. Overrides log.dir. |
+//	| `log.dir` | `./samsa-data` | Log directory used when log.dirs is unset. Kafka's default is /tmp/kafka-logs. |
+//	| `metadata.log.dir` | null | Directory of the metadata log. Default: the first log directory. |
+//	| `log.segment.bytes` | `1073741824` | Largest size of a log segment file. (dynamic) |
+//	| `log.roll.ms` | null | Largest age of the active segment before it rolls. Overrides log.roll.hours. (dynamic) |
+//	| `log.roll.hours` | `168` | Largest age of the active segment before it rolls, in hours. (dynamic) |
+//	| `log.roll.jitter.ms` | null | Random jitter subtracted from the roll time. Overrides log.roll.jitter.hours. (dynamic) |
+//	| `log.roll.jitter.hours` | `0` | Random jitter subtracted from the roll time, in hours. (dynamic) |
+//	| `log.retention.ms` | null | How long to keep a log segment; -1 keeps forever. Overrides log.retention.minutes and log.retention.hours. (dynamic) |
+//	| `log.retention.minutes` | null | Retention in minutes. Overrides log.retention.hours. (dynamic) |
+//	| `log.retention.hours` | `168` | Retention in hours; negative keeps forever. (dynamic) |
+//	| `log.retention.bytes` | `-1` | Largest size of a partition log before old segments are deleted; -1 is unlimited. (dynamic) |
+//	| `log.retention.check.interval.ms` | `300000` | How often retention is checked. |
+//	| `log.flush.interval.messages` | `9223372036854775807` | Messages appended before the log is fsynced. (dynamic) |
+//	| `log.flush.interval.ms` | null | Largest time a message stays unflushed. Default: log.flush.scheduler.interval.ms. (dynamic) |
+//	| `log.flush.scheduler.interval.ms` | `9223372036854775807` | How often the flusher checks whether logs need fsync. (dynamic) |
+//	| `log.index.interval.bytes` | `4096` | Bytes of log between offset index entries. (dynamic) |
+//	| `log.index.size.max.bytes` | `10485760` | Largest size of an offset or time index file. (dynamic) |
+//	| `log.segment.delete.delay.ms` | `60000` | Delay before a deleted segment is removed from disk. (dynamic) |
+//	| `log.cleanup.policy` | `delete` | Default cleanup policy: delete, compact, or both. (dynamic) |
+//	| `log.cleaner.enable` | `true` | Run the log cleaner for compacted topics. |
+//	| `log.cleaner.delete.retention.ms` | `86400000` | How long tombstones are kept in compacted topics. (dynamic) |
+//	| `log.cleaner.min.compaction.lag.ms` | `0` | Least time a message stays uncompacted. (dynamic) |
+//	| `log.cleaner.max.compaction.lag.ms` | `9223372036854775807` | Largest time a message stays uncompacted. (dynamic) |
+//	| `log.cleaner.min.cleanable.ratio` | `0.5` | Least dirty ratio for a log to be cleaned. (dynamic) |
+//	| `log.preallocate` | `false` | Preallocate segment files. (dynamic) |
+//	| `log.message.timestamp.type` | `CreateTime` | Timestamp stored in messages: CreateTime or LogAppendTime. (dynamic) |
+//	| `log.message.timestamp.before.max.ms` | `9223372036854775807` | Largest allowed age of a message timestamp behind the broker clock. (dynamic) |
+//	| `log.message.timestamp.after.max.ms` | `3600000` | Largest allowed lead of a message timestamp ahead of the broker clock. (dynamic) |
+//	| `log.local.retention.ms` | `-2` | Local retention with tiered storage; -2 means use log.retention.ms. (dynamic) |
+//	| `log.local.retention.bytes` | `-2` | Local retention bytes with tiered storage; -2 means use log.retention.bytes. (dynamic) |
+//	| `message.max.bytes` | `1048588` | Largest record batch size the broker accepts. (dynamic) |
+//	| `compression.type` | `producer` | Compression of stored data: producer keeps the producer's codec. (dynamic) |
+//	| `compression.gzip.level` | `-1` | gzip level when compression.type is gzip. (dynamic) |
+//	| `compression.lz4.level` | `9` | lz4 level when compression.type is lz4. (dynamic) |
+//	| `compression.zstd.level` | `3` | zstd level when compression.type is zstd. (dynamic) |
+//	| `num.partitions` | `1` | Default number of partitions of a new topic. |
+//	| `default.replication.factor` | `1` | Default replication factor of a new topic. |
+//	| `auto.create.topics.enable` | `true` | Create a topic when a client asks for metadata of an unknown one. |
+//	| `delete.topic.enable` | `true` | Allow DeleteTopics. |
+//	| `min.insync.replicas` | `1` | Least in-sync replicas for an acks=all write. (dynamic) |
+//	| `unclean.leader.election.enable` | `false` | Allow an out-of-sync replica to become leader. (dynamic) |
+//	| `replica.lag.time.max.ms` | `30000` | A follower that has not caught up for this long leaves the ISR. |
+//	| `offsets.topic.num.partitions` | `50` | Partitions of __consumer_offsets. |
+//	| `offsets.topic.replication.factor` | `3` | Replication factor of __consumer_offsets. samsa caps it at the number of live brokers, with a warning. |
+//	| `offsets.retention.minutes` | `10080` | How long committed offsets of an empty group are kept. |
+//	| `group.initial.rebalance.delay.ms` | `3000` | Delay of the first rebalance of a new classic group. |
+//	| `group.min.session.timeout.ms` | `6000` | Least session timeout a classic group member may ask for. |
+//	| `group.max.session.timeout.ms` | `1800000` | Largest session timeout a classic group member may ask for. |
+//	| `group.max.size` | `2147483647` | Largest number of members of a classic group. |
+//	| `transaction.max.timeout.ms` | `900000` | Largest transaction timeout a producer may ask for. |
+//	| `transactional.id.expiration.ms` | `604800000` | Idle time after which a transactional id expires. |
+//	| `producer.id.expiration.ms` | `86400000` | Idle time after which a producer id's state expires. (dynamic) |
+//
 // END SETTINGS TABLE
 package config

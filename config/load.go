@@ -352,7 +352,9 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.BrokerRack = d.str("broker.rack")
 	c.Listeners = d.listeners("listeners")
 	c.ControllerListenerNames = upperAll(parseList(d.str("controller.listener.names")))
-	if d.has("advertised.listeners") {
+	// An empty advertised.listeners (KAFKA_ADVERTISED_LISTENERS= in a
+	// compose file) means unset, rather than "advertise nothing".
+	if strings.TrimSpace(d.str("advertised.listeners")) != "" {
 		c.AdvertisedListeners = d.listeners("advertised.listeners")
 	} else {
 		for _, l := range c.Listeners {
@@ -442,7 +444,14 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	if d.err != nil {
 		return nil, d.err
 	}
-	// In KRaft broker.id always equals node.id.
+	// In KRaft broker.id always equals node.id; both report the source of
+	// the one that decided it.
+	if sources["broker.id"] == SourceStatic {
+		sources["node.id"] = SourceStatic
+	}
+	if sources["node.id"] == SourceStatic {
+		sources["broker.id"] = SourceStatic
+	}
 	values["node.id"] = strconv.Itoa(int(c.NodeID))
 	values["broker.id"] = values["node.id"]
 	return c, nil

@@ -59,9 +59,9 @@ func buildTopicDefs() []TopicDef {
 		t("file.delete.delay.ms", Long, "log.segment.delete.delay.ms", "60000", "Delay before a deleted segment file is removed.", atLeast(Long, 0)),
 		t("flush.messages", Long, "log.flush.interval.messages", maxLong, "Messages between fsyncs.", atLeast(Long, 1)),
 		t("flush.ms", Long, "log.flush.interval.ms", maxLong, "Time between fsyncs.", atLeast(Long, 0)),
-		t("follower.replication.throttled.replicas", List, "", "", "Accepted for compatibility; no effect.", nil),
+		t("follower.replication.throttled.replicas", List, "", "", "Throttled replicas (partition:broker,... or *); accepted, no effect.", validateThrottledReplicas),
 		t("index.interval.bytes", Int, "log.index.interval.bytes", "4096", "Bytes between offset index entries.", atLeast(Int, 0)),
-		t("leader.replication.throttled.replicas", List, "", "", "Accepted for compatibility; no effect.", nil),
+		t("leader.replication.throttled.replicas", List, "", "", "Throttled replicas (partition:broker,... or *); accepted, no effect.", validateThrottledReplicas),
 		t("local.retention.bytes", Long, "log.local.retention.bytes", "-2", "Local retention bytes with tiered storage.", atLeast(Long, -2)),
 		t("local.retention.ms", Long, "log.local.retention.ms", "-2", "Local retention with tiered storage.", atLeast(Long, -2)),
 		t("max.compaction.lag.ms", Long, "log.cleaner.max.compaction.lag.ms", maxLong, "Largest time a message stays uncompacted.", atLeast(Long, 1)),
@@ -86,6 +86,24 @@ func buildTopicDefs() []TopicDef {
 	}
 	sort.Slice(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
 	return defs
+}
+
+// validateThrottledReplicas accepts "*" or a list of partition:broker pairs,
+// like Kafka's ThrottledReplicaListValidator.
+func validateThrottledReplicas(s string) error {
+	items := parseList(s)
+	if len(items) == 1 && items[0] == "*" {
+		return nil
+	}
+	for _, it := range items {
+		p, b, ok := strings.Cut(it, ":")
+		_, perr := strconv.ParseUint(strings.TrimSpace(p), 10, 31)
+		_, berr := strconv.ParseUint(strings.TrimSpace(b), 10, 31)
+		if !ok || perr != nil || berr != nil {
+			return fmt.Errorf("must be * or a list of partitionId:brokerId, got %q", it)
+		}
+	}
+	return nil
 }
 
 func oneOfBool(want bool) validator {
@@ -121,10 +139,10 @@ func ValidateTopicConfig(overrides map[string]string) error {
 	for _, k := range keys {
 		d, ok := topicDef(k)
 		if !ok {
-			return &ConfigError{Code: kerr.InvalidConfig.Code, Message: "unknown topic config name: " + k}
+			return &ConfigError{Code: kerr.InvalidConfig.Code, Message: "Unknown topic config name: " + k}
 		}
 		if err := d.Validate(overrides[k]); err != nil {
-			return &ConfigError{Code: kerr.InvalidConfig.Code, Message: fmt.Sprintf("invalid value %s for configuration %s: %v", overrides[k], k, err)}
+			return &ConfigError{Code: kerr.InvalidConfig.Code, Message: fmt.Sprintf("Invalid value %s for configuration %s: %v", overrides[k], k, err)}
 		}
 	}
 	return nil

@@ -189,25 +189,58 @@ func (c *Controller) RegisterBroker(b Broker) error {
 	return c.write(false, func(img *Image) []Record { return decideRegisterBroker(img, b) })
 }
 
-// FenceBroker fences (or unfences) a registered broker. Fenced brokers get
-// no new replicas.
+// FenceBroker fences (or unfences) a registered broker and moves
+// leadership accordingly (see decideFenceBroker). Fenced brokers get no new
+// replicas.
 func (c *Controller) FenceBroker(id int32, fenced bool) error {
-	var missing bool
+	var known bool
 	err := c.write(false, func(img *Image) []Record {
-		b, ok := img.Brokers[id]
-		if !ok {
-			missing = true
-			return nil
-		}
-		if b.Fenced == fenced {
-			return nil
-		}
-		return []Record{BrokerFenceRecord{BrokerID: id, Fenced: fenced}}
+		var recs []Record
+		known, recs = decideFenceBroker(img, id, fenced)
+		return recs
 	})
-	if missing {
+	if !known {
 		return fmt.Errorf("%w: broker %d is not registered", ErrInvalidBroker, id)
 	}
 	return err
+}
+
+// AlterPartition applies a leader's ISR change. It returns the partition
+// state after the call (the current state when the change is refused, so a
+// stale leader learns the new epochs), and a kerr code.
+func (c *Controller) AlterPartition(req AlterPartition) (Partition, int16, string) {
+	var code int16
+	var msg string
+	err := c.write(false, func(img *Image) []Record {
+		var recs []Record
+		code, msg, recs = decideAlterPartition(img, req)
+		return recs
+	})
+	if err != nil && code == 0 {
+		code, msg = errorCode(err)
+	}
+	_, p, _ := partitionOf(c.Image(), req.TopicID, req.Partition)
+	return p, code, msg
+}
+
+// ElectLeaders runs a preferred or unclean leader election for the given
+// partitions (Kafka's ElectLeaders); results are in request order.
+func (c *Controller) ElectLeaders(typ ElectionType, partitions []TopicPartition) []ElectLeaderResult {
+	var results []ElectLeaderResult
+	err := c.write(false, func(img *Image) []Record {
+		var recs []Record
+		results, recs = decideElectLeaders(img, typ, partitions)
+		return recs
+	})
+	if err != nil {
+		code, msg := errorCode(err)
+		for i := range results {
+			if results[i].ErrorCode == 0 {
+				results[i].ErrorCode, results[i].ErrorMessage = code, msg
+			}
+		}
+	}
+	return results
 }
 
 func (c *Controller) rules(internal bool) topicRules {

@@ -153,7 +153,6 @@ func syncDir(dir string) error {
 func scanFrames(r io.Reader, fn func(i int64, rec Record) error) (valid int64, count int64, err error) {
 	br := bufio.NewReader(r)
 	var head [frameHeader]byte
-	var payload []byte
 	for {
 		if _, err := io.ReadFull(br, head[:]); err != nil {
 			return valid, count, nil // clean end or torn header
@@ -163,8 +162,10 @@ func scanFrames(r io.Reader, fn func(i int64, rec Record) error) (valid int64, c
 		if length < 2 || length > maxFrameSize {
 			return valid, count, nil // garbage length: treat as torn
 		}
-		payload = slicesGrow(payload, int(length)-2)
-		if _, err := io.ReadFull(br, payload); err != nil {
+		// Read through a LimitReader rather than allocating length bytes up
+		// front: a torn length field can claim up to maxFrameSize.
+		payload, err := io.ReadAll(io.LimitReader(br, int64(length)-2))
+		if err != nil || len(payload) != int(length)-2 {
 			return valid, count, nil // torn payload
 		}
 		crc := crc32.Update(crc32.Checksum(head[8:10], crcTable), crcTable, payload)
@@ -183,13 +184,6 @@ func scanFrames(r io.Reader, fn func(i int64, rec Record) error) (valid int64, c
 		valid += int64(frameHeader) + int64(length) - 2
 		count++
 	}
-}
-
-func slicesGrow(b []byte, n int) []byte {
-	if cap(b) < n {
-		return make([]byte, n)
-	}
-	return b[:n]
 }
 
 // appendFrame appends the frame of rec to buf.

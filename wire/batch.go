@@ -256,13 +256,19 @@ func validateBatch(b []byte, opts ValidateOptions) (BatchHeader, []byte, *BatchE
 	if c == CompressionNone || opts.DeepValidate {
 		body := batch[BatchHeaderSize:]
 		if c != CompressionNone {
-			var err error
-			body, err = Decompress(c, body)
+			scratch := getScratch()
+			out, err := decompressInto(c, *scratch, body)
 			if err != nil {
+				putScratch(scratch)
 				return h, nil, batchErr(kerr.CorruptMessage, "decompressing %s records: %v", c, err)
 			}
-		}
-		if err := checkRecords(body, h.NumRecords); err != nil {
+			berr := checkRecords(out, h.NumRecords)
+			*scratch = out[:0]
+			putScratch(scratch)
+			if berr != nil {
+				return h, nil, berr
+			}
+		} else if err := checkRecords(body, h.NumRecords); err != nil {
 			return h, nil, err
 		}
 	}

@@ -82,6 +82,13 @@ func zstdCodecs() (*zstd.Decoder, *zstd.Encoder, error) {
 // framing (the Java client). LZ4 is the LZ4 frame format. Output larger than
 // MaxDecompressedSize is refused with an error wrapping ErrTooLarge.
 func Decompress(c Compression, src []byte) ([]byte, error) {
+	return decompressInto(c, nil, src)
+}
+
+// decompressInto is Decompress writing into dst's capacity when it can
+// (dst's contents are discarded). CompressionNone still returns src.
+func decompressInto(c Compression, dst, src []byte) ([]byte, error) {
+	dst = dst[:0]
 	limit := MaxDecompressedSize
 	switch c {
 	case CompressionNone:
@@ -101,7 +108,7 @@ func Decompress(c Compression, src []byte) ([]byte, error) {
 				return nil, fmt.Errorf("%w: gzip: %v", ErrMalformed, err)
 			}
 		}
-		out, err := readLimited(zr, limit, len(src)*4)
+		out, err := readLimited(dst, zr, limit, len(src)*4)
 		gzipReaders.Put(zr)
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
@@ -109,13 +116,13 @@ func Decompress(c Compression, src []byte) ([]byte, error) {
 		return out, nil
 	case CompressionSnappy:
 		if bytes.HasPrefix(src, xerialMagic) {
-			return decodeXerial(src, limit)
+			return decodeXerial(dst, src, limit)
 		}
-		return decodeSnappyBlock(nil, src, limit)
+		return decodeSnappyBlock(dst, src, limit)
 	case CompressionLZ4:
 		zr := lz4Readers.Get().(*lz4.Reader)
 		zr.Reset(bytes.NewReader(src))
-		out, err := readLimited(zr, limit, len(src)*4)
+		out, err := readLimited(dst, zr, limit, len(src)*4)
 		zr.Reset(nil)
 		lz4Readers.Put(zr)
 		if err != nil {
@@ -127,7 +134,7 @@ func Decompress(c Compression, src []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
 		}
-		out, err := dec.DecodeAll(src, nil)
+		out, err := dec.DecodeAll(src, dst)
 		if err != nil {
 			if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
 				return nil, fmt.Errorf("zstd: %w", ErrTooLarge)
@@ -143,14 +150,17 @@ func Decompress(c Compression, src []byte) ([]byte, error) {
 }
 
 // readLimited reads r to EOF, refusing more than limit bytes.
-func readLimited(r io.Reader, limit, sizeHint int) ([]byte, error) {
+func readLimited(dst []byte, r io.Reader, limit, sizeHint int) ([]byte, error) {
 	if sizeHint < 512 {
 		sizeHint = 512
 	}
 	if sizeHint > limit {
 		sizeHint = limit
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, sizeHint))
+	if cap(dst) < sizeHint {
+		dst = make([]byte, 0, sizeHint)
+	}
+	buf := bytes.NewBuffer(dst[:0])
 	n, err := buf.ReadFrom(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
@@ -205,12 +215,11 @@ func grow(b []byte, n int) []byte {
 
 // decodeXerial decodes xerial framing: the 8-byte magic, int32 version,
 // int32 compatible version, then [int32 length][snappy block] chunks.
-func decodeXerial(src []byte, limit int) ([]byte, error) {
+func decodeXerial(out, src []byte, limit int) ([]byte, error) {
 	if len(src) < 16 {
 		return nil, fmt.Errorf("%w: snappy: xerial header truncated", ErrMalformed)
 	}
 	src = src[16:]
-	var out []byte
 	for len(src) > 0 {
 		if len(src) < 4 {
 			return nil, fmt.Errorf("%w: snappy: xerial chunk length truncated", ErrMalformed)
@@ -231,6 +240,26 @@ func decodeXerial(src []byte, limit int) ([]byte, error) {
 		out = []byte{}
 	}
 	return out, nil
+}
+
+// scratchPool holds buffers for decompressing records that are only
+// checked, not kept (deep validation).
+var scratchPool sync.Pool // *[]byte
+
+// maxPooledScratch is the largest buffer put back in scratchPool.
+const maxPooledScratch = 8 << 20
+
+func getScratch() *[]byte {
+	if v := scratchPool.Get(); v != nil {
+		return v.(*[]byte)
+	}
+	return new([]byte)
+}
+
+func putScratch(b *[]byte) {
+	if cap(*b) <= maxPooledScratch {
+		scratchPool.Put(b)
+	}
 }
 
 // Compress returns src compressed with codec c: gzip, a raw snappy block

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -102,6 +103,9 @@ func FuzzDecodeRecords(f *testing.F) {
 		if err != nil {
 			return
 		}
+		if h.Compression() == CompressionNone {
+			crossCheckKmsg(t, batch[BatchHeaderSize:h.TotalSize()], recs)
+		}
 		// Re-encode what we decoded and decode again.
 		spec := BatchSpec{
 			BaseOffset: h.BaseOffset, BaseTimestamp: h.BaseTimestamp, MaxTimestamp: h.MaxTimestamp,
@@ -159,4 +163,29 @@ func FuzzDecompress(f *testing.F) {
 			t.Fatalf("round trip of decompressed output failed: %v", err)
 		}
 	})
+}
+
+// crossCheckKmsg decodes the uncompressed records section with kmsg's
+// record decoder and compares with ours.
+func crossCheckKmsg(t *testing.T, body []byte, recs []Record) {
+	t.Helper()
+	for i, r := range recs {
+		l, n := binary.Varint(body)
+		end := n + int(l)
+		var kr kmsg.Record
+		if err := kr.ReadFrom(body[:end]); err != nil {
+			t.Fatalf("record %d: kmsg rejects what we accepted: %v", i, err)
+		}
+		body = body[end:]
+		if kr.Attributes != r.Attributes || kr.TimestampDelta64 != r.TimestampDelta || kr.OffsetDelta != r.OffsetDelta ||
+			!bytes.Equal(kr.Key, r.Key) || (kr.Key == nil) != (r.Key == nil) || !bytes.Equal(kr.Value, r.Value) ||
+			(kr.Value == nil) != (r.Value == nil) || len(kr.Headers) != len(r.Headers) {
+			t.Fatalf("record %d: kmsg %+v, ours %+v", i, kr, r)
+		}
+		for j, h := range kr.Headers {
+			if h.Key != r.Headers[j].Key || !bytes.Equal(h.Value, r.Headers[j].Value) {
+				t.Fatalf("record %d header %d: kmsg %+v, ours %+v", i, j, h, r.Headers[j])
+			}
+		}
+	}
 }

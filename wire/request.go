@@ -40,6 +40,10 @@ const keyAPIVersions = 18
 // as far as it could be decoded, so that the broker can answer (ApiVersions
 // in its v0 shape). Truncated or invalid bytes give an error wrapping
 // ErrMalformed. ParseRequest never panics.
+//
+// Byte fields of the request (Produce records among them) alias frame, so
+// frame must not be reused while the request is in use; in-place batch edits
+// (SetBaseOffset...) on those records write into frame.
 func ParseRequest(frame []byte) (hdr RequestHeader, req kmsg.Request, err error) {
 	defer func() {
 		if r := recover(); r != nil {

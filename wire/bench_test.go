@@ -1,0 +1,54 @@
+package wire
+
+import (
+	"bytes"
+	"testing"
+)
+
+func benchSpec(c Compression) BatchSpec {
+	s := testSpec(c, 0)
+	for i := range 100 {
+		s.Records = append(s.Records, Record{OffsetDelta: int32(i), Key: []byte("key"), Value: bytes.Repeat([]byte("value "), 160)})
+	}
+	return s
+}
+
+func BenchmarkValidateProduce(b *testing.B) {
+	for _, c := range allCodecs {
+		batch := mustBatch(b, benchSpec(c))
+		for _, deep := range []bool{false, true} {
+			name := c.String()
+			if deep {
+				name += "/deep"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(len(batch)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := ValidateProduce(batch, ValidateOptions{ProduceVersion: 9, DeepValidate: deep}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkDecompress(b *testing.B) {
+	raw := mustBatch(b, benchSpec(CompressionNone))[BatchHeaderSize:]
+	for _, c := range allCodecs[1:] {
+		comp, err := Compress(c, raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Decompress(c, comp); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -440,6 +440,12 @@ func (l *Log) rollLocked(cfg LogConfig) (*segment, error) {
 	if err := old.timeIndex.maybeAppend(old.maxTimestamp, old.offsetOfMaxTimestamp); err != nil {
 		return nil, l.fail(err)
 	}
+	// Sync the closed segment before the new one exists: after a crash, a
+	// segment file then implies that all segments before it are complete,
+	// so recovery never finds a gap below an empty newer segment.
+	if err := old.sync(); err != nil {
+		return nil, l.fail(err)
+	}
 	seg, err := createSegment(l.fs, l.dir, leo, cfg, l.now())
 	if err != nil {
 		return nil, l.fail(err)

@@ -1,0 +1,354 @@
+package coordinator
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Node is a broker as FindCoordinator names it.
+type Node struct {
+	ID   int32
+	Host string
+	Port int32
+}
+
+// Coordinator key types of FindCoordinator.
+const (
+	keyTypeGroup       = 0
+	keyTypeTransaction = 1
+)
+
+// FindCoordinator answers FindCoordinator v0-v6 (batched keys v4+). Group
+// keys are answered with self when this node serves the group's partition.
+// Transaction keys are answered with self too: the transaction coordinator
+// will live on the same partitions' leaders.
+func (c *Coordinator) FindCoordinator(req *kmsg.FindCoordinatorRequest, self Node) *kmsg.FindCoordinatorResponse {
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	keys := req.CoordinatorKeys
+	if req.Version < 4 {
+		keys = []string{req.CoordinatorKey}
+	}
+	for _, key := range keys {
+		rc := kmsg.NewFindCoordinatorResponseCoordinator()
+		rc.Key = key
+		rc.NodeID = -1
+		rc.Port = -1
+		switch req.CoordinatorType {
+		case keyTypeGroup:
+			if _, code := c.shardFor(key); code != 0 {
+				// Kafka: the partition has no leader here (yet).
+				rc.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			}
+		case keyTypeTransaction:
+		default:
+			rc.ErrorCode = kerr.InvalidRequest.Code
+		}
+		if rc.ErrorCode == 0 {
+			rc.NodeID, rc.Host, rc.Port = self.ID, self.Host, self.Port
+		} else {
+			rc.ErrorMessage = ptr(kerr.ErrorForCode(rc.ErrorCode).Error())
+		}
+		resp.Coordinators = append(resp.Coordinators, rc)
+	}
+	if req.Version < 4 && len(resp.Coordinators) == 1 {
+		rc := resp.Coordinators[0]
+		resp.Coordinators = nil
+		resp.ErrorCode, resp.ErrorMessage = rc.ErrorCode, rc.ErrorMessage
+		resp.NodeID, resp.Host, resp.Port = rc.NodeID, rc.Host, rc.Port
+	}
+	return resp
+}
+
+func joinErrorResponse(version, code int16, memberID string) *kmsg.JoinGroupResponse {
+	r := joinError(0, code, memberID)[0].Join
+	r.Version = version
+	return r
+}
+
+// JoinGroup answers JoinGroup v0-v9. It blocks until the join phase ends
+// (or ctx does).
+func (c *Coordinator) JoinGroup(ctx context.Context, client Client, req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
+	if req.Group == "" {
+		return joinErrorResponse(req.Version, kerr.InvalidGroupID.Code, req.MemberID)
+	}
+	s, code := c.shardFor(req.Group)
+	if code != 0 {
+		return joinErrorResponse(req.Version, code, req.MemberID)
+	}
+	ch := make(chan kmsg.Response, 1)
+	code = s.call(ctx, func() {
+		now := c.now()
+		g := s.groups[req.Group]
+		if g == nil {
+			if req.MemberID != "" {
+				ch <- joinErrorResponse(req.Version, kerr.UnknownMemberID.Code, req.MemberID)
+				return
+			}
+			g = NewGroup(s.groupConfig, req.Group, now)
+			s.groups[req.Group] = g
+		}
+		w := s.register(ch, req.Version)
+		s.finish(g, now, g.Join(now, w, client, req))
+		if g.generation == 0 && g.deletable() {
+			delete(s.groups, g.id) // a new group whose first join failed
+		}
+	})
+	if code != 0 {
+		return joinErrorResponse(req.Version, code, req.MemberID)
+	}
+	select {
+	case r := <-ch:
+		if r == nil {
+			return joinErrorResponse(req.Version, kerr.NotCoordinator.Code, req.MemberID)
+		}
+		return r.(*kmsg.JoinGroupResponse)
+	case <-ctx.Done():
+		return joinErrorResponse(req.Version, kerr.CoordinatorNotAvailable.Code, req.MemberID)
+	}
+}
+
+func syncErrorResponse(version, code int16) *kmsg.SyncGroupResponse {
+	r := kmsg.NewPtrSyncGroupResponse()
+	r.Version = version
+	r.ErrorCode = code
+	return r
+}
+
+// SyncGroup answers SyncGroup v0-v5. A follower's SyncGroup in
+// CompletingRebalance blocks until the leader's is stored.
+func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
+	if req.Group == "" {
+		return syncErrorResponse(req.Version, kerr.InvalidGroupID.Code)
+	}
+	s, code := c.shardFor(req.Group)
+	if code != 0 {
+		return syncErrorResponse(req.Version, code)
+	}
+	ch := make(chan kmsg.Response, 1)
+	code = s.call(ctx, func() {
+		now := c.now()
+		g := s.groups[req.Group]
+		if g == nil {
+			ch <- syncErrorResponse(req.Version, kerr.UnknownMemberID.Code)
+			return
+		}
+		w := s.register(ch, req.Version)
+		s.finish(g, now, g.Sync(now, w, req))
+	})
+	if code != 0 {
+		return syncErrorResponse(req.Version, code)
+	}
+	select {
+	case r := <-ch:
+		if r == nil {
+			return syncErrorResponse(req.Version, kerr.NotCoordinator.Code)
+		}
+		return r.(*kmsg.SyncGroupResponse)
+	case <-ctx.Done():
+		return syncErrorResponse(req.Version, kerr.CoordinatorNotAvailable.Code)
+	}
+}
+
+// Heartbeat answers Heartbeat v0-v4.
+func (c *Coordinator) Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse {
+	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+	if req.Group == "" {
+		resp.ErrorCode = kerr.InvalidGroupID.Code
+		return resp
+	}
+	s, code := c.shardFor(req.Group)
+	if code == 0 {
+		code = s.call(ctx, func() {
+			g := s.groups[req.Group]
+			if g == nil {
+				resp.ErrorCode = kerr.UnknownMemberID.Code
+				return
+			}
+			resp.ErrorCode = g.Heartbeat(c.now(), req)
+		})
+	}
+	if code != 0 {
+		resp.ErrorCode = code
+	}
+	return resp
+}
+
+// LeaveGroup answers LeaveGroup v0-v5 (v3+ batches members, each with its
+// own error; v0-v2 carry the one member's error at the top).
+func (c *Coordinator) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupResponse {
+	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+	leavers := []Leaver{{MemberID: req.MemberID}}
+	if req.Version >= 3 {
+		leavers = leavers[:0]
+		for _, m := range req.Members {
+			leavers = append(leavers, Leaver{MemberID: m.MemberID, InstanceID: m.InstanceID})
+		}
+	}
+	codes := make([]int16, len(leavers))
+	if req.Group == "" {
+		resp.ErrorCode = kerr.InvalidGroupID.Code
+		return resp
+	}
+	s, code := c.shardFor(req.Group)
+	if code == 0 {
+		code = s.call(ctx, func() {
+			g := s.groups[req.Group]
+			if g == nil {
+				for i := range codes {
+					codes[i] = kerr.UnknownMemberID.Code
+				}
+				return
+			}
+			now := c.now()
+			var replies []Reply
+			codes, replies = g.Leave(now, leavers)
+			s.finish(g, now, replies)
+		})
+	}
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp
+	}
+	if req.Version < 3 {
+		resp.ErrorCode = codes[0]
+		return resp
+	}
+	for i, l := range leavers {
+		rm := kmsg.NewLeaveGroupResponseMember()
+		rm.MemberID = l.MemberID
+		rm.InstanceID = l.InstanceID
+		rm.ErrorCode = codes[i]
+		resp.Members = append(resp.Members, rm)
+	}
+	return resp
+}
+
+// allGroupOperations is the AuthorizedOperations bit set of a group when
+// there is no authorizer: READ (3), DELETE (6), DESCRIBE (8).
+const allGroupOperations = 1<<3 | 1<<6 | 1<<8
+
+// DescribeGroups answers DescribeGroups v0-v6. An unknown group is "Dead"
+// with no error before v6 and GROUP_ID_NOT_FOUND from v6 (KIP-1043).
+func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
+	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	for _, id := range req.Groups {
+		d := kmsg.NewDescribeGroupsResponseGroup()
+		d.Group = id
+		d.State = Dead.String()
+		code := int16(0)
+		if id == "" {
+			code = kerr.InvalidGroupID.Code
+		}
+		var s *shard
+		if code == 0 {
+			s, code = c.shardFor(id)
+		}
+		if code == 0 {
+			code = s.call(ctx, func() {
+				g := s.groups[id]
+				if g == nil {
+					if req.Version >= 6 {
+						d.ErrorCode = kerr.GroupIDNotFound.Code
+						d.ErrorMessage = ptr("group " + id + " not found")
+					}
+					return
+				}
+				d = g.Describe()
+			})
+		}
+		if code != 0 {
+			d.ErrorCode = code
+		}
+		d.AuthorizedOperations = math.MinInt32
+		if req.IncludeAuthorizedOperations {
+			d.AuthorizedOperations = allGroupOperations
+		}
+		resp.Groups = append(resp.Groups, d)
+	}
+	return resp
+}
+
+// ListGroups answers ListGroups v0-v5 with the groups of every loaded
+// partition, filtered by state (v4+) and type (v5+: all ours are
+// "classic").
+func (c *Coordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
+	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	var states []State
+	for _, name := range req.StatesFilter {
+		if st, ok := parseState(name); ok {
+			states = append(states, st)
+		} else {
+			states = append(states, -1) // matches nothing, as in Kafka
+		}
+	}
+	typeOK := len(req.TypesFilter) == 0 || slices.ContainsFunc(req.TypesFilter, func(t string) bool {
+		return strings.EqualFold(t, "classic")
+	})
+	for _, s := range c.shardList() {
+		code := s.call(ctx, func() {
+			if !typeOK {
+				return
+			}
+			for _, g := range s.groups {
+				if g.state == Dead || (len(states) > 0 && !slices.Contains(states, g.state)) {
+					continue
+				}
+				lg := kmsg.NewListGroupsResponseGroup()
+				lg.Group = g.id
+				lg.ProtocolType = g.protocolType
+				lg.GroupState = g.state.String()
+				lg.GroupType = "classic"
+				resp.Groups = append(resp.Groups, lg)
+			}
+		})
+		if code != 0 && resp.ErrorCode == 0 {
+			resp.ErrorCode = code
+		}
+	}
+	slices.SortFunc(resp.Groups, func(a, b kmsg.ListGroupsResponseGroup) int { return strings.Compare(a.Group, b.Group) })
+	return resp
+}
+
+// DeleteGroups answers DeleteGroups v0-v2: an empty group's offsets and
+// metadata are tombstoned; a group with members is NON_EMPTY_GROUP.
+func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
+	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	for _, id := range req.Groups {
+		rg := kmsg.NewDeleteGroupsResponseGroup()
+		rg.Group = id
+		code := int16(0)
+		if id == "" {
+			code = kerr.InvalidGroupID.Code
+		}
+		var s *shard
+		if code == 0 {
+			s, code = c.shardFor(id)
+		}
+		if code == 0 {
+			code = s.call(ctx, func() {
+				g := s.groups[id]
+				if g == nil {
+					rg.ErrorCode = kerr.GroupIDNotFound.Code
+					return
+				}
+				if rg.ErrorCode = g.DeleteCheck(); rg.ErrorCode != 0 {
+					return
+				}
+				if err := s.deleteGroup(g, c.now()); err != nil {
+					s.logger.Warn("coordinator: deleting group failed", "group", id, "err", err)
+					rg.ErrorCode = kerr.CoordinatorNotAvailable.Code
+				}
+			})
+		}
+		if code != 0 {
+			rg.ErrorCode = code
+		}
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp
+}

@@ -1,0 +1,317 @@
+package coordinator
+
+import (
+	"context"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// topicName resolves a request topic: by name before v10, by ID from v10.
+func (c *Coordinator) topicName(version int16, name string, id [16]byte) (string, bool) {
+	if version < 10 {
+		return name, true
+	}
+	if c.opts.Topics == nil {
+		return "", false
+	}
+	return c.opts.Topics.TopicName(id)
+}
+
+// OffsetCommit answers OffsetCommit v0-v10. Members commit with their
+// generation; a simple consumer commits with generation -1 to an empty (or
+// new) group. The records are written before the offsets are visible.
+func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	setAll := func(code int16) {
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				if resp.Topics[i].Partitions[j].ErrorCode == 0 {
+					resp.Topics[i].Partitions[j].ErrorCode = code
+				}
+			}
+		}
+	}
+	if req.Group == "" {
+		setAll(kerr.InvalidGroupID.Code)
+		return resp
+	}
+	s, code := c.shardFor(req.Group)
+	if code == 0 {
+		code = s.call(ctx, func() { c.commitOn(s, req, resp, setAll) })
+	}
+	if code != 0 {
+		setAll(code)
+	}
+	return resp
+}
+
+// commitOn runs on the shard goroutine.
+func (c *Coordinator) commitOn(s *shard, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, setAll func(int16)) {
+	now := c.now()
+	g := s.groups[req.Group]
+	created := false
+	switch {
+	case g != nil:
+		if code := g.CommitCheck(now, req.Generation, req.MemberID, req.InstanceID); code != 0 {
+			setAll(code)
+			return
+		}
+	case req.Generation < 0:
+		g = NewGroup(s.groupConfig, req.Group, now)
+		s.groups[req.Group] = g
+		created = true
+	case req.Version >= 9:
+		setAll(kerr.GroupIDNotFound.Code)
+		return
+	default:
+		setAll(kerr.IllegalGeneration.Code)
+		return
+	}
+	type pending struct {
+		topic, partition int
+		tp               topicPartition
+		entry            offsetEntry
+	}
+	var todo []pending
+	var recs []wire.Record
+	for i, t := range req.Topics {
+		name, ok := c.topicName(req.Version, t.Topic, t.TopicID)
+		for j, p := range t.Partitions {
+			rp := &resp.Topics[i].Partitions[j]
+			if !ok {
+				rp.ErrorCode = kerr.UnknownTopicID.Code
+				continue
+			}
+			md := ""
+			if p.Metadata != nil {
+				md = *p.Metadata
+			}
+			if len(md) > c.opts.MaxMetadataBytes {
+				rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
+				continue
+			}
+			tp := topicPartition{name, p.Partition}
+			e := offsetEntry{offset: p.Offset, leaderEpoch: p.LeaderEpoch, metadata: md, commitTime: now}
+			if req.Version < 6 {
+				e.leaderEpoch = -1
+			}
+			todo = append(todo, pending{i, j, tp, e})
+			recs = append(recs, wire.Record{Key: offsetCommitKey(g.id, tp), Value: offsetCommitValue(e)})
+		}
+	}
+	if len(recs) > 0 {
+		if err := s.append(now, recs); err != nil {
+			s.logger.Warn("coordinator: writing offsets failed", "group", g.id, "err", err)
+			for _, p := range todo {
+				resp.Topics[p.topic].Partitions[p.partition].ErrorCode = kerr.CoordinatorNotAvailable.Code
+			}
+			todo = nil
+		}
+	}
+	for _, p := range todo {
+		g.commit(p.tp, p.entry)
+	}
+	if created && g.deletable() {
+		delete(s.groups, g.id)
+	}
+}
+
+// fetchTopic is one topic of an OffsetFetch, normalized across versions.
+type fetchTopic struct {
+	name       string
+	id         [16]byte
+	resolved   bool
+	partitions []int32
+}
+
+// OffsetFetch answers OffsetFetch v0-v10: one group before v8, several from
+// v8; null topics mean every committed partition. An unknown group or
+// partition has offset -1. RequireStable (v7+) needs transactions to
+// matter, and there are none yet.
+func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if req.Version >= 8 {
+		for _, rg := range req.Groups {
+			var topics []fetchTopic
+			if rg.Topics != nil {
+				topics = []fetchTopic{}
+				for _, t := range rg.Topics {
+					name, ok := c.topicName(req.Version, t.Topic, t.TopicID)
+					topics = append(topics, fetchTopic{name: name, id: t.TopicID, resolved: ok, partitions: t.Partitions})
+				}
+			}
+			resp.Groups = append(resp.Groups, c.fetchGroup(ctx, req.Version, rg.Group, topics))
+		}
+		return resp
+	}
+	var topics []fetchTopic
+	if req.Topics != nil {
+		topics = []fetchTopic{}
+		for _, t := range req.Topics {
+			topics = append(topics, fetchTopic{name: t.Topic, resolved: true, partitions: t.Partitions})
+		}
+	}
+	g := c.fetchGroup(ctx, req.Version, req.Group, topics)
+	resp.ErrorCode = g.ErrorCode
+	for _, t := range g.Topics {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata, rp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode
+			if req.Version < 2 && g.ErrorCode != 0 {
+				rp.ErrorCode = g.ErrorCode // no top-level error before v2
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// fetchGroup answers one group of an OffsetFetch; topics nil means all.
+func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group string, topics []fetchTopic) kmsg.OffsetFetchResponseGroup {
+	out := kmsg.NewOffsetFetchResponseGroup()
+	out.Group = group
+	fill := func(g *Group) {
+		if topics == nil {
+			if g == nil {
+				return
+			}
+			byTopic := g.committedTopics()
+			names := make([]string, 0, len(byTopic))
+			for n := range byTopic {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			topics = topics[:0]
+			for _, n := range names {
+				ft := fetchTopic{name: n, resolved: true, partitions: byTopic[n]}
+				if version >= 10 {
+					if c.opts.Topics == nil {
+						continue
+					}
+					id, ok := c.opts.Topics.TopicID(n)
+					if !ok {
+						continue // the topic was deleted; its offsets wait for expiry
+					}
+					ft.id = id
+				}
+				topics = append(topics, ft)
+			}
+		}
+		for _, t := range topics {
+			rt := kmsg.NewOffsetFetchResponseGroupTopic()
+			rt.Topic, rt.TopicID = t.name, t.id
+			for _, p := range t.partitions {
+				rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+				rp.Partition = p
+				rp.Offset = -1
+				rp.LeaderEpoch = -1
+				rp.Metadata = ptr("")
+				switch {
+				case !t.resolved:
+					rp.ErrorCode = kerr.UnknownTopicID.Code
+				case g != nil:
+					if e, ok := g.fetchOffset(topicPartition{t.name, p}); ok {
+						rp.Offset, rp.LeaderEpoch, rp.Metadata = e.offset, e.leaderEpoch, ptr(e.metadata)
+					}
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+	}
+	if group == "" && version >= 2 {
+		out.ErrorCode = kerr.InvalidGroupID.Code
+		return out
+	}
+	s, code := c.shardFor(group)
+	if code == 0 {
+		code = s.call(ctx, func() { fill(s.groups[group]) })
+	}
+	if code != 0 {
+		out.ErrorCode = code
+		out.Topics = nil
+		if topics != nil {
+			fill(nil) // v0-v1 carry the error per partition
+		}
+	}
+	return out
+}
+
+// OffsetDelete answers OffsetDelete v0: offsets of topics the group no
+// longer subscribes to are tombstoned; subscribed ones get
+// GROUP_SUBSCRIBED_TO_TOPIC.
+func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	if req.Group == "" {
+		resp.ErrorCode = kerr.InvalidGroupID.Code
+		return resp
+	}
+	s, code := c.shardFor(req.Group)
+	if code == 0 {
+		code = s.call(ctx, func() {
+			g := s.groups[req.Group]
+			if g == nil {
+				resp.ErrorCode = kerr.GroupIDNotFound.Code
+				return
+			}
+			groupCode, subscribed := g.OffsetDeleteCheck()
+			if groupCode != 0 {
+				resp.ErrorCode = groupCode
+				return
+			}
+			var recs []wire.Record
+			var gone []topicPartition
+			for _, t := range req.Topics {
+				rt := kmsg.NewOffsetDeleteResponseTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+					rp.Partition = p.Partition
+					tp := topicPartition{t.Topic, p.Partition}
+					if subscribed[t.Topic] {
+						rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
+					} else if _, ok := g.offsets[tp]; ok {
+						recs = append(recs, wire.Record{Key: offsetCommitKey(g.id, tp)})
+						gone = append(gone, tp)
+					}
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				resp.Topics = append(resp.Topics, rt)
+			}
+			if len(recs) == 0 {
+				return
+			}
+			if err := s.append(c.now(), recs); err != nil {
+				s.logger.Warn("coordinator: deleting offsets failed", "group", g.id, "err", err)
+				resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+				resp.Topics = nil
+				return
+			}
+			for _, tp := range gone {
+				delete(g.offsets, tp)
+			}
+		})
+	}
+	if code != 0 {
+		resp.ErrorCode = code
+		resp.Topics = nil
+	}
+	return resp
+}

@@ -1,0 +1,240 @@
+package coordinator
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// TopicResolver maps topic IDs to names and back, for OffsetCommit and
+// OffsetFetch v10, which name topics by ID while __consumer_offsets keys
+// hold names.
+type TopicResolver interface {
+	TopicName(id [16]byte) (string, bool)
+	TopicID(name string) ([16]byte, bool)
+}
+
+// Options configures a Coordinator. Zero durations and sizes take Kafka's
+// defaults.
+type Options struct {
+	// NumPartitions is offsets.topic.num.partitions (default 50).
+	NumPartitions int32
+	// OpenLog returns the log of one __consumer_offsets partition; the
+	// broker creates the topic if needed.
+	OpenLog func(partition int32) (Log, error)
+	// Now is the clock (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
+
+	MinSessionTimeout     time.Duration // group.min.session.timeout.ms, default 6s
+	MaxSessionTimeout     time.Duration // group.max.session.timeout.ms, default 30m
+	InitialRebalanceDelay time.Duration // group.initial.rebalance.delay.ms, default 3s; negative for none
+	MaxGroupSize          int           // group.max.size, default unlimited
+	// OffsetsRetention is offsets.retention.minutes (default 7 days).
+	OffsetsRetention time.Duration
+	// OffsetsRetentionCheckInterval is offsets.retention.check.interval.ms
+	// (default 10 minutes).
+	OffsetsRetentionCheckInterval time.Duration
+	// MaxMetadataBytes is offset.metadata.max.bytes (default 4096).
+	MaxMetadataBytes int
+	// NewMemberID returns prefix-UUID (default: a random UUID v4).
+	NewMemberID func(prefix string) string
+	// Topics resolves topic IDs; without it v10 topic IDs are
+	// UNKNOWN_TOPIC_ID.
+	Topics TopicResolver
+}
+
+func (o *Options) setDefaults() {
+	if o.NumPartitions <= 0 {
+		o.NumPartitions = 50
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MinSessionTimeout == 0 {
+		o.MinSessionTimeout = 6 * time.Second
+	}
+	if o.MaxSessionTimeout == 0 {
+		o.MaxSessionTimeout = 30 * time.Minute
+	}
+	if o.InitialRebalanceDelay == 0 {
+		o.InitialRebalanceDelay = 3 * time.Second
+	} else if o.InitialRebalanceDelay < 0 {
+		o.InitialRebalanceDelay = 0
+	}
+	if o.MaxGroupSize <= 0 {
+		o.MaxGroupSize = math.MaxInt32
+	}
+	if o.OffsetsRetention <= 0 {
+		o.OffsetsRetention = 7 * 24 * time.Hour
+	}
+	if o.OffsetsRetentionCheckInterval <= 0 {
+		o.OffsetsRetentionCheckInterval = 10 * time.Minute
+	}
+	if o.MaxMetadataBytes <= 0 {
+		o.MaxMetadataBytes = 4096
+	}
+	if o.NewMemberID == nil {
+		o.NewMemberID = func(prefix string) string { return prefix + "-" + randomUUID() }
+	}
+}
+
+// randomUUID returns a random (v4) UUID in its usual text form.
+func randomUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// Coordinator is the classic group coordinator. It owns the groups of the
+// __consumer_offsets partitions it has loaded, one goroutine per partition.
+// Its request methods take kmsg requests and return kmsg responses; they
+// are safe for concurrent use, and JoinGroup and SyncGroup block until the
+// rebalance step they wait for ends.
+type Coordinator struct {
+	opts        Options
+	logger      *slog.Logger
+	groupConfig GroupConfig
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu struct {
+		sync.RWMutex
+		shards map[int32]*shardRun
+		closed bool
+	}
+}
+
+// shardRun is a running shard and how to stop it.
+type shardRun struct {
+	s      *shard
+	cancel context.CancelFunc
+}
+
+// New returns a Coordinator with no partition loaded.
+func New(opts Options) (*Coordinator, error) {
+	opts.setDefaults()
+	if opts.OpenLog == nil {
+		return nil, fmt.Errorf("coordinator: Options.OpenLog is required")
+	}
+	c := &Coordinator{opts: opts, logger: opts.Logger}
+	c.groupConfig = GroupConfig{
+		MinSessionTimeout:     opts.MinSessionTimeout,
+		MaxSessionTimeout:     opts.MaxSessionTimeout,
+		InitialRebalanceDelay: opts.InitialRebalanceDelay,
+		MaxSize:               opts.MaxGroupSize,
+		NewMemberID:           opts.NewMemberID,
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.mu.shards = map[int32]*shardRun{}
+	return c, nil
+}
+
+func (c *Coordinator) now() time.Time { return c.opts.Now() }
+
+// NumPartitions returns offsets.topic.num.partitions.
+func (c *Coordinator) NumPartitions() int32 { return c.opts.NumPartitions }
+
+// LoadAll loads every __consumer_offsets partition: what a single node,
+// which leads all of them, does at start.
+func (c *Coordinator) LoadAll() error {
+	for p := range c.opts.NumPartitions {
+		if err := c.LoadPartition(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LoadPartition starts serving the groups of one partition, after reading
+// it in the background (requests meanwhile get COORDINATOR_LOAD_IN_PROGRESS).
+// The broker calls it when this node becomes the partition's leader.
+func (c *Coordinator) LoadPartition(p int32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.closed {
+		return ErrClosed
+	}
+	if _, ok := c.mu.shards[p]; ok {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	s := newShard(c, p)
+	c.mu.shards[p] = &shardRun{s: s, cancel: cancel}
+	c.wg.Go(func() { s.run(ctx) })
+	return nil
+}
+
+// UnloadPartition stops serving one partition; blocked requests get
+// NOT_COORDINATOR. The broker calls it when this node stops leading it.
+func (c *Coordinator) UnloadPartition(p int32) {
+	c.mu.Lock()
+	run := c.mu.shards[p]
+	delete(c.mu.shards, p)
+	c.mu.Unlock()
+	if run != nil {
+		run.cancel()
+		<-run.s.done
+	}
+}
+
+// WaitLoaded waits until every loaded partition finished reading its log,
+// for tests and start-up.
+func (c *Coordinator) WaitLoaded(ctx context.Context) error {
+	for _, s := range c.shardList() {
+		select {
+		case <-s.ready:
+		case <-s.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Close stops every partition and waits for their goroutines.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	c.mu.closed = true
+	c.mu.shards = map[int32]*shardRun{}
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+}
+
+// shardFor returns the shard owning group, or the error code to answer.
+func (c *Coordinator) shardFor(group string) (*shard, int16) {
+	p := PartitionFor(group, c.opts.NumPartitions)
+	c.mu.RLock()
+	run := c.mu.shards[p]
+	c.mu.RUnlock()
+	if run == nil {
+		return nil, kerr.NotCoordinator.Code
+	}
+	return run.s, 0
+}
+
+func (c *Coordinator) shardList() []*shard {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*shard, 0, len(c.mu.shards))
+	for p := range c.opts.NumPartitions {
+		if run := c.mu.shards[p]; run != nil {
+			out = append(out, run.s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,192 @@
+package coordinator
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+	"unicode/utf16"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// OffsetsTopic is the internal topic holding committed offsets and group
+// metadata.
+const OffsetsTopic = "__consumer_offsets"
+
+// javaStringHash is Java's String.hashCode: s[0]*31^(n-1) + ... over UTF-16
+// code units, in wrapping int32 arithmetic.
+func javaStringHash(s string) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = 31*h + int32(u)
+	}
+	return h
+}
+
+// PartitionFor returns the __consumer_offsets partition of a group, as
+// Kafka computes it (Utils.abs(groupId.hashCode) % partitions), so that
+// samsa and Kafka tools agree on where a group lives.
+func PartitionFor(group string, partitions int32) int32 {
+	h := javaStringHash(group)
+	if h == -1<<31 {
+		h = 0 // Kafka's Utils.abs maps MinValue to 0
+	} else if h < 0 {
+		h = -h
+	}
+	return h % partitions
+}
+
+// Key versions of __consumer_offsets records: 0 and 1 are offset commits,
+// 2 is group metadata (3+ are KIP-848 consumer group records, skipped on
+// load for now).
+const (
+	keyOffsetCommitV0  = 0
+	keyOffsetCommitV1  = 1
+	keyGroupMetadataV2 = 2
+)
+
+func offsetCommitKey(group string, tp topicPartition) []byte {
+	k := kmsg.NewOffsetCommitKey()
+	k.Version = keyOffsetCommitV1
+	k.Group = group
+	k.Topic = tp.topic
+	k.Partition = tp.partition
+	return k.AppendTo(nil)
+}
+
+func offsetCommitValue(e offsetEntry) []byte {
+	v := kmsg.NewOffsetCommitValue()
+	v.Version = 3
+	v.Offset = e.offset
+	v.LeaderEpoch = e.leaderEpoch
+	v.Metadata = e.metadata
+	v.CommitTimestamp = e.commitTime.UnixMilli()
+	return v.AppendTo(nil)
+}
+
+func groupMetadataKey(group string) []byte {
+	k := kmsg.NewGroupMetadataKey()
+	k.Version = keyGroupMetadataV2
+	k.Group = group
+	return k.AppendTo(nil)
+}
+
+// encodeBatch builds one uncompressed batch of records stamped now; the log
+// assigns the offsets.
+func encodeBatch(now time.Time, records []wire.Record) ([]byte, error) {
+	return wire.EncodeBatch(wire.BatchSpec{
+		BaseTimestamp: now.UnixMilli(),
+		ProducerID:    -1,
+		ProducerEpoch: -1,
+		BaseSequence:  -1,
+		Records:       records,
+	})
+}
+
+// loadState is what reading a __consumer_offsets partition yields: the last
+// value of every key, tombstones applied.
+type loadState struct {
+	groups  map[string]*kmsg.GroupMetadataValue
+	offsets map[string]map[topicPartition]offsetEntry
+}
+
+func newLoadState() *loadState {
+	return &loadState{
+		groups:  map[string]*kmsg.GroupMetadataValue{},
+		offsets: map[string]map[topicPartition]offsetEntry{},
+	}
+}
+
+// apply folds one record into the state. Unknown key versions are skipped
+// (newer record types); malformed keys or values are errors.
+func (ls *loadState) apply(key, value []byte) error {
+	if len(key) < 2 {
+		return fmt.Errorf("%w: key of %d bytes", ErrCorrupt, len(key))
+	}
+	switch binary.BigEndian.Uint16(key) {
+	case keyOffsetCommitV0, keyOffsetCommitV1:
+		var k kmsg.OffsetCommitKey
+		if err := k.ReadFrom(key); err != nil {
+			return fmt.Errorf("%w: offset commit key: %v", ErrCorrupt, err)
+		}
+		tp := topicPartition{k.Topic, k.Partition}
+		if value == nil {
+			if m := ls.offsets[k.Group]; m != nil {
+				delete(m, tp)
+			}
+			return nil
+		}
+		var v kmsg.OffsetCommitValue
+		if err := v.ReadFrom(value); err != nil {
+			return fmt.Errorf("%w: offset commit value: %v", ErrCorrupt, err)
+		}
+		e := offsetEntry{
+			offset:      v.Offset,
+			leaderEpoch: -1,
+			metadata:    v.Metadata,
+			commitTime:  time.UnixMilli(v.CommitTimestamp),
+		}
+		if v.Version >= 3 {
+			e.leaderEpoch = v.LeaderEpoch
+		}
+		if v.Version == 1 && v.ExpireTimestamp > 0 {
+			e.expireTime = time.UnixMilli(v.ExpireTimestamp)
+		}
+		m := ls.offsets[k.Group]
+		if m == nil {
+			m = map[topicPartition]offsetEntry{}
+			ls.offsets[k.Group] = m
+		}
+		m[tp] = e
+	case keyGroupMetadataV2:
+		var k kmsg.GroupMetadataKey
+		if err := k.ReadFrom(key); err != nil {
+			return fmt.Errorf("%w: group metadata key: %v", ErrCorrupt, err)
+		}
+		if value == nil {
+			delete(ls.groups, k.Group)
+			return nil
+		}
+		vv := kmsg.NewGroupMetadataValue()
+		v := &vv
+		if err := v.ReadFrom(value); err != nil {
+			return fmt.Errorf("%w: group metadata value: %v", ErrCorrupt, err)
+		}
+		ls.groups[k.Group] = v
+	}
+	return nil
+}
+
+// applyBatches folds every complete batch at the start of data into the
+// state and returns the offset after the last one read (or from, when data
+// holds no complete batch). Control and transactional batches are skipped:
+// transactional offset commits come with the transaction coordinator.
+func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
+	next := from
+	for len(data) >= wire.BatchHeaderSize {
+		h, err := wire.ParseBatchHeader(data)
+		if err != nil {
+			return next, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		size := h.TotalSize()
+		if size <= 0 || size > len(data) {
+			break // a partial batch at the end of the read
+		}
+		if !h.IsControl() && !h.IsTransactional() {
+			_, recs, err := wire.DecodeRecords(data[:size])
+			if err != nil {
+				return next, fmt.Errorf("%w: batch at %d: %v", ErrCorrupt, h.BaseOffset, err)
+			}
+			for _, r := range recs {
+				if err := ls.apply(r.Key, r.Value); err != nil {
+					return next, fmt.Errorf("batch at %d: %w", h.BaseOffset, err)
+				}
+			}
+		}
+		next = h.LastOffset() + 1
+		data = data[size:]
+	}
+	return next, nil
+}

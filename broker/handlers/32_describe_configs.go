@@ -67,6 +67,7 @@ func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 	return resp, nil
 }
 
+// describeTopicConfigs lists every topic setting of topic name.
 func describeTopicConfigs(d *Deps, img *controller.Image, levels brokerLevels, name string, withSynonyms bool) ([]configEntry, int16, string) {
 	if code, msg := validateTopicNameForDescribe(name); code != 0 {
 		return nil, code, msg
@@ -83,6 +84,8 @@ func describeTopicConfigs(d *Deps, img *controller.Image, levels brokerLevels, n
 	return entries, 0, ""
 }
 
+// describeBrokerConfigs lists the settings of BROKER resource name: all
+// of them for this node, only the cluster-wide dynamic ones for "".
 func describeBrokerConfigs(d *Deps, levels brokerLevels, name string, withSynonyms bool) ([]configEntry, int16, string) {
 	perBroker, code, msg := brokerResource(d, name)
 	if code != 0 {

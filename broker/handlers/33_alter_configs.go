@@ -57,6 +57,7 @@ func handleAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 	return resp, nil
 }
 
+// alterConfigsResource applies one legacy AlterConfigs resource.
 func alterConfigsResource(d *Deps, res kmsg.AlterConfigsRequestResource, validateOnly bool) (int16, string) {
 	names := make([]string, len(res.Configs))
 	var nulls []string
@@ -130,6 +131,7 @@ func unsupportedAlterResource(t kmsg.ConfigResourceType) (int16, string) {
 	return kerr.InvalidRequest.Code, fmt.Sprintf("Unexpected resource type %s.", t)
 }
 
+// sortedConfigNames returns the keys of m in order.
 func sortedConfigNames(m map[string]string) []string {
 	names := make([]string, 0, len(m))
 	for n := range m {

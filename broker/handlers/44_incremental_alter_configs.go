@@ -58,6 +58,7 @@ func handleIncrementalAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 	return resp, nil
 }
 
+// incrementalAlterResource applies one IncrementalAlterConfigs resource.
 func incrementalAlterResource(d *Deps, res kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) (int16, string) {
 	names := make([]string, len(res.Configs))
 	var nulls []string
@@ -140,6 +141,7 @@ func incrementalAlterResource(d *Deps, res kmsg.IncrementalAlterConfigsRequestRe
 	return unsupportedAlterResource(res.ResourceType)
 }
 
+// isListOp reports whether op is APPEND or SUBTRACT.
 func isListOp(op kmsg.IncrementalAlterConfigOp) bool {
 	return op == kmsg.IncrementalAlterConfigOpAppend || op == kmsg.IncrementalAlterConfigOpSubtract
 }
@@ -175,6 +177,7 @@ func listOpAsSet(c kmsg.IncrementalAlterConfigsRequestResourceConfig, base *stri
 	return controller.ConfigOp{Name: c.Name, Value: &v, Op: controller.OpSet}
 }
 
+// splitConfigList splits a LIST value into its trimmed, non-empty items.
 func splitConfigList(s string) []string {
 	var out []string
 	for _, part := range strings.Split(s, ",") {

@@ -120,6 +120,7 @@ type brokerLevels struct {
 	clusterWD map[string]string
 }
 
+// newBrokerLevels reads the levels for this node from img.
 func newBrokerLevels(d *Deps, img *controller.Image) brokerLevels {
 	return brokerLevels{
 		cfg:       d.Config,

@@ -25,6 +25,10 @@ type Options struct {
 	DefaultPartitions        int32 // for NumPartitions -1; values < 1 mean 1
 	DefaultReplicationFactor int16 // for ReplicationFactor -1; values < 1 mean 1
 
+	// SessionTimeout is how long a broker may go without Heartbeat before
+	// ExpireSessions fences it; 0 disables expiry.
+	SessionTimeout time.Duration
+
 	// ValidateTopicConfig checks a topic's complete override map; 0 = ok.
 	// Nil accepts everything.
 	ValidateTopicConfig func(map[string]string) (code int16, msg string)
@@ -55,6 +59,12 @@ type Controller struct {
 	queue   []change // REQUIRES: queueMu held; committed, not yet notified
 
 	notifyMu sync.Mutex // held while calling OnChange
+
+	started  time.Time // opts.Now() at New; the session start of unseen brokers
+	liveness struct {
+		sync.Mutex
+		lastSeen map[int32]time.Time
+	}
 }
 
 type change struct{ prev, next *Image }
@@ -91,7 +101,8 @@ func New(o Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: replay metadata log: %w", err)
 	}
-	c := &Controller{opts: o}
+	c := &Controller{opts: o, started: o.Now()}
+	c.liveness.lastSeen = map[int32]time.Time{}
 	c.image.Store(b.img)
 	o.Logger.Info("controller: metadata replayed", "offset", b.img.Offset, "brokers", len(b.img.Brokers), "topics", len(b.img.Topics))
 	if o.OnChange != nil {
@@ -186,6 +197,9 @@ func (c *Controller) RegisterBroker(b Broker) error {
 	if b.ID < 0 || b.Host == "" || b.Port <= 0 || b.Port > 65535 {
 		return fmt.Errorf("%w: id %d host %q port %d", ErrInvalidBroker, b.ID, b.Host, b.Port)
 	}
+	c.liveness.Lock()
+	c.liveness.lastSeen[b.ID] = c.opts.Now()
+	c.liveness.Unlock()
 	return c.write(false, func(img *Image) []Record { return decideRegisterBroker(img, b) })
 }
 

@@ -450,3 +450,40 @@ func TestUuid(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestNewCallsOnChangeWithReplayedImage(t *testing.T) {
+	log := NewMemLog()
+	c, err := New(Options{NodeID: 1, Log: log, Rand: testRand(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.RegisterBroker(Broker{ID: 1, Host: "h", Port: 1})
+	c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: 2, ReplicationFactor: 1}}, false)
+	want := c.Image()
+	var calls []*Image
+	c2, err := New(Options{NodeID: 1, Log: log, Rand: testRand(5), OnChange: func(prev, next *Image) {
+		if prev.Offset != -1 || len(prev.Topics) != 0 {
+			t.Errorf("prev is not empty: %+v", prev)
+		}
+		calls = append(calls, next)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || calls[0] != c2.Image() || !reflect.DeepEqual(calls[0], want) {
+		t.Fatalf("calls %d", len(calls))
+	}
+}
+
+func TestReplayRejectsInconsistentLog(t *testing.T) {
+	log := NewMemLog()
+	if _, err := log.Append([]Record{PartitionRecord{TopicID: Uuid{1}, Replicas: []int32{1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Options{Log: log}); !errors.Is(err, ErrApply) {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := New(Options{}); !errors.Is(err, ErrOptions) {
+		t.Fatalf("err %v", err)
+	}
+}

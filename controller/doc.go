@@ -69,4 +69,5 @@
 // Controller.writeMu → Controller.queueMu; Controller.notifyMu →
 // Controller.queueMu. writeMu and notifyMu are never held together, so
 // OnChange runs outside the write lock.
+// Controller.liveness is a leaf lock, never held while another is taken.
 package controller

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -313,9 +312,6 @@ func (m *MemLog) Replay(fn func(offset int64, rec Record) error) error {
 	frames := m.mu.frames
 	m.mu.Unlock()
 	_, _, err := scanFrames(bytes.NewReader(frames), fn)
-	if errors.Is(err, io.EOF) {
-		return nil
-	}
 	return err
 }
 

@@ -1,0 +1,61 @@
+package controller
+
+import (
+	"slices"
+	"time"
+)
+
+// Broker liveness is in memory only, as in KRaft: heartbeats are not
+// records. After a restart every registered broker gets a full session from
+// the time New ran before it can be fenced.
+
+// decideExpired returns, in ascending order, the unfenced brokers whose last
+// heartbeat (or start, if none was seen) is more than timeout before now.
+func decideExpired(img *Image, lastSeen map[int32]time.Time, started, now time.Time, timeout time.Duration) []int32 {
+	if timeout <= 0 {
+		return nil
+	}
+	var expired []int32
+	for id, b := range img.Brokers {
+		if b.Fenced {
+			continue
+		}
+		seen, ok := lastSeen[id]
+		if !ok {
+			seen = started
+		}
+		if now.Sub(seen) > timeout {
+			expired = append(expired, id)
+		}
+	}
+	slices.Sort(expired)
+	return expired
+}
+
+// Heartbeat records that broker id is alive. A fenced broker that
+// heartbeats is unfenced (and takes over leaderless partitions whose ISR
+// holds it).
+func (c *Controller) Heartbeat(id int32) error {
+	c.liveness.Lock()
+	c.liveness.lastSeen[id] = c.opts.Now()
+	c.liveness.Unlock()
+	if b, ok := c.Image().Brokers[id]; ok && !b.Fenced {
+		return nil
+	}
+	return c.FenceBroker(id, false)
+}
+
+// ExpireSessions fences every broker whose session (Options.SessionTimeout)
+// has run out and returns their ids. The owner of the controller calls it
+// from a ticker; it does nothing when SessionTimeout is 0.
+func (c *Controller) ExpireSessions() ([]int32, error) {
+	c.liveness.Lock()
+	expired := decideExpired(c.Image(), c.liveness.lastSeen, c.started, c.opts.Now(), c.opts.SessionTimeout)
+	c.liveness.Unlock()
+	for _, id := range expired {
+		if err := c.FenceBroker(id, true); err != nil {
+			return nil, err
+		}
+	}
+	return expired, nil
+}

@@ -225,7 +225,11 @@ func verifyLayout(t *testing.T, addr, topic, codec, client string) {
 				problems = append(problems, fmt.Sprintf("value %q, want %q", got, want))
 			}
 			if len(r.Headers) != 1 || r.Headers[0].Key != "src" || string(r.Headers[0].Value) != client {
-				problems = append(problems, fmt.Sprintf("headers %v, want src=%s", r.Headers, client))
+				var hs []string
+				for _, h := range r.Headers {
+					hs = append(hs, h.Key+"="+string(h.Value))
+				}
+				problems = append(problems, fmt.Sprintf("headers %q, want [src=%s]", hs, client))
 			}
 			if ts := r.Timestamp.UnixMilli(); ts != base+int64(i) {
 				problems = append(problems, fmt.Sprintf("timestamp %d, want %d", ts, base+int64(i)))

@@ -39,7 +39,7 @@ def codecs(c):
 
 
 def topic_config(admin, topic, name):
-    got = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=[name])])
+    got = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs={name: None})])
     for response in got:
         for error_code, error_message, _type, resource_name, entries in (r[:5] for r in response.resources):
             if resource_name != topic:

@@ -33,6 +33,11 @@ type Options struct {
 	// Nil accepts everything.
 	ValidateTopicConfig func(map[string]string) (code int16, msg string)
 
+	// TopicConfigDefault returns the default of a topic config, which
+	// IncrementalAlterConfigs APPEND and SUBTRACT start from when the topic
+	// has no override. Nil means "no default" (start from an empty list).
+	TopicConfigDefault func(name string) (string, bool)
+
 	// OnChange is called after each committed change with the image before
 	// and after it, in commit order, outside the controller's write lock, and
 	// before the write method that made the change returns. It is also called
@@ -348,7 +353,7 @@ func (c *Controller) CreatePartitions(topic string, count int32, assignment [][]
 // overrides and validates the resulting map.
 func (c *Controller) AlterTopicConfigs(topic string, ops []ConfigOp, validateOnly bool) (code int16, msg string) {
 	return c.alterTopic(topic, validateOnly, func(current map[string]string) (map[string]string, int16, string) {
-		return applyConfigOps(current, ops)
+		return applyConfigOps(current, ops, c.opts.TopicConfigDefault)
 	})
 }
 
@@ -391,7 +396,7 @@ func (c *Controller) AlterBrokerConfigs(broker string, ops []ConfigOp, validateO
 	}
 	err := c.write(validateOnly, func(img *Image) []Record {
 		current := img.BrokerConfigs[broker]
-		next, ccode, cmsg := applyConfigOps(current, ops)
+		next, ccode, cmsg := applyConfigOps(current, ops, nil)
 		if ccode != 0 {
 			code, msg = ccode, cmsg
 			return nil

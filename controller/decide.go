@@ -133,6 +133,36 @@ func placeReplicas(brokers []int32, first, count int32, rf int16, start int) [][
 	return out
 }
 
+// rackAlternated orders brokers (ascending ids) so that consecutive
+// entries come from different racks where possible: it takes one broker
+// from each rack in turn, racks in name order. With placeReplicas walking
+// this list, a partition's replicas span as many racks as there are. If no
+// broker has a rack the order is unchanged.
+func rackAlternated(img *Image, brokers []int32) []int32 {
+	byRack := map[string][]int32{}
+	hasRack := false
+	for _, id := range brokers {
+		rack := ""
+		if r := img.Brokers[id].Rack; r != nil {
+			rack, hasRack = *r, true
+		}
+		byRack[rack] = append(byRack[rack], id)
+	}
+	if !hasRack {
+		return brokers
+	}
+	racks := sortedKeys(byRack)
+	out := make([]int32, 0, len(brokers))
+	for i := 0; len(out) < len(brokers); i++ {
+		for _, rack := range racks {
+			if i < len(byRack[rack]) {
+				out = append(out, byRack[rack][i])
+			}
+		}
+	}
+	return out
+}
+
 // newPartitionRecord builds the record of a new partition: the ISR is the
 // unfenced replicas and the leader the first of them.
 func newPartitionRecord(img *Image, id Uuid, partition int32, replicas []int32) PartitionRecord {
@@ -231,7 +261,7 @@ func decideCreateTopic(img *Image, req CreateTopic, rules topicRules, rand io.Re
 		if rf <= 0 {
 			return fail(kerr.InvalidReplicationFactor.Code, "Replication factor must be larger than 0, or -1 to use the default value.")
 		}
-		brokers := img.UnfencedBrokers()
+		brokers := rackAlternated(img, img.UnfencedBrokers())
 		if int(rf) > len(brokers) {
 			return fail(rfUnreachable(rf, len(brokers)))
 		}
@@ -374,7 +404,7 @@ func decideCreatePartitions(img *Image, topic string, count int32, assignment []
 			}
 		}
 	} else {
-		brokers := img.UnfencedBrokers()
+		brokers := rackAlternated(img, img.UnfencedBrokers())
 		if int(rf) > len(brokers) {
 			code, msg := rfUnreachable(rf, len(brokers))
 			return code, msg, nil
@@ -409,9 +439,10 @@ type ConfigOp struct {
 }
 
 // applyConfigOps computes the config map that results from ops on current.
-// APPEND and SUBTRACT work on the override only: when a list config has no
-// override, APPEND starts from an empty list rather than from the default.
-func applyConfigOps(current map[string]string, ops []ConfigOp) (map[string]string, int16, string) {
+// APPEND and SUBTRACT start from the override, or when there is none from
+// defaultOf (if non-nil), as Kafka does: appending "compact" to an unset
+// cleanup.policy gives "delete,compact".
+func applyConfigOps(current map[string]string, ops []ConfigOp, defaultOf func(name string) (string, bool)) (map[string]string, int16, string) {
 	next := cloneMap(current)
 	seen := map[string]bool{}
 	for _, op := range ops {
@@ -434,7 +465,11 @@ func applyConfigOps(current map[string]string, ops []ConfigOp) (map[string]strin
 			if op.Value == nil {
 				return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Null value not supported for: %s", op.Name)
 			}
-			list := splitList(next[op.Name])
+			value, ok := next[op.Name]
+			if !ok && defaultOf != nil {
+				value, _ = defaultOf(op.Name)
+			}
+			list := splitList(value)
 			for _, v := range splitList(*op.Value) {
 				has := slices.Contains(list, v)
 				if op.Op == OpAppend && !has {

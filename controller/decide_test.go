@@ -168,6 +168,40 @@ func TestPlacementSpreadsLeaders(t *testing.T) {
 	}
 }
 
+func TestRackAwarePlacement(t *testing.T) {
+	c := newTestController(t, 0)
+	for _, b := range []Broker{{ID: 1, Rack: ptr("a")}, {ID: 2, Rack: ptr("a")}, {ID: 3, Rack: ptr("b")}, {ID: 4, Rack: ptr("b")}, {ID: 5, Rack: ptr("c")}, {ID: 6, Rack: ptr("c")}} {
+		b.Host, b.Port = "h", 1
+		if err := c.RegisterBroker(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rackAlternated(c.Image(), c.Image().UnfencedBrokers()); !equalInt32s(got, []int32{1, 3, 5, 2, 4, 6}) {
+		t.Fatalf("order %v", got)
+	}
+	r := c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: 12, ReplicationFactor: 3}}, false)[0]
+	if r.ErrorCode != 0 {
+		t.Fatalf("%+v", r)
+	}
+	img := c.Image()
+	leaders := map[int32]int{}
+	for _, p := range img.Topics["t"].Partitions {
+		racks := map[string]bool{}
+		for _, id := range p.Replicas {
+			racks[*img.Brokers[id].Rack] = true
+		}
+		if len(racks) != 3 {
+			t.Errorf("partition %d replicas %v span racks %v", p.Partition, p.Replicas, racks)
+		}
+		leaders[p.Leader]++
+	}
+	for id, n := range leaders {
+		if n != 2 {
+			t.Errorf("broker %d leads %d partitions, want 2", id, n)
+		}
+	}
+}
+
 func TestCreateTopicsFencedBroker(t *testing.T) {
 	c := newTestController(t, 3)
 	if err := c.FenceBroker(2, true); err != nil {
@@ -310,27 +344,34 @@ func TestCreatePartitions(t *testing.T) {
 
 func TestApplyConfigOps(t *testing.T) {
 	tests := []struct {
-		name    string
-		current map[string]string
-		ops     []ConfigOp
-		want    map[string]string
-		code    int16
+		name     string
+		current  map[string]string
+		ops      []ConfigOp
+		want     map[string]string
+		code     int16
+		defaults func(string) (string, bool)
 	}{
-		{"set", nil, []ConfigOp{{Name: "a", Value: ptr("1")}}, map[string]string{"a": "1"}, 0},
-		{"set nil", nil, []ConfigOp{{Name: "a"}}, nil, kerr.InvalidRequest.Code},
-		{"delete", map[string]string{"a": "1", "b": "2"}, []ConfigOp{{Name: "a", Op: OpDelete}}, map[string]string{"b": "2"}, 0},
-		{"delete missing", nil, []ConfigOp{{Name: "a", Op: OpDelete}}, map[string]string{}, 0},
-		{"append", map[string]string{"p": "delete"}, []ConfigOp{{Name: "p", Value: ptr("compact,delete"), Op: OpAppend}}, map[string]string{"p": "delete,compact"}, 0},
-		{"append empty", nil, []ConfigOp{{Name: "p", Value: ptr("x"), Op: OpAppend}}, map[string]string{"p": "x"}, 0},
-		{"subtract", map[string]string{"p": "a,b,c"}, []ConfigOp{{Name: "p", Value: ptr("b,z"), Op: OpSubtract}}, map[string]string{"p": "a,c"}, 0},
-		{"subtract all", map[string]string{"p": "a"}, []ConfigOp{{Name: "p", Value: ptr("a"), Op: OpSubtract}}, map[string]string{}, 0},
-		{"duplicate", nil, []ConfigOp{{Name: "a", Value: ptr("1")}, {Name: "a", Op: OpDelete}}, nil, kerr.InvalidRequest.Code},
-		{"bad op", nil, []ConfigOp{{Name: "a", Value: ptr("1"), Op: 9}}, nil, kerr.InvalidRequest.Code},
-		{"empty name", nil, []ConfigOp{{Name: "", Value: ptr("1")}}, nil, kerr.InvalidRequest.Code},
+		{"append to default", nil, []ConfigOp{{Name: "cleanup.policy", Value: ptr("compact"), Op: OpAppend}}, map[string]string{"cleanup.policy": "delete,compact"}, 0,
+			func(n string) (string, bool) { return "delete", n == "cleanup.policy" }},
+		{"subtract from default", nil, []ConfigOp{{Name: "p", Value: ptr("a"), Op: OpSubtract}}, map[string]string{"p": "b"}, 0,
+			func(string) (string, bool) { return "a,b", true }},
+		{"override beats default", map[string]string{"p": "x"}, []ConfigOp{{Name: "p", Value: ptr("y"), Op: OpAppend}}, map[string]string{"p": "x,y"}, 0,
+			func(string) (string, bool) { return "a,b", true }},
+		{"set", nil, []ConfigOp{{Name: "a", Value: ptr("1")}}, map[string]string{"a": "1"}, 0, nil},
+		{"set nil", nil, []ConfigOp{{Name: "a"}}, nil, kerr.InvalidRequest.Code, nil},
+		{"delete", map[string]string{"a": "1", "b": "2"}, []ConfigOp{{Name: "a", Op: OpDelete}}, map[string]string{"b": "2"}, 0, nil},
+		{"delete missing", nil, []ConfigOp{{Name: "a", Op: OpDelete}}, map[string]string{}, 0, nil},
+		{"append", map[string]string{"p": "delete"}, []ConfigOp{{Name: "p", Value: ptr("compact,delete"), Op: OpAppend}}, map[string]string{"p": "delete,compact"}, 0, nil},
+		{"append empty", nil, []ConfigOp{{Name: "p", Value: ptr("x"), Op: OpAppend}}, map[string]string{"p": "x"}, 0, nil},
+		{"subtract", map[string]string{"p": "a,b,c"}, []ConfigOp{{Name: "p", Value: ptr("b,z"), Op: OpSubtract}}, map[string]string{"p": "a,c"}, 0, nil},
+		{"subtract all", map[string]string{"p": "a"}, []ConfigOp{{Name: "p", Value: ptr("a"), Op: OpSubtract}}, map[string]string{}, 0, nil},
+		{"duplicate", nil, []ConfigOp{{Name: "a", Value: ptr("1")}, {Name: "a", Op: OpDelete}}, nil, kerr.InvalidRequest.Code, nil},
+		{"bad op", nil, []ConfigOp{{Name: "a", Value: ptr("1"), Op: 9}}, nil, kerr.InvalidRequest.Code, nil},
+		{"empty name", nil, []ConfigOp{{Name: "", Value: ptr("1")}}, nil, kerr.InvalidRequest.Code, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, code, msg := applyConfigOps(tt.current, tt.ops)
+			got, code, msg := applyConfigOps(tt.current, tt.ops, tt.defaults)
 			if code != tt.code {
 				t.Fatalf("code %d %q", code, msg)
 			}

@@ -339,6 +339,8 @@ func TestLoadErrors(t *testing.T) {
 		{"node and broker id disagree", []string{"--override", "node.id=1", "--override", "broker.id=2"}, nil, ErrInvalid, "disagree"},
 		{"advertise 0.0.0.0", []string{"--override", "advertised.listeners=PLAINTEXT://0.0.0.0:9092"}, nil, ErrInvalid, "meta-address"},
 		{"bad role", []string{"--override", "process.roles=worker"}, nil, ErrInvalidValue, "process.roles"},
+		{"duplicate log dir", []string{"--override", "log.dirs=/a,/a"}, nil, ErrInvalidValue, "duplicate"},
+		{"empty log dirs", nil, []string{"KAFKA_LOG_DIRS="}, ErrInvalidValue, "log.dirs"},
 		{"unknown flag", []string{"--nope"}, nil, ErrUsage, "nope"},
 		{"override without =", []string{"--override", "num.partitions"}, nil, ErrUsage, "key=value"},
 		{"two positional", []string{"a", "b"}, nil, ErrUsage, "unexpected"},
@@ -525,5 +527,12 @@ func TestThrottledReplicas(t *testing.T) {
 		if (err == nil) != ok {
 			t.Errorf("%q: err %v, want ok=%v", v, err, ok)
 		}
+	}
+}
+
+func TestLogDirList(t *testing.T) {
+	c := mustLoad(t, []string{"--override", "log.dir=/x, /y"}, nil)
+	if !reflect.DeepEqual(c.LogDirs, []string{"/x", "/y"}) || c.MetadataLogDir != "/x" {
+		t.Fatalf("LogDirs %v metadata %s", c.LogDirs, c.MetadataLogDir)
 	}
 }

@@ -60,16 +60,16 @@ func brokerDefs() []Def {
 		// Networking.
 		dyn(d("listeners", List, defaultListeners, "Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092.", validateListenerList)),
 		dyn(null("advertised.listeners", List, "Listeners given to clients. Default: listeners without the controller listeners.", validateListenerList)),
-		dyn(d("listener.security.protocol.map", List, defaultSecurityProtocolMap, "Map of listener name to security protocol. Only PLAINTEXT is supported for now.", validateProtocolMap)),
-		null("controller.listener.names", List, "Names of the listeners used by the controller. They are not advertised to clients.", nil),
+		dyn(d("listener.security.protocol.map", String, defaultSecurityProtocolMap, "Map of listener name to security protocol. Only PLAINTEXT is supported for now.", validateProtocolMap)),
+		null("controller.listener.names", List, "Names of the listeners used by the controller. They are not advertised to clients.", distinctList(true)),
 		null("inter.broker.listener.name", String, "Listener used between brokers. Default: PLAINTEXT if present, else the first non-controller listener.", nil),
 		dyn(d("num.network.threads", Int, "3", "Accepted for compatibility; samsa uses a goroutine per connection.", atLeast(Int, 1))),
 		dyn(d("num.io.threads", Int, "8", "Accepted for compatibility; informational.", atLeast(Int, 1))),
 		d("socket.request.max.bytes", Int, "104857600", "Largest request the broker accepts, in bytes.", atLeast(Int, 1)),
 
 		// Log storage.
-		null("log.dirs", List, "Directories of the partition logs. Overrides log.dir.", nil),
-		d("log.dir", String, defaultLogDir, "Log directory used when log.dirs is unset. Kafka's default is /tmp/kafka-logs.", nil),
+		null("log.dirs", List, "Directories of the partition logs. Overrides log.dir.", distinctList(false)),
+		d("log.dir", List, defaultLogDir, "Log directories used when log.dirs is unset. Kafka's default is /tmp/kafka-logs.", distinctList(false)),
 		null("metadata.log.dir", String, "Directory of the metadata log. Default: the first log directory.", nil),
 		dyn(d("log.segment.bytes", Int, "1073741824", "Largest size of a log segment file.", atLeast(Int, 1024*1024))),
 		dyn(null("log.roll.ms", Long, "Largest age of the active segment before it rolls. Overrides log.roll.hours.", atLeast(Long, 1))),

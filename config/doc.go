@@ -36,6 +36,9 @@
 //   - node.id defaults to 1 and process.roles to broker,controller (Kafka
 //     requires both): samsa always runs broker and controller in one process.
 //   - listener.security.protocol.map also maps CONTROLLER to PLAINTEXT.
+//   - The topic setting segment.bytes accepts values down to 14 bytes, as
+//     Kafka 3.x did, so tests can roll segments quickly; Kafka 4.x requires
+//     1 MiB there (and for log.segment.bytes, which samsa follows).
 //   - Only the PLAINTEXT security protocol is implemented; a listener mapped
 //     to SSL or SASL_* fails Validate with ErrUnsupported.
 //
@@ -90,7 +93,7 @@
 //	| `num.io.threads` | `8` | Accepted for compatibility; informational. (dynamic) |
 //	| `socket.request.max.bytes` | `104857600` | Largest request the broker accepts, in bytes. |
 //	| `log.dirs` | null | Directories of the partition logs. Overrides log.dir. |
-//	| `log.dir` | `./samsa-data` | Log directory used when log.dirs is unset. Kafka's default is /tmp/kafka-logs. |
+//	| `log.dir` | `./samsa-data` | Log directories used when log.dirs is unset. Kafka's default is /tmp/kafka-logs. |
 //	| `metadata.log.dir` | null | Directory of the metadata log. Default: the first log directory. |
 //	| `log.segment.bytes` | `1073741824` | Largest size of a log segment file. (dynamic) |
 //	| `log.roll.ms` | null | Largest age of the active segment before it rolls. Overrides log.roll.hours. (dynamic) |

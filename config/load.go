@@ -392,7 +392,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 		c.LogDirs = parseList(d.str("log.dirs"))
 	}
 	if len(c.LogDirs) == 0 {
-		c.LogDirs = []string{d.str("log.dir")}
+		c.LogDirs = parseList(d.str("log.dir"))
 	}
 	c.MetadataLogDir = d.str("metadata.log.dir")
 	if c.MetadataLogDir == "" {

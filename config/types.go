@@ -268,3 +268,22 @@ func anyOf(vs ...validator) validator {
 		return first
 	}
 }
+
+// distinctList accepts a list without duplicate items, like Kafka's
+// ValidList.anyNonDuplicateValues; emptyOK allows the empty list.
+func distinctList(emptyOK bool) validator {
+	return func(s string) error {
+		items := parseList(s)
+		if len(items) == 0 && !emptyOK {
+			return errors.New("must not be empty")
+		}
+		seen := map[string]bool{}
+		for _, it := range items {
+			if seen[it] {
+				return fmt.Errorf("duplicate item %q", it)
+			}
+			seen[it] = true
+		}
+		return nil
+	}
+}

@@ -143,3 +143,24 @@ func TestAppendResponse(t *testing.T) {
 		t.Fatalf("metadata v8 frame %x", out)
 	}
 }
+
+func TestParseRequestHeaderTags(t *testing.T) {
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.ClientSoftwareName = "samsa-test"
+	body := func() []byte { req.SetVersion(3); return req.AppendTo(nil) }()
+	// key 18, v3, correlation 1, client id "c", two header tags, body.
+	frame := []byte{0, 18, 0, 3, 0, 0, 0, 1, 0, 1, 'c', 2, 0, 2, 'h', 'i', 5, 0}
+	frame = append(frame, body...)
+	hdr, got, err := ParseRequest(frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hdr.CorrelationID != 1 || got.(*kmsg.ApiVersionsRequest).ClientSoftwareName != "samsa-test" {
+		t.Fatalf("%+v %+v", hdr, got)
+	}
+	// A tag whose size runs past the frame is malformed.
+	bad := []byte{0, 18, 0, 3, 0, 0, 0, 1, 0, 1, 'c', 1, 0, 100, 'h'}
+	if _, _, err := ParseRequest(bad); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("bad tag: %v", err)
+	}
+}

@@ -409,7 +409,13 @@ func decideCreatePartitions(img *Image, topic string, count int32, assignment []
 			code, msg := rfUnreachable(rf, len(brokers))
 			return code, msg, nil
 		}
-		assignment = placeReplicas(brokers, current, adding, rf, randomIndex(rand, len(brokers)))
+		// Continue the round-robin from where partition 0 started, so the new
+		// leaders follow the existing ones around the broker list.
+		start := slices.Index(brokers, t.Partitions[0].Replicas[0])
+		if start < 0 {
+			start = randomIndex(rand, len(brokers))
+		}
+		assignment = placeReplicas(brokers, current, adding, rf, start)
 	}
 	recs := make([]Record, 0, len(assignment))
 	for i, replicas := range assignment {

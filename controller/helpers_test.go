@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"testing"
 )
@@ -19,7 +20,7 @@ func testRand(seed uint64) io.Reader {
 // registered.
 func newTestController(t *testing.T, n int, modify ...func(*Options)) *Controller {
 	t.Helper()
-	o := Options{NodeID: 1, ClusterID: "test-cluster", Log: NewMemLog(), Rand: testRand(1), DefaultPartitions: 1, DefaultReplicationFactor: 1}
+	o := Options{NodeID: 1, ClusterID: "test-cluster", Log: NewMemLog(), Rand: testRand(1), Logger: quietLogger, DefaultPartitions: 1, DefaultReplicationFactor: 1}
 	for _, m := range modify {
 		m(&o)
 	}
@@ -47,3 +48,5 @@ func fixCRC(frame []byte) []byte {
 	binary.BigEndian.PutUint32(frame[4:], crc)
 	return frame
 }
+
+var quietLogger = slog.New(slog.DiscardHandler)

@@ -337,6 +337,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad protocol map", []string{"--override", "listener.security.protocol.map=A:TLS"}, nil, ErrInvalidValue, "listener.security.protocol.map"},
 		{"negative node", []string{"--override", "node.id=-1"}, nil, ErrInvalidValue, "node.id"},
 		{"node and broker id disagree", []string{"--override", "node.id=1", "--override", "broker.id=2"}, nil, ErrInvalid, "disagree"},
+		{"duplicate port", []string{"--override", "listeners=PLAINTEXT://:9092,OTHER://localhost:9092", "--override", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT"}, nil, ErrInvalid, "same port"},
 		{"advertise 0.0.0.0", []string{"--override", "advertised.listeners=PLAINTEXT://0.0.0.0:9092"}, nil, ErrInvalid, "meta-address"},
 		{"bad role", []string{"--override", "process.roles=worker"}, nil, ErrInvalidValue, "process.roles"},
 		{"duplicate log dir", []string{"--override", "log.dirs=/a,/a"}, nil, ErrInvalidValue, "duplicate"},
@@ -534,5 +535,60 @@ func TestLogDirList(t *testing.T) {
 	c := mustLoad(t, []string{"--override", "log.dir=/x, /y"}, nil)
 	if !reflect.DeepEqual(c.LogDirs, []string{"/x", "/y"}) || c.MetadataLogDir != "/x" {
 		t.Fatalf("LogDirs %v metadata %s", c.LogDirs, c.MetadataLogDir)
+	}
+}
+
+func TestSamePortIPv4AndIPv6(t *testing.T) {
+	c := mustLoad(t, []string{"--override", "listeners=PLAINTEXT://127.0.0.1:9092,V6://[::1]:9092",
+		"--override", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,V6:PLAINTEXT"}, nil)
+	if len(c.Listeners) != 2 || c.Listeners[1].Host != "::1" || c.Listeners[1].Addr() != "[::1]:9092" {
+		t.Fatalf("%v", c.Listeners)
+	}
+}
+
+// TestKafkaServerProperties loads a file with the keys of the
+// server.properties that ships with Kafka 4.x (KRaft combined mode).
+func TestKafkaServerProperties(t *testing.T) {
+	file := writeFile(t, `
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=localhost:9093
+listeners=PLAINTEXT://:9092,CONTROLLER://:9093
+inter.broker.listener.name=PLAINTEXT
+advertised.listeners=PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
+num.network.threads=3
+num.io.threads=8
+socket.send.buffer.bytes=102400
+socket.receive.buffer.bytes=102400
+socket.request.max.bytes=104857600
+log.dirs=/tmp/kraft-combined-logs
+num.partitions=1
+num.recovery.threads.per.data.dir=1
+offsets.topic.replication.factor=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+log.retention.hours=168
+log.segment.bytes=1073741824
+log.retention.check.interval.ms=300000
+`)
+	c := mustLoad(t, []string{file}, nil)
+	// Kafka's own file advertises the controller listener; clients get only
+	// the broker listener.
+	if want := []Listener{{"PLAINTEXT", "localhost", 9092}}; !reflect.DeepEqual(c.AdvertisedListeners, want) {
+		t.Fatalf("advertised %v", c.AdvertisedListeners)
+	}
+	if c.Values["advertised.listeners"] != "PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093" {
+		t.Errorf("advertised.listeners value %q", c.Values["advertised.listeners"])
+	}
+	want := []string{"controller.quorum.bootstrap.servers", "num.recovery.threads.per.data.dir",
+		"share.coordinator.state.topic.min.isr", "share.coordinator.state.topic.replication.factor",
+		"socket.receive.buffer.bytes", "socket.send.buffer.bytes",
+		"transaction.state.log.min.isr", "transaction.state.log.replication.factor"}
+	if !reflect.DeepEqual(c.Ignored, want) {
+		t.Errorf("Ignored %v", c.Ignored)
 	}
 }

@@ -59,7 +59,7 @@ func brokerDefs() []Def {
 
 		// Networking.
 		dyn(d("listeners", List, defaultListeners, "Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092.", validateListenerList)),
-		dyn(null("advertised.listeners", List, "Listeners given to clients. Default: listeners without the controller listeners.", validateListenerList)),
+		dyn(null("advertised.listeners", List, "Listeners given to clients; controller listeners in it are not given out. Default: listeners.", validateListenerList)),
 		dyn(d("listener.security.protocol.map", String, defaultSecurityProtocolMap, "Map of listener name to security protocol. Only PLAINTEXT is supported for now.", validateProtocolMap)),
 		null("controller.listener.names", List, "Names of the listeners used by the controller. They are not advertised to clients.", distinctList(true)),
 		null("inter.broker.listener.name", String, "Listener used between brokers. Default: PLAINTEXT if present, else the first non-controller listener.", nil),

@@ -85,7 +85,7 @@
 //	| `process.roles` | `broker,controller` | Roles of this process. samsa always runs broker and controller in one process. |
 //	| `broker.rack` | null | Rack of this broker, reported in Metadata. |
 //	| `listeners` | `PLAINTEXT://localhost:9092` | Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092. (dynamic) |
-//	| `advertised.listeners` | null | Listeners given to clients. Default: listeners without the controller listeners. (dynamic) |
+//	| `advertised.listeners` | null | Listeners given to clients; controller listeners in it are not given out. Default: listeners. (dynamic) |
 //	| `listener.security.protocol.map` | `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL` | Map of listener name to security protocol. Only PLAINTEXT is supported for now. (dynamic) |
 //	| `controller.listener.names` | null | Names of the listeners used by the controller. They are not advertised to clients. |
 //	| `inter.broker.listener.name` | null | Listener used between brokers. Default: PLAINTEXT if present, else the first non-controller listener. |

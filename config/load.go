@@ -355,7 +355,14 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	// An empty advertised.listeners (KAFKA_ADVERTISED_LISTENERS= in a
 	// compose file) means unset, rather than "advertise nothing".
 	if strings.TrimSpace(d.str("advertised.listeners")) != "" {
-		c.AdvertisedListeners = d.listeners("advertised.listeners")
+		// Kafka's own server.properties advertises the controller listener
+		// too (for KRaft's dynamic quorum); clients must never be given it,
+		// so it is dropped here, as Kafka's broker registration does.
+		for _, l := range d.listeners("advertised.listeners") {
+			if !contains(c.ControllerListenerNames, l.Name) {
+				c.AdvertisedListeners = append(c.AdvertisedListeners, l)
+			}
+		}
 	} else {
 		for _, l := range c.Listeners {
 			if !contains(c.ControllerListenerNames, l.Name) {

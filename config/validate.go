@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 )
 
 // Validate checks settings against each other: advertised listeners must be
@@ -17,7 +18,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: listeners is empty", ErrInvalid)
 	}
 	names := map[string]bool{}
-	ports := map[int]string{}
+	ports := map[int]Listener{}
 	for _, l := range c.Listeners {
 		if err := c.checkListener("listeners", l); err != nil {
 			return err
@@ -26,10 +27,12 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%w: listeners: name %s is used twice", ErrInvalid, l.Name)
 		}
 		names[l.Name] = true
-		if other, dup := ports[l.Port]; dup && l.Port != 0 {
-			return fmt.Errorf("%w: listeners %s and %s use the same port %d", ErrInvalid, other, l.Name, l.Port)
+		// Like Kafka, two listeners may share a port only if one binds an
+		// IPv4 address and the other an IPv6 address.
+		if other, dup := ports[l.Port]; dup && l.Port != 0 && !ipv4AndIPv6(other.Host, l.Host) {
+			return fmt.Errorf("%w: listeners %s and %s use the same port %d", ErrInvalid, other.Name, l.Name, l.Port)
 		}
-		ports[l.Port] = l.Name
+		ports[l.Port] = l
 	}
 	for _, l := range c.AdvertisedListeners {
 		if !names[l.Name] {
@@ -42,7 +45,7 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%w: advertised.listeners: %s cannot advertise the meta-address %s", ErrInvalid, l.Name, l.Host)
 		}
 		if contains(c.ControllerListenerNames, l.Name) {
-			return fmt.Errorf("%w: advertised.listeners: %s is a controller listener and must not be advertised to clients", ErrInvalid, l.Name)
+			return fmt.Errorf("%w: AdvertisedListeners: %s is a controller listener and must not be given to clients", ErrInvalid, l.Name)
 		}
 	}
 	if c.InterBrokerListenerName != "" && !names[c.InterBrokerListenerName] {
@@ -74,4 +77,14 @@ func (c *Config) checkListener(setting string, l Listener) error {
 		return fmt.Errorf("%w: %s: listener %s uses security protocol %s, which samsa does not support yet (only PLAINTEXT)", ErrUnsupported, setting, l.Name, proto)
 	}
 	return nil
+}
+
+// ipv4AndIPv6 reports whether one host is an IPv4 literal and the other an
+// IPv6 literal.
+func ipv4AndIPv6(a, b string) bool {
+	ipA, ipB := net.ParseIP(a), net.ParseIP(b)
+	if ipA == nil || ipB == nil {
+		return false
+	}
+	return (ipA.To4() == nil) != (ipB.To4() == nil)
 }

@@ -588,4 +588,3 @@ func TestTopicIDsV10(t *testing.T) {
 		t.Fatalf("v10 fetch %+v", fr.Groups)
 	}
 }
-

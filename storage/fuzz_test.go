@@ -105,10 +105,10 @@ func FuzzRecoverSegment(f *testing.F) {
 				break
 			}
 			h, err := parseBatchHeader(b)
-			if err != nil || batchCRC(b[:h.totalSize()]) != h.CRC {
+			if err != nil || batchCRC(b[:h.TotalSize()]) != h.CRC {
 				t.Fatalf("recovered log returned a bad batch: %v", err)
 			}
-			next = h.lastOffset() + 1
+			next = h.LastOffset() + 1
 		}
 		l.OffsetForTimestamp(1500)
 		l.MaxTimestamp()

@@ -100,18 +100,18 @@ func readAll(t testing.TB, l *Log, from int64) []batchHeader {
 			if err != nil {
 				t.Fatalf("Read(%d): %v", next, err)
 			}
-			if batchCRC(b[:h.totalSize()]) != h.CRC {
+			if batchCRC(b[:h.TotalSize()]) != h.CRC {
 				t.Fatalf("batch at offset %d: bad CRC", h.BaseOffset)
 			}
-			if h.lastOffset() < next {
-				t.Fatalf("batch %d..%d returned for offset %d", h.BaseOffset, h.lastOffset(), next)
+			if h.LastOffset() < next {
+				t.Fatalf("batch %d..%d returned for offset %d", h.BaseOffset, h.LastOffset(), next)
 			}
-			if len(hs) > 0 && h.BaseOffset != hs[len(hs)-1].lastOffset()+1 {
-				t.Fatalf("gap: batch at %d after %d", h.BaseOffset, hs[len(hs)-1].lastOffset())
+			if len(hs) > 0 && h.BaseOffset != hs[len(hs)-1].LastOffset()+1 {
+				t.Fatalf("gap: batch at %d after %d", h.BaseOffset, hs[len(hs)-1].LastOffset())
 			}
 			hs = append(hs, h)
-			next = h.lastOffset() + 1
-			b = b[h.totalSize():]
+			next = h.LastOffset() + 1
+			b = b[h.TotalSize():]
 		}
 	}
 	return hs
@@ -135,7 +135,7 @@ func segmentNames(t testing.TB, fsys vfs.FS, dir string) []string {
 func fmtOffsets(hs []batchHeader) string {
 	var s string
 	for _, h := range hs {
-		s += fmt.Sprintf("%d-%d ", h.BaseOffset, h.lastOffset())
+		s += fmt.Sprintf("%d-%d ", h.BaseOffset, h.LastOffset())
 	}
 	return s
 }

@@ -352,7 +352,7 @@ func (l *Log) append(records []byte, logAppendTime bool, ts int64) (AppendInfo, 
 	maxTs := int64(-1)
 	pos := 0
 	for i := range hs {
-		b := records[pos : pos+hs[i].totalSize()]
+		b := records[pos : pos+hs[i].TotalSize()]
 		setBaseOffset(b, next)
 		hs[i].BaseOffset = next
 		if logAppendTime {
@@ -360,9 +360,9 @@ func (l *Log) append(records []byte, logAppendTime bool, ts int64) (AppendInfo, 
 			hs[i].MaxTimestamp = ts
 			hs[i].Attributes |= timestampTypeBit
 		}
-		next = hs[i].lastOffset() + 1
+		next = hs[i].LastOffset() + 1
 		maxTs = max(maxTs, hs[i].MaxTimestamp)
-		pos += hs[i].totalSize()
+		pos += hs[i].TotalSize()
 	}
 	info := AppendInfo{FirstOffset: leo, LastOffset: next - 1}
 
@@ -417,11 +417,11 @@ func splitBatches(records []byte) ([]batchHeader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: at byte %d: %w", ErrInvalidBatch, pos, err)
 		}
-		if h.totalSize() > len(records)-pos {
+		if h.TotalSize() > len(records)-pos {
 			return nil, fmt.Errorf("%w: batch at byte %d is truncated", ErrInvalidBatch, pos)
 		}
 		hs = append(hs, h)
-		pos += h.totalSize()
+		pos += h.TotalSize()
 	}
 	return hs, nil
 }
@@ -544,7 +544,7 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 			if h.BaseOffset >= maxOffset {
 				break
 			}
-			size := int64(h.totalSize())
+			size := int64(h.TotalSize())
 			if end-start+size > int64(maxBytes) && !(first && minOneBatch) {
 				break
 			}
@@ -856,12 +856,12 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, found
 		from := max(v.seg.timeIndex.lookup(ts), start)
 		pos, h, ok, err := v.seg.findBatch(from, v.size)
 		for ok && err == nil {
-			if h.MaxTimestamp >= ts && h.lastOffset() >= start {
+			if h.MaxTimestamp >= ts && h.LastOffset() >= start {
 				if off, rts, hit := firstRecordAtOrAfter(v.seg, pos, h, ts, start); hit {
 					return off, rts, true
 				}
 			}
-			pos += int64(h.totalSize())
+			pos += int64(h.TotalSize())
 			if pos >= v.size {
 				break
 			}
@@ -878,7 +878,7 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, found
 // firstRecordAtOrAfter finds the first record of the batch at pos with a
 // timestamp >= ts and an offset >= minOffset.
 func firstRecordAtOrAfter(s *segment, pos int64, h batchHeader, ts, minOffset int64) (int64, int64, bool) {
-	batch := make([]byte, h.totalSize())
+	batch := make([]byte, h.TotalSize())
 	if _, err := s.log.ReadAt(batch, pos); err != nil {
 		return -1, -1, false
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/samsa-broker/samsa/storage/vfs"
+	"github.com/samsa-broker/samsa/wire"
 )
 
 func bothFS(t *testing.T, fn func(t *testing.T, fsys vfs.FS, dir string)) {
@@ -47,8 +48,8 @@ func TestAppendReadAcrossRolls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if h.BaseOffset > off || h.lastOffset() < off || h.totalSize() != len(b) {
-				t.Fatalf("Read(%d) gave batch %d-%d (%d bytes of %d)", off, h.BaseOffset, h.lastOffset(), h.totalSize(), len(b))
+			if h.BaseOffset > off || h.LastOffset() < off || h.TotalSize() != len(b) {
+				t.Fatalf("Read(%d) gave batch %d-%d (%d bytes of %d)", off, h.BaseOffset, h.LastOffset(), h.TotalSize(), len(b))
 			}
 		}
 	})
@@ -233,5 +234,26 @@ func TestWait(t *testing.T) {
 	l.SetHighWatermark(100)
 	if l.HighWatermark() != 1 {
 		t.Fatalf("hw not clamped: %d", l.HighWatermark())
+	}
+}
+
+func TestOffsetForTimestampCompressed(t *testing.T) {
+	l := openTestLog(t, vfs.NewMem(), "/d/t-0", smallConfig(), newClock())
+	defer l.Close()
+	mustAppend(t, l, testBatch(2, 100, 10))
+	var recs []wire.Record
+	for i, d := range []int64{0, 7, 3, 9} {
+		recs = append(recs, wire.Record{TimestampDelta: d, OffsetDelta: int32(i), Value: []byte("v")})
+	}
+	b, err := wire.EncodeBatch(wire.BatchSpec{BaseTimestamp: 200, Compression: wire.CompressionZstd, Records: recs, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, PartitionLeaderEpoch: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, b)
+	if off, ts, ok := l.OffsetForTimestamp(205); !ok || off != 3 || ts != 207 {
+		t.Fatalf("OffsetForTimestamp(205) = %d %d %v", off, ts, ok)
+	}
+	if ts, off := l.MaxTimestamp(); ts != 209 || off != 5 {
+		t.Fatalf("MaxTimestamp = %d %d", ts, off)
 	}
 }

@@ -183,7 +183,7 @@ func (s *segment) loadTail() error {
 		if err != nil {
 			return err
 		}
-		if h.lastOffset() != s.baseOffset+int64(e.RelativeOffset) {
+		if h.LastOffset() != s.baseOffset+int64(e.RelativeOffset) {
 			return fmt.Errorf("%w: index entry does not match batch in segment %d", ErrCorrupt, s.baseOffset)
 		}
 		startPos = int64(e.Position)
@@ -199,11 +199,11 @@ func (s *segment) loadTail() error {
 			s.firstBatchTimestamp = h.MaxTimestamp
 		}
 		first = false
-		s.nextOffset = h.lastOffset() + 1
+		s.nextOffset = h.LastOffset() + 1
 		if h.MaxTimestamp > s.maxTimestamp {
-			s.maxTimestamp, s.offsetOfMaxTimestamp = h.MaxTimestamp, h.lastOffset()
+			s.maxTimestamp, s.offsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
 		}
-		s.bytesSinceLastIndexEntry += int64(h.totalSize())
+		s.bytesSinceLastIndexEntry += int64(h.TotalSize())
 		return nil
 	})
 	if err != nil {
@@ -234,24 +234,24 @@ func (s *segment) recover(cfg LogConfig, logger *slog.Logger) (truncated int64, 
 		if h.BaseOffset < expectNext {
 			return fmt.Errorf("%w: batch offset %d below %d", ErrCorrupt, h.BaseOffset, expectNext)
 		}
-		if h.lastOffset()-s.baseOffset > maxRelativeOffset || pos > maxRelativeOffset {
+		if h.LastOffset()-s.baseOffset > maxRelativeOffset || pos > maxRelativeOffset {
 			return fmt.Errorf("%w: batch offset %d out of segment range", ErrCorrupt, h.BaseOffset)
 		}
 		if pos == 0 {
 			firstTs = h.MaxTimestamp
 		}
 		if h.MaxTimestamp > maxTs {
-			maxTs, offOfMaxTs = h.MaxTimestamp, h.lastOffset()
+			maxTs, offOfMaxTs = h.MaxTimestamp, h.LastOffset()
 		}
 		if sinceIndex > int64(cfg.IndexIntervalBytes) {
-			offEntries = append(offEntries, offsetEntry{RelativeOffset: int32(h.lastOffset() - s.baseOffset), Position: int32(pos)})
+			offEntries = append(offEntries, offsetEntry{RelativeOffset: int32(h.LastOffset() - s.baseOffset), Position: int32(pos)})
 			if maxTs >= 0 && (len(timeEntries) == 0 || maxTs > timeEntries[len(timeEntries)-1].Timestamp) {
 				timeEntries = append(timeEntries, timeEntry{Timestamp: maxTs, RelativeOffset: int32(offOfMaxTs - s.baseOffset)})
 			}
 			sinceIndex = 0
 		}
-		sinceIndex += int64(h.totalSize())
-		expectNext = h.lastOffset() + 1
+		sinceIndex += int64(h.TotalSize())
+		expectNext = h.LastOffset() + 1
 		return nil
 	})
 	if scanErr != nil && !errors.Is(scanErr, ErrCorrupt) {
@@ -304,7 +304,7 @@ func scanBatches(f io.ReaderAt, start, end int64, verifyCRC bool, fn func(h batc
 		if err != nil {
 			return pos, err
 		}
-		total := int64(h.totalSize())
+		total := int64(h.TotalSize())
 		if total > end-pos {
 			return pos, fmt.Errorf("%w: batch at %d of %d bytes exceeds segment end", ErrCorrupt, pos, total)
 		}
@@ -344,7 +344,7 @@ func (s *segment) readHeader(pos, end int64) (batchHeader, error) {
 	if err != nil {
 		return h, err
 	}
-	if int64(h.totalSize()) > end-pos {
+	if int64(h.TotalSize()) > end-pos {
 		return h, fmt.Errorf("%w: batch at %d past end of segment %d", ErrCorrupt, pos, s.baseOffset)
 	}
 	return h, nil
@@ -360,10 +360,10 @@ func (s *segment) findBatch(offset, end int64) (pos int64, h batchHeader, found 
 		if err != nil {
 			return pos, h, false, err
 		}
-		if h.lastOffset() >= offset {
+		if h.LastOffset() >= offset {
 			return pos, h, true, nil
 		}
-		pos += int64(h.totalSize())
+		pos += int64(h.TotalSize())
 	}
 	return pos, h, false, nil
 }
@@ -406,10 +406,10 @@ func (s *segment) appendBatches(records []byte, hs []batchHeader, cfg LogConfig)
 	maxTs, offOfMaxTs := s.maxTimestamp, s.offsetOfMaxTimestamp
 	for _, h := range hs {
 		if h.MaxTimestamp > maxTs {
-			maxTs, offOfMaxTs = h.MaxTimestamp, h.lastOffset()
+			maxTs, offOfMaxTs = h.MaxTimestamp, h.LastOffset()
 		}
 		if s.bytesSinceLastIndexEntry > int64(cfg.IndexIntervalBytes) {
-			if err := s.offsetIndex.append(h.lastOffset(), pos); err != nil {
+			if err := s.offsetIndex.append(h.LastOffset(), pos); err != nil {
 				return err
 			}
 			if err := s.timeIndex.maybeAppend(maxTs, offOfMaxTs); err != nil {
@@ -417,8 +417,8 @@ func (s *segment) appendBatches(records []byte, hs []batchHeader, cfg LogConfig)
 			}
 			s.bytesSinceLastIndexEntry = 0
 		}
-		s.bytesSinceLastIndexEntry += int64(h.totalSize())
-		pos += int64(h.totalSize())
+		s.bytesSinceLastIndexEntry += int64(h.TotalSize())
+		pos += int64(h.TotalSize())
 	}
 	return nil
 }
@@ -431,11 +431,11 @@ func (s *segment) commitAppend(size int, hs []batchHeader) {
 	}
 	for _, h := range hs {
 		if h.MaxTimestamp > s.maxTimestamp {
-			s.maxTimestamp, s.offsetOfMaxTimestamp = h.MaxTimestamp, h.lastOffset()
+			s.maxTimestamp, s.offsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
 		}
 	}
 	s.size += int64(size)
-	s.nextOffset = hs[len(hs)-1].lastOffset() + 1
+	s.nextOffset = hs[len(hs)-1].LastOffset() + 1
 }
 
 // truncatePlan is where truncateTo(offset) cuts a segment.
@@ -476,11 +476,11 @@ func (s *segment) planTruncate(offset int64) (truncatePlan, error) {
 	}
 	ti.mu.Unlock()
 	_, err = scanBatches(s.log, start, pos, false, func(h batchHeader, bpos int64, _ []byte) error {
-		p.nextOffset = h.lastOffset() + 1
+		p.nextOffset = h.LastOffset() + 1
 		if h.MaxTimestamp > p.maxTimestamp {
-			p.maxTimestamp, p.offsetOfMaxTimestamp = h.MaxTimestamp, h.lastOffset()
+			p.maxTimestamp, p.offsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
 		}
-		p.sinceIndex += int64(h.totalSize())
+		p.sinceIndex += int64(h.TotalSize())
 		return nil
 	})
 	if err != nil {

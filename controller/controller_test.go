@@ -121,7 +121,7 @@ func TestRestartFileLog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := New(Options{NodeID: 1, ClusterID: "c", Log: l, Rand: testRand(2)})
+		c, err := New(Options{NodeID: 1, ClusterID: "c", Log: l, Rand: testRand(2), Logger: quietLogger})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -374,7 +374,7 @@ func TestConcurrentCreateTopics(t *testing.T) {
 
 func TestLogFailureIsSticky(t *testing.T) {
 	log := NewMemLog()
-	c, err := New(Options{NodeID: 1, Log: log, Rand: testRand(3)})
+	c, err := New(Options{NodeID: 1, Log: log, Rand: testRand(3), Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestUuid(t *testing.T) {
 
 func TestNewCallsOnChangeWithReplayedImage(t *testing.T) {
 	log := NewMemLog()
-	c, err := New(Options{NodeID: 1, Log: log, Rand: testRand(5)})
+	c, err := New(Options{NodeID: 1, Log: log, Rand: testRand(5), Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +480,7 @@ func TestReplayRejectsInconsistentLog(t *testing.T) {
 	if _, err := log.Append([]Record{PartitionRecord{TopicID: Uuid{1}, Replicas: []int32{1}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(Options{Log: log}); !errors.Is(err, ErrApply) {
+	if _, err := New(Options{Log: log, Logger: quietLogger}); !errors.Is(err, ErrApply) {
 		t.Fatalf("err %v", err)
 	}
 	if _, err := New(Options{}); !errors.Is(err, ErrOptions) {

@@ -41,7 +41,9 @@
 //	type     int8    RecordType
 //	payload  []byte  the record as JSON (field names are the json tags in records.go)
 //
-// A record's offset is baseOffset plus its frame's index. Every Append
+// All file IO goes through storage/vfs (OpenFileLogFS), so tests can fail
+// any operation and simulate power loss. A record's offset is baseOffset
+// plus its frame's index. Every Append
 // writes its frames with one write and fsyncs. On open, the frames are read
 // until the first short frame, implausible length or CRC mismatch, and the
 // file is truncated there (a torn write from a crash); a frame whose CRC

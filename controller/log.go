@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/samsa-broker/samsa/storage/vfs"
 )
 
 // MetadataLog is the ordered, durable log of metadata records. The
@@ -40,11 +41,12 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 type FileLog struct {
 	mu struct {
 		sync.Mutex
-		f      *os.File
+		f      vfs.File
 		size   int64 // bytes of valid data, header included
 		next   int64 // offset of the next record
 		failed error
 	}
+	fs         vfs.FS
 	path       string
 	baseOffset int64
 	truncated  int64
@@ -54,12 +56,25 @@ type FileLog struct {
 // header. On open the frames are checked and a torn or corrupt tail (short
 // frame, bad CRC) is cut off and the file is fsynced; Truncated reports how
 // many bytes were dropped.
-func OpenFileLog(path string) (*FileLog, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+func OpenFileLog(path string) (*FileLog, error) { return OpenFileLogFS(vfs.OS, path) }
+
+// OpenFileLogFS is OpenFileLog on the given file system (tests use an
+// in-memory one to simulate crashes and IO errors).
+func OpenFileLogFS(fsys vfs.FS, path string) (*FileLog, error) {
+	var (
+		f   vfs.File
+		err error
+	)
+	created := !fsys.Exists(path)
+	if created {
+		f, err = fsys.Create(path)
+	} else {
+		f, err = fsys.OpenReadWrite(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("controller: open metadata log: %w", err)
 	}
-	l := &FileLog{path: path}
+	l := &FileLog{fs: fsys, path: path}
 	l.mu.f = f
 	if err := l.recover(); err != nil {
 		f.Close()
@@ -71,11 +86,11 @@ func OpenFileLog(path string) (*FileLog, error) {
 // recover writes the header of a new file or validates an existing one.
 func (l *FileLog) recover() error {
 	f := l.mu.f
-	st, err := f.Stat()
+	size, err := f.Size()
 	if err != nil {
 		return fmt.Errorf("controller: stat metadata log: %w", err)
 	}
-	if st.Size() < int64(fileHeaderSize) {
+	if size < int64(fileHeaderSize) {
 		// New file, or a crash while the header was written: nothing was ever
 		// appended, so start over.
 		return l.writeHeader()
@@ -91,13 +106,13 @@ func (l *FileLog) recover() error {
 		return fmt.Errorf("%w: %s: file version %d", ErrUnsupportedVersion, l.path, v)
 	}
 	l.baseOffset = int64(binary.BigEndian.Uint64(hdr[len(fileMagic)+2:]))
-	valid, count, err := scanFrames(io.NewSectionReader(f, int64(fileHeaderSize), st.Size()-int64(fileHeaderSize)), nil)
+	valid, count, err := scanFrames(io.NewSectionReader(f, int64(fileHeaderSize), size-int64(fileHeaderSize)), nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", l.path, err)
 	}
 	end := int64(fileHeaderSize) + valid
-	if end < st.Size() {
-		l.truncated = st.Size() - end
+	if end < size {
+		l.truncated = size - end
 		if err := f.Truncate(end); err != nil {
 			return fmt.Errorf("controller: truncate torn metadata log tail: %w", err)
 		}
@@ -125,22 +140,10 @@ func (l *FileLog) writeHeader() error {
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("controller: sync metadata log: %w", err)
 	}
-	if err := syncDir(filepath.Dir(l.path)); err != nil {
-		return err
+	if err := l.fs.SyncDir(filepath.Dir(l.path)); err != nil {
+		return fmt.Errorf("controller: sync metadata log dir: %w", err)
 	}
 	l.mu.size = int64(fileHeaderSize)
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("controller: open dir for sync: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("controller: sync dir: %w", err)
-	}
 	return nil
 }
 

@@ -148,7 +148,15 @@ func TestEnv(t *testing.T) {
 		"KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=0",
 		"KAFKA_LOG_DIRS=/var/lib/kafka/data,/mnt/two",
 		"KAFKA_AUTO_CREATE_TOPICS_ENABLE=false",
-		"KAFKA_PORT=tcp://10.0.0.1:9092", // injected by Kubernetes for a service named kafka
+		// Injected by Kubernetes for a Service named kafka: skipped silently.
+		"KAFKA_PORT=tcp://10.0.0.1:9092",
+		"KAFKA_SERVICE_HOST=10.0.0.1",
+		"KAFKA_SERVICE_PORT=9092",
+		"KAFKA_SERVICE_PORT_BROKER=9092",
+		"KAFKA_PORT_9092_TCP=tcp://10.0.0.1:9092",
+		"KAFKA_PORT_9092_TCP_ADDR=10.0.0.1",
+		"KAFKA_PORT_9092_TCP_PORT=9092",
+		"KAFKA_PORT_9092_TCP_PROTO=tcp",
 		"CLUSTER_ID=MkU3OEVBNTcwNTJENDM2Qk",
 	}
 	c := mustLoad(t, nil, env)
@@ -172,7 +180,7 @@ func TestEnv(t *testing.T) {
 	if c.OffsetsTopicReplicationFactor != 1 || c.GroupInitialRebalanceDelayMs != 0 {
 		t.Errorf("offsets rf %d delay %d", c.OffsetsTopicReplicationFactor, c.GroupInitialRebalanceDelayMs)
 	}
-	wantIgnored := []string{"controller.quorum.voters", "port", "transaction.state.log.min.isr", "transaction.state.log.replication.factor"}
+	wantIgnored := []string{"controller.quorum.voters", "transaction.state.log.min.isr", "transaction.state.log.replication.factor"}
 	if !reflect.DeepEqual(c.Ignored, wantIgnored) {
 		t.Errorf("Ignored %v, want %v", c.Ignored, wantIgnored)
 	}
@@ -372,8 +380,8 @@ func TestBrokerIDAlias(t *testing.T) {
 }
 
 func TestUnknownEnvIsNotAnError(t *testing.T) {
-	c := mustLoad(t, nil, []string{"KAFKA_SERVICE_HOST=10.0.0.1", "KAFKA_TOTALLY_MADE_UP=1"})
-	if !reflect.DeepEqual(c.Ignored, []string{"service.host", "totally.made.up"}) {
+	c := mustLoad(t, nil, []string{"KAFKA_PORT=9092", "KAFKA_TOTALLY_MADE_UP=1"})
+	if !reflect.DeepEqual(c.Ignored, []string{"port", "totally.made.up"}) {
 		t.Fatalf("Ignored %v", c.Ignored)
 	}
 }
@@ -590,5 +598,15 @@ log.retention.check.interval.ms=300000
 		"transaction.state.log.min.isr", "transaction.state.log.replication.factor"}
 	if !reflect.DeepEqual(c.Ignored, want) {
 		t.Errorf("Ignored %v", c.Ignored)
+	}
+}
+
+func TestTopicMarkdownTable(t *testing.T) {
+	md := TopicMarkdownTable()
+	if !strings.Contains(md, "| `retention.ms` | `log.retention.ms` | `604800000` |") {
+		t.Errorf("table:\n%s", md)
+	}
+	if n := strings.Count(md, "\n"); n != len(TopicDefs())+2 {
+		t.Errorf("table has %d lines", n)
 	}
 }

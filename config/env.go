@@ -105,6 +105,9 @@ func envSettings(environ []string) []envSetting {
 			put(envSetting{Var: name, Key: "cluster.id", Value: value}, 0)
 			continue
 		}
+		if kubernetesServiceVar(name, value) {
+			continue
+		}
 		key, ok := envToKey(name)
 		if !ok {
 			continue
@@ -120,4 +123,33 @@ func envSettings(environ []string) []envSetting {
 		out = append(out, byKey[k])
 	}
 	return out
+}
+
+// kubernetesServiceVar reports whether a variable is one that Kubernetes
+// injects for a Service named "kafka" (KAFKA_SERVICE_HOST, KAFKA_PORT,
+// KAFKA_PORT_9092_TCP_ADDR, ...). Those are not settings, and warning about
+// them on every start would only be noise.
+func kubernetesServiceVar(name, value string) bool {
+	switch {
+	case name == "KAFKA_SERVICE_HOST", strings.HasPrefix(name, "KAFKA_SERVICE_PORT"):
+		return true
+	case name == "KAFKA_PORT":
+		return strings.Contains(value, "://")
+	case strings.HasPrefix(name, "KAFKA_PORT_"):
+		rest := name[len("KAFKA_PORT_"):]
+		digits := 0
+		for digits < len(rest) && rest[digits] >= '0' && rest[digits] <= '9' {
+			digits++
+		}
+		if digits == 0 {
+			return false
+		}
+		proto := rest[digits:]
+		for _, p := range []string{"_TCP", "_UDP", "_SCTP"} {
+			if strings.HasPrefix(proto, p) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -26,3 +26,23 @@ func MarkdownTable() string {
 	}
 	return b.String()
 }
+
+// TopicMarkdownTable returns the README table of topic settings: name,
+// broker setting that supplies the default, Kafka's default and description.
+func TopicMarkdownTable() string {
+	var b strings.Builder
+	b.WriteString("| Name | Broker default from | Default | Description |\n")
+	b.WriteString("|------|---------------------|---------|-------------|\n")
+	for _, d := range topicDefs {
+		syn := "-"
+		if d.BrokerSynonym != "" {
+			syn = "`" + d.BrokerSynonym + "`"
+		}
+		dflt := `""`
+		if d.Default != "" {
+			dflt = "`" + d.Default + "`"
+		}
+		b.WriteString("| `" + d.Name + "` | " + syn + " | " + dflt + " | " + strings.ReplaceAll(d.Doc, "|", `\|`) + " |\n")
+	}
+	return b.String()
+}

@@ -41,8 +41,9 @@ type Options struct {
 	// OnChange is called after each committed change with the image before
 	// and after it, in commit order, outside the controller's write lock, and
 	// before the write method that made the change returns. It is also called
-	// once from New with the empty image and the replayed one. It must not
-	// call the controller's write methods (it would deadlock); Image is fine.
+	// once from New with the empty image and the replayed one. Image()
+	// returns next only after OnChange(prev, next) returned. It must not call
+	// the controller's write methods (it would deadlock).
 	OnChange func(prev, next *Image)
 }
 
@@ -54,11 +55,15 @@ type Options struct {
 // on purpose: a decision must be made against the image the append will
 // land on, so writers are serialized end to end. Readers never lock.
 type Controller struct {
-	opts  Options
+	opts Options
+	// image is the published image: every change in it has been delivered
+	// to OnChange, so a reader never sees a topic whose local log the
+	// broker has not created yet.
 	image atomic.Pointer[Image]
 
-	writeMu sync.Mutex // serializes decide → append → publish
-	failed  error      // REQUIRES: writeMu held; sticky log failure
+	writeMu   sync.Mutex // serializes decide → append → queue
+	committed *Image     // REQUIRES: writeMu held; the newest image, decisions read it
+	failed    error      // REQUIRES: writeMu held; sticky log failure
 
 	queueMu sync.Mutex
 	queue   []change // REQUIRES: queueMu held; committed, not yet notified
@@ -108,20 +113,23 @@ func New(o Options) (*Controller, error) {
 	}
 	c := &Controller{opts: o, started: o.Now()}
 	c.liveness.lastSeen = map[int32]time.Time{}
-	c.image.Store(b.img)
+	c.committed = b.img
 	o.Logger.Info("controller: metadata replayed", "offset", b.img.Offset, "brokers", len(b.img.Brokers), "topics", len(b.img.Topics))
 	if o.OnChange != nil {
 		o.OnChange(empty, b.img)
 	}
+	c.image.Store(b.img)
 	return c, nil
 }
 
-// Image returns the current metadata snapshot. It never blocks.
+// Image returns the current metadata snapshot. It never blocks. It includes
+// every change whose OnChange call has returned, and none whose OnChange has
+// not started.
 func (c *Controller) Image() *Image { return c.image.Load() }
 
-// commitLocked applies recs to the current image, appends them to the log
-// and publishes the new image. The caller must call notify after releasing
-// writeMu.
+// commitLocked applies recs to the committed image, appends them to the
+// log and queues the change. The caller must call notify after releasing
+// writeMu; notify publishes it.
 //
 // REQUIRES: c.writeMu held.
 func (c *Controller) commitLocked(recs []Record) error {
@@ -131,7 +139,7 @@ func (c *Controller) commitLocked(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	prev := c.image.Load()
+	prev := c.committed
 	// Apply before appending so that a record the image rejects never
 	// reaches the log, where it would break every later replay.
 	next, err := applyBatch(prev, prev.Offset+1, recs)
@@ -145,16 +153,17 @@ func (c *Controller) commitLocked(recs []Record) error {
 		return c.failed
 	}
 	next.Offset = last
-	c.image.Store(next)
+	c.committed = next
 	c.queueMu.Lock()
 	c.queue = append(c.queue, change{prev, next})
 	c.queueMu.Unlock()
 	return nil
 }
 
-// notify delivers queued changes to OnChange in commit order. Whoever holds
-// notifyMu drains the whole queue, so when notify returns, every change
-// committed before the call has been delivered.
+// notify delivers queued changes to OnChange in commit order and publishes
+// each image once its OnChange returned. Whoever holds notifyMu drains the
+// whole queue, so when notify returns, every change committed before the
+// call has been delivered and published.
 func (c *Controller) notify() {
 	c.notifyMu.Lock()
 	defer c.notifyMu.Unlock()
@@ -170,6 +179,7 @@ func (c *Controller) notify() {
 		if c.opts.OnChange != nil {
 			c.opts.OnChange(ch.prev, ch.next)
 		}
+		c.image.Store(ch.next)
 	}
 }
 
@@ -178,7 +188,7 @@ func (c *Controller) notify() {
 // its closure.
 func (c *Controller) write(dryRun bool, decide func(img *Image) []Record) error {
 	c.writeMu.Lock()
-	recs := decide(c.image.Load())
+	recs := decide(c.committed)
 	var err error
 	if !dryRun {
 		err = c.commitLocked(recs)

@@ -487,3 +487,23 @@ func TestReplayRejectsInconsistentLog(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestImagePublishedAfterOnChange(t *testing.T) {
+	var c *Controller
+	var checked int
+	c = newTestController(t, 1, func(o *Options) {
+		o.OnChange = func(prev, next *Image) {
+			if c == nil {
+				return // the call from New
+			}
+			if c.Image() != prev {
+				t.Errorf("Image() is not prev while OnChange runs")
+			}
+			checked++
+		}
+	})
+	c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	if checked == 0 || c.Image().Topics["t"] == nil {
+		t.Fatalf("checked %d", checked)
+	}
+}

@@ -251,7 +251,7 @@ func TestPrecedence(t *testing.T) {
 }
 
 func TestProperties(t *testing.T) {
-	text := "# comment\n" +
+	text := "\ufeff# comment\n" +
 		"! also a comment\n" +
 		"   \n" +
 		"num.partitions=3\n" +
@@ -608,5 +608,39 @@ func TestTopicMarkdownTable(t *testing.T) {
 	}
 	if n := strings.Count(md, "\n"); n != len(TopicDefs())+2 {
 		t.Errorf("table has %d lines", n)
+	}
+}
+
+// TestDynamicMatchesKafka pins which implemented settings Kafka lets
+// AlterConfigs change at runtime (its DynamicBrokerConfig lists).
+func TestDynamicMatchesKafka(t *testing.T) {
+	want := map[string]bool{
+		"listeners": true, "advertised.listeners": true, "listener.security.protocol.map": true,
+		"num.network.threads": true, "num.io.threads": true,
+		"log.segment.bytes": true, "log.roll.ms": true, "log.roll.hours": true,
+		"log.roll.jitter.ms": true, "log.roll.jitter.hours": true,
+		"log.retention.ms": true, "log.retention.minutes": true, "log.retention.hours": true,
+		"log.retention.bytes": true, "log.flush.interval.messages": true, "log.flush.interval.ms": true,
+		"log.flush.scheduler.interval.ms": true, "log.index.interval.bytes": true,
+		"log.index.size.max.bytes": true, "log.segment.delete.delay.ms": true, "log.cleanup.policy": true,
+		"log.cleaner.delete.retention.ms": true, "log.cleaner.min.compaction.lag.ms": true,
+		"log.cleaner.max.compaction.lag.ms": true, "log.cleaner.min.cleanable.ratio": true,
+		"log.preallocate": true, "log.message.timestamp.type": true,
+		"log.message.timestamp.before.max.ms": true, "log.message.timestamp.after.max.ms": true,
+		"log.local.retention.ms": true, "log.local.retention.bytes": true, "message.max.bytes": true,
+		"compression.type": true, "compression.gzip.level": true, "compression.lz4.level": true,
+		"compression.zstd.level": true, "min.insync.replicas": true, "unclean.leader.election.enable": true,
+		"producer.id.expiration.ms": true,
+	}
+	for _, d := range BrokerDefs {
+		if d.Dynamic != want[d.Name] {
+			t.Errorf("%s: Dynamic = %v, want %v", d.Name, d.Dynamic, want[d.Name])
+		}
+	}
+	// Every broker synonym of a topic setting is dynamic in Kafka.
+	for _, td := range TopicDefs() {
+		if td.BrokerSynonym != "" && !want[td.BrokerSynonym] {
+			t.Errorf("topic %s: synonym %s should be dynamic", td.Name, td.BrokerSynonym)
+		}
 	}
 }

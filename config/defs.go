@@ -2,7 +2,6 @@ package config
 
 import (
 	"math"
-	"strconv"
 )
 
 // Def describes one broker setting: its Kafka name, type and default, a one
@@ -25,9 +24,9 @@ type Def struct {
 // MarkdownTable. It is an immutable table: do not modify it.
 var BrokerDefs = brokerDefs()
 
-var (
-	maxLongStr = strconv.FormatInt(math.MaxInt64, 10)
-	maxIntStr  = strconv.FormatInt(math.MaxInt32, 10)
+const (
+	maxLongStr = "9223372036854775807" // math.MaxInt64, Kafka's Long.MAX_VALUE defaults
+	maxIntStr  = "2147483647"          // math.MaxInt32
 )
 
 // defaultListeners deliberately differs from Kafka's PLAINTEXT://:9092: with

@@ -86,15 +86,16 @@ type Config struct {
 	Warnings []string
 }
 
-// origin is where a static value came from, for messages.
-type origin struct {
-	Where string // "file server.properties:12", "env KAFKA_LOG_DIRS", "--override"
-}
-
 // Usage returns the command line help.
 func Usage() string {
 	fs, _, _, _ := newFlagSet()
-	return "Usage: samsa [server.properties] [--config file] [--override key=value]...\n" + fs.FlagUsages()
+	return "Usage: samsa [server.properties] [--config file] [--override key=value]...\n\n" + fs.FlagUsages() + `
+Settings use Kafka's names (see the README). Precedence, lowest first:
+defaults, the properties file, the environment, --override.
+Environment: KAFKA_<NAME> or KAFKA_CFG_<NAME>, where NAME is the setting in
+upper case with "." -> "_", "_" -> "__", "-" -> "___" (KAFKA_LOG_DIRS sets
+log.dirs); CLUSTER_ID sets cluster.id.
+`
 }
 
 func newFlagSet() (fs *pflag.FlagSet, configFile *string, overrides *[]string, help *bool) {
@@ -181,7 +182,9 @@ func load(in loadInput) (*Config, error) {
 			v.SetDefault(d.Name, d.Default)
 		}
 	}
-	origins := map[string]origin{}
+	// origins records where each static value came from ("file
+	// server.properties:12", "env KAFKA_LOG_DIRS", "--override").
+	origins := map[string]string{}
 	ignored := map[string]string{}
 	var warnings []string
 
@@ -192,7 +195,7 @@ func load(in loadInput) (*Config, error) {
 			if err := d.Validate(value); err != nil {
 				return false, fmt.Errorf("%w for %s=%q (%s): %v", ErrInvalidValue, key, value, where, err)
 			}
-			origins[key] = origin{Where: where}
+			origins[key] = where
 			return true, nil
 		}
 		if isIgnoredKey(key) || !strict {

@@ -18,6 +18,7 @@ type property struct {
 // escapes \t \n \r \f \uXXXX (any other escaped character stands for itself).
 func parseProperties(text string) ([]property, error) {
 	var out []property
+	text = strings.TrimPrefix(text, "\ufeff") // a UTF-8 byte order mark from Windows editors
 	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
 		start := i + 1

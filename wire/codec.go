@@ -81,6 +81,7 @@ func zstdCodecs() (*zstd.Decoder, *zstd.Encoder, error) {
 // raw block format (what franz-go and librdkafka send) and the xerial
 // framing (the Java client). LZ4 is the LZ4 frame format. Output larger than
 // MaxDecompressedSize is refused with an error wrapping ErrTooLarge.
+// CompressionNone returns src itself.
 func Decompress(c Compression, src []byte) ([]byte, error) {
 	return decompressInto(c, nil, src)
 }

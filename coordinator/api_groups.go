@@ -314,7 +314,7 @@ func (c *Coordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsReques
 	return resp
 }
 
-// DeleteGroups answers DeleteGroups v0-v2: an empty group's offsets and
+// DeleteGroups answers DeleteGroups v0-v3 (v3 adds error messages): an empty group's offsets and
 // metadata are tombstoned; a group with members is NON_EMPTY_GROUP.
 func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
@@ -347,6 +347,9 @@ func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRe
 		}
 		if code != 0 {
 			rg.ErrorCode = code
+		}
+		if rg.ErrorCode != 0 {
+			rg.ErrorMessage = ptr(kerr.ErrorForCode(rg.ErrorCode).Error()) // v3+
 		}
 		resp.Groups = append(resp.Groups, rg)
 	}

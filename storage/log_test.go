@@ -257,3 +257,79 @@ func TestOffsetForTimestampCompressed(t *testing.T) {
 		t.Fatalf("MaxTimestamp = %d %d", ts, off)
 	}
 }
+
+// TestReadMatchesNaive compares Read and ReadSlice with a walk over every
+// batch, for many offsets, byte limits and high watermarks.
+func TestReadMatchesNaive(t *testing.T) {
+	clock := newClock()
+	cfg := smallConfig()
+	cfg.IndexIntervalBytes = 150
+	l := openTestLog(t, vfs.NewMem(), "/d/t-0", cfg, clock)
+	defer l.Close()
+	for i := 0; i < 120; i++ {
+		mustAppend(t, l, testBatch(1+i%4, 1000, 10+(i*7)%90))
+	}
+	all := readAll(t, l, 0)
+	leo := l.LogEndOffset()
+	naive := func(offset int64, maxBytes int, maxOffset int64, minOne bool) int {
+		if offset >= maxOffset || offset >= leo {
+			return 0
+		}
+		total, n := 0, 0
+		var segBase int64 = -1
+		for _, h := range all {
+			if h.LastOffset() < offset {
+				continue
+			}
+			// Read stays inside one segment.
+			seg := l.segmentBaseFor(h.BaseOffset)
+			if segBase >= 0 && seg != segBase {
+				break
+			}
+			segBase = seg
+			if h.BaseOffset >= maxOffset || (total+h.TotalSize() > maxBytes && !(n == 0 && minOne)) {
+				break
+			}
+			total += h.TotalSize()
+			n++
+		}
+		return total
+	}
+	for offset := int64(0); offset < leo; offset += 3 {
+		for _, maxBytes := range []int{0, 50, 200, 1000, 5000} {
+			for _, maxOffset := range []int64{offset, offset + 1, offset + 7, offset + 40, leo} {
+				for _, minOne := range []bool{false, true} {
+					want := naive(offset, maxBytes, maxOffset, minOne)
+					b, err := l.Read(offset, maxBytes, maxOffset, minOne)
+					if err != nil || len(b) != want {
+						t.Fatalf("Read(%d, %d, %d, %v) = %d bytes, %v; want %d", offset, maxBytes, maxOffset, minOne, len(b), err, want)
+					}
+					fs, err := l.ReadSlice(offset, maxBytes, maxOffset, minOne)
+					if err != nil || fs.Length != int64(want) {
+						t.Fatalf("ReadSlice(%d, %d, %d, %v) = %d bytes, %v; want %d", offset, maxBytes, maxOffset, minOne, fs.Length, err, want)
+					}
+					if want > 0 {
+						got := make([]byte, fs.Length)
+						fs.File.ReadAt(got, fs.Offset)
+						if string(got) != string(b) {
+							t.Fatal("ReadSlice bytes differ from Read")
+						}
+					}
+					fs.Release()
+				}
+			}
+		}
+	}
+}
+
+func (l *Log) segmentBaseFor(offset int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var base int64
+	for _, s := range l.mu.segments {
+		if s.baseOffset <= offset {
+			base = s.baseOffset
+		}
+	}
+	return base
+}

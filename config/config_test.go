@@ -327,6 +327,8 @@ func TestLoadErrors(t *testing.T) {
 		msg  string
 	}{
 		{"unknown override", []string{"--override", "x.y=1"}, nil, ErrUnknownSetting, "config: unknown setting x.y"},
+		{"typo hint", []string{"--override", "num.partition=2"}, nil, ErrUnknownSetting, "did you mean num.partitions?"},
+		{"topic setting hint", []string{"--override", "retention.ms=2"}, nil, ErrUnknownSetting, "the broker default is log.retention.ms"},
 		{"unknown in file", []string{"--config", writeFile(t, "num.partitions=1\nfoo.bar=2\n")}, nil, ErrUnknownSetting, "foo.bar (file "},
 		{"bad int", []string{"--override", "num.partitions=abc"}, nil, ErrInvalidValue, "num.partitions"},
 		{"int out of range", []string{"--override", "num.partitions=0"}, nil, ErrInvalidValue, "num.partitions"},
@@ -641,6 +643,17 @@ func TestDynamicMatchesKafka(t *testing.T) {
 	for _, td := range TopicDefs() {
 		if td.BrokerSynonym != "" && !want[td.BrokerSynonym] {
 			t.Errorf("topic %s: synonym %s should be dynamic", td.Name, td.BrokerSynonym)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"abc", "abc", 0}, {"abc", "abd", 1}, {"abc", "ab", 1}, {"kitten", "sitting", 3}, {"a", "bcdef", 3}} {
+		if got := editDistance(tt.a, tt.b, 3); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
 	}
 }

@@ -205,7 +205,7 @@ func load(in loadInput) (*Config, error) {
 			ignored[key] = where
 			return false, nil
 		}
-		return false, fmt.Errorf("%w %s (%s)", ErrUnknownSetting, key, where)
+		return false, fmt.Errorf("%w %s (%s)%s", ErrUnknownSetting, key, where, suggest(defs, key))
 	}
 
 	fileMap := map[string]any{}

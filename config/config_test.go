@@ -236,6 +236,7 @@ func TestPrecedence(t *testing.T) {
 		{"positional file", []string{file}, nil, 2, 1000, 24 * 3600000},
 		{"env over file", []string{"--config", file}, env, 3, 2000, 24 * 3600000},
 		{"override over env", []string{"--config=" + file, "--override", "num.partitions=9", "--override", "log.retention.ms=5"}, env, 9, 2000, 5},
+		{"only the winning value is validated", []string{"--config", writeFile(t, "num.partitions=zero\n")}, []string{"KAFKA_NUM_PARTITIONS=6"}, 6, 1048588, 168 * 3600000},
 		{"last override wins", []string{"--override", "num.partitions=4", "--override", "num.partitions=5"}, nil, 5, 1048588, 168 * 3600000},
 		{"minutes over hours", []string{"--override", "log.retention.minutes=2"}, nil, 1, 1048588, 120000},
 		{"negative hours is unlimited", []string{"--override", "log.retention.hours=-1"}, nil, 1, 1048588, -1},

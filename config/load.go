@@ -191,16 +191,18 @@ func load(in loadInput) (*Config, error) {
 	// accept sorts one given setting into implemented, ignored or unknown.
 	accept := func(key, value, where string, strict bool) (bool, error) {
 		key = strings.TrimSpace(key)
-		if d, ok := known[key]; ok {
-			if err := d.Validate(value); err != nil {
-				return false, fmt.Errorf("%w for %s=%q (%s): %v", ErrInvalidValue, key, value, where, err)
-			}
+		if _, ok := known[key]; ok {
+			// Validated once layered: only the winning value matters.
 			origins[key] = where
 			return true, nil
 		}
-		if isIgnoredKey(key) || !strict {
+		if knownKafka := isIgnoredKey(key); knownKafka || !strict {
 			if _, dup := ignored[key]; !dup {
-				warnings = append(warnings, fmt.Sprintf("config: ignoring %s (%s): Kafka setting not implemented by samsa", key, where))
+				why := "Kafka setting not implemented by samsa"
+				if !knownKafka {
+					why = "not a setting samsa knows"
+				}
+				warnings = append(warnings, fmt.Sprintf("config: ignoring %s (%s): %s", key, where, why))
 			}
 			ignored[key] = where
 			return false, nil
@@ -256,8 +258,11 @@ func load(in loadInput) (*Config, error) {
 		}
 		values[d.Name] = strings.TrimSpace(fmt.Sprint(raw))
 		sources[d.Name] = SourceDefault
-		if _, ok := origins[d.Name]; ok {
+		if where, ok := origins[d.Name]; ok {
 			sources[d.Name] = SourceStatic
+			if err := d.Validate(values[d.Name]); err != nil {
+				return nil, fmt.Errorf("%w for %s=%q (%s): %v", ErrInvalidValue, d.Name, values[d.Name], where, err)
+			}
 		}
 	}
 	c, err := decode(values, sources)

@@ -658,3 +658,43 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestWithDynamic(t *testing.T) {
+	c := mustLoad(t, []string{"--override", "log.retention.hours=1", "--override", "num.partitions=3"}, nil)
+	d, skipped, err := c.WithDynamic(
+		map[string]string{"log.retention.ms": "1000", "message.max.bytes": "5000", "num.partitions": "7", "ssl.x": "y"},
+		map[string]string{"message.max.bytes": "6000"},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(skipped, []string{"num.partitions", "ssl.x"}) {
+		t.Errorf("skipped %v", skipped)
+	}
+	if d.LogRetentionMs != 1000 || d.MessageMaxBytes != 6000 || d.NumPartitions != 3 {
+		t.Errorf("retention %d max %d partitions %d", d.LogRetentionMs, d.MessageMaxBytes, d.NumPartitions)
+	}
+	if d.Sources["message.max.bytes"] != SourceDynamicBroker || d.Sources["log.retention.ms"] != SourceDynamicDefaultBroker {
+		t.Errorf("sources %v %v", d.Sources["message.max.bytes"], d.Sources["log.retention.ms"])
+	}
+	if v, s, _ := d.TopicConfigValue("retention.ms", nil); v != "1000" || s != SourceDynamicDefaultBroker {
+		t.Errorf("retention.ms %s %v", v, s)
+	}
+	if v, s, _ := d.TopicConfigValue("max.message.bytes", nil); v != "6000" || s != SourceDynamicBroker {
+		t.Errorf("max.message.bytes %s %v", v, s)
+	}
+	// The original is untouched, and layering again starts from static.
+	if c.MessageMaxBytes != 1048588 || c.Sources["message.max.bytes"] != SourceDefault {
+		t.Errorf("original changed: %d %v", c.MessageMaxBytes, c.Sources["message.max.bytes"])
+	}
+	again, _, err := d.WithDynamic(nil, nil)
+	if err != nil || again.LogRetentionMs != 3600000 || again.MessageMaxBytes != 1048588 {
+		t.Errorf("again: %v %d %d", err, again.LogRetentionMs, again.MessageMaxBytes)
+	}
+	if _, _, err := c.WithDynamic(map[string]string{"log.segment.bytes": "10"}, nil); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("bad dynamic value: %v", err)
+	}
+	if _, _, err := c.WithDynamic(nil, map[string]string{"listeners": "SSL://:9093"}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("dynamic SSL listener: %v", err)
+	}
+}

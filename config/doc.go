@@ -69,6 +69,14 @@
 // is its override, else the broker synonym's effective value (with Kafka's
 // fallbacks such as log.retention.hours), else Kafka's default.
 //
+// # Dynamic broker configs
+//
+// Def.Dynamic marks the settings Kafka lets AlterConfigs change on a BROKER
+// resource. WithDynamic layers the stored dynamic values (cluster-wide
+// default, then per broker) over the static configuration and returns a new
+// Config, with Sources saying which level won; Load's Config is never
+// modified.
+//
 // # Settings
 //
 // MarkdownTable renders the table of implemented broker settings for the

@@ -84,6 +84,11 @@ type Config struct {
 	// setting, for the caller to log.
 	Ignored  []string
 	Warnings []string
+
+	// staticValues and staticSources are Values and Sources as Load built
+	// them, before WithDynamic layered anything on top.
+	staticValues  map[string]string
+	staticSources map[string]Source
 }
 
 // Usage returns the command line help.
@@ -274,6 +279,7 @@ func load(in loadInput) (*Config, error) {
 	}
 	sort.Strings(c.Ignored)
 	c.Warnings = warnings
+	c.staticValues, c.staticSources = copyMap(c.Values), copyMap(c.Sources)
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

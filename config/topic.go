@@ -232,9 +232,10 @@ func (c *Config) TopicConfig(overrides map[string]string) TopicConfig {
 }
 
 // TopicConfigValue returns one topic setting's effective value and source for
-// DescribeConfigs: SourceDynamicTopic for an override, SourceStatic when the
-// broker synonym (or a setting it falls back to, like log.retention.hours)
-// was set statically, else SourceDefault. ok is false for an unknown name.
+// DescribeConfigs: SourceDynamicTopic for an override, else the most
+// specific level (dynamic broker, dynamic cluster default, static) that sets
+// the broker synonym or a setting it falls back to, like
+// log.retention.hours, else SourceDefault. ok is false for an unknown name.
 func (c *Config) TopicConfigValue(name string, overrides map[string]string) (value string, source Source, ok bool) {
 	d, ok := topicDef(name)
 	if !ok {
@@ -246,10 +247,13 @@ func (c *Config) TopicConfigValue(name string, overrides map[string]string) (val
 	if d.BrokerSynonym == "" {
 		return d.Default, SourceDefault, true
 	}
+	// The source is the most specific level that sets any of the synonyms:
+	// per-broker dynamic, then cluster-wide dynamic, static, default (the
+	// Source values 2..5 are in that order).
 	source = SourceDefault
 	for _, s := range brokerSynonyms(d.BrokerSynonym) {
-		if c.Sources[s] == SourceStatic {
-			source = SourceStatic
+		if got, ok := c.Sources[s]; ok && got >= SourceDynamicBroker && got < source {
+			source = got
 		}
 	}
 	return c.brokerTopicValue(name), source, true

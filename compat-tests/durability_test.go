@@ -223,7 +223,7 @@ func TestRestartKeepsTopicsConfigsAndRecords(t *testing.T) {
 	var recs []*kgo.Record
 	for i := 0; i < 900; i++ {
 		topic := "restart-a"
-		p := int32(i % 3)
+		p := int32((i / 3) % 3)
 		if i%3 == 2 {
 			topic, p = "restart-b", int32(i%2)
 		}
@@ -313,12 +313,14 @@ func TestRetentionDeletesOldSegments(t *testing.T) {
 	createTopicKadm(t, ctx, adm, "retention-bytes", 1, map[string]*string{"segment.bytes": &segment, "retention.bytes": &bySize})
 	createTopicKadm(t, ctx, adm, "retention-ms", 1, map[string]*string{"segment.bytes": &segment, "retention.ms": &byTime})
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+	// Uncompressed random values, so that a batch takes the ~1.1 KiB the sizes below assume.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
 		t.Fatalf("kgo.NewClient: %v", err)
 	}
 	defer cl.Close()
-	value := make([]byte, 1024)
+	value := genRecords(5, "retention", 1, time.Now())[0].Value[:1024]
 	old := time.Now().Add(-time.Hour)
 	// One record per request so that batches are small and segments roll often.
 	for i := 0; i < 200; i++ {
@@ -329,25 +331,45 @@ func TestRetentionDeletesOldSegments(t *testing.T) {
 		}
 	}
 	// A 16 KiB segment holds about 14 of these 1.1 KiB batches. retention.bytes keeps
-	// less than retention.bytes plus one segment (< 45 records); retention.ms deletes
-	// every segment but the active one at least. Either way the start reaches 150.
-	for _, topic := range []string{"retention-bytes", "retention-ms"} {
-		start := waitStartOffset(t, ctx, adm, topic, 150)
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err != nil {
-			t.Fatalf("kadm ListEndOffsets: %v", err)
-		}
-		end, _ := ends.Lookup(topic, 0)
-		if end.Offset != 200 || start > end.Offset {
-			t.Errorf("%s: start %d, end %d after retention; want end 200 and start ≤ end", topic, start, end.Offset)
-		}
-		// Records from the new start offset on are still readable.
-		got := consumeAll(t, ctx, b.Addr, adm, topic)
-		if len(got[0]) == 0 || got[0][0].Offset < start {
-			t.Errorf("%s: first readable record after retention %v, want offset ≥ %d", topic, firstOffset(got[0]), start)
-		}
-		t.Logf("%s: log start offset %d of 200 after retention", topic, start)
+	// less than retention.bytes plus one segment (< 45 records), so the start reaches 150,
+	// and what is left stays readable.
+	start := waitStartOffset(t, ctx, adm, "retention-bytes", 150)
+	ends, err := adm.ListEndOffsets(ctx, "retention-bytes")
+	if err != nil {
+		t.Fatalf("kadm ListEndOffsets: %v", err)
 	}
+	if end, _ := ends.Lookup("retention-bytes", 0); end.Offset != 200 {
+		t.Errorf("retention-bytes: end offset %d after retention, want 200", end.Offset)
+	}
+	got := consumeAll(t, ctx, b.Addr, adm, "retention-bytes")
+	if len(got[0]) != int(200-start) || (len(got[0]) > 0 && got[0][0].Offset != start) {
+		t.Errorf("retention-bytes: read %d records from offset %d after retention, want %d from %d", len(got[0]), firstOffset(got[0]), 200-start, start)
+	}
+	t.Logf("retention-bytes: log start offset %d of 200 after retention", start)
+
+	// Every record of retention-ms is an hour old, past its ten-minute retention, so
+	// Kafka deletes every segment, the active one included (rolling a new one first):
+	// the log ends up empty at offset 200.
+	waitStartOffset(t, ctx, adm, "retention-ms", 200)
+	ends, err = adm.ListEndOffsets(ctx, "retention-ms")
+	if err != nil {
+		t.Fatalf("kadm ListEndOffsets: %v", err)
+	}
+	if end, _ := ends.Lookup("retention-ms", 0); end.Offset != 200 {
+		t.Errorf("retention-ms: end offset %d after retention, want 200", end.Offset)
+	}
+	// The emptied log still takes new records at the old end.
+	r, err := cl.ProduceSync(ctx, &kgo.Record{Topic: "retention-ms", Value: value}).First()
+	if err != nil || r.Offset != 200 {
+		t.Errorf("retention-ms: produce after retention emptied the log: offset %v, %v; want 200", offsetOf(r), err)
+	}
+}
+
+func offsetOf(r *kgo.Record) int64 {
+	if r == nil {
+		return -1
+	}
+	return r.Offset
 }
 
 func firstOffset(recs []*kgo.Record) int64 {

@@ -136,13 +136,3 @@ func brokerDefs() []Def {
 }
 
 var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
-
-// brokerDef finds a broker Def by name.
-func brokerDef(defs []Def, name string) (Def, bool) {
-	for _, d := range defs {
-		if d.Name == name {
-			return d, true
-		}
-	}
-	return Def{}, false
-}

@@ -176,11 +176,34 @@ func consumeConfluent(t *testing.T, ctx context.Context, addr, topic string, n i
 		"group.id":                 "samsa-compat-unused",
 		"enable.auto.commit":       false,
 		"enable.auto.offset.store": false,
+		"go.logs.channel.enable":   true,
 	})
 	if err != nil {
 		t.Fatalf("kafka.NewConsumer: %v", err)
 	}
-	defer c.Close()
+	// librdkafka reports responses it cannot parse only as PROTOERR log lines (and then
+	// retries), so a protocol deviation would otherwise go unnoticed.
+	logsDone := make(chan struct{})
+	var protoErrors []string
+	go func() {
+		defer close(logsDone)
+		for e := range c.Logs() {
+			if e.Tag == "PROTOERR" {
+				protoErrors = append(protoErrors, e.Message)
+			}
+		}
+	}()
+	defer func() {
+		c.Close()
+		<-logsDone
+		for i, m := range protoErrors {
+			if i == 5 {
+				t.Errorf("... %d protocol errors in all", len(protoErrors))
+				break
+			}
+			t.Errorf("librdkafka protocol error while consuming: %s", m)
+		}
+	}()
 	var assignment []kafka.TopicPartition
 	for p := int32(0); p < numPartitions; p++ {
 		assignment = append(assignment, kafka.TopicPartition{Topic: &topic, Partition: p, Offset: 0})

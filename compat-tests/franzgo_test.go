@@ -2,6 +2,9 @@ package compattests
 
 import (
 	"context"
+	"encoding/binary"
+	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -219,4 +222,95 @@ func consumeKgo(t *testing.T, ctx context.Context, addr, topic string, n int) ma
 		})
 	}
 	return got
+}
+
+// rawRequest sends req at a non-flexible version on a fresh TCP connection (request
+// header v1, response header v0) and decodes the response. It exists to see bytes that
+// clients normalise, such as null versus empty.
+func rawRequest(t *testing.T, ctx context.Context, addr string, req kmsg.Request, version int16) kmsg.Response {
+	t.Helper()
+	req.SetVersion(version)
+	if req.IsFlexible() {
+		t.Fatalf("rawRequest handles non-flexible versions only")
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	const correlation = 42
+	clientID := "samsa-raw"
+	msg := binary.BigEndian.AppendUint32(nil, 0) // size, filled below
+	msg = binary.BigEndian.AppendUint16(msg, uint16(req.Key()))
+	msg = binary.BigEndian.AppendUint16(msg, uint16(version))
+	msg = binary.BigEndian.AppendUint32(msg, correlation)
+	msg = binary.BigEndian.AppendUint16(msg, uint16(len(clientID)))
+	msg = append(msg, clientID...)
+	msg = req.AppendTo(msg)
+	binary.BigEndian.PutUint32(msg, uint32(len(msg)-4))
+	if _, err := conn.Write(msg); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(conn, size[:]); err != nil {
+		t.Fatalf("read response size: %v", err)
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(conn, body); err != nil {
+		t.Fatalf("read response: %v", err)
+	}
+	if got := binary.BigEndian.Uint32(body); got != correlation {
+		t.Fatalf("response correlation id %d, want %d", got, correlation)
+	}
+	resp := req.ResponseKind()
+	resp.SetVersion(version)
+	if err := resp.ReadFrom(body[4:]); err != nil {
+		t.Fatalf("decode %T v%d: %v", resp, version, err)
+	}
+	return resp
+}
+
+// TestFetchEmptyPartitionHasEmptyNotNullRecords is a regression test: samsa answered
+// Fetch v11 for a partition without new data with records = null (length -1). Kafka
+// sends an empty record set (length 0), and librdkafka rejects null with "Protocol
+// parse failure for Fetch v11 ... invalid MessageSetSize -1" (seen with the system
+// librdkafka under confluent-kafka-python).
+func TestFetchEmptyPartitionHasEmptyNotNullRecords(t *testing.T) {
+	t.Parallel()
+	b := harness.Start(t, harness.Options{})
+	ctx := testContext(t, 30*time.Second)
+	_, adm := newAdmin(t, b.Addr)
+	const topic = "fetch-empty"
+	createTopicKadm(t, ctx, adm, topic, 1, nil)
+
+	for _, version := range []int16{4, 11} {
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID = -1
+		req.MaxWaitMillis = 10
+		req.MaxBytes = 1 << 20
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = 0
+		rp.FetchOffset = 0
+		rp.PartitionMaxBytes = 1 << 20
+		rp.LogStartOffset = -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := rawRequest(t, ctx, b.Addr, req, version).(*kmsg.FetchResponse)
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("Fetch v%d: malformed response %+v", version, resp)
+		}
+		p := resp.Topics[0].Partitions[0]
+		if p.ErrorCode != 0 || p.HighWatermark != 0 {
+			t.Errorf("Fetch v%d: error code %d, high watermark %d; want 0, 0", version, p.ErrorCode, p.HighWatermark)
+		}
+		if p.RecordBatches == nil {
+			t.Errorf("Fetch v%d of an empty partition: records are null (size -1), want an empty record set (size 0)", version)
+		}
+	}
 }

@@ -159,8 +159,29 @@ func OpenLog(o LogOptions) (*Log, error) {
 	l.mu.segments = segs
 	leo := segs[len(segs)-1].nextOffset
 	start := segs[0].baseOffset
+	if o.LogStartOffset > leo {
+		// Data up to the checkpointed log start was lost (a crash before
+		// it was flushed). Start empty there rather than reuse offsets.
+		l.logger.Warn("storage: log end below checkpointed log start; restarting log", "log_end_offset", leo, "log_start_offset", o.LogStartOffset)
+		for _, s := range segs {
+			if err := s.remove(); err != nil {
+				return nil, err
+			}
+		}
+		seg, err := createSegment(o.FS, o.Dir, o.LogStartOffset, cfg, o.Now())
+		if err != nil {
+			return nil, err
+		}
+		if err := seg.sync(); err != nil {
+			seg.close()
+			return nil, err
+		}
+		segs = []*segment{seg}
+		l.mu.segments = segs
+		leo = o.LogStartOffset
+	}
 	if o.LogStartOffset > start {
-		start = min(o.LogStartOffset, leo)
+		start = o.LogStartOffset
 	}
 	l.mu.logEndOffset = leo
 	l.mu.logStartOffset = start
@@ -827,6 +848,11 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err != nil {
 		return err
 	}
+	if plan.nextOffset < l.LogStartOffset() {
+		// The batch holding offset starts below the log start offset:
+		// nothing readable would remain.
+		return l.truncateFullyAndStartAtLocked(offset)
+	}
 	// Unlist the doomed segments before touching files, so that readers
 	// never see a half-truncated segment list.
 	l.mu.Lock()
@@ -849,6 +875,17 @@ func (l *Log) TruncateTo(offset int64) error {
 	}
 	if err := keep.truncateFiles(plan); err != nil {
 		return l.fail(err)
+	}
+	// Make the truncation durable now: otherwise a crash could bring back
+	// the removed batches under offsets that get reused, while the leader
+	// epoch checkpoint already forgot their epochs.
+	if err := keep.sync(); err != nil {
+		return l.fail(err)
+	}
+	if len(doomed) > 0 {
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return l.fail(fmt.Errorf("storage: sync log dir: %w", err))
+		}
 	}
 	if epochChanged {
 		if err := l.epochs.persist(); err != nil {
@@ -889,6 +926,12 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	seg, err := createSegment(l.fs, l.dir, offset, cfg, l.now())
 	if err != nil {
 		return l.fail(err)
+	}
+	if err := seg.sync(); err != nil {
+		return l.fail(err)
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return l.fail(fmt.Errorf("storage: sync log dir: %w", err))
 	}
 	l.mu.Lock()
 	l.mu.segments = []*segment{seg}

@@ -10,9 +10,11 @@ import (
 	"github.com/samsa-broker/samsa/wire"
 )
 
-// topicName resolves a request topic: by name before v10, by ID from v10.
+// topicName resolves a request topic: by name, or from v10 by ID through
+// Options.Topics. A caller that resolved IDs itself (the broker's handler
+// does, against the metadata image) fills the name in and it is used as is.
 func (c *Coordinator) topicName(version int16, name string, id [16]byte) (string, bool) {
-	if version < 10 {
+	if name != "" || version < 10 {
 		return name, true
 	}
 	if c.opts.Topics == nil {
@@ -201,10 +203,9 @@ func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group strin
 			topics = topics[:0]
 			for _, n := range names {
 				ft := fetchTopic{name: n, resolved: true, partitions: byTopic[n]}
-				if version >= 10 {
-					if c.opts.Topics == nil {
-						continue
-					}
+				if version >= 10 && c.opts.Topics != nil {
+					// Without a resolver the IDs stay zero for the
+					// caller to fill in.
 					id, ok := c.opts.Topics.TopicID(n)
 					if !ok {
 						continue // the topic was deleted; its offsets wait for expiry

@@ -1,0 +1,27 @@
+package handlers
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// SyncGroup, key 14, versions 0-5.
+//
+//   - After JoinGroup the leader sends the assignment; it is written to
+//     __consumer_offsets (GroupMetadataValue) and then every member's
+//     SyncGroup gets its part. A follower's SyncGroup blocks until then;
+//     one that arrives in a new rebalance gets REBALANCE_IN_PROGRESS.
+//   - v1 adds throttle time, v3 group.instance.id, v4 is flexible, v5
+//     checks protocol_type and protocol_name (INCONSISTENT_GROUP_PROTOCOL).
+func handleSyncGroup(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.SyncGroupRequest)
+	c := groupCoordinator(d)
+	if c == nil {
+		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		return resp, nil
+	}
+	ctx, cancel := groupContext(d)
+	defer cancel()
+	return c.SyncGroup(ctx, req), nil
+}

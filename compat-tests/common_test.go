@@ -138,7 +138,8 @@ type timeQuery struct {
 
 // timeQueries returns, for every partition, a probe at the exact timestamp of the
 // middle record and one 3 ms before it (between two records of the partition), both
-// of which must resolve to the middle record's offset.
+// of which must resolve to the middle record's offset, and probes at the exact
+// timestamps of the next record and of the last one.
 func timeQueries(want []testRecord) []timeQuery {
 	var qs []timeQuery
 	wantBy := byPartition(want)
@@ -146,9 +147,14 @@ func timeQueries(want []testRecord) []timeQuery {
 		recs := wantBy[p]
 		mid := len(recs) / 2
 		ts := recs[mid].Timestamp.UnixMilli()
+		last := len(recs) - 1
 		qs = append(qs,
 			timeQuery{Partition: p, Millis: ts, Want: int64(mid)},
 			timeQuery{Partition: p, Millis: ts - numPartitions/2, Want: int64(mid)},
+			// Neighbours and the last record: at most one of these starts a batch, so a
+			// broker answering with batch base offsets cannot pass by luck.
+			timeQuery{Partition: p, Millis: recs[mid+1].Timestamp.UnixMilli(), Want: int64(mid + 1)},
+			timeQuery{Partition: p, Millis: recs[last].Timestamp.UnixMilli(), Want: int64(last)},
 		)
 	}
 	return qs

@@ -83,6 +83,9 @@ type pendingStore struct {
 	// success moves the group to Stable and answers every SyncGroup.
 	sync    bool
 	replies []Reply
+	// undo reverts what the group did before asking for the store, when
+	// the write fails.
+	undo func()
 }
 
 // Group is the classic rebalance protocol state machine of one group. It
@@ -468,7 +471,21 @@ func (g *Group) replaceStatic(now time.Time, w Waiter, m *member, fresh *member,
 			skip := version >= 9 && m.id == g.leader
 			resp := g.joinResponse(m, skip)
 			resp.SkipAssignment = skip
-			g.store = &pendingStore{replies: []Reply{{To: w, Join: resp}}}
+			newID, wasLeader := m.id, g.leader == m.id
+			undo := func() {
+				// The old member id stays, as in Kafka: the
+				// instance retries its JoinGroup.
+				m.id = oldID
+				g.static[*fresh.instanceID] = oldID
+				if wasLeader {
+					g.leader = oldID
+				}
+				if g.pendingSync[newID] {
+					delete(g.pendingSync, newID)
+					g.pendingSync[oldID] = true
+				}
+			}
+			g.store = &pendingStore{replies: []Reply{{To: w, Join: resp}}, undo: undo}
 			return out
 		}
 	case PreparingRebalance:
@@ -694,6 +711,9 @@ func (g *Group) Stored(now time.Time, err error) []Reply {
 		return out
 	}
 	code := kerr.CoordinatorNotAvailable.Code
+	if ps.undo != nil {
+		ps.undo()
+	}
 	out := ps.replies
 	for _, r := range out {
 		if r.Join != nil {

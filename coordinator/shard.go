@@ -329,7 +329,7 @@ func (s *shard) load() error {
 		}
 		g.offsets = offs
 	}
-	s.logger.Info("coordinator: loaded partition", "groups", len(s.groups), "end_offset", end)
+	s.logger.Debug("coordinator: loaded partition", "groups", len(s.groups), "end_offset", end)
 	return nil
 }
 

@@ -13,13 +13,27 @@
 // partition's Log, and answers the blocked JoinGroup and SyncGroup requests
 // through channels.
 //
-//	c, _ := coordinator.New(coordinator.Options{
+//	c, err := coordinator.New(coordinator.Options{
 //		NumPartitions: 50,
-//		OpenLog:       func(p int32) (coordinator.Log, error) { return logs.Open("__consumer_offsets", p) },
+//		OpenLog: func(p int32) (coordinator.Log, error) {
+//			l, ok := logs.Log(storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: p})
+//			if !ok {
+//				return nil, errNoLog
+//			}
+//			return coordinator.StorageLog(l), nil
+//		},
 //	})
-//	_ = c.LoadAll()            // single node: lead every partition
+//	_ = c.LoadAll() // a single node leads every partition
 //	resp := c.JoinGroup(ctx, coordinator.Client{ID: "c1", Host: "/127.0.0.1"}, req)
 //	c.Close()
+//
+// # Concurrency
+//
+// Each shard's state is touched only by its goroutine; request methods hand
+// it closures and wait. The one lock, Coordinator.mu, guards the set of
+// loaded shards and is never held while waiting on a shard, so there is no
+// lock order to keep. Writes to a partition's log happen on its shard
+// goroutine, one batch at a time.
 //
 // # On-disk format
 //

@@ -185,12 +185,13 @@ func TestFaultInjection(t *testing.T) {
 					if _, err = l.DeleteRecordsBefore(5); err != nil {
 						break
 					}
-					if err = l.TruncateTo(ackedOffsets - 1); err != nil {
-						break
-					}
-					// Truncation cut the last batch: it is no longer acked.
+					// Truncation cuts the last batch: it is no longer acked,
+					// whether or not the truncation completes.
 					acked--
 					ackedOffsets -= int64(batchRecords(i))
+					if err = l.TruncateTo(ackedOffsets + 1); err != nil {
+						break
+					}
 				}
 			}
 			l.Close()

@@ -1,0 +1,258 @@
+package storage
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/samsa-broker/samsa/storage/vfs"
+)
+
+// segmentView is a reader's snapshot of a segment.
+type segmentView struct {
+	seg  *segment
+	size int64
+}
+
+// snapshotFrom pins the segments from the one containing offset onwards.
+// The caller must release them.
+// REQUIRES: l.mu held.
+func (l *Log) snapshotFromLocked(offset int64) []segmentView {
+	segs := l.mu.segments
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].baseOffset > offset })
+	if i > 0 {
+		i--
+	}
+	views := make([]segmentView, 0, len(segs)-i)
+	for _, s := range segs[i:] {
+		if s.acquire() {
+			views = append(views, segmentView{seg: s, size: s.size})
+		}
+	}
+	return views
+}
+
+func releaseViews(views []segmentView) {
+	for _, v := range views {
+		v.seg.release()
+	}
+}
+
+// Read returns whole batches starting with the one that contains offset,
+// from a single segment, stopping before any batch whose base offset is >=
+// maxOffset and before exceeding maxBytes; with minOneBatch the first batch
+// is returned whatever its size. Reading at the log end offset (or at or
+// past maxOffset) returns no bytes; below the log start offset or past the
+// end, ErrOffsetOutOfRange.
+func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) ([]byte, error) {
+	v, start, first, ok, err := l.locate(offset, maxOffset)
+	if err != nil || !ok {
+		return nil, err
+	}
+	defer v.seg.release()
+	firstSize := int64(first.TotalSize())
+	if first.BaseOffset >= maxOffset || (firstSize > int64(maxBytes) && !minOneBatch) {
+		return nil, nil
+	}
+	// One read of everything that may qualify, then trim to whole batches.
+	limit := min(max(int64(maxBytes), firstSize), v.upperBound(maxOffset)-start)
+	buf := make([]byte, limit)
+	if _, err := v.seg.log.ReadAt(buf, start); err != nil {
+		return nil, fmt.Errorf("storage: read segment: %w", err)
+	}
+	end := firstSize
+	for end+batchHeaderSize <= int64(len(buf)) {
+		h, err := parseBatchHeader(buf[end:])
+		if err != nil {
+			return nil, fmt.Errorf("segment %d position %d: %w", v.seg.baseOffset, start+end, err)
+		}
+		if h.BaseOffset >= maxOffset || end+int64(h.TotalSize()) > int64(len(buf)) {
+			break
+		}
+		end += int64(h.TotalSize())
+	}
+	return buf[:end:end], nil
+}
+
+// FileSlice is a byte range of a segment file holding whole batches, for
+// sending to a socket without copying (sendfile when File implements
+// vfs.OSFiler). The segment stays pinned, even if retention deletes it,
+// until Release.
+type FileSlice struct {
+	File   vfs.File
+	Offset int64
+	Length int64
+	seg    *segment
+}
+
+// Release unpins the segment. It is safe on a zero FileSlice.
+func (s *FileSlice) Release() {
+	if s.seg != nil {
+		s.seg.release()
+		s.seg = nil
+	}
+}
+
+// ReadSlice is Read returning the file range instead of a copy of the
+// bytes. The caller must Release the slice (also when Length is 0).
+func (l *Log) ReadSlice(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (FileSlice, error) {
+	v, start, h, ok, err := l.locate(offset, maxOffset)
+	if err != nil || !ok {
+		return FileSlice{}, err
+	}
+	end := start
+	for first := true; end < v.size; first = false {
+		if !first {
+			if h, err = v.seg.readHeader(end, v.size); err != nil {
+				v.seg.release()
+				return FileSlice{}, err
+			}
+		}
+		if h.BaseOffset >= maxOffset {
+			break
+		}
+		size := int64(h.TotalSize())
+		if end-start+size > int64(maxBytes) && !(first && minOneBatch) {
+			break
+		}
+		end += size
+	}
+	return FileSlice{File: v.seg.log, Offset: start, Length: end - start, seg: v.seg}, nil
+}
+
+// locate finds the batch containing offset and pins its segment. ok is
+// false (with nothing pinned) when there is nothing to read.
+func (l *Log) locate(offset, maxOffset int64) (v segmentView, pos int64, h batchHeader, ok bool, err error) {
+	l.mu.Lock()
+	if l.mu.closed {
+		l.mu.Unlock()
+		return v, 0, h, false, ErrClosed
+	}
+	if offset < l.mu.logStartOffset || offset > l.mu.logEndOffset {
+		start, end := l.mu.logStartOffset, l.mu.logEndOffset
+		l.mu.Unlock()
+		return v, 0, h, false, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, start, end)
+	}
+	if offset == l.mu.logEndOffset || offset >= maxOffset {
+		l.mu.Unlock()
+		return v, 0, h, false, nil
+	}
+	views := l.snapshotFromLocked(offset)
+	l.mu.Unlock()
+	for i, view := range views {
+		pos, h, found, err := view.seg.findBatch(offset, view.size)
+		if err != nil || found {
+			releaseViews(views[:i])
+			releaseViews(views[i+1:])
+			if err != nil {
+				view.seg.release()
+				return v, 0, h, false, err
+			}
+			return view, pos, h, true, nil
+		}
+	}
+	releaseViews(views)
+	return v, 0, h, false, nil
+}
+
+// upperBound returns a position at or after the end of the last batch whose
+// base offset is below maxOffset, using the offset index: a batch starting
+// at or after the second index entry with an offset >= maxOffset has a base
+// offset > that entry's offset.
+func (v segmentView) upperBound(maxOffset int64) int64 {
+	ix := v.seg.offsetIndex
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	rel := maxOffset - ix.baseOffset
+	i := sort.Search(len(ix.entries), func(i int) bool { return int64(ix.entries[i].RelativeOffset) >= rel })
+	if i+1 < len(ix.entries) {
+		return min(int64(ix.entries[i+1].Position), v.size)
+	}
+	return v.size
+}
+
+// OffsetForTimestamp returns the earliest record (at or above the log start
+// offset) whose timestamp is >= ts, for ListOffsets. The special timestamps
+// (-1 latest, -2 earliest, -3 max) are the caller's business.
+func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, found bool) {
+	l.mu.Lock()
+	if l.mu.closed {
+		l.mu.Unlock()
+		return -1, -1, false
+	}
+	start := l.mu.logStartOffset
+	views := l.snapshotFromLocked(start)
+	maxTs := make([]int64, len(views))
+	for i, v := range views {
+		maxTs[i] = v.seg.maxTimestamp
+	}
+	l.mu.Unlock()
+	defer releaseViews(views)
+	for i, v := range views {
+		if maxTs[i] < ts {
+			continue
+		}
+		from := max(v.seg.timeIndex.lookup(ts), start)
+		pos, h, ok, err := v.seg.findBatch(from, v.size)
+		for ok && err == nil {
+			if h.MaxTimestamp >= ts && h.LastOffset() >= start {
+				if off, rts, hit := firstRecordAtOrAfter(v.seg, pos, h, ts, start); hit {
+					return off, rts, true
+				}
+			}
+			pos += int64(h.TotalSize())
+			if pos >= v.size {
+				break
+			}
+			h, err = v.seg.readHeader(pos, v.size)
+		}
+		if err != nil {
+			l.logger.Warn("storage: timestamp lookup failed", "segment", v.seg.baseOffset, "err", err)
+			return -1, -1, false
+		}
+	}
+	return -1, -1, false
+}
+
+// firstRecordAtOrAfter finds the first record of the batch at pos with a
+// timestamp >= ts and an offset >= minOffset.
+func firstRecordAtOrAfter(s *segment, pos int64, h batchHeader, ts, minOffset int64) (int64, int64, bool) {
+	batch := make([]byte, h.TotalSize())
+	if _, err := s.log.ReadAt(batch, pos); err != nil {
+		return -1, -1, false
+	}
+	points, ok := decodeRecordPoints(batch, h)
+	if !ok {
+		// Compressed or LogAppendTime: the batch's max timestamp is the best
+		// per-record answer available without decompressing.
+		return max(h.BaseOffset, minOffset), h.MaxTimestamp, true
+	}
+	for _, p := range points {
+		off := h.BaseOffset + int64(p.OffsetDelta)
+		rts := h.BaseTimestamp + p.TimestampDelta
+		if off >= minOffset && rts >= ts {
+			return off, rts, true
+		}
+	}
+	return -1, -1, false
+}
+
+// MaxTimestamp returns the timestamp and offset of the first record with the
+// largest timestamp in the log (ListOffsets MAX_TIMESTAMP), or (-1, -1).
+func (l *Log) MaxTimestamp() (ts int64, offset int64) {
+	l.mu.Lock()
+	maxTs := int64(-1)
+	for _, s := range l.mu.segments {
+		if s.nextOffset > l.mu.logStartOffset {
+			maxTs = max(maxTs, s.maxTimestamp)
+		}
+	}
+	l.mu.Unlock()
+	if maxTs < 0 {
+		return -1, -1
+	}
+	off, rts, found := l.OffsetForTimestamp(maxTs)
+	if !found {
+		return -1, -1
+	}
+	return rts, off
+}

@@ -118,6 +118,9 @@ type Log struct {
 
 	writeMu sync.Mutex
 	epochs  *leaderEpochCache // REQUIRES: writeMu to mutate, mu to read
+	// dirDirty records a segment created since the directory was last
+	// synced: fsyncing a new file's data does not make its name durable.
+	dirDirty bool // REQUIRES: writeMu
 
 	mu struct {
 		sync.Mutex
@@ -182,6 +185,11 @@ func OpenLog(o LogOptions) (*Log, error) {
 	}
 	if o.LogStartOffset > start {
 		start = o.LogStartOffset
+	}
+	// Recovery may have created, truncated or removed files.
+	if err := o.FS.SyncDir(o.Dir); err != nil {
+		l.closeSegments()
+		return nil, fmt.Errorf("storage: sync log dir: %w", err)
 	}
 	l.mu.logEndOffset = leo
 	l.mu.logStartOffset = start
@@ -471,6 +479,7 @@ func (l *Log) rollLocked(cfg LogConfig) (*segment, error) {
 	if err != nil {
 		return nil, l.fail(err)
 	}
+	l.dirDirty = true
 	l.mu.Lock()
 	l.mu.segments = append(l.mu.segments, seg)
 	l.mu.Unlock()
@@ -619,6 +628,12 @@ func (l *Log) flushLocked() error {
 		if err := s.sync(); err != nil {
 			return l.fail(err)
 		}
+	}
+	if l.dirDirty {
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return l.fail(fmt.Errorf("storage: sync log dir: %w", err))
+		}
+		l.dirDirty = false
 	}
 	l.mu.Lock()
 	l.mu.recoveryPoint = max(l.mu.recoveryPoint, leo)

@@ -72,13 +72,25 @@
 //
 // # Concurrency
 //
-// Lock order: Manager.mu, then Log.writeMu, then Log.mu, then the mutex of a
-// segment or index. Log.writeMu serializes mutations (Append, roll,
+// Lock order: Log.writeMu, then Log.mu, then the mutex of a segment or
+// index. Manager.mu is never held while calling into a Log. Log.writeMu serializes mutations (Append, roll,
 // truncation, retention, flush) and is held across their file IO; Log.mu
 // guards what readers snapshot and is never held across file IO. Readers pin
 // the segments they read (reference counts) so retention can unlink files
 // under them; the files are closed when the last reader is done, which is
 // why file.delete.delay.ms is not needed.
+//
+// Read copies whole batches out of one segment with a single ReadAt;
+// ReadSlice instead returns the pinned file range (a vfs.OSFiler on the OS
+// file system) so that the fetch path can use sendfile.
+//
+// Durability: with flush.messages=1 an Append returns after its batches,
+// indexes and any new segment's directory entry are fsynced. A roll fsyncs
+// the closed segment before creating the next, so a crash never leaves a
+// hole below a newer segment. Truncation is fsynced at once, so removed
+// batches cannot reappear after a crash. If a crash lost data below the
+// checkpointed log start offset, the log restarts empty at that offset
+// rather than hand out offsets twice.
 //
 // A write or fsync failure takes the log offline (ErrLogFailed) until it is
 // reopened; fsync is never retried.

@@ -395,7 +395,7 @@ func (l *Log) append(records []byte, logAppendTime bool, ts int64) (AppendInfo, 
 	}
 	info := AppendInfo{FirstOffset: leo, LastOffset: next - 1}
 
-	if active.shouldRoll(cfg, len(records), hs[0].MaxTimestamp, next-1, l.now()) {
+	if active.shouldRoll(cfg, len(records), maxTs, next-1, l.now()) {
 		if active, err = l.rollLocked(cfg); err != nil {
 			return AppendInfo{}, err
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/samsa-broker/samsa/broker/handlers"
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/storage/vfs"
 )
@@ -40,18 +41,87 @@ type Node struct {
 	bg        sync.WaitGroup
 	listeners []config.Listener
 	adv       config.Listener
+	groups    *coordinator.Coordinator
+}
+
+// startGroups creates __consumer_offsets if needed and loads the group
+// coordinator from it. On one node every partition of the topic is led
+// here, so the coordinator loads them all.
+func (n *Node) startGroups() error {
+	cfg := n.cfg
+	rf := cfg.OffsetsTopicReplicationFactor
+	if live := int16(len(n.ctrl.Image().UnfencedBrokers())); rf > live {
+		// Kafka refuses to create the topic until enough brokers exist;
+		// on a single node that would mean no groups at all, so cap it.
+		rf = live
+	}
+	if _, err := n.ctrl.CreateInternalTopic(coordinator.OffsetsTopic, cfg.OffsetsTopicNumPartitions, rf,
+		map[string]string{"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"}); err != nil {
+		return fmt.Errorf("creating %s: %w", coordinator.OffsetsTopic, err)
+	}
+	delay := time.Duration(cfg.GroupInitialRebalanceDelayMs) * time.Millisecond
+	if delay == 0 {
+		delay = -1 // coordinator.Options: 0 is Kafka's default, negative none
+	}
+	var err error
+	n.groups, err = coordinator.New(coordinator.Options{
+		NumPartitions: cfg.OffsetsTopicNumPartitions,
+		OpenLog: func(p int32) (coordinator.Log, error) {
+			l, ok := n.logs.Log(storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: p})
+			if !ok {
+				return nil, fmt.Errorf("broker: no log for %s-%d", coordinator.OffsetsTopic, p)
+			}
+			return coordinator.StorageLog(l), nil
+		},
+		Now:                   time.Now,
+		Logger:                n.logger.With("component", "coordinator"),
+		MinSessionTimeout:     time.Duration(cfg.GroupMinSessionTimeoutMs) * time.Millisecond,
+		MaxSessionTimeout:     time.Duration(cfg.GroupMaxSessionTimeoutMs) * time.Millisecond,
+		InitialRebalanceDelay: delay,
+		MaxGroupSize:          int(cfg.GroupMaxSize),
+		OffsetsRetention:      time.Duration(cfg.OffsetsRetentionMinutes) * time.Minute,
+		Topics:                imageTopics{n.ctrl},
+	})
+	if err != nil {
+		return err
+	}
+	return n.groups.LoadAll()
+}
+
+// imageTopics resolves topic ids against the current metadata image.
+type imageTopics struct{ ctrl *controller.Controller }
+
+func (t imageTopics) TopicName(id [16]byte) (string, bool) {
+	tp, ok := t.ctrl.Image().TopicsByID[controller.Uuid(id)]
+	if !ok {
+		return "", false
+	}
+	return tp.Name, true
+}
+
+func (t imageTopics) TopicID(name string) ([16]byte, bool) {
+	tp, ok := t.ctrl.Image().Topics[name]
+	if !ok {
+		return [16]byte{}, false
+	}
+	return tp.ID, true
 }
 
 // StartNode opens the data dirs, replays the metadata log, opens every
 // local partition log and starts serving. On error everything opened so far
 // is closed again.
-func StartNode(cfg *config.Config, logger *slog.Logger) (n *Node, err error) {
-	n = &Node{cfg: cfg, logger: logger, stopping: make(chan struct{})}
-	defer func() {
-		if err != nil {
-			n.closeStorage()
-		}
-	}()
+func StartNode(cfg *config.Config, logger *slog.Logger) (*Node, error) {
+	n := &Node{cfg: cfg, logger: logger, stopping: make(chan struct{})}
+	node, err := n.start()
+	if err != nil {
+		n.closeStorage()
+		return nil, err
+	}
+	return node, nil
+}
+
+func (n *Node) start() (_ *Node, err error) {
+	cfg, logger := n.cfg, n.logger
 	for _, dir := range cfg.LogDirs {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("log dir: %w", err)
@@ -115,10 +185,15 @@ func StartNode(cfg *config.Config, logger *slog.Logger) (n *Node, err error) {
 		n.srv.closeListeners()
 		return nil, err
 	}
+	if err := n.startGroups(); err != nil {
+		n.srv.closeListeners()
+		return nil, err
+	}
 	deps := &handlers.Deps{
 		Config:     cfg,
 		Controller: n.ctrl,
 		Logs:       n.logs,
+		Groups:     n.groups,
 		Now:        time.Now,
 		Logger:     logger.With("component", "handlers"),
 		Stopping:   n.stopping,
@@ -159,6 +234,9 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 func (n *Node) closeStorage() error {
+	if n.groups != nil {
+		n.groups.Close()
+	}
 	var errs []error
 	if n.logs != nil {
 		if err := n.logs.Close(); err != nil {

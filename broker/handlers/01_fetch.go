@@ -175,7 +175,12 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		p.HighWatermark = res.highWatermark
 		p.LastStableOffset = res.lastStable
 		p.LogStartOffset = res.logStart
+		// Empty, never null: librdkafka rejects a null record set
+		// ("invalid MessageSetSize -1") and Kafka always sends empty.
 		p.RecordBatches = res.records
+		if p.RecordBatches == nil {
+			p.RecordBatches = []byte{}
+		}
 		cur.Partitions = append(cur.Partitions, p)
 	}
 	return resp, nil

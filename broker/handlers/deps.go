@@ -8,6 +8,7 @@ import (
 
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/wire"
 )
@@ -21,8 +22,9 @@ type Deps struct {
 	Now        func() time.Time
 	Logger     *slog.Logger
 
-	// Groups is the group coordinator; nil until it is wired in.
-	Groups GroupCoordinator
+	// Groups is the group coordinator; with nil, group APIs answer
+	// COORDINATOR_NOT_AVAILABLE.
+	Groups *coordinator.Coordinator
 
 	// Stopping is closed when the broker shuts down; long polls return.
 	Stopping <-chan struct{}

@@ -14,6 +14,18 @@ func Table() []Entry {
 		{Key: int16(kmsg.ApiVersions), MinVersion: 0, MaxVersion: 4, Handle: handleApiVersions},
 		{Key: int16(kmsg.OffsetForLeaderEpoch), MinVersion: 0, MaxVersion: 4, Handle: handleOffsetForLeaderEpoch},
 		{Key: int16(kmsg.DeleteRecords), MinVersion: 0, MaxVersion: 2, Handle: handleDeleteRecords},
+		// groups: see coordinator/
+		{Key: int16(kmsg.OffsetCommit), MinVersion: 0, MaxVersion: 10, Handle: handleOffsetCommit},
+		{Key: int16(kmsg.OffsetFetch), MinVersion: 0, MaxVersion: 10, Handle: handleOffsetFetch},
+		{Key: int16(kmsg.FindCoordinator), MinVersion: 0, MaxVersion: 6, Handle: handleFindCoordinator},
+		{Key: int16(kmsg.JoinGroup), MinVersion: 0, MaxVersion: 9, Handle: handleJoinGroup},
+		{Key: int16(kmsg.Heartbeat), MinVersion: 0, MaxVersion: 4, Handle: handleHeartbeat},
+		{Key: int16(kmsg.LeaveGroup), MinVersion: 0, MaxVersion: 5, Handle: handleLeaveGroup},
+		{Key: int16(kmsg.SyncGroup), MinVersion: 0, MaxVersion: 5, Handle: handleSyncGroup},
+		{Key: int16(kmsg.DescribeGroups), MinVersion: 0, MaxVersion: 6, Handle: handleDescribeGroups},
+		{Key: int16(kmsg.ListGroups), MinVersion: 0, MaxVersion: 5, Handle: handleListGroups},
+		{Key: int16(kmsg.DeleteGroups), MinVersion: 0, MaxVersion: 3, Handle: handleDeleteGroups},
+		{Key: int16(kmsg.OffsetDelete), MinVersion: 0, MaxVersion: 0, Handle: handleOffsetDelete},
 		// admin: see 19_create_topics.go and friends
 		{Key: int16(kmsg.CreateTopics), MinVersion: 0, MaxVersion: 7, Handle: handleCreateTopics},
 		{Key: int16(kmsg.DeleteTopics), MinVersion: 0, MaxVersion: 6, Handle: handleDeleteTopics},
@@ -25,8 +37,3 @@ func Table() []Entry {
 		{Key: int16(kmsg.DescribeLogDirs), MinVersion: 0, MaxVersion: 4, Handle: handleDescribeLogDirs},
 	}
 }
-
-// GroupCoordinator is the slice of coordinator/ that handlers need. The
-// group handlers (08_offset_commit.go ... ) are added to Table when the
-// coordinator lands.
-type GroupCoordinator interface{}

@@ -21,6 +21,7 @@ func TestConcurrentAppendReadRetention(t *testing.T) {
 	defer l.Close()
 	const appends = 2000
 	var done atomic.Bool
+	finished := make(chan struct{})
 	var wg sync.WaitGroup
 	errc := make(chan error, 16)
 	report := func(err error) {
@@ -32,6 +33,7 @@ func TestConcurrentAppendReadRetention(t *testing.T) {
 	wg.Add(1)
 	go func() { // writer
 		defer wg.Done()
+		defer close(finished)
 		defer done.Store(true)
 		for i := 0; i < appends; i++ {
 			if _, err := l.Append(testBatch(1+i%4, 1000, 30)); err != nil {
@@ -47,9 +49,15 @@ func TestConcurrentAppendReadRetention(t *testing.T) {
 			defer wg.Done()
 			var next int64
 			for !done.Load() || next < l.HighWatermark() {
+				// Take the wait channel before reading the high watermark,
+				// so an advance between the two is not missed.
+				wait := l.Wait()
 				hw := l.HighWatermark()
 				if next >= hw {
-					<-l.Wait()
+					select {
+					case <-wait:
+					case <-finished:
+					}
 					continue
 				}
 				b, err := l.Read(next, 4096, hw, true)

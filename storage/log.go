@@ -535,8 +535,10 @@ func (l *Log) SetHighWatermark(hw int64) {
 	}
 }
 
-// Wait returns a channel closed at the next append or high watermark change
-// (or Close). All waiters share one channel.
+// Wait returns a channel closed at the next append, truncation or high
+// watermark change (or Close). All waiters share one channel. Take the
+// channel before checking the condition waited for (for example
+// HighWatermark), or a change in between is missed.
 func (l *Log) Wait() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -189,14 +189,20 @@ func (n *Node) start() (_ *Node, err error) {
 		n.srv.closeListeners()
 		return nil, err
 	}
+	pids, err := storage.OpenProducerIDAllocator(vfs.OS, cfg.LogDirs[0], storage.DefaultProducerIDBlockSize)
+	if err != nil {
+		n.srv.closeListeners()
+		return nil, err
+	}
 	deps := &handlers.Deps{
-		Config:     cfg,
-		Controller: n.ctrl,
-		Logs:       n.logs,
-		Groups:     n.groups,
-		Now:        time.Now,
-		Logger:     logger.With("component", "handlers"),
-		Stopping:   n.stopping,
+		Idempotence: handlers.NewIdempotence(pids, time.Duration(cfg.ProducerIDExpirationMs)*time.Millisecond),
+		Config:      cfg,
+		Controller:  n.ctrl,
+		Logs:        n.logs,
+		Groups:      n.groups,
+		Now:         time.Now,
+		Logger:      logger.With("component", "handlers"),
+		Stopping:    n.stopping,
 	}
 	deps.Init()
 	n.srv.opts.Deps = deps

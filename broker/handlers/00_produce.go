@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/wire"
 )
 
@@ -30,6 +31,12 @@ import (
 //     with offsets assigned in place. message.timestamp.type=LogAppendTime
 //     overwrites the batch's max timestamp with the broker's clock and the
 //     response carries log_append_time.
+//   - A batch with a producer id is checked against the partition's
+//     producer state before the append (producer_state.go): an older
+//     epoch is INVALID_PRODUCER_EPOCH, a sequence gap
+//     OUT_OF_ORDER_SEQUENCE_NUMBER, and a retry of one of the producer's
+//     last 5 batches succeeds with the original base offset without a
+//     second append.
 func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
@@ -110,17 +117,35 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	wire.SetPartitionLeaderEpoch(records, ref.part.LeaderEpoch)
 
 	var appendTime int64 = -1
-	var appendErr error
 	if tc.MessageTimestampType == "LogAppendTime" {
 		appendTime = d.Now().UnixMilli()
-		ai, err := ref.log.AppendWithLogAppendTime(records, appendTime)
-		appendErr = err
-		sp.BaseOffset, sp.LogStartOffset = ai.FirstOffset, ai.LogStartOffset
-	} else {
-		ai, err := ref.log.Append(records)
-		appendErr = err
-		sp.BaseOffset, sp.LogStartOffset = ai.FirstOffset, ai.LogStartOffset
 	}
+	doAppend := func() (storage.AppendInfo, error) {
+		if appendTime >= 0 {
+			return ref.log.AppendWithLogAppendTime(records, appendTime)
+		}
+		return ref.log.Append(records)
+	}
+	var ai storage.AppendInfo
+	var appendErr error
+	if h := batches[0]; h.ProducerID >= 0 && d.Idempotence != nil {
+		tp := storage.TopicPartition{Topic: t.Name, Partition: rp.Partition}
+		res := d.Idempotence.appendIdempotent(tp, ref.log, h, d.Now(), doAppend)
+		switch {
+		case res.code != 0:
+			sp.ErrorCode = res.code
+			return
+		case res.duplicate != nil:
+			// A retry of a batch already in the log: success with the
+			// offset it got the first time, and no second copy.
+			sp.BaseOffset, sp.LogStartOffset = res.duplicate.firstOffset, ref.log.LogStartOffset()
+			return
+		}
+		ai, appendErr = res.info, res.err
+	} else {
+		ai, appendErr = doAppend()
+	}
+	sp.BaseOffset, sp.LogStartOffset = ai.FirstOffset, ai.LogStartOffset
 	if appendErr != nil {
 		d.Logger.Error("append failed", "topic", t.Name, "partition", rp.Partition, "err", appendErr)
 		sp.ErrorCode = kerr.KafkaStorageError.Code

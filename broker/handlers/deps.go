@@ -26,6 +26,11 @@ type Deps struct {
 	// COORDINATOR_NOT_AVAILABLE.
 	Groups *coordinator.Coordinator
 
+	// Idempotence allocates producer ids and checks produce sequences;
+	// with nil, InitProducerId answers COORDINATOR_NOT_AVAILABLE and
+	// batches with a producer id are appended unchecked.
+	Idempotence *Idempotence
+
 	// Stopping is closed when the broker shuts down; long polls return.
 	Stopping <-chan struct{}
 

@@ -14,6 +14,7 @@ func Table() []Entry {
 		{Key: int16(kmsg.ApiVersions), MinVersion: 0, MaxVersion: 4, Handle: handleApiVersions},
 		{Key: int16(kmsg.OffsetForLeaderEpoch), MinVersion: 0, MaxVersion: 4, Handle: handleOffsetForLeaderEpoch},
 		{Key: int16(kmsg.DeleteRecords), MinVersion: 0, MaxVersion: 2, Handle: handleDeleteRecords},
+		{Key: int16(kmsg.InitProducerID), MinVersion: 0, MaxVersion: 5, Handle: handleInitProducerID},
 		// groups: see coordinator/
 		{Key: int16(kmsg.OffsetCommit), MinVersion: 0, MaxVersion: 10, Handle: handleOffsetCommit},
 		{Key: int16(kmsg.OffsetFetch), MinVersion: 0, MaxVersion: 10, Handle: handleOffsetFetch},

@@ -1,0 +1,116 @@
+package handlers
+
+import (
+	"math"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-broker/samsa/wire"
+)
+
+func hdr(epoch int16, seq int32, records int32) wire.BatchHeader {
+	return wire.BatchHeader{ProducerID: 7, ProducerEpoch: epoch, BaseSequence: seq, LastOffsetDelta: records - 1, NumRecords: records}
+}
+
+// entryWith builds the state of a producer that appended the given
+// batches in order, starting at offset 100.
+func entryWith(hs ...wire.BatchHeader) *producerEntry {
+	var e *producerEntry
+	off := int64(100)
+	for _, h := range hs {
+		e = recordBatch(e, h, off, 0)
+		off += int64(h.LastOffsetDelta) + 1
+	}
+	return e
+}
+
+func TestCheckBatch(t *testing.T) {
+	// Seven batches of 2 records: sequences 0-1, 2-3, ... 12-13 at
+	// offsets 100, 102, ... 112; only the last five (seq 4..13) are kept.
+	var seven []wire.BatchHeader
+	for i := int32(0); i < 7; i++ {
+		seven = append(seven, hdr(1, 2*i, 2))
+	}
+	nearWrap := entryWith(hdr(0, math.MaxInt32-1, 2)) // seq MaxInt32-1, MaxInt32
+	tests := []struct {
+		name    string
+		e       *producerEntry
+		h       wire.BatchHeader
+		code    int16
+		dupBase int64 // -1: not a duplicate
+	}{
+		{"unknown producer seq 0", nil, hdr(0, 0, 1), 0, -1},
+		{"unknown producer any seq (Kafka 2.5+)", nil, hdr(3, 42, 1), 0, -1},
+		{"next in sequence", entryWith(seven...), hdr(1, 14, 3), 0, -1},
+		{"gap", entryWith(seven...), hdr(1, 15, 1), kerr.OutOfOrderSequenceNumber.Code, -1},
+		{"older than window", entryWith(seven...), hdr(1, 2, 2), kerr.OutOfOrderSequenceNumber.Code, -1},
+		{"duplicate of last", entryWith(seven...), hdr(1, 12, 2), 0, 112},
+		{"duplicate of oldest kept", entryWith(seven...), hdr(1, 4, 2), 0, 104},
+		{"same first seq, other length", entryWith(seven...), hdr(1, 12, 1), kerr.OutOfOrderSequenceNumber.Code, -1},
+		{"old epoch", entryWith(seven...), hdr(0, 14, 1), kerr.InvalidProducerEpoch.Code, -1},
+		{"new epoch at 0", entryWith(seven...), hdr(2, 0, 1), 0, -1},
+		{"new epoch not at 0", entryWith(seven...), hdr(2, 14, 1), kerr.OutOfOrderSequenceNumber.Code, -1},
+		{"wraps to 0", nearWrap, hdr(0, 0, 1), 0, -1},
+		{"wrap gap", nearWrap, hdr(0, 1, 1), kerr.OutOfOrderSequenceNumber.Code, -1},
+		{"batch spanning the wrap", entryWith(hdr(0, math.MaxInt32-3, 2)), hdr(0, math.MaxInt32-1, 4), 0, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := checkBatch(tc.e, tc.h)
+			if got.code != tc.code {
+				t.Fatalf("code %d, want %d", got.code, tc.code)
+			}
+			switch {
+			case tc.dupBase < 0 && got.duplicate != nil:
+				t.Fatalf("duplicate of %+v, want none", *got.duplicate)
+			case tc.dupBase >= 0 && (got.duplicate == nil || got.duplicate.firstOffset != tc.dupBase):
+				t.Fatalf("duplicate %+v, want base offset %d", got.duplicate, tc.dupBase)
+			}
+		})
+	}
+}
+
+func TestBatchLastSeqWraps(t *testing.T) {
+	for _, tc := range []struct {
+		first, delta, want int32
+	}{
+		{0, 0, 0},
+		{5, 4, 9},
+		{math.MaxInt32, 0, math.MaxInt32},
+		{math.MaxInt32, 1, 0},
+		{math.MaxInt32 - 1, 3, 1},
+	} {
+		if got := batchLastSeq(wire.BatchHeader{BaseSequence: tc.first, LastOffsetDelta: tc.delta}); got != tc.want {
+			t.Errorf("lastSeq(%d+%d) = %d, want %d", tc.first, tc.delta, got, tc.want)
+		}
+	}
+}
+
+func TestRecordBatchKeepsWindowAndResetsOnEpoch(t *testing.T) {
+	var e *producerEntry
+	for i := int32(0); i < 8; i++ {
+		e = recordBatch(e, hdr(0, i, 1), int64(i), 10)
+	}
+	if len(e.batches) != producerBatchWindow || e.batches[0].firstSeq != 3 || e.batches[4].firstSeq != 7 {
+		t.Fatalf("window %+v", e.batches)
+	}
+	e = recordBatch(e, hdr(1, 0, 1), 8, 20)
+	if e.epoch != 1 || len(e.batches) != 1 || e.lastWrite != 20 {
+		t.Fatalf("after epoch bump %+v", e)
+	}
+}
+
+func TestExpireProducers(t *testing.T) {
+	m := map[int64]*producerEntry{1: {lastWrite: 0}, 2: {lastWrite: 500}, 3: {lastWrite: 1000}}
+	expireProducers(m, 1000, 500)
+	if _, ok := m[1]; ok {
+		t.Fatal("producer 1 not expired")
+	}
+	if _, ok := m[2]; ok {
+		t.Fatal("producer 2 (exactly at expiry) not expired")
+	}
+	if _, ok := m[3]; !ok {
+		t.Fatal("producer 3 expired")
+	}
+}

@@ -2,10 +2,14 @@ package handlers
 
 import (
 	"math"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/samsa-broker/samsa/storage"
+	"github.com/samsa-broker/samsa/storage/vfs"
 	"github.com/samsa-broker/samsa/wire"
 )
 
@@ -112,5 +116,69 @@ func TestExpireProducers(t *testing.T) {
 	}
 	if _, ok := m[3]; !ok {
 		t.Fatal("producer 3 expired")
+	}
+}
+
+// TestAppendIdempotentConcurrentRetries sends the same batch from many
+// goroutines at once, as retries on several connections would: exactly
+// one copy lands and every caller gets its offset.
+func TestAppendIdempotentConcurrentRetries(t *testing.T) {
+	l, err := storage.OpenLog(storage.LogOptions{FS: vfs.NewMem(), Dir: "/p-0", Config: storage.DefaultLogConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	idem := NewIdempotence(&countingIDs{}, time.Hour)
+	tp := storage.TopicPartition{Topic: "p", Partition: 0}
+	now := time.UnixMilli(1_000_000)
+	send := func(seq int32) idempotentAppend {
+		b, err := wire.EncodeBatch(wire.BatchSpec{ProducerID: 9, BaseSequence: seq, Records: []wire.Record{{Value: []byte("a")}, {Value: []byte("b")}}})
+		if err != nil {
+			t.Error(err)
+			return idempotentAppend{}
+		}
+		h, _ := wire.ParseBatchHeader(b)
+		return idem.appendIdempotent(tp, l, h, now, func() (storage.AppendInfo, error) { return l.Append(b) })
+	}
+	const n = 16
+	results := make(chan idempotentAppend, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); results <- send(0) }()
+	}
+	wg.Wait()
+	close(results)
+	appended := 0
+	for r := range results {
+		switch {
+		case r.err != nil || r.code != 0:
+			t.Fatalf("err %v code %d", r.err, r.code)
+		case r.duplicate == nil:
+			appended++
+		case r.duplicate.firstOffset != 0:
+			t.Fatalf("duplicate answered offset %d, want 0", r.duplicate.firstOffset)
+		}
+	}
+	if appended != 1 || l.LogEndOffset() != 2 {
+		t.Fatalf("%d appends, log end %d; want 1 append, log end 2", appended, l.LogEndOffset())
+	}
+	if r := send(2); r.code != 0 || r.duplicate != nil || r.info.FirstOffset != 2 {
+		t.Fatalf("next batch: %+v", r)
+	}
+
+	// A fresh Idempotence (a restart) rebuilds the state from the log.
+	idem = NewIdempotence(&countingIDs{}, time.Hour)
+	if r := send(2); r.duplicate == nil || r.duplicate.firstOffset != 2 {
+		t.Fatalf("retry after replay: %+v", r)
+	}
+	if r := send(7); r.code != kerr.OutOfOrderSequenceNumber.Code {
+		t.Fatalf("gap after replay: %+v", r)
+	}
+	// After producer.id.expiration.ms the producer is unknown again and
+	// any sequence is accepted, as in Kafka.
+	now = now.Add(time.Hour)
+	if r := send(7); r.code != 0 || r.duplicate != nil {
+		t.Fatalf("after expiry: %+v", r)
 	}
 }

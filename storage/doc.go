@@ -20,6 +20,7 @@
 //	  recovery-point-offset-checkpoint   offset checkpoint (below)
 //	  log-start-offset-checkpoint        offset checkpoint
 //	  replication-offset-checkpoint      offset checkpoint (high watermarks)
+//	  producer-id-block                  next free producer id block (see ProducerIDBlockFile), versioned
 //	  <topic>-<partition>/
 //	    partition.metadata               "version: 0\ntopic_id: <base64url UUID>\n"
 //	    leader-epoch-checkpoint          "0\n<count>\n<epoch> <start offset>\n..."

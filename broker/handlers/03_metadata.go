@@ -122,7 +122,7 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 		switch {
 		case rt.Topic == nil:
 			et.ErrorCode = kerr.UnknownTopicID.Code
-		case !legalTopicName(*rt.Topic):
+		case !validTopicName(*rt.Topic):
 			et.ErrorCode = kerr.InvalidTopicException.Code
 		default:
 			et.ErrorCode = kerr.UnknownTopicOrPartition.Code
@@ -154,9 +154,18 @@ func isInternalTopic(name string) bool {
 	return name == "__consumer_offsets" || name == "__transaction_state"
 }
 
-// legalTopicName tells INVALID_TOPIC_EXCEPTION from
-// UNKNOWN_TOPIC_OR_PARTITION for a topic Metadata cannot find.
-func legalTopicName(n string) bool {
-	code, _ := controller.ValidateTopicName(n)
-	return code == 0
+// validTopicName is Kafka's legal-name rule, used to tell
+// INVALID_TOPIC_EXCEPTION from UNKNOWN_TOPIC_OR_PARTITION.
+func validTopicName(n string) bool {
+	if n == "" || n == "." || n == ".." || len(n) > 249 {
+		return false
+	}
+	for _, c := range n {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }

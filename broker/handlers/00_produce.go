@@ -100,19 +100,16 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 		}
 		return
 	}
+	// Produce v3+ carries exactly one batch (ValidateProduce enforces it),
+	// so batches[0] is the whole of rp.Records.
 	records := rp.Records
-	if want, ok := codecFor(tc.CompressionType); ok {
-		for _, h := range batches {
-			if h.Compression() != want {
-				re, err := wire.Recompress(records, want)
-				if err != nil {
-					sp.ErrorCode = kerr.CorruptMessage.Code
-					return
-				}
-				records = re
-				break
-			}
+	if want, ok := codecFor(tc.CompressionType); ok && batches[0].Compression() != want {
+		re, err := wire.Recompress(records, want)
+		if err != nil {
+			sp.ErrorCode = kerr.CorruptMessage.Code
+			return
 		}
+		records = re
 	}
 	wire.SetPartitionLeaderEpoch(records, ref.part.LeaderEpoch)
 

@@ -177,10 +177,13 @@ func TestEnv(t *testing.T) {
 	if !reflect.DeepEqual(c.ListenerSecurityProtocolMap, map[string]string{"CONTROLLER": "PLAINTEXT", "PLAINTEXT": "PLAINTEXT", "PLAINTEXT_HOST": "PLAINTEXT"}) {
 		t.Errorf("map %v", c.ListenerSecurityProtocolMap)
 	}
+	if c.TransactionStateLogReplicationFactor != 1 {
+		t.Errorf("transaction state rf %d", c.TransactionStateLogReplicationFactor)
+	}
 	if c.OffsetsTopicReplicationFactor != 1 || c.GroupInitialRebalanceDelayMs != 0 {
 		t.Errorf("offsets rf %d delay %d", c.OffsetsTopicReplicationFactor, c.GroupInitialRebalanceDelayMs)
 	}
-	wantIgnored := []string{"controller.quorum.voters", "transaction.state.log.min.isr", "transaction.state.log.replication.factor"}
+	wantIgnored := []string{"controller.quorum.voters", "transaction.state.log.min.isr"}
 	if !reflect.DeepEqual(c.Ignored, wantIgnored) {
 		t.Errorf("Ignored %v, want %v", c.Ignored, wantIgnored)
 	}
@@ -598,7 +601,7 @@ log.retention.check.interval.ms=300000
 	want := []string{"controller.quorum.bootstrap.servers", "num.recovery.threads.per.data.dir",
 		"share.coordinator.state.topic.min.isr", "share.coordinator.state.topic.replication.factor",
 		"socket.receive.buffer.bytes", "socket.send.buffer.bytes",
-		"transaction.state.log.min.isr", "transaction.state.log.replication.factor"}
+		"transaction.state.log.min.isr"}
 	if !reflect.DeepEqual(c.Ignored, want) {
 		t.Errorf("Ignored %v", c.Ignored)
 	}

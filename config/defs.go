@@ -121,11 +121,26 @@ func brokerDefs() []Def {
 		d("group.min.session.timeout.ms", Int, "6000", "Least session timeout a classic group member may ask for.", typeOnly(Int)),
 		d("group.max.session.timeout.ms", Int, "1800000", "Largest session timeout a classic group member may ask for.", typeOnly(Int)),
 		d("group.max.size", Int, maxIntStr, "Largest number of members of a classic group.", atLeast(Int, 1)),
+		d("group.coordinator.rebalance.protocols", List, "classic,consumer", "Group protocols served: classic (JoinGroup) and consumer (KIP-848 ConsumerGroupHeartbeat).", listOf("classic", "consumer")),
+		d("group.consumer.session.timeout.ms", Int, "45000", "Session timeout of a KIP-848 consumer group member.", atLeast(Int, 1)),
+		d("group.consumer.min.session.timeout.ms", Int, "45000", "Least session timeout of a KIP-848 consumer group.", atLeast(Int, 1)),
+		d("group.consumer.max.session.timeout.ms", Int, "60000", "Largest session timeout of a KIP-848 consumer group.", atLeast(Int, 1)),
+		d("group.consumer.heartbeat.interval.ms", Int, "5000", "Heartbeat interval given to KIP-848 consumer group members.", atLeast(Int, 1)),
+		d("group.consumer.min.heartbeat.interval.ms", Int, "5000", "Least heartbeat interval of a KIP-848 consumer group.", atLeast(Int, 1)),
+		d("group.consumer.max.heartbeat.interval.ms", Int, "15000", "Largest heartbeat interval of a KIP-848 consumer group.", atLeast(Int, 1)),
+		d("group.consumer.max.size", Int, maxIntStr, "Largest number of members of a KIP-848 consumer group.", atLeast(Int, 1)),
+		d("group.consumer.assignors", List, "uniform,range", "Server-side assignors of KIP-848 groups, first is the default. Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor) are accepted too.", nil),
 
 		// Transactions and idempotence.
 		d("transaction.max.timeout.ms", Int, "900000", "Largest transaction timeout a producer may ask for.", atLeast(Int, 1)),
 		d("transactional.id.expiration.ms", Int, "604800000", "Idle time after which a transactional id expires.", atLeast(Int, 1)),
 		dyn(d("producer.id.expiration.ms", Int, "86400000", "Idle time after which a producer id's state expires.", atLeast(Int, 1))),
+		d("transaction.state.log.num.partitions", Int, "50", "Partitions of __transaction_state.", atLeast(Int, 1)),
+		d("transaction.state.log.replication.factor", Short, "3", "Replication factor of __transaction_state. samsa caps it at the number of live brokers, with a warning.", atLeast(Short, 1)),
+		d("transaction.state.log.segment.bytes", Int, "104857600", "Segment size of __transaction_state.", atLeast(Int, 1)),
+		d("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, "10000", "How often transactions past their timeout are aborted.", atLeast(Int, 1)),
+		d("transaction.remove.expired.transaction.cleanup.interval.ms", Int, "3600000", "How often expired transactional ids are removed.", atLeast(Int, 1)),
+		d("transaction.partition.verification.enable", Boolean, "true", "Reject transactional produce to a partition not added to the transaction (KIP-890).", nil),
 	}
 	for i := range defs {
 		if defs[i].Validate == nil {

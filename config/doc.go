@@ -150,9 +150,24 @@
 //	| `group.min.session.timeout.ms` | `6000` | Least session timeout a classic group member may ask for. |
 //	| `group.max.session.timeout.ms` | `1800000` | Largest session timeout a classic group member may ask for. |
 //	| `group.max.size` | `2147483647` | Largest number of members of a classic group. |
+//	| `group.coordinator.rebalance.protocols` | `classic,consumer` | Group protocols served: classic (JoinGroup) and consumer (KIP-848 ConsumerGroupHeartbeat). |
+//	| `group.consumer.session.timeout.ms` | `45000` | Session timeout of a KIP-848 consumer group member. |
+//	| `group.consumer.min.session.timeout.ms` | `45000` | Least session timeout of a KIP-848 consumer group. |
+//	| `group.consumer.max.session.timeout.ms` | `60000` | Largest session timeout of a KIP-848 consumer group. |
+//	| `group.consumer.heartbeat.interval.ms` | `5000` | Heartbeat interval given to KIP-848 consumer group members. |
+//	| `group.consumer.min.heartbeat.interval.ms` | `5000` | Least heartbeat interval of a KIP-848 consumer group. |
+//	| `group.consumer.max.heartbeat.interval.ms` | `15000` | Largest heartbeat interval of a KIP-848 consumer group. |
+//	| `group.consumer.max.size` | `2147483647` | Largest number of members of a KIP-848 consumer group. |
+//	| `group.consumer.assignors` | `uniform,range` | Server-side assignors of KIP-848 groups, first is the default. Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor) are accepted too. |
 //	| `transaction.max.timeout.ms` | `900000` | Largest transaction timeout a producer may ask for. |
 //	| `transactional.id.expiration.ms` | `604800000` | Idle time after which a transactional id expires. |
 //	| `producer.id.expiration.ms` | `86400000` | Idle time after which a producer id's state expires. (dynamic) |
+//	| `transaction.state.log.num.partitions` | `50` | Partitions of __transaction_state. |
+//	| `transaction.state.log.replication.factor` | `3` | Replication factor of __transaction_state. samsa caps it at the number of live brokers, with a warning. |
+//	| `transaction.state.log.segment.bytes` | `104857600` | Segment size of __transaction_state. |
+//	| `transaction.abort.timed.out.transaction.cleanup.interval.ms` | `10000` | How often transactions past their timeout are aborted. |
+//	| `transaction.remove.expired.transaction.cleanup.interval.ms` | `3600000` | How often expired transactional ids are removed. |
+//	| `transaction.partition.verification.enable` | `true` | Reject transactional produce to a partition not added to the transaction (KIP-890). |
 //
 // END SETTINGS TABLE
 package config

@@ -67,9 +67,26 @@ type Config struct {
 	GroupMaxSessionTimeoutMs      int32
 	GroupMaxSize                  int32
 
+	GroupCoordinatorRebalanceProtocols []string
+	GroupConsumerSessionTimeoutMs      int32
+	GroupConsumerMinSessionTimeoutMs   int32
+	GroupConsumerMaxSessionTimeoutMs   int32
+	GroupConsumerHeartbeatIntervalMs   int32
+	GroupConsumerMinHeartbeatMs        int32
+	GroupConsumerMaxHeartbeatMs        int32
+	GroupConsumerMaxSize               int32
+	GroupConsumerAssignors             []string
+
 	TransactionMaxTimeoutMs     int32
 	TransactionalIDExpirationMs int32
 	ProducerIDExpirationMs      int32
+
+	TransactionStateLogNumPartitions       int32
+	TransactionStateLogReplicationFactor   int16
+	TransactionStateLogSegmentBytes        int32
+	TransactionAbortTimedOutIntervalMs     int32
+	TransactionRemoveExpiredIntervalMs     int32
+	TransactionPartitionVerificationEnable bool
 
 	// Values holds every implemented setting that has a value (its default
 	// or what was given), by Kafka name. Settings that are null in Kafka and
@@ -458,10 +475,25 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.GroupMinSessionTimeoutMs = d.i32("group.min.session.timeout.ms")
 	c.GroupMaxSessionTimeoutMs = d.i32("group.max.session.timeout.ms")
 	c.GroupMaxSize = d.i32("group.max.size")
+	c.GroupCoordinatorRebalanceProtocols = parseList(d.str("group.coordinator.rebalance.protocols"))
+	c.GroupConsumerSessionTimeoutMs = d.i32("group.consumer.session.timeout.ms")
+	c.GroupConsumerMinSessionTimeoutMs = d.i32("group.consumer.min.session.timeout.ms")
+	c.GroupConsumerMaxSessionTimeoutMs = d.i32("group.consumer.max.session.timeout.ms")
+	c.GroupConsumerHeartbeatIntervalMs = d.i32("group.consumer.heartbeat.interval.ms")
+	c.GroupConsumerMinHeartbeatMs = d.i32("group.consumer.min.heartbeat.interval.ms")
+	c.GroupConsumerMaxHeartbeatMs = d.i32("group.consumer.max.heartbeat.interval.ms")
+	c.GroupConsumerMaxSize = d.i32("group.consumer.max.size")
+	c.GroupConsumerAssignors = parseList(d.str("group.consumer.assignors"))
 
 	c.TransactionMaxTimeoutMs = d.i32("transaction.max.timeout.ms")
 	c.TransactionalIDExpirationMs = d.i32("transactional.id.expiration.ms")
 	c.ProducerIDExpirationMs = d.i32("producer.id.expiration.ms")
+	c.TransactionStateLogNumPartitions = d.i32("transaction.state.log.num.partitions")
+	c.TransactionStateLogReplicationFactor = int16(d.num("transaction.state.log.replication.factor", 16))
+	c.TransactionStateLogSegmentBytes = d.i32("transaction.state.log.segment.bytes")
+	c.TransactionAbortTimedOutIntervalMs = d.i32("transaction.abort.timed.out.transaction.cleanup.interval.ms")
+	c.TransactionRemoveExpiredIntervalMs = d.i32("transaction.remove.expired.transaction.cleanup.interval.ms")
+	c.TransactionPartitionVerificationEnable = d.boolean("transaction.partition.verification.enable")
 	if d.err != nil {
 		return nil, d.err
 	}

@@ -77,6 +77,15 @@ type producerEntry struct {
 	batches []producerBatch // oldest first, at most producerBatchWindow
 	// lastWrite is when the producer last appended (ms), for expiry.
 	lastWrite int64
+	// lastTimestamp is the max timestamp of the producer's last batch,
+	// for DescribeProducers.
+	lastTimestamp int64
+	// txnOpen tells whether the producer has an open transaction in this
+	// partition, starting at txnFirstOffset.
+	txnOpen        bool
+	txnFirstOffset int64
+	// coordinatorEpoch is the coordinator epoch of the last marker.
+	coordinatorEpoch int32
 }
 
 // partitionProducers is the producer state of one partition.
@@ -147,8 +156,24 @@ func checkBatch(e *producerEntry, h wire.BatchHeader) checkResult {
 // firstOffset at time nowMs and returns the (possibly new) entry.
 func recordBatch(e *producerEntry, h wire.BatchHeader, firstOffset, nowMs int64) *producerEntry {
 	if e == nil {
-		e = &producerEntry{epoch: h.ProducerEpoch}
+		e = &producerEntry{epoch: h.ProducerEpoch, coordinatorEpoch: -1}
 	}
+	if h.IsControl() {
+		// A commit or abort marker ends the open transaction; its epoch
+		// (bumped by the coordinator when it aborts a timed-out or fenced
+		// transaction) becomes the producer's epoch, fencing older ones.
+		if h.ProducerEpoch != e.epoch {
+			e.epoch = h.ProducerEpoch
+			e.batches = e.batches[:0]
+		}
+		e.txnOpen = false
+		e.lastWrite = max(e.lastWrite, nowMs)
+		return e
+	}
+	if h.IsTransactional() && !e.txnOpen {
+		e.txnOpen, e.txnFirstOffset = true, firstOffset
+	}
+	e.lastTimestamp = h.MaxTimestamp
 	if h.ProducerEpoch != e.epoch {
 		e.epoch = h.ProducerEpoch
 		e.batches = e.batches[:0]
@@ -168,10 +193,11 @@ func recordBatch(e *producerEntry, h wire.BatchHeader, firstOffset, nowMs int64)
 }
 
 // expireProducers removes the producers that have not written for
-// expirationMs.
+// expirationMs, except those with an open transaction (Kafka keeps them
+// until the marker).
 func expireProducers(m map[int64]*producerEntry, nowMs, expirationMs int64) {
 	for id, e := range m {
-		if nowMs-e.lastWrite >= expirationMs {
+		if nowMs-e.lastWrite >= expirationMs && !e.txnOpen {
 			delete(m, id)
 		}
 	}
@@ -233,7 +259,7 @@ func replayProducers(l *storage.Log, nowMs int64) (map[int64]*producerEntry, err
 			}
 			pos += h.TotalSize()
 			off = h.LastOffset() + 1
-			if h.ProducerID >= 0 && !h.IsControl() {
+			if h.ProducerID >= 0 {
 				m[h.ProducerID] = recordBatch(m[h.ProducerID], h, h.BaseOffset, nowMs)
 			}
 		}
@@ -267,7 +293,7 @@ func (i *Idempotence) appendIdempotent(tp storage.TopicPartition, l *storage.Log
 		p.mu.lastSweep = nowMs
 	}
 	e := p.mu.producers[h.ProducerID]
-	if e != nil && nowMs-e.lastWrite >= expMs {
+	if e != nil && nowMs-e.lastWrite >= expMs && !e.txnOpen {
 		delete(p.mu.producers, h.ProducerID)
 		e = nil
 	}
@@ -281,4 +307,83 @@ func (i *Idempotence) appendIdempotent(tp storage.TopicPartition, l *storage.Log
 	}
 	p.mu.producers[h.ProducerID] = recordBatch(e, h, info.FirstOffset, nowMs)
 	return idempotentAppend{info: info}
+}
+
+// txnOngoing reports whether producerID has an open transaction in tp with
+// epoch, as this partition's producer state knows it; the produce path then
+// skips the coordinator's verification (Kafka verifies only the first
+// batch of a transaction in a partition).
+func (i *Idempotence) txnOngoing(tp storage.TopicPartition, l *storage.Log, producerID int64, epoch int16) bool {
+	p := i.partition(tp)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.log != l {
+		return false
+	}
+	e := p.mu.producers[producerID]
+	return e != nil && e.epoch == epoch && e.txnOpen
+}
+
+// appendMarker appends a commit or abort marker of producerID with
+// doAppend, under the partition's producer mutex, after Kafka's check: a
+// marker older than the producer's epoch is INVALID_PRODUCER_EPOCH (the
+// writer has been fenced). A marker for a producer without state is
+// written: the coordinator aborts transactions whose data never arrived.
+func (i *Idempotence) appendMarker(tp storage.TopicPartition, l *storage.Log, producerID int64, epoch int16, coordinatorEpoch int32, now time.Time,
+	doAppend func() (storage.AppendInfo, error)) (int16, error) {
+	nowMs := now.UnixMilli()
+	p := i.partition(tp)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.loadLocked(l, nowMs); err != nil {
+		return 0, err
+	}
+	e := p.mu.producers[producerID]
+	if e != nil && epoch < e.epoch {
+		return kerr.InvalidProducerEpoch.Code, nil
+	}
+	if e != nil && e.coordinatorEpoch > coordinatorEpoch && coordinatorEpoch >= 0 {
+		return kerr.TransactionCoordinatorFenced.Code, nil
+	}
+	info, err := doAppend()
+	if err != nil {
+		return 0, err
+	}
+	e = recordBatch(e, wire.BatchHeader{ProducerID: producerID, ProducerEpoch: epoch, Attributes: 0x30, BaseSequence: -1}, info.FirstOffset, nowMs)
+	e.coordinatorEpoch = coordinatorEpoch
+	p.mu.producers[producerID] = e
+	return 0, nil
+}
+
+// producerSnapshot is one producer as DescribeProducers reports it.
+type producerSnapshot struct {
+	id               int64
+	epoch            int16
+	lastSequence     int32
+	lastTimestamp    int64
+	coordinatorEpoch int32
+	txnFirstOffset   int64
+}
+
+// producers lists the producer state of tp (loading it from l first).
+func (i *Idempotence) producers(tp storage.TopicPartition, l *storage.Log, now time.Time) ([]producerSnapshot, error) {
+	p := i.partition(tp)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.loadLocked(l, now.UnixMilli()); err != nil {
+		return nil, err
+	}
+	out := make([]producerSnapshot, 0, len(p.mu.producers))
+	for id, e := range p.mu.producers {
+		s := producerSnapshot{id: id, epoch: e.epoch, lastSequence: -1, lastTimestamp: -1, coordinatorEpoch: e.coordinatorEpoch, txnFirstOffset: -1}
+		if e.txnOpen {
+			s.txnFirstOffset = e.txnFirstOffset
+		}
+		if n := len(e.batches); n > 0 {
+			s.lastSequence = e.batches[n-1].lastSeq
+			s.lastTimestamp = e.lastTimestamp
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

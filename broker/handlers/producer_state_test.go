@@ -182,3 +182,61 @@ func TestAppendIdempotentConcurrentRetries(t *testing.T) {
 		t.Fatalf("after expiry: %+v", r)
 	}
 }
+
+func TestRecordBatchTracksTransactions(t *testing.T) {
+	txnHdr := func(epoch int16, seq int32) wire.BatchHeader {
+		h := hdr(epoch, seq, 2)
+		h.Attributes = 0x10 // transactional
+		return h
+	}
+	e := recordBatch(nil, txnHdr(3, 0), 40, 1)
+	e = recordBatch(e, txnHdr(3, 2), 50, 2)
+	if !e.txnOpen || e.txnFirstOffset != 40 {
+		t.Fatalf("open txn %+v", e)
+	}
+	// The coordinator aborts with a bumped epoch: the marker ends the
+	// transaction and becomes the producer's epoch.
+	marker := wire.BatchHeader{ProducerID: 7, ProducerEpoch: 4, Attributes: 0x30, BaseSequence: -1}
+	e = recordBatch(e, marker, 60, 3)
+	if e.txnOpen || e.epoch != 4 || len(e.batches) != 0 {
+		t.Fatalf("after marker %+v", e)
+	}
+	if r := checkBatch(e, txnHdr(3, 4)); r.code != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("zombie batch after the marker: %+v, want INVALID_PRODUCER_EPOCH", r)
+	}
+	// Expiry keeps producers with an open transaction.
+	m := map[int64]*producerEntry{1: recordBatch(nil, txnHdr(0, 0), 0, 0), 2: recordBatch(nil, hdr(0, 0, 1), 0, 0)}
+	expireProducers(m, 1000, 500)
+	if _, ok := m[1]; !ok {
+		t.Fatal("producer with an open transaction expired")
+	}
+	if _, ok := m[2]; ok {
+		t.Fatal("idle producer without a transaction kept")
+	}
+}
+
+func TestAppendMarkerFencesOlderEpochs(t *testing.T) {
+	l, err := storage.OpenLog(storage.LogOptions{FS: vfs.NewMem(), Dir: "/p-0", Config: storage.DefaultLogConfig(), RecoveryPoint: -1, LogStartOffset: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	i := NewIdempotence(nil, time.Hour)
+	tp := storage.TopicPartition{Topic: "t", Partition: 0}
+	now := time.UnixMilli(1000)
+	appends := 0
+	doAppend := func() (storage.AppendInfo, error) { appends++; return storage.AppendInfo{FirstOffset: int64(appends)}, nil }
+	if code, err := i.appendMarker(tp, l, 9, 5, 0, now, doAppend); code != 0 || err != nil || appends != 1 {
+		t.Fatalf("first marker: code %d err %v appends %d", code, err, appends)
+	}
+	if code, _ := i.appendMarker(tp, l, 9, 4, 0, now, doAppend); code != kerr.InvalidProducerEpoch.Code || appends != 1 {
+		t.Fatalf("marker with an older epoch: code %d appends %d", code, appends)
+	}
+	if i.txnOngoing(tp, l, 9, 5) {
+		t.Fatal("transaction reported open after its marker")
+	}
+	ps, err := i.producers(tp, l, now)
+	if err != nil || len(ps) != 1 || ps[0].epoch != 5 || ps[0].txnFirstOffset != -1 || ps[0].coordinatorEpoch != 0 {
+		t.Fatalf("producers %+v err %v", ps, err)
+	}
+}

@@ -225,7 +225,10 @@ func TestAppendMarkerFencesOlderEpochs(t *testing.T) {
 	tp := storage.TopicPartition{Topic: "t", Partition: 0}
 	now := time.UnixMilli(1000)
 	appends := 0
-	doAppend := func() (storage.AppendInfo, error) { appends++; return storage.AppendInfo{FirstOffset: int64(appends)}, nil }
+	doAppend := func() (storage.AppendInfo, error) {
+		appends++
+		return storage.AppendInfo{FirstOffset: int64(appends)}, nil
+	}
 	if code, err := i.appendMarker(tp, l, 9, 5, 0, now, doAppend); code != 0 || err != nil || appends != 1 {
 		t.Fatalf("first marker: code %d err %v appends %d", code, err, appends)
 	}

@@ -73,14 +73,15 @@ func (n *Node) startGroups() error {
 			}
 			return coordinator.StorageLog(l), nil
 		},
-		Now:                   time.Now,
-		Logger:                n.logger.With("component", "coordinator"),
-		MinSessionTimeout:     time.Duration(cfg.GroupMinSessionTimeoutMs) * time.Millisecond,
-		MaxSessionTimeout:     time.Duration(cfg.GroupMaxSessionTimeoutMs) * time.Millisecond,
-		InitialRebalanceDelay: delay,
-		MaxGroupSize:          int(cfg.GroupMaxSize),
-		OffsetsRetention:      time.Duration(cfg.OffsetsRetentionMinutes) * time.Minute,
-		Topics:                imageTopics{n.ctrl},
+		Now:                           time.Now,
+		Logger:                        n.logger.With("component", "coordinator"),
+		MinSessionTimeout:             time.Duration(cfg.GroupMinSessionTimeoutMs) * time.Millisecond,
+		MaxSessionTimeout:             time.Duration(cfg.GroupMaxSessionTimeoutMs) * time.Millisecond,
+		InitialRebalanceDelay:         delay,
+		MaxGroupSize:                  int(cfg.GroupMaxSize),
+		OffsetsRetention:              time.Duration(cfg.OffsetsRetentionMinutes) * time.Minute,
+		OffsetsRetentionCheckInterval: time.Duration(cfg.OffsetsRetentionCheckIntervalMs) * time.Millisecond,
+		Topics:                        imageTopics{n.ctrl},
 	})
 	if err != nil {
 		return err

@@ -62,7 +62,7 @@ var ignoredKeys = map[string]bool{
 	// Groups, offsets and transactions.
 	"offsets.topic.segment.bytes": true, "offsets.topic.compression.codec": true,
 	"offsets.load.buffer.size": true, "offsets.commit.timeout.ms": true,
-	"offsets.commit.required.acks": true, "offsets.retention.check.interval.ms": true, "transaction.state.log.min.isr": true,
+	"offsets.commit.required.acks": true, "transaction.state.log.min.isr": true,
 	"transaction.state.log.load.buffer.size": true, "transaction.two.phase.commit.enable": true,
 	"producer.id.expiration.check.interval.ms": true, "max.incremental.fetch.session.cache.slots": true,
 	"fetch.max.bytes.limit":        true,

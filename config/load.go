@@ -59,13 +59,14 @@ type Config struct {
 	UncleanLeaderElectionEnable bool
 	ReplicaLagTimeMaxMs         int64
 
-	OffsetsTopicNumPartitions     int32
-	OffsetsTopicReplicationFactor int16
-	OffsetsRetentionMinutes       int64
-	GroupInitialRebalanceDelayMs  int64
-	GroupMinSessionTimeoutMs      int32
-	GroupMaxSessionTimeoutMs      int32
-	GroupMaxSize                  int32
+	OffsetsTopicNumPartitions       int32
+	OffsetsTopicReplicationFactor   int16
+	OffsetsRetentionMinutes         int64
+	OffsetsRetentionCheckIntervalMs int64
+	GroupInitialRebalanceDelayMs    int64
+	GroupMinSessionTimeoutMs        int32
+	GroupMaxSessionTimeoutMs        int32
+	GroupMaxSize                    int32
 
 	GroupCoordinatorRebalanceProtocols []string
 	GroupConsumerSessionTimeoutMs      int32
@@ -471,6 +472,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.OffsetsTopicNumPartitions = d.i32("offsets.topic.num.partitions")
 	c.OffsetsTopicReplicationFactor = int16(d.num("offsets.topic.replication.factor", 16))
 	c.OffsetsRetentionMinutes = d.i64("offsets.retention.minutes")
+	c.OffsetsRetentionCheckIntervalMs = d.i64("offsets.retention.check.interval.ms")
 	c.GroupInitialRebalanceDelayMs = d.i64("group.initial.rebalance.delay.ms")
 	c.GroupMinSessionTimeoutMs = d.i32("group.min.session.timeout.ms")
 	c.GroupMaxSessionTimeoutMs = d.i32("group.max.session.timeout.ms")

@@ -42,6 +42,48 @@ type Node struct {
 	listeners []config.Listener
 	adv       config.Listener
 	groups    *coordinator.Coordinator
+	// leadership carries LogSyncer's leadership changes of internal-topic
+	// partitions to the goroutine that loads and unloads coordinator state.
+	leadership chan leadershipEvent
+}
+
+// leadershipEvent is one change of leadership of an internal partition.
+type leadershipEvent struct {
+	tp     storage.TopicPartition
+	leader bool
+}
+
+// onLeadership queues a leadership change; it runs on the controller's
+// callback, so it never blocks (a full queue drops the event with an
+// error log: the coordinators would then need a restart to follow).
+func (n *Node) onLeadership(tp storage.TopicPartition, leader bool) {
+	select {
+	case n.leadership <- leadershipEvent{tp, leader}:
+	default:
+		n.logger.Error("leadership change queue full; coordinator ownership may lag", "topic", tp.Topic, "partition", tp.Partition, "leader", leader)
+	}
+}
+
+// followLeadership loads a coordinator partition on becoming its leader and
+// unloads it on losing it, in the order the changes were committed.
+func (n *Node) followLeadership(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-n.leadership:
+			if ev.tp.Topic != coordinator.OffsetsTopic || n.groups == nil {
+				continue
+			}
+			if !ev.leader {
+				n.groups.UnloadPartition(ev.tp.Partition)
+				continue
+			}
+			if err := n.groups.LoadPartition(ev.tp.Partition); err != nil {
+				n.logger.Error("cannot load group coordinator partition", "partition", ev.tp.Partition, "err", err)
+			}
+		}
+	}
 }
 
 // startGroups creates __consumer_offsets if needed and loads the group
@@ -154,7 +196,9 @@ func (n *Node) start() (_ *Node, err error) {
 	if n.mlog, err = controller.OpenFileLog(filepath.Join(metaDir, "metadata.log")); err != nil {
 		return nil, err
 	}
-	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs")}
+	n.leadership = make(chan leadershipEvent, 4096)
+	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"),
+		Leadership: n.onLeadership, Watched: []string{coordinator.OffsetsTopic}}
 	n.ctrl, err = controller.New(controller.Options{
 		NodeID:                   cfg.NodeID,
 		ClusterID:                clusterID,
@@ -213,6 +257,8 @@ func (n *Node) start() (_ *Node, err error) {
 	n.cancel = cancel
 	n.bg.Add(1)
 	go func() { defer n.bg.Done(); n.logs.Run(ctx) }()
+	n.bg.Add(1)
+	go func() { defer n.bg.Done(); n.followLeadership(ctx) }()
 	return n, nil
 }
 

@@ -127,7 +127,7 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	var appendErr error
 	if h := batches[0]; h.ProducerID >= 0 && d.Idempotence != nil {
 		tp := storage.TopicPartition{Topic: t.Name, Partition: rp.Partition}
-		res := d.Idempotence.appendIdempotent(tp, ref.log, h, d.Now(), doAppend)
+		res := d.Idempotence.appendIdempotent(tp, ref.log, h, d.Now(), nil, doAppend)
 		switch {
 		case res.code != 0:
 			sp.ErrorCode = res.code

@@ -95,6 +95,12 @@ type partitionProducers struct {
 		log       *storage.Log // the log the state describes; nil until loaded
 		producers map[int64]*producerEntry
 		lastSweep int64 // ms
+		// markers counts the markers appended per producer since the
+		// state was loaded: a transactional batch verified with the
+		// coordinator is appended only if no marker came in between
+		// (Kafka's verification guard), so a late batch cannot reopen a
+		// transaction that just ended.
+		markers map[int64]uint64
 	}
 }
 
@@ -229,7 +235,7 @@ func (p *partitionProducers) loadLocked(l *storage.Log, nowMs int64) error {
 	if err != nil {
 		return err
 	}
-	p.mu.log, p.mu.producers, p.mu.lastSweep = l, m, nowMs
+	p.mu.log, p.mu.producers, p.mu.lastSweep, p.mu.markers = l, m, nowMs, map[int64]uint64{}
 	return nil
 }
 
@@ -278,7 +284,12 @@ type idempotentAppend struct {
 // appendIdempotent checks batch h (the only batch of the request) of tp
 // against the producer state and, when it is new and in sequence, appends
 // it with doAppend, all under the partition's producer mutex.
-func (i *Idempotence) appendIdempotent(tp storage.TopicPartition, l *storage.Log, h wire.BatchHeader, now time.Time,
+//
+// guard, when not nil, is the marker count txnGuard returned before the
+// batch was verified with the transaction coordinator: if a marker was
+// appended since, the verification is stale and the batch is
+// INVALID_TXN_STATE.
+func (i *Idempotence) appendIdempotent(tp storage.TopicPartition, l *storage.Log, h wire.BatchHeader, now time.Time, guard *uint64,
 	doAppend func() (storage.AppendInfo, error)) idempotentAppend {
 	nowMs := now.UnixMilli()
 	p := i.partition(tp)
@@ -291,6 +302,11 @@ func (i *Idempotence) appendIdempotent(tp storage.TopicPartition, l *storage.Log
 	if nowMs-p.mu.lastSweep >= producerExpirationCheckInterval.Milliseconds() {
 		expireProducers(p.mu.producers, nowMs, expMs)
 		p.mu.lastSweep = nowMs
+		for id := range p.mu.markers {
+			if _, ok := p.mu.producers[id]; !ok {
+				delete(p.mu.markers, id)
+			}
+		}
 	}
 	e := p.mu.producers[h.ProducerID]
 	if e != nil && nowMs-e.lastWrite >= expMs && !e.txnOpen {
@@ -298,6 +314,9 @@ func (i *Idempotence) appendIdempotent(tp storage.TopicPartition, l *storage.Log
 		e = nil
 	}
 	res := checkBatch(e, h)
+	if res.code == 0 && res.duplicate == nil && guard != nil && p.mu.markers[h.ProducerID] != *guard {
+		res.code = kerr.InvalidTxnState.Code
+	}
 	if res.code != 0 || res.duplicate != nil {
 		return idempotentAppend{code: res.code, duplicate: res.duplicate}
 	}
@@ -309,19 +328,26 @@ func (i *Idempotence) appendIdempotent(tp storage.TopicPartition, l *storage.Log
 	return idempotentAppend{info: info}
 }
 
-// txnOngoing reports whether producerID has an open transaction in tp with
-// epoch, as this partition's producer state knows it; the produce path then
-// skips the coordinator's verification (Kafka verifies only the first
-// batch of a transaction in a partition).
-func (i *Idempotence) txnOngoing(tp storage.TopicPartition, l *storage.Log, producerID int64, epoch int16) bool {
+// txnGuard reports whether producerID has an open transaction in tp with
+// epoch, as this partition's producer state knows it (the produce path then
+// skips the coordinator's verification: Kafka verifies only the first
+// batch of a transaction in a partition), and the producer's marker count,
+// to pass to appendIdempotent after a verification.
+func (i *Idempotence) txnGuard(tp storage.TopicPartition, l *storage.Log, producerID int64, epoch int16, now time.Time) (ongoing bool, guard uint64, err error) {
 	p := i.partition(tp)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.mu.log != l {
-		return false
+	if err := p.loadLocked(l, now.UnixMilli()); err != nil {
+		return false, 0, err
 	}
 	e := p.mu.producers[producerID]
-	return e != nil && e.epoch == epoch && e.txnOpen
+	return e != nil && e.epoch == epoch && e.txnOpen, p.mu.markers[producerID], nil
+}
+
+// txnOngoing is txnGuard's first answer (false on a replay error).
+func (i *Idempotence) txnOngoing(tp storage.TopicPartition, l *storage.Log, producerID int64, epoch int16) bool {
+	ok, _, err := i.txnGuard(tp, l, producerID, epoch, time.Now())
+	return ok && err == nil
 }
 
 // appendMarker appends a commit or abort marker of producerID with
@@ -352,6 +378,7 @@ func (i *Idempotence) appendMarker(tp storage.TopicPartition, l *storage.Log, pr
 	e = recordBatch(e, wire.BatchHeader{ProducerID: producerID, ProducerEpoch: epoch, Attributes: 0x30, BaseSequence: -1}, info.FirstOffset, nowMs)
 	e.coordinatorEpoch = coordinatorEpoch
 	p.mu.producers[producerID] = e
+	p.mu.markers[producerID]++
 	return 0, nil
 }
 

@@ -138,7 +138,7 @@ func TestAppendIdempotentConcurrentRetries(t *testing.T) {
 			return idempotentAppend{}
 		}
 		h, _ := wire.ParseBatchHeader(b)
-		return idem.appendIdempotent(tp, l, h, now, func() (storage.AppendInfo, error) { return l.Append(b) })
+		return idem.appendIdempotent(tp, l, h, now, nil, func() (storage.AppendInfo, error) { return l.Append(b) })
 	}
 	const n = 16
 	results := make(chan idempotentAppend, n)
@@ -241,5 +241,39 @@ func TestAppendMarkerFencesOlderEpochs(t *testing.T) {
 	ps, err := i.producers(tp, l, now)
 	if err != nil || len(ps) != 1 || ps[0].epoch != 5 || ps[0].txnFirstOffset != -1 || ps[0].coordinatorEpoch != 0 {
 		t.Fatalf("producers %+v err %v", ps, err)
+	}
+}
+
+func TestVerificationGuardRejectsBatchAfterMarker(t *testing.T) {
+	l, err := storage.OpenLog(storage.LogOptions{FS: vfs.NewMem(), Dir: "/p-0", Config: storage.DefaultLogConfig(), RecoveryPoint: -1, LogStartOffset: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	i := NewIdempotence(nil, time.Hour)
+	tp := storage.TopicPartition{Topic: "t", Partition: 0}
+	now := time.UnixMilli(1000)
+	h := hdr(0, 0, 1)
+	h.Attributes = 0x10
+	ongoing, guard, err := i.txnGuard(tp, l, 7, 0, now)
+	if err != nil || ongoing {
+		t.Fatalf("txnGuard before any batch: ongoing %v err %v", ongoing, err)
+	}
+	// The transaction ends (a marker) between the verification and the append.
+	nop := func() (storage.AppendInfo, error) { return storage.AppendInfo{}, nil }
+	if code, err := i.appendMarker(tp, l, 7, 0, 0, now, nop); code != 0 || err != nil {
+		t.Fatalf("marker: %d %v", code, err)
+	}
+	appended := false
+	res := i.appendIdempotent(tp, l, h, now, &guard, func() (storage.AppendInfo, error) { appended = true; return storage.AppendInfo{}, nil })
+	if res.code != kerr.InvalidTxnState.Code || appended {
+		t.Fatalf("stale verification: code %d appended %v, want INVALID_TXN_STATE and no append", res.code, appended)
+	}
+	_, guard, _ = i.txnGuard(tp, l, 7, 0, now)
+	if res := i.appendIdempotent(tp, l, h, now, &guard, nop); res.code != 0 {
+		t.Fatalf("fresh verification: code %d", res.code)
+	}
+	if !i.txnOngoing(tp, l, 7, 0) {
+		t.Fatal("transaction not open after its first batch")
 	}
 }

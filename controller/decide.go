@@ -65,20 +65,22 @@ type topicRules struct {
 	allowInternal     bool
 }
 
-// validateTopicName applies Kafka's legal-name rules.
-func validateTopicName(name string) (int16, string) {
+// ValidateTopicName is Kafka's Topic.validate: the legal-name rule every
+// API applies (CreateTopics, Metadata auto-creation, DescribeConfigs), with
+// Kafka's messages. It returns 0 for a legal name.
+func ValidateTopicName(name string) (int16, string) {
 	switch {
 	case name == "":
-		return kerr.InvalidTopicException.Code, "Topic name is illegal: it is empty."
+		return kerr.InvalidTopicException.Code, "Topic name is illegal, it can't be empty"
 	case name == "." || name == "..":
-		return kerr.InvalidTopicException.Code, "Topic name cannot be \".\" or \"..\"."
+		return kerr.InvalidTopicException.Code, "Topic name cannot be \".\" or \"..\""
 	case len(name) > maxTopicNameLength:
-		return kerr.InvalidTopicException.Code, fmt.Sprintf("Topic name is illegal: it is longer than %d characters, topic name: %s", maxTopicNameLength, name)
+		return kerr.InvalidTopicException.Code, fmt.Sprintf("Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLength, name)
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return kerr.InvalidTopicException.Code, fmt.Sprintf("Topic name %q is illegal: it contains a character other than ASCII alphanumerics, '.', '_' and '-'.", name)
+			return kerr.InvalidTopicException.Code, fmt.Sprintf("Topic name \"%s\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
 		}
 	}
 	return 0, ""
@@ -214,7 +216,7 @@ func decideCreateTopic(img *Image, req CreateTopic, rules topicRules, rand io.Re
 		res.ErrorCode, res.ErrorMessage = code, msg
 		return res, nil
 	}
-	if code, msg := validateTopicName(req.Name); code != 0 {
+	if code, msg := ValidateTopicName(req.Name); code != 0 {
 		return fail(code, msg)
 	}
 	if t := img.Topics[req.Name]; t != nil {

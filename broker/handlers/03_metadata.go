@@ -119,10 +119,14 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 		et.Topic = rt.Topic
 		et.TopicID = rt.TopicID
 		et.Partitions = []kmsg.MetadataResponseTopicPartition{}
+		var nameCode int16
+		if rt.Topic != nil {
+			nameCode, _ = controller.ValidateTopicName(*rt.Topic)
+		}
 		switch {
 		case rt.Topic == nil:
 			et.ErrorCode = kerr.UnknownTopicID.Code
-		case !validTopicName(*rt.Topic):
+		case nameCode != 0:
 			et.ErrorCode = kerr.InvalidTopicException.Code
 		default:
 			et.ErrorCode = kerr.UnknownTopicOrPartition.Code
@@ -154,18 +158,3 @@ func isInternalTopic(name string) bool {
 	return name == "__consumer_offsets" || name == "__transaction_state"
 }
 
-// validTopicName is Kafka's legal-name rule, used to tell
-// INVALID_TOPIC_EXCEPTION from UNKNOWN_TOPIC_OR_PARTITION.
-func validTopicName(n string) bool {
-	if n == "" || n == "." || n == ".." || len(n) > 249 {
-		return false
-	}
-	for _, c := range n {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}

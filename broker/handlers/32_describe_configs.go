@@ -69,7 +69,7 @@ func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 
 // describeTopicConfigs lists every topic setting of topic name.
 func describeTopicConfigs(d *Deps, img *controller.Image, levels brokerLevels, name string, withSynonyms bool) ([]configEntry, int16, string) {
-	if code, msg := validateTopicNameForDescribe(name); code != 0 {
+	if code, msg := controller.ValidateTopicName(name); code != 0 {
 		return nil, code, msg
 	}
 	t := img.Topics[name]

@@ -310,26 +310,6 @@ func brokerResource(d *Deps, name string) (perBroker bool, code int16, msg strin
 	return true, 0, ""
 }
 
-// validateTopicNameForDescribe is Kafka's Topic.validate, which
-// DescribeConfigs applies before looking a topic up.
-func validateTopicNameForDescribe(name string) (int16, string) {
-	switch {
-	case name == "":
-		return kerr.InvalidTopicException.Code, "Topic name is illegal, it can't be empty"
-	case name == "." || name == "..":
-		return kerr.InvalidTopicException.Code, "Topic name cannot be \".\" or \"..\""
-	case len(name) > 249:
-		return kerr.InvalidTopicException.Code, fmt.Sprintf("Topic name is illegal, it can't be longer than 249 characters, topic name: %s", name)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return kerr.InvalidTopicException.Code, fmt.Sprintf("Topic name \"%s\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
-		}
-	}
-	return 0, ""
-}
-
 // validateDynamicBrokerConfigs checks a broker resource's complete dynamic
 // config map, as Kafka's DynamicBrokerConfig.validateConfigs does: settings
 // that cannot change at runtime are refused together, then each value must

@@ -83,6 +83,19 @@ func (c *Coordinator) JoinGroup(ctx context.Context, client Client, req *kmsg.Jo
 	ch := make(chan kmsg.Response, 1)
 	code = s.call(ctx, func() {
 		now := c.now()
+		if cg := s.consumer[req.Group]; cg != nil {
+			// Kafka turns an empty consumer group into a classic one;
+			// classic members joining a live consumer group (online
+			// migration) are not implemented.
+			if !cg.Empty() {
+				ch <- joinErrorResponse(req.Version, kerr.InconsistentGroupProtocol.Code, req.MemberID)
+				return
+			}
+			if err := s.convertToClassic(cg, now); err != nil {
+				ch <- joinErrorResponse(req.Version, kerr.CoordinatorNotAvailable.Code, req.MemberID)
+				return
+			}
+		}
 		g := s.groups[req.Group]
 		if g == nil {
 			if req.MemberID != "" {
@@ -133,7 +146,7 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 	code = s.call(ctx, func() {
 		now := c.now()
 		g := s.groups[req.Group]
-		if g == nil {
+		if g == nil || s.consumer[req.Group] != nil {
 			ch <- syncErrorResponse(req.Version, kerr.UnknownMemberID.Code)
 			return
 		}
@@ -165,7 +178,7 @@ func (c *Coordinator) Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest)
 	if code == 0 {
 		code = s.call(ctx, func() {
 			g := s.groups[req.Group]
-			if g == nil {
+			if g == nil || s.consumer[req.Group] != nil {
 				resp.ErrorCode = kerr.UnknownMemberID.Code
 				return
 			}
@@ -198,7 +211,7 @@ func (c *Coordinator) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupReques
 	if code == 0 {
 		code = s.call(ctx, func() {
 			g := s.groups[req.Group]
-			if g == nil {
+			if g == nil || s.consumer[req.Group] != nil {
 				for i := range codes {
 					codes[i] = kerr.UnknownMemberID.Code
 				}
@@ -258,6 +271,14 @@ func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGrou
 					}
 					return
 				}
+				if s.consumer[id] != nil {
+					// Kafka: Dead before v6, GROUP_ID_NOT_FOUND from v6.
+					if req.Version >= 6 {
+						d.ErrorCode = kerr.GroupIDNotFound.Code
+						d.ErrorMessage = ptr("Group " + id + " is not a classic group.")
+					}
+					return
+				}
 				d = g.Describe()
 			})
 		}
@@ -291,11 +312,12 @@ func (c *Coordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsReques
 	})
 	for _, s := range c.shardList() {
 		code := s.call(ctx, func() {
+			s.listConsumerGroups(req, resp)
 			if !typeOK {
 				return
 			}
 			for _, g := range s.groups {
-				if g.state == Dead || (len(states) > 0 && !slices.Contains(states, g.state)) {
+				if g.state == Dead || (len(states) > 0 && !slices.Contains(states, g.state)) || s.consumer[g.id] != nil {
 					continue
 				}
 				lg := kmsg.NewListGroupsResponseGroup()
@@ -331,6 +353,15 @@ func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRe
 		}
 		if code == 0 {
 			code = s.call(ctx, func() {
+				if cg := s.consumer[id]; cg != nil {
+					if !cg.Empty() {
+						rg.ErrorCode = kerr.NonEmptyGroup.Code
+					} else if err := s.deleteConsumerGroup(cg, c.now()); err != nil {
+						s.logger.Warn("coordinator: deleting group failed", "group", id, "err", err)
+						rg.ErrorCode = kerr.CoordinatorNotAvailable.Code
+					}
+					return
+				}
 				g := s.groups[id]
 				if g == nil {
 					rg.ErrorCode = kerr.GroupIDNotFound.Code

@@ -67,6 +67,11 @@ func (c *Coordinator) commitOn(s *shard, req *kmsg.OffsetCommitRequest, resp *km
 	g := s.groups[req.Group]
 	created := false
 	switch {
+	case s.consumer[req.Group] != nil: // g is its offsets holder
+		if code := s.consumer[req.Group].CommitCheck(req.Version, req.Generation, req.MemberID); code != 0 {
+			setAll(code)
+			return
+		}
 	case g != nil:
 		if code := g.CommitCheck(now, req.Generation, req.MemberID, req.InstanceID); code != 0 {
 			setAll(code)
@@ -148,6 +153,14 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
+			if req.Version >= 9 {
+				if code := c.consumerFetchCheck(ctx, rg.Group, rg.MemberID, rg.MemberEpoch); code != 0 {
+					eg := kmsg.NewOffsetFetchResponseGroup()
+					eg.Group, eg.ErrorCode = rg.Group, code
+					resp.Groups = append(resp.Groups, eg)
+					continue
+				}
+			}
 			var topics []fetchTopic
 			if rg.Topics != nil {
 				topics = []fetchTopic{}
@@ -273,6 +286,9 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 				return
 			}
 			groupCode, subscribed := g.OffsetDeleteCheck()
+			if cg := s.consumer[req.Group]; cg != nil && !cg.Empty() {
+				subscribed = cg.SubscribedTopics()
+			}
 			if groupCode != 0 {
 				resp.ErrorCode = groupCode
 				return

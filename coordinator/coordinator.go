@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -48,6 +49,14 @@ type Options struct {
 	// Topics resolves topic IDs; without it v10 topic IDs are
 	// UNKNOWN_TOPIC_ID.
 	Topics TopicResolver
+
+	// KIP-848 consumer groups.
+	ConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms, default 45s
+	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms, default 5s
+	ConsumerMaxGroupSize      int           // group.consumer.max.size, default unlimited
+	// ConsumerAssignors is group.consumer.assignors (default uniform,
+	// range); Kafka's class names are accepted.
+	ConsumerAssignors []string
 }
 
 func (o *Options) setDefaults() {
@@ -83,6 +92,25 @@ func (o *Options) setDefaults() {
 	if o.MaxMetadataBytes <= 0 {
 		o.MaxMetadataBytes = 4096
 	}
+	if o.ConsumerSessionTimeout <= 0 {
+		o.ConsumerSessionTimeout = 45 * time.Second
+	}
+	if o.ConsumerHeartbeatInterval <= 0 {
+		o.ConsumerHeartbeatInterval = 5 * time.Second
+	}
+	if o.ConsumerMaxGroupSize <= 0 {
+		o.ConsumerMaxGroupSize = math.MaxInt32
+	}
+	var assignors []string
+	for _, a := range o.ConsumerAssignors {
+		if as, ok := assignorByName(a); ok && !slices.Contains(assignors, as.Name()) {
+			assignors = append(assignors, as.Name())
+		}
+	}
+	if len(assignors) == 0 {
+		assignors = []string{"uniform", "range"}
+	}
+	o.ConsumerAssignors = assignors
 	if o.NewMemberID == nil {
 		o.NewMemberID = func(prefix string) string { return prefix + "-" + randomUUID() }
 	}
@@ -106,6 +134,7 @@ type Coordinator struct {
 	opts        Options
 	logger      *slog.Logger
 	groupConfig GroupConfig
+	cgConfig    ConsumerGroupConfig
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -137,6 +166,12 @@ func New(opts Options) (*Coordinator, error) {
 		InitialRebalanceDelay: opts.InitialRebalanceDelay,
 		MaxSize:               opts.MaxGroupSize,
 		NewMemberID:           opts.NewMemberID,
+	}
+	c.cgConfig = ConsumerGroupConfig{
+		SessionTimeout:    opts.ConsumerSessionTimeout,
+		HeartbeatInterval: opts.ConsumerHeartbeatInterval,
+		MaxSize:           opts.ConsumerMaxGroupSize,
+		Assignors:         opts.ConsumerAssignors,
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.mu.shards = map[int32]*shardRun{}

@@ -1,6 +1,9 @@
 // Package coordinator is samsa's group coordinator: the classic consumer
 // group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup with
-// generations, session and rebalance timeouts, static membership) and
+// generations, session and rebalance timeouts, static membership), KIP-848
+// consumer groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe: member and
+// group epochs, server-side "uniform" and "range" assignors, reconciliation
+// that hands a partition over only after its owner revoked it) and
 // committed offsets (OffsetCommit, OffsetFetch, OffsetDelete), kept durable
 // in the internal topic __consumer_offsets.
 //
@@ -42,11 +45,21 @@
 //	key OffsetCommitKey v1 (group, topic, partition)  value OffsetCommitValue v3 (offset, leader epoch, metadata, commit time)
 //	key GroupMetadataKey v2 (group)                   value GroupMetadataValue v3 (protocol type, generation, protocol, leader, state time, members)
 //
-// A null value is a tombstone. Load reads a partition from its log start
-// offset and keeps the last value of each key. Key versions 3+ (KIP-848
-// consumer groups) are skipped for now; transactional batches too.
+//	key versions 3-8 (group[, member])                KIP-848 consumer group records, see consumer_group_records.go
 //
-// Not yet here: KIP-848 ConsumerGroupHeartbeat/ConsumerGroupDescribe,
-// transactional offset commits (TxnOffsetCommit, require_stable), and
-// ownership that follows partition leadership across brokers.
+// A null value is a tombstone. Load reads a partition from its log start
+// offset and keeps the last value of each key.
+//
+// # KIP-848 consumer groups
+//
+// ConsumerGroup is a pure state machine like Group. A consumer group's
+// offsets live in an Empty classic Group of the same id (its holder), so
+// the offset code serves both; the classic APIs answer a consumer group as
+// Kafka does (JoinGroup INCONSISTENT_GROUP_PROTOCOL, DescribeGroups Dead or
+// GROUP_ID_NOT_FOUND). An empty classic group is converted on the first
+// ConsumerGroupHeartbeat and an empty consumer group on the first
+// JoinGroup; online migration of live groups is not implemented.
+//
+// Not yet here: transactional offset commits (TxnOffsetCommit,
+// require_stable); transactional batches are skipped at load.
 package coordinator

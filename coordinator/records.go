@@ -90,6 +90,8 @@ func encodeBatch(now time.Time, records []wire.Record) ([]byte, error) {
 type loadState struct {
 	groups  map[string]*kmsg.GroupMetadataValue
 	offsets map[string]map[topicPartition]offsetEntry
+	// consumerGroups are KIP-848 groups (key versions 3-8).
+	consumerGroups map[string]*cgLoad
 }
 
 func newLoadState() *loadState {
@@ -155,6 +157,8 @@ func (ls *loadState) apply(key, value []byte) error {
 			return fmt.Errorf("%w: group metadata value: %v", ErrCorrupt, err)
 		}
 		ls.groups[k.Group] = v
+	default:
+		return ls.applyConsumerGroup(key, value)
 	}
 	return nil
 }

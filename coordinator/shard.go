@@ -56,6 +56,7 @@ type shard struct {
 
 	// Owned by run.
 	groups      map[string]*Group
+	consumer    map[string]*ConsumerGroup // KIP-848 groups; offsets stay in groups
 	waiters     map[Waiter]pendingReply
 	lastWaiter  Waiter
 	nextExpiry  time.Time
@@ -71,6 +72,7 @@ func newShard(c *Coordinator, partition int32) *shard {
 		ready:       make(chan struct{}),
 		done:        make(chan struct{}),
 		groups:      map[string]*Group{},
+		consumer:    map[string]*ConsumerGroup{},
 		waiters:     map[Waiter]pendingReply{},
 		groupConfig: &c.groupConfig,
 	}
@@ -113,6 +115,7 @@ func (s *shard) untilNextDeadline() time.Duration {
 			next = d
 		}
 	}
+	next = s.consumerNextDeadline(next)
 	return max(next.Sub(s.c.now()), 0)
 }
 
@@ -123,6 +126,7 @@ func (s *shard) tick() {
 			s.finish(g, now, g.Tick(now))
 		}
 	}
+	s.consumerTick(now)
 	if !now.Before(s.nextExpiry) {
 		s.expireOffsets(now)
 		s.nextExpiry = now.Add(s.c.opts.OffsetsRetentionCheckInterval)
@@ -258,6 +262,10 @@ func (s *shard) expireOffsets(now time.Time) {
 		if g.state == Dead {
 			continue
 		}
+		if cg := s.consumer[g.id]; cg != nil {
+			s.expireConsumerOffsets(cg, g, now)
+			continue
+		}
 		expired := g.expiredOffsets(now, s.c.opts.OffsetsRetention)
 		var recs []wire.Record
 		for _, tp := range expired {
@@ -329,6 +337,7 @@ func (s *shard) load() error {
 		}
 		g.offsets = offs
 	}
+	s.restoreConsumerGroups(ls, now)
 	s.logger.Debug("coordinator: loaded partition", "groups", len(s.groups), "end_offset", end)
 	return nil
 }

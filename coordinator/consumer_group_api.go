@@ -1,0 +1,290 @@
+package coordinator
+
+import (
+	"context"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// A KIP-848 consumer group lives in shard.consumer. Its committed offsets
+// live, like every group's, in a classic *Group of the same id in
+// shard.groups (its "holder", always Empty and never written as
+// GroupMetadata), so the offset code serves both kinds; the classic APIs
+// check shard.consumer first and answer as Kafka does for a group of the
+// other type.
+
+// ConsumerGroupHeartbeat answers ConsumerGroupHeartbeat v0-v1 (KIP-848).
+// img is the current topic metadata.
+func (c *Coordinator) ConsumerGroupHeartbeat(ctx context.Context, client Client, img TopicImage, req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	if e, msg := validateHeartbeat(&c.cgConfig, req); e != nil {
+		hbError(resp, e, msg)
+		return resp
+	}
+	s, code := c.shardFor(req.Group)
+	if code == 0 {
+		code = s.call(ctx, func() { s.consumerHeartbeat(c.now(), client, img, req, resp) })
+	}
+	if code != 0 {
+		*resp = *req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		hbError(resp, kerr.ErrorForCode(code).(*kerr.Error), "")
+	}
+	return resp
+}
+
+// consumerHeartbeat runs on the shard goroutine.
+func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) {
+	cg := s.consumer[req.Group]
+	var pre []wire.Record
+	created := false
+	if cg == nil {
+		if req.MemberEpoch != 0 {
+			hbError(resp, kerr.UnknownMemberID, "member "+req.MemberID+" is not a member of group "+req.Group)
+			return
+		}
+		if g := s.groups[req.Group]; g != nil {
+			// Kafka converts an empty classic group; online
+			// migration of a live one is not implemented.
+			if g.state != Empty || g.hasMembers() || g.store != nil {
+				hbError(resp, kerr.GroupIDNotFound, "Group "+req.Group+" is not a consumer group.")
+				return
+			}
+			pre = append(pre, wire.Record{Key: groupMetadataKey(req.Group)})
+		}
+		cg = NewConsumerGroup(&s.c.cgConfig, req.Group, now)
+		created = true
+	}
+	saved := cg.clone()
+	recs := cg.Heartbeat(now, client, img, req, resp)
+	if resp.ErrorCode != 0 {
+		return
+	}
+	if recs = append(pre, recs...); len(recs) > 0 {
+		if err := s.append(now, recs); err != nil {
+			s.logger.Warn("coordinator: writing consumer group failed", "group", req.Group, "err", err)
+			if !created {
+				*cg = *saved
+			}
+			*resp = *req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+			hbError(resp, kerr.CoordinatorNotAvailable, "")
+			return
+		}
+	}
+	if created {
+		s.addConsumerGroup(cg, now)
+	}
+}
+
+// addConsumerGroup installs a consumer group and its offsets holder.
+// REQUIRES: on the shard goroutine.
+func (s *shard) addConsumerGroup(cg *ConsumerGroup, now time.Time) {
+	if s.consumer == nil {
+		s.consumer = map[string]*ConsumerGroup{}
+	}
+	s.consumer[cg.id] = cg
+	if g := s.groups[cg.id]; g == nil || g.state == Dead {
+		s.groups[cg.id] = NewGroup(s.groupConfig, cg.id, now)
+	}
+}
+
+// consumerTick expires members of consumer groups whose deadline passed.
+// A failed write is logged and the removal kept: the member is gone from
+// memory either way, and retrying at once would spin.
+// REQUIRES: on the shard goroutine.
+func (s *shard) consumerTick(now time.Time) {
+	for _, cg := range s.consumer {
+		if d, ok := cg.NextDeadline(); !ok || now.Before(d) {
+			continue
+		}
+		if recs := cg.Tick(now); len(recs) > 0 {
+			if err := s.append(now, recs); err != nil {
+				s.logger.Warn("coordinator: writing consumer group expiry failed", "group", cg.id, "err", err)
+			}
+		}
+	}
+}
+
+// consumerNextDeadline is the earliest deadline of any consumer group.
+func (s *shard) consumerNextDeadline(next time.Time) time.Time {
+	for _, cg := range s.consumer {
+		if d, ok := cg.NextDeadline(); ok && d.Before(next) {
+			next = d
+		}
+	}
+	return next
+}
+
+// deleteConsumerGroup tombstones an empty consumer group's records and
+// offsets in one batch, then drops it and its holder.
+// REQUIRES: on the shard goroutine.
+func (s *shard) deleteConsumerGroup(cg *ConsumerGroup, now time.Time) error {
+	var recs []wire.Record
+	g := s.groups[cg.id]
+	if g != nil {
+		for tp := range g.offsets {
+			recs = append(recs, wire.Record{Key: offsetCommitKey(cg.id, tp)})
+		}
+	}
+	recs = append(recs, recsCGGroupGone(cg.id)...)
+	if err := s.append(now, recs); err != nil {
+		return err
+	}
+	delete(s.consumer, cg.id)
+	if g != nil {
+		g.state = Dead
+		g.offsets = map[topicPartition]offsetEntry{}
+		delete(s.groups, cg.id)
+	}
+	return nil
+}
+
+// convertToClassic turns an empty consumer group back into a classic one
+// (its holder, with the offsets), for a JoinGroup.
+// REQUIRES: on the shard goroutine.
+func (s *shard) convertToClassic(cg *ConsumerGroup, now time.Time) error {
+	if err := s.append(now, recsCGGroupGone(cg.id)); err != nil {
+		return err
+	}
+	delete(s.consumer, cg.id)
+	if s.groups[cg.id] == nil {
+		s.groups[cg.id] = NewGroup(s.groupConfig, cg.id, now)
+	}
+	return nil
+}
+
+// expireConsumerOffsets expires the offsets of a consumer group's holder:
+// retention after the commit, and never for topics a member subscribes
+// to. An empty group with no offsets left is deleted.
+// REQUIRES: on the shard goroutine.
+func (s *shard) expireConsumerOffsets(cg *ConsumerGroup, g *Group, now time.Time) {
+	subscribed := map[string]bool{}
+	if !cg.Empty() {
+		subscribed = cg.SubscribedTopics()
+	}
+	retention := s.c.opts.OffsetsRetention
+	var recs []wire.Record
+	var gone []topicPartition
+	for tp, e := range g.offsets {
+		base := e.commitTime
+		if cg.Empty() && cg.emptySince.After(base) {
+			base = cg.emptySince
+		}
+		if subscribed[tp.topic] || now.Before(base.Add(retention)) {
+			continue
+		}
+		recs = append(recs, wire.Record{Key: offsetCommitKey(g.id, tp)})
+		gone = append(gone, tp)
+	}
+	if len(recs) > 0 {
+		if err := s.append(now, recs); err != nil {
+			s.logger.Warn("coordinator: expiring offsets failed", "group", g.id, "err", err)
+			return
+		}
+		for _, tp := range gone {
+			delete(g.offsets, tp)
+		}
+	}
+	if cg.Empty() && len(g.offsets) == 0 && !now.Before(cg.emptySince.Add(retention)) {
+		if err := s.deleteConsumerGroup(cg, now); err != nil {
+			s.logger.Warn("coordinator: expiring consumer group failed", "group", g.id, "err", err)
+		}
+	}
+}
+
+// consumerFetchCheck validates the member id and epoch of an OffsetFetch
+// v9+ group against a consumer group; 0 when fine or not a consumer group
+// (fetchGroup answers the other errors).
+func (c *Coordinator) consumerFetchCheck(ctx context.Context, group string, memberID *string, epoch int32) int16 {
+	s, code := c.shardFor(group)
+	if code != 0 || group == "" {
+		return 0
+	}
+	var out int16
+	s.call(ctx, func() {
+		if cg := s.consumer[group]; cg != nil {
+			out = cg.FetchCheck(memberID, epoch)
+		}
+	})
+	return out
+}
+
+// ConsumerGroupDescribe answers ConsumerGroupDescribe v0-v1.
+func (c *Coordinator) ConsumerGroupDescribe(ctx context.Context, req *kmsg.ConsumerGroupDescribeRequest) *kmsg.ConsumerGroupDescribeResponse {
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+	for _, id := range req.Groups {
+		d := kmsg.NewConsumerGroupDescribeResponseGroup()
+		d.Group = id
+		var code int16
+		var s *shard
+		if id == "" {
+			code = kerr.InvalidGroupID.Code
+		} else {
+			s, code = c.shardFor(id)
+		}
+		if code == 0 {
+			code = s.call(ctx, func() {
+				cg := s.consumer[id]
+				if cg == nil {
+					d.ErrorCode = kerr.GroupIDNotFound.Code
+					msg := "Group " + id + " not found."
+					if g := s.groups[id]; g != nil && g.state != Dead {
+						msg = "Group " + id + " is not a consumer group."
+					}
+					d.ErrorMessage = &msg
+					return
+				}
+				d = cg.Describe(cg.topicName)
+			})
+		}
+		if code != 0 {
+			d.ErrorCode = code
+		}
+		d.AuthorizedOperations = math.MinInt32
+		if req.IncludeAuthorizedOperations && d.ErrorCode == 0 {
+			d.AuthorizedOperations = allGroupOperations
+		}
+		resp.Groups = append(resp.Groups, d)
+	}
+	return resp
+}
+
+// listConsumerGroups appends the consumer groups of a shard to a
+// ListGroups answer, filtered by state names and types as Kafka does.
+// REQUIRES: on the shard goroutine.
+func (s *shard) listConsumerGroups(req *kmsg.ListGroupsRequest, resp *kmsg.ListGroupsResponse) {
+	if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool { return strings.EqualFold(t, "consumer") }) {
+		return
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.consumer)) {
+		cg := s.consumer[id]
+		state := cg.StateName()
+		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(st string) bool { return strings.EqualFold(st, state) }) {
+			continue
+		}
+		lg := kmsg.NewListGroupsResponseGroup()
+		lg.Group = id
+		lg.ProtocolType = "consumer"
+		lg.GroupState = state
+		lg.GroupType = "consumer"
+		resp.Groups = append(resp.Groups, lg)
+	}
+}
+
+// restoreConsumerGroups installs the consumer groups read at load.
+// REQUIRES: on the shard goroutine.
+func (s *shard) restoreConsumerGroups(ls *loadState, now time.Time) {
+	for id, l := range ls.consumerGroups {
+		if !l.hasMetadata {
+			continue
+		}
+		s.addConsumerGroup(restoreConsumerGroup(&s.c.cgConfig, id, l, now), now)
+	}
+}

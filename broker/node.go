@@ -124,6 +124,10 @@ func (n *Node) startGroups() error {
 		OffsetsRetention:              time.Duration(cfg.OffsetsRetentionMinutes) * time.Minute,
 		OffsetsRetentionCheckInterval: time.Duration(cfg.OffsetsRetentionCheckIntervalMs) * time.Millisecond,
 		Topics:                        imageTopics{n.ctrl},
+		ConsumerSessionTimeout:        time.Duration(cfg.GroupConsumerSessionTimeoutMs) * time.Millisecond,
+		ConsumerHeartbeatInterval:     time.Duration(cfg.GroupConsumerHeartbeatIntervalMs) * time.Millisecond,
+		ConsumerMaxGroupSize:          int(cfg.GroupConsumerMaxSize),
+		ConsumerAssignors:             cfg.GroupConsumerAssignors,
 	})
 	if err != nil {
 		return err

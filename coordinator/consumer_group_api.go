@@ -29,6 +29,9 @@ func (c *Coordinator) ConsumerGroupHeartbeat(ctx context.Context, client Client,
 		hbError(resp, e, msg)
 		return resp
 	}
+	if req.MemberID == "" && req.MemberEpoch == 0 {
+		req.MemberID = randomUUID() // v0: the coordinator names new members
+	}
 	s, code := c.shardFor(req.Group)
 	if code == 0 {
 		code = s.call(ctx, func() { s.consumerHeartbeat(c.now(), client, img, req, resp) })

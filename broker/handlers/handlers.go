@@ -27,6 +27,8 @@ func Table() []Entry {
 		{Key: int16(kmsg.ListGroups), MinVersion: 0, MaxVersion: 5, Handle: handleListGroups},
 		{Key: int16(kmsg.DeleteGroups), MinVersion: 0, MaxVersion: 3, Handle: handleDeleteGroups},
 		{Key: int16(kmsg.OffsetDelete), MinVersion: 0, MaxVersion: 0, Handle: handleOffsetDelete},
+		{Key: int16(kmsg.ConsumerGroupHeartbeat), MinVersion: 0, MaxVersion: 1, Handle: handleConsumerGroupHeartbeat},
+		{Key: int16(kmsg.ConsumerGroupDescribe), MinVersion: 0, MaxVersion: 1, Handle: handleConsumerGroupDescribe},
 		// admin: see 19_create_topics.go and friends
 		{Key: int16(kmsg.CreateTopics), MinVersion: 0, MaxVersion: 7, Handle: handleCreateTopics},
 		{Key: int16(kmsg.DeleteTopics), MinVersion: 0, MaxVersion: 6, Handle: handleDeleteTopics},

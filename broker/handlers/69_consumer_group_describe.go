@@ -1,0 +1,37 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ConsumerGroupDescribe, key 69, versions 0-1 (KIP-848).
+//
+//   - Per group: state (Empty, Assigning, Reconciling, Stable), group
+//     epoch, target assignment epoch, the assignor in use, and each member
+//     with its epoch, subscription, current and target assignment (topic
+//     IDs and names). Authorized operations are READ, DELETE, DESCRIBE when
+//     asked (no authorizer), else -2147483648.
+//   - GROUP_ID_NOT_FOUND for an unknown group or a classic one;
+//     INVALID_GROUP_ID for an empty id.
+//   - v1 adds the member type (1: consumer protocol).
+func handleConsumerGroupDescribe(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.ConsumerGroupDescribeRequest)
+	c := groupCoordinator(d)
+	if c == nil || !consumerProtocolEnabled(d) {
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+		code := kerr.CoordinatorNotAvailable.Code
+		if c != nil {
+			code = kerr.UnsupportedVersion.Code
+		}
+		for _, g := range req.Groups {
+			dg := kmsg.NewConsumerGroupDescribeResponseGroup()
+			dg.Group, dg.ErrorCode = g, code
+			resp.Groups = append(resp.Groups, dg)
+		}
+		return resp, nil
+	}
+	return c.ConsumerGroupDescribe(context.Background(), req), nil
+}

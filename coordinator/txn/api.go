@@ -1,0 +1,531 @@
+package txn
+
+import (
+	"context"
+	"regexp"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// fencedCode maps PRODUCER_FENCED to INVALID_PRODUCER_EPOCH for request
+// versions before KIP-588 taught clients the new code (InitProducerId v4,
+// AddPartitionsToTxn, AddOffsetsToTxn and EndTxn v2).
+func fencedCode(code, version, since int16) int16 {
+	if code == kerr.ProducerFenced.Code && version < since {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
+}
+
+// initReply is the answer of InitProducerId on the shard.
+type initReply struct {
+	producerID int64
+	epoch      int16
+	code       int16
+}
+
+// InitProducerID serves InitProducerId v0-5 for a transactional id (the
+// broker answers requests without one itself). A new id gets a fresh
+// producer id at epoch 0; a known one an epoch bump, or a new producer id
+// when the epoch is exhausted. An ongoing transaction is first aborted
+// with a fencing epoch bump: where Kafka answers CONCURRENT_TRANSACTIONS
+// and lets the client retry, samsa waits for the abort's markers and then
+// answers as the retry would (CONCURRENT_TRANSACTIONS still, if a marker
+// could not be written yet). KIP-360 (v3+): a given producer id and epoch
+// must be the current or previous ones.
+func (c *Coordinator) InitProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
+	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+	fail := func(code int16) *kmsg.InitProducerIDResponse {
+		resp.ErrorCode = fencedCode(code, req.Version, 4)
+		resp.ProducerID, resp.ProducerEpoch = -1, -1
+		return resp
+	}
+	if req.TransactionalID == nil || *req.TransactionalID == "" {
+		return fail(kerr.InvalidRequest.Code)
+	}
+	id := *req.TransactionalID
+	if req.TransactionTimeoutMillis <= 0 || int64(req.TransactionTimeoutMillis) > c.opts.MaxTimeout.Milliseconds() {
+		return fail(kerr.InvalidTransactionTimeout.Code)
+	}
+	var expected *producerIDAndEpoch
+	if req.Version >= 3 {
+		switch {
+		case req.ProducerID == -1 && req.ProducerEpoch == -1:
+		case req.ProducerID == -1 || req.ProducerEpoch == -1:
+			return fail(kerr.InvalidRequest.Code)
+		default:
+			expected = &producerIDAndEpoch{producerID: req.ProducerID, epoch: req.ProducerEpoch}
+		}
+	}
+	s, code := c.shardFor(id)
+	if code != 0 {
+		return fail(code)
+	}
+	ch := make(chan initReply, 1)
+	if code := s.call(ctx, func() {
+		s.initProducerID(id, req.TransactionTimeoutMillis, expected, func(r initReply) { ch <- r })
+	}); code != 0 {
+		return fail(code)
+	}
+	select {
+	case r := <-ch:
+		if r.code != 0 {
+			return fail(r.code)
+		}
+		resp.ProducerID, resp.ProducerEpoch = r.producerID, r.epoch
+		return resp
+	case <-s.done:
+		return fail(kerr.NotCoordinator.Code)
+	case <-ctx.Done():
+		return fail(kerr.ConcurrentTransactions.Code)
+	}
+}
+
+// initProducerID is InitProducerId on the shard; reply is called exactly
+// once, maybe later (after an abort's markers).
+// REQUIRES: on the shard goroutine.
+func (s *shard) initProducerID(id string, timeoutMs int32, expected *producerIDAndEpoch, reply func(initReply)) {
+	failed := func(code int16) { reply(initReply{producerID: -1, epoch: -1, code: code}) }
+	retryAfter := func(code int16) {
+		if code == 0 {
+			s.initProducerID(id, timeoutMs, expected, reply)
+			return
+		}
+		failed(code)
+	}
+	nowMs := s.now().UnixMilli()
+	m := s.txns[id]
+	if m == nil {
+		pid, err := s.c.opts.ProducerIDs.Next()
+		if err != nil {
+			s.logger.Warn("txn: allocating a producer id failed", "err", err)
+			failed(kerr.CoordinatorNotAvailable.Code)
+			return
+		}
+		m = newTxnMeta(id, pid, timeoutMs, nowMs)
+	}
+	if _, busy := s.pending[id]; busy {
+		s.wait(id, retryAfter)
+		return
+	}
+	if expected != nil && !m.validExpectation(*expected) {
+		failed(kerr.ProducerFenced.Code)
+		return
+	}
+	switch {
+	case m.state == Ongoing:
+		if code := s.writeCode(id, m.fence(nowMs)); code != 0 {
+			failed(code)
+			return
+		}
+		s.prepared(id, retryAfter)
+	case m.completed():
+		var next *txnMeta
+		if m.needsRotation(expected) {
+			pid, err := s.c.opts.ProducerIDs.Next()
+			if err != nil {
+				s.logger.Warn("txn: allocating a producer id failed", "err", err)
+				failed(kerr.CoordinatorNotAvailable.Code)
+				return
+			}
+			next = m.initRotate(pid, expected, timeoutMs, nowMs)
+		} else {
+			var code int16
+			if next, code = m.initBump(expected, timeoutMs, nowMs); code != 0 {
+				failed(code)
+				return
+			}
+		}
+		if code := s.writeCode(id, next); code != 0 {
+			failed(code)
+			return
+		}
+		reply(initReply{producerID: next.producerID, epoch: next.epoch})
+	default:
+		failed(kerr.ConcurrentTransactions.Code)
+	}
+}
+
+// partitionsOf flattens request topics, keeping their order.
+func partitionsOf[T any](topics []T, name func(*T) string, parts func(*T) []int32) []TopicPartition {
+	var out []TopicPartition
+	for i := range topics {
+		for _, p := range parts(&topics[i]) {
+			out = append(out, TopicPartition{Topic: name(&topics[i]), Partition: p})
+		}
+	}
+	return out
+}
+
+// AddPartitionsToTxn serves AddPartitionsToTxn v0-5. v0-3 (clients) add
+// partitions to one transaction; v4+ (brokers) carry a batch of
+// transactions, each either added or, with VerifyOnly (KIP-890 part 1),
+// only checked: per partition 0 if in the ongoing transaction, else
+// INVALID_TXN_STATE, without writing. As in Kafka, a request naming an
+// unknown partition adds nothing: those get UNKNOWN_TOPIC_OR_PARTITION and
+// the others OPERATION_NOT_ATTEMPTED.
+func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
+	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+	if req.Version <= 3 {
+		tps := partitionsOf(req.Topics,
+			func(t *kmsg.AddPartitionsToTxnRequestTopic) string { return t.Topic },
+			func(t *kmsg.AddPartitionsToTxnRequestTopic) []int32 { return t.Partitions })
+		codes := c.addPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps, false, req.Version)
+		for _, t := range req.Topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				rp.Partition = p
+				rp.ErrorCode = codes[TopicPartition{Topic: t.Topic, Partition: p}]
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+	for _, tx := range req.Transactions {
+		tps := partitionsOf(tx.Topics,
+			func(t *kmsg.AddPartitionsToTxnRequestTransactionTopic) string { return t.Topic },
+			func(t *kmsg.AddPartitionsToTxnRequestTransactionTopic) []int32 { return t.Partitions })
+		codes := c.addPartitions(ctx, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tps, tx.VerifyOnly, req.Version)
+		rtx := kmsg.NewAddPartitionsToTxnResponseTransaction()
+		rtx.TransactionalID = tx.TransactionalID
+		for _, t := range tx.Topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+				rp.Partition = p
+				rp.ErrorCode = codes[TopicPartition{Topic: t.Topic, Partition: p}]
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rtx.Topics = append(rtx.Topics, rt)
+		}
+		resp.Transactions = append(resp.Transactions, rtx)
+	}
+	return resp
+}
+
+// addPartitions adds tps to (or, verifyOnly, checks them against) one
+// transaction and returns the code of every partition.
+func (c *Coordinator) addPartitions(ctx context.Context, id string, producerID int64, epoch int16, tps []TopicPartition, verifyOnly bool, version int16) map[TopicPartition]int16 {
+	codes := make(map[TopicPartition]int16, len(tps))
+	all := func(code int16) map[TopicPartition]int16 {
+		code = fencedCode(code, version, 2)
+		for _, tp := range tps {
+			codes[tp] = code
+		}
+		return codes
+	}
+	if id == "" {
+		return all(kerr.InvalidRequest.Code)
+	}
+	if !verifyOnly {
+		unknown := false
+		for _, tp := range tps {
+			if !c.opts.PartitionExists(tp.Topic, tp.Partition) {
+				unknown = true
+				codes[tp] = kerr.UnknownTopicOrPartition.Code
+			}
+		}
+		if unknown {
+			for _, tp := range tps {
+				if _, ok := codes[tp]; !ok {
+					codes[tp] = kerr.OperationNotAttempted.Code
+				}
+			}
+			return codes
+		}
+	}
+	s, code := c.shardFor(id)
+	if code != 0 {
+		return all(code)
+	}
+	var result int16
+	if code := s.call(ctx, func() {
+		m := s.txns[id]
+		if code := m.checkProducer(producerID, epoch); code != 0 {
+			result = code
+			return
+		}
+		if verifyOnly {
+			if m.preparing() {
+				result = kerr.ConcurrentTransactions.Code
+				return
+			}
+			for _, tp := range tps {
+				codes[tp] = m.verify(producerID, epoch, tp)
+			}
+			return
+		}
+		result = s.addPartitionsLocked(m, tps)
+	}); code != 0 {
+		return all(code)
+	}
+	if result != 0 || !verifyOnly {
+		return all(result)
+	}
+	return codes
+}
+
+// addPartitionsLocked adds tps to m's transaction, starting one if none is
+// ongoing, and writes the new state.
+// REQUIRES: on the shard goroutine; m passed checkProducer.
+func (s *shard) addPartitionsLocked(m *txnMeta, tps []TopicPartition) int16 {
+	next, code := m.addPartitions(tps, s.now().UnixMilli())
+	if code != 0 || next == nil {
+		return code
+	}
+	return s.writeCode(m.id, next)
+}
+
+// AddOffsetsToTxn serves AddOffsetsToTxn v0-4: it adds the group's
+// __consumer_offsets partition (groupPartition, which the broker computes)
+// to the transaction, as Kafka does, so that EndTxn sends it a marker.
+func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, req *kmsg.AddOffsetsToTxnRequest, groupPartition TopicPartition) *kmsg.AddOffsetsToTxnResponse {
+	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+	if req.TransactionalID == "" {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp
+	}
+	s, code := c.shardFor(req.TransactionalID)
+	if code == 0 {
+		var result int16
+		code = s.call(ctx, func() {
+			m := s.txns[req.TransactionalID]
+			if result = m.checkProducer(req.ProducerID, req.ProducerEpoch); result == 0 {
+				result = s.addPartitionsLocked(m, []TopicPartition{groupPartition})
+			}
+		})
+		if code == 0 {
+			code = result
+		}
+	}
+	resp.ErrorCode = fencedCode(code, req.Version, 2)
+	return resp
+}
+
+// EndTxn serves EndTxn v0-5. Commit or abort of an ongoing transaction
+// writes PrepareCommit/PrepareAbort, then sends the markers, then writes
+// CompleteCommit/CompleteAbort. The answer (success) goes out once the
+// first marker round ended: the outcome is decided and durable once the
+// Prepare state is written (Kafka answers there), and waiting for the
+// round spares the client CONCURRENT_TRANSACTIONS on its next request in
+// the common case. Markers that failed are retried in the background;
+// until they are written, requests for the id get CONCURRENT_TRANSACTIONS.
+// Ending a completed transaction again the same way succeeds (a retry);
+// otherwise INVALID_TXN_STATE. v5 answers the producer id and epoch, not
+// bumped: transaction.version 2 (KIP-890 part 2) is not supported.
+func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
+	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	fail := func(code int16) *kmsg.EndTxnResponse {
+		resp.ErrorCode = fencedCode(code, req.Version, 2)
+		return resp
+	}
+	if req.TransactionalID == "" {
+		return fail(kerr.InvalidRequest.Code)
+	}
+	s, code := c.shardFor(req.TransactionalID)
+	if code != 0 {
+		return fail(code)
+	}
+	id := req.TransactionalID
+	ch := make(chan int16, 1)
+	if code := s.call(ctx, func() {
+		m := s.txns[id]
+		if code := m.checkProducer(req.ProducerID, req.ProducerEpoch); code != 0 {
+			ch <- code
+			return
+		}
+		next, code := m.endTxn(req.Commit, s.now().UnixMilli())
+		if code != 0 || next == nil {
+			ch <- code
+			return
+		}
+		if code := s.writeCode(id, next); code != 0 {
+			ch <- code
+			return
+		}
+		resp.ProducerID, resp.ProducerEpoch = next.producerID, next.epoch
+		s.prepared(id, func(int16) { ch <- 0 })
+	}); code != 0 {
+		return fail(code)
+	}
+	var result int16
+	select {
+	case result = <-ch:
+	case <-s.done:
+		result = kerr.NotCoordinator.Code
+	case <-ctx.Done():
+		result = kerr.ConcurrentTransactions.Code
+	}
+	if result == 0 && resp.ProducerID == -1 {
+		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch
+	}
+	return fail(result)
+}
+
+// VerifyProduce is the produce-path check (transaction.partition.
+// verification.enable, KIP-890 part 1): 0 if tp is in the ongoing
+// transaction of transactionalID with this producer id and epoch, else
+// INVALID_TXN_STATE (not added, or no transaction ongoing),
+// INVALID_PRODUCER_ID_MAPPING, INVALID_PRODUCER_EPOCH (a stale epoch: Kafka's
+// verification says PRODUCER_FENCED and its produce path turns that into
+// INVALID_PRODUCER_EPOCH), CONCURRENT_TRANSACTIONS (the transaction is
+// completing), NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS. Kafka's
+// produce path answers the coordinator codes to old clients as
+// NOT_ENOUGH_REPLICAS; that mapping is the caller's.
+func (c *Coordinator) VerifyProduce(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tp TopicPartition) int16 {
+	if transactionalID == "" {
+		return kerr.InvalidRequest.Code
+	}
+	s, code := c.shardFor(transactionalID)
+	if code != 0 {
+		return code
+	}
+	var result int16
+	if code := s.call(ctx, func() {
+		result = s.txns[transactionalID].verify(producerID, producerEpoch, tp)
+	}); code != 0 {
+		return code
+	}
+	if result == kerr.ProducerFenced.Code {
+		result = kerr.InvalidProducerEpoch.Code
+	}
+	return result
+}
+
+// VerifyTxnOffsetCommit is VerifyProduce for TxnOffsetCommit: 0 if the
+// group's __consumer_offsets partition was added (AddOffsetsToTxn) to the
+// ongoing transaction; the same codes otherwise.
+func (c *Coordinator) VerifyTxnOffsetCommit(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, groupPartition TopicPartition) int16 {
+	return c.VerifyProduce(ctx, transactionalID, producerID, producerEpoch, groupPartition)
+}
+
+// DescribeTransactions serves DescribeTransactions v0 (KIP-664): per id
+// its state, or NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+// TRANSACTIONAL_ID_NOT_FOUND.
+func (c *Coordinator) DescribeTransactions(ctx context.Context, req *kmsg.DescribeTransactionsRequest) *kmsg.DescribeTransactionsResponse {
+	resp := req.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+	for _, id := range req.TransactionalIDs {
+		st := kmsg.NewDescribeTransactionsResponseTransactionState()
+		st.TransactionalID = id
+		st.ProducerID, st.ProducerEpoch, st.StartTimestamp = -1, -1, -1
+		s, code := c.shardFor(id)
+		if code == 0 {
+			code = s.call(ctx, func() {
+				m := s.txns[id]
+				if m == nil {
+					st.ErrorCode = kerr.TransactionalIDNotFound.Code
+					return
+				}
+				st.State = m.state.String()
+				st.TimeoutMillis = m.timeoutMs
+				st.StartTimestamp = m.startMs
+				st.ProducerID, st.ProducerEpoch = m.producerID, m.epoch
+				for _, tp := range m.sortedPartitions() {
+					if n := len(st.Topics); n > 0 && st.Topics[n-1].Topic == tp.Topic {
+						st.Topics[n-1].Partitions = append(st.Topics[n-1].Partitions, tp.Partition)
+						continue
+					}
+					t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+					t.Topic = tp.Topic
+					t.Partitions = []int32{tp.Partition}
+					st.Topics = append(st.Topics, t)
+				}
+			})
+		}
+		if code != 0 {
+			st.ErrorCode = code
+		}
+		resp.TransactionStates = append(resp.TransactionStates, st)
+	}
+	return resp
+}
+
+// ListTransactions serves ListTransactions v0-2 over the loaded
+// partitions: state filters (unknown names come back in
+// UnknownStateFilters; a filter of only unknown names matches nothing),
+// producer id filters, v1's duration filter (KIP-994: only transactions
+// whose start is more than DurationFilterMillis ago; as in Kafka the
+// formula is now - start, so an Empty id, start -1, always passes) and v2's
+// transactional id pattern (RE2; invalid is INVALID_REGULAR_EXPRESSION).
+// While any partition is loading the answer is COORDINATOR_LOAD_IN_PROGRESS.
+func (c *Coordinator) ListTransactions(ctx context.Context, req *kmsg.ListTransactionsRequest) *kmsg.ListTransactionsResponse {
+	resp := req.ResponseKind().(*kmsg.ListTransactionsResponse)
+	var states []State
+	for _, name := range req.StateFilters {
+		if st, ok := stateByName(name); ok {
+			states = append(states, st)
+		} else {
+			resp.UnknownStateFilters = append(resp.UnknownStateFilters, name)
+		}
+	}
+	var pattern *regexp.Regexp
+	if req.Version >= 2 && req.TransactionalIDPattern != nil && *req.TransactionalIDPattern != "" {
+		var err error
+		if pattern, err = regexp.Compile(*req.TransactionalIDPattern); err != nil {
+			resp.ErrorCode = kerr.InvalidRegularExpression.Code
+			return resp
+		}
+	}
+	duration := int64(-1)
+	if req.Version >= 1 {
+		duration = req.DurationFilterMillis
+	}
+	include := func(m *txnMeta, nowMs int64) bool {
+		switch {
+		case m.state == Dead:
+			return false
+		case len(req.ProducerIDFilters) > 0 && !slices.Contains(req.ProducerIDFilters, m.producerID):
+			return false
+		case len(req.StateFilters) > 0 && !slices.Contains(states, m.state):
+			return false
+		case duration >= 0 && nowMs-m.startMs <= duration:
+			return false
+		case pattern != nil && !pattern.MatchString(m.id):
+			return false
+		}
+		return true
+	}
+	var out []kmsg.ListTransactionsResponseTransactionState
+	for _, s := range c.shardList() {
+		var found []kmsg.ListTransactionsResponseTransactionState
+		code := s.call(ctx, func() {
+			nowMs := s.now().UnixMilli()
+			for _, m := range s.txns {
+				if include(m, nowMs) {
+					st := kmsg.NewListTransactionsResponseTransactionState()
+					st.TransactionalID = m.id
+					st.ProducerID = m.producerID
+					st.TransactionState = m.state.String()
+					found = append(found, st)
+				}
+			}
+		})
+		switch code {
+		case 0:
+			out = append(out, found...)
+		case kerr.NotCoordinator.Code:
+			// Unloaded meanwhile: no longer ours to list.
+		default:
+			resp.ErrorCode = code
+			return resp
+		}
+	}
+	slices.SortFunc(out, func(a, b kmsg.ListTransactionsResponseTransactionState) int {
+		if a.TransactionalID < b.TransactionalID {
+			return -1
+		}
+		if a.TransactionalID > b.TransactionalID {
+			return 1
+		}
+		return 0
+	})
+	resp.TransactionStates = out
+	return resp
+}

@@ -1,0 +1,70 @@
+// Package txn is samsa's transaction coordinator (KIP-98): InitProducerId
+// for transactional ids, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, the
+// produce-path verification of KIP-890 part 1, DescribeTransactions and
+// ListTransactions (KIP-664, KIP-994), with its state kept durable in the
+// internal topic __transaction_state.
+//
+// # Shape
+//
+// txnMeta is a transactional id's state (Kafka's TransactionMetadata) and
+// its transitions are pure functions of it and of now, returning the next
+// value; the shard writes that value to the log and only then installs it.
+// A Coordinator runs one goroutine per loaded __transaction_state partition
+// (a shard), owning the ids whose PartitionFor is that partition. Marker
+// writes (MarkerWriter) run on goroutines of their own and report back, so
+// a slow data partition never stalls the shard.
+//
+//	c, err := txn.New(txn.Options{
+//		NumPartitions: 50,
+//		Log: func(p int32) (txn.Log, bool) {
+//			l, ok := logs.Log(storage.TopicPartition{Topic: txn.TransactionStateTopic, Partition: p})
+//			if !ok {
+//				return nil, false
+//			}
+//			return txn.StorageLog(l), true
+//		},
+//		ProducerIDs: allocator, // *storage.ProducerIDAllocator
+//		Markers:     markers,   // appends control batches
+//	})
+//	_ = c.LoadAll() // a single node leads every partition
+//	resp := c.InitProducerID(ctx, req)
+//	c.Close()
+//
+// # Life of a transaction
+//
+//	Empty/Complete* --AddPartitionsToTxn--> Ongoing --EndTxn--> PrepareCommit|PrepareAbort
+//	    --markers written--> CompleteCommit|CompleteAbort
+//
+// InitProducerId on an ongoing transaction, and the timeout check
+// (transaction.abort.timed.out.transaction.cleanup.interval.ms), fence it:
+// PrepareAbort with the epoch bumped, so the old producer gets
+// PRODUCER_FENCED (INVALID_PRODUCER_EPOCH for old request versions). Idle
+// ids are tombstoned after transactional.id.expiration.ms.
+//
+// # Concurrency
+//
+// Each shard's state is touched only by its goroutine; request methods hand
+// it closures and wait. Coordinator.mu guards the set of loaded shards and
+// is never held while waiting on a shard, so there is no lock order.
+//
+// # On-disk format
+//
+// Records in __transaction_state are Kafka's, so Kafka tools read them:
+//
+//	key   TransactionLogKey v0: int16 0, transactional_id STRING
+//	value TransactionLogValue v0: int16 0, producer_id int64, producer_epoch int16,
+//	      transaction_timeout_ms int32, transaction_status int8,
+//	      transaction_partitions [topic STRING, partition_ids [int32]] (null when Empty),
+//	      transaction_last_update_timestamp_ms int64, transaction_start_timestamp_ms int64
+//	      v1 (flexible): compact strings and arrays, tagged fields
+//	      0 previous_producer_id, 1 next_producer_id, 2 client_transaction_version
+//
+// v1 is written only when a tagged field has a value (a rotated producer
+// id), v0 otherwise. A null value is a tombstone. Load reads a partition
+// from its log start offset and keeps the last value of each key; a
+// transaction found in PrepareCommit/PrepareAbort gets its markers again.
+//
+// Not yet here: transaction.version 2 (KIP-890 part 2: the epoch bump on
+// every EndTxn and the implicit AddPartitionsToTxn from produce), 2PC
+// (KIP-939), authorization.
+package txn

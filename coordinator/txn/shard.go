@@ -1,0 +1,427 @@
+package txn
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// loadReadBytes is how much one Read asks for while loading a partition.
+const loadReadBytes = 1 << 20
+
+// waiter is told how a marker round (or the Complete write) of a
+// transaction ended: 0 completed, CONCURRENT_TRANSACTIONS not yet (some
+// marker or the write failed and is retried), NOT_COORDINATOR the shard
+// stopped.
+type waiter func(code int16)
+
+// completion is a Prepare* transaction whose markers are not all written,
+// or whose Complete state is not yet durable.
+type completion struct {
+	remaining map[TopicPartition]struct{}
+	inFlight  bool
+	retryAt   time.Time
+	waiters   []waiter
+}
+
+// markerResult is what a marker goroutine reports back.
+type markerResult struct {
+	id         string
+	producerID int64
+	epoch      int16
+	sent       []TopicPartition
+	codes      map[TopicPartition]int16
+}
+
+// shard owns one __transaction_state partition: its transactional ids and
+// every write to its log. One goroutine (run) owns all of it; callers hand
+// it closures through work. Marker writes run on goroutines of their own,
+// which report to results, so a slow partition never blocks the shard.
+type shard struct {
+	c         *Coordinator
+	partition int32
+	log       Log
+	logger    *slog.Logger
+
+	work     chan func()
+	results  chan markerResult
+	ready    chan struct{} // closed when the load ended, well or not
+	done     chan struct{} // closed when run returns
+	loaded   atomic.Bool
+	loadErr  atomic.Pointer[error]
+	markerWG sync.WaitGroup
+
+	// Owned by run.
+	ctx            context.Context
+	txns           map[string]*txnMeta
+	pending        map[string]*completion
+	nextAbortCheck time.Time
+	nextExpiry     time.Time
+}
+
+func newShard(c *Coordinator, partition int32, log Log) *shard {
+	return &shard{
+		c:         c,
+		partition: partition,
+		log:       log,
+		logger:    c.logger.With("partition", partition),
+		work:      make(chan func()),
+		results:   make(chan markerResult),
+		ready:     make(chan struct{}),
+		done:      make(chan struct{}),
+		txns:      map[string]*txnMeta{},
+		pending:   map[string]*completion{},
+	}
+}
+
+func (s *shard) now() time.Time { return s.c.now() }
+
+// run loads the partition, then serves work, marker results and deadlines
+// until ctx ends.
+func (s *shard) run(ctx context.Context) {
+	s.ctx = ctx
+	defer close(s.done)
+	defer s.shutdown()
+	if err := s.load(); err != nil {
+		s.logger.Error("txn: loading partition failed", "err", err)
+		s.loadErr.Store(&err)
+		close(s.ready)
+		<-ctx.Done()
+		return
+	}
+	s.loaded.Store(true)
+	close(s.ready)
+	now := s.now()
+	s.nextAbortCheck = now.Add(s.c.opts.AbortTimedOutInterval)
+	s.nextExpiry = now.Add(s.c.opts.RemoveExpiredInterval)
+	for id := range s.pending {
+		s.sendMarkers(id)
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		timer.Reset(s.untilNextDeadline())
+		select {
+		case <-ctx.Done():
+			return
+		case fn := <-s.work:
+			fn()
+		case r := <-s.results:
+			s.markersDone(r)
+		case <-timer.C:
+			s.tick()
+		}
+	}
+}
+
+// untilNextDeadline is how long run may sleep: the next cleanup or marker
+// retry.
+func (s *shard) untilNextDeadline() time.Duration {
+	next := s.nextAbortCheck
+	if s.nextExpiry.Before(next) {
+		next = s.nextExpiry
+	}
+	for _, p := range s.pending {
+		if !p.inFlight && p.retryAt.Before(next) {
+			next = p.retryAt
+		}
+	}
+	return max(next.Sub(s.now()), 0)
+}
+
+// tick retries due markers and runs the cleanups that are due.
+func (s *shard) tick() {
+	now := s.now()
+	for id, p := range s.pending {
+		if !p.inFlight && !now.Before(p.retryAt) {
+			s.sendMarkers(id)
+		}
+	}
+	if !now.Before(s.nextAbortCheck) {
+		s.abortTimedOut(now)
+		s.nextAbortCheck = now.Add(s.c.opts.AbortTimedOutInterval)
+	}
+	if !now.Before(s.nextExpiry) {
+		s.removeExpired(now)
+		s.nextExpiry = now.Add(s.c.opts.RemoveExpiredInterval)
+	}
+}
+
+// shutdown cancels marker writes and tells every waiter NOT_COORDINATOR.
+func (s *shard) shutdown() {
+	s.loaded.Store(false)
+	// Marker goroutines end on ctx; drain their results meanwhile.
+	stopped := make(chan struct{})
+	go func() { s.markerWG.Wait(); close(stopped) }()
+	for {
+		select {
+		case <-s.results:
+			continue
+		case <-stopped:
+		}
+		break
+	}
+	for _, p := range s.pending {
+		for _, w := range p.waiters {
+			w(kerr.NotCoordinator.Code)
+		}
+		p.waiters = nil
+	}
+}
+
+// notServingCode is the error code for work sent to a shard that is not
+// serving: still loading, failed to load, or stopped.
+func (s *shard) notServingCode() int16 {
+	select {
+	case <-s.done:
+		return kerr.NotCoordinator.Code
+	default:
+	}
+	if s.loadErr.Load() != nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	if !s.loaded.Load() {
+		return kerr.CoordinatorLoadInProgress.Code
+	}
+	return 0
+}
+
+// call runs fn on the shard goroutine and waits for it. It returns an
+// error code when the shard is not serving.
+func (s *shard) call(ctx context.Context, fn func()) int16 {
+	if code := s.notServingCode(); code != 0 {
+		return code
+	}
+	ran := make(chan struct{})
+	select {
+	case s.work <- func() { fn(); close(ran) }:
+	case <-s.done:
+		return kerr.NotCoordinator.Code
+	case <-ctx.Done():
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	<-ran
+	return 0
+}
+
+// write makes next durable and installs it (a nil next with tombstone
+// deletes id). On failure memory is left as it was.
+// REQUIRES: on the shard goroutine.
+func (s *shard) write(id string, next *txnMeta) error {
+	rec := wire.Record{Key: txnKey(id)}
+	if next != nil {
+		rec.Value = logValue(next)
+	}
+	batch, err := encodeBatch(s.now(), []wire.Record{rec})
+	if err != nil {
+		return fmt.Errorf("%w: encoding: %w", ErrWrite, err)
+	}
+	if err := s.log.Append(batch); err != nil {
+		s.logger.Warn("txn: writing transaction state failed", "transactional_id", id, "err", err)
+		return fmt.Errorf("%w: %w", ErrWrite, err)
+	}
+	if next == nil {
+		delete(s.txns, id)
+	} else {
+		s.txns[id] = next
+	}
+	return nil
+}
+
+// writeCode is write with a failure reported as the Kafka error code
+// clients retry on (Kafka maps a failed state append to
+// COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR, both retriable).
+func (s *shard) writeCode(id string, next *txnMeta) int16 {
+	if err := s.write(id, next); err != nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return 0
+}
+
+// prepared starts completing a transaction whose Prepare* state is durable.
+// REQUIRES: on the shard goroutine.
+func (s *shard) prepared(id string, w waiter) {
+	m := s.txns[id]
+	p := &completion{remaining: maps.Clone(m.partitions)}
+	if p.remaining == nil {
+		p.remaining = map[TopicPartition]struct{}{}
+	}
+	if w != nil {
+		p.waiters = append(p.waiters, w)
+	}
+	s.pending[id] = p
+	s.sendMarkers(id)
+}
+
+// wait registers w for the end of the next marker round of a Prepare*
+// transaction.
+// REQUIRES: on the shard goroutine; id in s.pending.
+func (s *shard) wait(id string, w waiter) {
+	s.pending[id].waiters = append(s.pending[id].waiters, w)
+}
+
+// sendMarkers starts a marker round for what remains of a Prepare*
+// transaction, or writes its Complete state when nothing remains.
+// Partitions that no longer exist (deleted topics) are dropped, as Kafka's
+// marker channel drops them.
+// REQUIRES: on the shard goroutine.
+func (s *shard) sendMarkers(id string) {
+	p, m := s.pending[id], s.txns[id]
+	if p == nil || p.inFlight {
+		return
+	}
+	for tp := range p.remaining {
+		if !s.c.opts.PartitionExists(tp.Topic, tp.Partition) {
+			s.logger.Info("txn: dropping marker for a partition that no longer exists", "transactional_id", id, "partition", tp)
+			delete(p.remaining, tp)
+		}
+	}
+	if len(p.remaining) == 0 {
+		s.finishCompletion(id)
+		return
+	}
+	tps := make([]TopicPartition, 0, len(p.remaining))
+	for tp := range p.remaining {
+		tps = append(tps, tp)
+	}
+	sortTPs(tps)
+	p.inFlight = true
+	pid, epoch, commit := m.producerID, m.epoch, m.state == PrepareCommit
+	coordEpoch := s.c.opts.CoordinatorEpoch(s.partition)
+	ctx := s.ctx
+	s.markerWG.Go(func() {
+		codes := s.c.opts.Markers.WriteMarkers(ctx, pid, epoch, commit, coordEpoch, tps)
+		select {
+		case s.results <- markerResult{id: id, producerID: pid, epoch: epoch, sent: tps, codes: codes}:
+		case <-ctx.Done():
+		}
+	})
+}
+
+// markersDone folds a marker round's result in: written partitions are
+// done, so are those a newer producer epoch or coordinator already owns;
+// the rest are retried after MarkerRetryBackoff.
+// REQUIRES: on the shard goroutine.
+func (s *shard) markersDone(r markerResult) {
+	p, m := s.pending[r.id], s.txns[r.id]
+	if p == nil || m == nil || m.producerID != r.producerID || m.epoch != r.epoch {
+		return
+	}
+	p.inFlight = false
+	for _, tp := range r.sent {
+		code, ok := r.codes[tp]
+		switch {
+		case !ok:
+			continue
+		case code == 0:
+		case code == kerr.InvalidProducerEpoch.Code || code == kerr.TransactionCoordinatorFenced.Code:
+			// A newer epoch or coordinator wrote to the partition since:
+			// this marker is moot.
+			s.logger.Warn("txn: marker rejected, dropping it", "transactional_id", r.id, "partition", tp, "err", kerr.ErrorForCode(code))
+		default:
+			s.logger.Debug("txn: marker failed, will retry", "transactional_id", r.id, "partition", tp, "err", kerr.ErrorForCode(code))
+			continue
+		}
+		delete(p.remaining, tp)
+	}
+	if len(p.remaining) == 0 {
+		s.finishCompletion(r.id)
+		return
+	}
+	p.retryAt = s.now().Add(s.c.opts.MarkerRetryBackoff)
+	s.notify(p, kerr.ConcurrentTransactions.Code)
+}
+
+// finishCompletion writes the Complete state of a transaction whose
+// markers are all written; a failed write is retried after the backoff.
+// REQUIRES: on the shard goroutine.
+func (s *shard) finishCompletion(id string) {
+	p, m := s.pending[id], s.txns[id]
+	now := s.now()
+	if err := s.write(id, m.complete(now.UnixMilli())); err != nil {
+		p.retryAt = now.Add(s.c.opts.MarkerRetryBackoff)
+		s.notify(p, kerr.ConcurrentTransactions.Code)
+		return
+	}
+	delete(s.pending, id)
+	s.notify(p, 0)
+}
+
+func (s *shard) notify(p *completion, code int16) {
+	ws := p.waiters
+	p.waiters = nil
+	for _, w := range ws {
+		w(code)
+	}
+}
+
+// abortTimedOut aborts, with an epoch bump that fences the producer, every
+// ongoing transaction older than its timeout.
+// REQUIRES: on the shard goroutine.
+func (s *shard) abortTimedOut(now time.Time) {
+	nowMs := now.UnixMilli()
+	for id, m := range s.txns {
+		if !m.timedOut(nowMs) {
+			continue
+		}
+		s.logger.Info("txn: aborting timed out transaction", "transactional_id", id, "producer_id", m.producerID, "epoch", m.epoch)
+		if s.write(id, m.fence(nowMs)) == nil {
+			s.prepared(id, nil)
+		}
+	}
+}
+
+// removeExpired tombstones transactional ids idle longer than
+// transactional.id.expiration.ms.
+// REQUIRES: on the shard goroutine.
+func (s *shard) removeExpired(now time.Time) {
+	nowMs, exp := now.UnixMilli(), s.c.opts.IDExpiration.Milliseconds()
+	for id, m := range s.txns {
+		if _, busy := s.pending[id]; busy || !m.expired(nowMs, exp) {
+			continue
+		}
+		s.logger.Debug("txn: expiring transactional id", "transactional_id", id)
+		_ = s.write(id, nil)
+	}
+}
+
+// load rebuilds the partition's transactions by reading its log from the
+// start; Prepare* ones are queued for completion.
+func (s *shard) load() error {
+	ls := &loadState{txns: map[string]*txnMeta{}}
+	offset, end := s.log.LogStartOffset(), s.log.LogEndOffset()
+	for offset < end {
+		data, err := s.log.Read(offset, loadReadBytes, end, true)
+		if err != nil {
+			return fmt.Errorf("%w: reading partition %d at %d: %w", ErrLoad, s.partition, offset, err)
+		}
+		next, err := ls.applyBatches(data, offset)
+		if err != nil {
+			return fmt.Errorf("%w: partition %d: %w", ErrLoad, s.partition, err)
+		}
+		if next <= offset {
+			if len(data) == 0 {
+				break // the log ended early (truncated while we read)
+			}
+			return fmt.Errorf("%w: partition %d: no progress at offset %d", ErrLoad, s.partition, offset)
+		}
+		offset = next
+	}
+	s.txns = ls.txns
+	for id, m := range s.txns {
+		if m.preparing() {
+			p := &completion{remaining: maps.Clone(m.partitions)}
+			s.pending[id] = p
+		}
+	}
+	s.logger.Debug("txn: loaded partition", "transactional_ids", len(s.txns), "completing", len(s.pending), "end_offset", end)
+	return nil
+}

@@ -121,6 +121,11 @@ type Log struct {
 	// dirDirty records a segment created since the directory was last
 	// synced: fsyncing a new file's data does not make its name durable.
 	dirDirty bool // REQUIRES: writeMu
+	// txns is the open transactions as of the log end offset. A published
+	// state is never modified: writers replace it.
+	txns *txnState // REQUIRES: writeMu to replace, mu to read
+	// snapshots holds the offsets of the transaction snapshot files, ascending.
+	snapshots []int64 // REQUIRES: writeMu
 
 	mu struct {
 		sync.Mutex
@@ -185,6 +190,14 @@ func OpenLog(o LogOptions) (*Log, error) {
 	}
 	if o.LogStartOffset > start {
 		start = o.LogStartOffset
+	}
+	if l.snapshots, err = l.listSnapshots(); err != nil {
+		l.closeSegments()
+		return nil, err
+	}
+	if l.txns, err = l.rebuildTxnStateLocked(segs, leo); err != nil {
+		l.closeSegments()
+		return nil, err
 	}
 	// Recovery may have created, truncated or removed files.
 	if err := o.FS.SyncDir(o.Dir); err != nil {
@@ -394,6 +407,10 @@ func (l *Log) append(records []byte, logAppendTime bool, ts int64) (AppendInfo, 
 		pos += hs[i].TotalSize()
 	}
 	info := AppendInfo{FirstOffset: leo, LastOffset: next - 1}
+	txns, aborted, err := planTxns(l.txns, records, hs)
+	if err != nil {
+		return AppendInfo{}, err
+	}
 
 	if active.shouldRoll(cfg, len(records), maxTs, next-1, l.now()) {
 		if active, err = l.rollLocked(cfg); err != nil {
@@ -404,6 +421,14 @@ func (l *Log) append(records []byte, logAppendTime bool, ts int64) (AppendInfo, 
 		// Drop whatever part of the write landed, then go offline.
 		_ = active.log.Truncate(active.size)
 		return AppendInfo{}, l.fail(err)
+	}
+	if len(aborted) > 0 {
+		created, err := active.txnIndex.write(aborted)
+		l.dirDirty = l.dirDirty || created
+		if err != nil {
+			_ = active.log.Truncate(active.size)
+			return AppendInfo{}, l.fail(err)
+		}
 	}
 	epochChanged := false
 	for _, h := range hs {
@@ -417,6 +442,8 @@ func (l *Log) append(records []byte, logAppendTime bool, ts int64) (AppendInfo, 
 	}
 	l.mu.Lock()
 	active.commitAppend(len(records), hs)
+	active.txnIndex.publish(aborted)
+	l.txns = txns
 	l.mu.logEndOffset = next
 	info.LogStartOffset = l.mu.logStartOffset
 	unflushed := next - l.mu.recoveryPoint
@@ -473,6 +500,11 @@ func (l *Log) rollLocked(cfg LogConfig) (*segment, error) {
 	// segment file then implies that all segments before it are complete,
 	// so recovery never finds a gap below an empty newer segment.
 	if err := old.sync(); err != nil {
+		return nil, l.fail(err)
+	}
+	// A snapshot per segment bounds the replay after a restart to the
+	// segments written since.
+	if err := l.writeSnapshotLocked(leo); err != nil {
 		return nil, l.fail(err)
 	}
 	seg, err := createSegment(l.fs, l.dir, leo, cfg, l.now())
@@ -658,6 +690,11 @@ func (l *Log) Close() error {
 	var err error
 	if failed == nil {
 		err = l.flushLocked()
+		if err == nil {
+			if err = l.snapshotAtCloseLocked(); err != nil {
+				err = l.fail(err)
+			}
+		}
 	}
 	l.mu.Lock()
 	l.mu.closed = true

@@ -143,6 +143,13 @@ func (l *Log) deleteOldestLocked(n int) (int, error) {
 			return 0, l.fail(err)
 		}
 	}
+	// Snapshots below the first segment can no longer be replayed from.
+	l.mu.Lock()
+	firstBase := l.mu.segments[0].baseOffset
+	l.mu.Unlock()
+	if err := l.deleteSnapshotsLocked(func(off int64) bool { return off < firstBase }); err != nil {
+		return 0, l.fail(err)
+	}
 	if startMoved {
 		if err := l.epochs.persist(); err != nil {
 			return 0, l.fail(err)

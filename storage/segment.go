@@ -58,7 +58,11 @@ type segment struct {
 	log         vfs.File
 	offsetIndex *offsetIndex
 	timeIndex   *timeIndex
+	txnIndex    *txnIndex
 	created     time.Time
+	// txnIndexSuspect marks a .txnindex that failed its checks on open;
+	// the transaction state loader rebuilds it. REQUIRES: Log.writeMu.
+	txnIndexSuspect bool
 
 	// REQUIRES: Log.writeMu to write; Log.mu to write size, nextOffset,
 	// maxTimestamp, offsetOfMaxTimestamp and to read them without writeMu.
@@ -83,6 +87,7 @@ func newSegmentShell(fsys vfs.FS, dir string, base int64, cfg LogConfig, now tim
 		nextOffset: base, maxTimestamp: -1, offsetOfMaxTimestamp: -1, firstBatchTimestamp: -1,
 		offsetIndex: &offsetIndex{baseOffset: base, maxEntries: maxOffsetEntries(cfg)},
 		timeIndex:   &timeIndex{baseOffset: base, maxEntries: maxTimeEntries(cfg)},
+		txnIndex:    &txnIndex{fs: fsys, name: segmentFileName(dir, base, txnIndexSuffix)},
 	}
 }
 
@@ -156,6 +161,10 @@ func openSegment(fsys vfs.FS, dir string, base int64, cfg LogConfig, now time.Ti
 	if s.timeIndex.file, tb, err = openIndex(timeIndexSuffix); err != nil {
 		s.closeFiles()
 		return nil, false, fmt.Errorf("storage: open segment time index: %w", err)
+	}
+	if s.txnIndex, s.txnIndexSuspect, err = openTxnIndex(fsys, dir, base); err != nil {
+		s.closeFiles()
+		return nil, false, err
 	}
 	if ib == nil || tb == nil {
 		needsRebuild = true
@@ -506,6 +515,9 @@ func (s *segment) truncateFiles(p truncatePlan) error {
 	if err := s.offsetIndex.truncateToPosition(p.position); err != nil {
 		return err
 	}
+	if err := s.txnIndex.truncateTo(p.nextOffset); err != nil {
+		return err
+	}
 	return s.timeIndex.truncateToOffset(p.nextOffset)
 }
 
@@ -523,6 +535,9 @@ func (s *segment) sync() error {
 	}
 	if err := s.timeIndex.file.Sync(); err != nil {
 		return fmt.Errorf("storage: sync time index: %w", err)
+	}
+	if err := s.txnIndex.sync(); err != nil {
+		return err
 	}
 	s.dirty = false
 	return nil
@@ -569,7 +584,11 @@ func (s *segment) closeFiles() {
 	if done {
 		return
 	}
-	for _, f := range []vfs.File{s.log, s.offsetIndex.file, s.timeIndex.file} {
+	files := []vfs.File{s.log, s.offsetIndex.file, s.timeIndex.file}
+	if s.txnIndex != nil {
+		files = append(files, s.txnIndex.file)
+	}
+	for _, f := range files {
 		if f != nil {
 			f.Close()
 		}

@@ -84,6 +84,19 @@ func (l *Log) TruncateTo(offset int64) error {
 			return l.fail(err)
 		}
 	}
+	// Truncation can reopen a transaction (its marker is gone) or forget
+	// one (its first batch is gone): reload from a snapshot at or below
+	// the new end, as Kafka does.
+	l.mu.Lock()
+	segs = append([]*segment(nil), l.mu.segments...)
+	l.mu.Unlock()
+	txns, err := l.rebuildTxnStateLocked(segs, plan.nextOffset)
+	if err != nil {
+		return l.fail(err)
+	}
+	l.mu.Lock()
+	l.txns = txns
+	l.mu.Unlock()
 	return nil
 }
 
@@ -115,6 +128,9 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 			return l.fail(err)
 		}
 	}
+	if err := l.deleteSnapshotsLocked(func(int64) bool { return true }); err != nil {
+		return l.fail(err)
+	}
 	seg, err := createSegment(l.fs, l.dir, offset, cfg, l.now())
 	if err != nil {
 		return l.fail(err)
@@ -131,6 +147,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	l.mu.logEndOffset = offset
 	l.mu.highWatermark = offset
 	l.mu.recoveryPoint = offset
+	l.txns = newTxnState()
 	l.epochs.clear()
 	l.wakeLocked()
 	l.mu.Unlock()

@@ -1,0 +1,230 @@
+package storage
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// OngoingTxn is an open transaction of one producer in a partition: it
+// began with the producer's first transactional batch at FirstOffset and
+// ends with a commit or abort marker.
+type OngoingTxn struct {
+	ProducerID    int64
+	ProducerEpoch int16
+	FirstOffset   int64
+}
+
+// ControlMarker is a transaction marker to append (WriteTxnMarkers).
+type ControlMarker struct {
+	ProducerID       int64
+	ProducerEpoch    int16
+	Commit           bool
+	CoordinatorEpoch int32
+	LeaderEpoch      int32
+	Timestamp        int64
+}
+
+// txnMarker is what the state machine needs of a control batch.
+type txnMarker struct {
+	valid  bool // a commit or abort marker
+	commit bool
+}
+
+// txnState is the set of open transactions of a partition as of some
+// offset: the pure state machine behind the last stable offset and the
+// aborted transaction index (Kafka's ProducerStateManager, transactions
+// only; sequence numbers are tracked by the produce path).
+//
+// A published txnState (Log.txns) is immutable: writers clone it, apply
+// batches to the clone and publish the clone.
+type txnState struct {
+	ongoing map[int64]OngoingTxn // by producer id
+	// firstUnstable is the smallest FirstOffset in ongoing, -1 if none.
+	firstUnstable int64
+}
+
+func newTxnState() *txnState {
+	return &txnState{ongoing: map[int64]OngoingTxn{}, firstUnstable: -1}
+}
+
+func (s *txnState) clone() *txnState {
+	c := &txnState{ongoing: make(map[int64]OngoingTxn, len(s.ongoing)+1), firstUnstable: s.firstUnstable}
+	for k, v := range s.ongoing {
+		c.ongoing[k] = v
+	}
+	return c
+}
+
+// affects reports whether the batch h can change the state: a control
+// batch, or a transactional batch of a producer without an open
+// transaction.
+func (s *txnState) affects(h batchHeader) bool {
+	if h.ProducerID < 0 {
+		return false
+	}
+	if h.IsControl() {
+		return true
+	}
+	if !h.IsTransactional() {
+		return false
+	}
+	_, open := s.ongoing[h.ProducerID]
+	return !open
+}
+
+// apply moves the state past the batch h (whose offsets are assigned); m
+// is its marker for a control batch. It returns the transaction the batch
+// aborted, if any. A marker for a producer without an open transaction
+// changes nothing: coordinators write markers for empty or already
+// completed transactions.
+func (s *txnState) apply(h batchHeader, m txnMarker) (AbortedTxn, bool) {
+	if h.ProducerID < 0 {
+		return AbortedTxn{}, false
+	}
+	if h.IsControl() {
+		if !m.valid {
+			return AbortedTxn{}, false
+		}
+		t, open := s.ongoing[h.ProducerID]
+		if !open {
+			return AbortedTxn{}, false
+		}
+		delete(s.ongoing, h.ProducerID)
+		s.firstUnstable = -1
+		for _, o := range s.ongoing {
+			if s.firstUnstable < 0 || o.FirstOffset < s.firstUnstable {
+				s.firstUnstable = o.FirstOffset
+			}
+		}
+		if m.commit {
+			return AbortedTxn{}, false
+		}
+		lso := h.LastOffset() + 1
+		if s.firstUnstable >= 0 {
+			lso = s.firstUnstable
+		}
+		return AbortedTxn{ProducerID: h.ProducerID, FirstOffset: t.FirstOffset, LastOffset: h.LastOffset(), LastStableOffset: lso}, true
+	}
+	if !h.IsTransactional() {
+		return AbortedTxn{}, false
+	}
+	if _, open := s.ongoing[h.ProducerID]; !open {
+		s.ongoing[h.ProducerID] = OngoingTxn{ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, FirstOffset: h.BaseOffset}
+		if s.firstUnstable < 0 || h.BaseOffset < s.firstUnstable {
+			s.firstUnstable = h.BaseOffset
+		}
+	}
+	return AbortedTxn{}, false
+}
+
+// sorted returns the open transactions by first offset.
+func (s *txnState) sorted() []OngoingTxn {
+	out := make([]OngoingTxn, 0, len(s.ongoing))
+	for _, t := range s.ongoing {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].FirstOffset < out[j].FirstOffset })
+	return out
+}
+
+// parseMarker reads the marker of the control batch b.
+func parseMarker(b []byte) (txnMarker, error) {
+	commit, _, ok, err := wire.ParseControlBatch(b)
+	if err != nil {
+		return txnMarker{}, err
+	}
+	return txnMarker{valid: ok, commit: commit}, nil
+}
+
+// planTxns returns the state after the batches hs of records (offsets
+// assigned) and the transactions they abort, in order. next is cur itself
+// when nothing changes; otherwise a new state (cur is not modified).
+func planTxns(cur *txnState, records []byte, hs []batchHeader) (next *txnState, aborted []AbortedTxn, err error) {
+	next = cur
+	pos := 0
+	for _, h := range hs {
+		b := records[pos : pos+h.TotalSize()]
+		pos += h.TotalSize()
+		if !next.affects(h) {
+			continue
+		}
+		var m txnMarker
+		if h.IsControl() {
+			if m, err = parseMarker(b); err != nil {
+				return nil, nil, fmt.Errorf("%w: control batch at offset %d: %w", ErrInvalidBatch, h.BaseOffset, err)
+			}
+		}
+		if next == cur {
+			next = cur.clone()
+		}
+		if a, ok := next.apply(h, m); ok {
+			aborted = append(aborted, a)
+		}
+	}
+	return next, aborted, nil
+}
+
+// LastStableOffset returns the last stable offset: the high watermark, or
+// the first offset of the oldest open transaction if that is lower (but
+// never below the log start offset). read_committed fetches read up to it.
+func (l *Log) LastStableOffset() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastStableOffsetLocked()
+}
+
+// REQUIRES: l.mu held.
+func (l *Log) lastStableOffsetLocked() int64 {
+	lso := l.mu.highWatermark
+	if fu := l.txns.firstUnstable; fu >= 0 && fu < lso {
+		lso = max(fu, l.mu.logStartOffset)
+	}
+	return lso
+}
+
+// AbortedTransactions lists the aborted transactions whose range
+// [FirstOffset, LastOffset] overlaps [from, upTo), oldest marker first. A
+// read_committed fetch that returns batches from from up to (not
+// including) upTo answers with these as its aborted_transactions. Like
+// Kafka it searches the segments from the one holding from onwards and
+// stops at the first entry whose last stable offset reaches upTo.
+func (l *Log) AbortedTransactions(from, upTo int64) []AbortedTxn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed || upTo <= from {
+		return nil
+	}
+	segs := l.mu.segments
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].baseOffset > from })
+	i = max(i-1, 0)
+	var out []AbortedTxn
+	for _, s := range segs[i:] {
+		var complete bool
+		if out, complete = s.txnIndex.collect(from, upTo, out); complete {
+			break
+		}
+	}
+	return out
+}
+
+// OngoingTransactions lists the open transactions, oldest first
+// (DescribeProducers; the first one bounds the last stable offset).
+func (l *Log) OngoingTransactions() []OngoingTxn {
+	l.mu.Lock()
+	st := l.txns
+	l.mu.Unlock()
+	return st.sorted()
+}
+
+// AppendControl appends a commit or abort marker for a producer at the
+// log end offset: it ends the producer's open transaction (if it has one)
+// and, for an abort, adds the transaction to the aborted transaction index.
+func (l *Log) AppendControl(m ControlMarker) (AppendInfo, error) {
+	b, err := wire.EncodeControlBatch(m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch, m.LeaderEpoch, m.Timestamp)
+	if err != nil {
+		return AppendInfo{}, fmt.Errorf("storage: encode control batch: %w", err)
+	}
+	return l.Append(b)
+}

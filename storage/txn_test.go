@@ -1,0 +1,672 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/samsa-broker/samsa/storage/vfs"
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// txnBatch builds a transactional batch of n records for producer pid.
+func txnBatch(t testing.TB, pid int64, n int) []byte {
+	t.Helper()
+	return producerBatch(t, pid, n, true)
+}
+
+func producerBatch(t testing.TB, pid int64, n int, transactional bool) []byte {
+	t.Helper()
+	recs := make([]wire.Record, n)
+	for i := range recs {
+		recs[i] = wire.Record{Value: bytes.Repeat([]byte{'v'}, 100)}
+	}
+	b, err := wire.EncodeBatch(wire.BatchSpec{
+		BaseTimestamp: 1_700_000_000_000, ProducerID: pid, ProducerEpoch: 3, BaseSequence: 0,
+		Transactional: transactional, PartitionLeaderEpoch: -1, Records: recs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustControl(t testing.TB, l *Log, pid int64, commit bool) AppendInfo {
+	t.Helper()
+	info, err := l.AppendControl(ControlMarker{ProducerID: pid, ProducerEpoch: 3, Commit: commit, CoordinatorEpoch: 1, LeaderEpoch: -1, Timestamp: 1_700_000_000_500})
+	if err != nil {
+		t.Fatalf("AppendControl: %v", err)
+	}
+	return info
+}
+
+// appendHW appends and moves the high watermark to the LEO, as the single
+// node broker does.
+func appendHW(t testing.TB, l *Log, b []byte) AppendInfo {
+	t.Helper()
+	info := mustAppend(t, l, b)
+	l.SetHighWatermark(l.LogEndOffset())
+	return info
+}
+
+func controlHW(t testing.TB, l *Log, pid int64, commit bool) AppendInfo {
+	t.Helper()
+	info := mustControl(t, l, pid, commit)
+	l.SetHighWatermark(l.LogEndOffset())
+	return info
+}
+
+func checkLSO(t testing.TB, l *Log, want int64) {
+	t.Helper()
+	if got := l.LastStableOffset(); got != want {
+		t.Fatalf("LSO = %d, want %d (HW %d, ongoing %+v)", got, want, l.HighWatermark(), l.OngoingTransactions())
+	}
+}
+
+func TestTxnLSOInterleavedProducers(t *testing.T) {
+	l := openTestLog(t, vfs.NewMem(), "/d/t-0", smallConfig(), newClock())
+	defer l.Close()
+	appendHW(t, l, testBatch(2, 1000, 10)) // 0-1 plain
+	checkLSO(t, l, 2)
+	a := appendHW(t, l, txnBatch(t, 7, 3)) // 2-4 producer 7
+	checkLSO(t, l, a.FirstOffset)
+	appendHW(t, l, testBatch(1, 1000, 10)) // 5 plain
+	b := appendHW(t, l, txnBatch(t, 8, 2)) // 6-7 producer 8
+	appendHW(t, l, txnBatch(t, 7, 1))      // 8 producer 7 again: same transaction
+	checkLSO(t, l, 2)
+	if got := l.OngoingTransactions(); !slices.Equal(got, []OngoingTxn{{7, 3, 2}, {8, 3, 6}}) {
+		t.Fatalf("ongoing %+v", got)
+	}
+	// The HW bounds the LSO even with a transaction open.
+	mustAppend(t, l, testBatch(1, 1000, 10)) // 9, HW stays
+	checkLSO(t, l, 2)
+	controlHW(t, l, 7, true) // 10: commit 7; 8 still open from 6
+	checkLSO(t, l, b.FirstOffset)
+	mustAppend(t, l, testBatch(1, 1000, 10)) // 11, not yet under the HW
+	abort := mustControl(t, l, 8, false)     // 12: abort 8
+	checkLSO(t, l, 11)                       // the HW
+	l.SetHighWatermark(l.LogEndOffset())
+	checkLSO(t, l, 13)
+	if got := l.OngoingTransactions(); len(got) != 0 {
+		t.Fatalf("ongoing %+v", got)
+	}
+	want := []AbortedTxn{{ProducerID: 8, FirstOffset: 6, LastOffset: abort.FirstOffset, LastStableOffset: 13}}
+	if got := l.AbortedTransactions(0, 13); !slices.Equal(got, want) {
+		t.Fatalf("aborted %+v, want %+v", got, want)
+	}
+}
+
+func TestTxnCommitAndAbortIndexEntries(t *testing.T) {
+	l := openTestLog(t, vfs.NewMem(), "/d/t-0", smallConfig(), newClock())
+	defer l.Close()
+	appendHW(t, l, txnBatch(t, 1, 2))  // 0-1 p1
+	appendHW(t, l, txnBatch(t, 2, 2))  // 2-3 p2
+	controlHW(t, l, 1, false)          // 4 abort p1: p2 open from 2
+	controlHW(t, l, 2, true)           // 5 commit p2: no entry
+	controlHW(t, l, 3, false)          // 6 abort of a producer with nothing open: no entry
+	appendHW(t, l, txnBatch(t, 1, 1))  // 7 p1 again
+	appendHW(t, l, testBatch(1, 0, 5)) // 8
+	controlHW(t, l, 1, false)          // 9 abort p1: nothing open
+	want := []AbortedTxn{
+		{ProducerID: 1, FirstOffset: 0, LastOffset: 4, LastStableOffset: 2},
+		{ProducerID: 1, FirstOffset: 7, LastOffset: 9, LastStableOffset: 10},
+	}
+	for _, tc := range []struct {
+		from, upTo int64
+		want       []AbortedTxn
+	}{
+		{0, 10, want},
+		{0, 1, want[:1]},
+		{4, 5, want[:1]},
+		{5, 7, nil}, // between the two: first ended at 4, second starts at 7
+		{5, 8, want[1:]},
+		{9, 10, want[1:]},
+		{10, 11, nil},
+		{3, 3, nil},
+	} {
+		if got := l.AbortedTransactions(tc.from, tc.upTo); !slices.Equal(got, tc.want) {
+			t.Errorf("AbortedTransactions(%d, %d) = %+v, want %+v", tc.from, tc.upTo, got, tc.want)
+		}
+	}
+	checkLSO(t, l, 10)
+}
+
+func TestTxnIndexKafkaByteLayout(t *testing.T) {
+	fsys := vfs.NewMem()
+	l := openTestLog(t, fsys, "/d/t-0", smallConfig(), newClock())
+	name := "/d/t-0/00000000000000000000.txnindex"
+	appendHW(t, l, txnBatch(t, 0x0102030405, 2))
+	controlHW(t, l, 0x0102030405, true)
+	if fsys.Exists(name) {
+		t.Fatal(".txnindex created before the first abort")
+	}
+	appendHW(t, l, txnBatch(t, 0x0102030405, 1)) // 3
+	controlHW(t, l, 0x0102030405, false)         // 4
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 64)
+	n, _ := f.ReadAt(got, 0)
+	f.Close()
+	var want []byte
+	want = binary.BigEndian.AppendUint16(want, 0) // version
+	want = binary.BigEndian.AppendUint64(want, 0x0102030405)
+	want = binary.BigEndian.AppendUint64(want, 3) // first offset
+	want = binary.BigEndian.AppendUint64(want, 4) // last offset (marker)
+	want = binary.BigEndian.AppendUint64(want, 5) // last stable offset
+	if !bytes.Equal(got[:n], want) {
+		t.Fatalf(".txnindex\n got %x\nwant %x", got[:n], want)
+	}
+	entries, err := parseTxnIndex(want)
+	if err != nil || len(entries) != 1 || entries[0] != (AbortedTxn{0x0102030405, 3, 4, 5}) {
+		t.Fatalf("parse: %+v %v", entries, err)
+	}
+	if enc := encodeTxnEntry(nil, entries[0]); !bytes.Equal(enc, want) {
+		t.Fatalf("encode %x", enc)
+	}
+	for _, bad := range [][]byte{want[:33], append(bytes.Clone(want), want...), func() []byte {
+		b := bytes.Clone(want)
+		b[1] = 1 // version 1
+		return b
+	}()} {
+		if _, err := parseTxnIndex(bad); err == nil {
+			t.Errorf("parseTxnIndex(%x) accepted", bad)
+		}
+	}
+}
+
+// logLines collects log messages.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (c *logLines) Enabled(context.Context, slog.Level) bool { return true }
+func (c *logLines) Handle(_ context.Context, r slog.Record) error {
+	c.mu.Lock()
+	c.lines = append(c.lines, r.Message)
+	c.mu.Unlock()
+	return nil
+}
+func (c *logLines) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *logLines) WithGroup(string) slog.Handler      { return c }
+func (c *logLines) has(sub string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range c.lines {
+		if strings.Contains(l, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func openLogged(t testing.TB, fsys vfs.FS, cfg LogConfig, rp int64) (*Log, *logLines) {
+	t.Helper()
+	lines := &logLines{}
+	l, err := OpenLog(LogOptions{FS: fsys, Dir: "/d/t-0", Config: cfg, Now: newClock().now, Logger: slog.New(lines), RecoveryPoint: rp, LogStartOffset: -1})
+	if err != nil {
+		t.Fatalf("OpenLog: %v", err)
+	}
+	return l, lines
+}
+
+type txnView struct {
+	lso     int64
+	ongoing []OngoingTxn
+	aborted []AbortedTxn
+}
+
+func viewOf(l *Log) txnView {
+	l.SetHighWatermark(l.LogEndOffset())
+	return txnView{l.LastStableOffset(), l.OngoingTransactions(), l.AbortedTransactions(0, l.LogEndOffset()+1)}
+}
+
+func (v txnView) equal(o txnView) bool {
+	return v.lso == o.lso && slices.Equal(v.ongoing, o.ongoing) && slices.Equal(v.aborted, o.aborted)
+}
+
+// writeTxnWorkload spreads transactions over several segments and leaves
+// producers 1 and 4 open.
+func writeTxnWorkload(t testing.TB, l *Log) {
+	t.Helper()
+	for round := int64(0); round < 8; round++ {
+		p := 10 + round
+		appendHW(t, l, txnBatch(t, p, 3))
+		appendHW(t, l, testBatch(2, 0, 50))
+		appendHW(t, l, txnBatch(t, 1000, 1))
+		controlHW(t, l, p, round%2 == 0)
+		controlHW(t, l, 1000, round%3 == 0)
+	}
+	appendHW(t, l, txnBatch(t, 1, 2))
+	appendHW(t, l, txnBatch(t, 2, 2))
+	controlHW(t, l, 2, false)
+	appendHW(t, l, txnBatch(t, 4, 2))
+}
+
+func snapshotFiles(t testing.TB, fsys vfs.FS) []string {
+	t.Helper()
+	names, err := fsys.ReadDir("/d/t-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range names {
+		if strings.HasSuffix(n, snapshotSuffix) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func TestTxnRestartAfterCleanClose(t *testing.T) {
+	fsys := vfs.NewMem()
+	cfg := smallConfig()
+	l, _ := openLogged(t, fsys, cfg, -1)
+	writeTxnWorkload(t, l)
+	if n := len(l.mu.segments); n < 3 {
+		t.Fatalf("workload spans %d segments, want several", n)
+	}
+	before := viewOf(l)
+	if len(before.ongoing) != 2 || len(before.aborted) == 0 {
+		t.Fatalf("workload: %+v", before)
+	}
+	leo := l.LogEndOffset()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(snapshotFiles(t, fsys), strings.TrimPrefix(segmentFileName("", leo, snapshotSuffix), "/")) {
+		t.Fatalf("no snapshot at the LEO %d: %v", leo, snapshotFiles(t, fsys))
+	}
+	for i := 0; i < 2; i++ { // twice: the second open must not add entries
+		l2, lines := openLogged(t, fsys, cfg, leo)
+		if lines.has("no usable transaction snapshot") {
+			t.Fatal("clean restart replayed from the log start")
+		}
+		if after := viewOf(l2); !after.equal(before) {
+			t.Fatalf("after restart %+v\nwant %+v", after, before)
+		}
+		if err := l2.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Restarts leave at most two snapshots per segment.
+	if n, segs := len(snapshotFiles(t, fsys)), len(segmentNames(t, fsys, "/d/t-0")); n > 2*segs {
+		t.Fatalf("%d snapshots for %d segments", n, segs)
+	}
+}
+
+func TestTxnRestartWithoutSnapshots(t *testing.T) {
+	fsys := vfs.NewMem()
+	cfg := smallConfig()
+	l, _ := openLogged(t, fsys, cfg, -1)
+	writeTxnWorkload(t, l)
+	before := viewOf(l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range snapshotFiles(t, fsys) {
+		if err := fsys.Remove("/d/t-0/" + n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l2, lines := openLogged(t, fsys, cfg, -1)
+	defer l2.Close()
+	if !lines.has("no usable transaction snapshot") {
+		t.Fatal("expected a log line about the full replay")
+	}
+	if after := viewOf(l2); !after.equal(before) {
+		t.Fatalf("after restart %+v\nwant %+v", after, before)
+	}
+}
+
+func TestTxnCrashMidTransaction(t *testing.T) {
+	fsys := vfs.NewMem()
+	cfg := smallConfig()
+	cfg.FlushIntervalMessages = 1
+	l, _ := openLogged(t, fsys, cfg, -1)
+	writeTxnWorkload(t, l)
+	before := viewOf(l)
+	crashed := fsys.CrashClone() // kill -9: only synced data survives, no close snapshot
+	l.Close()
+	l2, lines := openLogged(t, crashed, cfg, 0)
+	if lines.has("no usable transaction snapshot") {
+		t.Fatal("crash restart replayed from the log start although roll snapshots exist")
+	}
+	if after := viewOf(l2); !after.equal(before) {
+		t.Fatalf("after crash %+v\nwant %+v", after, before)
+	}
+	// The open transactions end normally after the restart.
+	abort := controlHW(t, l2, 1, false)
+	controlHW(t, l2, 4, true)
+	got := l2.AbortedTransactions(abort.FirstOffset, abort.FirstOffset+1)
+	if len(got) != 1 || got[0].ProducerID != 1 || got[0].LastOffset != abort.FirstOffset || got[0].LastStableOffset != before.ongoing[1].FirstOffset {
+		t.Fatalf("abort after restart: %+v (ongoing before %+v)", got, before.ongoing)
+	}
+	checkLSO(t, l2, l2.LogEndOffset())
+	l2.Close()
+}
+
+func TestTxnCrashLosesUnsyncedIndexEntries(t *testing.T) {
+	fsys := vfs.NewMem()
+	cfg := smallConfig()
+	l, _ := openLogged(t, fsys, cfg, -1)
+	writeTxnWorkload(t, l)
+	before := viewOf(l)
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	crashed := fsys.CrashClone()
+	l.Close()
+	// Lose the active segment's transaction index, as if its name had
+	// not reached the disk.
+	names, _ := crashed.ReadDir("/d/t-0")
+	var idx []string
+	for _, n := range names {
+		if strings.HasSuffix(n, txnIndexSuffix) {
+			idx = append(idx, n)
+		}
+	}
+	if len(idx) == 0 {
+		t.Fatal("workload wrote no .txnindex")
+	}
+	if err := crashed.Remove("/d/t-0/" + idx[len(idx)-1]); err != nil {
+		t.Fatal(err)
+	}
+	l2, _ := openLogged(t, crashed, cfg, 0)
+	if after := viewOf(l2); !after.equal(before) {
+		t.Fatalf("after crash %+v\nwant %+v", after, before)
+	}
+	l2.Close()
+}
+
+func TestTxnCorruptSnapshotAndIndex(t *testing.T) {
+	fsys := vfs.NewMem()
+	cfg := smallConfig()
+	l, _ := openLogged(t, fsys, cfg, -1)
+	writeTxnWorkload(t, l)
+	before := viewOf(l)
+	l.Close()
+	snaps := snapshotFiles(t, fsys)
+	newest := "/d/t-0/" + snaps[len(snaps)-1]
+	f, err := fsys.OpenReadWrite(newest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0xee}, 12) // inside the CRC-covered offset field
+	f.Close()
+	l2, lines := openLogged(t, fsys, cfg, -1)
+	if !lines.has("deleting unreadable transaction snapshot") {
+		t.Fatal("no log line for the corrupt snapshot")
+	}
+	if fsys.Exists(newest) && slices.Equal(snapshotFiles(t, fsys), snaps) {
+		t.Fatal("corrupt snapshot kept")
+	}
+	if after := viewOf(l2); !after.equal(before) {
+		t.Fatalf("after corrupt snapshot %+v\nwant %+v", after, before)
+	}
+	l2.Close()
+
+	// Every snapshot corrupt, and a transaction index with garbage.
+	for _, n := range snapshotFiles(t, fsys) {
+		f, _ := fsys.OpenReadWrite("/d/t-0/" + n)
+		f.Truncate(3)
+		f.Close()
+	}
+	names, _ := fsys.ReadDir("/d/t-0")
+	for _, n := range names {
+		if strings.HasSuffix(n, txnIndexSuffix) {
+			f, _ := fsys.OpenReadWrite("/d/t-0/" + n)
+			f.WriteAt([]byte{1, 2, 3}, 0)
+			f.Close()
+			break
+		}
+	}
+	l3, lines := openLogged(t, fsys, cfg, -1)
+	if !lines.has("no usable transaction snapshot") || !lines.has("rebuilding unreadable transaction index") {
+		t.Fatalf("log lines %v", lines.lines)
+	}
+	if after := viewOf(l3); !after.equal(before) {
+		t.Fatalf("after corrupt index %+v\nwant %+v", after, before)
+	}
+	l3.Close()
+}
+
+func TestTxnSnapshotCodec(t *testing.T) {
+	st := newTxnState()
+	st.apply(batchHeader{BaseOffset: 9, ProducerID: 5, ProducerEpoch: 2, Attributes: 0x10}, txnMarker{})
+	st.apply(batchHeader{BaseOffset: 4, ProducerID: 6, ProducerEpoch: 1, Attributes: 0x10}, txnMarker{})
+	b := encodeTxnSnapshot(12, st)
+	got, err := decodeTxnSnapshot(b, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.sorted(), st.sorted()) || got.firstUnstable != 4 {
+		t.Fatalf("decoded %+v", got)
+	}
+	if _, err := decodeTxnSnapshot(b, 13); err == nil {
+		t.Fatal("offset mismatch accepted")
+	}
+	for i := range b {
+		bad := bytes.Clone(b)
+		bad[i] ^= 0x40
+		if _, err := decodeTxnSnapshot(bad, 12); err == nil {
+			t.Fatalf("flipped byte %d accepted", i)
+		}
+	}
+	for n := 0; n < len(b); n++ {
+		if _, err := decodeTxnSnapshot(b[:n], 12); err == nil {
+			t.Fatalf("truncation to %d accepted", n)
+		}
+	}
+}
+
+func FuzzDecodeTxnSnapshot(f *testing.F) {
+	st := newTxnState()
+	st.apply(batchHeader{BaseOffset: 1, ProducerID: 5, Attributes: 0x10}, txnMarker{})
+	f.Add(encodeTxnSnapshot(3, st))
+	f.Add(encodeTxnSnapshot(0, newTxnState()))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 18 {
+			return
+		}
+		off := int64(binary.BigEndian.Uint64(b[10:]))
+		got, err := decodeTxnSnapshot(b, off)
+		if err != nil {
+			return
+		}
+		if again := encodeTxnSnapshot(off, got); !bytes.Equal(again, b) {
+			t.Fatalf("re-encoding differs")
+		}
+	})
+}
+
+func FuzzParseTxnIndex(f *testing.F) {
+	f.Add(encodeTxnEntry(nil, AbortedTxn{1, 2, 3, 4}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		entries, err := parseTxnIndex(b)
+		if err != nil {
+			return
+		}
+		var again []byte
+		for _, e := range entries {
+			again = encodeTxnEntry(again, e)
+		}
+		if !bytes.Equal(again, b) {
+			t.Fatal("re-encoding differs")
+		}
+	})
+}
+
+func TestTxnTruncation(t *testing.T) {
+	fsys := vfs.NewMem()
+	cfg := smallConfig()
+	l, _ := openLogged(t, fsys, cfg, -1)
+	defer l.Close()
+	writeTxnWorkload(t, l)
+	l.Roll()
+	p5 := appendHW(t, l, txnBatch(t, 5, 2))
+	appendHW(t, l, testBatch(3, 0, 20))
+	abort := controlHW(t, l, 5, false)
+	tail := appendHW(t, l, testBatch(1, 0, 20))
+	if err := l.Close(); err != nil { // snapshot at the LEO
+		t.Fatal(err)
+	}
+	l, _ = openLogged(t, fsys, cfg, -1)
+	l.SetHighWatermark(l.LogEndOffset())
+	leo := l.LogEndOffset()
+	if leo != tail.LastOffset+1 {
+		t.Fatal(leo)
+	}
+	// Cut the abort marker: producer 5's transaction is open again.
+	if err := l.TruncateTo(abort.FirstOffset); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range snapshotFiles(t, fsys) {
+		if off, _ := parseSnapshotOffset(n); off > abort.FirstOffset {
+			t.Fatalf("snapshot %s survived truncation to %d", n, abort.FirstOffset)
+		}
+	}
+	if got := l.AbortedTransactions(p5.FirstOffset, leo); len(got) != 0 {
+		t.Fatalf("aborted after truncation: %+v", got)
+	}
+	ongoing := l.OngoingTransactions()
+	if len(ongoing) != 3 || ongoing[2] != (OngoingTxn{5, 3, p5.FirstOffset}) {
+		t.Fatalf("ongoing %+v", ongoing)
+	}
+	checkLSO(t, l, ongoing[0].FirstOffset)
+	// Cut producer 5's first batch: the transaction is gone.
+	if err := l.TruncateTo(p5.FirstOffset); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.OngoingTransactions(); len(got) != 2 {
+		t.Fatalf("ongoing %+v", got)
+	}
+	// Cut into the workload: the state must match a log rebuilt from scratch.
+	cut := l.LogEndOffset() / 2
+	if err := l.TruncateTo(cut); err != nil {
+		t.Fatal(err)
+	}
+	got := viewOf(l)
+	l.Close()
+	for _, n := range snapshotFiles(t, fsys) {
+		fsys.Remove("/d/t-0/" + n)
+	}
+	l, _ = openLogged(t, fsys, cfg, -1)
+	if want := viewOf(l); !got.equal(want) {
+		t.Fatalf("after truncation %+v\nrebuilt %+v", got, want)
+	}
+	for _, e := range got.aborted {
+		if e.LastOffset >= l.LogEndOffset() {
+			t.Fatalf("entry %+v beyond LEO %d", e, l.LogEndOffset())
+		}
+	}
+	if err := l.TruncateFullyAndStartAt(500); err != nil {
+		t.Fatal(err)
+	}
+	if n := snapshotFiles(t, fsys); len(n) != 0 || len(l.OngoingTransactions()) != 0 || l.AbortedTransactions(0, 1000) != nil {
+		t.Fatalf("after full truncation: snapshots %v ongoing %v", n, l.OngoingTransactions())
+	}
+}
+
+func TestTxnRetentionRemovesIndexesAndSnapshots(t *testing.T) {
+	fsys := vfs.NewMem()
+	cfg := smallConfig()
+	l, _ := openLogged(t, fsys, cfg, -1)
+	defer l.Close()
+	writeTxnWorkload(t, l)
+	controlHW(t, l, 1, true)
+	controlHW(t, l, 4, false)
+	l.Roll()
+	all := l.AbortedTransactions(0, l.LogEndOffset())
+	start, err := l.DeleteRecordsBefore(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := l.mu.segments[0].baseOffset
+	names, _ := fsys.ReadDir("/d/t-0")
+	for _, n := range names {
+		if off, ok := parseSnapshotOffset(n); ok && off < first {
+			t.Errorf("snapshot %s below the first segment %d", n, first)
+		}
+		if strings.HasSuffix(n, txnIndexSuffix) {
+			t.Errorf("transaction index %s kept", n)
+		}
+	}
+	if got := l.AbortedTransactions(start, start+1); len(got) != 0 {
+		t.Fatalf("aborted after deletion: %+v (before %+v)", got, all)
+	}
+	checkLSO(t, l, l.LogEndOffset())
+}
+
+// TestTxnConcurrentReaders runs the fetch-path readers against appends.
+func TestTxnConcurrentReaders(t *testing.T) {
+	l := openTestLog(t, vfs.NewMem(), "/d/t-0", smallConfig(), newClock())
+	defer l.Close()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				lso := l.LastStableOffset()
+				if lso > l.LogEndOffset() {
+					t.Errorf("LSO %d past LEO", lso)
+					return
+				}
+				for _, e := range l.AbortedTransactions(0, lso) {
+					if e.LastOffset >= l.LogEndOffset() {
+						t.Errorf("entry %+v past LEO", e)
+						return
+					}
+				}
+				l.OngoingTransactions()
+			}
+		}()
+	}
+	for i := int64(0); i < 200; i++ {
+		appendHW(t, l, txnBatch(t, i%5, 2))
+		if i%3 == 2 {
+			controlHW(t, l, (i+1)%5, i%2 == 0)
+		}
+	}
+	close(done)
+	wg.Wait()
+}
+
+func TestTxnAppendRejectsMalformedMarker(t *testing.T) {
+	l := openTestLog(t, vfs.NewMem(), "/d/t-0", smallConfig(), newClock())
+	defer l.Close()
+	b, err := wire.EncodeBatch(wire.BatchSpec{ProducerID: 1, BaseSequence: -1, Transactional: true, Control: true,
+		Records: []wire.Record{{Key: []byte{0, 0, 0, 0}, Value: []byte{0}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(b); err == nil {
+		t.Fatal("control batch with a short marker accepted")
+	}
+	if l.LogEndOffset() != 0 {
+		t.Fatal("rejected batch appended")
+	}
+	// An unknown control type is stored and ignored.
+	b, _ = wire.EncodeBatch(wire.BatchSpec{ProducerID: 1, BaseSequence: -1, Transactional: true, Control: true,
+		Records: []wire.Record{{Key: []byte{0, 0, 0, 9}, Value: nil}}})
+	appendHW(t, l, txnBatch(t, 1, 1))
+	appendHW(t, l, b)
+	checkLSO(t, l, 0)
+}

@@ -1,0 +1,403 @@
+package compattests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-broker/samsa/compat-tests/harness"
+)
+
+// KIP-848 consumer groups (ConsumerGroupHeartbeat): the broker assigns
+// partitions. The session timeout is the broker's
+// (group.consumer.session.timeout.ms), lowered here so a crashed member is
+// fenced quickly; the heartbeat interval too.
+const (
+	kip848Session   = 6 * time.Second
+	kip848Heartbeat = 500 * time.Millisecond
+)
+
+func startKIP848Broker(t *testing.T) *harness.Broker {
+	t.Helper()
+	return harness.Start(t, harness.Options{Overrides: map[string]string{
+		"group.consumer.session.timeout.ms":        fmt.Sprint(kip848Session.Milliseconds()),
+		"group.consumer.min.session.timeout.ms":    fmt.Sprint(kip848Session.Milliseconds()),
+		"group.consumer.heartbeat.interval.ms":     fmt.Sprint(kip848Heartbeat.Milliseconds()),
+		"group.consumer.min.heartbeat.interval.ms": fmt.Sprint(kip848Heartbeat.Milliseconds()),
+	}})
+}
+
+// kip848Client adapts one client library to the KIP-848 scenario. join
+// starts a member; leave closes it gracefully; crash (nil when the client
+// cannot be made to vanish) cuts it off the network without a leave.
+type kip848Client struct {
+	name     string
+	assignor string
+	join     func(t *testing.T, ctx context.Context, addr, group, topic, id string, sink *groupSink) (leave, crash func())
+}
+
+// waitConsumerGroupStable polls ConsumerGroupDescribe until the group is
+// Stable with exactly the given members (by client.id), every member at its
+// target, and each partition of topic owned by one member. It returns
+// partition -> client.id.
+func waitConsumerGroupStable(t *testing.T, ctx context.Context, adm *kadm.Client, group, topic string, members []string) (map[int32]string, kadm.DescribedConsumerGroup) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, groupWait)
+	defer cancel()
+	ticker := time.NewTicker(20 * time.Millisecond)
+	defer ticker.Stop()
+	var last string
+	for {
+		owners, g, why := consumerGroupOwners(ctx, adm, group, topic, members)
+		if why == "" {
+			return owners, g
+		}
+		last = why
+		select {
+		case <-ctx.Done():
+			t.Fatalf("consumer group %s never became stable with members %v: %s", group, members, last)
+		case <-ticker.C:
+		}
+	}
+}
+
+func consumerGroupOwners(ctx context.Context, adm *kadm.Client, group, topic string, members []string) (map[int32]string, kadm.DescribedConsumerGroup, string) {
+	dgs, err := adm.DescribeConsumerGroups(ctx, group)
+	if err != nil {
+		return nil, kadm.DescribedConsumerGroup{}, err.Error()
+	}
+	g, ok := dgs[group]
+	if !ok || g.Err != nil {
+		return nil, g, fmt.Sprintf("describe: found %v, %v", ok, g.Err)
+	}
+	if g.State != "Stable" {
+		return nil, g, "state " + g.State
+	}
+	var ids []string
+	owners := map[int32]string{}
+	for _, m := range g.Members {
+		ids = append(ids, m.ClientID)
+		if m.MemberEpoch != g.AssignmentEpoch {
+			return nil, g, fmt.Sprintf("member %s at epoch %d, target %d", m.ClientID, m.MemberEpoch, g.AssignmentEpoch)
+		}
+		for _, p := range m.Assignment.Sorted() {
+			if p.Topic != topic {
+				continue
+			}
+			for _, part := range p.Partitions {
+				if o, dup := owners[part]; dup {
+					return nil, g, fmt.Sprintf("partition %d assigned to %s and %s", part, o, m.ClientID)
+				}
+				owners[part] = m.ClientID
+			}
+		}
+	}
+	slices.Sort(ids)
+	if want := slices.Sorted(slices.Values(members)); !slices.Equal(ids, want) {
+		return nil, g, fmt.Sprintf("members %v", ids)
+	}
+	if len(owners) != groupPartitions {
+		return nil, g, fmt.Sprintf("%d partitions assigned", len(owners))
+	}
+	return owners, g, ""
+}
+
+// runKIP848Scenario:
+//
+//  1. groups A and B, three members each, form on a 12-partition topic; batch b1 is
+//     consumed exactly once by each group, by the members the broker assigned;
+//  2. one member of A leaves; its partitions move; b2 goes to the other two;
+//  3. (clients that can be cut off) one more member of A vanishes without leaving; the
+//     broker fences it after group.consumer.session.timeout.ms and the last member takes
+//     everything; b2b goes to it;
+//  4. every member closes with its offsets committed; the broker restarts; offsets,
+//     group and epochs are back; a new member of A consumes exactly b3;
+//  5. ListGroups and DescribeConsumerGroups show the groups as consumer groups.
+func runKIP848Scenario(t *testing.T, c kip848Client) {
+	b := startKIP848Broker(t)
+	ctx := testContext(t, 150*time.Second)
+	_, adm := newAdmin(t, b.Addr)
+	topic := "kip848-" + c.name
+	createTopicKadm(t, ctx, adm, topic, groupPartitions, nil)
+	waitTopicReady(t, ctx, adm, topic, groupPartitions)
+
+	groupA, groupB := topic+"-a", topic+"-b"
+	sinkA, sinkB := newGroupSink(groupA), newGroupSink(groupB)
+	idsA := []string{c.name + "-a0", c.name + "-a1", c.name + "-a2"}
+	idsB := []string{c.name + "-b0", c.name + "-b1", c.name + "-b2"}
+	leaveA, crashA := map[string]func(){}, map[string]func(){}
+	var leaveB []func()
+	start := time.Now()
+	for i := range 3 {
+		leaveA[idsA[i]], crashA[idsA[i]] = c.join(t, ctx, b.Addr, groupA, topic, idsA[i], sinkA)
+	}
+	ownersA, dg := waitConsumerGroupStable(t, ctx, adm, groupA, topic, idsA)
+	t.Logf("%s: 3 members of %s stable with all %d partitions after %v (group epoch %d)",
+		c.name, groupA, groupPartitions, time.Since(start).Round(time.Millisecond), dg.Epoch)
+	if dg.AssignorName != c.assignor {
+		t.Errorf("%s: assignor %q, want %q", groupA, dg.AssignorName, c.assignor)
+	}
+	for i := range 3 {
+		l, _ := c.join(t, ctx, b.Addr, groupB, topic, idsB[i], sinkB)
+		leaveB = append(leaveB, l)
+	}
+	ownersB, _ := waitConsumerGroupStable(t, ctx, adm, groupB, topic, idsB)
+
+	b1 := produceGroupBatch(t, ctx, b.Addr, topic, "b1")
+	sinkA.waitConsumed(t, ctx, "b1", b1)
+	sinkB.waitConsumed(t, ctx, "b1", b1)
+	sinkA.checkOwners(t, "b1", ownersA)
+	sinkB.checkOwners(t, "b1", ownersB)
+	waitCommitted(t, ctx, adm, groupA, topic)
+	waitCommitted(t, ctx, adm, groupB, topic)
+
+	// One member of A leaves: its partitions move to the other two.
+	leaving := idsA[0]
+	leftAt := time.Now()
+	leaveA[leaving]()
+	delete(leaveA, leaving)
+	ownersA2, _ := waitConsumerGroupStable(t, ctx, adm, groupA, topic, idsA[1:])
+	moved := time.Since(leftAt)
+	t.Logf("%s: after %s left, %s stable with 2 members in %v", c.name, leaving, groupA, moved.Round(time.Millisecond))
+	if moved >= kip848Session {
+		t.Errorf("%s: partitions of %s moved after %v, not within the session timeout %v", c.name, leaving, moved, kip848Session)
+	}
+	b2 := produceGroupBatch(t, ctx, b.Addr, topic, "b2")
+	sinkA.waitConsumed(t, ctx, "b2", b2)
+	sinkB.waitConsumed(t, ctx, "b2", b2)
+	sinkA.checkOwners(t, "b2", ownersA2)
+	waitCommitted(t, ctx, adm, groupA, topic)
+	waitCommitted(t, ctx, adm, groupB, topic)
+	want := slices.Concat(b1, b2)
+
+	remaining := idsA[1:]
+	if crash := crashA[idsA[1]]; crash != nil {
+		crashedAt := time.Now()
+		crash()
+		delete(leaveA, idsA[1])
+		remaining = idsA[2:]
+		waitConsumerGroupStable(t, ctx, adm, groupA, topic, remaining)
+		fenced := time.Since(crashedAt)
+		t.Logf("%s: after %s vanished, %s stable with 1 member in %v (session timeout %v)", c.name, idsA[1], groupA, fenced.Round(time.Millisecond), kip848Session)
+		if fenced < kip848Session-time.Second {
+			t.Errorf("%s: crashed member fenced after %v, before the session timeout %v", c.name, fenced, kip848Session)
+		}
+		b2b := produceGroupBatch(t, ctx, b.Addr, topic, "b2b")
+		sinkA.waitConsumed(t, ctx, "b2b", b2b)
+		sinkB.waitConsumed(t, ctx, "b2b", b2b)
+		for _, r := range sinkA.snapshot() {
+			if strings.HasPrefix(r.Value, "b2b") && r.Member != idsA[2] {
+				t.Errorf("%q consumed by %s, want %s", r.Value, r.Member, idsA[2])
+			}
+		}
+		waitCommitted(t, ctx, adm, groupA, topic)
+		waitCommitted(t, ctx, adm, groupB, topic)
+		want = slices.Concat(want, b2b)
+	}
+
+	// The broker lists and describes them as consumer groups.
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		t.Fatalf("kadm ListGroups: %v", err)
+	}
+	for _, g := range []string{groupA, groupB} {
+		lg, ok := listed[g]
+		if !ok || lg.ProtocolType != "consumer" || lg.GroupType != "consumer" || lg.State != "Stable" {
+			t.Errorf("ListGroups %s: %+v (listed %v)", g, lg, ok)
+		}
+	}
+	byType, err := adm.ListGroupsByType(ctx, []string{"classic"})
+	if err != nil {
+		t.Fatalf("kadm ListGroupsByType: %v", err)
+	}
+	if _, ok := byType[groupA]; ok {
+		t.Errorf("%s listed as a classic group", groupA)
+	}
+
+	for _, id := range remaining {
+		leaveA[id]()
+	}
+	for _, leave := range leaveB {
+		leave()
+	}
+	before, why := committedOffsets(ctx, adm, groupA, topic)
+	if why != "" {
+		t.Fatalf("committed offsets of %s before restart: %s", groupA, why)
+	}
+	dgs, err := adm.DescribeConsumerGroups(ctx, groupA)
+	if err != nil || dgs[groupA].State != "Empty" {
+		t.Fatalf("%s after every member left: %+v %v", groupA, dgs[groupA], err)
+	}
+	epochBefore := dgs[groupA].Epoch
+	b.Stop(t)
+	b.Restart(t)
+	_, adm = newAdmin(t, b.Addr)
+	after := waitCommitted(t, ctx, adm, groupA, topic)
+	if !maps.Equal(before, after) {
+		t.Errorf("committed offsets of %s changed across the restart: %v, then %v", groupA, before, after)
+	}
+	dgs, err = adm.DescribeConsumerGroups(ctx, groupA)
+	if err != nil || dgs[groupA].Err != nil || dgs[groupA].Epoch != epochBefore {
+		t.Errorf("%s after restart: %+v %v, want epoch %d", groupA, dgs[groupA], err, epochBefore)
+	}
+
+	b3 := produceGroupBatch(t, ctx, b.Addr, topic, "b3")
+	restarted := c.name + "-a-restarted"
+	leave, _ := c.join(t, ctx, b.Addr, groupA, topic, restarted, sinkA)
+	sinkA.waitConsumed(t, ctx, "b3 after restart", b3)
+	leave()
+	for _, r := range sinkA.snapshot() {
+		if strings.HasPrefix(r.Value, "b3") && r.Member != restarted {
+			t.Errorf("%q consumed by %s, want %s", r.Value, r.Member, restarted)
+		}
+	}
+	sinkA.checkExactlyOnce(t, slices.Concat(want, b3))
+	bwant := slices.DeleteFunc(slices.Clone(want), func(v string) bool { return strings.HasPrefix(v, "b3") })
+	sinkB.checkExactlyOnce(t, bwant)
+}
+
+// cutDialer lets a test cut a client off the network: every connection is
+// closed and new dials fail, so the client can neither heartbeat nor leave.
+type cutDialer struct {
+	mu    sync.Mutex
+	conns []net.Conn
+	cut   bool
+}
+
+func (d *cutDialer) dial(ctx context.Context, network, host string) (net.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cut {
+		return nil, errors.New("cutDialer: network cut")
+	}
+	c, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, network, host)
+	if err == nil {
+		d.conns = append(d.conns, c)
+	}
+	return c, err
+}
+
+func (d *cutDialer) crash() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cut = true
+	for _, c := range d.conns {
+		c.Close()
+	}
+}
+
+func kgo848Client(name, assignor string, balancer kgo.GroupBalancer) kip848Client {
+	return kip848Client{name: name, assignor: assignor, join: func(t *testing.T, ctx context.Context, addr, group, topic, id string, sink *groupSink) (func(), func()) {
+		d := &cutDialer{}
+		opts := append(kgoGroupOpts(addr, group, topic, id, sink), kgo.Balancers(balancer), kgo.ServerSideBalancer(), kgo.Dialer(d.dial))
+		cl, err := kgo.NewClient(opts...)
+		if err != nil {
+			t.Fatalf("kgo.NewClient: %v", err)
+		}
+		leave := startKgoMember(t, ctx, cl, id, sink)
+		crash := func() {
+			d.crash()
+			// The client stays up, cut off, until the test ends: a
+			// crashed process does not leave either.
+		}
+		return leave, crash
+	}}
+}
+
+// TestKIP848FranzGo runs the KIP-848 scenario with franz-go's
+// ServerSideBalancer and the cooperative-sticky balancer (server assignor
+// "uniform").
+func TestKIP848FranzGo(t *testing.T) {
+	t.Parallel()
+	runKIP848Scenario(t, kgo848Client("franzgo848", "uniform", kgo.CooperativeStickyBalancer()))
+}
+
+// TestKIP848FranzGoRange is the same with the range balancer (server
+// assignor "range").
+func TestKIP848FranzGoRange(t *testing.T) {
+	t.Parallel()
+	runKIP848Scenario(t, kgo848Client("franzgo848r", "range", kgo.RangeBalancer()))
+}
+
+var confluent848Client = kip848Client{name: "confluent848", assignor: "uniform", join: func(t *testing.T, ctx context.Context, addr, group, topic, id string, sink *groupSink) (func(), func()) {
+	c, err := kafka.NewConsumer(&kafka.ConfigMap{
+		"bootstrap.servers":       addr,
+		"client.id":               id,
+		"group.id":                group,
+		"group.protocol":          "consumer",
+		"auto.offset.reset":       "earliest",
+		"enable.auto.commit":      true,
+		"auto.commit.interval.ms": 100,
+	})
+	if err != nil {
+		t.Fatalf("kafka.NewConsumer: %v", err)
+	}
+	rebalance := func(c *kafka.Consumer, ev kafka.Event) error {
+		switch e := ev.(type) {
+		case kafka.AssignedPartitions:
+			sink.assigned(id, confluentPartitions(e.Partitions))
+			return c.IncrementalAssign(e.Partitions)
+		case kafka.RevokedPartitions:
+			if _, err := c.Commit(); err != nil {
+				var ke kafka.Error
+				if !errors.As(err, &ke) || ke.Code() != kafka.ErrNoOffset {
+					t.Logf("%s: commit on revoke: %v", id, err)
+				}
+			}
+			sink.released(id, confluentPartitions(e.Partitions))
+			return c.IncrementalUnassign(e.Partitions)
+		}
+		return nil
+	}
+	if err := c.SubscribeTopics([]string{topic}, rebalance); err != nil {
+		t.Fatalf("%s: SubscribeTopics: %v", id, err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				if err := c.Close(); err != nil {
+					t.Errorf("%s: Close: %v", id, err)
+				}
+				return
+			default:
+			}
+			switch e := c.Poll(50).(type) {
+			case *kafka.Message:
+				sink.record(id, e.TopicPartition.Partition, e.Value)
+			case kafka.Error:
+				t.Logf("%s: %v", id, e)
+			}
+		}
+	}()
+	var once sync.Once
+	leave := func() {
+		once.Do(func() {
+			close(stop)
+			<-done
+		})
+	}
+	t.Cleanup(leave)
+	return leave, nil
+}}
+
+// TestKIP848Confluent runs the KIP-848 scenario with confluent-kafka-go
+// (librdkafka) and group.protocol=consumer.
+func TestKIP848Confluent(t *testing.T) {
+	t.Parallel()
+	runKIP848Scenario(t, confluent848Client)
+}

@@ -401,3 +401,47 @@ func TestKIP848Confluent(t *testing.T) {
 	t.Parallel()
 	runKIP848Scenario(t, confluent848Client)
 }
+
+// TestKIP848RestartWithLiveMembers kills the broker under three running
+// franz-go members: after the restart the group, its epoch and the
+// assignment are back from __consumer_offsets, the members carry on with
+// their epochs (no rebalance), and keep consuming from their commits,
+// each record once.
+func TestKIP848RestartWithLiveMembers(t *testing.T) {
+	t.Parallel()
+	b := startKIP848Broker(t)
+	ctx := testContext(t, 120*time.Second)
+	_, adm := newAdmin(t, b.Addr)
+	topic := "kip848-restart"
+	createTopicKadm(t, ctx, adm, topic, groupPartitions, nil)
+	waitTopicReady(t, ctx, adm, topic, groupPartitions)
+	group := topic + "-g"
+	sink := newGroupSink(group)
+	c := kgo848Client("restart", "uniform", kgo.CooperativeStickyBalancer())
+	ids := []string{"restart-0", "restart-1", "restart-2"}
+	for _, id := range ids {
+		c.join(t, ctx, b.Addr, group, topic, id, sink)
+	}
+	owners, before := waitConsumerGroupStable(t, ctx, adm, group, topic, ids)
+	b1 := produceGroupBatch(t, ctx, b.Addr, topic, "b1")
+	sink.waitConsumed(t, ctx, "b1", b1)
+	waitCommitted(t, ctx, adm, group, topic)
+
+	b.Kill(t)
+	downAt := time.Now()
+	b.Restart(t)
+	_, adm = newAdmin(t, b.Addr)
+	owners2, after := waitConsumerGroupStable(t, ctx, adm, group, topic, ids)
+	t.Logf("group stable again %v after the kill (epoch %d before, %d after)", time.Since(downAt).Round(time.Millisecond), before.Epoch, after.Epoch)
+	if after.Epoch != before.Epoch || after.AssignmentEpoch != before.AssignmentEpoch {
+		t.Errorf("epochs changed across the restart: %d/%d, then %d/%d", before.Epoch, before.AssignmentEpoch, after.Epoch, after.AssignmentEpoch)
+	}
+	if !maps.Equal(owners, owners2) {
+		t.Errorf("assignment changed across the restart: %v, then %v", owners, owners2)
+	}
+	b2 := produceGroupBatch(t, ctx, b.Addr, topic, "b2")
+	sink.waitConsumed(t, ctx, "b2", b2)
+	sink.checkOwners(t, "b2", owners2)
+	waitCommitted(t, ctx, adm, group, topic)
+	sink.checkExactlyOnce(t, slices.Concat(b1, b2))
+}

@@ -157,4 +157,3 @@ func sortedBrokers(img *controller.Image) []controller.Broker {
 func isInternalTopic(name string) bool {
 	return name == "__consumer_offsets" || name == "__transaction_state"
 }
-

@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -17,6 +18,36 @@ func fencedCode(code, version, since int16) int16 {
 		return kerr.InvalidProducerEpoch.Code
 	}
 	return code
+}
+
+// maxMarkerWait bounds how long EndTxn and InitProducerId wait for a
+// marker round before answering as Kafka would without waiting (success
+// for EndTxn, whose outcome is durable; CONCURRENT_TRANSACTIONS for
+// InitProducerId), so that a stuck data partition never stalls a client
+// past its request timeout.
+const maxMarkerWait = 5 * time.Second
+
+// awaitReply waits for a reply a shard sends to ch, at most maxMarkerWait;
+// false if none came (the shard stopped, ctx ended, or the wait ran out).
+// A shard tells its waiters before it stops, so a reply sent then wins
+// over the stop.
+func awaitReply[T any](ctx context.Context, s *shard, ch <-chan T) (T, bool) {
+	timer := time.NewTimer(maxMarkerWait)
+	defer timer.Stop()
+	select {
+	case r := <-ch:
+		return r, true
+	case <-s.done:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	select {
+	case r := <-ch:
+		return r, true
+	default:
+		var zero T
+		return zero, false
+	}
 }
 
 // initReply is the answer of InitProducerId on the shard.
@@ -69,18 +100,15 @@ func (c *Coordinator) InitProducerID(ctx context.Context, req *kmsg.InitProducer
 	}); code != 0 {
 		return fail(code)
 	}
-	select {
-	case r := <-ch:
-		if r.code != 0 {
-			return fail(r.code)
-		}
-		resp.ProducerID, resp.ProducerEpoch = r.producerID, r.epoch
-		return resp
-	case <-s.done:
-		return fail(kerr.NotCoordinator.Code)
-	case <-ctx.Done():
+	r, ok := awaitReply(ctx, s, ch)
+	switch {
+	case !ok:
 		return fail(kerr.ConcurrentTransactions.Code)
+	case r.code != 0:
+		return fail(r.code)
 	}
+	resp.ProducerID, resp.ProducerEpoch = r.producerID, r.epoch
+	return resp
 }
 
 // initProducerID is InitProducerId on the shard; reply is called exactly
@@ -355,14 +383,10 @@ func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg
 	}); code != 0 {
 		return fail(code)
 	}
-	var result int16
-	select {
-	case result = <-ch:
-	case <-s.done:
-		result = kerr.NotCoordinator.Code
-	case <-ctx.Done():
-		result = kerr.ConcurrentTransactions.Code
-	}
+	// Only a durable Prepare leaves ch empty after call: if the wait ends
+	// first, the outcome is decided and the markers follow in the
+	// background, so the answer is success.
+	result, _ := awaitReply(ctx, s, ch)
 	if result == 0 && resp.ProducerID == -1 {
 		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch
 	}

@@ -183,6 +183,9 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// testClockStart is where fake clocks start.
+var testClockStart = time.Unix(1_700_000_000, 0)
+
 // env is a coordinator over memory logs with fakes.
 type env struct {
 	t       *testing.T
@@ -201,7 +204,7 @@ func newEnv(t *testing.T, edit ...func(*Options)) *env {
 		logs:    map[int32]*memLog{},
 		pids:    &fakePIDs{next: 1000},
 		markers: &fakeMarkers{},
-		clock:   &fakeClock{now: time.Unix(1_700_000_000, 0)},
+		clock:   &fakeClock{now: testClockStart},
 	}
 	e.opts = Options{
 		NumPartitions: 3,

@@ -27,6 +27,8 @@
 //	    00000000000000000000.log         record batches, Kafka format (magic 2)
 //	    00000000000000000000.index       offset index
 //	    00000000000000000000.timeindex   time index
+//	    00000000000000000000.txnindex    aborted transaction index (only once a transaction aborted)
+//	    00000000000000000000.snapshot    open transactions at that offset (samsa format, versioned)
 //	  <topic>-<partition>.<hex>-delete/  a partition being deleted (removed on open)
 //
 // Segment files are named by the segment's base offset as 20 digits. A .log
@@ -70,6 +72,55 @@
 // point at a batch with that last offset) and rebuilt if they do not match.
 // Recovered segments are fsynced before the recovery point moves to the log
 // end offset.
+//
+// # Transactions
+//
+// Every append looks at the header of each batch. A transactional batch of
+// a producer without an open transaction opens one at its base offset; a
+// control batch (commit or abort marker, wire.ParseControlBatch) of a
+// producer ends its open transaction, and a marker for a producer with none
+// changes nothing. The last stable offset (LSO) is the high watermark, or
+// the first offset of the oldest open transaction if lower (never below
+// the log start offset). A read_committed fetch reads up to
+// LastStableOffset and answers with AbortedTransactions(fetchOffset,
+// lastOffsetReturned+1).
+//
+// An abort adds an entry to the .txnindex of the segment holding the
+// marker, Kafka's format: 34-byte big-endian entries of version int16 (0),
+// producer id int64, first offset int64, last offset int64 (the marker),
+// last stable offset int64 (the first offset of the oldest transaction
+// still open after the marker, or the marker's offset + 1). The file is
+// created at the first abort, synced with its segment, cut on truncation
+// (entries whose marker is at or after the new end) and deleted with its
+// segment.
+//
+// A "%020d.snapshot" file holds the open transactions as of its offset, in
+// samsa's own format (Kafka uses the name for its producer snapshots,
+// whose contents differ):
+//
+//	 0 magic    "SMTX"
+//	 4 version  uint16 = 0
+//	 6 crc      uint32, CRC-32C of bytes 10..end
+//	10 offset   int64, equal to the file name's
+//	18 count    uint32
+//	22 count × (producer id int64, producer epoch int16, first offset int64), by first offset
+//
+// One is written (atomically: .tmp, fsync, rename, directory fsync) at
+// every roll, after the closed segment is synced, and at a clean Close,
+// after the flush; so a snapshot at offset S implies that every batch and
+// transaction index entry below S is durable, and OpenLog trusts any
+// snapshot up to the recovered log end (not just up to the checkpointed
+// recovery point, which may lag). OpenLog loads the newest readable one
+// (below any segment whose .txnindex is unreadable), replays the batch
+// headers from it to the log end, and rewrites the .txnindex entries of the
+// replayed range only where they differ from the replay, so restarts never
+// duplicate entries and repair lost ones. An unreadable snapshot is
+// deleted with a warning and the next older one tried; with none the
+// replay starts at the first segment (with a log line). Snapshots above
+// the log end (truncation) or below the first segment (retention,
+// DeleteRecords) are deleted; TruncateTo reloads the state the same way.
+// Migration: an unknown snapshot version is just unreadable and costs a
+// longer replay; a new version should still read version 0.
 //
 // # Concurrency
 //

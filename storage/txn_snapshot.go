@@ -141,16 +141,20 @@ func (l *Log) writeSnapshotLocked(offset int64) error {
 	return nil
 }
 
-// deleteSnapshotsLocked removes the snapshots for which doomed is true.
+// deleteSnapshotsLocked removes the snapshots for which doomed is true,
+// durably: a snapshot above a truncation point that came back after a
+// crash could be taken for the state of different, later data.
 // REQUIRES: l.writeMu held.
 func (l *Log) deleteSnapshotsLocked(doomed func(off int64) bool) error {
 	kept := l.snapshots[:0:0]
 	var firstErr error
+	removed := false
 	for _, off := range l.snapshots {
 		if !doomed(off) {
 			kept = append(kept, off)
 			continue
 		}
+		removed = true
 		if err := l.fs.Remove(segmentFileName(l.dir, off, snapshotSuffix)); err != nil && l.fs.Exists(segmentFileName(l.dir, off, snapshotSuffix)) {
 			kept = append(kept, off)
 			if firstErr == nil {
@@ -159,6 +163,11 @@ func (l *Log) deleteSnapshotsLocked(doomed func(off int64) bool) error {
 		}
 	}
 	l.snapshots = kept
+	if removed && firstErr == nil {
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			firstErr = fmt.Errorf("storage: sync log dir: %w", err)
+		}
+	}
 	return firstErr
 }
 

@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -669,4 +674,284 @@ func TestTxnAppendRejectsMalformedMarker(t *testing.T) {
 	appendHW(t, l, txnBatch(t, 1, 1))
 	appendHW(t, l, b)
 	checkLSO(t, l, 0)
+}
+
+// txnModelBatch is what the model remembers of a batch.
+type txnModelBatch struct {
+	base, last int64
+	pid        int64 // -1 for a plain batch
+	control    bool
+	commit     bool
+}
+
+// txnModel recomputes the transaction state from the batch list, the
+// simplest possible way.
+type txnModel struct {
+	batches []txnModelBatch
+	start   int64
+	leo     int64
+}
+
+func (m *txnModel) state() (ongoing []OngoingTxn, aborted []AbortedTxn) {
+	open := map[int64]int64{}
+	for _, b := range m.batches {
+		if b.pid < 0 {
+			continue
+		}
+		if !b.control {
+			if _, ok := open[b.pid]; !ok {
+				open[b.pid] = b.base
+			}
+			continue
+		}
+		first, ok := open[b.pid]
+		if !ok {
+			continue
+		}
+		delete(open, b.pid)
+		if b.commit {
+			continue
+		}
+		lso := b.last + 1
+		for _, f := range open {
+			lso = min(lso, f)
+		}
+		aborted = append(aborted, AbortedTxn{b.pid, first, b.last, lso})
+	}
+	for pid, f := range open {
+		ongoing = append(ongoing, OngoingTxn{pid, 3, f})
+	}
+	slices.SortFunc(ongoing, func(a, b OngoingTxn) int { return int(a.FirstOffset - b.FirstOffset) })
+	return ongoing, aborted
+}
+
+// TestTxnRandomOperations checks random appends, markers, rolls,
+// truncations, DeleteRecords, clean restarts and crashes against txnModel.
+func TestTxnRandomOperations(t *testing.T) {
+	seeds := uint64(10)
+	if testing.Short() {
+		seeds = 3
+	}
+	if n := os.Getenv("SAMSA_TXN_SEEDS"); n != "" {
+		seeds, _ = strconv.ParseUint(n, 10, 64)
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
+		t.Run("", func(t *testing.T) { runTxnRandomOps(t, seed, 300) })
+	}
+}
+
+func runTxnRandomOps(t *testing.T, seed uint64, steps int) {
+	rng := rand.New(rand.NewPCG(seed, 17))
+	fsys := vfs.NewMem()
+	cfg := smallConfig()
+	cfg.SegmentBytes = int64(600 + rng.IntN(2000))
+	cfg.RetentionMs = -1
+	m := &txnModel{}
+	open := func(fs vfs.FS) *Log {
+		l, err := OpenLog(LogOptions{FS: fs, Dir: "/d/t-0", Config: cfg, Now: newClock().now, RecoveryPoint: -1, LogStartOffset: m.start})
+		if err != nil {
+			t.Fatalf("seed %d: open: %v", seed, err)
+		}
+		l.SetHighWatermark(l.LogEndOffset())
+		return l
+	}
+	l := open(fsys)
+	defer func() { l.Close() }()
+	var trace []string
+	for step := 0; step < steps; step++ {
+		var op string
+		switch r := rng.IntN(100); {
+		case r < 35:
+			pid := int64(rng.IntN(4))
+			info := mustAppend(t, l, txnBatch(t, pid, 1+rng.IntN(3)))
+			m.batches = append(m.batches, txnModelBatch{info.FirstOffset, info.LastOffset, pid, false, false})
+			op = fmt.Sprintf("txn p%d@%d", pid, info.FirstOffset)
+		case r < 50:
+			info := mustAppend(t, l, testBatch(1+rng.IntN(3), 0, 40))
+			m.batches = append(m.batches, txnModelBatch{info.FirstOffset, info.LastOffset, -1, false, false})
+			op = "plain"
+		case r < 75:
+			pid, commit := int64(rng.IntN(4)), rng.IntN(2) == 0
+			info := mustControl(t, l, pid, commit)
+			m.batches = append(m.batches, txnModelBatch{info.FirstOffset, info.LastOffset, pid, true, commit})
+			op = fmt.Sprintf("marker p%d commit=%v@%d", pid, commit, info.FirstOffset)
+		case r < 80:
+			if err := l.Roll(); err != nil {
+				t.Fatal(err)
+			}
+			op = "roll"
+		case r < 85:
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l = open(fsys)
+			op = "reopen"
+		case r < 90:
+			if err := l.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			crashed := fsys.CrashClone()
+			l.Close()
+			fsys = crashed
+			l = open(fsys)
+			op = "crash"
+		case r < 95:
+			x := m.start + rng.Int64N(m.leo-m.start+1)
+			if err := l.TruncateTo(x); err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(m.batches, func(b txnModelBatch) bool { return b.last >= x })
+			switch {
+			case i >= 0 && m.batches[i].base < m.start:
+				// Nothing readable would remain: the log restarts empty at x.
+				m.batches, m.start, m.leo = nil, x, x
+			case i >= 0:
+				m.leo = m.batches[i].base
+				m.batches = m.batches[:i]
+			}
+			op = fmt.Sprintf("truncate %d", x)
+		default:
+			x := m.start + rng.Int64N(m.leo-m.start+1)
+			if _, err := l.DeleteRecordsBefore(x); err != nil {
+				t.Fatal(err)
+			}
+			m.start = max(m.start, x)
+			op = fmt.Sprintf("delete-records %d", x)
+		}
+		if len(m.batches) > 0 {
+			m.leo = m.batches[len(m.batches)-1].last + 1
+		}
+		m.leo = max(m.leo, m.start)
+		trace = append(trace, op)
+		l.SetHighWatermark(l.LogEndOffset())
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("seed %d step %d: %s\nlast ops %v", seed, step, fmt.Sprintf(format, args...), trace[max(0, len(trace)-12):])
+		}
+		if l.LogEndOffset() != m.leo || l.LogStartOffset() != m.start {
+			fail("LEO/start %d/%d, model %d/%d", l.LogEndOffset(), l.LogStartOffset(), m.leo, m.start)
+		}
+		ongoing, aborted := m.state()
+		if got := l.OngoingTransactions(); !slices.Equal(got, ongoing) {
+			fail("ongoing %+v, model %+v", got, ongoing)
+		}
+		wantLSO := m.leo
+		if len(ongoing) > 0 {
+			wantLSO = max(min(wantLSO, ongoing[0].FirstOffset), m.start)
+		}
+		if got := l.LastStableOffset(); got != wantLSO {
+			fail("LSO %d, model %d", got, wantLSO)
+		}
+		for q := 0; q < 3; q++ {
+			from := m.start + rng.Int64N(m.leo-m.start+1)
+			upTo := from + rng.Int64N(m.leo-from+2)
+			var want []AbortedTxn
+			for _, a := range aborted {
+				if a.LastOffset >= from && a.FirstOffset < upTo && from < upTo {
+					want = append(want, a)
+				}
+			}
+			if got := l.AbortedTransactions(from, upTo); !slices.Equal(got, want) {
+				fail("AbortedTransactions(%d, %d) = %+v, model %+v", from, upTo, got, want)
+			}
+		}
+	}
+}
+
+// modelFromLog reads every batch of l and builds the txnModel they imply.
+func modelFromLog(t testing.TB, l *Log) *txnModel {
+	t.Helper()
+	m := &txnModel{start: l.LogStartOffset(), leo: l.LogEndOffset()}
+	// Read from the first segment, below the log start too: its batches
+	// still count for the transaction state.
+	l.mu.Lock()
+	first := l.mu.segments[0].baseOffset
+	l.mu.Unlock()
+	for next := first; next < m.leo; {
+		b, err := l.Read(max(next, m.start), 1<<20, m.leo, true)
+		if next < m.start {
+			t.Fatal("modelFromLog: data below the log start")
+		}
+		if err != nil || len(b) == 0 {
+			t.Fatalf("Read(%d): %v", next, err)
+		}
+		_, err = wire.SplitBatches(b, func(batch []byte, h wire.BatchHeader) error {
+			mb := txnModelBatch{base: h.BaseOffset, last: h.LastOffset(), pid: -1}
+			if h.ProducerID >= 0 && (h.IsTransactional() || h.IsControl()) {
+				mb.pid = h.ProducerID
+			}
+			if h.IsControl() {
+				commit, _, ok, err := wire.ParseControlBatch(batch)
+				if err != nil || !ok {
+					t.Fatalf("marker at %d: %v %v", h.BaseOffset, ok, err)
+				}
+				mb.control, mb.commit = true, commit
+			}
+			m.batches = append(m.batches, mb)
+			next = h.LastOffset() + 1
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+func checkAgainstModel(t testing.TB, l *Log, m *txnModel, what string) {
+	t.Helper()
+	l.SetHighWatermark(l.LogEndOffset())
+	ongoing, aborted := m.state()
+	if got := l.OngoingTransactions(); !slices.Equal(got, ongoing) {
+		t.Fatalf("%s: ongoing %+v, model %+v", what, got, ongoing)
+	}
+	if got := l.AbortedTransactions(m.start, m.leo+1); !slices.Equal(got, aborted) {
+		t.Fatalf("%s: aborted %+v, model %+v", what, got, aborted)
+	}
+}
+
+// TestTxnFaultInjection fails the Nth file operation of a transactional
+// workload for every N; after a crash the reopened log's transaction state
+// must be the one its surviving batches imply.
+func TestTxnFaultInjection(t *testing.T) {
+	for n := 1; ; n++ {
+		mem := vfs.NewMem()
+		efs := &errorFS{inner: mem, failAt: n}
+		cfg := smallConfig()
+		cfg.FlushIntervalMessages = 1
+		l, err := OpenLog(LogOptions{FS: efs, Dir: "/d/t-0", Config: cfg, Now: newClock().now, RecoveryPoint: -1, LogStartOffset: -1})
+		if err == nil {
+			for i := int64(0); i < 40 && err == nil; i++ {
+				pid := i % 3
+				switch i % 4 {
+				case 0, 1:
+					_, err = l.Append(txnBatch(t, pid, 2))
+				case 2:
+					_, err = l.Append(testBatch(2, 0, 80))
+				case 3:
+					_, err = l.AppendControl(ControlMarker{ProducerID: pid, ProducerEpoch: 3, Commit: i%8 == 3})
+				}
+				if i == 30 && err == nil {
+					err = l.TruncateTo(l.LogEndOffset() - 3)
+				}
+			}
+			l.Close()
+		}
+		if err != nil && !errors.Is(err, errInjected) {
+			t.Fatalf("n=%d: unexpected error %v", n, err)
+		}
+		crashed := mem.CrashClone()
+		for round := 0; round < 2; round++ {
+			l2, err2 := OpenLog(LogOptions{FS: crashed, Dir: "/d/t-0", Config: cfg, Now: newClock().now, RecoveryPoint: -1, LogStartOffset: -1})
+			if err2 != nil {
+				t.Fatalf("n=%d: reopen after fault %v: %v", n, err, err2)
+			}
+			checkAgainstModel(t, l2, modelFromLog(t, l2), fmt.Sprintf("n=%d round %d (fault %v)", n, round, err))
+			l2.Close()
+		}
+		if !efs.fired {
+			t.Logf("completed after %d fault points", n-1)
+			break
+		}
+	}
 }

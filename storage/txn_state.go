@@ -17,6 +17,8 @@ type OngoingTxn struct {
 }
 
 // ControlMarker is a transaction marker to append (WriteTxnMarkers).
+// Timestamp is the marker's timestamp in milliseconds; 0 or less means the
+// log's clock (Kafka stamps markers with the broker's time).
 type ControlMarker struct {
 	ProducerID       int64
 	ProducerEpoch    int16
@@ -222,7 +224,11 @@ func (l *Log) OngoingTransactions() []OngoingTxn {
 // log end offset: it ends the producer's open transaction (if it has one)
 // and, for an abort, adds the transaction to the aborted transaction index.
 func (l *Log) AppendControl(m ControlMarker) (AppendInfo, error) {
-	b, err := wire.EncodeControlBatch(m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch, m.LeaderEpoch, m.Timestamp)
+	ts := m.Timestamp
+	if ts <= 0 {
+		ts = l.now().UnixMilli()
+	}
+	b, err := wire.EncodeControlBatch(m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch, m.LeaderEpoch, ts)
 	if err != nil {
 		return AppendInfo{}, fmt.Errorf("storage: encode control batch: %w", err)
 	}

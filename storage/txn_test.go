@@ -955,3 +955,38 @@ func TestTxnFaultInjection(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTxnFetchReaders measures the per-fetch calls of a read_committed
+// fetch on a log with many segments and aborted transactions.
+func BenchmarkTxnFetchReaders(b *testing.B) {
+	l := openTestLog(b, vfs.NewMem(), "/d/t-0", smallConfig(), newClock())
+	defer l.Close()
+	for i := 0; i < 300; i++ {
+		appendHW(b, l, txnBatch(b, int64(i%4), 2))
+		if i%3 == 0 {
+			controlHW(b, l, int64(i%4), i%2 == 0)
+		}
+	}
+	leo := l.LogEndOffset()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		lso := l.LastStableOffset()
+		_ = l.AbortedTransactions(leo-20, lso)
+	}
+}
+
+// BenchmarkTxnAppend measures a transactional append (no fsync).
+func BenchmarkTxnAppend(b *testing.B) {
+	l := openTestLog(b, vfs.NewMem(), "/d/t-0", DefaultLogConfig(), newClock())
+	defer l.Close()
+	batch := txnBatch(b, 1, 5)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := l.Append(batch); err != nil {
+			b.Fatal(err)
+		}
+		if i%100 == 99 {
+			mustControl(b, l, 1, i%200 == 99)
+		}
+	}
+}

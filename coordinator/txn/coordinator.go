@@ -175,11 +175,10 @@ func (c *Coordinator) Owns(transactionalID string) bool {
 // which leads all of them, does at start.
 func (c *Coordinator) LoadAll() error {
 	for p := range c.opts.NumPartitions {
-		if _, ok := c.opts.Log(p); !ok {
-			continue
-		}
-		if err := c.LoadPartition(p); err != nil {
-			return err
+		if log, ok := c.opts.Log(p); ok {
+			if err := c.loadPartition(p, log); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -199,6 +198,10 @@ func (c *Coordinator) LoadPartition(p int32) error {
 	if !ok {
 		return fmt.Errorf("%w: partition %d", ErrNoPartition, p)
 	}
+	return c.loadPartition(p, log)
+}
+
+func (c *Coordinator) loadPartition(p int32, log Log) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.closed {

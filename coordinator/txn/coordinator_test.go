@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -559,4 +560,110 @@ func TestDescribeAndList(t *testing.T) {
 	if _, resp := list(func(r *kmsg.ListTransactionsRequest) { r.TransactionalIDPattern = &bad }); resp.ErrorCode != kerr.InvalidRegularExpression.Code {
 		t.Fatalf("bad pattern %v", kerr.ErrorForCode(resp.ErrorCode))
 	}
+}
+
+// TestConcurrentTransactions runs many producers at once, each on its own
+// transactional id across the partitions, under -race: every transaction
+// must end with one marker round of its own outcome.
+func TestConcurrentTransactions(t *testing.T) {
+	e := newEnv(t)
+	const producers, rounds = 12, 8
+	errs := make(chan error, producers)
+	for i := range producers {
+		go func() {
+			errs <- func() error {
+				id := "p" + string(rune('a'+i))
+				pid, epoch := e.initE(id)
+				if pid < 0 {
+					return errFailed(id, "init", epoch)
+				}
+				for r := range rounds {
+					req := kmsg.NewPtrAddPartitionsToTxnRequest()
+					req.Version = 3
+					req.TransactionalID, req.ProducerID, req.ProducerEpoch = id, pid, epoch
+					rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+					rt.Topic, rt.Partitions = "t", []int32{int32(i % 10), int32(r % 10)}
+					req.Topics = append(req.Topics, rt)
+					for _, tt := range e.c.AddPartitionsToTxn(t.Context(), req).Topics {
+						for _, p := range tt.Partitions {
+							if p.ErrorCode != 0 {
+								return errFailed(id, "add", p.ErrorCode)
+							}
+						}
+					}
+					if code := e.c.VerifyProduce(t.Context(), id, pid, epoch, tp("t", int32(i%10))); code != 0 {
+						return errFailed(id, "verify", code)
+					}
+					if code := e.end(3, id, pid, epoch, r%2 == 0).ErrorCode; code != 0 {
+						return errFailed(id, "end", code)
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range producers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := e.markers.callList()
+	if len(calls) != producers*rounds {
+		t.Fatalf("%d marker calls, want %d", len(calls), producers*rounds)
+	}
+	perProducer := map[int64][]bool{}
+	for _, c := range calls {
+		perProducer[c.producerID] = append(perProducer[c.producerID], c.commit)
+	}
+	for pid, outcomes := range perProducer {
+		for r, commit := range outcomes {
+			if commit != (r%2 == 0) {
+				t.Fatalf("producer %d round %d commit=%v", pid, r, commit)
+			}
+		}
+	}
+}
+
+func (e *env) initE(id string) (int64, int16) {
+	resp := e.initReq(5, id, 60000, -1, -1)
+	if resp.ErrorCode != 0 {
+		return -1, resp.ErrorCode
+	}
+	return resp.ProducerID, resp.ProducerEpoch
+}
+
+func errFailed(id, what string, code int16) error {
+	return fmt.Errorf("%s %s: %w", id, what, kerr.ErrorForCode(code))
+}
+
+// TestUnloadWhileMarkersInFlight moves a partition away while a marker
+// round hangs: the round is cancelled, EndTxn (whose Prepare is durable)
+// still succeeds, and the next owner finishes the transaction.
+func TestUnloadWhileMarkersInFlight(t *testing.T) {
+	e := newEnv(t)
+	pid, epoch := e.init("u", 60000)
+	e.addOK("u", pid, epoch, tp("t", 0))
+	gate, called := make(chan struct{}), make(chan struct{}, 1)
+	e.markers.mu.Lock()
+	e.markers.gate, e.markers.called = gate, called
+	e.markers.mu.Unlock()
+	done := make(chan int16)
+	go func() { done <- e.end(3, "u", pid, epoch, true).ErrorCode }()
+	select {
+	case <-called:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no marker call")
+	}
+	p := e.c.PartitionFor("u")
+	e.c.UnloadPartition(p)
+	wantCode(t, "EndTxn across unload", <-done, nil)
+	wantCode(t, "after unload", e.end(3, "u", pid, epoch, true).ErrorCode, kerr.NotCoordinator)
+	close(gate)
+	if err := e.c.LoadPartition(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.WaitLoaded(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState("u", CompleteCommit)
 }

@@ -120,6 +120,7 @@ func (c *Coordinator) commitOn(s *shard, req *kmsg.OffsetCommitRequest, resp *km
 			recs = append(recs, wire.Record{Key: offsetCommitKey(g.id, tp), Value: offsetCommitValue(e)})
 		}
 	}
+	base := s.log.LogEndOffset() // the first record's offset: the shard is the only writer
 	if len(recs) > 0 {
 		if err := s.append(now, recs); err != nil {
 			s.logger.Warn("coordinator: writing offsets failed", "group", g.id, "err", err)
@@ -129,7 +130,8 @@ func (c *Coordinator) commitOn(s *shard, req *kmsg.OffsetCommitRequest, resp *km
 			todo = nil
 		}
 	}
-	for _, p := range todo {
+	for k, p := range todo {
+		p.entry.recordOffset = base + int64(k)
 		g.commit(p.tp, p.entry)
 	}
 	if created && g.deletable() {
@@ -147,8 +149,9 @@ type fetchTopic struct {
 
 // OffsetFetch answers OffsetFetch v0-v10: one group before v8, several from
 // v8; null topics mean every committed partition. An unknown group or
-// partition has offset -1. RequireStable (v7+) needs transactions to
-// matter, and there are none yet.
+// partition has offset -1. With RequireStable (v7+) a partition with a
+// pending transactional offset answers UNSTABLE_OFFSET_COMMIT (and offset
+// -1), as Kafka does, and the others answer normally.
 func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {
@@ -169,7 +172,7 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 					topics = append(topics, fetchTopic{name: name, id: t.TopicID, resolved: ok, partitions: t.Partitions})
 				}
 			}
-			resp.Groups = append(resp.Groups, c.fetchGroup(ctx, req.Version, rg.Group, topics))
+			resp.Groups = append(resp.Groups, c.fetchGroup(ctx, req.Version, rg.Group, topics, req.RequireStable))
 		}
 		return resp
 	}
@@ -180,7 +183,7 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 			topics = append(topics, fetchTopic{name: t.Topic, resolved: true, partitions: t.Partitions})
 		}
 	}
-	g := c.fetchGroup(ctx, req.Version, req.Group, topics)
+	g := c.fetchGroup(ctx, req.Version, req.Group, topics, req.Version >= 7 && req.RequireStable)
 	resp.ErrorCode = g.ErrorCode
 	for _, t := range g.Topics {
 		rt := kmsg.NewOffsetFetchResponseTopic()
@@ -199,9 +202,10 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 }
 
 // fetchGroup answers one group of an OffsetFetch; topics nil means all.
-func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group string, topics []fetchTopic) kmsg.OffsetFetchResponseGroup {
+func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group string, topics []fetchTopic, requireStable bool) kmsg.OffsetFetchResponseGroup {
 	out := kmsg.NewOffsetFetchResponseGroup()
 	out.Group = group
+	var unstable func(topicPartition) bool // set on the shard goroutine
 	fill := func(g *Group) {
 		if topics == nil {
 			if g == nil {
@@ -240,6 +244,8 @@ func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group strin
 				switch {
 				case !t.resolved:
 					rp.ErrorCode = kerr.UnknownTopicID.Code
+				case unstable != nil && unstable(topicPartition{t.name, p}):
+					rp.ErrorCode = kerr.UnstableOffsetCommit.Code
 				case g != nil:
 					if e, ok := g.fetchOffset(topicPartition{t.name, p}); ok {
 						rp.Offset, rp.LeaderEpoch, rp.Metadata = e.offset, e.leaderEpoch, ptr(e.metadata)
@@ -256,7 +262,13 @@ func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group strin
 	}
 	s, code := c.shardFor(group)
 	if code == 0 {
-		code = s.call(ctx, func() { fill(s.groups[group]) })
+		code = s.call(ctx, func() {
+			if requireStable {
+				unstable = s.pendingTxnFunc(group)
+			}
+			fill(s.groups[group])
+			unstable = nil
+		})
 	}
 	if code != 0 {
 		out.ErrorCode = code
@@ -304,7 +316,9 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 					tp := topicPartition{t.Topic, p.Partition}
 					if subscribed[t.Topic] {
 						rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
-					} else if _, ok := g.offsets[tp]; ok {
+					} else if _, ok := g.offsets[tp]; ok || s.pendingTxn().has(g.id, tp) {
+						// Kafka tombstones a partition with only
+						// pending transactional offsets too.
 						recs = append(recs, wire.Record{Key: offsetCommitKey(g.id, tp)})
 						gone = append(gone, tp)
 					}
@@ -323,6 +337,7 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 			}
 			for _, tp := range gone {
 				delete(g.offsets, tp)
+				s.pendingTxn().tombstone(g.id, tp)
 			}
 		})
 	}

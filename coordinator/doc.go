@@ -3,7 +3,8 @@
 // generations, session and rebalance timeouts, static membership), KIP-848
 // consumer groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe: member and
 // group epochs, server-side "uniform" and "range" assignors, reconciliation
-// that hands a partition over only after its owner revoked it) and
+// that hands a partition over only after its owner revoked it),
+// transactional offset commits (TxnOffsetCommit, require_stable) and
 // committed offsets (OffsetCommit, OffsetFetch, OffsetDelete), kept durable
 // in the internal topic __consumer_offsets.
 //
@@ -50,6 +51,27 @@
 // A null value is a tombstone. Load reads a partition from its log start
 // offset and keeps the last value of each key.
 //
+// Transactional offset commits (TxnOffsetCommit) are the same
+// OffsetCommitKey/Value records in a batch carrying the producer's id and
+// epoch and the transactional attribute; the transaction coordinator ends
+// them with a control batch (attributes bit 5; key: version int16, type
+// int16 0=abort 1=commit; value EndTxnMarker: version int16, coordinator
+// epoch int32), which CompleteTxn writes.
+//
+// # Transactions
+//
+// A shard keeps the offsets of open transactions pending per producer id
+// (txn_offsets.go): OffsetFetch does not show them, require_stable
+// answers UNSTABLE_OFFSET_COMMIT for their partitions, and the commit
+// marker moves them into the committed offsets where their record is later
+// in the log than the committed one (Kafka's rule, so that reload and
+// compaction agree). Load replays transactional batches as pending and
+// markers as completions; what is open at the end stays pending until the
+// transaction coordinator re-sends its marker.
+//
+//	c.TxnOffsetCommit(ctx, req)                 // staged, pending for req.ProducerID
+//	c.CompleteTxn(ctx, partition, pid, epoch, true, coordinatorEpoch) // marker written, offsets committed
+//
 // # KIP-848 consumer groups
 //
 // ConsumerGroup is a pure state machine like Group. A consumer group's
@@ -59,7 +81,4 @@
 // GROUP_ID_NOT_FOUND). An empty classic group is converted on the first
 // ConsumerGroupHeartbeat and an empty consumer group on the first
 // JoinGroup; online migration of live groups is not implemented.
-//
-// Not yet here: transactional offset commits (TxnOffsetCommit,
-// require_stable); transactional batches are skipped at load.
 package coordinator

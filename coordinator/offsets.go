@@ -24,6 +24,10 @@ type offsetEntry struct {
 	// expireTime is set only for offsets loaded from OffsetCommitValue
 	// v1, which carried an explicit expiry.
 	expireTime time.Time
+	// recordOffset is the log offset of the record that wrote it: when a
+	// transaction commits, its offset replaces a committed one only if
+	// its record is later (Kafka's OffsetAndMetadata.recordOffset).
+	recordOffset int64
 }
 
 // CommitCheck validates an OffsetCommit against the group and returns the
@@ -134,6 +138,13 @@ func (g *Group) DeleteCheck() int16 {
 // empty counts from its commit, so a late simple commit is not dropped
 // early.
 func (g *Group) expiredOffsets(now time.Time, retention time.Duration) []topicPartition {
+	return g.expiredOffsetsExcept(now, retention, nil)
+}
+
+// expiredOffsetsExcept is expiredOffsets keeping the partitions for which
+// keep (if not nil) is true: Kafka does not expire an offset while a
+// transaction has a pending one for its partition.
+func (g *Group) expiredOffsetsExcept(now time.Time, retention time.Duration, keep func(topicPartition) bool) []topicPartition {
 	var base func(tp topicPartition, e offsetEntry) (time.Time, bool)
 	switch {
 	case g.state == Empty && g.protocolType != "":
@@ -155,6 +166,9 @@ func (g *Group) expiredOffsets(now time.Time, retention time.Duration) []topicPa
 	}
 	var out []topicPartition
 	for tp, e := range g.offsets {
+		if keep != nil && keep(tp) {
+			continue
+		}
 		if !e.expireTime.IsZero() {
 			if !now.Before(e.expireTime) {
 				out = append(out, tp)

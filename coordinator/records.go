@@ -85,6 +85,27 @@ func encodeBatch(now time.Time, records []wire.Record) ([]byte, error) {
 	})
 }
 
+// decodeOffsetEntry decodes an OffsetCommitValue (any version).
+func decodeOffsetEntry(value []byte) (offsetEntry, error) {
+	var v kmsg.OffsetCommitValue
+	if err := v.ReadFrom(value); err != nil {
+		return offsetEntry{}, fmt.Errorf("%w: offset commit value: %v", ErrCorrupt, err)
+	}
+	e := offsetEntry{
+		offset:      v.Offset,
+		leaderEpoch: -1,
+		metadata:    v.Metadata,
+		commitTime:  time.UnixMilli(v.CommitTimestamp),
+	}
+	if v.Version >= 3 {
+		e.leaderEpoch = v.LeaderEpoch
+	}
+	if v.Version == 1 && v.ExpireTimestamp > 0 {
+		e.expireTime = time.UnixMilli(v.ExpireTimestamp)
+	}
+	return e, nil
+}
+
 // loadState is what reading a __consumer_offsets partition yields: the last
 // value of every key, tombstones applied.
 type loadState struct {
@@ -92,6 +113,11 @@ type loadState struct {
 	offsets map[string]map[topicPartition]offsetEntry
 	// consumerGroups are KIP-848 groups (key versions 3-8).
 	consumerGroups map[string]*cgLoad
+	// txn holds pending transactional offsets (nil until the first
+	// transactional or control batch); see txn_offsets.go.
+	txn *txnOffsets
+	// recordOffset is the log offset of the record being applied.
+	recordOffset int64
 }
 
 func newLoadState() *loadState {
@@ -118,24 +144,16 @@ func (ls *loadState) apply(key, value []byte) error {
 			if m := ls.offsets[k.Group]; m != nil {
 				delete(m, tp)
 			}
+			if ls.txn != nil {
+				ls.txn.tombstone(k.Group, tp)
+			}
 			return nil
 		}
-		var v kmsg.OffsetCommitValue
-		if err := v.ReadFrom(value); err != nil {
-			return fmt.Errorf("%w: offset commit value: %v", ErrCorrupt, err)
+		e, err := decodeOffsetEntry(value)
+		if err != nil {
+			return err
 		}
-		e := offsetEntry{
-			offset:      v.Offset,
-			leaderEpoch: -1,
-			metadata:    v.Metadata,
-			commitTime:  time.UnixMilli(v.CommitTimestamp),
-		}
-		if v.Version >= 3 {
-			e.leaderEpoch = v.LeaderEpoch
-		}
-		if v.Version == 1 && v.ExpireTimestamp > 0 {
-			e.expireTime = time.UnixMilli(v.ExpireTimestamp)
-		}
+		e.recordOffset = ls.recordOffset
 		m := ls.offsets[k.Group]
 		if m == nil {
 			m = map[topicPartition]offsetEntry{}
@@ -165,8 +183,9 @@ func (ls *loadState) apply(key, value []byte) error {
 
 // applyBatches folds every complete batch at the start of data into the
 // state and returns the offset after the last one read (or from, when data
-// holds no complete batch). Control and transactional batches are skipped:
-// transactional offset commits come with the transaction coordinator.
+// holds no complete batch). Records of transactional batches become
+// pending offsets of their producer, and control batches (transaction
+// markers) complete them.
 func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
 	next := from
 	for len(data) >= wire.BatchHeaderSize {
@@ -178,13 +197,26 @@ func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
 		if size <= 0 || size > len(data) {
 			break // a partial batch at the end of the read
 		}
-		if !h.IsControl() && !h.IsTransactional() {
+		if h.IsControl() {
+			if err := ls.applyControlBatch(data[:size], h); err != nil {
+				return next, err
+			}
+		} else {
 			_, recs, err := wire.DecodeRecords(data[:size])
 			if err != nil {
 				return next, fmt.Errorf("%w: batch at %d: %v", ErrCorrupt, h.BaseOffset, err)
 			}
+			if h.IsTransactional() {
+				ls.txnState().sawEpoch(h.ProducerID, h.ProducerEpoch)
+			}
 			for _, r := range recs {
-				if err := ls.apply(r.Key, r.Value); err != nil {
+				ls.recordOffset = h.BaseOffset + int64(r.OffsetDelta)
+				if h.IsTransactional() {
+					err = ls.applyTxnRecord(h.ProducerID, r.Key, r.Value)
+				} else {
+					err = ls.apply(r.Key, r.Value)
+				}
+				if err != nil {
 					return next, fmt.Errorf("batch at %d: %w", h.BaseOffset, err)
 				}
 			}

@@ -61,6 +61,7 @@ type shard struct {
 	lastWaiter  Waiter
 	nextExpiry  time.Time
 	groupConfig *GroupConfig
+	txn         *txnOffsets // pending transactional offsets (txn_offsets.go)
 }
 
 func newShard(c *Coordinator, partition int32) *shard {
@@ -245,12 +246,14 @@ func (s *shard) deleteGroup(g *Group, now time.Time) error {
 	for tp := range g.offsets {
 		recs = append(recs, wire.Record{Key: offsetCommitKey(g.id, tp)})
 	}
+	recs = append(recs, s.txnTombstones(g.id, g.offsets)...)
 	recs = append(recs, wire.Record{Key: groupMetadataKey(g.id)})
 	if err := s.append(now, recs); err != nil {
 		return err
 	}
 	g.state = Dead
 	g.offsets = map[topicPartition]offsetEntry{}
+	s.pendingTxn().dropGroup(g.id)
 	delete(s.groups, g.id)
 	return nil
 }
@@ -266,12 +269,12 @@ func (s *shard) expireOffsets(now time.Time) {
 			s.expireConsumerOffsets(cg, g, now)
 			continue
 		}
-		expired := g.expiredOffsets(now, s.c.opts.OffsetsRetention)
+		expired := g.expiredOffsetsExcept(now, s.c.opts.OffsetsRetention, s.pendingTxnFunc(g.id))
 		var recs []wire.Record
 		for _, tp := range expired {
 			recs = append(recs, wire.Record{Key: offsetCommitKey(g.id, tp)})
 		}
-		if g.deletable() {
+		if g.deletable() && !s.pendingTxn().hasGroup(g.id) {
 			if err := s.deleteGroupWith(g, now, recs); err != nil {
 				s.logger.Warn("coordinator: expiring group failed", "group", g.id, "err", err)
 			}
@@ -338,6 +341,7 @@ func (s *shard) load() error {
 		g.offsets = offs
 	}
 	s.restoreConsumerGroups(ls, now)
+	s.restoreTxnOffsets(ls, now)
 	s.logger.Debug("coordinator: loaded partition", "groups", len(s.groups), "end_offset", end)
 	return nil
 }

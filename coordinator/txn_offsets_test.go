@@ -464,3 +464,55 @@ func TestTxnOffsetsCrashReload(t *testing.T) {
 	wantFetch(t, "reloaded after abort", n.c, "g", 3, true, "0:100 1:101 2:38")
 	stop(n)
 }
+
+// FuzzLoadTxnBatches feeds the loader corrupted transactional and control
+// batches: it must return an error or a state, never panic, and the
+// pending index must agree with the producers' pending offsets.
+func FuzzLoadTxnBatches(f *testing.F) {
+	var seed []byte
+	for i, b := range [][]byte{
+		mustBatch(wire.EncodeBatch(wire.BatchSpec{ProducerID: 3, ProducerEpoch: 1, BaseSequence: -1, Transactional: true, Records: []wire.Record{
+			{Key: offsetCommitKey("g", topicPartition{"t", 0}), Value: offsetCommitValue(offsetEntry{offset: 5})},
+			{Key: offsetCommitKey("g", topicPartition{"t", 1}), Value: offsetCommitValue(offsetEntry{offset: 6})},
+		}})),
+		mustBatch(encodeBatch(time.UnixMilli(0), []wire.Record{{Key: offsetCommitKey("g", topicPartition{"t", 1})}})),
+		mustBatch(wire.EncodeControlBatch(3, 1, true, 2, -1, 0)),
+	} {
+		wire.SetBaseOffset(b, int64(i*2))
+		seed = append(seed, b...)
+	}
+	f.Add(seed)
+	f.Add(seed[:len(seed)-5])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ls := newLoadState()
+		_, _ = ls.applyBatches(data, 0)
+		if ls.txn == nil {
+			return
+		}
+		for group, byTP := range ls.txn.open {
+			for tp, ids := range byTP {
+				for id := range ids {
+					if _, ok := ls.txn.pendingOffset(id, group, tp); !ok {
+						t.Fatalf("index names producer %d for %s %v with nothing pending", id, group, tp)
+					}
+				}
+			}
+		}
+		for id, p := range ls.txn.producers {
+			for group, byTP := range p.pending {
+				for tp := range byTP {
+					if _, ok := ls.txn.open[group][tp][id]; !ok {
+						t.Fatalf("producer %d pending %s %v not indexed", id, group, tp)
+					}
+				}
+			}
+		}
+	})
+}
+
+func mustBatch(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/wire"
 )
 
 func TestInitProducerIDNewAndBump(t *testing.T) {
@@ -666,4 +669,113 @@ func TestUnloadWhileMarkersInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitState("u", CompleteCommit)
+}
+
+// TestInitWaitsForPendingMarkers: InitProducerId on an id whose commit
+// markers are being retried waits for them, then bumps the epoch.
+func TestInitWaitsForPendingMarkers(t *testing.T) {
+	e := newEnv(t)
+	pid, epoch := e.init("w", 60000)
+	e.addOK("w", pid, epoch, tp("t", 0))
+	e.markers.mu.Lock()
+	e.markers.fail = func(call int, _ TopicPartition) int16 {
+		if call == 0 {
+			return kerr.NotLeaderForPartition.Code
+		}
+		return 0
+	}
+	e.markers.mu.Unlock()
+	wantCode(t, "EndTxn", e.end(3, "w", pid, epoch, true).ErrorCode, nil)
+	got := make(chan *kmsg.InitProducerIDResponse, 1)
+	go func() { got <- e.initReq(4, "w", 60000, -1, -1) }()
+	s, _ := e.c.shardFor("w")
+	deadline := time.Now().Add(5 * time.Second)
+	for waiting := false; !waiting; {
+		s.call(t.Context(), func() { waiting = s.pending["w"] != nil && len(s.pending["w"].waiters) == 1 })
+		if time.Now().After(deadline) {
+			t.Fatal("InitProducerId did not wait")
+		}
+	}
+	e.clock.Advance(time.Second)
+	e.tick()
+	r := <-got
+	if r.ErrorCode != 0 || r.ProducerID != pid || r.ProducerEpoch != epoch+1 {
+		t.Fatalf("init after markers: %v %d/%d", kerr.ErrorForCode(r.ErrorCode), r.ProducerID, r.ProducerEpoch)
+	}
+	if m, _ := e.meta("w"); m.state != Empty {
+		t.Fatalf("state %v", m.state)
+	}
+}
+
+func TestLoadFailure(t *testing.T) {
+	e := newEnv(t)
+	p := e.c.PartitionFor("x")
+	e.c.UnloadPartition(p)
+	bad := &memLog{}
+	batch, err := encodeBatch(testClockStart, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Append(batch); err != nil {
+		t.Fatal(err)
+	}
+	// A record with a truncated value.
+	batch, _ = encodeBatch(testClockStart, []wire.Record{{Key: txnKey("x"), Value: []byte{0, 0, 1}}})
+	if err := bad.Append(batch); err != nil {
+		t.Fatal(err)
+	}
+	e.logs[p] = bad
+	if err := e.c.LoadPartition(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.WaitLoaded(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "init on a partition that failed to load", e.initReq(4, "x", 1000, -1, -1).ErrorCode, kerr.CoordinatorNotAvailable)
+}
+
+func TestNewOptions(t *testing.T) {
+	for _, o := range []Options{
+		{ProducerIDs: &fakePIDs{}, Markers: &fakeMarkers{}},
+		{Log: func(int32) (Log, bool) { return nil, false }, Markers: &fakeMarkers{}},
+		{Log: func(int32) (Log, bool) { return nil, false }, ProducerIDs: &fakePIDs{}},
+	} {
+		if _, err := New(o); !errors.Is(err, ErrOptions) {
+			t.Fatalf("New(%+v) = %v", o, err)
+		}
+	}
+	c, err := New(Options{Log: func(int32) (Log, bool) { return nil, false }, ProducerIDs: &fakePIDs{}, Markers: &fakeMarkers{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NumPartitions() != 50 || c.PartitionFor("my-txn") != c.PartitionFor("my-txn") {
+		t.Fatal("defaults")
+	}
+	if err := c.LoadAll(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LoadPartition(0); !errors.Is(err, ErrNoPartition) {
+		t.Fatalf("LoadPartition without a log: %v", err)
+	}
+	c.Close()
+	if err := c.LoadPartition(0); err == nil {
+		t.Fatal("LoadPartition after Close")
+	}
+}
+
+// TestPartitionForMatchesKafka pins PartitionFor to Kafka's
+// abs(String.hashCode) % 50 for a few ids.
+func TestPartitionForMatchesKafka(t *testing.T) {
+	c, err := New(Options{Log: func(int32) (Log, bool) { return nil, false }, ProducerIDs: &fakePIDs{}, Markers: &fakeMarkers{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// "a".hashCode = 97; "txn".hashCode = 116*31*31 + 120*31 + 110 = 115306; "polygenelubricants"
+	// hashes to Integer.MIN_VALUE, which Kafka's Utils.abs maps to 0.
+	for id, want := range map[string]int32{"a": 97 % 50, "txn": 115306 % 50, "polygenelubricants": 0} {
+		if got := c.PartitionFor(id); got != want {
+			t.Fatalf("PartitionFor(%q) = %d, want %d", id, got, want)
+		}
+	}
 }

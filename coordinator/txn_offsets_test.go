@@ -516,3 +516,30 @@ func mustBatch(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// TestTxnOffsetsConsumerGroup: a KIP-848 group checks the member epoch;
+// a stale one is ILLEGAL_GENERATION (Kafka's mapping for TxnOffsetCommit),
+// and old request versions need no v9 as OffsetCommit does.
+func TestTxnOffsetsConsumerGroup(t *testing.T) {
+	c := newTestCoordinator(t, newLogs())
+	ctx := t.Context()
+	resp := c.ConsumerGroupHeartbeat(ctx, Client{ID: "cl", Host: "/h"}, fakeImage{"t": 2}, cgJoinReq("cg", "m1", "t"))
+	wantCode(t, "join", resp.ErrorCode, nil)
+	for _, tc := range []struct {
+		name   string
+		member string
+		epoch  int32
+		want   *kerr.Error
+	}{
+		{"member", "m1", resp.MemberEpoch, nil},
+		{"stale epoch", "m1", resp.MemberEpoch + 1, kerr.IllegalGeneration},
+		{"unknown member", "m9", resp.MemberEpoch, kerr.UnknownMemberID},
+		{"no member, live group", "", -1, kerr.UnknownMemberID},
+	} {
+		r := txnReq("cg", 1, 0, "t", map[int32]int64{0: 3})
+		r.MemberID, r.Generation = tc.member, tc.epoch
+		wantCode(t, tc.name, txnCodes(c.TxnOffsetCommit(ctx, r))[0], tc.want)
+	}
+	complete(t, c, "cg", 1, 0, true)
+	wantFetch(t, "committed", c, "cg", 1, true, "0:3")
+}

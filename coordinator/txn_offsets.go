@@ -193,16 +193,14 @@ func (t *txnOffsets) dropGroup(group string) {
 
 // complete applies a marker of producer id: with commit, each pending
 // offset moves into committed(group) unless the committed one's record is
-// later in the log; without, they are dropped. It returns the groups whose
-// offsets changed.
-func (t *txnOffsets) complete(id int64, commit bool, committed func(group string) map[topicPartition]offsetEntry) []string {
+// later in the log; without, they are dropped.
+func (t *txnOffsets) complete(id int64, commit bool, committed func(group string) map[topicPartition]offsetEntry) {
 	p := t.producers[id]
 	if p == nil {
-		return nil
+		return
 	}
 	pending := p.pending
 	p.pending = nil
-	var changed []string
 	for group, byTP := range pending {
 		for tp := range byTP {
 			t.unindex(id, group, tp)
@@ -216,9 +214,7 @@ func (t *txnOffsets) complete(id int64, commit bool, committed func(group string
 				offs[tp] = e
 			}
 		}
-		changed = append(changed, group)
 	}
-	return changed
 }
 
 // pendingOffset returns producer id's pending offset of group/tp, for

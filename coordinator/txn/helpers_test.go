@@ -20,6 +20,7 @@ type memLog struct {
 	batches     [][]byte
 	next        int64
 	failAppends int
+	failAt      int // if > 0, the failAt-th append from now fails
 	readGate    chan struct{}
 }
 
@@ -31,6 +32,12 @@ func (l *memLog) Append(batch []byte) error {
 	if l.failAppends > 0 {
 		l.failAppends--
 		return errInjected
+	}
+	if l.failAt > 0 {
+		l.failAt--
+		if l.failAt == 0 {
+			return errInjected
+		}
 	}
 	h, err := wire.ParseBatchHeader(batch)
 	if err != nil {

@@ -44,6 +44,14 @@ type MarkerWriter interface {
 	WriteMarkers(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []TopicPartition) map[TopicPartition]int16
 }
 
+// MarkerWriterFunc adapts a function to MarkerWriter.
+type MarkerWriterFunc func(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []TopicPartition) map[TopicPartition]int16
+
+// WriteMarkers calls f.
+func (f MarkerWriterFunc) WriteMarkers(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []TopicPartition) map[TopicPartition]int16 {
+	return f(ctx, producerID, producerEpoch, commit, coordinatorEpoch, partitions)
+}
+
 // ProducerIDs hands out producer ids that never repeat
 // (storage.ProducerIDAllocator).
 type ProducerIDs interface{ Next() (int64, error) }
@@ -60,7 +68,9 @@ type Options struct {
 	// Markers writes transaction markers (required).
 	Markers MarkerWriter
 	// PartitionExists reports whether a data partition exists, for
-	// AddPartitionsToTxn (nil: every partition exists).
+	// AddPartitionsToTxn, and drops markers for partitions deleted since
+	// (nil: every partition exists). __consumer_offsets partitions are
+	// never asked about.
 	PartitionExists func(topic string, partition int32) bool
 	// CoordinatorEpoch is the leader epoch of a __transaction_state
 	// partition, sent with markers (nil: 0).

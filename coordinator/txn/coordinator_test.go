@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -777,5 +778,32 @@ func TestPartitionForMatchesKafka(t *testing.T) {
 		if got := c.PartitionFor(id); got != want {
 			t.Fatalf("PartitionFor(%q) = %d, want %d", id, got, want)
 		}
+	}
+}
+
+// TestMarkersForDeletedTopics: a partition deleted during the transaction
+// gets no marker (nothing to write to), while __consumer_offsets
+// partitions are never checked.
+func TestMarkersForDeletedTopics(t *testing.T) {
+	var mu sync.Mutex
+	deleted := map[string]bool{}
+	e := newEnv(t, func(o *Options) {
+		o.PartitionExists = func(topic string, _ int32) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return !deleted[topic]
+		}
+	})
+	pid, epoch := e.init("d", 60000)
+	e.addOK("d", pid, epoch, tp("gone", 0), tp("t", 0))
+	wantCode(t, "AddOffsets", e.addOffsets(3, "d", pid, epoch, tp("__consumer_offsets", 30)), nil)
+	mu.Lock()
+	deleted["gone"], deleted["__consumer_offsets"] = true, true
+	mu.Unlock()
+	wantCode(t, "EndTxn", e.end(3, "d", pid, epoch, true).ErrorCode, nil)
+	e.waitState("d", CompleteCommit)
+	calls := e.markers.callList()
+	if len(calls) != 1 || !slices.Equal(calls[0].partitions, []TopicPartition{tp("__consumer_offsets", 30), tp("t", 0)}) {
+		t.Fatalf("markers %+v", calls)
 	}
 }

@@ -26,14 +26,20 @@ func TestWriteFaults(t *testing.T) {
 		// must leave memory equal to the log.
 		e.clock.Advance(time.Second)
 		e.tick()
+		// Memory and log are compared on the shard goroutine, the only
+		// writer, so that no write lands between the two reads.
 		var mem map[string]*txnMeta
+		var data []byte
+		var err error
 		s := e.c.shardList()[0]
-		s.call(t.Context(), func() { mem = maps.Clone(s.txns) })
-		ls := &loadState{txns: map[string]*txnMeta{}}
-		data, err := log.Read(0, 1<<30, log.LogEndOffset(), true)
+		s.call(t.Context(), func() {
+			mem = maps.Clone(s.txns)
+			data, err = log.Read(0, 1<<30, log.LogEndOffset(), true)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
+		ls := &loadState{txns: map[string]*txnMeta{}}
 		if _, err := ls.applyBatches(data, 0); err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package txn
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -288,21 +289,36 @@ func (e *env) meta(id string) (*txnMeta, bool) {
 	return m, pending
 }
 
-// waitState polls (advancing the fake clock past marker backoffs and
-// ticking) until id reaches st, with a deadline.
+// waitState polls until id reaches st with no markers pending, with a
+// deadline. Only when a marker retry is due does it move the fake clock
+// (past the backoff) and tick, so that the clock stays where the test put
+// it otherwise.
 func (e *env) waitState(id string, st State) *txnMeta {
 	e.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
+	s, _ := e.c.shardFor(id)
 	for {
-		m, pending := e.meta(id)
+		var m *txnMeta
+		var pending, inFlight bool
+		s.call(e.t.Context(), func() {
+			if cur := s.txns[id]; cur != nil {
+				m = cur.clone()
+			}
+			p := s.pending[id]
+			pending, inFlight = p != nil, p != nil && p.inFlight
+		})
 		if m != nil && m.state == st && !pending {
 			return m
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: state %v (pending %v), want %v", id, m, pending, st)
+			e.t.Fatalf("%s: state %+v (pending %v), want %v", id, m, pending, st)
 		}
-		e.clock.Advance(200 * time.Millisecond)
-		e.tick()
+		if pending && !inFlight {
+			e.clock.Advance(200 * time.Millisecond)
+			e.tick()
+		} else {
+			runtime.Gosched()
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/wire"
 )
 
@@ -279,7 +280,9 @@ func (s *shard) sendMarkers(id string) {
 		return
 	}
 	for tp := range p.remaining {
-		if !s.c.opts.PartitionExists(tp.Topic, tp.Partition) {
+		// __consumer_offsets partitions (AddOffsetsToTxn) always exist;
+		// never risk dropping a group's transactional offsets.
+		if tp.Topic != coordinator.OffsetsTopic && !s.c.opts.PartitionExists(tp.Topic, tp.Partition) {
 			s.logger.Info("txn: dropping marker for a partition that no longer exists", "transactional_id", id, "partition", tp)
 			delete(p.remaining, tp)
 		}

@@ -432,13 +432,18 @@ func (c *Coordinator) VerifyTxnOffsetCommit(ctx context.Context, transactionalID
 
 // DescribeTransactions serves DescribeTransactions v0 (KIP-664): per id
 // its state, or NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
-// TRANSACTIONAL_ID_NOT_FOUND.
+// TRANSACTIONAL_ID_NOT_FOUND (INVALID_REQUEST for an empty id).
 func (c *Coordinator) DescribeTransactions(ctx context.Context, req *kmsg.DescribeTransactionsRequest) *kmsg.DescribeTransactionsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeTransactionsResponse)
 	for _, id := range req.TransactionalIDs {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
 		st.ProducerID, st.ProducerEpoch, st.StartTimestamp = -1, -1, -1
+		if id == "" {
+			st.ErrorCode = kerr.InvalidRequest.Code
+			resp.TransactionStates = append(resp.TransactionStates, st)
+			continue
+		}
 		s, code := c.shardFor(id)
 		if code == 0 {
 			code = s.call(ctx, func() {

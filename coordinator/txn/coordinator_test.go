@@ -514,7 +514,8 @@ func TestDescribeAndList(t *testing.T) {
 	pc, ec := e.init("c", 30000)
 	e.addOK("c", pc, ec, tp("t", 0))
 
-	d := e.c.DescribeTransactions(t.Context(), &kmsg.DescribeTransactionsRequest{TransactionalIDs: []string{"a", "b", "zz"}})
+	d := e.c.DescribeTransactions(t.Context(), &kmsg.DescribeTransactionsRequest{TransactionalIDs: []string{"a", "b", "zz", ""}})
+	wantCode(t, "describe empty id", d.TransactionStates[3].ErrorCode, kerr.InvalidRequest)
 	a := d.TransactionStates[0]
 	if a.ErrorCode != 0 || a.State != "Ongoing" || a.ProducerID != pa || a.TimeoutMillis != 60000 || a.StartTimestamp != start.UnixMilli() ||
 		len(a.Topics) != 2 || a.Topics[0].Topic != "s" || !slices.Equal(a.Topics[1].Partitions, []int32{0, 1}) {

@@ -8,6 +8,9 @@ import (
 	"github.com/samsa-broker/samsa/storage/vfs"
 )
 
+// storage's producer id allocator is what the broker passes as ProducerIDs.
+var _ ProducerIDs = (*storage.ProducerIDAllocator)(nil)
+
 // TestStorageLogRestart runs transactions through real storage logs with
 // small segments, so that loading reads across segment boundaries, then
 // reopens the logs and a new coordinator over them.

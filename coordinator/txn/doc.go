@@ -41,6 +41,19 @@
 // PRODUCER_FENCED (INVALID_PRODUCER_EPOCH for old request versions). Idle
 // ids are tombstoned after transactional.id.expiration.ms.
 //
+// # Answers and markers
+//
+// Every state change is written to the partition before it shows in memory
+// or in an answer. EndTxn answers once the first marker round ended (or
+// after at most 5 s): the outcome is durable with the Prepare state, as in
+// Kafka, and waiting for the round spares the client a
+// CONCURRENT_TRANSACTIONS on its next request. Markers that failed are
+// retried every Options.MarkerRetryBackoff until written; then the Complete
+// state is written. Until then the id answers CONCURRENT_TRANSACTIONS,
+// except InitProducerId, which waits for the completion (at most 5 s) and
+// then answers as a retry would. MarkerWriter runs on goroutines of its
+// own and must return once its context ends (the partition was unloaded).
+//
 // # Concurrency
 //
 // Each shard's state is touched only by its goroutine; request methods hand

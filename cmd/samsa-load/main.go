@@ -8,6 +8,11 @@
 // It creates a fresh topic, produces -records records of -size bytes with
 // the given acks, then consumes them all back by direct partition
 // assignment, and prints MB/s and records/s for each phase.
+//
+// With -transactional it then does the same again into a second fresh topic with a
+// transactional producer, -txn-records records per transaction (begin, produce,
+// commit), and consumes that topic back at read_committed, so the two produce lines
+// compare plain and transactional produce with the same records, size and partitions.
 package main
 
 import (
@@ -36,11 +41,23 @@ func main() {
 	codec := flag.String("compression", "none", "none, gzip, snappy, lz4, zstd")
 	baseline := flag.Bool("baseline", true, "also measure loopback TCP and disk write bandwidth")
 	diskDir := flag.String("disk-dir", os.TempDir(), "where to measure sequential disk writes")
+	transactional := flag.Bool("transactional", false, "also measure transactional produce (acks=all) and read_committed consume")
+	txnRecords := flag.Int("txn-records", 1000, "records per transaction with -transactional")
 	flag.Parse()
 
-	if err := run(*brokers, *records, *size, *partitions, *acks, *codec); err != nil {
+	if err := run(*brokers, *records, *size, *partitions, *acks, *codec, 0); err != nil {
 		fmt.Fprintln(os.Stderr, "samsa-load:", err)
 		os.Exit(1)
+	}
+	if *transactional {
+		if *txnRecords < 1 {
+			fmt.Fprintln(os.Stderr, "samsa-load: -txn-records must be at least 1")
+			os.Exit(2)
+		}
+		if err := run(*brokers, *records, *size, *partitions, "all", *codec, *txnRecords); err != nil {
+			fmt.Fprintln(os.Stderr, "samsa-load: transactional:", err)
+			os.Exit(1)
+		}
 	}
 	if *baseline {
 		if mbps, err := loopbackMBps(256 << 20); err == nil {
@@ -52,10 +69,17 @@ func main() {
 	}
 }
 
-func run(brokers string, n, size, partitions int, acks, codec string) error {
+// run creates a topic, produces n records of size bytes to it and consumes them back.
+// With perTxn > 0 the producer is transactional (a transactional id unique to the
+// run) and commits a transaction every perTxn records; the consumer then reads at
+// read_committed.
+func run(brokers string, n, size, partitions int, acks, codec string, perTxn int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	opts := []kgo.Opt{kgo.SeedBrokers(brokers), kgo.ProducerBatchMaxBytes(1 << 20), kgo.ProducerLinger(5 * time.Millisecond)}
+	if perTxn > 0 {
+		opts = append(opts, kgo.TransactionalID(fmt.Sprintf("samsa-load-%d", time.Now().UnixNano())))
+	}
 	switch acks {
 	case "all":
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -97,32 +121,60 @@ func run(brokers string, n, size, partitions int, acks, codec string) error {
 	var failed atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
-	start := time.Now()
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: value}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				failed.Add(1)
-				firstErr.CompareAndSwap(nil, err)
-			}
-			wg.Done()
-		})
+	promise := func(_ *kgo.Record, err error) {
+		if err != nil {
+			failed.Add(1)
+			firstErr.CompareAndSwap(nil, err)
+		}
+		wg.Done()
 	}
-	wg.Wait()
+	txns := 0
+	start := time.Now()
+	if perTxn == 0 {
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Value: value}, promise)
+		}
+		wg.Wait()
+	} else {
+		for sent := 0; sent < n; sent += perTxn {
+			if err := cl.BeginTransaction(); err != nil {
+				return fmt.Errorf("begin transaction: %w", err)
+			}
+			for i := sent; i < min(sent+perTxn, n); i++ {
+				wg.Add(1)
+				cl.Produce(ctx, &kgo.Record{Topic: topic, Value: value}, promise)
+			}
+			// EndTransaction flushes the transaction's records before committing.
+			if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+				return fmt.Errorf("commit transaction %d: %w", txns, err)
+			}
+			wg.Wait()
+			txns++
+		}
+	}
 	el := time.Since(start)
 	if f := failed.Load(); f > 0 {
 		return fmt.Errorf("%d produce errors, first: %v", f, firstErr.Load())
 	}
 	mb := float64(n*size) / 1e6
-	fmt.Printf("produce: %d records x %d B, %d partitions, acks=%s, compression=%s: %.1f MB/s, %.0f records/s (%.2fs)\n",
-		n, size, partitions, acks, codec, mb/el.Seconds(), float64(n)/el.Seconds(), el.Seconds())
+	mode := "produce"
+	if perTxn > 0 {
+		mode = fmt.Sprintf("produce (transactional, %d records/txn, %d txns)", perTxn, txns)
+	}
+	fmt.Printf("%s: %d records x %d B, %d partitions, acks=%s, compression=%s: %.1f MB/s, %.0f records/s (%.2fs)\n",
+		mode, n, size, partitions, acks, codec, mb/el.Seconds(), float64(n)/el.Seconds(), el.Seconds())
 
 	offsets := make(map[int32]kgo.Offset, partitions)
 	for p := 0; p < partitions; p++ {
 		offsets[int32(p)] = kgo.NewOffset().AtStart()
 	}
+	isolation, consumeMode := kgo.ReadUncommitted(), "consume"
+	if perTxn > 0 {
+		isolation, consumeMode = kgo.ReadCommitted(), "consume (read_committed)"
+	}
 	cons, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.FetchMaxBytes(50<<20), kgo.FetchMaxPartitionBytes(10<<20))
+		kgo.FetchMaxBytes(50<<20), kgo.FetchMaxPartitionBytes(10<<20), kgo.FetchIsolationLevel(isolation))
 	if err != nil {
 		return err
 	}
@@ -141,7 +193,7 @@ func run(brokers string, n, size, partitions int, acks, codec string) error {
 		got += fs.NumRecords()
 	}
 	el = time.Since(start)
-	fmt.Printf("consume: %d records: %.1f MB/s, %.0f records/s (%.2fs)\n", got, mb/el.Seconds(), float64(got)/el.Seconds(), el.Seconds())
+	fmt.Printf("%s: %d records: %.1f MB/s, %.0f records/s (%.2fs)\n", consumeMode, got, mb/el.Seconds(), float64(got)/el.Seconds(), el.Seconds())
 	return nil
 }
 

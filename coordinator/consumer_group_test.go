@@ -478,3 +478,32 @@ func TestConsumerGroupRecordsReload(t *testing.T) {
 		t.Fatal("group survived its tombstones")
 	}
 }
+
+// FuzzConsumerGroupRecords feeds arbitrary KIP-848 record keys and values
+// to the loader: an error or a state, never a panic, and a restorable
+// group.
+func FuzzConsumerGroupRecords(f *testing.F) {
+	now := time.Unix(1000, 0)
+	g := NewConsumerGroup(&testCGConfig, "g", now)
+	a := &cgClient{id: "a"}
+	req := a.request("g", "orders")
+	req.InstanceID, req.RackID, req.SubscribedTopicRegex = ptr("i"), ptr("r"), ptr("ord.*")
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	for _, r := range g.Heartbeat(now, Client{ID: "c", Host: "/h"}, fakeImage{"orders": 3}, req, resp) {
+		f.Add(r.Key, r.Value)
+	}
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		if len(key) < 2 {
+			return
+		}
+		ls := newLoadState()
+		if err := ls.apply(key, value); err != nil {
+			return
+		}
+		for id, l := range ls.consumerGroups {
+			rg := restoreConsumerGroup(&testCGConfig, id, l, now)
+			rg.StateName()
+			rg.Describe(rg.topicName)
+		}
+	})
+}

@@ -445,3 +445,115 @@ func TestKIP848RestartWithLiveMembers(t *testing.T) {
 	waitCommitted(t, ctx, adm, group, topic)
 	sink.checkExactlyOnce(t, slices.Concat(b1, b2))
 }
+
+// TestKIP848FranzGoRegex subscribes two franz-go members by regex
+// (SubscribedTopicRegex): a topic created after they joined is assigned to
+// them without a restart, and both topics are consumed once.
+func TestKIP848FranzGoRegex(t *testing.T) {
+	t.Parallel()
+	b := startKIP848Broker(t)
+	ctx := testContext(t, 120*time.Second)
+	_, adm := newAdmin(t, b.Addr)
+	t1, t2 := "kip848rx-1", "kip848rx-2"
+	createTopicKadm(t, ctx, adm, t1, 6, nil)
+	waitTopicReady(t, ctx, adm, t1, 6)
+	group := "kip848rx-g"
+	var mu sync.Mutex
+	seen := map[string]int{}
+	join := func(id string) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ClientID(id), kgo.ConsumerGroup(group),
+			kgo.ConsumeRegex(), kgo.ConsumeTopics("kip848rx-.*"), kgo.ServerSideBalancer(),
+			kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			kgo.MetadataMinAge(250*time.Millisecond), kgo.MetadataMaxAge(time.Second))
+		if err != nil {
+			t.Fatalf("kgo.NewClient: %v", err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				fs := cl.PollFetches(ctx)
+				if fs.IsClientClosed() || ctx.Err() != nil {
+					return
+				}
+				fs.EachRecord(func(r *kgo.Record) {
+					mu.Lock()
+					seen[string(r.Value)]++
+					mu.Unlock()
+				})
+			}
+		}()
+		t.Cleanup(func() { cl.Close(); <-done })
+	}
+	join("rx-0")
+	join("rx-1")
+	waitAssigned := func(want int) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, groupWait)
+		defer cancel()
+		for {
+			dgs, err := adm.DescribeConsumerGroups(wctx, group)
+			g := dgs[group]
+			if err == nil && g.Err == nil && g.State == "Stable" && len(g.Members) == 2 && len(g.AssignedPartitions().Sorted()) > 0 {
+				n := 0
+				for _, tp := range g.AssignedPartitions().Sorted() {
+					n += len(tp.Partitions)
+				}
+				if n == want {
+					return
+				}
+			}
+			select {
+			case <-wctx.Done():
+				t.Fatalf("group %s never had %d partitions assigned: %+v %v", group, want, g, err)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	waitAssigned(6)
+	createTopicKadm(t, ctx, adm, t2, 6, nil)
+	waitTopicReady(t, ctx, adm, t2, 6)
+	createdAt := time.Now()
+	waitAssigned(12)
+	t.Logf("topic %s created under a regex subscription: assigned within %v", t2, time.Since(createdAt).Round(time.Millisecond))
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatalf("kgo.NewClient: %v", err)
+	}
+	defer cl.Close()
+	var want []string
+	var recs []*kgo.Record
+	for _, topic := range []string{t1, t2} {
+		for p := range int32(6) {
+			v := fmt.Sprintf("%s-p%d", topic, p)
+			want = append(want, v)
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte(v)})
+		}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, groupWait)
+	defer cancel()
+	for {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n == len(want) {
+			break
+		}
+		select {
+		case <-wctx.Done():
+			t.Fatalf("consumed %d of %d records", n, len(want))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, v := range want {
+		if seen[v] != 1 {
+			t.Errorf("%s consumed %d times", v, seen[v])
+		}
+	}
+}

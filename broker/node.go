@@ -22,6 +22,7 @@ import (
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/storage/vfs"
 )
@@ -42,6 +43,7 @@ type Node struct {
 	listeners []config.Listener
 	adv       config.Listener
 	groups    *coordinator.Coordinator
+	txns      *txn.Coordinator
 	// leadership carries LogSyncer's leadership changes of internal-topic
 	// partitions to the goroutine that loads and unloads coordinator state.
 	leadership chan leadershipEvent
@@ -72,6 +74,14 @@ func (n *Node) followLeadership(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case ev := <-n.leadership:
+			if ev.tp.Topic == txn.TransactionStateTopic && n.txns != nil {
+				if !ev.leader {
+					n.txns.UnloadPartition(ev.tp.Partition)
+				} else if err := n.txns.LoadPartition(ev.tp.Partition); err != nil {
+					n.logger.Error("cannot load transaction coordinator partition", "partition", ev.tp.Partition, "err", err)
+				}
+				continue
+			}
 			if ev.tp.Topic != coordinator.OffsetsTopic || n.groups == nil {
 				continue
 			}
@@ -133,6 +143,50 @@ func (n *Node) startGroups() error {
 		return err
 	}
 	return n.groups.LoadAll()
+}
+
+// startTransactions creates __transaction_state if needed and loads the
+// transaction coordinator from it (every partition: one node leads them
+// all); its markers go through the handlers' MarkerWriter.
+func (n *Node) startTransactions(deps *handlers.Deps, pids *storage.ProducerIDAllocator) error {
+	cfg := n.cfg
+	rf := cfg.TransactionStateLogReplicationFactor
+	if live := int16(len(n.ctrl.Image().UnfencedBrokers())); rf > live {
+		rf = live
+	}
+	if _, err := n.ctrl.CreateInternalTopic(txn.TransactionStateTopic, cfg.TransactionStateLogNumPartitions, rf,
+		map[string]string{"cleanup.policy": "compact", "compression.type": "uncompressed",
+			"segment.bytes": strconv.Itoa(int(cfg.TransactionStateLogSegmentBytes))}); err != nil {
+		return fmt.Errorf("creating %s: %w", txn.TransactionStateTopic, err)
+	}
+	var err error
+	n.txns, err = txn.New(txn.Options{
+		NumPartitions: cfg.TransactionStateLogNumPartitions,
+		Log: func(p int32) (txn.Log, bool) {
+			l, ok := n.logs.Log(storage.TopicPartition{Topic: txn.TransactionStateTopic, Partition: p})
+			if !ok {
+				return nil, false
+			}
+			return txn.StorageLog(l), true
+		},
+		ProducerIDs: pids,
+		Markers:     handlers.MarkerWriter{D: deps},
+		PartitionExists: func(topic string, partition int32) bool {
+			t, ok := n.ctrl.Image().Topics[topic]
+			return ok && partition >= 0 && int(partition) < len(t.Partitions)
+		},
+		Now:                   time.Now,
+		Logger:                n.logger.With("component", "transactions"),
+		MaxTimeout:            time.Duration(cfg.TransactionMaxTimeoutMs) * time.Millisecond,
+		IDExpiration:          time.Duration(cfg.TransactionalIDExpirationMs) * time.Millisecond,
+		AbortTimedOutInterval: time.Duration(cfg.TransactionAbortTimedOutIntervalMs) * time.Millisecond,
+		RemoveExpiredInterval: time.Duration(cfg.TransactionRemoveExpiredIntervalMs) * time.Millisecond,
+	})
+	if err != nil {
+		return err
+	}
+	deps.Transactions = n.txns
+	return n.txns.LoadAll()
 }
 
 // imageTopics resolves topic ids against the current metadata image.
@@ -202,7 +256,7 @@ func (n *Node) start() (_ *Node, err error) {
 	}
 	n.leadership = make(chan leadershipEvent, 4096)
 	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"),
-		Leadership: n.onLeadership, Watched: []string{coordinator.OffsetsTopic}}
+		Leadership: n.onLeadership, Watched: []string{coordinator.OffsetsTopic, txn.TransactionStateTopic}}
 	n.ctrl, err = controller.New(controller.Options{
 		NodeID:                   cfg.NodeID,
 		ClusterID:                clusterID,
@@ -254,6 +308,10 @@ func (n *Node) start() (_ *Node, err error) {
 		Stopping:    n.stopping,
 	}
 	deps.Init()
+	if err := n.startTransactions(deps, pids); err != nil {
+		n.srv.closeListeners()
+		return nil, err
+	}
 	n.srv.opts.Deps = deps
 	n.srv.Serve()
 
@@ -291,6 +349,9 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 func (n *Node) closeStorage() error {
+	if n.txns != nil {
+		n.txns.Close()
+	}
 	if n.groups != nil {
 		n.groups.Close()
 	}

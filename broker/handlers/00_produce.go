@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -37,6 +38,14 @@ import (
 //     OUT_OF_ORDER_SEQUENCE_NUMBER, and a retry of one of the producer's
 //     last 5 batches succeeds with the original base offset without a
 //     second append.
+//   - A transactional batch (KIP-890 part 1, with
+//     transaction.partition.verification.enable) must belong to a
+//     partition the producer added to its open transaction: the first
+//     batch of a transaction in a partition is checked with the
+//     transaction coordinator (INVALID_TXN_STATE when it was not added,
+//     the coordinator's fencing errors for an old epoch); later ones pass
+//     on the partition's producer state. A transactional batch without a
+//     transactional id in the request is INVALID_TXN_STATE too.
 func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
@@ -66,7 +75,7 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 			case t == nil && v >= 13:
 				sp.ErrorCode = kerr.UnknownTopicID.Code
 			default:
-				d.producePartition(img, t, &rp, v, &sp)
+				d.producePartition(img, t, &rp, v, req.TransactionID, &sp)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -78,7 +87,7 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 	return resp, nil
 }
 
-func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *kmsg.ProduceRequestTopicPartition, v int16, sp *kmsg.ProduceResponseTopicPartition) {
+func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *kmsg.ProduceRequestTopicPartition, v int16, txnID *string, sp *kmsg.ProduceResponseTopicPartition) {
 	ref := d.lookupPartition(img, t, rp.Partition)
 	if ref.code != 0 {
 		sp.ErrorCode = ref.code
@@ -127,7 +136,12 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	var appendErr error
 	if h := batches[0]; h.ProducerID >= 0 && d.Idempotence != nil {
 		tp := storage.TopicPartition{Topic: t.Name, Partition: rp.Partition}
-		res := d.Idempotence.appendIdempotent(tp, ref.log, h, d.Now(), nil, doAppend)
+		guard, code := d.verifyTransactional(h, txnID, tp, ref.log)
+		if code != 0 {
+			sp.ErrorCode = code
+			return
+		}
+		res := d.Idempotence.appendIdempotent(tp, ref.log, h, d.Now(), guard, doAppend)
 		switch {
 		case res.code != 0:
 			sp.ErrorCode = res.code
@@ -171,4 +185,29 @@ func codecFor(compressionType string) (wire.Compression, bool) {
 		return wire.CompressionZstd, true
 	}
 	return 0, false
+}
+
+// verifyTransactional checks a transactional batch against the transaction
+// coordinator; code 0 lets it through, with the guard to append under
+// (nil when no verification was needed).
+func (d *Deps) verifyTransactional(h wire.BatchHeader, txnID *string, tp storage.TopicPartition, l *storage.Log) (*uint64, int16) {
+	c := txnCoordinator(d)
+	if !h.IsTransactional() || c == nil || !d.Config.TransactionPartitionVerificationEnable {
+		return nil, 0
+	}
+	if txnID == nil || *txnID == "" {
+		return nil, kerr.InvalidTxnState.Code
+	}
+	ongoing, guard, err := d.Idempotence.txnGuard(tp, l, h.ProducerID, h.ProducerEpoch, d.Now())
+	switch {
+	case err != nil:
+		d.Logger.Error("producer state replay failed", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+		return nil, kerr.KafkaStorageError.Code
+	case ongoing:
+		return &guard, 0
+	}
+	if code := c.VerifyProduce(context.Background(), *txnID, h.ProducerID, h.ProducerEpoch, tp); code != 0 {
+		return nil, code
+	}
+	return &guard, 0
 }

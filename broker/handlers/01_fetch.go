@@ -10,13 +10,18 @@ import (
 
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/storage"
+	"github.com/samsa-broker/samsa/wire"
 )
 
 // Fetch, key 1, versions 4-18.
 //
-//   - v4 adds isolation_level, last_stable_offset and aborted_transactions
-//     (we have no transactions yet, so LSO = high watermark and the aborted
-//     list is empty); v5 log_start_offset; v7 KIP-227 sessions (see
+//   - v4 adds isolation_level, last_stable_offset and aborted_transactions:
+//     read_uncommitted (0) reads up to the high watermark; read_committed
+//     (1) up to the last stable offset (the first offset of the oldest open
+//     transaction, or the high watermark), and the partition answers the
+//     aborted transactions (producer id, first offset) overlapping the
+//     returned batches, so the client drops their records; control
+//     batches are returned and skipped by clients. v5 log_start_offset; v7 KIP-227 sessions (see
 //     fetch_session.go); v9 current_leader_epoch (FENCED_LEADER_EPOCH /
 //     UNKNOWN_LEADER_EPOCH); v11 rack and preferred_read_replica (-1);
 //     v12 flexible, last_fetched_epoch; v13 topics by id (UNKNOWN_TOPIC_ID);
@@ -118,7 +123,7 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		remaining := maxBytes
 		first := true
 		for i, k := range wants {
-			res := d.readPartition(img, k, wantParts[k], remaining, first)
+			res := d.readPartition(img, k, wantParts[k], remaining, first, req.IsolationLevel == 1)
 			results[i] = res
 			if len(res.records) > 0 {
 				first = false
@@ -175,6 +180,7 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		p.HighWatermark = res.highWatermark
 		p.LastStableOffset = res.lastStable
 		p.LogStartOffset = res.logStart
+		p.AbortedTransactions = res.aborted
 		// Empty, never null: librdkafka rejects a null record set
 		// ("invalid MessageSetSize -1") and Kafka always sends empty.
 		p.RecordBatches = res.records
@@ -192,10 +198,11 @@ type fetchResult struct {
 	lastStable    int64
 	logStart      int64
 	records       []byte
+	aborted       []kmsg.FetchResponseTopicPartitionAbortedTransaction
 	wait          <-chan struct{}
 }
 
-func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPartition, remaining int, first bool) fetchResult {
+func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPartition, remaining int, first, readCommitted bool) fetchResult {
 	res := fetchResult{highWatermark: -1, lastStable: -1, logStart: -1}
 	var t *controller.Topic
 	if k.topic != "" {
@@ -219,7 +226,12 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 	l := ref.log
 	res.wait = l.Wait()
 	hw := l.HighWatermark()
-	res.highWatermark, res.lastStable, res.logStart = hw, hw, l.LogStartOffset()
+	lso := min(l.LastStableOffset(), hw)
+	res.highWatermark, res.lastStable, res.logStart = hw, lso, l.LogStartOffset()
+	upTo := hw
+	if readCommitted {
+		upTo = lso
+	}
 	limit := int(sp.maxBytes)
 	if remaining < limit {
 		limit = remaining
@@ -227,7 +239,7 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 	if limit <= 0 && !first {
 		return res
 	}
-	recs, err := l.Read(sp.fetchOffset, limit, hw, first)
+	recs, err := l.Read(sp.fetchOffset, limit, upTo, first)
 	if err != nil {
 		if errors.Is(err, storage.ErrOffsetOutOfRange) {
 			res.code = kerr.OffsetOutOfRange.Code
@@ -238,5 +250,26 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 		return res
 	}
 	res.records = recs
+	if readCommitted && len(recs) > 0 {
+		if end, ok := lastOffsetOf(recs); ok {
+			for _, a := range l.AbortedTransactions(sp.fetchOffset, end+1) {
+				res.aborted = append(res.aborted, kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+			}
+		}
+	}
 	return res
+}
+
+// lastOffsetOf returns the last offset of the last whole batch in recs.
+func lastOffsetOf(recs []byte) (int64, bool) {
+	last, ok := int64(-1), false
+	for pos := 0; pos+wire.BatchHeaderSize <= len(recs); {
+		h, err := wire.ParseBatchHeader(recs[pos:])
+		if err != nil || h.TotalSize() <= 0 || pos+h.TotalSize() > len(recs) {
+			break
+		}
+		last, ok = h.LastOffset(), true
+		pos += h.TotalSize()
+	}
+	return last, ok
 }

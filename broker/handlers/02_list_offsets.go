@@ -11,7 +11,7 @@ import (
 //
 //   - timestamp -2 (earliest) answers the log start offset; -1 (latest) the
 //     high watermark, or the last stable offset for read_committed (v2+;
-//     equal while we have no transactions); -3 (v7+) the offset and
+//     timestamp lookups are bounded the same way); -3 (v7+) the offset and
 //     timestamp of the record with the largest timestamp; -4 (v8+,
 //     earliest local) the log start offset, as we have no tiered storage;
 //     -5 (v9+, latest tiered) -1 for the same reason. Any other timestamp
@@ -31,7 +31,7 @@ func handleListOffsets(d *Deps, r *Request) (kmsg.Response, error) {
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
-			d.listOffset(img, t, &rp, &sp)
+			d.listOffset(img, t, &rp, &sp, req.IsolationLevel)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -39,7 +39,7 @@ func handleListOffsets(d *Deps, r *Request) (kmsg.Response, error) {
 	return resp, nil
 }
 
-func (d *Deps) listOffset(img *controller.Image, t *controller.Topic, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
+func (d *Deps) listOffset(img *controller.Image, t *controller.Topic, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition, isolation int8) {
 	sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 	ref := d.lookupPartition(img, t, rp.Partition)
 	if ref.code != 0 {
@@ -57,6 +57,9 @@ func (d *Deps) listOffset(img *controller.Image, t *controller.Topic, rp *kmsg.L
 		sp.Offset = l.LogStartOffset()
 	case -1:
 		sp.Offset = l.HighWatermark()
+		if isolation == 1 {
+			sp.Offset = min(l.LastStableOffset(), sp.Offset)
+		}
 	case -3:
 		sp.Timestamp, sp.Offset = l.MaxTimestamp()
 	case -5:
@@ -67,7 +70,11 @@ func (d *Deps) listOffset(img *controller.Image, t *controller.Topic, rp *kmsg.L
 			return
 		}
 		off, ts, ok := l.OffsetForTimestamp(rp.Timestamp)
-		if ok && off < l.HighWatermark() {
+		bound := l.HighWatermark()
+		if isolation == 1 {
+			bound = min(l.LastStableOffset(), bound)
+		}
+		if ok && off < bound {
 			sp.Offset, sp.Timestamp = off, ts
 		}
 	}

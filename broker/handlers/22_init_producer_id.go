@@ -1,12 +1,13 @@
 package handlers
 
 import (
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// InitProducerId, key 22, versions 0-5. Idempotent producers only: samsa
-// has no transaction coordinator yet.
+// InitProducerId, key 22, versions 0-5.
 //
 //   - transactional_id null: a new producer id with epoch 0, as Kafka's
 //     coordinator does ("blindly accept"): the producer_id/producer_epoch
@@ -16,14 +17,15 @@ import (
 //     never repeat after a restart. An allocator IO failure is
 //     UNKNOWN_SERVER_ERROR, as in Kafka.
 //   - transactional_id "" is INVALID_REQUEST (Kafka).
-//   - transactional_id set: COORDINATOR_NOT_AVAILABLE, which clients treat
-//     as retriable, until coordinator/ has a transaction coordinator.
-//     transaction_timeout_ms is therefore never checked (Kafka checks it
-//     only for transactional ids).
+//   - transactional_id set: the transaction coordinator (coordinator/txn)
+//     answers: a new id gets a producer id with epoch 0, a known one an
+//     epoch bump that fences the previous producer (aborting its open
+//     transaction first); transaction_timeout_ms over
+//     transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT.
 //   - v3+: exactly one of producer_id and producer_epoch being -1 is
 //     INVALID_REQUEST (Kafka).
-//   - v2 is flexible; v4 and v5 only add error codes (PRODUCER_FENCED,
-//     ...) that the transactional path would return.
+//   - v2 is flexible; v4 adds PRODUCER_FENCED for a stale epoch, v5
+//     TRANSACTION_ABORTABLE.
 func handleInitProducerID(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
@@ -33,7 +35,12 @@ func handleInitProducerID(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 	case req.TransactionalID != nil && *req.TransactionalID == "":
 		resp.ErrorCode = kerr.InvalidRequest.Code
-	case req.TransactionalID != nil || d.Idempotence == nil:
+	case req.TransactionalID != nil:
+		if c := txnCoordinator(d); c != nil {
+			return c.InitProducerID(context.Background(), req), nil
+		}
+		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+	case d.Idempotence == nil:
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 	default:
 		id, err := d.Idempotence.ids.Next()

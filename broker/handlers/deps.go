@@ -9,6 +9,7 @@ import (
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/wire"
 )
@@ -30,6 +31,11 @@ type Deps struct {
 	// with nil, InitProducerId answers COORDINATOR_NOT_AVAILABLE and
 	// batches with a producer id are appended unchecked.
 	Idempotence *Idempotence
+
+	// Transactions is the transaction coordinator; with nil, the
+	// transactional APIs answer COORDINATOR_NOT_AVAILABLE and
+	// transactional batches are appended without verification.
+	Transactions *txn.Coordinator
 
 	// Stopping is closed when the broker shuts down; long polls return.
 	Stopping <-chan struct{}

@@ -15,6 +15,15 @@ func Table() []Entry {
 		{Key: int16(kmsg.OffsetForLeaderEpoch), MinVersion: 0, MaxVersion: 4, Handle: handleOffsetForLeaderEpoch},
 		{Key: int16(kmsg.DeleteRecords), MinVersion: 0, MaxVersion: 2, Handle: handleDeleteRecords},
 		{Key: int16(kmsg.InitProducerID), MinVersion: 0, MaxVersion: 5, Handle: handleInitProducerID},
+		// transactions: see txn_deps.go and coordinator/txn
+		{Key: int16(kmsg.AddPartitionsToTxn), MinVersion: 0, MaxVersion: 5, Handle: handleAddPartitionsToTxn},
+		{Key: int16(kmsg.AddOffsetsToTxn), MinVersion: 0, MaxVersion: 4, Handle: handleAddOffsetsToTxn},
+		{Key: int16(kmsg.EndTxn), MinVersion: 0, MaxVersion: 4, Handle: handleEndTxn},
+		{Key: int16(kmsg.WriteTxnMarkers), MinVersion: 0, MaxVersion: 2, Handle: handleWriteTxnMarkers},
+		{Key: int16(kmsg.TxnOffsetCommit), MinVersion: 0, MaxVersion: 5, Handle: handleTxnOffsetCommit},
+		{Key: int16(kmsg.DescribeProducers), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeProducers},
+		{Key: int16(kmsg.DescribeTransactions), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeTransactions},
+		{Key: int16(kmsg.ListTransactions), MinVersion: 0, MaxVersion: 1, Handle: handleListTransactions},
 		// groups: see coordinator/
 		{Key: int16(kmsg.OffsetCommit), MinVersion: 0, MaxVersion: 10, Handle: handleOffsetCommit},
 		{Key: int16(kmsg.OffsetFetch), MinVersion: 0, MaxVersion: 10, Handle: handleOffsetFetch},

@@ -1,0 +1,58 @@
+package handlers
+
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/storage"
+)
+
+// DescribeProducers, key 61, version 0 (KIP-664).
+//
+//   - Lists, per partition led here, the producers the partition's
+//     producer state knows: id, epoch, last sequence and timestamp, the
+//     coordinator epoch of the last marker and the first offset of the
+//     open transaction (-1 when none). Unknown partitions are
+//     UNKNOWN_TOPIC_OR_PARTITION, partitions led elsewhere
+//     NOT_LEADER_OR_FOLLOWER.
+func handleDescribeProducers(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.DescribeProducersRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
+	img := d.Controller.Image()
+	for _, t := range req.Topics {
+		rt := kmsg.NewDescribeProducersResponseTopic()
+		rt.Topic = t.Topic
+		topic := topicByName(img, t.Topic)
+		for _, p := range t.Partitions {
+			rp := kmsg.NewDescribeProducersResponseTopicPartition()
+			rp.Partition = p
+			ref := d.lookupPartition(img, topic, p)
+			switch {
+			case ref.code != 0:
+				rp.ErrorCode = ref.code
+			case d.Idempotence == nil:
+			default:
+				tp := storage.TopicPartition{Topic: t.Topic, Partition: p}
+				ps, err := d.Idempotence.producers(tp, ref.log, d.Now())
+				if err != nil {
+					d.Logger.Error("reading producer state failed", "topic", t.Topic, "partition", p, "err", err)
+					rp.ErrorCode = kerr.KafkaStorageError.Code
+					break
+				}
+				slices.SortFunc(ps, func(a, b producerSnapshot) int { return int(a.id - b.id) })
+				for _, s := range ps {
+					ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
+					ap.ProducerID, ap.ProducerEpoch = s.id, int32(s.epoch)
+					ap.LastSequence, ap.LastTimestamp = s.lastSequence, s.lastTimestamp
+					ap.CoordinatorEpoch, ap.CurrentTxnStartOffset = s.coordinatorEpoch, s.txnFirstOffset
+					rp.ActiveProducers = append(rp.ActiveProducers, ap)
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}

@@ -1,0 +1,22 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ListTransactions, key 66, versions 0-1 (KIP-664; v1 adds the duration
+// filter of KIP-994): the transactional ids this coordinator owns, filtered
+// by state and producer id; unknown state names are listed in
+// unknown_state_filters.
+func handleListTransactions(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.ListTransactionsRequest)
+	if c := txnCoordinator(d); c != nil {
+		return c.ListTransactions(context.Background(), req), nil
+	}
+	resp := req.ResponseKind().(*kmsg.ListTransactionsResponse)
+	resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+	return resp, nil
+}

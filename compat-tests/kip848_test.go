@@ -1,14 +1,20 @@
 package compattests
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
+	"os"
+	"os/exec"
+	"os/signal"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -330,7 +336,86 @@ func TestKIP848FranzGoRange(t *testing.T) {
 	runKIP848Scenario(t, kgo848Client("franzgo848r", "range", kgo.RangeBalancer()))
 }
 
+// confluent848Client runs each confluent-kafka-go member in a child
+// process (this test binary, TestKIP848ConfluentMember), so that a member
+// can crash for real: SIGTERM closes the consumer (commit, leave), SIGKILL
+// makes it vanish. The child reports assignments and records on stdout.
 var confluent848Client = kip848Client{name: "confluent848", assignor: "uniform", join: func(t *testing.T, ctx context.Context, addr, group, topic, id string, sink *groupSink) (func(), func()) {
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestKIP848ConfluentMember$")
+	cmd.Env = append(os.Environ(), "KIP848_MEMBER="+strings.Join([]string{addr, group, topic, id}, ","))
+	cmd.Stderr = io.Discard
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatalf("%s: stdout pipe: %v", id, err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: starting member process: %v", id, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			kind, rest, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "KIP848 "), " ")
+			if !ok || !strings.HasPrefix(sc.Text(), "KIP848 ") {
+				continue
+			}
+			switch kind {
+			case "A", "R":
+				var ps []int32
+				for _, f := range strings.Fields(rest) {
+					var p int32
+					fmt.Sscan(f, &p)
+					ps = append(ps, p)
+				}
+				if kind == "A" {
+					sink.assigned(id, ps)
+				} else {
+					sink.released(id, ps)
+				}
+			case "M":
+				var p int32
+				var v string
+				fmt.Sscan(rest, &p, &v)
+				sink.record(id, p, []byte(v))
+			}
+		}
+		_ = cmd.Wait()
+	}()
+	stop := func(sig os.Signal) {
+		_ = cmd.Process.Signal(sig)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Errorf("%s: member process did not stop on %v", id, sig)
+		}
+	}
+	var once sync.Once
+	leave := func() { once.Do(func() { stop(syscall.SIGTERM) }) }
+	crash := func() {
+		once.Do(func() {
+			stop(syscall.SIGKILL)
+			// A dead process owns nothing.
+			sink.mu.Lock()
+			maps.DeleteFunc(sink.owner, func(_ int32, o string) bool { return o == id })
+			sink.mu.Unlock()
+		})
+	}
+	t.Cleanup(leave)
+	return leave, crash
+}}
+
+// TestKIP848ConfluentMember is the child process of confluent848Client;
+// it does nothing in a normal run.
+func TestKIP848ConfluentMember(t *testing.T) {
+	spec := os.Getenv("KIP848_MEMBER")
+	if spec == "" {
+		t.Skip("runs only as the child process of the KIP-848 confluent scenario")
+	}
+	f := strings.Split(spec, ",")
+	addr, group, topic, id := f[0], f[1], f[2], f[3]
 	c, err := kafka.NewConsumer(&kafka.ConfigMap{
 		"bootstrap.servers":       addr,
 		"client.id":               id,
@@ -339,61 +424,55 @@ var confluent848Client = kip848Client{name: "confluent848", assignor: "uniform",
 		"auto.offset.reset":       "earliest",
 		"enable.auto.commit":      true,
 		"auto.commit.interval.ms": 100,
+		"log_level":               0,
 	})
 	if err != nil {
 		t.Fatalf("kafka.NewConsumer: %v", err)
 	}
+	var mu sync.Mutex
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(os.Stdout, "KIP848 "+format+"\n", args...)
+	}
+	parts := func(tps []kafka.TopicPartition) string {
+		var b strings.Builder
+		for _, tp := range tps {
+			fmt.Fprintf(&b, " %d", tp.Partition)
+		}
+		return b.String()
+	}
 	rebalance := func(c *kafka.Consumer, ev kafka.Event) error {
 		switch e := ev.(type) {
 		case kafka.AssignedPartitions:
-			sink.assigned(id, confluentPartitions(e.Partitions))
+			say("A%s", parts(e.Partitions))
 			return c.IncrementalAssign(e.Partitions)
 		case kafka.RevokedPartitions:
-			if _, err := c.Commit(); err != nil {
-				var ke kafka.Error
-				if !errors.As(err, &ke) || ke.Code() != kafka.ErrNoOffset {
-					t.Logf("%s: commit on revoke: %v", id, err)
-				}
-			}
-			sink.released(id, confluentPartitions(e.Partitions))
+			_, _ = c.Commit() // ErrNoOffset when nothing new
+			say("R%s", parts(e.Partitions))
 			return c.IncrementalUnassign(e.Partitions)
 		}
 		return nil
 	}
 	if err := c.SubscribeTopics([]string{topic}, rebalance); err != nil {
-		t.Fatalf("%s: SubscribeTopics: %v", id, err)
+		t.Fatalf("SubscribeTopics: %v", err)
 	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				if err := c.Close(); err != nil {
-					t.Errorf("%s: Close: %v", id, err)
-				}
-				return
-			default:
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	for {
+		select {
+		case <-term:
+			if err := c.Close(); err != nil {
+				t.Errorf("Close: %v", err)
 			}
-			switch e := c.Poll(50).(type) {
-			case *kafka.Message:
-				sink.record(id, e.TopicPartition.Partition, e.Value)
-			case kafka.Error:
-				t.Logf("%s: %v", id, e)
-			}
+			return
+		default:
 		}
-	}()
-	var once sync.Once
-	leave := func() {
-		once.Do(func() {
-			close(stop)
-			<-done
-		})
+		if m, ok := c.Poll(50).(*kafka.Message); ok {
+			say("M %d %s", m.TopicPartition.Partition, m.Value)
+		}
 	}
-	t.Cleanup(leave)
-	return leave, nil
-}}
+}
 
 // TestKIP848Confluent runs the KIP-848 scenario with confluent-kafka-go
 // (librdkafka) and group.protocol=consumer.
@@ -409,16 +488,28 @@ func TestKIP848Confluent(t *testing.T) {
 // each record once.
 func TestKIP848RestartWithLiveMembers(t *testing.T) {
 	t.Parallel()
+	runKIP848Restart(t, kgo848Client("restart", "uniform", kgo.CooperativeStickyBalancer()))
+}
+
+// TestKIP848RestartWithLiveMembersConfluent is the same with
+// confluent-kafka-go members.
+func TestKIP848RestartWithLiveMembersConfluent(t *testing.T) {
+	t.Parallel()
+	c := confluent848Client
+	c.name = "restartcf"
+	runKIP848Restart(t, c)
+}
+
+func runKIP848Restart(t *testing.T, c kip848Client) {
 	b := startKIP848Broker(t)
 	ctx := testContext(t, 120*time.Second)
 	_, adm := newAdmin(t, b.Addr)
-	topic := "kip848-restart"
+	topic := "kip848-" + c.name
 	createTopicKadm(t, ctx, adm, topic, groupPartitions, nil)
 	waitTopicReady(t, ctx, adm, topic, groupPartitions)
 	group := topic + "-g"
 	sink := newGroupSink(group)
-	c := kgo848Client("restart", "uniform", kgo.CooperativeStickyBalancer())
-	ids := []string{"restart-0", "restart-1", "restart-2"}
+	ids := []string{c.name + "-0", c.name + "-1", c.name + "-2"}
 	for _, id := range ids {
 		c.join(t, ctx, b.Addr, group, topic, id, sink)
 	}
@@ -432,7 +523,7 @@ func TestKIP848RestartWithLiveMembers(t *testing.T) {
 	b.Restart(t)
 	_, adm = newAdmin(t, b.Addr)
 	owners2, after := waitConsumerGroupStable(t, ctx, adm, group, topic, ids)
-	t.Logf("group stable again %v after the kill (epoch %d before, %d after)", time.Since(downAt).Round(time.Millisecond), before.Epoch, after.Epoch)
+	t.Logf("%s: group stable again %v after the kill (epoch %d before, %d after)", c.name, time.Since(downAt).Round(time.Millisecond), before.Epoch, after.Epoch)
 	if after.Epoch != before.Epoch || after.AssignmentEpoch != before.AssignmentEpoch {
 		t.Errorf("epochs changed across the restart: %d/%d, then %d/%d", before.Epoch, before.AssignmentEpoch, after.Epoch, after.AssignmentEpoch)
 	}

@@ -146,6 +146,9 @@ func (uniformAssignor) Assign(members []AssignorMember, partitions map[[16]byte]
 		owner[tp] = i
 		owned[i] = append(owned[i], tp)
 	}
+	if homogeneous(subscribed) {
+		return assignHomogeneous(members, subscribed[0], partitions)
+	}
 	// Keep what is still valid, first claim wins.
 	for i, m := range members {
 		for _, id := range m.Current.topicIDs() {
@@ -216,6 +219,96 @@ func (uniformAssignor) Assign(members []AssignorMember, partitions map[[16]byte]
 	for i, m := range members {
 		a := Assignment{}
 		for _, tp := range owned[i] {
+			a.add(tp.id, tp.p)
+		}
+		out[m.ID] = a
+	}
+	return out
+}
+
+// homogeneous tells whether every member subscribes to the same topics.
+func homogeneous(subscribed []map[[16]byte]bool) bool {
+	for _, s := range subscribed[1:] {
+		if len(s) != len(subscribed[0]) {
+			return false
+		}
+		for id := range s {
+			if !subscribed[0][id] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// assignHomogeneous is the uniform assignor when every member subscribes
+// to the same topics, in O(P log P): quotas of floor(P/N) or one more (the
+// extra slots going to the members that hold the most already), each
+// member keeps its quota of what it had, and the rest is dealt out in
+// topic and partition order.
+func assignHomogeneous(members []AssignorMember, subscribed map[[16]byte]bool, partitions map[[16]byte]int32) map[string]Assignment {
+	taken := map[assignTP]bool{}
+	kept := make([][]assignTP, len(members))
+	for i, m := range members {
+		for _, id := range m.Current.topicIDs() {
+			if !subscribed[id] {
+				continue
+			}
+			for _, p := range m.Current[id] {
+				tp := assignTP{id, p}
+				if taken[tp] || p < 0 || p >= partitions[id] {
+					continue
+				}
+				taken[tp] = true
+				kept[i] = append(kept[i], tp)
+			}
+		}
+	}
+	total := 0
+	for id := range subscribed {
+		total += int(partitions[id])
+	}
+	base, extra := total/len(members), total%len(members)
+	order := make([]int, len(members))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(kept[b]), len(kept[a])) })
+	quota := make([]int, len(members))
+	for rank, i := range order {
+		quota[i] = base
+		if rank < extra {
+			quota[i]++
+		}
+	}
+	for i := range members {
+		if len(kept[i]) > quota[i] {
+			for _, tp := range kept[i][quota[i]:] {
+				delete(taken, tp)
+			}
+			kept[i] = kept[i][:quota[i]]
+		}
+	}
+	next := 0
+	for _, id := range sortedTopics(partitions) {
+		if !subscribed[id] {
+			continue
+		}
+		for p := range partitions[id] {
+			tp := assignTP{id, p}
+			if taken[tp] {
+				continue
+			}
+			for len(kept[order[next]]) >= quota[order[next]] {
+				next++
+			}
+			kept[order[next]] = append(kept[order[next]], tp)
+		}
+	}
+	out := make(map[string]Assignment, len(members))
+	for i, m := range members {
+		a := Assignment{}
+		for _, tp := range kept[i] {
 			a.add(tp.id, tp.p)
 		}
 		out[m.ID] = a

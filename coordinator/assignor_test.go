@@ -98,3 +98,44 @@ func TestRangeAssignor(t *testing.T) {
 		t.Fatal("class name not accepted")
 	}
 }
+
+func TestUniformAssignorLargeHomogeneous(t *testing.T) {
+	x, y := topicIDOf("x"), topicIDOf("y")
+	parts := map[[16]byte]int32{x: 600, y: 401}
+	var members []AssignorMember
+	for i := range 7 {
+		members = append(members, AssignorMember{ID: fmt.Sprintf("m%d", i), Topics: [][16]byte{x, y}})
+	}
+	out := assignAll(t, uniformAssignor{}, members, parts)
+	for id, a := range out {
+		if n := a.count(); n != 142 && n != 143 {
+			t.Fatalf("%s has %d", id, n)
+		}
+	}
+	// m3 leaves: the others keep all they had.
+	var rest []AssignorMember
+	for _, m := range members {
+		if m.ID != "m3" {
+			m.Current = out[m.ID]
+			rest = append(rest, m)
+		}
+	}
+	next := assignAll(t, uniformAssignor{}, rest, parts)
+	total := 0
+	for _, m := range rest {
+		for tid, ps := range m.Current {
+			for _, p := range ps {
+				if !next[m.ID].has(tid, p) {
+					t.Fatalf("%s lost %d though nobody joined", m.ID, p)
+				}
+			}
+		}
+		if n := next[m.ID].count(); n < 166 || n > 167 {
+			t.Fatalf("%s has %d", m.ID, n)
+		}
+		total += next[m.ID].count()
+	}
+	if total != 1001 {
+		t.Fatalf("assigned %d of 1001", total)
+	}
+}

@@ -594,7 +594,10 @@ func (g *ConsumerGroup) reconcile(now time.Time, m *cgMember, owned []kmsg.Consu
 				}
 			}
 		}
+		// Revoked: what comes next (maybe another revocation, with a
+		// fresh rebalance timeout) starts from a settled member.
 		m.pendingRevocation = Assignment{}
+		m.state, m.revokeDeadline = memberStable, time.Time{}
 		g.nextAssignment(now, m)
 	case memberUnreleased:
 		g.nextAssignment(now, m)

@@ -87,17 +87,18 @@ func (b *syncBuffer) String() string {
 }
 
 // txnLogger returns a kgo logger (warnings, or debug with SAMSA_TXN_DEBUG=1) whose
-// output is written to the test log only if the test fails. Call it before creating
+// output is written to the test log only if the test fails (always in debug mode). Call it before creating
 // the client, so that the client is closed (a later cleanup) before the log is printed.
 func txnLogger(t *testing.T, name string) kgo.Opt {
 	t.Helper()
 	level := kgo.LogLevelWarn
-	if os.Getenv("SAMSA_TXN_DEBUG") == "1" {
+	debug := os.Getenv("SAMSA_TXN_DEBUG") == "1"
+	if debug {
 		level = kgo.LogLevelDebug
 	}
 	buf := &syncBuffer{}
 	t.Cleanup(func() {
-		if !t.Failed() {
+		if !t.Failed() && !debug {
 			return
 		}
 		out := buf.String()
@@ -434,7 +435,11 @@ func TestTxnAbortedInvisible(t *testing.T) {
 		return append(txnKeys("committed1", p, n), txnKeys("committed2", p, n)...)
 	}
 	collect := func(fs kgo.Fetches) {
-		fs.EachError(func(tp string, p int32, err error) { t.Errorf("fetch %s/%d: %v", tp, p, err) })
+		fs.EachError(func(tp string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) { // the end of the quiet period below
+				t.Errorf("fetch %s/%d: %v", tp, p, err)
+			}
+		})
 		fs.EachRecord(func(r *kgo.Record) { committedSoFar[r.Partition] = append(committedSoFar[r.Partition], string(r.Key)) })
 	}
 	haveAll := func() bool {
@@ -545,14 +550,29 @@ func head(s []string) []string {
 
 // TestTxnZombieFenced opens a transaction with producer A, then starts producer B with
 // the same transactional id. B's InitProducerId bumps the epoch and aborts A's open
-// transaction; A's next produce and its commit fail with a fencing error; B commits.
-// read_committed sees only B's records, read_uncommitted sees both.
+// transaction; B commits. read_committed sees only B's records, read_uncommitted sees
+// both. Two ways A can carry on are checked, each on its own topic and id:
+//
+//   - "produce": A produces again; the partition leader answers INVALID_PRODUCER_EPOCH
+//     (franz-go then refuses to send the commit, OPERATION_NOT_ATTEMPTED), and A's
+//     abort is only local; the re-initialisation with its old id and epoch that a
+//     KIP-360 client would send (sent raw here, after B's commit) is PRODUCER_FENCED
+//     and changes nothing;
+//   - "commit": A goes straight to EndTxn(commit) with its old epoch; the coordinator
+//     answers PRODUCER_FENCED (INVALID_PRODUCER_EPOCH for old EndTxn versions).
 func TestTxnZombieFenced(t *testing.T) {
 	t.Parallel()
 	b := startTxnBroker(t, nil)
+	for _, mode := range []string{"produce", "commit"} {
+		t.Run(mode, func(t *testing.T) { zombieScenario(t, b, mode) })
+	}
+}
+
+func zombieScenario(t *testing.T, b *harness.Broker, mode string) {
 	ctx := testContext(t, 90*time.Second)
-	_, adm := newAdmin(t, b.Addr)
-	const topic, partitions, txnID = "txn-zombie", 2, "txn-zombie-id"
+	cl, adm := newAdmin(t, b.Addr)
+	const partitions = 2
+	topic, txnID := "txn-zombie-"+mode, "txn-zombie-id-"+mode
 	createTopicKadm(t, ctx, adm, topic, partitions, nil)
 
 	a := newTxnClient(t, b.Addr, txnID, kgo.RecordRetries(3))
@@ -560,6 +580,11 @@ func TestTxnZombieFenced(t *testing.T) {
 		t.Fatalf("A BeginTransaction: %v", err)
 	}
 	produceInTxn(t, ctx, a, append(txnRecords(topic, "zombie", 0, 5), txnRecords(topic, "zombie", 1, 5)...))
+	dts, err := adm.DescribeTransactions(ctx, txnID)
+	if err != nil || dts[txnID].Err != nil {
+		t.Fatalf("kadm DescribeTransactions(%s): %v / %v", txnID, err, dts[txnID].Err)
+	}
+	aID, aEpoch := dts[txnID].ProducerID, dts[txnID].ProducerEpoch
 
 	bcl := newTxnClient(t, b.Addr, txnID)
 	if err := bcl.BeginTransaction(); err != nil {
@@ -568,28 +593,70 @@ func TestTxnZombieFenced(t *testing.T) {
 	// B's first produce runs InitProducerId, which fences A.
 	produceInTxn(t, ctx, bcl, append(txnRecords(topic, "live", 0, 5), txnRecords(topic, "live", 1, 5)...))
 
-	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	perr := a.ProduceSync(pctx, txnRecords(topic, "zombie-late", 0, 1)...).FirstErr()
-	cancel()
-	if perr == nil {
-		t.Errorf("fenced producer A could still produce in its transaction")
-	} else {
-		t.Logf("A's produce after fencing: %v", perr)
-		if !isFencingError(perr) {
-			t.Errorf("A's produce after fencing failed with %v, want PRODUCER_FENCED or INVALID_PRODUCER_EPOCH", perr)
+	if mode == "produce" {
+		pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		perr := a.ProduceSync(pctx, txnRecords(topic, "zombie-late", 0, 1)...).FirstErr()
+		cancel()
+		if perr == nil {
+			t.Errorf("fenced producer A could still produce in its transaction")
+		} else {
+			t.Logf("A's produce after fencing: %v", perr)
+			if !isFencingError(perr) {
+				t.Errorf("A's produce after fencing failed with %v, want PRODUCER_FENCED or INVALID_PRODUCER_EPOCH", perr)
+			}
 		}
 	}
 	cerr := a.EndTransaction(ctx, kgo.TryCommit)
-	if cerr == nil {
+	switch {
+	case cerr == nil:
 		t.Errorf("fenced producer A committed its transaction")
-	} else {
+	case mode == "produce" && errors.Is(cerr, kerr.OperationNotAttempted):
+		t.Logf("A's commit after the failed produce was not sent (franz-go): %v", cerr)
+		aerr := a.EndTransaction(ctx, kgo.TryAbort)
+		t.Logf("A's abort after fencing: %v", aerr)
+	case !isFencingError(cerr):
+		t.Errorf("A's commit after fencing failed with %v, want PRODUCER_FENCED or INVALID_PRODUCER_EPOCH", cerr)
+	default:
 		t.Logf("A's commit after fencing: %v", cerr)
-		if !isFencingError(cerr) {
-			t.Errorf("A's commit after fencing failed with %v, want PRODUCER_FENCED or INVALID_PRODUCER_EPOCH", cerr)
-		}
 	}
 	if err := bcl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatalf("B EndTransaction(commit): %v", err)
+	}
+	if mode == "produce" {
+		// What a KIP-360 client does to recover: InitProducerId with its own id and
+		// epoch. A's epoch is no longer current, so Kafka answers PRODUCER_FENCED and
+		// leaves the state alone. This is probed after B's commit on purpose: against an
+		// Ongoing transaction Kafka checks only the producer id, not the epoch, and
+		// fence-aborts the transaction before answering PRODUCER_FENCED on the retry (the
+		// Ongoing case of TransactionCoordinator.prepareInitProducerIdTransit), so a
+		// zombie's re-init aborts the live producer's open transaction there. samsa does
+		// the same.
+		before, err := adm.DescribeTransactions(ctx, txnID)
+		if err != nil {
+			t.Fatalf("kadm DescribeTransactions: %v", err)
+		}
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID = kmsg.StringPtr(txnID)
+		req.TransactionTimeoutMillis = 60000
+		req.ProducerID = aID
+		req.ProducerEpoch = aEpoch
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("InitProducerId(%s, %d/%d): %v", txnID, aID, aEpoch, err)
+		}
+		t.Logf("InitProducerId with A's stale id/epoch %d/%d: %v (id %d epoch %d)", aID, aEpoch, kerr.ErrorForCode(resp.ErrorCode), resp.ProducerID, resp.ProducerEpoch)
+		if err := kerr.ErrorForCode(resp.ErrorCode); !isFencingError(err) {
+			t.Errorf("InitProducerId with A's stale id/epoch %d/%d answered %v (id %d epoch %d), want PRODUCER_FENCED", aID, aEpoch, err, resp.ProducerID, resp.ProducerEpoch)
+		}
+		after, err := adm.DescribeTransactions(ctx, txnID)
+		if err != nil {
+			t.Fatalf("kadm DescribeTransactions: %v", err)
+		}
+		bs, as := before[txnID], after[txnID]
+		if bs.State != as.State || bs.ProducerID != as.ProducerID || bs.ProducerEpoch != as.ProducerEpoch || fmt.Sprint(bs.Topics.Sorted()) != fmt.Sprint(as.Topics.Sorted()) {
+			t.Errorf("a fenced InitProducerId changed the transaction: before %s id %d epoch %d %v, after %s id %d epoch %d %v",
+				bs.State, bs.ProducerID, bs.ProducerEpoch, bs.Topics.Sorted(), as.State, as.ProducerID, as.ProducerEpoch, as.Topics.Sorted())
+		}
 	}
 	writeSentinels(t, ctx, b.Addr, topic, partitions)
 

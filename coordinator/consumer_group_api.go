@@ -50,7 +50,12 @@ func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, 
 	created := false
 	if cg == nil {
 		if req.MemberEpoch != 0 {
-			hbError(resp, kerr.UnknownMemberID, "member "+req.MemberID+" is not a member of group "+req.Group)
+			// Kafka only creates a group for a join (epoch 0).
+			msg := "Consumer group " + req.Group + " not found."
+			if g := s.groups[req.Group]; g != nil && g.state != Dead {
+				msg = "Group " + req.Group + " is not a consumer group."
+			}
+			hbError(resp, kerr.GroupIDNotFound, msg)
 			return
 		}
 		if g := s.groups[req.Group]; g != nil {

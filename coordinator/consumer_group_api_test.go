@@ -38,7 +38,7 @@ func TestConsumerGroupThroughCoordinator(t *testing.T) {
 	// Heartbeat with an epoch to a group that does not exist.
 	r := cgJoinReq("g", "m1", "orders")
 	r.MemberEpoch = 3
-	wantCode(t, "unknown group", c.ConsumerGroupHeartbeat(ctx, cl, img, r).ErrorCode, kerr.UnknownMemberID)
+	wantCode(t, "unknown group", c.ConsumerGroupHeartbeat(ctx, cl, img, r).ErrorCode, kerr.GroupIDNotFound)
 
 	resp := c.ConsumerGroupHeartbeat(ctx, cl, img, cgJoinReq("g", "m1", "orders"))
 	wantCode(t, "join", resp.ErrorCode, nil)

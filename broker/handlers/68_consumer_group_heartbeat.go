@@ -28,7 +28,8 @@ import (
 //     member id), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
 //     UNRELEASED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED,
 //     INVALID_REGULAR_EXPRESSION, GROUP_ID_NOT_FOUND when a non-empty
-//     classic group has the id (an empty one is converted), and
+//     classic group has the id (an empty one is converted) or when a
+//     heartbeat or leave (epoch != 0) names no group, and
 //     UNSUPPORTED_VERSION when "consumer" is not in
 //     group.coordinator.rebalance.protocols, which clients take as "fall
 //     back to the classic protocol".

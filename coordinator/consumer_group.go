@@ -771,7 +771,7 @@ func (g *ConsumerGroup) Describe(names func([16]byte) string) kmsg.ConsumerGroup
 	return d
 }
 
-// namesFromMeta maps topic IDs back to names through the subscription
+// topicName maps a topic ID back to its name through the subscription
 // metadata.
 func (g *ConsumerGroup) topicName(id [16]byte) string {
 	for n, t := range g.meta {

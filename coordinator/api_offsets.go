@@ -66,9 +66,10 @@ func (c *Coordinator) commitOn(s *shard, req *kmsg.OffsetCommitRequest, resp *km
 	now := c.now()
 	g := s.groups[req.Group]
 	created := false
+	cg := s.consumer[req.Group] // KIP-848: nil for other groups
 	switch {
-	case s.consumer[req.Group] != nil: // g is its offsets holder
-		if code := s.consumer[req.Group].CommitCheck(req.Version, req.Generation, req.MemberID); code != 0 {
+	case cg != nil: // g is its offsets holder
+		if code := cg.OffsetCommitCheck(req.Version, req.Generation, req.MemberID); code != 0 {
 			setAll(code)
 			return
 		}
@@ -112,6 +113,10 @@ func (c *Coordinator) commitOn(s *shard, req *kmsg.OffsetCommitRequest, resp *km
 				continue
 			}
 			tp := topicPartition{name, p.Partition}
+			if code := cg.PartitionCommitCheck(req.Generation, req.MemberID, name, p.Partition); code != 0 {
+				rp.ErrorCode = code
+				continue
+			}
 			e := offsetEntry{offset: p.Offset, leaderEpoch: p.LeaderEpoch, metadata: md, commitTime: now}
 			if req.Version < 6 {
 				e.leaderEpoch = -1

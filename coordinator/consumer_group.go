@@ -79,6 +79,10 @@ type cgMember struct {
 	state             memberState
 	assigned          Assignment
 	pendingRevocation Assignment
+	// epochs is the member epoch at which each partition of assigned and
+	// pendingRevocation was assigned (KIP-1251): a commit with an older
+	// epoch than the member's is still good for partitions it had then.
+	epochs map[assignTP]int32
 
 	sessionDeadline time.Time
 	// revokeDeadline is set while the member must revoke partitions: it
@@ -91,6 +95,7 @@ func (m *cgMember) clone() *cgMember {
 	c.topicNames = slices.Clone(m.topicNames)
 	c.assigned = m.assigned.clone()
 	c.pendingRevocation = m.pendingRevocation.clone()
+	c.epochs = maps.Clone(m.epochs)
 	return &c
 }
 
@@ -214,6 +219,7 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *
 				m.id = req.MemberID
 				m.epoch, m.state = 0, memberStable
 				m.pendingRevocation = Assignment{}
+				m.epochs = nil // a new member: what it keeps counts from its new epoch
 				recs = append(recs, recsCGMemberGone(g.id, prevID)...)
 				delete(g.members, prevID)
 				if t, ok := g.target[prevID]; ok {
@@ -626,6 +632,7 @@ func (g *ConsumerGroup) nextAssignment(now time.Time, m *cgMember) {
 			m.revokeDeadline = now.Add(m.rebalanceTimeout)
 		}
 		m.state = memberUnrevoked
+		m.updateEpochs()
 		return
 	}
 	var others map[assignTP]bool
@@ -656,6 +663,26 @@ func (g *ConsumerGroup) nextAssignment(now time.Time, m *cgMember) {
 	} else {
 		m.state = memberStable
 	}
+	m.updateEpochs()
+}
+
+// updateEpochs keeps the assignment epoch of the partitions the member
+// still has, stamps new ones with its current epoch and forgets the rest.
+func (m *cgMember) updateEpochs() {
+	next := make(map[assignTP]int32, m.assigned.count()+m.pendingRevocation.count())
+	for _, a := range []Assignment{m.assigned, m.pendingRevocation} {
+		for t, ps := range a {
+			for _, p := range ps {
+				tp := assignTP{t, p}
+				if e, ok := m.epochs[tp]; ok {
+					next[tp] = e
+				} else {
+					next[tp] = m.epoch
+				}
+			}
+		}
+	}
+	m.epochs = next
 }
 
 // NextDeadline returns the earliest session or revocation deadline.
@@ -702,6 +729,38 @@ func (g *ConsumerGroup) CommitCheck(version int16, epoch int32, memberID string)
 		return kerr.UnsupportedVersion.Code
 	}
 	if epoch != m.epoch {
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
+}
+
+// OffsetCommitCheck is CommitCheck with KIP-1251's relaxation for
+// OffsetCommit: an epoch older than the member's passes here, and then
+// each partition must pass PartitionCommitCheck.
+func (g *ConsumerGroup) OffsetCommitCheck(version int16, epoch int32, memberID string) int16 {
+	if m := g.members[memberID]; m != nil && version >= 9 && epoch >= 0 && epoch < m.epoch {
+		return 0
+	}
+	return g.CommitCheck(version, epoch, memberID)
+}
+
+// PartitionCommitCheck validates one partition of an OffsetCommit that
+// passed OffsetCommitCheck: with an epoch older than the member's, the
+// partition must have been the member's at that epoch (assignment epoch <=
+// epoch), else STALE_MEMBER_EPOCH. A nil group checks nothing.
+func (g *ConsumerGroup) PartitionCommitCheck(epoch int32, memberID, topic string, partition int32) int16 {
+	if g == nil {
+		return 0
+	}
+	m := g.members[memberID]
+	if m == nil || epoch >= m.epoch {
+		return 0
+	}
+	t, ok := g.meta[topic]
+	if !ok {
+		return kerr.StaleMemberEpoch.Code
+	}
+	if e, ok := m.epochs[assignTP{t.id, partition}]; !ok || e > epoch {
 		return kerr.StaleMemberEpoch.Code
 	}
 	return 0
@@ -802,6 +861,10 @@ func restoreConsumerGroup(cfg *ConsumerGroupConfig, id string, l *cgLoad, now ti
 		if m.pendingRevocation == nil {
 			m.pendingRevocation = Assignment{}
 		}
+		if cur := l.current[mid]; cur != nil {
+			m.epochs = cur.epochs
+		}
+		m.updateEpochs() // partitions without a stored epoch count from the current one
 		m.sessionDeadline = now.Add(cfg.SessionTimeout)
 		if m.state == memberUnrevoked {
 			m.revokeDeadline = now.Add(m.rebalanceTimeout)

@@ -64,8 +64,10 @@ func appendCompactStrings(dst []byte, ss []string) []byte {
 }
 
 // appendTopicPartitions encodes an Assignment as [TopicId, Partitions,
-// tags], topics sorted.
-func appendTopicPartitions(dst []byte, a Assignment) []byte {
+// tags], topics sorted. With epochs, each topic carries tag 0,
+// AssignmentEpochs (KIP-1251): the epoch each partition was assigned at,
+// aligned with Partitions.
+func appendTopicPartitions(dst []byte, a Assignment, epochs map[assignTP]int32) []byte {
 	ids := a.topicIDs()
 	dst = kbin.AppendCompactArrayLen(dst, len(ids))
 	for _, id := range ids {
@@ -75,7 +77,18 @@ func appendTopicPartitions(dst []byte, a Assignment) []byte {
 		for _, p := range ps {
 			dst = kbin.AppendInt32(dst, p)
 		}
-		dst = valueEnd(dst)
+		if epochs == nil {
+			dst = valueEnd(dst)
+			continue
+		}
+		field := kbin.AppendCompactArrayLen(nil, len(ps))
+		for _, p := range ps {
+			field = kbin.AppendInt32(field, epochs[assignTP{id, p}])
+		}
+		dst = kbin.AppendUvarint(dst, 1) // one tagged field
+		dst = kbin.AppendUvarint(dst, 0) // tag 0
+		dst = kbin.AppendUvarint(dst, uint32(len(field)))
+		dst = append(dst, field...)
 	}
 	return dst
 }
@@ -128,7 +141,7 @@ func cgTargetMetadataValue(epoch int32) []byte {
 }
 
 func cgTargetMemberValue(a Assignment) []byte {
-	return valueEnd(appendTopicPartitions(valueStart(), a))
+	return valueEnd(appendTopicPartitions(valueStart(), a, nil))
 }
 
 func cgCurrentAssignmentValue(m *cgMember) []byte {
@@ -136,8 +149,8 @@ func cgCurrentAssignmentValue(m *cgMember) []byte {
 	dst = kbin.AppendInt32(dst, m.epoch)
 	dst = kbin.AppendInt32(dst, m.prevEpoch)
 	dst = kbin.AppendInt8(dst, int8(m.state))
-	dst = appendTopicPartitions(dst, m.assigned)
-	dst = appendTopicPartitions(dst, m.pendingRevocation)
+	dst = appendTopicPartitions(dst, m.assigned, m.epochs)
+	dst = appendTopicPartitions(dst, m.pendingRevocation, m.epochs)
 	return valueEnd(dst)
 }
 
@@ -219,23 +232,42 @@ func (r *cgReader) skipTags() {
 	}
 }
 
-func (r *cgReader) topicPartitions() Assignment {
+// topicPartitions decodes what appendTopicPartitions wrote; assignment
+// epochs (tag 0) go into epochs when it is not nil.
+func (r *cgReader) topicPartitions(epochs map[assignTP]int32) Assignment {
 	a := Assignment{}
 	n := r.CompactArrayLen()
 	for range max(n, 0) {
 		id := r.Uuid()
 		k := r.CompactArrayLen()
+		var ps []int32
 		for range max(k, 0) {
 			p := r.Int32()
 			if !r.Ok() {
 				return a
 			}
+			ps = append(ps, p)
 			a.add(id, p)
 		}
 		if k == 0 {
 			a[id] = nil
 		}
-		r.skipTags()
+		tags := r.Uvarint()
+		for range tags {
+			tag, size := r.Uvarint(), r.Uvarint()
+			field := cgReader{kbin.Reader{Src: r.Span(int(size))}}
+			if tag != 0 || epochs == nil {
+				continue
+			}
+			if e := field.CompactArrayLen(); int(e) == len(ps) {
+				for _, p := range ps {
+					epochs[assignTP{id, p}] = field.Int32()
+				}
+			}
+			if !r.Ok() {
+				return a
+			}
+		}
 		if !r.Ok() {
 			return a
 		}
@@ -348,14 +380,15 @@ func (ls *loadState) applyConsumerGroup(key, value []byte) error {
 	case keyCGTargetMetadata:
 		l.targetEpoch = r.Int32()
 	case keyCGTargetMember:
-		l.targets[member] = r.topicPartitions()
+		l.targets[member] = r.topicPartitions(nil)
 	case keyCGCurrentAssignment:
 		m := &cgMember{id: member}
 		m.epoch = r.Int32()
 		m.prevEpoch = r.Int32()
 		m.state = memberState(r.Int8())
-		m.assigned = r.topicPartitions()
-		m.pendingRevocation = r.topicPartitions()
+		m.epochs = map[assignTP]int32{}
+		m.assigned = r.topicPartitions(m.epochs)
+		m.pendingRevocation = r.topicPartitions(m.epochs)
 		l.current[member] = m
 	}
 	r.skipTags()

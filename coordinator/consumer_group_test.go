@@ -507,3 +507,65 @@ func FuzzConsumerGroupRecords(f *testing.F) {
 		}
 	})
 }
+
+// TestConsumerGroupAssignmentEpochs checks KIP-1251's commit rule: an
+// epoch older than the member's is good for the partitions the member had
+// at that epoch, and the epochs survive a reload.
+func TestConsumerGroupAssignmentEpochs(t *testing.T) {
+	now := time.Unix(1000, 0)
+	img := fakeImage{"orders": 4}
+	g := NewConsumerGroup(&testCGConfig, "g", now)
+	ls := newLoadState()
+	apply := func(recs []wire.Record) {
+		t.Helper()
+		for _, r := range recs {
+			if err := ls.apply(r.Key, r.Value); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a, b := &cgClient{id: "a"}, &cgClient{id: "b"}
+	_, recs := a.hb(t, g, now, img, "orders")
+	apply(recs)
+	_, recs = b.hb(t, g, now, img, "orders")
+	apply(recs)
+	for range 2 { // a revokes, then acknowledges: epoch 2, keeping 2 partitions from epoch 1
+		_, recs = a.hb(t, g, now, img)
+		apply(recs)
+	}
+	_, recs = b.hb(t, g, now, img) // b takes the released partitions at epoch 2
+	apply(recs)
+	if a.epoch != 2 || b.epoch != 2 || a.owned.count() != 2 || b.owned.count() != 2 {
+		t.Fatalf("epochs %d/%d owned %d/%d", a.epoch, b.epoch, a.owned.count(), b.owned.count())
+	}
+	var aKept, bGot int32 = -1, -1
+	for _, p := range a.owned[topicIDOf("orders")] {
+		aKept = p
+	}
+	for _, p := range b.owned[topicIDOf("orders")] {
+		bGot = p
+	}
+	check := func(g *ConsumerGroup) {
+		t.Helper()
+		if code := g.OffsetCommitCheck(9, 1, "a"); code != 0 {
+			t.Fatalf("a at its previous epoch: %d", code)
+		}
+		if code := g.PartitionCommitCheck(1, "a", "orders", aKept); code != 0 {
+			t.Fatalf("a's kept partition at epoch 1: %d", code)
+		}
+		if code := g.PartitionCommitCheck(1, "a", "orders", bGot); code != kerr.StaleMemberEpoch.Code {
+			t.Fatalf("a committing b's partition at epoch 1: %d", code)
+		}
+		if code := g.PartitionCommitCheck(1, "b", "orders", bGot); code != kerr.StaleMemberEpoch.Code {
+			t.Fatalf("b's partition assigned at epoch 2, committed at 1: %d", code)
+		}
+		if code := g.OffsetCommitCheck(9, 3, "a"); code != kerr.StaleMemberEpoch.Code {
+			t.Fatalf("future epoch: %d", code)
+		}
+		if code := g.CommitCheck(9, 1, "a"); code != kerr.StaleMemberEpoch.Code {
+			t.Fatalf("strict check (transactional commits) at epoch 1: %d", code)
+		}
+	}
+	check(g)
+	check(restoreConsumerGroup(&testCGConfig, "g", ls.consumerGroups["g"], now))
+}

@@ -81,4 +81,7 @@
 // GROUP_ID_NOT_FOUND). An empty classic group is converted on the first
 // ConsumerGroupHeartbeat and an empty consumer group on the first
 // JoinGroup; online migration of live groups is not implemented.
+// OffsetCommit follows KIP-1251 (Kafka 4.3): a member epoch older than the
+// member's current one is accepted for the partitions the member held at
+// that epoch; transactional commits keep the strict equality.
 package coordinator

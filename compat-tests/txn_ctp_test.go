@@ -110,6 +110,9 @@ type ctpProgress struct {
 	txns      atomic.Int64
 	aborts    atomic.Int64
 	restarts  atomic.Int64
+	// abandoned is set by the one session that abandons its transaction
+	// once abandon closes (whichever still has input to work on).
+	abandoned atomic.Bool
 }
 
 // runCTPSession runs one GroupTransactSession with transactional id txnID until stop
@@ -170,8 +173,10 @@ func runCTPSession(t *testing.T, c ctpConfig, txnID string, logOpt kgo.Opt, prog
 		perr := s.ProduceSync(ectx, outs...).FirstErr()
 		select {
 		case <-abandon:
-			cancel()
-			return errCTPAbandoned // deferred Close; the transaction stays open on the broker
+			if progress.abandoned.CompareAndSwap(false, true) {
+				cancel()
+				return errCTPAbandoned // deferred Close; the transaction stays open on the broker
+			}
 		default:
 		}
 		commit := kgo.TryCommit
@@ -269,7 +274,10 @@ func runCTPScenario(t *testing.T, name string, disruption ctpDisruption) {
 	stop := make(chan struct{})
 	abandon := make(chan struct{})
 	var wg sync.WaitGroup
-	for i, ab := range []chan struct{}{abandon, nil} {
+	// Both sessions watch abandon and the first to produce after it
+	// closes abandons its transaction: a session that already ran out of
+	// input by then cannot make the scenario miss its disruption.
+	for i, ab := range []chan struct{}{abandon, abandon} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

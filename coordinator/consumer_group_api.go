@@ -136,15 +136,20 @@ func (s *shard) consumerNextDeadline(next time.Time) time.Time {
 func (s *shard) deleteConsumerGroup(cg *ConsumerGroup, now time.Time) error {
 	var recs []wire.Record
 	g := s.groups[cg.id]
+	var committed map[topicPartition]offsetEntry
 	if g != nil {
+		committed = g.offsets
 		for tp := range g.offsets {
 			recs = append(recs, wire.Record{Key: offsetCommitKey(cg.id, tp)})
 		}
 	}
+	// Pending transactional offsets go too, as for a classic group.
+	recs = append(recs, s.txnTombstones(cg.id, committed)...)
 	recs = append(recs, recsCGGroupGone(cg.id)...)
 	if err := s.append(now, recs); err != nil {
 		return err
 	}
+	s.pendingTxn().dropGroup(cg.id)
 	delete(s.consumer, cg.id)
 	if g != nil {
 		g.state = Dead
@@ -185,7 +190,9 @@ func (s *shard) expireConsumerOffsets(cg *ConsumerGroup, g *Group, now time.Time
 		if cg.Empty() && cg.emptySince.After(base) {
 			base = cg.emptySince
 		}
-		if subscribed[tp.topic] || now.Before(base.Add(retention)) {
+		// Offsets a transaction is still writing stay, as Kafka keeps
+		// partitions with pending transactional offsets.
+		if subscribed[tp.topic] || now.Before(base.Add(retention)) || s.pendingTxn().has(g.id, tp) {
 			continue
 		}
 		recs = append(recs, wire.Record{Key: offsetCommitKey(g.id, tp)})
@@ -200,7 +207,7 @@ func (s *shard) expireConsumerOffsets(cg *ConsumerGroup, g *Group, now time.Time
 			delete(g.offsets, tp)
 		}
 	}
-	if cg.Empty() && len(g.offsets) == 0 && !now.Before(cg.emptySince.Add(retention)) {
+	if cg.Empty() && len(g.offsets) == 0 && !now.Before(cg.emptySince.Add(retention)) && !s.pendingTxn().hasGroup(g.id) {
 		if err := s.deleteConsumerGroup(cg, now); err != nil {
 			s.logger.Warn("coordinator: expiring consumer group failed", "group", g.id, "err", err)
 		}

@@ -543,3 +543,59 @@ func TestTxnOffsetsConsumerGroup(t *testing.T) {
 	complete(t, c, "cg", 1, 0, true)
 	wantFetch(t, "committed", c, "cg", 1, true, "0:3")
 }
+
+// TestTxnOffsetsConsumerGroupDeleteAndExpire: deleting an empty KIP-848
+// group drops its pending transactional offsets (a later commit marker
+// brings nothing back); expiry keeps a group while a transaction still
+// has offsets pending for it.
+func TestTxnOffsetsConsumerGroupDeleteAndExpire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newLogs()
+		c := newTestCoordinator(t, l, func(o *Options) {
+			o.OffsetsRetention = time.Hour
+			o.OffsetsRetentionCheckInterval = time.Minute
+		})
+		ctx := t.Context()
+		leave := func(group, member string, epoch int32) {
+			hb := cgJoinReq(group, member, "t")
+			hb.MemberEpoch = -1
+			wantCode(t, "leave "+group, c.ConsumerGroupHeartbeat(ctx, Client{ID: "cl", Host: "/h"}, fakeImage{"t": 2}, hb).ErrorCode, nil)
+		}
+		for _, g := range []string{"del", "exp"} {
+			resp := c.ConsumerGroupHeartbeat(ctx, Client{ID: "cl", Host: "/h"}, fakeImage{"t": 2}, cgJoinReq(g, "m1", "t"))
+			wantCode(t, "join "+g, resp.ErrorCode, nil)
+			r := txnReq(g, 7, 0, "t", map[int32]int64{0: 11})
+			if g == "exp" {
+				r = txnReq(g, 8, 0, "t", map[int32]int64{0: 12})
+			}
+			r.MemberID, r.Generation = "m1", resp.MemberEpoch
+			wantTxnOK(t, "stage "+g, c.TxnOffsetCommit(ctx, r))
+			leave(g, "m1", resp.MemberEpoch)
+		}
+
+		dg := c.DeleteGroups(ctx, &kmsg.DeleteGroupsRequest{Version: 2, Groups: []string{"del"}})
+		wantCode(t, "delete consumer group", dg.Groups[0].ErrorCode, nil)
+		if c.HasPendingTxnOffsets(ctx, "del", "t", 0) {
+			t.Fatal("pending offsets survive DeleteGroups")
+		}
+		complete(t, c, "del", 7, 0, true)
+		wantFetch(t, "deleted group after commit marker", c, "del", 1, true, "0:-1")
+
+		// Two retention periods later "exp" is still there: its
+		// transaction has not ended.
+		time.Sleep(2 * time.Hour)
+		names := map[string]bool{}
+		for _, g := range c.ListGroups(ctx, &kmsg.ListGroupsRequest{Version: 4}).Groups {
+			names[g.Group] = true
+		}
+		if !names["exp"] || names["del"] {
+			t.Fatalf("groups after expiry: %v", names)
+		}
+		complete(t, c, "exp", 8, 0, true)
+		wantFetch(t, "exp committed", c, "exp", 1, true, "0:12")
+		c.Close()
+		c2 := newTestCoordinator(t, l, func(o *Options) { o.OffsetsRetention = time.Hour })
+		wantFetch(t, "del reloaded", c2, "del", 1, true, "0:-1")
+		wantFetch(t, "exp reloaded", c2, "exp", 1, true, "0:12")
+	})
+}

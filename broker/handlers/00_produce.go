@@ -136,7 +136,7 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	var appendErr error
 	if h := batches[0]; h.ProducerID >= 0 && d.Idempotence != nil {
 		tp := storage.TopicPartition{Topic: t.Name, Partition: rp.Partition}
-		guard, code := d.verifyTransactional(h, txnID, tp, ref.log)
+		guard, code := d.verifyTransactional(h, v, txnID, tp, ref.log)
 		if code != 0 {
 			sp.ErrorCode = code
 			return
@@ -189,10 +189,15 @@ func codecFor(compressionType string) (wire.Compression, bool) {
 
 // verifyTransactional checks a transactional batch against the transaction
 // coordinator; code 0 lets it through, with the guard to append under
-// (nil when no verification was needed).
-func (d *Deps) verifyTransactional(h wire.BatchHeader, txnID *string, tp storage.TopicPartition, l *storage.Log) (*uint64, int16) {
+// (nil when no verification was needed). Produce v12+ comes from a
+// transaction version 2 client (KIP-890 part 2), which sends no
+// AddPartitionsToTxn: the first batch of a transaction in a partition adds
+// the partition itself, whatever transaction.partition.verification.enable
+// says. Older versions are only verified, when that setting is on.
+func (d *Deps) verifyTransactional(h wire.BatchHeader, version int16, txnID *string, tp storage.TopicPartition, l *storage.Log) (*uint64, int16) {
 	c := txnCoordinator(d)
-	if !h.IsTransactional() || c == nil || !d.Config.TransactionPartitionVerificationEnable {
+	implicitAdd := version >= 12
+	if !h.IsTransactional() || c == nil || (!implicitAdd && !d.Config.TransactionPartitionVerificationEnable) {
 		return nil, 0
 	}
 	if txnID == nil || *txnID == "" {
@@ -204,6 +209,12 @@ func (d *Deps) verifyTransactional(h wire.BatchHeader, txnID *string, tp storage
 		d.Logger.Error("producer state replay failed", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 		return nil, kerr.KafkaStorageError.Code
 	case ongoing:
+		return &guard, 0
+	}
+	if implicitAdd {
+		if code := c.AddPartitionsImplicit(context.Background(), *txnID, h.ProducerID, h.ProducerEpoch, tp); code != 0 {
+			return nil, code
+		}
 		return &guard, 0
 	}
 	if code := c.VerifyProduce(context.Background(), *txnID, h.ProducerID, h.ProducerEpoch, tp); code != 0 {

@@ -8,25 +8,71 @@ import (
 //
 // The answer is built from Table, so what we advertise is exactly what we
 // dispatch. v1 adds throttle_time_ms; v3 is flexible and carries the
-// client's software name and version (accepted, not checked); v3+ may list
-// supported and finalized features, which we leave empty as a broker
-// without feature flags does. A request of a version we do not know is
-// answered by the connection layer in the v0 shape with
-// UNSUPPORTED_VERSION and this same list, so that the client retries with
-// a version we speak.
+// client's software name and version (accepted, not checked). v3+ lists
+// the supported and finalized features (see Features). A request of a
+// version we do not know is answered by the connection layer in the v0
+// shape with UNSUPPORTED_VERSION and this same list, so that the client
+// retries with a version we speak.
+//
+// ConsumerGroupHeartbeat and ConsumerGroupDescribe (68, 69) are left out,
+// and group.version is not finalized, when group.coordinator.rebalance.
+// protocols does not list "consumer", as Kafka does.
 func handleApiVersions(d *Deps, r *Request) (kmsg.Response, error) {
 	return ApiVersionsResponse(d), nil
 }
 
-// ApiVersionsResponse lists every API of Table with its version range.
+// Feature is one feature flag of ApiVersions v3+: the range this broker
+// supports and the level finalized for the cluster.
+type Feature struct {
+	Name           string
+	MinVersion     int16
+	MaxVersion     int16
+	FinalizedLevel int16 // 0: supported, not finalized (not listed as finalized)
+}
+
+// Features are the feature flags samsa advertises, as a Kafka 4.x cluster
+// formatted at its latest release: transaction.version 2 (KIP-890 part 2:
+// clients skip AddPartitionsToTxn, EndTxn bumps the epoch) and
+// group.version 1 (KIP-848 consumer groups; only with the consumer
+// protocol enabled). A feature finalized at level 0 is not listed among
+// the finalized ones, as in Kafka. The levels are fixed (there is no
+// UpdateFeatures), so the finalized features epoch is 0.
+func Features(d *Deps) []Feature {
+	group := Feature{Name: "group.version", MinVersion: 0, MaxVersion: 1}
+	if consumerProtocolEnabled(d) {
+		group.FinalizedLevel = 1
+	}
+	return []Feature{
+		{Name: "transaction.version", MinVersion: 0, MaxVersion: 2, FinalizedLevel: 2},
+		group,
+	}
+}
+
+// ApiVersionsResponse lists every API of Table with its version range,
+// and the features.
 func ApiVersionsResponse(d *Deps) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
+	consumer := consumerProtocolEnabled(d)
 	for _, e := range Table() {
+		if !consumer && (e.Key == int16(kmsg.ConsumerGroupHeartbeat) || e.Key == int16(kmsg.ConsumerGroupDescribe)) {
+			continue
+		}
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey = e.Key
 		k.MinVersion = e.MinVersion
 		k.MaxVersion = e.MaxVersion
 		resp.ApiKeys = append(resp.ApiKeys, k)
+	}
+	resp.FinalizedFeaturesEpoch = 0
+	for _, f := range Features(d) {
+		sf := kmsg.NewApiVersionsResponseSupportedFeature()
+		sf.Name, sf.MinVersion, sf.MaxVersion = f.Name, f.MinVersion, f.MaxVersion
+		resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+		if f.FinalizedLevel > 0 {
+			ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+			ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = f.Name, f.FinalizedLevel, f.FinalizedLevel
+			resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+		}
 	}
 	return resp
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// EndTxn, key 26, versions 0-4.
+// EndTxn, key 26, versions 0-5.
 //
 //   - Commits or aborts the open transaction of a transactional id: the
 //     coordinator records PrepareCommit/PrepareAbort, writes a control
@@ -15,9 +15,10 @@ import (
 //     the staged group offsets on __consumer_offsets), then records
 //     CompleteCommit/CompleteAbort. See coordinator/txn for when the answer
 //     is sent and what a retried EndTxn gets.
-//   - v3 is flexible; v4 adds TRANSACTION_ABORTABLE. v5 (KIP-890 part 2,
-//     an epoch bump per transaction, with transaction.version 2) is not
-//     advertised: the coordinator does not bump per transaction yet.
+//   - v3 is flexible; v4 adds TRANSACTION_ABORTABLE. v5 is transaction
+//     version 2 (KIP-890 part 2, the transaction.version feature that
+//     ApiVersions advertises): the epoch bumps with every EndTxn and the
+//     answer carries the producer id and epoch to continue with.
 func handleEndTxn(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.EndTxnRequest)
 	if c := txnCoordinator(d); c != nil {

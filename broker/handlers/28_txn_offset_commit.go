@@ -22,6 +22,9 @@ import (
 //     group's offsets partition must have been added by AddOffsetsToTxn,
 //     else the whole request fails with the transaction coordinator's
 //     answer (INVALID_TXN_STATE, PRODUCER_FENCED, ...).
+//   - v5 is transaction version 2 (KIP-890 part 2): the client sends no
+//     AddOffsetsToTxn, so the group's partition is added to the
+//     transaction here (starting one if none is ongoing).
 //   - Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION and are
 //     not staged, as in OffsetCommit.
 func handleTxnOffsetCommit(d *Deps, r *Request) (kmsg.Response, error) {
@@ -43,8 +46,15 @@ func handleTxnOffsetCommit(d *Deps, r *Request) (kmsg.Response, error) {
 		return resp, nil
 	}
 	ctx := context.Background()
-	if d.Config.TransactionPartitionVerificationEnable {
-		tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: coordinator.PartitionFor(req.Group, g.NumPartitions())}
+	tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: coordinator.PartitionFor(req.Group, g.NumPartitions())}
+	switch {
+	case req.Version >= 5:
+		// Transaction version 2: no AddOffsetsToTxn came first.
+		if code := tc.AddPartitionsImplicit(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp); code != 0 {
+			fill(func(string, int32) int16 { return code })
+			return resp, nil
+		}
+	case d.Config.TransactionPartitionVerificationEnable:
 		if code := tc.VerifyTxnOffsetCommit(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp); code != 0 {
 			fill(func(string, int32) int16 { return code })
 			return resp, nil

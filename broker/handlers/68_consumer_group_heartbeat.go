@@ -51,7 +51,7 @@ func handleConsumerGroupHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
 // consumerProtocolEnabled tells whether group.coordinator.rebalance.protocols
 // lists "consumer".
 func consumerProtocolEnabled(d *Deps) bool {
-	if d.Config == nil {
+	if d == nil || d.Config == nil {
 		return true
 	}
 	return slices.ContainsFunc(d.Config.GroupCoordinatorRebalanceProtocols, func(p string) bool {

@@ -18,7 +18,7 @@ func Table() []Entry {
 		// transactions: see txn_deps.go and coordinator/txn
 		{Key: int16(kmsg.AddPartitionsToTxn), MinVersion: 0, MaxVersion: 5, Handle: handleAddPartitionsToTxn},
 		{Key: int16(kmsg.AddOffsetsToTxn), MinVersion: 0, MaxVersion: 4, Handle: handleAddOffsetsToTxn},
-		{Key: int16(kmsg.EndTxn), MinVersion: 0, MaxVersion: 4, Handle: handleEndTxn},
+		{Key: int16(kmsg.EndTxn), MinVersion: 0, MaxVersion: 5, Handle: handleEndTxn},
 		{Key: int16(kmsg.WriteTxnMarkers), MinVersion: 0, MaxVersion: 2, Handle: handleWriteTxnMarkers},
 		{Key: int16(kmsg.TxnOffsetCommit), MinVersion: 0, MaxVersion: 5, Handle: handleTxnOffsetCommit},
 		{Key: int16(kmsg.DescribeProducers), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeProducers},

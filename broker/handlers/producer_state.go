@@ -172,6 +172,11 @@ func recordBatch(e *producerEntry, h wire.BatchHeader, firstOffset, nowMs int64)
 			e.epoch = h.ProducerEpoch
 			e.batches = e.batches[:0]
 		}
+		// The marker's time is the producer's last write, as Kafka's
+		// appendEndTxnMarker records it.
+		if h.MaxTimestamp > 0 {
+			e.lastTimestamp = h.MaxTimestamp
+		}
 		e.txnOpen = false
 		e.lastWrite = max(e.lastWrite, nowMs)
 		return e
@@ -375,7 +380,7 @@ func (i *Idempotence) appendMarker(tp storage.TopicPartition, l *storage.Log, pr
 	if err != nil {
 		return 0, err
 	}
-	e = recordBatch(e, wire.BatchHeader{ProducerID: producerID, ProducerEpoch: epoch, Attributes: 0x30, BaseSequence: -1}, info.FirstOffset, nowMs)
+	e = recordBatch(e, wire.BatchHeader{ProducerID: producerID, ProducerEpoch: epoch, Attributes: 0x30, BaseSequence: -1, MaxTimestamp: nowMs}, info.FirstOffset, nowMs)
 	e.coordinatorEpoch = coordinatorEpoch
 	p.mu.producers[producerID] = e
 	p.mu.markers[producerID]++
@@ -408,6 +413,8 @@ func (i *Idempotence) producers(tp storage.TopicPartition, l *storage.Log, now t
 		}
 		if n := len(e.batches); n > 0 {
 			s.lastSequence = e.batches[n-1].lastSeq
+		}
+		if e.lastTimestamp > 0 {
 			s.lastTimestamp = e.lastTimestamp
 		}
 		out = append(out, s)

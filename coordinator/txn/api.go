@@ -345,8 +345,10 @@ func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, req *kmsg.AddOffsetsT
 // the common case. Markers that failed are retried in the background;
 // until they are written, requests for the id get CONCURRENT_TRANSACTIONS.
 // Ending a completed transaction again the same way succeeds (a retry);
-// otherwise INVALID_TXN_STATE. v5 answers the producer id and epoch, not
-// bumped: transaction.version 2 (KIP-890 part 2) is not supported.
+// otherwise INVALID_TXN_STATE. v5 is transaction version 2 (KIP-890
+// part 2): every EndTxn bumps the epoch (or, exhausted, moves to a new
+// producer id) and answers the producer id and epoch to continue with;
+// see txnMeta.endTxnV2 for retries and the abort without a transaction.
 func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
@@ -365,11 +367,20 @@ func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg
 	ch := make(chan int16, 1)
 	if code := s.call(ctx, func() {
 		m := s.txns[id]
-		if code := m.checkProducer(req.ProducerID, req.ProducerEpoch); code != 0 {
-			ch <- code
-			return
+		var next *txnMeta
+		var code int16
+		if req.Version >= 5 {
+			next, code = s.endTxnV2(m, req)
+			if code == 0 && next == nil {
+				// A retry of an EndTxn that completed: the producer
+				// continues with what it would have been told.
+				resp.ProducerID, resp.ProducerEpoch = m.producerID, m.epoch
+			}
+		} else {
+			if code = m.checkProducer(req.ProducerID, req.ProducerEpoch); code == 0 {
+				next, code = m.endTxn(req.Commit, s.now().UnixMilli())
+			}
 		}
-		next, code := m.endTxn(req.Commit, s.now().UnixMilli())
 		if code != 0 || next == nil {
 			ch <- code
 			return
@@ -379,6 +390,9 @@ func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg
 			return
 		}
 		resp.ProducerID, resp.ProducerEpoch = next.producerID, next.epoch
+		if req.Version >= 5 {
+			resp.ProducerID, resp.ProducerEpoch = next.answerV2()
+		}
 		s.prepared(id, func(int16) { ch <- 0 })
 	}); code != 0 {
 		return fail(code)
@@ -391,6 +405,66 @@ func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg
 		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch
 	}
 	return fail(result)
+}
+
+// endTxnV2 is the check and transition of EndTxn v5+ on the shard.
+// REQUIRES: on the shard goroutine.
+func (s *shard) endTxnV2(m *txnMeta, req *kmsg.EndTxnRequest) (*txnMeta, int16) {
+	kind := m.classifyV2(req.ProducerID, req.ProducerEpoch)
+	switch {
+	case m != nil && m.nextProducerID == req.ProducerID && m.preparing():
+		return nil, kerr.ConcurrentTransactions.Code
+	case kind == endTxnUnknownID:
+		return nil, kerr.InvalidProducerIDMapping.Code
+	case kind == endTxnFenced:
+		return nil, kerr.ProducerFenced.Code
+	}
+	return m.endTxnV2(req.Commit, kind, s.c.opts.ProducerIDs.Next, s.now().UnixMilli())
+}
+
+// AddPartitionsImplicit is the add of transaction version 2 (KIP-890
+// part 2): produce v12+ and TxnOffsetCommit v5 carry no AddPartitionsToTxn
+// or AddOffsetsToTxn before them, so the broker adds the partition (or the
+// group's __consumer_offsets partition) itself, starting a transaction if
+// none is ongoing. 0 when added, else the code AddPartitionsToTxn would
+// answer (PRODUCER_FENCED reported as INVALID_PRODUCER_EPOCH, as on the
+// produce path).
+func (c *Coordinator) AddPartitionsImplicit(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tp TopicPartition) int16 {
+	if transactionalID == "" {
+		return kerr.InvalidRequest.Code
+	}
+	s, code := c.shardFor(transactionalID)
+	if code != 0 {
+		return code
+	}
+	var result int16
+	if code := s.call(ctx, func() {
+		m := s.txns[transactionalID]
+		if result = m.checkProducer(producerID, producerEpoch); result != 0 {
+			return
+		}
+		if m.state == Ongoing && m.clientTV >= 2 {
+			if _, ok := m.partitions[tp]; ok {
+				return
+			}
+		}
+		next, code := m.addPartitions([]TopicPartition{tp}, s.now().UnixMilli())
+		if code != 0 {
+			result = code
+			return
+		}
+		if next == nil {
+			next = m.clone()
+		}
+		next.clientTV = 2
+		result = s.writeCode(m.id, next)
+	}); code != 0 {
+		return code
+	}
+	if result == kerr.ProducerFenced.Code {
+		result = kerr.InvalidProducerEpoch.Code
+	}
+	return result
 }
 
 // VerifyProduce is the produce-path check (transaction.partition.

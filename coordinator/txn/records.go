@@ -41,9 +41,9 @@ func logValue(m *txnMeta) []byte {
 	v.LastUpdateTimestamp = m.updateMs
 	v.StartTimestamp = m.startMs
 	v.PreviousProducerID = m.prevProducerID
-	v.NextProducerID = -1
+	v.NextProducerID = m.nextProducerID
 	v.ClientTransactionVersion = m.clientTV
-	if m.prevProducerID != -1 || m.clientTV != 0 {
+	if m.prevProducerID != -1 || m.nextProducerID != -1 || m.clientTV != 0 {
 		v.Version = 1
 	}
 	if m.state != Empty {
@@ -88,6 +88,7 @@ func decodeValue(id string, b []byte) (*txnMeta, error) {
 		updateMs:       v.LastUpdateTimestamp,
 		startMs:        v.StartTimestamp,
 		clientTV:       v.ClientTransactionVersion,
+		nextProducerID: v.NextProducerID,
 	}
 	for _, t := range v.Topics {
 		for _, p := range t.Partitions {

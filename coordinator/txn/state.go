@@ -70,7 +70,14 @@ type txnMeta struct {
 	partitions map[TopicPartition]struct{}
 	updateMs   int64 // transaction_last_update_timestamp_ms
 	startMs    int64 // transaction_start_timestamp_ms, -1 when Empty
-	clientTV   int16
+	// clientTV is the transaction version the client ends transactions
+	// with (client_transaction_version): 2 once it used EndTxn v5 or the
+	// implicit add of produce v12+ / TxnOffsetCommit v5.
+	clientTV int16
+	// nextProducerID is the producer id a transaction version 2 completion
+	// moves to because the bumped epoch is exhausted (next_producer_id),
+	// -1 when none.
+	nextProducerID int64
 }
 
 func (m *txnMeta) clone() *txnMeta {
@@ -111,6 +118,7 @@ func newTxnMeta(id string, producerID int64, timeoutMs int32, nowMs int64) *txnM
 		partitions:     map[TopicPartition]struct{}{},
 		updateMs:       nowMs,
 		startMs:        -1,
+		nextProducerID: -1,
 	}
 }
 
@@ -198,8 +206,13 @@ func (m *txnMeta) fence(nowMs int64) *txnMeta {
 }
 
 // checkProducer is the producer id and epoch check of AddPartitionsToTxn,
-// AddOffsetsToTxn and EndTxn.
+// AddOffsetsToTxn and EndTxn. The producer id a completing transaction
+// version 2 transaction rotates to is CONCURRENT_TRANSACTIONS until the
+// rotation is done.
 func (m *txnMeta) checkProducer(producerID int64, epoch int16) int16 {
+	if m != nil && m.nextProducerID == producerID && m.preparing() {
+		return kerr.ConcurrentTransactions.Code
+	}
 	if m == nil || m.producerID != producerID {
 		return kerr.InvalidProducerIDMapping.Code
 	}
@@ -276,7 +289,8 @@ func (m *txnMeta) endTxn(commit bool, nowMs int64) (*txnMeta, int16) {
 }
 
 // complete is the state after every marker of a Prepare* transaction is
-// written.
+// written. A transaction version 2 completion whose bumped epoch is
+// exhausted moves to its next producer id at epoch 0.
 // REQUIRES: m.preparing().
 func (m *txnMeta) complete(nowMs int64) *txnMeta {
 	next := m.clone()
@@ -284,9 +298,141 @@ func (m *txnMeta) complete(nowMs int64) *txnMeta {
 	if m.state == PrepareCommit {
 		next.state = CompleteCommit
 	}
+	if m.nextProducerID != -1 {
+		next.prevProducerID = m.producerID
+		next.producerID = m.nextProducerID
+		next.nextProducerID = -1
+		next.epoch = 0
+		next.lastEpoch = noEpoch
+	}
 	next.partitions = map[TopicPartition]struct{}{}
 	next.updateMs = nowMs
 	return next
+}
+
+// endTxnV2Kind is how an EndTxn v5+ request relates to the transaction
+// after the producer id and epoch checks.
+type endTxnV2Kind int
+
+const (
+	// endTxnFenced: neither the current epoch nor a retry.
+	endTxnFenced endTxnV2Kind = iota
+	// endTxnCurrent: the current producer id and epoch.
+	endTxnCurrent
+	// endTxnRetry: the epoch (or producer id, after a rotation) before
+	// the last bump: a retry of an EndTxn whose answer was lost.
+	endTxnRetry
+	// endTxnUnknownID: not this transactional id's producer id.
+	endTxnUnknownID
+)
+
+// classifyV2 is the epoch check of EndTxn v5+ (transaction version 2):
+// the epoch bumps with every EndTxn, so the epoch just before the current
+// one (or, after a rotation to a new producer id, the old id at its last
+// epoch) is a retry rather than a fenced producer.
+func (m *txnMeta) classifyV2(producerID int64, epoch int16) endTxnV2Kind {
+	switch {
+	case m == nil:
+		return endTxnUnknownID
+	case m.producerID == producerID && m.epoch == epoch:
+		return endTxnCurrent
+	case m.producerID == producerID && int32(m.epoch) == int32(epoch)+1:
+		return endTxnRetry
+	case m.producerID != producerID && m.prevProducerID == producerID && epochExhausted(epoch) && m.epoch == 0:
+		return endTxnRetry
+	case m.producerID != producerID:
+		return endTxnUnknownID
+	}
+	return endTxnFenced
+}
+
+// endTxnV2 is EndTxn v5+ on m (transaction version 2, KIP-890 part 2):
+// ending a transaction bumps the epoch, so the markers carry the new
+// epoch and every transaction fences the ones before it. An abort with no
+// transaction ongoing is allowed (it only bumps the epoch). A retry of a
+// completed EndTxn (same result) succeeds without a change (nil, 0); a
+// commit retried into an abort the coordinator made itself (a timeout)
+// is PRODUCER_FENCED, as Kafka (KAFKA-20785), since the commit did not
+// happen. nextProducerID is used when the current epoch is exhausted.
+// REQUIRES: kind is endTxnCurrent or endTxnRetry.
+func (m *txnMeta) endTxnV2(commit bool, kind endTxnV2Kind, nextProducerID func() (int64, error), nowMs int64) (*txnMeta, int16) {
+	retry := kind == endTxnRetry
+	switch m.state {
+	case Ongoing:
+		if retry {
+			return nil, kerr.ProducerFenced.Code
+		}
+		return m.prepareV2(commit, nextProducerID, nowMs)
+	case PrepareCommit:
+		if commit {
+			return nil, kerr.ConcurrentTransactions.Code
+		}
+	case PrepareAbort:
+		if !commit {
+			return nil, kerr.ConcurrentTransactions.Code
+		}
+		if retry {
+			return nil, kerr.ProducerFenced.Code
+		}
+	case CompleteCommit:
+		switch {
+		case commit && retry:
+			return nil, 0
+		case !commit && !retry:
+			return m.prepareV2(false, nextProducerID, nowMs)
+		}
+	case CompleteAbort:
+		switch {
+		case !commit && retry:
+			return nil, 0
+		case !commit:
+			return m.prepareV2(false, nextProducerID, nowMs)
+		case retry:
+			return nil, kerr.ProducerFenced.Code
+		}
+	case Empty:
+		switch {
+		case retry:
+			return nil, kerr.ProducerFenced.Code
+		case !commit:
+			return m.prepareV2(false, nextProducerID, nowMs)
+		}
+	}
+	return nil, kerr.InvalidTxnState.Code
+}
+
+// prepareV2 is the Prepare* state of a transaction version 2 EndTxn: the
+// epoch goes up by one (the markers carry it); if the current epoch is
+// already exhausted, a next producer id is taken for the completion.
+func (m *txnMeta) prepareV2(commit bool, nextProducerID func() (int64, error), nowMs int64) (*txnMeta, int16) {
+	next := m.clone()
+	if epochExhausted(m.epoch) {
+		pid, err := nextProducerID()
+		if err != nil {
+			return nil, kerr.CoordinatorNotAvailable.Code
+		}
+		next.nextProducerID = pid
+	}
+	next.lastEpoch = m.epoch
+	if m.epoch < math.MaxInt16 {
+		next.epoch = m.epoch + 1
+	}
+	next.state = PrepareAbort
+	if commit {
+		next.state = PrepareCommit
+	}
+	next.clientTV = 2
+	next.updateMs = nowMs
+	return next, 0
+}
+
+// answerV2 is the producer id and epoch an EndTxn v5+ answers: the ones
+// the producer continues with.
+func (m *txnMeta) answerV2() (int64, int16) {
+	if m.nextProducerID != -1 {
+		return m.nextProducerID, 0
+	}
+	return m.producerID, m.epoch
 }
 
 // verify is the check of KIP-890 part 1: is tp in the ongoing transaction

@@ -145,7 +145,13 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 				wg.Add(1)
 				cl.Produce(ctx, &kgo.Record{Topic: topic, Value: value}, promise)
 			}
-			// EndTransaction flushes the transaction's records before committing.
+			// EndTransaction does not flush: records still buffered when it
+			// runs would be sent after the commit, at the epoch the commit
+			// bumped to (transaction version 2), and so open a transaction
+			// of their own that nobody commits.
+			if err := cl.Flush(ctx); err != nil {
+				return fmt.Errorf("flush transaction %d: %w", txns, err)
+			}
 			if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 				return fmt.Errorf("commit transaction %d: %w", txns, err)
 			}

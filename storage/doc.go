@@ -28,7 +28,7 @@
 //	    00000000000000000000.index       offset index
 //	    00000000000000000000.timeindex   time index
 //	    00000000000000000000.txnindex    aborted transaction index (only once a transaction aborted)
-//	    00000000000000000000.snapshot    open transactions at that offset (samsa format, versioned)
+//	    00000000000000000000.snapshot    open transactions and producer state at that offset (samsa format, versioned)
 //	  <topic>-<partition>.<hex>-delete/  a partition being deleted (removed on open)
 //
 // Segment files are named by the segment's base offset as 20 digits. A .log
@@ -94,40 +94,81 @@
 // (entries whose marker is at or after the new end) and deleted with its
 // segment.
 //
-// A "%020d.snapshot" file holds the open transactions as of its offset, in
-// samsa's own format (Kafka uses the name for its producer snapshots,
-// whose contents differ):
+// # Producer state
+//
+// The same headers also keep, per producer id, the state the produce path
+// checks idempotent and transactional batches against (Kafka's
+// ProducerStateManager): the producer epoch, the first and last sequence
+// and offset of its last ProducerBatchWindow (5) data batches, the max
+// timestamp of its last batch and the coordinator epoch of its last
+// marker. A batch with another epoch resets the window; a marker sets the
+// epoch and coordinator epoch and ends the open transaction; control
+// batches that are no transaction markers are ignored. The writer updates
+// it in place (no copy per batch); Producer and Producers hand out copies,
+// with the open transaction's first offset. Moving the log start offset
+// (retention, DeleteRecords) keeps it, as Kafka does since KIP-360:
+// producers are forgotten only by RemoveProducers, which the produce path
+// calls after producer.id.expiration.ms without a write (never for a
+// producer with an open transaction).
+//
+// # Snapshots
+//
+// A "%020d.snapshot" file holds the open transactions and the producer
+// state as of its offset, in samsa's own format (Kafka uses the name for
+// its producer snapshots, whose contents differ). Version 1:
 //
 //	 0 magic    "SMTX"
-//	 4 version  uint16 = 0
+//	 4 version  uint16 = 1
 //	 6 crc      uint32, CRC-32C of bytes 10..end
 //	10 offset   int64, equal to the file name's
 //	18 count    uint32
 //	22 count × (producer id int64, producer epoch int16, first offset int64), by first offset
+//	   count    uint32
+//	   count × producer, by producer id:
+//	     producer id int64, producer epoch int16, coordinator epoch int32,
+//	     last timestamp int64, batch count uint8 (at most 5),
+//	     batch count × (first seq int32, last seq int32, first offset int64, last offset int64), oldest first
+//
+// Every offset in a snapshot is below its own, and every open
+// transaction's producer has an entry. Version 0 was the header and the
+// open transactions only.
 //
 // One is written (atomically: .tmp, fsync, rename, directory fsync) at
 // every roll, after the closed segment is synced, and at a clean Close,
 // after the flush; so a snapshot at offset S implies that every batch and
 // transaction index entry below S is durable, and OpenLog trusts any
 // snapshot up to the recovered log end (not just up to the checkpointed
-// recovery point, which may lag). OpenLog loads the newest readable one
+// recovery point, which may lag). OpenLog loads the newest usable one
 // (below any segment whose .txnindex is unreadable), replays the batch
 // headers from it to the log end, and rewrites the .txnindex entries of the
 // replayed range only where they differ from the replay, so restarts never
-// duplicate entries and repair lost ones. An unreadable snapshot is
-// deleted with a warning and the next older one tried; with none the
+// duplicate entries and repair lost ones. A restart after a clean Close
+// thus restores the state without replaying any batch, and one after a
+// crash replays the batches written since the last roll. An unreadable snapshot
+// is deleted with a warning and the next older one tried; with none the
 // replay starts at the first segment (with a log line). Snapshots above
 // the log end (truncation) or below the first segment (retention,
 // DeleteRecords) are deleted; TruncateTo reloads the state the same way.
+//
 // Migration: an unknown snapshot version is just unreadable and costs a
-// longer replay; a new version should still read version 0.
+// longer replay. Version 0 files (written before producer state was kept)
+// have no producer state, so version 1 code does not use them: it deletes
+// them (with an info log line) and replays from an older version 1
+// snapshot or, the first time after an upgrade, from the first segment,
+// which also rebuilds the open transactions (a transaction whose first
+// batch retention had already deleted is not recovered by that replay;
+// the transaction coordinator's timeout ends it). Downgrading to a version
+// 0 reader works the same way the other way round: it deletes the version
+// 1 files as unreadable and replays from the first segment. A version 2
+// should still read version 1.
 //
 // # Concurrency
 //
 // Lock order: Log.writeMu, then Log.mu, then the mutex of a segment or
 // index. Manager.mu is never held while calling into a Log. Log.writeMu serializes mutations (Append, roll,
 // truncation, retention, flush) and is held across their file IO; Log.mu
-// guards what readers snapshot and is never held across file IO. Readers pin
+// guards what readers snapshot and is never held across file IO. The
+// producer state is changed with both held and read with either. Readers pin
 // the segments they read (reference counts) so retention can unlink files
 // under them; the files are closed when the last reader is done, which is
 // why file.delete.delay.ms is not needed.

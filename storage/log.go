@@ -124,7 +124,13 @@ type Log struct {
 	// txns is the open transactions as of the log end offset. A published
 	// state is never modified: writers replace it.
 	txns *txnState // REQUIRES: writeMu to replace, mu to read
-	// snapshots holds the offsets of the transaction snapshot files, ascending.
+	// producers is the sequence state of every producer as of the log end
+	// offset. Unlike txns it is updated in place by the writer.
+	producers producerStates // REQUIRES: writeMu and mu to mutate, either to read
+	// producersRemoved records a RemoveProducers since the last snapshot
+	// was written, so that Close writes one even at an unchanged log end.
+	producersRemoved bool // REQUIRES: writeMu
+	// snapshots holds the offsets of the snapshot files, ascending.
 	snapshots []int64 // REQUIRES: writeMu
 
 	mu struct {
@@ -195,7 +201,7 @@ func OpenLog(o LogOptions) (*Log, error) {
 		l.closeSegments()
 		return nil, err
 	}
-	if l.txns, err = l.rebuildTxnStateLocked(segs, leo); err != nil {
+	if l.txns, l.producers, err = l.rebuildStateLocked(segs, leo); err != nil {
 		l.closeSegments()
 		return nil, err
 	}
@@ -407,10 +413,11 @@ func (l *Log) append(records []byte, logAppendTime bool, ts int64) (AppendInfo, 
 		pos += hs[i].TotalSize()
 	}
 	info := AppendInfo{FirstOffset: leo, LastOffset: next - 1}
-	txns, aborted, err := planTxns(l.txns, records, hs)
+	markers, err := parseMarkers(records, hs)
 	if err != nil {
 		return AppendInfo{}, err
 	}
+	txns, aborted := planTxns(l.txns, hs, markers)
 
 	if active.shouldRoll(cfg, len(records), maxTs, next-1, l.now()) {
 		if active, err = l.rollLocked(cfg); err != nil {
@@ -444,6 +451,11 @@ func (l *Log) append(records []byte, logAppendTime bool, ts int64) (AppendInfo, 
 	active.commitAppend(len(records), hs)
 	active.txnIndex.publish(aborted)
 	l.txns = txns
+	for i := range hs {
+		if hs[i].ProducerID >= 0 {
+			l.producers.apply(hs[i], markerAt(markers, i))
+		}
+	}
 	l.mu.logEndOffset = next
 	info.LogStartOffset = l.mu.logStartOffset
 	unflushed := next - l.mu.recoveryPoint

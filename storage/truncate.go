@@ -84,18 +84,19 @@ func (l *Log) TruncateTo(offset int64) error {
 			return l.fail(err)
 		}
 	}
-	// Truncation can reopen a transaction (its marker is gone) or forget
-	// one (its first batch is gone): reload from a snapshot at or below
-	// the new end, as Kafka does.
+	// Truncation can reopen a transaction (its marker is gone), forget
+	// one (its first batch is gone) or take batches out of a producer's
+	// window: reload from a snapshot at or below the new end, as Kafka
+	// does.
 	l.mu.Lock()
 	segs = append([]*segment(nil), l.mu.segments...)
 	l.mu.Unlock()
-	txns, err := l.rebuildTxnStateLocked(segs, plan.nextOffset)
+	txns, producers, err := l.rebuildStateLocked(segs, plan.nextOffset)
 	if err != nil {
 		return l.fail(err)
 	}
 	l.mu.Lock()
-	l.txns = txns
+	l.txns, l.producers = txns, producers
 	l.mu.Unlock()
 	return nil
 }
@@ -148,6 +149,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	l.mu.highWatermark = offset
 	l.mu.recoveryPoint = offset
 	l.txns = newTxnState()
+	l.producers = producerStates{}
 	l.epochs.clear()
 	l.wakeLocked()
 	l.mu.Unlock()

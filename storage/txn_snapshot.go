@@ -13,41 +13,71 @@ import (
 	"strings"
 )
 
-// snapshotSuffix names transaction state snapshots, "%020d.snapshot" by
-// the offset they were taken at (Kafka's producer snapshot file name).
+// snapshotSuffix names state snapshots, "%020d.snapshot" by the offset
+// they were taken at (Kafka's producer snapshot file name).
 const snapshotSuffix = ".snapshot"
 
-// Transaction snapshot format (all integers big-endian):
+// Snapshot format, version 1 (all integers big-endian):
 //
 //	 0 magic          "SMTX"
-//	 4 version        uint16 = 0
+//	 4 version        uint16 = 1
 //	 6 crc            uint32  CRC-32C (Castagnoli) of bytes 10..end
 //	10 offset         int64   the snapshot's offset, equal to the file name's
-//	18 count          uint32
-//	22 count entries  producer id int64, producer epoch int16, first offset int64
+//	18 txn count      uint32
+//	22 txn entries    18 bytes each, by first offset (strictly ascending):
+//	                    producer id int64, producer epoch int16, first offset int64
+//	   producer count uint32
+//	   producers      by producer id (strictly ascending), each:
+//	                    producer id        int64
+//	                    producer epoch     int16
+//	                    coordinator epoch  int32  (-1: no marker yet)
+//	                    last timestamp     int64  (-1: none)
+//	                    batch count        uint8  (0..5)
+//	                    batch count × (first seq int32, last seq int32,
+//	                                   first offset int64, last offset int64),
+//	                    oldest first, offsets ascending
 //
-// A snapshot at offset S holds the transactions open after every batch
-// below S, sorted by first offset. The magic keeps a Kafka producer
-// snapshot (version int16 1 first) from being read as ours.
+// A snapshot at offset S holds the transactions open and the producer
+// state after every batch below S: every offset in it is below S, and
+// every open transaction's producer has a producer entry. The magic keeps
+// a Kafka producer snapshot (version int16 1 first) from being read as
+// ours.
+//
+// Version 0 was the same header and transaction entries with nothing
+// after them (no producer state).
 //
 // Migration: a reader rejects versions it does not know, and a rejected
 // snapshot only costs a longer replay, so a new version may simply be
-// written by new code; it should still read version 0 to keep restarts
-// after an upgrade cheap.
+// written by new code. Version 1 readers skip version 0 files (deleting
+// them): they lack the producer state, so recovery replays from an older
+// version 1 snapshot or the first segment, once, after the upgrade. A new
+// version should read version 1 when it holds all it needs.
 const (
 	snapshotMagic      = "SMTX"
-	snapshotVersion    = 0
+	snapshotVersion    = 1
 	snapshotHeaderSize = 22
-	snapshotEntrySize  = 18
+	snapshotTxnSize    = 18
+	// snapshotProducerSize is a producer entry without its batches.
+	snapshotProducerSize = 23
+	snapshotBatchSize    = 24
 )
 
 // ErrSnapshotCorrupt marks a transaction snapshot that fails its checks.
 var ErrSnapshotCorrupt = errors.New("storage: corrupt transaction snapshot")
 
-func encodeTxnSnapshot(offset int64, st *txnState) []byte {
+// errSnapshotV0 marks a version 0 snapshot: readable, but without the
+// producer state.
+var errSnapshotV0 = errors.New("storage: version 0 snapshot has no producer state")
+
+func encodeSnapshot(offset int64, st *txnState, ps producerStates) []byte {
 	txns := st.sorted()
+	ids := ps.sortedIDs()
 	be := binary.BigEndian
-	b := make([]byte, 0, snapshotHeaderSize+len(txns)*snapshotEntrySize)
+	size := snapshotHeaderSize + len(txns)*snapshotTxnSize + 4
+	for _, id := range ids {
+		size += snapshotProducerSize + int(ps[id].numBatches)*snapshotBatchSize
+	}
+	b := make([]byte, 0, size)
 	b = append(b, snapshotMagic...)
 	b = be.AppendUint16(b, snapshotVersion)
 	b = be.AppendUint32(b, 0) // CRC, set below
@@ -58,45 +88,119 @@ func encodeTxnSnapshot(offset int64, st *txnState) []byte {
 		b = be.AppendUint16(b, uint16(t.ProducerEpoch))
 		b = be.AppendUint64(b, uint64(t.FirstOffset))
 	}
+	b = be.AppendUint32(b, uint32(len(ids)))
+	for _, id := range ids {
+		e := ps[id]
+		b = be.AppendUint64(b, uint64(id))
+		b = be.AppendUint16(b, uint16(e.epoch))
+		b = be.AppendUint32(b, uint32(e.coordinatorEpoch))
+		b = be.AppendUint64(b, uint64(e.lastTimestamp))
+		b = append(b, e.numBatches)
+		for _, pb := range e.batches[:e.numBatches] {
+			b = be.AppendUint32(b, uint32(pb.FirstSeq))
+			b = be.AppendUint32(b, uint32(pb.LastSeq))
+			b = be.AppendUint64(b, uint64(pb.FirstOffset))
+			b = be.AppendUint64(b, uint64(pb.LastOffset))
+		}
+	}
 	be.PutUint32(b[6:], crc32.Checksum(b[10:], castagnoli))
 	return b
 }
 
-// decodeTxnSnapshot parses a snapshot that must have been taken at offset.
-func decodeTxnSnapshot(b []byte, offset int64) (*txnState, error) {
+// decodeSnapshot parses a snapshot that must have been taken at offset.
+// A version 0 snapshot is an error wrapping errSnapshotV0 (after its
+// header and CRC checked out).
+func decodeSnapshot(b []byte, offset int64) (*txnState, producerStates, error) {
 	be := binary.BigEndian
-	if len(b) < snapshotHeaderSize || string(b[:4]) != snapshotMagic {
-		return nil, fmt.Errorf("%w: bad header", ErrSnapshotCorrupt)
+	corrupt := func(format string, args ...any) (*txnState, producerStates, error) {
+		return nil, nil, fmt.Errorf("%w: %s", ErrSnapshotCorrupt, fmt.Sprintf(format, args...))
 	}
-	if v := be.Uint16(b[4:]); v != snapshotVersion {
-		return nil, fmt.Errorf("%w: unknown version %d", ErrSnapshotCorrupt, v)
+	if len(b) < snapshotHeaderSize || string(b[:4]) != snapshotMagic {
+		return corrupt("bad header")
+	}
+	v := be.Uint16(b[4:])
+	if v != snapshotVersion && v != 0 {
+		return corrupt("unknown version %d", v)
 	}
 	if crc := crc32.Checksum(b[10:], castagnoli); crc != be.Uint32(b[6:]) {
-		return nil, fmt.Errorf("%w: CRC %08x, computed %08x", ErrSnapshotCorrupt, be.Uint32(b[6:]), crc)
+		return corrupt("CRC %08x, computed %08x", be.Uint32(b[6:]), crc)
 	}
 	if got := int64(be.Uint64(b[10:])); got != offset {
-		return nil, fmt.Errorf("%w: offset %d in a file named %d", ErrSnapshotCorrupt, got, offset)
+		return corrupt("offset %d in a file named %d", got, offset)
 	}
+	if v == 0 {
+		return nil, nil, errSnapshotV0
+	}
+	p := int64(snapshotHeaderSize)
 	n := int64(be.Uint32(b[18:]))
-	if int64(len(b)) != snapshotHeaderSize+n*snapshotEntrySize {
-		return nil, fmt.Errorf("%w: %d entries in %d bytes", ErrSnapshotCorrupt, n, len(b))
+	if int64(len(b))-p < n*snapshotTxnSize+4 {
+		return corrupt("%d transactions in %d bytes", n, len(b))
 	}
 	st := newTxnState()
-	for p := snapshotHeaderSize; p < len(b); p += snapshotEntrySize {
+	for prev := int64(-1); n > 0; n, p = n-1, p+snapshotTxnSize {
 		t := OngoingTxn{
 			ProducerID:    int64(be.Uint64(b[p:])),
 			ProducerEpoch: int16(be.Uint16(b[p+8:])),
 			FirstOffset:   int64(be.Uint64(b[p+10:])),
 		}
-		if _, dup := st.ongoing[t.ProducerID]; dup || t.ProducerID < 0 || t.FirstOffset < 0 || t.FirstOffset >= offset {
-			return nil, fmt.Errorf("%w: entry %+v", ErrSnapshotCorrupt, t)
+		_, dup := st.ongoing[t.ProducerID]
+		if dup || t.ProducerID < 0 || t.FirstOffset <= prev || t.FirstOffset >= offset {
+			return corrupt("transaction %+v", t)
 		}
+		prev = t.FirstOffset
 		st.ongoing[t.ProducerID] = t
-		if st.firstUnstable < 0 || t.FirstOffset < st.firstUnstable {
+		if st.firstUnstable < 0 {
 			st.firstUnstable = t.FirstOffset
 		}
 	}
-	return st, nil
+	n = int64(be.Uint32(b[p:]))
+	p += 4
+	if int64(len(b))-p < n*snapshotProducerSize {
+		return corrupt("%d producers in %d bytes", n, len(b))
+	}
+	ps := make(producerStates, n)
+	for prev := int64(-1); n > 0; n-- {
+		if int64(len(b))-p < snapshotProducerSize {
+			return corrupt("producer entry past the end")
+		}
+		id := int64(be.Uint64(b[p:]))
+		e := &producerEntry{
+			epoch:            int16(be.Uint16(b[p+8:])),
+			coordinatorEpoch: int32(be.Uint32(b[p+10:])),
+			lastTimestamp:    int64(be.Uint64(b[p+14:])),
+			numBatches:       b[p+22],
+		}
+		p += snapshotProducerSize
+		if id <= prev || e.numBatches > ProducerBatchWindow || int64(len(b))-p < int64(e.numBatches)*snapshotBatchSize {
+			return corrupt("producer %d", id)
+		}
+		prev = id
+		lastEnd := int64(-1)
+		for i := range e.batches[:e.numBatches] {
+			pb := ProducerBatch{
+				FirstSeq:    int32(be.Uint32(b[p:])),
+				LastSeq:     int32(be.Uint32(b[p+4:])),
+				FirstOffset: int64(be.Uint64(b[p+8:])),
+				LastOffset:  int64(be.Uint64(b[p+16:])),
+			}
+			p += snapshotBatchSize
+			if pb.FirstOffset <= lastEnd || pb.LastOffset < pb.FirstOffset || pb.LastOffset >= offset {
+				return corrupt("producer %d batch %+v", id, pb)
+			}
+			lastEnd = pb.LastOffset
+			e.batches[i] = pb
+		}
+		ps[id] = e
+	}
+	if p != int64(len(b)) {
+		return corrupt("%d trailing bytes", int64(len(b))-p)
+	}
+	for id := range st.ongoing {
+		if ps[id] == nil {
+			return corrupt("open transaction of producer %d without a producer entry", id)
+		}
+	}
+	return st, ps, nil
 }
 
 // parseSnapshotOffset returns the offset of a "%020d.snapshot" name.
@@ -125,16 +229,18 @@ func (l *Log) listSnapshots() ([]int64, error) {
 	return offs, nil
 }
 
-// writeSnapshotLocked durably writes the current transaction state as the
-// snapshot at offset, the log end offset. Every batch below offset and the
-// transaction indexes covering them must already be durable: that is what
-// lets recovery trust a snapshot at any offset up to the log end.
+// writeSnapshotLocked durably writes the current transaction and producer
+// state as the snapshot at offset, the log end offset. Every batch below
+// offset and the transaction indexes covering them must already be
+// durable: that is what lets recovery trust a snapshot at any offset up to
+// the log end.
 // REQUIRES: l.writeMu held.
 func (l *Log) writeSnapshotLocked(offset int64) error {
 	name := segmentFileName(l.dir, offset, snapshotSuffix)
-	if err := writeFileAtomic(l.fs, name, encodeTxnSnapshot(offset, l.txns)); err != nil {
+	if err := writeFileAtomic(l.fs, name, encodeSnapshot(offset, l.txns, l.producers)); err != nil {
 		return err
 	}
+	l.producersRemoved = false
 	if i, found := slices.BinarySearch(l.snapshots, offset); !found {
 		l.snapshots = slices.Insert(l.snapshots, i, offset)
 	}
@@ -172,7 +278,7 @@ func (l *Log) deleteSnapshotsLocked(doomed func(off int64) bool) error {
 }
 
 // snapshotAtCloseLocked writes a snapshot at the log end offset (after a
-// flush) unless one exists, and drops the older snapshots inside the
+// flush) unless one exists and no producer was removed since, and drops the older snapshots inside the
 // active segment except the one at its base: restarts then replay nothing,
 // and repeated restarts leave at most two snapshots per segment.
 // REQUIRES: l.writeMu held.
@@ -181,7 +287,7 @@ func (l *Log) snapshotAtCloseLocked() error {
 	leo := l.mu.logEndOffset
 	activeBase := l.mu.segments[len(l.mu.segments)-1].baseOffset
 	l.mu.Unlock()
-	if _, found := slices.BinarySearch(l.snapshots, leo); !found {
+	if _, found := slices.BinarySearch(l.snapshots, leo); !found || l.producersRemoved {
 		if err := l.writeSnapshotLocked(leo); err != nil {
 			return err
 		}
@@ -190,30 +296,31 @@ func (l *Log) snapshotAtCloseLocked() error {
 }
 
 // readSnapshot reads and decodes the snapshot at offset.
-func (l *Log) readSnapshot(offset int64) (*txnState, error) {
+func (l *Log) readSnapshot(offset int64) (*txnState, producerStates, error) {
 	b, err := readFile(l.fs, segmentFileName(l.dir, offset, snapshotSuffix))
 	if err != nil {
 		if errors.Is(err, ErrCorrupt) {
-			return nil, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
+			return nil, nil, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
 		}
-		return nil, fmt.Errorf("storage: read snapshot: %w", err)
+		return nil, nil, fmt.Errorf("storage: read snapshot: %w", err)
 	}
-	return decodeTxnSnapshot(b, offset)
+	return decodeSnapshot(b, offset)
 }
 
-// rebuildTxnStateLocked recomputes the transaction state of segs, whose
-// log ends at leo: it loads the newest readable snapshot at or below leo
-// (and below any segment whose transaction index is suspect), replays the
-// batch headers from there to leo, and rewrites the transaction indexes of
-// the replayed range where they differ from the replay (so entries are
-// never duplicated, and missing or stale ones are repaired). Without a
-// usable snapshot it replays from the first segment. Snapshots above leo
-// or below the first segment are deleted. Changed indexes are synced.
+// rebuildStateLocked recomputes the transaction and producer state of
+// segs, whose log ends at leo: it loads the newest usable snapshot at or
+// below leo (and below any segment whose transaction index is suspect),
+// replays the batch headers from there to leo, and rewrites the
+// transaction indexes of the replayed range where they differ from the
+// replay (so entries are never duplicated, and missing or stale ones are
+// repaired). Without a usable snapshot it replays from the first segment.
+// Snapshots above leo or below the first segment are deleted, and so are
+// unreadable and version 0 ones. Changed indexes are synced.
 // REQUIRES: l.writeMu held (or the Log not yet shared).
-func (l *Log) rebuildTxnStateLocked(segs []*segment, leo int64) (*txnState, error) {
+func (l *Log) rebuildStateLocked(segs []*segment, leo int64) (*txnState, producerStates, error) {
 	first := segs[0].baseOffset
 	if err := l.deleteSnapshotsLocked(func(off int64) bool { return off > leo || off < first }); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	limit := leo
 	for _, s := range segs {
@@ -226,69 +333,76 @@ func (l *Log) rebuildTxnStateLocked(segs []*segment, leo int64) (*txnState, erro
 		// Entries past the end of their segment (data lost in a crash).
 		if e := s.txnIndex.snapshot(); len(e) > 0 && e[len(e)-1].LastOffset >= s.nextOffset {
 			if err := s.txnIndex.truncateTo(s.nextOffset); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if err := s.txnIndex.sync(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	st, start := (*txnState)(nil), first
+	st, ps, start := (*txnState)(nil), producerStates(nil), first
 	for i := len(l.snapshots) - 1; i >= 0 && st == nil; i-- {
 		off := l.snapshots[i]
 		if off > limit {
 			continue
 		}
-		loaded, err := l.readSnapshot(off)
-		if err == nil {
-			st, start = loaded, off
-			break
+		loadedTxns, loadedProducers, err := l.readSnapshot(off)
+		switch {
+		case err == nil:
+			st, ps, start = loadedTxns, loadedProducers, off
+			continue
+		case errors.Is(err, errSnapshotV0):
+			l.logger.Info("storage: deleting version 0 transaction snapshot (no producer state)", "offset", off)
+		case errors.Is(err, ErrSnapshotCorrupt):
+			l.logger.Warn("storage: deleting unreadable transaction snapshot", "offset", off, "err", err)
+		default:
+			return nil, nil, err
 		}
-		if !errors.Is(err, ErrSnapshotCorrupt) {
-			return nil, err
-		}
-		l.logger.Warn("storage: deleting unreadable transaction snapshot", "offset", off, "err", err)
 		if err := l.deleteSnapshotsLocked(func(o int64) bool { return o == off }); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if st == nil {
-		st = newTxnState()
+		st, ps = newTxnState(), producerStates{}
 		if leo > first {
-			l.logger.Info("storage: no usable transaction snapshot; rebuilding transaction state from the log start", "from", first, "to", leo)
+			l.logger.Info("storage: no usable transaction snapshot; rebuilding transaction and producer state from the log start", "from", first, "to", leo)
 		}
 	}
 	for _, s := range segs {
 		if s.nextOffset <= start && !s.txnIndexSuspect {
 			continue
 		}
-		replayed, err := replaySegmentTxns(s, start, st, l)
+		replayed, err := replaySegment(s, start, st, ps, l)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := s.reconcileTxnIndex(start, replayed, l); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return st, nil
+	return st, ps, nil
 }
 
-// replaySegmentTxns applies the batches of s from offset start on to st
-// and returns the transactions they abort.
+// replaySegment applies the batches of s from offset start on to st and
+// ps and returns the transactions they abort.
 // REQUIRES: Log.writeMu held.
-func replaySegmentTxns(s *segment, start int64, st *txnState, l *Log) ([]AbortedTxn, error) {
+func replaySegment(s *segment, start int64, st *txnState, ps producerStates, l *Log) ([]AbortedTxn, error) {
 	pos := int64(0)
 	if start > s.baseOffset {
 		pos = s.offsetIndex.lookup(start)
 	}
 	var aborted []AbortedTxn
+	var buf []byte
 	_, err := scanBatches(s.log, pos, s.size, false, func(h batchHeader, bpos int64, _ []byte) error {
-		if h.LastOffset() < start || !st.affects(h) {
+		if h.LastOffset() < start || h.ProducerID < 0 {
 			return nil
 		}
 		var m txnMarker
 		if h.IsControl() {
-			b := make([]byte, h.TotalSize())
+			if cap(buf) < h.TotalSize() {
+				buf = make([]byte, h.TotalSize())
+			}
+			b := buf[:h.TotalSize()]
 			if _, err := s.log.ReadAt(b, bpos); err != nil && !errors.Is(err, io.EOF) {
 				return fmt.Errorf("storage: read control batch: %w", err)
 			}
@@ -298,9 +412,12 @@ func replaySegmentTxns(s *segment, start int64, st *txnState, l *Log) ([]Aborted
 				return nil
 			}
 		}
-		if a, ok := st.apply(h, m); ok {
-			aborted = append(aborted, a)
+		if st.affects(h) {
+			if a, ok := st.apply(h, m); ok {
+				aborted = append(aborted, a)
+			}
 		}
+		ps.apply(h, m)
 		return nil
 	})
 	return aborted, err

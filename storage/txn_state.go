@@ -28,16 +28,17 @@ type ControlMarker struct {
 	Timestamp        int64
 }
 
-// txnMarker is what the state machine needs of a control batch.
+// txnMarker is what the state machines need of a control batch.
 type txnMarker struct {
-	valid  bool // a commit or abort marker
-	commit bool
+	valid            bool // a commit or abort marker
+	commit           bool
+	coordinatorEpoch int32
 }
 
 // txnState is the set of open transactions of a partition as of some
 // offset: the pure state machine behind the last stable offset and the
-// aborted transaction index (Kafka's ProducerStateManager, transactions
-// only; sequence numbers are tracked by the produce path).
+// aborted transaction index (with producerStates, Kafka's
+// ProducerStateManager).
 //
 // A published txnState (Log.txns) is immutable: writers clone it, apply
 // batches to the clone and publish the clone.
@@ -133,39 +134,63 @@ func (s *txnState) sorted() []OngoingTxn {
 
 // parseMarker reads the marker of the control batch b.
 func parseMarker(b []byte) (txnMarker, error) {
-	commit, _, ok, err := wire.ParseControlBatch(b)
+	commit, coordinatorEpoch, ok, err := wire.ParseControlBatch(b)
 	if err != nil {
 		return txnMarker{}, err
 	}
-	return txnMarker{valid: ok, commit: commit}, nil
+	return txnMarker{valid: ok, commit: commit, coordinatorEpoch: coordinatorEpoch}, nil
 }
 
-// planTxns returns the state after the batches hs of records (offsets
-// assigned) and the transactions they abort, in order. next is cur itself
-// when nothing changes; otherwise a new state (cur is not modified).
-func planTxns(cur *txnState, records []byte, hs []batchHeader) (next *txnState, aborted []AbortedTxn, err error) {
-	next = cur
+// parseMarkers returns the markers of the control batches among the
+// batches hs of records, indexed like hs; nil (no allocation) when there
+// is no control batch, the usual case.
+func parseMarkers(records []byte, hs []batchHeader) ([]txnMarker, error) {
+	var markers []txnMarker
 	pos := 0
-	for _, h := range hs {
+	for i, h := range hs {
 		b := records[pos : pos+h.TotalSize()]
 		pos += h.TotalSize()
-		if !next.affects(h) {
+		if !h.IsControl() || h.ProducerID < 0 {
 			continue
 		}
-		var m txnMarker
-		if h.IsControl() {
-			if m, err = parseMarker(b); err != nil {
-				return nil, nil, fmt.Errorf("%w: control batch at offset %d: %w", ErrInvalidBatch, h.BaseOffset, err)
-			}
+		m, err := parseMarker(b)
+		if err != nil {
+			return nil, fmt.Errorf("%w: control batch at offset %d: %w", ErrInvalidBatch, h.BaseOffset, err)
+		}
+		if markers == nil {
+			markers = make([]txnMarker, len(hs))
+		}
+		markers[i] = m
+	}
+	return markers, nil
+}
+
+// markerAt returns markers[i], or no marker when markers is nil.
+func markerAt(markers []txnMarker, i int) txnMarker {
+	if markers == nil {
+		return txnMarker{}
+	}
+	return markers[i]
+}
+
+// planTxns returns the state after the batches hs (offsets assigned, with
+// markers from parseMarkers) and the transactions they abort, in order.
+// next is cur itself when nothing changes; otherwise a new state (cur is
+// not modified).
+func planTxns(cur *txnState, hs []batchHeader, markers []txnMarker) (next *txnState, aborted []AbortedTxn) {
+	next = cur
+	for i, h := range hs {
+		if !next.affects(h) {
+			continue
 		}
 		if next == cur {
 			next = cur.clone()
 		}
-		if a, ok := next.apply(h, m); ok {
+		if a, ok := next.apply(h, markerAt(markers, i)); ok {
 			aborted = append(aborted, a)
 		}
 	}
-	return next, aborted, nil
+	return next, aborted
 }
 
 // LastStableOffset returns the last stable offset: the high watermark, or

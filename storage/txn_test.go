@@ -446,55 +446,6 @@ func TestTxnCorruptSnapshotAndIndex(t *testing.T) {
 	l3.Close()
 }
 
-func TestTxnSnapshotCodec(t *testing.T) {
-	st := newTxnState()
-	st.apply(batchHeader{BaseOffset: 9, ProducerID: 5, ProducerEpoch: 2, Attributes: 0x10}, txnMarker{})
-	st.apply(batchHeader{BaseOffset: 4, ProducerID: 6, ProducerEpoch: 1, Attributes: 0x10}, txnMarker{})
-	b := encodeTxnSnapshot(12, st)
-	got, err := decodeTxnSnapshot(b, 12)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got.sorted(), st.sorted()) || got.firstUnstable != 4 {
-		t.Fatalf("decoded %+v", got)
-	}
-	if _, err := decodeTxnSnapshot(b, 13); err == nil {
-		t.Fatal("offset mismatch accepted")
-	}
-	for i := range b {
-		bad := bytes.Clone(b)
-		bad[i] ^= 0x40
-		if _, err := decodeTxnSnapshot(bad, 12); err == nil {
-			t.Fatalf("flipped byte %d accepted", i)
-		}
-	}
-	for n := 0; n < len(b); n++ {
-		if _, err := decodeTxnSnapshot(b[:n], 12); err == nil {
-			t.Fatalf("truncation to %d accepted", n)
-		}
-	}
-}
-
-func FuzzDecodeTxnSnapshot(f *testing.F) {
-	st := newTxnState()
-	st.apply(batchHeader{BaseOffset: 1, ProducerID: 5, Attributes: 0x10}, txnMarker{})
-	f.Add(encodeTxnSnapshot(3, st))
-	f.Add(encodeTxnSnapshot(0, newTxnState()))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) < 18 {
-			return
-		}
-		off := int64(binary.BigEndian.Uint64(b[10:]))
-		got, err := decodeTxnSnapshot(b, off)
-		if err != nil {
-			return
-		}
-		if again := encodeTxnSnapshot(off, got); !bytes.Equal(again, b) {
-			t.Fatalf("re-encoding differs")
-		}
-	})
-}
-
 func FuzzParseTxnIndex(f *testing.F) {
 	f.Add(encodeTxnEntry(nil, AbortedTxn{1, 2, 3, 4}))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -947,6 +898,7 @@ func TestTxnFaultInjection(t *testing.T) {
 				t.Fatalf("n=%d: reopen after fault %v: %v", n, err, err2)
 			}
 			checkAgainstModel(t, l2, modelFromLog(t, l2), fmt.Sprintf("n=%d round %d (fault %v)", n, round, err))
+			checkFullReplay(t, l2, fmt.Sprintf("n=%d round %d (fault %v)", n, round, err))
 			l2.Close()
 		}
 		if !efs.fired {

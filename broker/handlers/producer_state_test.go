@@ -17,16 +17,50 @@ func hdr(epoch int16, seq int32, records int32) wire.BatchHeader {
 	return wire.BatchHeader{ProducerID: 7, ProducerEpoch: epoch, BaseSequence: seq, LastOffsetDelta: records - 1, NumRecords: records}
 }
 
-// entryWith builds the state of a producer that appended the given
-// batches in order, starting at offset 100.
-func entryWith(hs ...wire.BatchHeader) *producerEntry {
-	var e *producerEntry
-	off := int64(100)
-	for _, h := range hs {
-		e = recordBatch(e, h, off, 0)
-		off += int64(h.LastOffsetDelta) + 1
+// memLog opens an empty log on an in-memory file system.
+func memLog(t testing.TB) *storage.Log {
+	t.Helper()
+	l, err := storage.OpenLog(storage.LogOptions{FS: vfs.NewMem(), Dir: "/p-0", Config: storage.DefaultLogConfig(), RecoveryPoint: -1, LogStartOffset: -1})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return e
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// encodeHdr builds a batch with h's producer fields and record count.
+func encodeHdr(t testing.TB, h wire.BatchHeader) []byte {
+	t.Helper()
+	recs := make([]wire.Record, h.NumRecords)
+	for i := range recs {
+		recs[i] = wire.Record{Value: []byte("v")}
+	}
+	b, err := wire.EncodeBatch(wire.BatchSpec{ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, BaseSequence: h.BaseSequence,
+		Transactional: h.IsTransactional(), BaseTimestamp: 1_000, Records: recs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// entryWith returns the log's state of producer 7 after appending batches
+// like hs in order, starting at offset 100.
+func entryWith(t testing.TB, hs ...wire.BatchHeader) *storage.ProducerEntry {
+	t.Helper()
+	l := memLog(t)
+	if err := l.TruncateFullyAndStartAt(100); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hs {
+		if _, err := l.Append(encodeHdr(t, h)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, ok := l.Producer(7)
+	if !ok {
+		t.Fatal("producer 7 unknown to the log")
+	}
+	return &e
 }
 
 func TestCheckBatch(t *testing.T) {
@@ -36,28 +70,29 @@ func TestCheckBatch(t *testing.T) {
 	for i := int32(0); i < 7; i++ {
 		seven = append(seven, hdr(1, 2*i, 2))
 	}
-	nearWrap := entryWith(hdr(0, math.MaxInt32-1, 2)) // seq MaxInt32-1, MaxInt32
+	last7 := entryWith(t, seven...)
+	nearWrap := entryWith(t, hdr(0, math.MaxInt32-1, 2)) // seq MaxInt32-1, MaxInt32
 	tests := []struct {
 		name    string
-		e       *producerEntry
+		e       *storage.ProducerEntry
 		h       wire.BatchHeader
 		code    int16
 		dupBase int64 // -1: not a duplicate
 	}{
 		{"unknown producer seq 0", nil, hdr(0, 0, 1), 0, -1},
 		{"unknown producer any seq (Kafka 2.5+)", nil, hdr(3, 42, 1), 0, -1},
-		{"next in sequence", entryWith(seven...), hdr(1, 14, 3), 0, -1},
-		{"gap", entryWith(seven...), hdr(1, 15, 1), kerr.OutOfOrderSequenceNumber.Code, -1},
-		{"older than window", entryWith(seven...), hdr(1, 2, 2), kerr.OutOfOrderSequenceNumber.Code, -1},
-		{"duplicate of last", entryWith(seven...), hdr(1, 12, 2), 0, 112},
-		{"duplicate of oldest kept", entryWith(seven...), hdr(1, 4, 2), 0, 104},
-		{"same first seq, other length", entryWith(seven...), hdr(1, 12, 1), kerr.OutOfOrderSequenceNumber.Code, -1},
-		{"old epoch", entryWith(seven...), hdr(0, 14, 1), kerr.InvalidProducerEpoch.Code, -1},
-		{"new epoch at 0", entryWith(seven...), hdr(2, 0, 1), 0, -1},
-		{"new epoch not at 0", entryWith(seven...), hdr(2, 14, 1), kerr.OutOfOrderSequenceNumber.Code, -1},
+		{"next in sequence", last7, hdr(1, 14, 3), 0, -1},
+		{"gap", last7, hdr(1, 15, 1), kerr.OutOfOrderSequenceNumber.Code, -1},
+		{"older than window", last7, hdr(1, 2, 2), kerr.OutOfOrderSequenceNumber.Code, -1},
+		{"duplicate of last", last7, hdr(1, 12, 2), 0, 112},
+		{"duplicate of oldest kept", last7, hdr(1, 4, 2), 0, 104},
+		{"same first seq, other length", last7, hdr(1, 12, 1), kerr.OutOfOrderSequenceNumber.Code, -1},
+		{"old epoch", last7, hdr(0, 14, 1), kerr.InvalidProducerEpoch.Code, -1},
+		{"new epoch at 0", last7, hdr(2, 0, 1), 0, -1},
+		{"new epoch not at 0", last7, hdr(2, 14, 1), kerr.OutOfOrderSequenceNumber.Code, -1},
 		{"wraps to 0", nearWrap, hdr(0, 0, 1), 0, -1},
 		{"wrap gap", nearWrap, hdr(0, 1, 1), kerr.OutOfOrderSequenceNumber.Code, -1},
-		{"batch spanning the wrap", entryWith(hdr(0, math.MaxInt32-3, 2)), hdr(0, math.MaxInt32-1, 4), 0, -1},
+		{"batch spanning the wrap", entryWith(t, hdr(0, math.MaxInt32-3, 2)), hdr(0, math.MaxInt32-1, 4), 0, -1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,47 +110,20 @@ func TestCheckBatch(t *testing.T) {
 	}
 }
 
-func TestBatchLastSeqWraps(t *testing.T) {
+func TestProducerExpired(t *testing.T) {
 	for _, tc := range []struct {
-		first, delta, want int32
+		name                 string
+		lastWrite, now, exp  int64
+		txnOpen, wantExpired bool
 	}{
-		{0, 0, 0},
-		{5, 4, 9},
-		{math.MaxInt32, 0, math.MaxInt32},
-		{math.MaxInt32, 1, 0},
-		{math.MaxInt32 - 1, 3, 1},
+		{"idle", 0, 1000, 500, false, true},
+		{"exactly at expiry", 500, 1000, 500, false, true},
+		{"recent", 1000, 1000, 500, false, false},
+		{"idle with an open transaction", 0, 1000, 500, true, false},
 	} {
-		if got := batchLastSeq(wire.BatchHeader{BaseSequence: tc.first, LastOffsetDelta: tc.delta}); got != tc.want {
-			t.Errorf("lastSeq(%d+%d) = %d, want %d", tc.first, tc.delta, got, tc.want)
+		if got := producerExpired(tc.lastWrite, tc.now, tc.exp, tc.txnOpen); got != tc.wantExpired {
+			t.Errorf("%s: expired %v, want %v", tc.name, got, tc.wantExpired)
 		}
-	}
-}
-
-func TestRecordBatchKeepsWindowAndResetsOnEpoch(t *testing.T) {
-	var e *producerEntry
-	for i := int32(0); i < 8; i++ {
-		e = recordBatch(e, hdr(0, i, 1), int64(i), 10)
-	}
-	if len(e.batches) != producerBatchWindow || e.batches[0].firstSeq != 3 || e.batches[4].firstSeq != 7 {
-		t.Fatalf("window %+v", e.batches)
-	}
-	e = recordBatch(e, hdr(1, 0, 1), 8, 20)
-	if e.epoch != 1 || len(e.batches) != 1 || e.lastWrite != 20 {
-		t.Fatalf("after epoch bump %+v", e)
-	}
-}
-
-func TestExpireProducers(t *testing.T) {
-	m := map[int64]*producerEntry{1: {lastWrite: 0}, 2: {lastWrite: 500}, 3: {lastWrite: 1000}}
-	expireProducers(m, 1000, 500)
-	if _, ok := m[1]; ok {
-		t.Fatal("producer 1 not expired")
-	}
-	if _, ok := m[2]; ok {
-		t.Fatal("producer 2 (exactly at expiry) not expired")
-	}
-	if _, ok := m[3]; !ok {
-		t.Fatal("producer 3 expired")
 	}
 }
 
@@ -123,11 +131,7 @@ func TestExpireProducers(t *testing.T) {
 // goroutines at once, as retries on several connections would: exactly
 // one copy lands and every caller gets its offset.
 func TestAppendIdempotentConcurrentRetries(t *testing.T) {
-	l, err := storage.OpenLog(storage.LogOptions{FS: vfs.NewMem(), Dir: "/p-0", Config: storage.DefaultLogConfig()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := memLog(t)
 	idem := NewIdempotence(&countingIDs{}, time.Hour)
 	tp := storage.TopicPartition{Topic: "p", Partition: 0}
 	now := time.UnixMilli(1_000_000)
@@ -167,13 +171,14 @@ func TestAppendIdempotentConcurrentRetries(t *testing.T) {
 		t.Fatalf("next batch: %+v", r)
 	}
 
-	// A fresh Idempotence (a restart) rebuilds the state from the log.
+	// A fresh Idempotence (a restart of the broker, same log) finds the
+	// state in the log.
 	idem = NewIdempotence(&countingIDs{}, time.Hour)
 	if r := send(2); r.duplicate == nil || r.duplicate.firstOffset != 2 {
-		t.Fatalf("retry after replay: %+v", r)
+		t.Fatalf("retry after restart: %+v", r)
 	}
 	if r := send(7); r.code != kerr.OutOfOrderSequenceNumber.Code {
-		t.Fatalf("gap after replay: %+v", r)
+		t.Fatalf("gap after restart: %+v", r)
 	}
 	// After producer.id.expiration.ms the producer is unknown again and
 	// any sequence is accepted, as in Kafka.
@@ -183,95 +188,117 @@ func TestAppendIdempotentConcurrentRetries(t *testing.T) {
 	}
 }
 
-func TestRecordBatchTracksTransactions(t *testing.T) {
-	txnHdr := func(epoch int16, seq int32) wire.BatchHeader {
+// TestExpiryKeepsOpenTransactions: the periodic sweep removes idle
+// producers from the log's state but keeps one with an open transaction;
+// a zombie batch with the epoch before an abort marker's bumped epoch is
+// fenced.
+func TestExpiryKeepsOpenTransactions(t *testing.T) {
+	l := memLog(t)
+	idem := NewIdempotence(nil, time.Minute)
+	tp := storage.TopicPartition{Topic: "t", Partition: 0}
+	now := time.UnixMilli(1_000_000)
+	appendHdr := func(h wire.BatchHeader) idempotentAppend {
+		b := encodeHdr(t, h)
+		return idem.appendIdempotent(tp, l, h, now, nil, func() (storage.AppendInfo, error) { return l.Append(b) })
+	}
+	txnHdr := func(pid int64, epoch int16, seq int32) wire.BatchHeader {
 		h := hdr(epoch, seq, 2)
-		h.Attributes = 0x10 // transactional
+		h.ProducerID, h.Attributes = pid, 0x10 // transactional
 		return h
 	}
-	e := recordBatch(nil, txnHdr(3, 0), 40, 1)
-	e = recordBatch(e, txnHdr(3, 2), 50, 2)
-	if !e.txnOpen || e.txnFirstOffset != 40 {
-		t.Fatalf("open txn %+v", e)
+	for _, h := range []wire.BatchHeader{txnHdr(7, 3, 0), txnHdr(7, 3, 2), txnHdr(8, 0, 0)} {
+		if r := appendHdr(h); r.code != 0 || r.err != nil {
+			t.Fatalf("append %+v: %+v", h, r)
+		}
 	}
-	// The coordinator aborts with a bumped epoch: the marker ends the
-	// transaction and becomes the producer's epoch.
-	marker := wire.BatchHeader{ProducerID: 7, ProducerEpoch: 4, Attributes: 0x30, BaseSequence: -1}
-	e = recordBatch(e, marker, 60, 3)
-	if e.txnOpen || e.epoch != 4 || len(e.batches) != 0 {
-		t.Fatalf("after marker %+v", e)
+	idle := hdr(0, 0, 1)
+	idle.ProducerID = 9
+	if r := appendHdr(idle); r.code != 0 || r.err != nil {
+		t.Fatalf("append idle: %+v", r)
 	}
-	if r := checkBatch(e, txnHdr(3, 4)); r.code != kerr.InvalidProducerEpoch.Code {
+	// The coordinator aborts producer 7 with a bumped epoch.
+	marker := storage.ControlMarker{ProducerID: 7, ProducerEpoch: 4, CoordinatorEpoch: 1, LeaderEpoch: -1, Timestamp: now.UnixMilli()}
+	if code, err := idem.appendMarker(tp, l, 7, 4, 1, now, func() (storage.AppendInfo, error) { return l.AppendControl(marker) }); code != 0 || err != nil {
+		t.Fatalf("marker: %d %v", code, err)
+	}
+	if r := appendHdr(txnHdr(7, 3, 4)); r.code != kerr.InvalidProducerEpoch.Code {
 		t.Fatalf("zombie batch after the marker: %+v, want INVALID_PRODUCER_EPOCH", r)
 	}
-	// Expiry keeps producers with an open transaction.
-	m := map[int64]*producerEntry{1: recordBatch(nil, txnHdr(0, 0), 0, 0), 2: recordBatch(nil, hdr(0, 0, 1), 0, 0)}
-	expireProducers(m, 1000, 500)
-	if _, ok := m[1]; !ok {
-		t.Fatal("producer with an open transaction expired")
+	// A sweep after the expiration: 7 and 9 are idle, 8 has its
+	// transaction open.
+	now = now.Add(producerExpirationCheckInterval)
+	probe := hdr(0, 0, 1)
+	probe.ProducerID = 10
+	if r := appendHdr(probe); r.code != 0 {
+		t.Fatalf("probe: %+v", r)
 	}
-	if _, ok := m[2]; ok {
-		t.Fatal("idle producer without a transaction kept")
+	for pid, want := range map[int64]bool{7: false, 8: true, 9: false, 10: true} {
+		if _, ok := l.Producer(pid); ok != want {
+			t.Errorf("producer %d known %v after the sweep, want %v", pid, ok, want)
+		}
+	}
+	if !idem.txnOngoing(tp, l, 8, 0) {
+		t.Fatal("open transaction of producer 8 lost")
 	}
 }
 
 func TestAppendMarkerFencesOlderEpochs(t *testing.T) {
-	l, err := storage.OpenLog(storage.LogOptions{FS: vfs.NewMem(), Dir: "/p-0", Config: storage.DefaultLogConfig(), RecoveryPoint: -1, LogStartOffset: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := memLog(t)
 	i := NewIdempotence(nil, time.Hour)
 	tp := storage.TopicPartition{Topic: "t", Partition: 0}
 	now := time.UnixMilli(1000)
 	appends := 0
-	doAppend := func() (storage.AppendInfo, error) {
-		appends++
-		return storage.AppendInfo{FirstOffset: int64(appends)}, nil
+	marker := func(epoch int16, coordinatorEpoch int32) func() (storage.AppendInfo, error) {
+		return func() (storage.AppendInfo, error) {
+			appends++
+			return l.AppendControl(storage.ControlMarker{ProducerID: 9, ProducerEpoch: epoch, CoordinatorEpoch: coordinatorEpoch, LeaderEpoch: -1, Timestamp: 1000})
+		}
 	}
-	if code, err := i.appendMarker(tp, l, 9, 5, 0, now, doAppend); code != 0 || err != nil || appends != 1 {
+	if code, err := i.appendMarker(tp, l, 9, 5, 2, now, marker(5, 2)); code != 0 || err != nil || appends != 1 {
 		t.Fatalf("first marker: code %d err %v appends %d", code, err, appends)
 	}
-	if code, _ := i.appendMarker(tp, l, 9, 4, 0, now, doAppend); code != kerr.InvalidProducerEpoch.Code || appends != 1 {
+	if code, _ := i.appendMarker(tp, l, 9, 4, 2, now, marker(4, 2)); code != kerr.InvalidProducerEpoch.Code || appends != 1 {
 		t.Fatalf("marker with an older epoch: code %d appends %d", code, appends)
+	}
+	if code, _ := i.appendMarker(tp, l, 9, 5, 1, now, marker(5, 1)); code != kerr.TransactionCoordinatorFenced.Code || appends != 1 {
+		t.Fatalf("marker from an older coordinator epoch: code %d appends %d", code, appends)
 	}
 	if i.txnOngoing(tp, l, 9, 5) {
 		t.Fatal("transaction reported open after its marker")
 	}
 	ps, err := i.producers(tp, l, now)
-	if err != nil || len(ps) != 1 || ps[0].epoch != 5 || ps[0].txnFirstOffset != -1 || ps[0].coordinatorEpoch != 0 {
+	if err != nil || len(ps) != 1 || ps[0].epoch != 5 || ps[0].txnFirstOffset != -1 || ps[0].coordinatorEpoch != 2 || ps[0].lastTimestamp != 1000 || ps[0].lastSequence != -1 {
 		t.Fatalf("producers %+v err %v", ps, err)
 	}
 }
 
 func TestVerificationGuardRejectsBatchAfterMarker(t *testing.T) {
-	l, err := storage.OpenLog(storage.LogOptions{FS: vfs.NewMem(), Dir: "/p-0", Config: storage.DefaultLogConfig(), RecoveryPoint: -1, LogStartOffset: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := memLog(t)
 	i := NewIdempotence(nil, time.Hour)
 	tp := storage.TopicPartition{Topic: "t", Partition: 0}
 	now := time.UnixMilli(1000)
 	h := hdr(0, 0, 1)
 	h.Attributes = 0x10
+	batch := encodeHdr(t, h)
 	ongoing, guard, err := i.txnGuard(tp, l, 7, 0, now)
 	if err != nil || ongoing {
 		t.Fatalf("txnGuard before any batch: ongoing %v err %v", ongoing, err)
 	}
 	// The transaction ends (a marker) between the verification and the append.
-	nop := func() (storage.AppendInfo, error) { return storage.AppendInfo{}, nil }
-	if code, err := i.appendMarker(tp, l, 7, 0, 0, now, nop); code != 0 || err != nil {
+	marker := func() (storage.AppendInfo, error) {
+		return l.AppendControl(storage.ControlMarker{ProducerID: 7, ProducerEpoch: 0, LeaderEpoch: -1})
+	}
+	if code, err := i.appendMarker(tp, l, 7, 0, 0, now, marker); code != 0 || err != nil {
 		t.Fatalf("marker: %d %v", code, err)
 	}
 	appended := false
-	res := i.appendIdempotent(tp, l, h, now, &guard, func() (storage.AppendInfo, error) { appended = true; return storage.AppendInfo{}, nil })
+	res := i.appendIdempotent(tp, l, h, now, &guard, func() (storage.AppendInfo, error) { appended = true; return l.Append(batch) })
 	if res.code != kerr.InvalidTxnState.Code || appended {
 		t.Fatalf("stale verification: code %d appended %v, want INVALID_TXN_STATE and no append", res.code, appended)
 	}
 	_, guard, _ = i.txnGuard(tp, l, 7, 0, now)
-	if res := i.appendIdempotent(tp, l, h, now, &guard, nop); res.code != 0 {
-		t.Fatalf("fresh verification: code %d", res.code)
+	if res := i.appendIdempotent(tp, l, h, now, &guard, func() (storage.AppendInfo, error) { return l.Append(batch) }); res.code != 0 || res.err != nil {
+		t.Fatalf("fresh verification: %+v", res)
 	}
 	if !i.txnOngoing(tp, l, 7, 0) {
 		t.Fatal("transaction not open after its first batch")

@@ -203,12 +203,8 @@ func (d *Deps) verifyTransactional(h wire.BatchHeader, version int16, txnID *str
 	if txnID == nil || *txnID == "" {
 		return nil, kerr.InvalidTxnState.Code
 	}
-	ongoing, guard, err := d.Idempotence.txnGuard(tp, l, h.ProducerID, h.ProducerEpoch, d.Now())
-	switch {
-	case err != nil:
-		d.Logger.Error("producer state replay failed", "topic", tp.Topic, "partition", tp.Partition, "err", err)
-		return nil, kerr.KafkaStorageError.Code
-	case ongoing:
+	ongoing, guard := d.Idempotence.txnGuard(tp, l, h.ProducerID, h.ProducerEpoch, d.Now())
+	if ongoing {
 		return &guard, 0
 	}
 	if implicitAdd {

@@ -1,9 +1,6 @@
 package handlers
 
 import (
-	"slices"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/storage"
@@ -35,14 +32,7 @@ func handleDescribeProducers(d *Deps, r *Request) (kmsg.Response, error) {
 			case d.Idempotence == nil:
 			default:
 				tp := storage.TopicPartition{Topic: t.Topic, Partition: p}
-				ps, err := d.Idempotence.producers(tp, ref.log, d.Now())
-				if err != nil {
-					d.Logger.Error("reading producer state failed", "topic", t.Topic, "partition", p, "err", err)
-					rp.ErrorCode = kerr.KafkaStorageError.Code
-					break
-				}
-				slices.SortFunc(ps, func(a, b producerSnapshot) int { return int(a.id - b.id) })
-				for _, s := range ps {
+				for _, s := range d.Idempotence.producers(tp, ref.log, d.Now()) {
 					ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
 					ap.ProducerID, ap.ProducerEpoch = s.id, int32(s.epoch)
 					ap.LastSequence, ap.LastTimestamp = s.lastSequence, s.lastTimestamp

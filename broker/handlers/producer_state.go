@@ -275,21 +275,20 @@ func (i *Idempotence) appendIdempotent(tp storage.TopicPartition, l *storage.Log
 // epoch, as the log's producer state knows it (the produce path then
 // skips the coordinator's verification: Kafka verifies only the first
 // batch of a transaction in a partition), and the producer's marker count,
-// to pass to appendIdempotent after a verification. The error is always
-// nil since the state is in memory.
-func (i *Idempotence) txnGuard(tp storage.TopicPartition, l *storage.Log, producerID int64, epoch int16, now time.Time) (ongoing bool, guard uint64, err error) {
+// to pass to appendIdempotent after a verification.
+func (i *Idempotence) txnGuard(tp storage.TopicPartition, l *storage.Log, producerID int64, epoch int16, now time.Time) (ongoing bool, guard uint64) {
 	p := i.partition(tp)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.loadLocked(l, now.UnixMilli())
 	e, ok := l.Producer(producerID)
-	return ok && e.ProducerEpoch == epoch && e.CurrentTxnFirstOffset >= 0, p.mu.markers[producerID], nil
+	return ok && e.ProducerEpoch == epoch && e.CurrentTxnFirstOffset >= 0, p.mu.markers[producerID]
 }
 
 // txnOngoing is txnGuard's first answer.
 func (i *Idempotence) txnOngoing(tp storage.TopicPartition, l *storage.Log, producerID int64, epoch int16) bool {
-	ok, _, err := i.txnGuard(tp, l, producerID, epoch, time.Now())
-	return ok && err == nil
+	ok, _ := i.txnGuard(tp, l, producerID, epoch, time.Now())
+	return ok
 }
 
 // appendMarker appends a commit or abort marker of producerID with
@@ -332,9 +331,8 @@ type producerSnapshot struct {
 	txnFirstOffset   int64
 }
 
-// producers lists the producer state of tp's log l. The error is always
-// nil since the state is in memory.
-func (i *Idempotence) producers(tp storage.TopicPartition, l *storage.Log, now time.Time) ([]producerSnapshot, error) {
+// producers lists the producer state of tp's log l, by producer id.
+func (i *Idempotence) producers(tp storage.TopicPartition, l *storage.Log, now time.Time) []producerSnapshot {
 	p := i.partition(tp)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -351,5 +349,5 @@ func (i *Idempotence) producers(tp storage.TopicPartition, l *storage.Log, now t
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	return out
 }

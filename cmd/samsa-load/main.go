@@ -129,6 +129,9 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 		wg.Done()
 	}
 	txns := 0
+	// flushTime and endTime add up the time spent waiting for each
+	// transaction's records to be acknowledged and for EndTxn.
+	var flushTime, endTime time.Duration
 	start := time.Now()
 	if perTxn == 0 {
 		for i := 0; i < n; i++ {
@@ -149,12 +152,16 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 			// runs would be sent after the commit, at the epoch the commit
 			// bumped to (transaction version 2), and so open a transaction
 			// of their own that nobody commits.
+			t0 := time.Now()
 			if err := cl.Flush(ctx); err != nil {
 				return fmt.Errorf("flush transaction %d: %w", txns, err)
 			}
+			t1 := time.Now()
 			if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 				return fmt.Errorf("commit transaction %d: %w", txns, err)
 			}
+			flushTime += t1.Sub(t0)
+			endTime += time.Since(t1)
 			wg.Wait()
 			txns++
 		}
@@ -166,7 +173,8 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 	mb := float64(n*size) / 1e6
 	mode := "produce"
 	if perTxn > 0 {
-		mode = fmt.Sprintf("produce (transactional, %d records/txn, %d txns)", perTxn, txns)
+		mode = fmt.Sprintf("produce (transactional, %d records/txn, %d txns, per txn: %.2f ms waiting for acks, %.2f ms in EndTxn)",
+			perTxn, txns, float64(flushTime.Microseconds())/1000/float64(txns), float64(endTime.Microseconds())/1000/float64(txns))
 	}
 	fmt.Printf("%s: %d records x %d B, %d partitions, acks=%s, compression=%s: %.1f MB/s, %.0f records/s (%.2fs)\n",
 		mode, n, size, partitions, acks, codec, mb/el.Seconds(), float64(n)/el.Seconds(), el.Seconds())

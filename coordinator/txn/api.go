@@ -430,6 +430,34 @@ func (s *shard) endTxnV2(m *txnMeta, req *kmsg.EndTxnRequest) (*txnMeta, int16) 
 // answer (PRODUCER_FENCED reported as INVALID_PRODUCER_EPOCH, as on the
 // produce path).
 func (c *Coordinator) AddPartitionsImplicit(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tp TopicPartition) int16 {
+	return c.producePathCall(ctx, transactionalID, func(s *shard) int16 {
+		m := s.txns[transactionalID]
+		if code := m.checkProducer(producerID, producerEpoch); code != 0 {
+			return code
+		}
+		if m.state == Ongoing && m.clientTV >= 2 {
+			if _, ok := m.partitions[tp]; ok {
+				return 0
+			}
+		}
+		next, code := m.addPartitions([]TopicPartition{tp}, s.now().UnixMilli())
+		if code != 0 {
+			return code
+		}
+		if next == nil {
+			next = m.clone()
+		}
+		next.clientTV = 2
+		return s.writeCode(m.id, next)
+	})
+}
+
+// producePathCall runs fn on the shard of transactionalID for a check of
+// the produce path (or TxnOffsetCommit) and returns its code, with
+// PRODUCER_FENCED turned into INVALID_PRODUCER_EPOCH as Kafka's produce
+// path does; INVALID_REQUEST for an empty id, the shard's code when it
+// cannot serve.
+func (c *Coordinator) producePathCall(ctx context.Context, transactionalID string, fn func(s *shard) int16) int16 {
 	if transactionalID == "" {
 		return kerr.InvalidRequest.Code
 	}
@@ -438,27 +466,7 @@ func (c *Coordinator) AddPartitionsImplicit(ctx context.Context, transactionalID
 		return code
 	}
 	var result int16
-	if code := s.call(ctx, func() {
-		m := s.txns[transactionalID]
-		if result = m.checkProducer(producerID, producerEpoch); result != 0 {
-			return
-		}
-		if m.state == Ongoing && m.clientTV >= 2 {
-			if _, ok := m.partitions[tp]; ok {
-				return
-			}
-		}
-		next, code := m.addPartitions([]TopicPartition{tp}, s.now().UnixMilli())
-		if code != 0 {
-			result = code
-			return
-		}
-		if next == nil {
-			next = m.clone()
-		}
-		next.clientTV = 2
-		result = s.writeCode(m.id, next)
-	}); code != 0 {
+	if code := s.call(ctx, func() { result = fn(s) }); code != 0 {
 		return code
 	}
 	if result == kerr.ProducerFenced.Code {
@@ -478,23 +486,9 @@ func (c *Coordinator) AddPartitionsImplicit(ctx context.Context, transactionalID
 // produce path answers the coordinator codes to old clients as
 // NOT_ENOUGH_REPLICAS; that mapping is the caller's.
 func (c *Coordinator) VerifyProduce(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tp TopicPartition) int16 {
-	if transactionalID == "" {
-		return kerr.InvalidRequest.Code
-	}
-	s, code := c.shardFor(transactionalID)
-	if code != 0 {
-		return code
-	}
-	var result int16
-	if code := s.call(ctx, func() {
-		result = s.txns[transactionalID].verify(producerID, producerEpoch, tp)
-	}); code != 0 {
-		return code
-	}
-	if result == kerr.ProducerFenced.Code {
-		result = kerr.InvalidProducerEpoch.Code
-	}
-	return result
+	return c.producePathCall(ctx, transactionalID, func(s *shard) int16 {
+		return s.txns[transactionalID].verify(producerID, producerEpoch, tp)
+	})
 }
 
 // VerifyTxnOffsetCommit is VerifyProduce for TxnOffsetCommit: 0 if the

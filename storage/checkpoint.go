@@ -18,6 +18,7 @@ const (
 	recoveryPointCheckpointFile  = "recovery-point-offset-checkpoint"
 	logStartOffsetCheckpointFile = "log-start-offset-checkpoint"
 	highWatermarkCheckpointFile  = "replication-offset-checkpoint"
+	cleanerOffsetCheckpointFile  = "cleaner-offset-checkpoint"
 	leaderEpochCheckpointFile    = "leader-epoch-checkpoint"
 	partitionMetadataFile        = "partition.metadata"
 )

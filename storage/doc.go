@@ -11,7 +11,7 @@
 //	info, err := l.Append(batches)          // offsets assigned in place
 //	l.SetHighWatermark(l.LogEndOffset())    // single node: HW = LEO
 //	b, err := l.Read(0, 1<<20, l.HighWatermark(), true)
-//	go m.Run(ctx)                           // retention, flush.ms, checkpoints
+//	go m.Run(ctx)                           // retention, flush.ms, checkpoints, cleaner
 //	defer m.Close()
 //
 // # On-disk layout
@@ -59,7 +59,8 @@
 // does not know; a future version 1 must keep reading version 0 files and
 // rewrite them as 1 on the next checkpoint. Checkpoints are replaced
 // atomically (write "<name>.tmp", fsync, rename, fsync the directory).
-// Leftover .tmp, .deleted, .cleaned and .swap files are removed on open.
+// Leftover .tmp files are removed on open; .cleaned, .swap and .deleted
+// files are handled as described under Compaction.
 //
 // # Recovery
 //
@@ -162,10 +163,94 @@
 // 1 files as unreadable and replays from the first segment. A version 2
 // should still read version 1.
 //
+// # Compaction
+//
+// A log whose cleanup.policy includes compact is cleaned by Log.Clean,
+// which Manager.Run calls (with log.cleaner.enable) every
+// log.cleaner.backoff.ms for the due logs, dirtiest first, one at a time
+// (Kafka's LogCleaner with one thread). The rules:
+//
+//   - Cleanable range: whole segments from the first one up to the first
+//     uncleanable offset, the smallest of the active segment's base, the
+//     last stable offset (so never past an open transaction; it is at
+//     most the high watermark) and the base of the first segment holding
+//     a record younger than min.compaction.lag.ms (by the segment's
+//     largest timestamp), rounded down to a segment boundary.
+//   - Dirty section: the segments of that range at or after the cleaner
+//     checkpoint (first dirty offset). A log is due when dirty bytes /
+//     bytes of the range >= min.cleanable.dirty.ratio, or when the first
+//     dirty segment's first batch is older than max.compaction.lag.ms.
+//   - A map key → offset of its last record is built over the dirty
+//     section (exact keys, bounded by log.cleaner.dedupe.buffer.size: the
+//     dirty section is cut after the segment where the map fills up);
+//     records of aborted transactions (from the .txnindex entries) and
+//     control batches do not enter it.
+//   - Every segment of the range is rewritten: a record stays unless a
+//     later record of the dirty section has its key, its batch belongs to
+//     an aborted transaction, or it is a tombstone past the delete
+//     horizon. Records without a key stay (the produce path refuses them
+//     for compacted topics with INVALID_RECORD, as Kafka does).
+//   - Batches keep their base offset, last offset delta, timestamps,
+//     producer fields and codec: a batch that lost records is re-encoded
+//     (decompressed, filtered, recompressed with the same codec, new CRC).
+//     A batch left without records is dropped, unless it is one of the
+//     last 5 data batches of its producer id (Kafka keeps the last one;
+//     5 is the producer state's batch window), a transactional batch that
+//     may open a transaction (its producer's first in the range or first
+//     after one of its control batches), or the last batch of its segment;
+//     those stay as empty, uncompressed batches. So the producer and
+//     transaction state replayed from the cleaned log equals the state
+//     replayed from the original at the end of the range and after it, and
+//     the transaction state at every offset: snapshots, .txnindex entries
+//     and recovery stay valid without change. (The batch window at an
+//     offset inside the range may hold fewer batches; it only matters
+//     after a truncation into the cleaned range.) Keeping each segment's
+//     last batch also keeps every segment ending where it ended.
+//   - Tombstones: the delete horizon is a simpler version of Kafka's: a
+//     tombstone is removed when its segment was already below the cleaner
+//     checkpoint before this clean (it was cleaned past once) and the
+//     segment's largest timestamp is older than now - delete.retention.ms
+//     (Kafka before 3.1 used the segment's modification time the same way).
+//   - Transaction markers (control batches) are always kept, and so are
+//     the .txnindex entries, which move with their markers.
+//   - Consecutive segments whose original sizes add up to at most
+//     segment.bytes (and whose offsets fit the indexes) are cleaned into
+//     one segment named by the first one's base offset (Kafka's grouping).
+//
+// A clean reads pinned segments without locks (appends go on), then takes
+// Log.writeMu for the swap, which it drops (ErrCleanAborted) if the
+// segments changed meanwhile (retention, truncation, close). The swap of
+// one group, fsyncing the directory after each step:
+//
+//  1. write the new segment as "<base>.log.cleaned", ".index.cleaned",
+//     ".timeindex.cleaned" and, with entries, ".txnindex.cleaned"; fsync;
+//  2. rename the index files to ".swap", sync, then the .log: a
+//     "<base>.log.swap" means every .swap file of the group is there;
+//  3. rename every file of the replaced segments to "<name>.deleted";
+//  4. rename "<base>.log.swap" to "<base>.log", sync, then the indexes;
+//  5. publish the new segment list (under Log.mu), remove the .deleted
+//     files; readers that pinned the old segments keep their open files.
+//
+// On open, a "<base>.log.swap" completes the swap: the segments whose base
+// offset lies in [base, end of the swapped log) are deleted and the .swap
+// files take their final names (its old segments may already be gone, so
+// it is never deleted). Other .swap files are deleted when
+// "<base>.log.cleaned" is still there (step 2 was interrupted, the old
+// segment is intact) and renamed otherwise (step 4 was interrupted).
+// Then .cleaned and .deleted files are removed. A crash between groups
+// leaves the earlier groups cleaned: a valid, partly cleaned log.
+//
+// The cleaner checkpoint is the offset checkpoint format (version 0, as
+// above) in "cleaner-offset-checkpoint" in each log dir, with an entry per
+// log that was cleaned: the end of the range the last clean rewrote. It is
+// written with the other checkpoints and after each cleaner pass; a lost
+// update only makes the next clean treat a clean range as dirty again.
+// Migration follows the offset checkpoints.
+//
 // # Concurrency
 //
-// Lock order: Log.writeMu, then Log.mu, then the mutex of a segment or
-// index. Manager.mu is never held while calling into a Log. Log.writeMu serializes mutations (Append, roll,
+// Lock order: Log.cleanMu (one clean at a time), then Log.writeMu, then
+// Log.mu, then the mutex of a segment or index. Manager.mu is never held while calling into a Log. Log.writeMu serializes mutations (Append, roll,
 // truncation, retention, flush) and is held across their file IO; Log.mu
 // guards what readers snapshot and is never held across file IO. The
 // producer state is changed with both held and read with either. Readers pin

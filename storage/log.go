@@ -42,21 +42,29 @@ type LogConfig struct {
 	FlushMs               int64 // flush.ms, honoured by Manager.Run
 	FileDeleteDelayMs     int64 // file.delete.delay.ms (unused: deleted files stay readable while pinned)
 	Delete, Compact       bool  // cleanup.policy
+	DeleteRetentionMs     int64 // delete.retention.ms: how long tombstones outlive a clean
+	MinCompactionLagMs    int64 // min.compaction.lag.ms
+	MaxCompactionLagMs    int64 // max.compaction.lag.ms; <= 0 means unlimited
+	// MinCleanableDirtyRatio is min.cleanable.dirty.ratio.
+	MinCleanableDirtyRatio float64
 }
 
 // DefaultLogConfig returns Kafka's defaults.
 func DefaultLogConfig() LogConfig {
 	return LogConfig{
-		SegmentBytes:          1 << 30,
-		SegmentMs:             7 * 24 * 60 * 60 * 1000,
-		RetentionMs:           7 * 24 * 60 * 60 * 1000,
-		RetentionBytes:        -1,
-		IndexIntervalBytes:    4096,
-		SegmentIndexBytes:     10 << 20,
-		FlushIntervalMessages: math.MaxInt64,
-		FlushMs:               math.MaxInt64,
-		FileDeleteDelayMs:     60000,
-		Delete:                true,
+		SegmentBytes:           1 << 30,
+		SegmentMs:              7 * 24 * 60 * 60 * 1000,
+		RetentionMs:            7 * 24 * 60 * 60 * 1000,
+		RetentionBytes:         -1,
+		IndexIntervalBytes:     4096,
+		SegmentIndexBytes:      10 << 20,
+		FlushIntervalMessages:  math.MaxInt64,
+		FlushMs:                math.MaxInt64,
+		FileDeleteDelayMs:      60000,
+		Delete:                 true,
+		DeleteRetentionMs:      24 * 60 * 60 * 1000,
+		MaxCompactionLagMs:     math.MaxInt64,
+		MinCleanableDirtyRatio: 0.5,
 	}
 }
 
@@ -80,6 +88,15 @@ func (c LogConfig) sanitized() LogConfig {
 	if c.FlushMs < 0 {
 		c.FlushMs = d.FlushMs
 	}
+	if c.MaxCompactionLagMs <= 0 {
+		c.MaxCompactionLagMs = d.MaxCompactionLagMs
+	}
+	if c.DeleteRetentionMs < 0 {
+		c.DeleteRetentionMs = d.DeleteRetentionMs
+	}
+	if c.MinCleanableDirtyRatio < 0 || c.MinCleanableDirtyRatio > 1 {
+		c.MinCleanableDirtyRatio = d.MinCleanableDirtyRatio
+	}
 	return c
 }
 
@@ -96,6 +113,9 @@ type LogOptions struct {
 	RecoveryPoint int64
 	// LogStartOffset is the checkpointed log start offset, -1 if unknown.
 	LogStartOffset int64
+	// CleanerCheckpoint is the checkpointed first dirty offset of a
+	// compacted log (cleaner-offset-checkpoint), 0 if unknown.
+	CleanerCheckpoint int64
 }
 
 // AppendInfo describes an append.
@@ -107,7 +127,7 @@ type AppendInfo struct {
 // Log is one partition's log: a list of segments, the newest of which (the
 // active segment) takes appends.
 //
-// Lock order: writeMu, then mu, then a segment's or index's own mutex.
+// Lock order: cleanMu, then writeMu, then mu, then a segment's or index's own mutex.
 // writeMu serializes every mutation and is held across file IO; mu guards
 // the fields readers snapshot and is never held across file IO.
 type Log struct {
@@ -115,6 +135,9 @@ type Log struct {
 	dir    string
 	now    func() time.Time
 	logger *slog.Logger
+
+	// cleanMu serializes cleans of this log; it is taken before writeMu.
+	cleanMu sync.Mutex
 
 	writeMu sync.Mutex
 	epochs  *leaderEpochCache // REQUIRES: writeMu to mutate, mu to read
@@ -145,6 +168,10 @@ type Log struct {
 		waitCh         chan struct{}
 		closed         bool
 		failed         error
+		// cleanerCheckpoint is the first dirty offset (cleaner.go).
+		cleanerCheckpoint int64
+		// uncleanable is set when a clean failed on the log's data.
+		uncleanable bool
 	}
 }
 
@@ -163,6 +190,7 @@ func OpenLog(o LogOptions) (*Log, error) {
 	cfg := o.Config.sanitized()
 	l := &Log{fs: o.FS, dir: o.Dir, now: o.Now, logger: o.Logger.With("dir", o.Dir)}
 	l.mu.cfg = cfg
+	l.mu.cleanerCheckpoint = max(o.CleanerCheckpoint, 0)
 	if err := o.FS.MkdirAll(o.Dir); err != nil {
 		return nil, fmt.Errorf("storage: create log dir: %w", err)
 	}
@@ -232,6 +260,9 @@ func OpenLog(o LogOptions) (*Log, error) {
 
 // loadSegments lists, opens and recovers the segments of the directory.
 func (l *Log) loadSegments(cfg LogConfig, recoveryPoint, logStart int64) ([]*segment, error) {
+	if err := l.completeSwaps(); err != nil {
+		return nil, err
+	}
 	names, err := l.fs.ReadDir(l.dir)
 	if err != nil {
 		return nil, fmt.Errorf("storage: list log dir: %w", err)

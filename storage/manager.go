@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +42,15 @@ type ManagerOptions struct {
 	FlushCheckInterval time.Duration
 	// CheckpointInterval is how often the offset checkpoints are written (default 5s).
 	CheckpointInterval time.Duration
+	// CleanerEnable runs the log cleaner (log.cleaner.enable) from Run
+	// for logs whose cleanup.policy includes compact.
+	CleanerEnable bool
+	// CleanerBackoff is how often the cleaner looks for dirty logs
+	// (log.cleaner.backoff.ms, default 15s).
+	CleanerBackoff time.Duration
+	// CleanerMapBytes bounds the key map of one clean
+	// (log.cleaner.dedupe.buffer.size, default DefaultCleanerMapBytes).
+	CleanerMapBytes int64
 }
 
 // Manager owns the logs of all partitions in a set of log directories, and
@@ -105,6 +115,9 @@ func OpenManager(o ManagerOptions) (*Manager, error) {
 	if o.CheckpointInterval <= 0 {
 		o.CheckpointInterval = 5 * time.Second
 	}
+	if o.CleanerBackoff <= 0 {
+		o.CleanerBackoff = 15 * time.Second
+	}
 	m := &Manager{fs: o.FS, dirs: o.Dirs, now: o.Now, logger: o.Logger, opts: o}
 	m.mu.logs = map[TopicPartition]*managedLog{}
 	m.mu.creating = map[TopicPartition]bool{}
@@ -136,6 +149,11 @@ func (m *Manager) loadDir(dir string) error {
 		m.logger.Warn("storage: ignoring unreadable checkpoint", "err", err)
 		hws = map[TopicPartition]int64{}
 	}
+	cleaned, err := readOffsetCheckpoint(m.fs, filepath.Join(dir, cleanerOffsetCheckpointFile))
+	if err != nil {
+		m.logger.Warn("storage: ignoring unreadable checkpoint", "err", err)
+		cleaned = map[TopicPartition]int64{}
+	}
 	names, err := m.fs.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("storage: list log dir %s: %w", dir, err)
@@ -157,7 +175,7 @@ func (m *Manager) loadDir(dir string) error {
 			return fmt.Errorf("storage: partition %s found in two log dirs", tp)
 		}
 		if m.fs.Exists(filepath.Join(path, partitionMetadataFile)) || m.hasSegments(path) {
-			if err := m.openPartition(dir, tp, recovery, starts, hws); err != nil {
+			if err := m.openPartition(dir, tp, recovery, starts, hws, cleaned); err != nil {
 				return err
 			}
 		}
@@ -185,7 +203,7 @@ func offsetOr(m map[TopicPartition]int64, tp TopicPartition, def int64) int64 {
 	return def
 }
 
-func (m *Manager) openPartition(dir string, tp TopicPartition, recovery, starts, hws map[TopicPartition]int64) error {
+func (m *Manager) openPartition(dir string, tp TopicPartition, recovery, starts, hws, cleaned map[TopicPartition]int64) error {
 	path := filepath.Join(dir, tp.String())
 	var topicID [16]byte
 	if mp := filepath.Join(path, partitionMetadataFile); m.fs.Exists(mp) {
@@ -199,8 +217,9 @@ func (m *Manager) openPartition(dir string, tp TopicPartition, recovery, starts,
 	}
 	l, err := OpenLog(LogOptions{
 		FS: m.fs, Dir: path, Config: DefaultLogConfig(), Now: m.now, Logger: m.logger,
-		RecoveryPoint:  offsetOr(recovery, tp, -1),
-		LogStartOffset: offsetOr(starts, tp, -1),
+		RecoveryPoint:     offsetOr(recovery, tp, -1),
+		LogStartOffset:    offsetOr(starts, tp, -1),
+		CleanerCheckpoint: offsetOr(cleaned, tp, 0),
 	})
 	if err != nil {
 		return fmt.Errorf("storage: open %s: %w", path, err)
@@ -363,8 +382,16 @@ func (m *Manager) DeleteLog(tp TopicPartition) error {
 }
 
 // Run does the background work until ctx is done: retention every
-// RetentionCheckInterval, flush.ms flushes, and checkpoint writes.
+// RetentionCheckInterval, flush.ms flushes, checkpoint writes and, with
+// CleanerEnable, a cleaner pass every CleanerBackoff. Everything runs on
+// this goroutine, one log at a time.
 func (m *Manager) Run(ctx context.Context) {
+	var cleanerC <-chan time.Time
+	if m.opts.CleanerEnable {
+		cleaner := time.NewTicker(m.opts.CleanerBackoff)
+		defer cleaner.Stop()
+		cleanerC = cleaner.C
+	}
 	retention := time.NewTicker(m.opts.RetentionCheckInterval)
 	flush := time.NewTicker(m.opts.FlushCheckInterval)
 	checkpoint := time.NewTicker(m.opts.CheckpointInterval)
@@ -379,6 +406,8 @@ func (m *Manager) Run(ctx context.Context) {
 			m.EnforceRetention()
 		case <-flush.C:
 			m.FlushDue()
+		case <-cleanerC:
+			m.CleanLogs(ctx)
 		case <-checkpoint.C:
 			if err := m.WriteCheckpoints(); err != nil {
 				m.logger.Error("storage: writing checkpoints", "err", err)
@@ -399,6 +428,54 @@ func (m *Manager) EnforceRetention() {
 			m.logger.Info("storage: retention deleted segments", "partition", tp.String(), "segments", n)
 		}
 	}
+}
+
+// CleanLogs runs one cleaner pass: it cleans, one at a time and dirtiest
+// first, every compacted log that is due at the Manager's now
+// (min.cleanable.dirty.ratio or max.compaction.lag.ms), then writes the
+// checkpoints. It returns the number of logs cleaned; it stops early when
+// ctx is done.
+func (m *Manager) CleanLogs(ctx context.Context) int {
+	now := m.now()
+	type candidate struct {
+		tp    TopicPartition
+		l     *Log
+		ratio float64
+	}
+	var due []candidate
+	for tp, l := range m.Logs() {
+		if l.Uncleanable() {
+			continue
+		}
+		if ratio, ok := l.NeedsClean(now); ok {
+			due = append(due, candidate{tp, l, ratio})
+		}
+	}
+	sort.Slice(due, func(i, j int) bool { return due[i].ratio > due[j].ratio })
+	cleaned := 0
+	for _, c := range due {
+		if ctx.Err() != nil {
+			break
+		}
+		st, ok, err := c.l.Clean(ctx, now, CleanOptions{MaxMapBytes: m.opts.CleanerMapBytes})
+		switch {
+		case err != nil:
+			if !errors.Is(err, ErrClosed) && !errors.Is(err, ErrCleanAborted) && ctx.Err() == nil {
+				m.logger.Error("storage: clean", "partition", c.tp.String(), "err", err)
+			}
+		case ok:
+			cleaned++
+			m.logger.Info("storage: cleaned log", "partition", c.tp.String(), "ratio", c.ratio,
+				"from", st.FirstOffset, "to", st.EndOffset, "bytes_in", st.BytesIn, "bytes_out", st.BytesOut,
+				"records_in", st.RecordsIn, "records_out", st.RecordsOut)
+		}
+	}
+	if cleaned > 0 {
+		if err := m.WriteCheckpoints(); err != nil {
+			m.logger.Error("storage: writing checkpoints", "err", err)
+		}
+	}
+	return cleaned
 }
 
 // FlushDue flushes every log whose flush.ms elapsed since its last flush.
@@ -433,10 +510,14 @@ func (m *Manager) WriteCheckpoints() error {
 		rp := map[TopicPartition]int64{}
 		starts := map[TopicPartition]int64{}
 		hws := map[TopicPartition]int64{}
+		cleaned := map[TopicPartition]int64{}
 		for tp, l := range logs {
 			rp[tp] = l.RecoveryPoint()
 			starts[tp] = l.LogStartOffset()
 			hws[tp] = l.HighWatermark()
+			if c := l.CleanerCheckpoint(); c > 0 {
+				cleaned[tp] = c
+			}
 		}
 		for _, f := range []struct {
 			name    string
@@ -445,6 +526,7 @@ func (m *Manager) WriteCheckpoints() error {
 			{recoveryPointCheckpointFile, rp},
 			{logStartOffsetCheckpointFile, starts},
 			{highWatermarkCheckpointFile, hws},
+			{cleanerOffsetCheckpointFile, cleaned},
 		} {
 			if err := writeFileAtomic(m.fs, filepath.Join(dir, f.name), encodeOffsetCheckpoint(f.offsets)); err != nil {
 				errs = append(errs, err)

@@ -32,6 +32,9 @@ import (
 //     with offsets assigned in place. message.timestamp.type=LogAppendTime
 //     overwrites the batch's max timestamp with the broker's clock and the
 //     response carries log_append_time.
+//   - A topic whose cleanup.policy includes compact refuses records
+//     without a key with INVALID_RECORD (87), as Kafka does: compaction
+//     keeps the latest record per key, so a keyless one has no meaning.
 //   - A batch with a producer id is checked against the partition's
 //     producer state before the append (producer_state.go): an older
 //     epoch is INVALID_PRODUCER_EPOCH, a sequence gap
@@ -109,6 +112,13 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 		}
 		return
 	}
+	if tc.CleanupPolicyCompact {
+		if msg, ok := keylessRecord(rp.Records); ok {
+			sp.ErrorCode = kerr.InvalidRecord.Code
+			sp.ErrorMessage = &msg
+			return
+		}
+	}
 	// Produce v3+ carries exactly one batch (ValidateProduce enforces it),
 	// so batches[0] is the whole of rp.Records.
 	records := rp.Records
@@ -167,6 +177,22 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	// log end offset as soon as the append returns.
 	ref.log.SetHighWatermark(ref.log.LogEndOffset())
 	sp.LogAppendTime = appendTime
+}
+
+// keylessRecord reports a record without a key in the (validated) batch
+// of a produce to a compacted topic, with Kafka's message; an undecodable
+// batch counts as one.
+func keylessRecord(batch []byte) (string, bool) {
+	_, recs, err := wire.DecodeRecords(batch)
+	if err != nil {
+		return "Compacted topic cannot accept a batch whose records do not decode", true
+	}
+	for _, r := range recs {
+		if r.Key == nil {
+			return "Compacted topic cannot accept message without key in topic partition", true
+		}
+	}
+	return "", false
 }
 
 // codecFor maps a topic compression.type to the codec batches must be

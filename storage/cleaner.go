@@ -21,6 +21,10 @@ import (
 // clean (retention, truncation, close): nothing was replaced.
 var ErrCleanAborted = errors.New("storage: clean aborted, log changed")
 
+// errCleanerWrite marks a failed write or sync of cleaned files: an IO
+// failure of the log dir, which takes the log offline like any other.
+var errCleanerWrite = errors.New("storage: writing cleaned segment")
+
 // DefaultCleanerMapBytes bounds the key map of one clean
 // (log.cleaner.dedupe.buffer.size).
 const DefaultCleanerMapBytes = 128 << 20
@@ -210,7 +214,7 @@ func (l *Log) Clean(ctx context.Context, now time.Time, opts CleanOptions) (Clea
 			return err
 		})
 		if err != nil {
-			return stats, false, l.uncleanable(err)
+			return stats, false, l.cleanReadFailed(plan.segs, err)
 		}
 		if offsets.bytes > opts.MaxMapBytes && i+1 < len(plan.segs) {
 			n = i + 1
@@ -226,7 +230,7 @@ func (l *Log) Clean(ctx context.Context, now time.Time, opts CleanOptions) (Clea
 
 	keep, err := keepEmptyBatches(segs)
 	if err != nil {
-		return stats, false, l.uncleanable(err)
+		return stats, false, l.cleanReadFailed(segs, err)
 	}
 	nowMs := now.UnixMilli()
 	var outs []*cleanedSegment
@@ -256,10 +260,13 @@ func (l *Log) Clean(ctx context.Context, now time.Time, opts CleanOptions) (Clea
 		}
 		if err := l.writeCleaned(out, inputs, offsets, aborted, keep, cfg, now, &stats); err != nil {
 			cleanup()
-			if errors.Is(err, errCleanerRecord) || errors.Is(err, ErrCorrupt) {
-				return stats, false, l.uncleanable(err)
+			if errors.Is(err, errCleanerWrite) {
+				if l.changedUnder(segs) {
+					return stats, false, fmt.Errorf("%w: %w", ErrCleanAborted, err)
+				}
+				return stats, false, l.fail(err)
 			}
-			return stats, false, l.fail(err)
+			return stats, false, l.cleanReadFailed(segs, err)
 		}
 		stats.SegmentsIn += len(group)
 	}
@@ -271,6 +278,43 @@ func (l *Log) Clean(ctx context.Context, now time.Time, opts CleanOptions) (Clea
 		return stats, false, err
 	}
 	return stats, true, nil
+}
+
+// changedUnder reports whether the pinned segments are no longer the
+// log's, unchanged, or the log was closed: a clean of them is moot.
+func (l *Log) changedUnder(segs []segmentView) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed || l.mu.failed != nil {
+		return true
+	}
+	cur := l.mu.segments
+	start := -1
+	for i, s := range cur {
+		if s == segs[0].seg {
+			start = i
+			break
+		}
+	}
+	if start < 0 || start+len(segs) >= len(cur) {
+		return true
+	}
+	for i, v := range segs {
+		if cur[start+i] != v.seg || v.seg.size != v.size {
+			return true
+		}
+	}
+	return false
+}
+
+// cleanReadFailed handles a failure to read or decode the segments being
+// cleaned: a log that changed under the clean (truncation) aborts it;
+// otherwise the data cannot be cleaned and the log is marked uncleanable.
+func (l *Log) cleanReadFailed(segs []segmentView, err error) error {
+	if l.changedUnder(segs) {
+		return fmt.Errorf("%w: %w", ErrCleanAborted, err)
+	}
+	return l.uncleanable(err)
 }
 
 // uncleanable logs a clean that cannot proceed on this data and marks the
@@ -386,11 +430,17 @@ func (l *Log) writeCleaned(out *cleanedSegment, inputs []groupInput, offsets *of
 	s := newSegmentShell(l.fs, l.dir, base, cfg, now)
 	s.created = inputs[0].view.seg.created
 	out.seg = s
+	writeErr := func(err error) error {
+		if err == nil {
+			return nil
+		}
+		return fmt.Errorf("%w: %w", errCleanerWrite, err)
+	}
 	create := func(suffix string) (vfs.File, error) {
 		out.files = append(out.files, suffix)
 		f, err := l.fs.Create(segmentFileName(l.dir, base, suffix) + cleanedSuffix)
 		if err != nil {
-			return nil, fmt.Errorf("storage: create cleaned segment file: %w", err)
+			return nil, writeErr(err)
 		}
 		return f, nil
 	}
@@ -412,7 +462,7 @@ func (l *Log) writeCleaned(out *cleanedSegment, inputs []groupInput, offsets *of
 			return nil
 		}
 		if _, err := s.log.WriteAt(buf, pos-int64(len(buf))); err != nil {
-			return fmt.Errorf("storage: write cleaned segment: %w", err)
+			return writeErr(err)
 		}
 		buf = buf[:0]
 		return nil
@@ -473,13 +523,13 @@ func (l *Log) writeCleaned(out *cleanedSegment, inputs []groupInput, offsets *of
 		return err
 	}
 	if err := s.offsetIndex.reset(offEntries); err != nil {
-		return err
+		return writeErr(err)
 	}
 	if s.timeIndex.file, err = create(timeIndexSuffix); err != nil {
 		return err
 	}
 	if err := s.timeIndex.reset(timeEntries); err != nil {
-		return err
+		return writeErr(err)
 	}
 	if len(txnEntries) > 0 {
 		if s.txnIndex.file, err = create(txnIndexSuffix); err != nil {
@@ -487,11 +537,11 @@ func (l *Log) writeCleaned(out *cleanedSegment, inputs []groupInput, offsets *of
 		}
 		// reset with a file present only rewrites it.
 		if _, err := s.txnIndex.reset(txnEntries); err != nil {
-			return err
+			return writeErr(err)
 		}
 	}
 	s.dirty = true
-	return s.sync()
+	return writeErr(s.sync())
 }
 
 // swapCleaned replaces each group by its cleaned segment, under writeMu,
@@ -506,20 +556,8 @@ func (l *Log) swapCleaned(outs []*cleanedSegment, segs []segmentView, end int64)
 		l.mu.Unlock()
 		return fmt.Errorf("%w: %w", ErrCleanAborted, err)
 	}
-	cur := l.mu.segments
-	start := -1
-	for i, s := range cur {
-		if s == segs[0].seg {
-			start = i
-			break
-		}
-	}
-	unchanged := start >= 0 && start+len(segs) < len(cur)
-	for i := 0; unchanged && i < len(segs); i++ {
-		unchanged = cur[start+i] == segs[i].seg && cur[start+i].size == segs[i].size
-	}
 	l.mu.Unlock()
-	if !unchanged {
+	if l.changedUnder(segs) {
 		return ErrCleanAborted
 	}
 	for i, o := range outs {

@@ -997,3 +997,40 @@ func BenchmarkClean(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// TestCleanConcurrentAppendsAndReads cleans while a writer appends and
+// rolls and a reader reads from the start (run with -race).
+func TestCleanConcurrentAppendsAndReads(t *testing.T) {
+	clock := newClock()
+	l := openTestLog(t, vfs.NewMem(), "/d/t-0", compactConfig(), clock)
+	defer l.Close()
+	rng := rand.New(rand.NewPCG(11, 12))
+	writeKeyed(t, l, rng, 200, 10)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 20; i++ {
+			if _, _, err := l.Clean(context.Background(), clock.now(), CleanOptions{Force: true}); err != nil && !errors.Is(err, ErrCleanAborted) {
+				t.Errorf("clean: %v", err)
+			}
+		}
+	}()
+	for i := 0; i < 100; i++ {
+		appendHW(t, l, keyedBatch(t, keyedSpec{}, rec(fmt.Sprint("k", i%10), fmt.Sprint("w", i))))
+		if i%10 == 0 {
+			l.Roll()
+		}
+		readRecords(t, l)
+	}
+	<-done
+	got, _ := readRecords(t, l)
+	last := map[string]string{}
+	for _, r := range got {
+		last[r.key] = r.value
+	}
+	for i := 90; i < 100; i++ {
+		if last[fmt.Sprint("k", i%10)] != fmt.Sprint("w", i) {
+			t.Fatalf("key k%d = %s, want w%d", i%10, last[fmt.Sprint("k", i%10)], i)
+		}
+	}
+}

@@ -73,6 +73,11 @@ func LogConfig(tc config.TopicConfig) storage.LogConfig {
 		FileDeleteDelayMs:     tc.FileDeleteDelayMs,
 		Delete:                tc.CleanupPolicyDelete,
 		Compact:               tc.CleanupPolicyCompact,
+		DeleteRetentionMs:     tc.DeleteRetentionMs,
+		MinCompactionLagMs:    tc.MinCompactionLagMs,
+		MaxCompactionLagMs:    tc.MaxCompactionLagMs,
+		// min.cleanable.dirty.ratio
+		MinCleanableDirtyRatio: tc.MinCleanableDirtyRatio,
 	}
 }
 

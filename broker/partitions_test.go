@@ -1,9 +1,11 @@
 package broker
 
 import (
+	"math"
 	"slices"
 	"testing"
 
+	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/storage"
 )
@@ -43,5 +45,24 @@ func TestLogSyncerLeadershipChanges(t *testing.T) {
 	slices.SortFunc(got, func(a, b event) int { return int(a.p - b.p) })
 	if want := []event{{1, false}, {2, false}}; !slices.Equal(got, want) {
 		t.Fatalf("events after the topic went away %v, want %v", got, want)
+	}
+}
+
+// TestLogConfigCompaction checks that the compaction settings of a topic
+// reach the storage config the cleaner reads.
+func TestLogConfigCompaction(t *testing.T) {
+	cfg, err := config.Load([]string{"--override", "log.dirs=" + t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := LogConfig(cfg.TopicConfig(map[string]string{"cleanup.policy": "compact", "delete.retention.ms": "1000",
+		"min.compaction.lag.ms": "2000", "max.compaction.lag.ms": "3000", "min.cleanable.dirty.ratio": "0.25"}))
+	if !lc.Compact || lc.Delete || lc.DeleteRetentionMs != 1000 || lc.MinCompactionLagMs != 2000 ||
+		lc.MaxCompactionLagMs != 3000 || lc.MinCleanableDirtyRatio != 0.25 {
+		t.Fatalf("%+v", lc)
+	}
+	def := LogConfig(cfg.TopicConfig(nil))
+	if def.Compact || def.DeleteRetentionMs != 86400000 || def.MaxCompactionLagMs != math.MaxInt64 || def.MinCleanableDirtyRatio != 0.5 {
+		t.Fatalf("defaults %+v", def)
 	}
 }

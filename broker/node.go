@@ -243,10 +243,9 @@ func (n *Node) start() (_ *Node, err error) {
 		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 		FlushCheckInterval:     flushCheckInterval(cfg),
 		CheckpointInterval:     time.Minute,
-		// log.cleaner.backoff.ms and log.cleaner.dedupe.buffer.size are
-		// accepted but not read from the config: their Kafka defaults
-		// (15s, 128 MiB) are storage's.
-		CleanerEnable: cfg.LogCleanerEnable,
+		CleanerEnable:          cfg.LogCleanerEnable,
+		CleanerBackoff:         time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
+		CleanerMapBytes:        cfg.LogCleanerDedupeBufferSize,
 	})
 	if err != nil {
 		return nil, err

@@ -88,6 +88,9 @@ func brokerDefs() []Def {
 		dyn(d("log.segment.delete.delay.ms", Long, "60000", "Delay before a deleted segment is removed from disk.", atLeast(Long, 0))),
 		dyn(d("log.cleanup.policy", List, "delete", "Default cleanup policy: delete, compact, or both.", listOf("compact", "delete"))),
 		d("log.cleaner.enable", Boolean, "true", "Run the log cleaner for compacted topics.", nil),
+		// Kafka can change these two at runtime; samsa reads them at start.
+		d("log.cleaner.backoff.ms", Long, "15000", "How often the cleaner looks for logs to clean (read at start).", atLeast(Long, 0)),
+		d("log.cleaner.dedupe.buffer.size", Long, "134217728", "Memory for the key map of one clean (read at start).", atLeast(Long, 1)),
 		dyn(d("log.cleaner.delete.retention.ms", Long, "86400000", "How long tombstones are kept in compacted topics.", atLeast(Long, 0))),
 		dyn(d("log.cleaner.min.compaction.lag.ms", Long, "0", "Least time a message stays uncompacted.", atLeast(Long, 0))),
 		dyn(d("log.cleaner.max.compaction.lag.ms", Long, maxLongStr, "Largest time a message stays uncompacted.", atLeast(Long, 1))),

@@ -121,6 +121,8 @@
 //	| `log.segment.delete.delay.ms` | `60000` | Delay before a deleted segment is removed from disk. (dynamic) |
 //	| `log.cleanup.policy` | `delete` | Default cleanup policy: delete, compact, or both. (dynamic) |
 //	| `log.cleaner.enable` | `true` | Run the log cleaner for compacted topics. |
+//	| `log.cleaner.backoff.ms` | `15000` | How often the cleaner looks for logs to clean (read at start). |
+//	| `log.cleaner.dedupe.buffer.size` | `134217728` | Memory for the key map of one clean (read at start). |
 //	| `log.cleaner.delete.retention.ms` | `86400000` | How long tombstones are kept in compacted topics. (dynamic) |
 //	| `log.cleaner.min.compaction.lag.ms` | `0` | Least time a message stays uncompacted. (dynamic) |
 //	| `log.cleaner.max.compaction.lag.ms` | `9223372036854775807` | Largest time a message stays uncompacted. (dynamic) |

@@ -53,8 +53,7 @@ var ignoredKeys = map[string]bool{
 	"replica.alter.log.dirs.io.max.bytes.per.second": true,
 	// Log details.
 	"log.cleaner.threads": true, "log.cleaner.io.max.bytes.per.second": true,
-	"log.cleaner.dedupe.buffer.size": true, "log.cleaner.io.buffer.size": true,
-	"log.cleaner.io.buffer.load.factor": true, "log.cleaner.backoff.ms": true,
+	"log.cleaner.io.buffer.size": true, "log.cleaner.io.buffer.load.factor": true,
 	"log.flush.offset.checkpoint.interval.ms": true, "log.flush.start.offset.checkpoint.interval.ms": true,
 	"log.initial.task.delay.ms": true, "log.message.downconversion.enable": true,
 	"log.message.timestamp.difference.max.ms": true, "log.cleaner.enable.compaction": true,

@@ -47,6 +47,8 @@ type Config struct {
 	LogSegmentDeleteDelayMs     int64
 	LogCleanupPolicy            []string
 	LogCleanerEnable            bool
+	LogCleanerBackoffMs         int64
+	LogCleanerDedupeBufferSize  int64
 	LogMessageTimestampType     string
 	CompressionType             string
 	MessageMaxBytes             int32
@@ -457,6 +459,8 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.LogSegmentDeleteDelayMs = d.i64("log.segment.delete.delay.ms")
 	c.LogCleanupPolicy = parseList(d.str("log.cleanup.policy"))
 	c.LogCleanerEnable = d.boolean("log.cleaner.enable")
+	c.LogCleanerBackoffMs = d.i64("log.cleaner.backoff.ms")
+	c.LogCleanerDedupeBufferSize = d.i64("log.cleaner.dedupe.buffer.size")
 	c.LogMessageTimestampType = d.str("log.message.timestamp.type")
 	c.CompressionType = d.str("compression.type")
 	c.MessageMaxBytes = d.i32("message.max.bytes")

@@ -228,7 +228,7 @@ func (l *Log) Clean(ctx context.Context, now time.Time, opts CleanOptions) (Clea
 	}
 	stats.EndOffset = end
 
-	keep, err := keepEmptyBatches(segs)
+	keep, err := keepEmptyBatches(segs, l.lastBatchOfProducers())
 	if err != nil {
 		return stats, false, l.cleanReadFailed(segs, err)
 	}
@@ -340,22 +340,20 @@ func (l *Log) Uncleanable() bool {
 type emptyKeep map[int64]bool
 
 // keepEmptyBatches scans the headers of segs and returns the batches that
-// stay, empty if need be, so that the producer and transaction state
-// replayed from the cleaned log equals the one replayed from the original:
-// the last ProducerBatchWindow data batches of every producer (Kafka keeps
-// the last one; the window is what duplicate detection compares against),
+// stay, empty if need be, as Kafka's cleaner keeps them: the last data
+// batch of every producer (lastOfProducer, by producer id: its base
+// offset), so that its epoch and last sequence survive in the log, and
 // every transactional batch that may open a transaction (the first one of
 // its producer in the range and the first after each of its control
-// batches), and the last batch of every segment, so that a rewritten
-// segment still ends where the original did.
-func keepEmptyBatches(segs []segmentView) (emptyKeep, error) {
+// batches), so that a replay of the range opens and closes transactions
+// as the original did. Any other batch left without records goes: some
+// clients (kafka-go, segmentio/kafka-go#874) cannot read past a batch with
+// no records, so empty batches are kept only where they carry state.
+func keepEmptyBatches(segs []segmentView, lastOfProducer map[int64]int64) (emptyKeep, error) {
 	keep := emptyKeep{}
-	lastBatches := map[int64][]int64{}
 	inTxn := map[int64]bool{}
 	for _, v := range segs {
-		last := int64(-1)
 		_, err := scanBatches(v.seg.log, 0, v.size, false, func(h batchHeader, _ int64, _ []byte) error {
-			last = h.BaseOffset
 			if h.ProducerID < 0 {
 				return nil
 			}
@@ -367,26 +365,30 @@ func keepEmptyBatches(segs []segmentView) (emptyKeep, error) {
 				keep[h.BaseOffset] = true
 				inTxn[h.ProducerID] = true
 			}
-			lb := append(lastBatches[h.ProducerID], h.BaseOffset)
-			if len(lb) > ProducerBatchWindow {
-				lb = lb[1:]
+			if last, ok := lastOfProducer[h.ProducerID]; ok && last == h.BaseOffset {
+				keep[h.BaseOffset] = true
 			}
-			lastBatches[h.ProducerID] = lb
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		if last >= 0 {
-			keep[last] = true
-		}
-	}
-	for _, offs := range lastBatches {
-		for _, o := range offs {
-			keep[o] = true
-		}
 	}
 	return keep, nil
+}
+
+// lastBatchOfProducers returns, by producer id, the base offset of each
+// producer's last data batch in the log.
+func (l *Log) lastBatchOfProducers() map[int64]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[int64]int64, len(l.producers))
+	for id, e := range l.producers {
+		if e.numBatches > 0 {
+			out[id] = e.batches[e.numBatches-1].FirstOffset
+		}
+	}
+	return out
 }
 
 // groupSegments splits segs into runs of consecutive segments rewritten
@@ -467,6 +469,37 @@ func (l *Log) writeCleaned(out *cleanedSegment, inputs []groupInput, offsets *of
 		buf = buf[:0]
 		return nil
 	}
+	// emit appends outBatch, the cleaned form of the batch h.
+	emit := func(h batchHeader, outBatch []byte) error {
+		if pos == 0 {
+			s.firstBatchTimestamp = h.MaxTimestamp
+		}
+		if h.MaxTimestamp > s.maxTimestamp {
+			s.maxTimestamp, s.offsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
+		}
+		if sinceIndex > int64(cfg.IndexIntervalBytes) {
+			offEntries = append(offEntries, offsetEntry{RelativeOffset: int32(h.LastOffset() - base), Position: int32(pos)})
+			if s.maxTimestamp >= 0 && (len(timeEntries) == 0 || s.maxTimestamp > timeEntries[len(timeEntries)-1].Timestamp) {
+				timeEntries = append(timeEntries, timeEntry{Timestamp: s.maxTimestamp, RelativeOffset: int32(s.offsetOfMaxTimestamp - base)})
+			}
+			sinceIndex = 0
+		}
+		sinceIndex += int64(len(outBatch))
+		buf = append(buf, outBatch...)
+		pos += int64(len(outBatch))
+		s.nextOffset = h.LastOffset() + 1
+		if len(buf) >= 1<<20 {
+			return flush()
+		}
+		return nil
+	}
+	// lastDropped is the last batch of the group, when the filter dropped
+	// it: if nothing at all survives, it stays, empty, so that the
+	// rewritten segment is never empty (an empty segment has no
+	// timestamps for retention and no batch to end at).
+	var lastDropped []byte
+	var lastDroppedHeader batchHeader
+	var lastDroppedIn groupInput
 	for _, in := range inputs {
 		src := in.view.seg
 		txnEntries = append(txnEntries, src.txnIndex.snapshot()...)
@@ -479,33 +512,29 @@ func (l *Log) writeCleaned(out *cleanedSegment, inputs []groupInput, offsets *of
 			outBatch, kept, scratch, err = filterBatch(b, h, filterInput{
 				offsets: offsets, aborted: aborted, removeTombstones: in.removeTombstones, keepEmpty: keep[h.BaseOffset],
 			}, scratch)
-			if err != nil || outBatch == nil {
+			if err != nil {
 				return err
 			}
+			if outBatch == nil {
+				lastDropped, lastDroppedHeader, lastDroppedIn = append(lastDropped[:0], b...), h, in
+				return nil
+			}
+			lastDropped = lastDropped[:0]
 			stats.RecordsOut += int64(kept)
-			if pos == 0 {
-				s.firstBatchTimestamp = h.MaxTimestamp
-			}
-			if h.MaxTimestamp > s.maxTimestamp {
-				s.maxTimestamp, s.offsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
-			}
-			if sinceIndex > int64(cfg.IndexIntervalBytes) {
-				offEntries = append(offEntries, offsetEntry{RelativeOffset: int32(h.LastOffset() - base), Position: int32(pos)})
-				if s.maxTimestamp >= 0 && (len(timeEntries) == 0 || s.maxTimestamp > timeEntries[len(timeEntries)-1].Timestamp) {
-					timeEntries = append(timeEntries, timeEntry{Timestamp: s.maxTimestamp, RelativeOffset: int32(s.offsetOfMaxTimestamp - base)})
-				}
-				sinceIndex = 0
-			}
-			sinceIndex += int64(len(outBatch))
-			buf = append(buf, outBatch...)
-			pos += int64(len(outBatch))
-			s.nextOffset = h.LastOffset() + 1
-			if len(buf) >= 1<<20 {
-				return flush()
-			}
-			return nil
+			return emit(h, outBatch)
 		})
 		if err != nil {
+			return err
+		}
+	}
+	if pos == 0 && len(lastDropped) > 0 {
+		outBatch, _, _, err := filterBatch(lastDropped, lastDroppedHeader, filterInput{
+			offsets: offsets, aborted: aborted, removeTombstones: lastDroppedIn.removeTombstones, keepEmpty: true,
+		}, scratch)
+		if err != nil {
+			return err
+		}
+		if err := emit(lastDroppedHeader, outBatch); err != nil {
 			return err
 		}
 	}

@@ -1034,3 +1034,66 @@ func TestCleanConcurrentAppendsAndReads(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanKeepsFewEmptyBatches checks that a clean leaves an empty batch
+// only where Kafka's cleaner would (an idempotent producer's last data
+// batch), plus one where a whole segment group loses every record, so that
+// no rewritten segment is empty. Clients such as kafka-go cannot read past
+// an empty batch (segmentio/kafka-go#874), so every extra one is a hazard.
+func TestCleanKeepsFewEmptyBatches(t *testing.T) {
+	fsys := vfs.NewMem()
+	clock := newClock()
+	cfg := compactConfig()
+	cfg.SegmentBytes = 1 << 20 // one group
+	l := openTestLog(t, fsys, "/d/t-0", cfg, clock)
+	// Producer 7 writes a, b, c in three batches; a keyless producer
+	// overwrites them all later, in its own segment.
+	for i, k := range []string{"a", "b", "c"} {
+		if _, err := l.Append(keyedBatch(t, keyedSpec{pid: 7, seq: int32(i)}, rec(k, "old"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Roll()
+	if _, err := l.Append(keyedBatch(t, keyedSpec{}, rec("a", "new"), rec("b", "new"), rec("c", "new"))); err != nil {
+		t.Fatal(err)
+	}
+	l.Roll()
+	l.SetHighWatermark(l.LogEndOffset())
+	mustClean(t, l, clock)
+	got, hs := readRecords(t, l)
+	var empty []int64
+	for _, h := range hs {
+		if h.NumRecords == 0 {
+			empty = append(empty, h.BaseOffset)
+		}
+	}
+	// Offsets 0 and 1 go; 2 is producer 7's last batch and stays empty.
+	if !slices.Equal(empty, []int64{2}) || len(got) != 3 || got[0].offset != 3 {
+		t.Fatalf("empty batches at %v, records %v; want one empty batch at 2 and records from 3", empty, got)
+	}
+	if e, ok := l.Producer(7); !ok || e.LastSequence() != 2 {
+		t.Fatalf("producer 7 after the clean: %+v %v", e, ok)
+	}
+
+	// A segment group that loses every record keeps its last batch, empty.
+	// Segments of 256 bytes: the three-batch segment and the next one are
+	// cleaned as separate groups.
+	cfg.SegmentBytes = 256
+	l2 := openTestLog(t, fsys, "/d/t-1", cfg, clock)
+	for range 3 {
+		if _, err := l2.Append(keyedBatch(t, keyedSpec{}, rec("k", "v"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l2.Roll()
+	if _, err := l2.Append(keyedBatch(t, keyedSpec{}, rec("k", "last"))); err != nil {
+		t.Fatal(err)
+	}
+	l2.Roll()
+	l2.SetHighWatermark(l2.LogEndOffset())
+	mustClean(t, l2, clock)
+	got, hs = readRecords(t, l2)
+	if len(hs) != 2 || hs[0].BaseOffset != 2 || hs[0].NumRecords != 0 || len(got) != 1 || got[0].offset != 3 {
+		t.Fatalf("batches %v records %v; want an empty batch at 2 and the record at 3", hs, got)
+	}
+}

@@ -193,19 +193,22 @@
 //   - Batches keep their base offset, last offset delta, timestamps,
 //     producer fields and codec: a batch that lost records is re-encoded
 //     (decompressed, filtered, recompressed with the same codec, new CRC).
-//     A batch left without records is dropped, unless it is one of the
-//     last 5 data batches of its producer id (Kafka keeps the last one;
-//     5 is the producer state's batch window), a transactional batch that
-//     may open a transaction (its producer's first in the range or first
-//     after one of its control batches), or the last batch of its segment;
-//     those stay as empty, uncompressed batches. So the producer and
-//     transaction state replayed from the cleaned log equals the state
-//     replayed from the original at the end of the range and after it, and
-//     the transaction state at every offset: snapshots, .txnindex entries
-//     and recovery stay valid without change. (The batch window at an
-//     offset inside the range may hold fewer batches; it only matters
-//     after a truncation into the cleaned range.) Keeping each segment's
-//     last batch also keeps every segment ending where it ended.
+//     A batch left without records is dropped, unless it is its
+//     producer's last data batch in the log (as Kafka keeps it: the
+//     producer's epoch and last sequence stay in the log), a
+//     transactional batch that may open a transaction (its producer's
+//     first in the range or first after one of its control batches), or
+//     the last batch of a group of segments none of whose records
+//     survive (so that no rewritten segment is empty); those stay as
+//     empty, uncompressed batches. Kafka's rule is followed closely
+//     because some clients cannot read past an empty batch (kafka-go,
+//     segmentio/kafka-go#874). The producer state replayed from the
+//     cleaned log keeps every producer's epoch and last batch; the batch
+//     window of 5 shrinks to the batches that survive, which matters only
+//     when no snapshot after the cleaned range is usable (snapshots are
+//     written at every roll, and the range ends before the active
+//     segment). The transaction state at every offset, the .txnindex
+//     entries and recovery stay valid without change.
 //   - Tombstones: the delete horizon is a simpler version of Kafka's: a
 //     tombstone is removed when its segment was already below the cleaner
 //     checkpoint before this clean (it was cleaned past once) and the

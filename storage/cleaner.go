@@ -493,13 +493,6 @@ func (l *Log) writeCleaned(out *cleanedSegment, inputs []groupInput, offsets *of
 		}
 		return nil
 	}
-	// lastDropped is the last batch of the group, when the filter dropped
-	// it: if nothing at all survives, it stays, empty, so that the
-	// rewritten segment is never empty (an empty segment has no
-	// timestamps for retention and no batch to end at).
-	var lastDropped []byte
-	var lastDroppedHeader batchHeader
-	var lastDroppedIn groupInput
 	for _, in := range inputs {
 		src := in.view.seg
 		txnEntries = append(txnEntries, src.txnIndex.snapshot()...)
@@ -512,29 +505,13 @@ func (l *Log) writeCleaned(out *cleanedSegment, inputs []groupInput, offsets *of
 			outBatch, kept, scratch, err = filterBatch(b, h, filterInput{
 				offsets: offsets, aborted: aborted, removeTombstones: in.removeTombstones, keepEmpty: keep[h.BaseOffset],
 			}, scratch)
-			if err != nil {
+			if err != nil || outBatch == nil {
 				return err
 			}
-			if outBatch == nil {
-				lastDropped, lastDroppedHeader, lastDroppedIn = append(lastDropped[:0], b...), h, in
-				return nil
-			}
-			lastDropped = lastDropped[:0]
 			stats.RecordsOut += int64(kept)
 			return emit(h, outBatch)
 		})
 		if err != nil {
-			return err
-		}
-	}
-	if pos == 0 && len(lastDropped) > 0 {
-		outBatch, _, _, err := filterBatch(lastDropped, lastDroppedHeader, filterInput{
-			offsets: offsets, aborted: aborted, removeTombstones: lastDroppedIn.removeTombstones, keepEmpty: true,
-		}, scratch)
-		if err != nil {
-			return err
-		}
-		if err := emit(lastDroppedHeader, outBatch); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/samsa-broker/samsa/storage/vfs"
 	"github.com/samsa-broker/samsa/wire"
@@ -1037,8 +1038,8 @@ func TestCleanConcurrentAppendsAndReads(t *testing.T) {
 
 // TestCleanKeepsFewEmptyBatches checks that a clean leaves an empty batch
 // only where Kafka's cleaner would (an idempotent producer's last data
-// batch), plus one where a whole segment group loses every record, so that
-// no rewritten segment is empty. Clients such as kafka-go cannot read past
+// batch), and that a segment group that loses every record becomes an
+// empty segment, which reads, reopens and retention handle. Clients such as kafka-go cannot read past
 // an empty batch (segmentio/kafka-go#874), so every extra one is a hazard.
 func TestCleanKeepsFewEmptyBatches(t *testing.T) {
 	fsys := vfs.NewMem()
@@ -1075,7 +1076,8 @@ func TestCleanKeepsFewEmptyBatches(t *testing.T) {
 		t.Fatalf("producer 7 after the clean: %+v %v", e, ok)
 	}
 
-	// A segment group that loses every record keeps its last batch, empty.
+	// A segment group that loses every record becomes an empty segment,
+	// as in Kafka, not a segment of empty batches.
 	// Segments of 256 bytes: the three-batch segment and the next one are
 	// cleaned as separate groups.
 	cfg.SegmentBytes = 256
@@ -1093,7 +1095,29 @@ func TestCleanKeepsFewEmptyBatches(t *testing.T) {
 	l2.SetHighWatermark(l2.LogEndOffset())
 	mustClean(t, l2, clock)
 	got, hs = readRecords(t, l2)
-	if len(hs) != 2 || hs[0].BaseOffset != 2 || hs[0].NumRecords != 0 || len(got) != 1 || got[0].offset != 3 {
-		t.Fatalf("batches %v records %v; want an empty batch at 2 and the record at 3", hs, got)
+	if len(hs) != 1 || len(got) != 1 || got[0] != (logRecord{3, "k", "last"}) {
+		t.Fatalf("batches %v records %v; want only the record at 3", hs, got)
+	}
+	if l2.mu.segments[0].size != 0 || l2.mu.segments[0].baseOffset != 0 {
+		t.Fatalf("first segment: base %d size %d, want an empty segment at 0", l2.mu.segments[0].baseOffset, l2.mu.segments[0].size)
+	}
+	// The empty segment survives a reopen, reads start past it, and it
+	// does not hold back time retention of a compact,delete log.
+	if err := l2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Delete = true
+	cfg.RetentionMs = 1
+	l3, err := OpenLog(LogOptions{FS: fsys, Dir: "/d/t-1", Config: cfg, Now: clock.now, RecoveryPoint: -1, LogStartOffset: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l3.Close()
+	l3.SetHighWatermark(l3.LogEndOffset())
+	if got, _ = readRecords(t, l3); len(got) != 1 || got[0].offset != 3 {
+		t.Fatalf("after reopen: %v", got)
+	}
+	if n, err := l3.EnforceRetention(clock.now().Add(time.Hour)); err != nil || n != 2 || l3.LogStartOffset() != 4 {
+		t.Fatalf("retention: deleted %d, err %v, log start %d; want both closed segments gone, start 4", n, err, l3.LogStartOffset())
 	}
 }

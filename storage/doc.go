@@ -197,10 +197,11 @@
 //     producer's last data batch in the log (as Kafka keeps it: the
 //     producer's epoch and last sequence stay in the log), a
 //     transactional batch that may open a transaction (its producer's
-//     first in the range or first after one of its control batches), or
-//     the last batch of a group of segments none of whose records
-//     survive (so that no rewritten segment is empty); those stay as
-//     empty, uncompressed batches. Kafka's rule is followed closely
+//     first in the range or first after one of its control batches);
+//     those stay as empty, uncompressed batches. A group of segments none
+//     of whose batches stays becomes an empty segment, as in Kafka: reads
+//     pass over it, it is never rolled into (it is not the active one),
+//     and time retention deletes it with the expired segments around it. Kafka's rule is followed closely
 //     because some clients cannot read past an empty batch (kafka-go,
 //     segmentio/kafka-go#874). The producer state replayed from the
 //     cleaned log keeps every producer's epoch and last batch; the batch

@@ -84,7 +84,15 @@ func (l *Log) EnforceRetention(now time.Time) (deletedSegments int, err error) {
 		nowMs := now.UnixMilli()
 		if cfg.RetentionMs >= 0 {
 			t := 0
-			for t < len(segs) && segs[t].size > 0 && nowMs-segs[t].maxTimestamp > cfg.RetentionMs && upper(t) <= hw {
+			// An empty segment other than the active one (a compaction
+			// removed every record of it) holds nothing to keep.
+			expired := func(t int) bool {
+				if segs[t].size == 0 {
+					return t < len(segs)-1
+				}
+				return nowMs-segs[t].maxTimestamp > cfg.RetentionMs
+			}
+			for t < len(segs) && expired(t) && upper(t) <= hw {
 				t++
 			}
 			if t == len(segs) {

@@ -246,6 +246,11 @@ func (n *Node) start() (_ *Node, err error) {
 		CleanerEnable:          cfg.LogCleanerEnable,
 		CleanerBackoff:         time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
 		CleanerMapBytes:        cfg.LogCleanerDedupeBufferSize,
+		// Idle producers go from every log's state (Kafka's
+		// producer.id.expiration.ms, checked every
+		// producer.id.expiration.check.interval.ms).
+		ProducerExpiration:              time.Duration(cfg.ProducerIDExpirationMs) * time.Millisecond,
+		ProducerExpirationCheckInterval: time.Duration(cfg.ProducerIDExpirationCheckIntervalMs) * time.Millisecond,
 	})
 	if err != nil {
 		return nil, err
@@ -301,7 +306,7 @@ func (n *Node) start() (_ *Node, err error) {
 		return nil, err
 	}
 	deps := &handlers.Deps{
-		Idempotence: handlers.NewIdempotence(pids, time.Duration(cfg.ProducerIDExpirationMs)*time.Millisecond),
+		Idempotence: handlers.NewIdempotence(pids),
 		Config:      cfg,
 		Controller:  n.ctrl,
 		Logs:        n.logs,

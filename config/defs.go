@@ -139,6 +139,7 @@ func brokerDefs() []Def {
 		d("transaction.max.timeout.ms", Int, "900000", "Largest transaction timeout a producer may ask for.", atLeast(Int, 1)),
 		d("transactional.id.expiration.ms", Int, "604800000", "Idle time after which a transactional id expires.", atLeast(Int, 1)),
 		dyn(d("producer.id.expiration.ms", Int, "86400000", "Idle time after which a producer id's state expires.", atLeast(Int, 1))),
+		d("producer.id.expiration.check.interval.ms", Int, "600000", "How often idle producers' state is looked for and removed.", atLeast(Int, 1)),
 		d("transaction.state.log.num.partitions", Int, "50", "Partitions of __transaction_state.", atLeast(Int, 1)),
 		d("transaction.state.log.replication.factor", Short, "3", "Replication factor of __transaction_state. samsa caps it at the number of live brokers, with a warning.", atLeast(Short, 1)),
 		d("transaction.state.log.segment.bytes", Int, "104857600", "Segment size of __transaction_state.", atLeast(Int, 1)),

@@ -165,6 +165,7 @@
 //	| `transaction.max.timeout.ms` | `900000` | Largest transaction timeout a producer may ask for. |
 //	| `transactional.id.expiration.ms` | `604800000` | Idle time after which a transactional id expires. |
 //	| `producer.id.expiration.ms` | `86400000` | Idle time after which a producer id's state expires. (dynamic) |
+//	| `producer.id.expiration.check.interval.ms` | `600000` | How often idle producers' state is looked for and removed. |
 //	| `transaction.state.log.num.partitions` | `50` | Partitions of __transaction_state. |
 //	| `transaction.state.log.replication.factor` | `3` | Replication factor of __transaction_state. samsa caps it at the number of live brokers, with a warning. |
 //	| `transaction.state.log.segment.bytes` | `104857600` | Segment size of __transaction_state. |

@@ -80,9 +80,10 @@ type Config struct {
 	GroupConsumerMaxSize               int32
 	GroupConsumerAssignors             []string
 
-	TransactionMaxTimeoutMs     int32
-	TransactionalIDExpirationMs int32
-	ProducerIDExpirationMs      int32
+	TransactionMaxTimeoutMs             int32
+	TransactionalIDExpirationMs         int32
+	ProducerIDExpirationMs              int32
+	ProducerIDExpirationCheckIntervalMs int32
 
 	TransactionStateLogNumPartitions       int32
 	TransactionStateLogReplicationFactor   int16
@@ -494,6 +495,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.TransactionMaxTimeoutMs = d.i32("transaction.max.timeout.ms")
 	c.TransactionalIDExpirationMs = d.i32("transactional.id.expiration.ms")
 	c.ProducerIDExpirationMs = d.i32("producer.id.expiration.ms")
+	c.ProducerIDExpirationCheckIntervalMs = d.i32("producer.id.expiration.check.interval.ms")
 	c.TransactionStateLogNumPartitions = d.i32("transaction.state.log.num.partitions")
 	c.TransactionStateLogReplicationFactor = int16(d.num("transaction.state.log.replication.factor", 16))
 	c.TransactionStateLogSegmentBytes = d.i32("transaction.state.log.segment.bytes")

@@ -108,9 +108,10 @@
 // it in place (no copy per batch); Producer and Producers hand out copies,
 // with the open transaction's first offset. Moving the log start offset
 // (retention, DeleteRecords) keeps it, as Kafka does since KIP-360:
-// producers are forgotten only by RemoveProducers, which the produce path
-// calls after producer.id.expiration.ms without a write (never for a
-// producer with an open transaction).
+// producers are forgotten only by ExpireProducers, which the Manager runs
+// on every log each producer.id.expiration.check.interval.ms for the
+// producers whose last batch is producer.id.expiration.ms old (never for a
+// producer with an open transaction), as Kafka does.
 //
 // # Snapshots
 //

@@ -150,7 +150,7 @@ type Log struct {
 	// producers is the sequence state of every producer as of the log end
 	// offset. Unlike txns it is updated in place by the writer.
 	producers producerStates // REQUIRES: writeMu and mu to mutate, either to read
-	// producersRemoved records a RemoveProducers since the last snapshot
+	// producersRemoved records an ExpireProducers since the last snapshot
 	// was written, so that Close writes one even at an unchanged log end.
 	producersRemoved bool // REQUIRES: writeMu
 	// snapshots holds the offsets of the snapshot files, ascending.

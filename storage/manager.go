@@ -51,6 +51,12 @@ type ManagerOptions struct {
 	// CleanerMapBytes bounds the key map of one clean
 	// (log.cleaner.dedupe.buffer.size, default DefaultCleanerMapBytes).
 	CleanerMapBytes int64
+	// ProducerExpiration is producer.id.expiration.ms (default 1 day):
+	// every ProducerExpirationCheckInterval (producer.id.expiration.
+	// check.interval.ms, default 10m) Run forgets, in every log, the
+	// producers whose last batch is that old (Log.ExpireProducers).
+	ProducerExpiration              time.Duration
+	ProducerExpirationCheckInterval time.Duration
 }
 
 // Manager owns the logs of all partitions in a set of log directories, and
@@ -117,6 +123,12 @@ func OpenManager(o ManagerOptions) (*Manager, error) {
 	}
 	if o.CleanerBackoff <= 0 {
 		o.CleanerBackoff = 15 * time.Second
+	}
+	if o.ProducerExpiration <= 0 {
+		o.ProducerExpiration = 24 * time.Hour
+	}
+	if o.ProducerExpirationCheckInterval <= 0 {
+		o.ProducerExpirationCheckInterval = 10 * time.Minute
 	}
 	m := &Manager{fs: o.FS, dirs: o.Dirs, now: o.Now, logger: o.Logger, opts: o}
 	m.mu.logs = map[TopicPartition]*managedLog{}
@@ -382,9 +394,10 @@ func (m *Manager) DeleteLog(tp TopicPartition) error {
 }
 
 // Run does the background work until ctx is done: retention every
-// RetentionCheckInterval, flush.ms flushes, checkpoint writes and, with
-// CleanerEnable, a cleaner pass every CleanerBackoff. Everything runs on
-// this goroutine, one log at a time.
+// RetentionCheckInterval, flush.ms flushes, checkpoint writes, producer
+// expiry every ProducerExpirationCheckInterval and, with CleanerEnable, a
+// cleaner pass every CleanerBackoff. Everything runs on this goroutine,
+// one log at a time.
 func (m *Manager) Run(ctx context.Context) {
 	var cleanerC <-chan time.Time
 	if m.opts.CleanerEnable {
@@ -393,6 +406,8 @@ func (m *Manager) Run(ctx context.Context) {
 		cleanerC = cleaner.C
 	}
 	retention := time.NewTicker(m.opts.RetentionCheckInterval)
+	expiry := time.NewTicker(m.opts.ProducerExpirationCheckInterval)
+	defer expiry.Stop()
 	flush := time.NewTicker(m.opts.FlushCheckInterval)
 	checkpoint := time.NewTicker(m.opts.CheckpointInterval)
 	defer retention.Stop()
@@ -404,6 +419,8 @@ func (m *Manager) Run(ctx context.Context) {
 			return
 		case <-retention.C:
 			m.EnforceRetention()
+		case <-expiry.C:
+			m.ExpireProducers()
 		case <-flush.C:
 			m.FlushDue()
 		case <-cleanerC:
@@ -412,6 +429,17 @@ func (m *Manager) Run(ctx context.Context) {
 			if err := m.WriteCheckpoints(); err != nil {
 				m.logger.Error("storage: writing checkpoints", "err", err)
 			}
+		}
+	}
+}
+
+// ExpireProducers runs Log.ExpireProducers with ProducerExpiration on every
+// log once.
+func (m *Manager) ExpireProducers() {
+	nowMs, expMs := m.now().UnixMilli(), m.opts.ProducerExpiration.Milliseconds()
+	for tp, l := range m.Logs() {
+		if n := l.ExpireProducers(nowMs, expMs); n > 0 {
+			m.logger.Info("storage: expired idle producers", "partition", tp.String(), "producers", n)
 		}
 	}
 }

@@ -189,25 +189,24 @@ func (l *Log) Producers() []ProducerEntry {
 	return out
 }
 
-// RemoveProducers forgets the given producers, except those with an open
-// transaction (they stay until their marker, as in Kafka), and returns how
-// many it removed. The produce path calls it for producers idle for
-// producer.id.expiration.ms: it knows when each producer last wrote, the
-// log does not. Like Kafka, the log does not record removals: rebuilding
-// the state from a snapshot taken before a removal (after a crash, or on
-// truncation) brings back a removed producer whose batches are after the
-// snapshot. The next clean Close writes a snapshot without them.
-func (l *Log) RemoveProducers(ids ...int64) int {
+// ExpireProducers forgets the producers whose last batch (its max
+// timestamp, or the time of its last marker) is expirationMs or more
+// before nowMs, except those with an open transaction (they stay until
+// their marker), and returns how many it removed: Kafka's
+// producer.id.expiration.ms, which the Manager applies to every log each
+// producer.id.expiration.check.interval.ms. Like Kafka, the log does not
+// record removals: rebuilding the state from a snapshot taken before a
+// removal (after a crash, or on truncation) brings back a removed producer
+// whose batches are after the snapshot, until the next expiry. The next
+// roll or clean Close writes a snapshot without them.
+func (l *Log) ExpireProducers(nowMs, expirationMs int64) int {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
-	for _, id := range ids {
-		if _, known := l.producers[id]; !known {
-			continue
-		}
-		if _, open := l.txns.ongoing[id]; open {
+	for id, e := range l.producers {
+		if _, open := l.txns.ongoing[id]; open || nowMs-e.lastTimestamp < expirationMs {
 			continue
 		}
 		delete(l.producers, id)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/samsa-broker/samsa/storage/vfs"
 	"github.com/samsa-broker/samsa/wire"
@@ -613,26 +614,34 @@ func TestSnapshotCodec(t *testing.T) {
 	}
 }
 
-// TestRemoveProducers: removal forgets idle producers but keeps those
-// with an open transaction, and the next Close snapshots the result even
-// when the log end did not move.
-func TestRemoveProducers(t *testing.T) {
+// TestExpireProducers: expiry forgets producers whose last batch is
+// producer.id.expiration.ms old, keeps recent ones and those with an open
+// transaction, and the next Close snapshots the result even when the log
+// end did not move.
+func TestExpireProducers(t *testing.T) {
 	fsys := vfs.NewMem()
 	cfg := smallConfig()
 	l, _ := openLogged(t, fsys, cfg, -1)
 	appendHW(t, l, seqBatch(t, 1, 0, 0, 1, 10, false))
 	appendHW(t, l, seqBatch(t, 2, 0, 0, 1, 10, true))
+	appendHW(t, l, seqBatch(t, 3, 0, 0, 1, 450, false))
 	if err := l.Roll(); err != nil { // snapshot at the log end
 		t.Fatal(err)
 	}
-	if n := l.RemoveProducers(1, 2, 3); n != 1 {
-		t.Fatalf("removed %d, want 1 (producer 2 has an open transaction)", n)
+	// At 500 with a 100 ms expiration: 1 is 490 ms old, 3 only 50.
+	if n := l.ExpireProducers(500, 100); n != 1 {
+		t.Fatalf("expired %d, want 1 (producer 2 has an open transaction, 3 is recent)", n)
 	}
 	if _, ok := l.Producer(1); ok {
 		t.Fatal("producer 1 kept")
 	}
-	if _, ok := l.Producer(2); !ok {
-		t.Fatal("producer 2 with an open transaction removed")
+	for _, id := range []int64{2, 3} {
+		if _, ok := l.Producer(id); !ok {
+			t.Fatalf("producer %d removed", id)
+		}
+	}
+	if n := l.ExpireProducers(550, 100); n != 1 {
+		t.Fatalf("expired %d at 550, want producer 3", n)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -681,7 +690,7 @@ func TestProducerStateConcurrentReaders(t *testing.T) {
 			mustControl(t, l, 3, true)
 		}
 		if i%50 == 49 {
-			l.RemoveProducers(0, 3)
+			l.ExpireProducers(100, 10)
 		}
 	}
 	close(done)
@@ -832,6 +841,38 @@ func runProducerRandomOps(t *testing.T, seed uint64, steps int) {
 		if !entriesEqual(l.Producers(), producerOracle(batches)) {
 			t.Fatalf("seed %d step %d: producers\n%s\nwant\n%s\nlast ops %v", seed, step,
 				entriesString(l.Producers()), entriesString(producerOracle(batches)), trace[max(0, len(trace)-12):])
+		}
+	}
+}
+
+// TestManagerExpireProducers: the Manager expires idle producers in every
+// log with producer.id.expiration.ms, measured from each producer's last
+// batch timestamp.
+func TestManagerExpireProducers(t *testing.T) {
+	clock := newClock()
+	m, err := OpenManager(ManagerOptions{FS: vfs.NewMem(), Dirs: []string{"/a"}, Now: clock.now, ProducerExpiration: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	nowMs := clock.now().UnixMilli()
+	var logs []*Log
+	for i := range 2 {
+		l, err := m.CreateLog(TopicPartition{"t", int32(i)}, [16]byte{byte(i + 1)}, smallConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendHW(t, l, seqBatch(t, 1, 0, 0, 1, nowMs-2*time.Hour.Milliseconds(), false)) // idle
+		appendHW(t, l, seqBatch(t, 2, 0, 0, 1, nowMs-time.Minute.Milliseconds(), false))
+		logs = append(logs, l)
+	}
+	m.ExpireProducers()
+	for i, l := range logs {
+		if _, ok := l.Producer(1); ok {
+			t.Errorf("log %d: idle producer 1 kept", i)
+		}
+		if _, ok := l.Producer(2); !ok {
+			t.Errorf("log %d: recent producer 2 expired", i)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -26,7 +25,7 @@ func (c *countingIDs) Next() (int64, error) {
 func TestInitProducerID(t *testing.T) {
 	e := newAdminEnv(t)
 	ids := &countingIDs{}
-	e.d.Idempotence = NewIdempotence(ids, time.Hour)
+	e.d.Idempotence = NewIdempotence(ids)
 	str := func(s string) *string { return &s }
 	tests := []struct {
 		name    string

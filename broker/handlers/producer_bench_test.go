@@ -19,7 +19,7 @@ func BenchmarkAppendIdempotent(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	idem := NewIdempotence(nil, time.Hour)
+	idem := NewIdempotence(nil)
 	tp := storage.TopicPartition{Topic: "p", Partition: 0}
 	recs := make([]wire.Record, 5)
 	for i := range recs {
@@ -85,7 +85,7 @@ func BenchmarkFirstIdempotentProduceAfterRestart(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		l := open(leo)
-		idem := NewIdempotence(nil, time.Hour)
+		idem := NewIdempotence(nil)
 		binary.BigEndian.PutUint32(batch[53:], uint32(seq-5)) // a retry of the last batch
 		wire.RecomputeCRC(batch)
 		h, _ := wire.ParseBatchHeader(batch)

@@ -50,7 +50,7 @@ func TestIdempotentDedupAcrossLogReopen(t *testing.T) {
 			}
 
 			l := open(fsys)
-			idem := NewIdempotence(nil, time.Hour)
+			idem := NewIdempotence(nil)
 			offsets := map[int32]int64{}
 			for i := int32(0); i < 40; i++ {
 				r := send(idem, l, 5, 2*i)
@@ -74,7 +74,7 @@ func TestIdempotentDedupAcrossLogReopen(t *testing.T) {
 			}
 			l = open(fs)
 			defer l.Close()
-			idem = NewIdempotence(nil, time.Hour)
+			idem = NewIdempotence(nil)
 
 			if r := send(idem, l, 5, 78); r.duplicate == nil || r.duplicate.firstOffset != offsets[78] {
 				t.Fatalf("retry of the last batch after restart: %+v, want duplicate at %d", r, offsets[78])

@@ -1,9 +1,7 @@
 package handlers
 
 import (
-	"cmp"
 	"math"
-	"slices"
 	"sync"
 	"time"
 
@@ -27,22 +25,20 @@ import (
 //   - a mutex that serializes check and append, so that two retries of
 //     one batch on two connections cannot both pass the check (Kafka's log
 //     lock covers check and append the same way);
-//   - when each producer last wrote here, by the wall clock, for
-//     producer.id.expiration.ms: an idle producer without an open
-//     transaction is removed from the log's state. A producer the log
-//     knows but this broker has not seen write since the partition was
-//     loaded (a restart) counts as having written when first looked at,
-//     which errs towards deduplicating;
 //   - the markers appended per producer since the partition was loaded,
 //     the guard of a transactional batch verified with the coordinator.
+//
+// Idle producers are forgotten by the log itself
+// (storage.Log.ExpireProducers, run by the storage Manager for
+// producer.id.expiration.ms), as in Kafka.
 //
 // Lock order: Idempotence.mu, then partitionProducers.mu, then the log's
 // own locks. partitionProducers.mu is held across the append (file IO); it
 // only serializes idempotent produce and markers of one partition.
 
-// producerExpirationCheckInterval is Kafka's default
-// producer.id.expiration.check.interval.ms.
-const producerExpirationCheckInterval = 10 * time.Minute
+// markerSweepInterval is how often a partition drops the marker counts of
+// producers its log no longer knows (expired).
+const markerSweepInterval = 10 * time.Minute
 
 // ProducerIDs hands out producer ids that never repeat
 // (storage.ProducerIDAllocator).
@@ -53,8 +49,7 @@ type ProducerIDs interface {
 // Idempotence holds the producer id allocator and the produce-path state
 // of every partition led here.
 type Idempotence struct {
-	ids        ProducerIDs
-	expiration time.Duration
+	ids ProducerIDs
 
 	mu struct {
 		sync.Mutex
@@ -62,10 +57,9 @@ type Idempotence struct {
 	}
 }
 
-// NewIdempotence returns the idempotence state; producers are forgotten
-// after expiration (producer.id.expiration.ms) without a write.
-func NewIdempotence(ids ProducerIDs, expiration time.Duration) *Idempotence {
-	i := &Idempotence{ids: ids, expiration: expiration}
+// NewIdempotence returns the idempotence state.
+func NewIdempotence(ids ProducerIDs) *Idempotence {
+	i := &Idempotence{ids: ids}
 	i.mu.partitions = map[storage.TopicPartition]*partitionProducers{}
 	return i
 }
@@ -80,10 +74,8 @@ type producerBatch struct {
 type partitionProducers struct {
 	mu struct {
 		sync.Mutex
-		log *storage.Log // the log the state describes; nil until loaded
-		// lastWrite is when each producer last wrote (ms), for expiry.
-		lastWrite map[int64]int64
-		lastSweep int64 // ms
+		log       *storage.Log // the log the state describes; nil until loaded
+		lastSweep int64        // ms, of the marker counts
 		// markers counts the markers appended per producer since the
 		// state was loaded: a transactional batch verified with the
 		// coordinator is appended only if no marker came in between
@@ -141,13 +133,6 @@ func checkBatch(e *storage.ProducerEntry, h wire.BatchHeader) checkResult {
 	return checkResult{code: kerr.OutOfOrderSequenceNumber.Code}
 }
 
-// producerExpired reports whether a producer that last wrote at lastWrite
-// is to be forgotten at nowMs: after expirationMs without a write, unless
-// it has an open transaction (Kafka keeps those until the marker).
-func producerExpired(lastWrite, nowMs, expirationMs int64, txnOpen bool) bool {
-	return nowMs-lastWrite >= expirationMs && !txnOpen
-}
-
 // partition returns the producer state holder of tp.
 func (i *Idempotence) partition(tp storage.TopicPartition) *partitionProducers {
 	i.mu.Lock()
@@ -169,51 +154,15 @@ func (p *partitionProducers) loadLocked(l *storage.Log, nowMs int64) {
 		return
 	}
 	p.mu.log, p.mu.lastSweep = l, nowMs
-	p.mu.lastWrite, p.mu.markers = map[int64]int64{}, map[int64]uint64{}
+	p.mu.markers = map[int64]uint64{}
 }
 
-// lastWriteLocked returns when producer id last wrote; a producer not seen
-// yet counts as writing now.
+// sweepMarkersLocked drops the marker counts of producers the log no
+// longer knows (expired, or truncated away).
 // REQUIRES: p.mu held.
-func (p *partitionProducers) lastWriteLocked(id, nowMs int64) int64 {
-	lw, ok := p.mu.lastWrite[id]
-	if !ok {
-		lw = nowMs
-		p.mu.lastWrite[id] = lw
-	}
-	return lw
-}
-
-// forgetLocked drops what the partition keeps of producer id.
-// REQUIRES: p.mu held.
-func (p *partitionProducers) forgetLocked(id int64) {
-	delete(p.mu.lastWrite, id)
-	delete(p.mu.markers, id)
-}
-
-// sweepLocked removes the expired producers from the log's state, and
-// forgets producers the log no longer knows (truncation).
-// REQUIRES: p.mu held.
-func (p *partitionProducers) sweepLocked(l *storage.Log, nowMs, expirationMs int64) {
-	var expired []int64
-	for _, e := range l.Producers() {
-		if producerExpired(p.lastWriteLocked(e.ProducerID, nowMs), nowMs, expirationMs, e.CurrentTxnFirstOffset >= 0) {
-			expired = append(expired, e.ProducerID)
-		}
-	}
-	if len(expired) > 0 {
-		l.RemoveProducers(expired...)
-	}
-	known := l.Producers()
-	for id := range p.mu.lastWrite {
-		if _, ok := slices.BinarySearchFunc(known, id, func(e storage.ProducerEntry, id int64) int {
-			return cmp.Compare(e.ProducerID, id)
-		}); !ok {
-			p.forgetLocked(id)
-		}
-	}
+func (p *partitionProducers) sweepMarkersLocked(l *storage.Log, nowMs int64) {
 	for id := range p.mu.markers {
-		if _, ok := p.mu.lastWrite[id]; !ok {
+		if _, ok := l.Producer(id); !ok {
 			delete(p.mu.markers, id)
 		}
 	}
@@ -244,17 +193,12 @@ func (i *Idempotence) appendIdempotent(tp storage.TopicPartition, l *storage.Log
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.loadLocked(l, nowMs)
-	expMs := i.expiration.Milliseconds()
-	if nowMs-p.mu.lastSweep >= producerExpirationCheckInterval.Milliseconds() {
-		p.sweepLocked(l, nowMs, expMs)
+	if nowMs-p.mu.lastSweep >= markerSweepInterval.Milliseconds() {
+		p.sweepMarkersLocked(l, nowMs)
 	}
 	var e *storage.ProducerEntry
 	if cur, ok := l.Producer(h.ProducerID); ok {
 		e = &cur
-		if producerExpired(p.lastWriteLocked(h.ProducerID, nowMs), nowMs, expMs, cur.CurrentTxnFirstOffset >= 0) && l.RemoveProducers(h.ProducerID) > 0 {
-			p.forgetLocked(h.ProducerID)
-			e = nil
-		}
 	}
 	res := checkBatch(e, h)
 	if res.code == 0 && res.duplicate == nil && guard != nil && p.mu.markers[h.ProducerID] != *guard {
@@ -267,7 +211,6 @@ func (i *Idempotence) appendIdempotent(tp storage.TopicPartition, l *storage.Log
 	if err != nil {
 		return idempotentAppend{err: err}
 	}
-	p.mu.lastWrite[h.ProducerID] = max(p.mu.lastWrite[h.ProducerID], nowMs)
 	return idempotentAppend{info: info}
 }
 
@@ -316,7 +259,6 @@ func (i *Idempotence) appendMarker(tp storage.TopicPartition, l *storage.Log, pr
 	if _, err := doAppend(); err != nil {
 		return 0, err
 	}
-	p.mu.lastWrite[producerID] = max(p.mu.lastWrite[producerID], nowMs)
 	p.mu.markers[producerID]++
 	return 0, nil
 }

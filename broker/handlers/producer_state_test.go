@@ -35,8 +35,12 @@ func encodeHdr(t testing.TB, h wire.BatchHeader) []byte {
 	for i := range recs {
 		recs[i] = wire.Record{Value: []byte("v")}
 	}
+	ts := h.MaxTimestamp // the batch's timestamp when set, else 1000
+	if ts == 0 {
+		ts = 1_000
+	}
 	b, err := wire.EncodeBatch(wire.BatchSpec{ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, BaseSequence: h.BaseSequence,
-		Transactional: h.IsTransactional(), BaseTimestamp: 1_000, Records: recs})
+		Transactional: h.IsTransactional(), BaseTimestamp: ts, Records: recs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,29 +114,12 @@ func TestCheckBatch(t *testing.T) {
 	}
 }
 
-func TestProducerExpired(t *testing.T) {
-	for _, tc := range []struct {
-		name                 string
-		lastWrite, now, exp  int64
-		txnOpen, wantExpired bool
-	}{
-		{"idle", 0, 1000, 500, false, true},
-		{"exactly at expiry", 500, 1000, 500, false, true},
-		{"recent", 1000, 1000, 500, false, false},
-		{"idle with an open transaction", 0, 1000, 500, true, false},
-	} {
-		if got := producerExpired(tc.lastWrite, tc.now, tc.exp, tc.txnOpen); got != tc.wantExpired {
-			t.Errorf("%s: expired %v, want %v", tc.name, got, tc.wantExpired)
-		}
-	}
-}
-
 // TestAppendIdempotentConcurrentRetries sends the same batch from many
 // goroutines at once, as retries on several connections would: exactly
 // one copy lands and every caller gets its offset.
 func TestAppendIdempotentConcurrentRetries(t *testing.T) {
 	l := memLog(t)
-	idem := NewIdempotence(&countingIDs{}, time.Hour)
+	idem := NewIdempotence(&countingIDs{})
 	tp := storage.TopicPartition{Topic: "p", Partition: 0}
 	now := time.UnixMilli(1_000_000)
 	send := func(seq int32) idempotentAppend {
@@ -173,28 +160,31 @@ func TestAppendIdempotentConcurrentRetries(t *testing.T) {
 
 	// A fresh Idempotence (a restart of the broker, same log) finds the
 	// state in the log.
-	idem = NewIdempotence(&countingIDs{}, time.Hour)
+	idem = NewIdempotence(&countingIDs{})
 	if r := send(2); r.duplicate == nil || r.duplicate.firstOffset != 2 {
 		t.Fatalf("retry after restart: %+v", r)
 	}
 	if r := send(7); r.code != kerr.OutOfOrderSequenceNumber.Code {
 		t.Fatalf("gap after restart: %+v", r)
 	}
-	// After producer.id.expiration.ms the producer is unknown again and
-	// any sequence is accepted, as in Kafka.
-	now = now.Add(time.Hour)
+	// Once the log expires the idle producer (producer.id.expiration.ms
+	// after its last batch) it is unknown again and any sequence is
+	// accepted, as in Kafka.
+	if n := l.ExpireProducers(time.Now().Add(time.Hour).UnixMilli(), time.Hour.Milliseconds()); n != 1 {
+		t.Fatalf("expired %d producers, want 1", n)
+	}
 	if r := send(7); r.code != 0 || r.duplicate != nil {
 		t.Fatalf("after expiry: %+v", r)
 	}
 }
 
-// TestExpiryKeepsOpenTransactions: the periodic sweep removes idle
-// producers from the log's state but keeps one with an open transaction;
+// TestExpiryKeepsOpenTransactions: the log's expiry removes idle
+// producers but keeps one with an open transaction;
 // a zombie batch with the epoch before an abort marker's bumped epoch is
 // fenced.
 func TestExpiryKeepsOpenTransactions(t *testing.T) {
 	l := memLog(t)
-	idem := NewIdempotence(nil, time.Minute)
+	idem := NewIdempotence(nil)
 	tp := storage.TopicPartition{Topic: "t", Partition: 0}
 	now := time.UnixMilli(1_000_000)
 	appendHdr := func(h wire.BatchHeader) idempotentAppend {
@@ -224,14 +214,14 @@ func TestExpiryKeepsOpenTransactions(t *testing.T) {
 	if r := appendHdr(txnHdr(7, 3, 4)); r.code != kerr.InvalidProducerEpoch.Code {
 		t.Fatalf("zombie batch after the marker: %+v, want INVALID_PRODUCER_EPOCH", r)
 	}
-	// A sweep after the expiration: 7 and 9 are idle, 8 has its
-	// transaction open.
-	now = now.Add(producerExpirationCheckInterval)
+	// The log's expiry a minute after the last batches: 7 and 9 are
+	// idle, 8 has its transaction open; 10 wrote just before.
 	probe := hdr(0, 0, 1)
-	probe.ProducerID = 10
+	probe.ProducerID, probe.MaxTimestamp = 10, now.Add(time.Minute).UnixMilli()
 	if r := appendHdr(probe); r.code != 0 {
 		t.Fatalf("probe: %+v", r)
 	}
+	l.ExpireProducers(now.Add(time.Minute).UnixMilli(), time.Minute.Milliseconds())
 	for pid, want := range map[int64]bool{7: false, 8: true, 9: false, 10: true} {
 		if _, ok := l.Producer(pid); ok != want {
 			t.Errorf("producer %d known %v after the sweep, want %v", pid, ok, want)
@@ -244,7 +234,7 @@ func TestExpiryKeepsOpenTransactions(t *testing.T) {
 
 func TestAppendMarkerFencesOlderEpochs(t *testing.T) {
 	l := memLog(t)
-	i := NewIdempotence(nil, time.Hour)
+	i := NewIdempotence(nil)
 	tp := storage.TopicPartition{Topic: "t", Partition: 0}
 	now := time.UnixMilli(1000)
 	appends := 0
@@ -274,7 +264,7 @@ func TestAppendMarkerFencesOlderEpochs(t *testing.T) {
 
 func TestVerificationGuardRejectsBatchAfterMarker(t *testing.T) {
 	l := memLog(t)
-	i := NewIdempotence(nil, time.Hour)
+	i := NewIdempotence(nil)
 	tp := storage.TopicPartition{Topic: "t", Partition: 0}
 	now := time.UnixMilli(1000)
 	h := hdr(0, 0, 1)

@@ -145,7 +145,28 @@ func (c *conn) handle(frame []byte) ([]byte, error) {
 	if resp == nil {
 		return nil, nil
 	}
-	return wire.AppendResponse(nil, hdr, resp), nil
+	return wire.AppendResponse(make([]byte, 0, responseSizeHint(resp)), hdr, resp), nil
+}
+
+// responseSizeHint is the buffer capacity to encode resp into: for a
+// fetch, the record bytes it carries plus room for everything else, so
+// that a large fetch is encoded without growing (and so copying) the
+// buffer again and again; 0 (grow as needed) for other responses.
+func responseSizeHint(resp kmsg.Response) int {
+	f, ok := resp.(*kmsg.FetchResponse)
+	if !ok {
+		return 0
+	}
+	n := 64
+	for i := range f.Topics {
+		t := &f.Topics[i]
+		n += 32 + len(t.Topic)
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			n += 96 + len(p.RecordBatches) + 24*len(p.AbortedTransactions)
+		}
+	}
+	return n
 }
 
 // unsupportedApiVersions answers an ApiVersions request of a version we do

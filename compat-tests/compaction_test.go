@@ -1,8 +1,8 @@
 // This file checks log compaction (cleanup.policy=compact) on the real binary: franz-go
 // overwrites the same keys round after round across many small segments, the broker's
 // cleaner (log.cleaner.backoff.ms lowered) removes the superseded records, and then
-// franz-go, confluent-kafka-go, Sarama, kafka-go and kcat all read the same compacted
-// log: every record they get is exactly the one produced at that offset, offsets are
+// franz-go, confluent-kafka-go, Sarama, kafka-go, kcat, kafka-python and KafkaJS all
+// read the same compacted log: every record they get is exactly the one produced at that offset, offsets are
 // kept, the last record of every key (tombstones included) is still there, and the
 // batches compaction empties (kept for producer state) trip no client. The view is
 // the same after a restart. A record without a key is refused with INVALID_RECORD, as
@@ -173,6 +173,12 @@ func TestCompaction(t *testing.T) {
 		"sarama":             func() [][]compactedRecord { return readCompactedSarama(t, ctx, b.Addr, topic, ends) },
 		"kafka-go":           func() [][]compactedRecord { return readCompactedKafkaGo(t, ctx, b.Addr, topic, ends) },
 		"kcat":               func() [][]compactedRecord { return readCompactedKcat(t, ctx, b.Addr, topic, ends) },
+		"kafka-python": func() [][]compactedRecord {
+			return readCompactedScript(t, ctx, ends, pythonWith(t, "kafka"), "scripts/python/dump_kafka_python.py", b.Addr, topic)
+		},
+		"KafkaJS": func() [][]compactedRecord {
+			return readCompactedScript(t, ctx, ends, lookTool(t, "node"), "scripts/js/dump.js", b.Addr, topic, "samsa-compaction-dump")
+		},
 	}
 	for name, read := range readers {
 		got := read()
@@ -388,6 +394,42 @@ func readCompactedKcat(t *testing.T, ctx context.Context, addr, topic string, en
 			}
 			out[p] = append(out[p], r)
 		}
+	}
+	return out
+}
+
+// readCompactedScript runs a dump script (scripts/python/dump_kafka_python.py,
+// scripts/js/dump.js) that prints "PARTITION OFFSET KEY VALUE" lines (NULL for null)
+// for every partition read from 0 to its end; the end offsets are its last arguments.
+func readCompactedScript(t *testing.T, ctx context.Context, ends []int64, tool, script string, args ...string) [][]compactedRecord {
+	t.Helper()
+	args = append([]string{script}, args...)
+	for _, e := range ends {
+		args = append(args, strconv.FormatInt(e, 10))
+	}
+	cmd := exec.CommandContext(ctx, tool, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, stderr.String())
+	}
+	out := make([][]compactedRecord, len(ends))
+	for _, line := range strings.Split(strings.TrimSpace(string(stdout)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			t.Fatalf("%s: line %q", script, line)
+		}
+		p, err1 := strconv.Atoi(f[0])
+		off, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil || p < 0 || p >= len(ends) {
+			t.Fatalf("%s: line %q", script, line)
+		}
+		r := compactedRecord{offset: off, key: f[2]}
+		if f[3] != "NULL" {
+			r.value = &f[3]
+		}
+		out[p] = append(out[p], r)
 	}
 	return out
 }

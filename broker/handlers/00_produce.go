@@ -159,7 +159,7 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 		case res.duplicate != nil:
 			// A retry of a batch already in the log: success with the
 			// offset it got the first time, and no second copy.
-			sp.BaseOffset, sp.LogStartOffset = res.duplicate.firstOffset, ref.log.LogStartOffset()
+			sp.BaseOffset, sp.LogStartOffset = res.duplicate.FirstOffset, ref.log.LogStartOffset()
 			return
 		}
 		ai, appendErr = res.info, res.err

@@ -76,10 +76,10 @@ func TestIdempotentDedupAcrossLogReopen(t *testing.T) {
 			defer l.Close()
 			idem = NewIdempotence(nil)
 
-			if r := send(idem, l, 5, 78); r.duplicate == nil || r.duplicate.firstOffset != offsets[78] {
+			if r := send(idem, l, 5, 78); r.duplicate == nil || r.duplicate.FirstOffset != offsets[78] {
 				t.Fatalf("retry of the last batch after restart: %+v, want duplicate at %d", r, offsets[78])
 			}
-			if r := send(idem, l, 5, 72); r.duplicate == nil || r.duplicate.firstOffset != offsets[72] {
+			if r := send(idem, l, 5, 72); r.duplicate == nil || r.duplicate.FirstOffset != offsets[72] {
 				t.Fatalf("retry of an older batch in the window: %+v, want duplicate at %d", r, offsets[72])
 			}
 			if r := send(idem, l, 5, 83); r.code != kerr.OutOfOrderSequenceNumber.Code {

@@ -64,12 +64,6 @@ func NewIdempotence(ids ProducerIDs) *Idempotence {
 	return i
 }
 
-// producerBatch is the batch a duplicate repeats: the answer carries its
-// offsets.
-type producerBatch struct {
-	firstOffset, lastOffset int64
-}
-
 // partitionProducers is the produce-path state of one partition.
 type partitionProducers struct {
 	mu struct {
@@ -96,7 +90,7 @@ type checkResult struct {
 	code int16
 	// duplicate is the batch this one repeats: answer success with its
 	// offsets and do not append.
-	duplicate *producerBatch
+	duplicate *storage.ProducerBatch
 }
 
 // checkBatch decides what to do with batch h of a producer whose state is
@@ -124,7 +118,7 @@ func checkBatch(e *storage.ProducerEntry, h wire.BatchHeader) checkResult {
 	batches := e.Batches()
 	for _, b := range batches {
 		if b.FirstSeq == h.BaseSequence && b.LastSeq == last {
-			return checkResult{duplicate: &producerBatch{firstOffset: b.FirstOffset, lastOffset: b.LastOffset}}
+			return checkResult{duplicate: &b}
 		}
 	}
 	if len(batches) == 0 || inSequence(batches[len(batches)-1].LastSeq, h.BaseSequence) {
@@ -172,7 +166,7 @@ func (p *partitionProducers) sweepMarkersLocked(l *storage.Log, nowMs int64) {
 // idempotentAppend is the outcome of appendIdempotent.
 type idempotentAppend struct {
 	code      int16
-	duplicate *producerBatch
+	duplicate *storage.ProducerBatch
 	info      storage.AppendInfo
 	err       error // from the append: a storage error
 }

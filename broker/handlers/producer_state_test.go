@@ -107,7 +107,7 @@ func TestCheckBatch(t *testing.T) {
 			switch {
 			case tc.dupBase < 0 && got.duplicate != nil:
 				t.Fatalf("duplicate of %+v, want none", *got.duplicate)
-			case tc.dupBase >= 0 && (got.duplicate == nil || got.duplicate.firstOffset != tc.dupBase):
+			case tc.dupBase >= 0 && (got.duplicate == nil || got.duplicate.FirstOffset != tc.dupBase):
 				t.Fatalf("duplicate %+v, want base offset %d", got.duplicate, tc.dupBase)
 			}
 		})
@@ -147,8 +147,8 @@ func TestAppendIdempotentConcurrentRetries(t *testing.T) {
 			t.Fatalf("err %v code %d", r.err, r.code)
 		case r.duplicate == nil:
 			appended++
-		case r.duplicate.firstOffset != 0:
-			t.Fatalf("duplicate answered offset %d, want 0", r.duplicate.firstOffset)
+		case r.duplicate.FirstOffset != 0:
+			t.Fatalf("duplicate answered offset %d, want 0", r.duplicate.FirstOffset)
 		}
 	}
 	if appended != 1 || l.LogEndOffset() != 2 {
@@ -161,7 +161,7 @@ func TestAppendIdempotentConcurrentRetries(t *testing.T) {
 	// A fresh Idempotence (a restart of the broker, same log) finds the
 	// state in the log.
 	idem = NewIdempotence(&countingIDs{})
-	if r := send(2); r.duplicate == nil || r.duplicate.firstOffset != 2 {
+	if r := send(2); r.duplicate == nil || r.duplicate.FirstOffset != 2 {
 		t.Fatalf("retry after restart: %+v", r)
 	}
 	if r := send(7); r.code != kerr.OutOfOrderSequenceNumber.Code {

@@ -689,11 +689,7 @@ func (l *Log) swapSegmentLocked(o *cleanedSegment) error {
 // retire marks a segment replaced by a clean: its files (already renamed)
 // close when the last reader releases them.
 func (s *segment) retire() {
-	s.refMu.Lock()
-	s.deleted = true
-	closeNow := s.refs == 0
-	s.refMu.Unlock()
-	if closeNow {
+	if s.markDeleted() {
 		s.closeFiles()
 	}
 }

@@ -595,14 +595,21 @@ func (s *segment) closeFiles() {
 	}
 }
 
+// markDeleted marks the segment deleted, so that no new reader pins it,
+// and reports whether no reader holds it (its files can close now;
+// otherwise the last release closes them).
+func (s *segment) markDeleted() (closeNow bool) {
+	s.refMu.Lock()
+	defer s.refMu.Unlock()
+	s.deleted = true
+	return s.refs == 0
+}
+
 // remove deletes the segment's files. Readers that pinned the segment keep
 // reading the unlinked files (Unix semantics; MemFS does the same), which is
 // why file.delete.delay.ms is not needed here.
 func (s *segment) remove() error {
-	s.refMu.Lock()
-	s.deleted = true
-	closeNow := s.refs == 0
-	s.refMu.Unlock()
+	closeNow := s.markDeleted()
 	var firstErr error
 	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		name := segmentFileName(s.dir, s.baseOffset, suffix)

@@ -412,7 +412,7 @@ func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg
 func (s *shard) endTxnV2(m *txnMeta, req *kmsg.EndTxnRequest) (*txnMeta, int16) {
 	kind := m.classifyV2(req.ProducerID, req.ProducerEpoch)
 	switch {
-	case m != nil && m.nextProducerID == req.ProducerID && m.preparing():
+	case m.rotatingTo(req.ProducerID):
 		return nil, kerr.ConcurrentTransactions.Code
 	case kind == endTxnUnknownID:
 		return nil, kerr.InvalidProducerIDMapping.Code

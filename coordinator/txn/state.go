@@ -205,12 +205,19 @@ func (m *txnMeta) fence(nowMs int64) *txnMeta {
 	return next
 }
 
+// rotatingTo reports whether producerID is the next producer id a
+// completing transaction version 2 transaction moves to: until the
+// rotation is done, requests with it are CONCURRENT_TRANSACTIONS.
+func (m *txnMeta) rotatingTo(producerID int64) bool {
+	return m != nil && m.nextProducerID == producerID && m.preparing()
+}
+
 // checkProducer is the producer id and epoch check of AddPartitionsToTxn,
 // AddOffsetsToTxn and EndTxn. The producer id a completing transaction
 // version 2 transaction rotates to is CONCURRENT_TRANSACTIONS until the
 // rotation is done.
 func (m *txnMeta) checkProducer(producerID int64, epoch int16) int16 {
-	if m != nil && m.nextProducerID == producerID && m.preparing() {
+	if m.rotatingTo(producerID) {
 		return kerr.ConcurrentTransactions.Code
 	}
 	if m == nil || m.producerID != producerID {

@@ -115,6 +115,7 @@ func brokerDefs() []Def {
 		dyn(d("min.insync.replicas", Int, "1", "Least in-sync replicas for an acks=all write.", atLeast(Int, 1))),
 		dyn(d("unclean.leader.election.enable", Boolean, "false", "Allow an out-of-sync replica to become leader.", nil)),
 		d("replica.lag.time.max.ms", Long, "30000", "A follower that has not caught up for this long leaves the ISR.", atLeast(Long, 0)),
+		d("max.incremental.fetch.session.cache.slots", Int, "1000", "Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one.", atLeast(Int, 0)),
 
 		// Groups and offsets.
 		d("offsets.topic.num.partitions", Int, "50", "Partitions of __consumer_offsets.", atLeast(Int, 1)),

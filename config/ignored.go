@@ -63,9 +63,8 @@ var ignoredKeys = map[string]bool{
 	"offsets.load.buffer.size": true, "offsets.commit.timeout.ms": true,
 	"offsets.commit.required.acks": true, "transaction.state.log.min.isr": true,
 	"transaction.state.log.load.buffer.size": true, "transaction.two.phase.commit.enable": true,
-	"max.incremental.fetch.session.cache.slots": true,
-	"fetch.max.bytes.limit":                     true,
-	"group.coordinator.new.enable":              true, "group.coordinator.threads": true,
+	"fetch.max.bytes.limit":        true,
+	"group.coordinator.new.enable": true, "group.coordinator.threads": true,
 	"group.coordinator.append.linger.ms": true, "group.version": true, "share.version": true,
 	"remote.log.storage.system.enable": true, "log.remote.storage.system.enable": true,
 }

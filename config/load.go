@@ -60,6 +60,8 @@ type Config struct {
 	MinInsyncReplicas           int32
 	UncleanLeaderElectionEnable bool
 	ReplicaLagTimeMaxMs         int64
+	// MaxIncrementalFetchSessionCacheSlots is max.incremental.fetch.session.cache.slots.
+	MaxIncrementalFetchSessionCacheSlots int32
 
 	OffsetsTopicNumPartitions       int32
 	OffsetsTopicReplicationFactor   int16
@@ -473,6 +475,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.MinInsyncReplicas = d.i32("min.insync.replicas")
 	c.UncleanLeaderElectionEnable = d.boolean("unclean.leader.election.enable")
 	c.ReplicaLagTimeMaxMs = d.i64("replica.lag.time.max.ms")
+	c.MaxIncrementalFetchSessionCacheSlots = d.i32("max.incremental.fetch.session.cache.slots")
 
 	c.OffsetsTopicNumPartitions = d.i32("offsets.topic.num.partitions")
 	c.OffsetsTopicReplicationFactor = int16(d.num("offsets.topic.replication.factor", 16))

@@ -40,79 +40,17 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	v := r.Header.APIVersion
 	now := d.Now()
-	byID := v >= 13
 
-	// Resolve the session and the list of partitions to read.
-	var sess *fetchSession
-	switch {
-	case v < 7 || req.SessionEpoch == -1:
-		if v >= 7 && req.SessionID != 0 {
-			d.fetchSessions.remove(req.SessionID)
-		}
-	case req.SessionEpoch == 0:
-		if req.SessionID != 0 {
-			d.fetchSessions.remove(req.SessionID)
-		}
-		sess = d.fetchSessions.create(now)
-	default:
-		sess = d.fetchSessions.get(req.SessionID)
-		if sess == nil {
-			resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-			return resp, nil
-		}
+	// Resolve the session and the list of partitions to read (fetch_session.go).
+	fc, code := d.fetchSessions.newFetchContext(req, v, now)
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp, nil
 	}
-	if sess != nil {
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
-		if req.SessionEpoch > 0 && req.SessionEpoch != sess.nextEpoch {
-			resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
-			return resp, nil
-		}
-		sess.lastUsed = now
-		resp.SessionID = sess.id
-		if sess.nextEpoch == 1<<31-1 {
-			sess.nextEpoch = 1
-		} else {
-			sess.nextEpoch++
-		}
-	}
-	incremental := sess != nil && req.SessionEpoch > 0
-
+	defer fc.done()
+	resp.SessionID = fc.sessionID()
+	wants, wantParts := fc.wants, fc.parts
 	img := d.Controller.Image()
-	var wants []sessionKey
-	var wantParts map[sessionKey]*sessionPartition
-	if sess != nil {
-		for _, ft := range req.ForgottenTopics {
-			for _, p := range ft.Partitions {
-				sess.forget(sessionKey{topic: ft.Topic, topicID: ft.TopicID, partition: p})
-			}
-		}
-	} else {
-		wantParts = make(map[sessionKey]*sessionPartition)
-	}
-	for _, rt := range req.Topics {
-		for _, rp := range rt.Partitions {
-			k := sessionKey{partition: rp.Partition}
-			if byID {
-				k.topicID = rt.TopicID
-			} else {
-				k.topic = rt.Topic
-			}
-			sp := sessionPartition{fetchOffset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, currentLeaderEpoch: rp.CurrentLeaderEpoch}
-			if sess != nil {
-				sess.set(k, sp)
-				continue
-			}
-			if _, dup := wantParts[k]; !dup {
-				wants = append(wants, k)
-			}
-			sp.sentHighWatermark, sp.sentLogStart, sp.sentLastStable = -1, -1, -1
-			wantParts[k] = &sp
-		}
-	}
-	if sess != nil {
-		wants, wantParts = sess.order, sess.parts
-	}
 
 	maxBytes := int(req.MaxBytes)
 	if maxBytes <= 0 {
@@ -162,12 +100,9 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	var cur *kmsg.FetchResponseTopic
 	for i, k := range wants {
 		res := results[i]
-		sp := wantParts[k]
-		if incremental && len(res.records) == 0 && res.code == 0 &&
-			res.highWatermark == sp.sentHighWatermark && res.logStart == sp.sentLogStart && res.lastStable == sp.sentLastStable {
+		if !fc.respond(k, &res) {
 			continue
 		}
-		sp.sentHighWatermark, sp.sentLogStart, sp.sentLastStable = res.highWatermark, res.logStart, res.lastStable
 		if cur == nil || cur.Topic != k.topic || cur.TopicID != k.topicID {
 			resp.Topics = append(resp.Topics, kmsg.NewFetchResponseTopic())
 			cur = &resp.Topics[len(resp.Topics)-1]

@@ -47,7 +47,11 @@ type Deps struct {
 // Init prepares the handlers' own state (fetch sessions). Call it once
 // before serving.
 func (d *Deps) Init() {
-	d.fetchSessions = newFetchSessionCache(1000)
+	slots := 1000 // Kafka's default of max.incremental.fetch.session.cache.slots
+	if d.Config != nil {
+		slots = int(d.Config.MaxIncrementalFetchSessionCacheSlots)
+	}
+	d.fetchSessions = newFetchSessionCache(slots)
 }
 
 // Request is one decoded request as a handler sees it.

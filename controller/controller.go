@@ -29,6 +29,12 @@ type Options struct {
 	// ExpireSessions fences it; 0 disables expiry.
 	SessionTimeout time.Duration
 
+	// MaxPartitions bounds the partitions of the whole cluster: a
+	// CreateTopics or CreatePartitions that would exceed it fails with
+	// POLICY_VIOLATION. 0 means no bound beyond Kafka's per-request one
+	// (MaxPartitionsPerRequest).
+	MaxPartitions int
+
 	// ValidateTopicConfig checks a topic's complete override map; 0 = ok.
 	// Nil accepts everything.
 	ValidateTopicConfig func(map[string]string) (code int16, msg string)
@@ -278,16 +284,38 @@ func (c *Controller) rules(internal bool) topicRules {
 		defaultRF:         c.opts.DefaultReplicationFactor,
 		validateConfig:    c.opts.ValidateTopicConfig,
 		allowInternal:     internal,
+		maxPartitions:     c.opts.MaxPartitions,
 	}
 }
 
+// DefaultPartitions is the partition count of a topic created with
+// NumPartitions -1 (Options.DefaultPartitions, at least 1).
+func (c *Controller) DefaultPartitions() int32 { return max(c.opts.DefaultPartitions, 1) }
+
 // CreateTopics creates topics with Kafka's validation rules; the results are
 // in request order. All successful topics are committed with one Append.
+// A failure of the whole request (see CreateTopicsRequest) is reported in
+// every result.
 func (c *Controller) CreateTopics(reqs []CreateTopic, validateOnly bool) []CreateTopicResult {
-	var results []CreateTopicResult
+	results, _ := c.CreateTopicsRequest(reqs, validateOnly)
+	return results
+}
+
+// CreateTopicsRequest is CreateTopics that also returns a failure of the
+// whole request (Kafka's per-request limits), which the caller must give
+// to every topic of the request, also those it did not pass here. The
+// per-request partition limit is checked before the write lock is taken.
+func (c *Controller) CreateTopicsRequest(reqs []CreateTopic, validateOnly bool) ([]CreateTopicResult, *RequestError) {
+	if rerr := CheckCreateTopicsPartitions(reqs, c.opts.DefaultPartitions); rerr != nil {
+		return requestFailed(reqs, rerr), rerr
+	}
+	var (
+		results []CreateTopicResult
+		rerr    *RequestError
+	)
 	err := c.write(validateOnly, func(img *Image) []Record {
 		var recs []Record
-		results, recs = decideCreateTopics(img, reqs, c.rules(false), c.opts.Rand)
+		results, recs, rerr = decideCreateTopics(img, reqs, c.rules(false), c.opts.Rand)
 		return recs
 	})
 	if err != nil {
@@ -298,7 +326,7 @@ func (c *Controller) CreateTopics(reqs []CreateTopic, validateOnly bool) []Creat
 			}
 		}
 	}
-	return results
+	return results, rerr
 }
 
 // CreateInternalTopic creates an internal topic such as __consumer_offsets.
@@ -312,7 +340,7 @@ func (c *Controller) CreateInternalTopic(name string, partitions int32, rf int16
 			res = CreateTopicResult{Name: name, ID: t.ID}
 			return nil
 		}
-		results, recs := decideCreateTopics(img, []CreateTopic{{Name: name, NumPartitions: partitions, ReplicationFactor: rf, Configs: configs}}, c.rules(true), c.opts.Rand)
+		results, recs, _ := decideCreateTopics(img, []CreateTopic{{Name: name, NumPartitions: partitions, ReplicationFactor: rf, Configs: configs}}, c.rules(true), c.opts.Rand)
 		res = results[0]
 		return recs
 	})
@@ -348,15 +376,35 @@ func (c *Controller) DeleteTopics(names []string, ids []Uuid) []DeleteTopicResul
 // CreatePartitions grows topic to count partitions. assignment, if non-nil,
 // gives the replicas of each new partition.
 func (c *Controller) CreatePartitions(topic string, count int32, assignment [][]int32, validateOnly bool) (code int16, msg string) {
+	results, _ := c.CreatePartitionsRequest([]CreatePartitionsTopic{{Topic: topic, Count: count, Assignment: assignment}}, validateOnly)
+	return results[0].ErrorCode, results[0].ErrorMessage
+}
+
+// CreatePartitionsRequest grows every topic of one CreatePartitions request
+// (names must be distinct) and commits the records of all successful
+// topics with one Append, as Kafka does. Results are in request order. A
+// failure of the whole request (Kafka's per-request limits, checked before
+// anything is placed, also for validateOnly) is returned too; the caller
+// gives it to every topic of the request.
+func (c *Controller) CreatePartitionsRequest(reqs []CreatePartitionsTopic, validateOnly bool) ([]CreatePartitionsResult, *RequestError) {
+	var (
+		results []CreatePartitionsResult
+		rerr    *RequestError
+	)
 	err := c.write(validateOnly, func(img *Image) []Record {
 		var recs []Record
-		code, msg, recs = decideCreatePartitions(img, topic, count, assignment, c.opts.Rand)
+		results, recs, rerr = decideCreatePartitionsBatch(img, reqs, c.opts.MaxPartitions, c.opts.Rand)
 		return recs
 	})
-	if err != nil && code == 0 {
-		return errorCode(err)
+	if err != nil {
+		code, msg := errorCode(err)
+		for i := range results {
+			if results[i].ErrorCode == 0 {
+				results[i].ErrorCode, results[i].ErrorMessage = code, msg
+			}
+		}
 	}
-	return code, msg
+	return results, rerr
 }
 
 // AlterTopicConfigs applies incremental config operations to a topic's

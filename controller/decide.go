@@ -63,6 +63,7 @@ type topicRules struct {
 	defaultRF         int16
 	validateConfig    func(map[string]string) (int16, string)
 	allowInternal     bool
+	maxPartitions     int // cluster-wide; 0 = no limit
 }
 
 // ValidateTopicName is Kafka's Topic.validate: the legal-name rule every
@@ -295,10 +296,129 @@ func decideCreateTopic(img *Image, req CreateTopic, rules topicRules, rand io.Re
 	return res, recs
 }
 
+// Limits on one request, as in Kafka 4.4's ReplicationControlManager
+// (KAFKA-17870) and QuorumController (a user operation produces at most
+// 10,000 records; more is "excessively large"). They bound the work and
+// memory of one decision and the time the write lock is held.
+const (
+	// MaxPartitionsPerRequest is the most partitions one CreateTopics, or
+	// the most additional partitions one CreatePartitions, may ask for.
+	MaxPartitionsPerRequest = 10_000
+	// maxRecordsPerOp is the most records one request may commit (and the
+	// most results one CreatePartitions may carry).
+	maxRecordsPerOp = 10_000
+)
+
+// Kafka's messages for the limits above (PolicyViolationException).
+const (
+	msgTooManyPartitions           = "Excessively large number of partitions per request."
+	msgTooManyAdditionalPartitions = "Excessively large number of additional partitions per request."
+	msgBatchTooLarge               = "Unable to perform excessively large batch operation."
+)
+
+// RequestError is a failure of a whole request, which Kafka reports by
+// giving every topic of the request the same error (its
+// AbstractRequest.getErrorResponse), duplicates and topics that failed
+// other checks included.
+type RequestError struct {
+	Code    int16
+	Message string
+}
+
+// CheckCreateTopicsPartitions is Kafka's validateTotalNumberOfPartitions
+// for CreateTopics: the partitions the request asks for, counting
+// defaultPartitions for -1, the assignment's length when there is one, and
+// nothing for other non-positive counts, must not exceed
+// MaxPartitionsPerRequest. It runs before any other check and before
+// anything is allocated per partition, also for validate_only, and a
+// violation fails the whole request. The sum is 64-bit and checked as it
+// grows, so no count can overflow it.
+func CheckCreateTopicsPartitions(reqs []CreateTopic, defaultPartitions int32) *RequestError {
+	var total int64
+	for _, r := range reqs {
+		switch {
+		case len(r.Assignment) > 0:
+			total += int64(len(r.Assignment))
+		case r.NumPartitions == -1:
+			total += int64(max(defaultPartitions, 1))
+		case r.NumPartitions > 0:
+			total += int64(r.NumPartitions)
+		}
+		if total > MaxPartitionsPerRequest {
+			return &RequestError{Code: kerr.PolicyViolation.Code, Message: msgTooManyPartitions}
+		}
+	}
+	return nil
+}
+
+// CreatePartitionsTopic is one topic of a CreatePartitions request: grow
+// Topic to Count partitions, with Assignment (if non-nil) giving the
+// replicas of each new partition.
+type CreatePartitionsTopic struct {
+	Topic      string
+	Count      int32
+	Assignment [][]int32
+}
+
+// CreatePartitionsResult is the outcome for one topic of CreatePartitions.
+type CreatePartitionsResult struct {
+	Topic        string
+	ErrorCode    int16
+	ErrorMessage string
+}
+
+// checkCreatePartitionsTotal is Kafka's validateTotalNumberOfPartitions for
+// CreatePartitions: the partitions added to known topics (negative counts,
+// unknown topics and counts that do not grow a topic add nothing) must not
+// exceed MaxPartitionsPerRequest.
+func checkCreatePartitionsTotal(img *Image, reqs []CreatePartitionsTopic) *RequestError {
+	var total int64
+	for _, r := range reqs {
+		if r.Count < 0 {
+			continue
+		}
+		t := img.Topics[r.Topic]
+		if t == nil {
+			continue
+		}
+		additional := int64(r.Count) - int64(len(t.Partitions))
+		if additional <= 0 {
+			continue
+		}
+		total += additional
+		if total > MaxPartitionsPerRequest {
+			return &RequestError{Code: kerr.PolicyViolation.Code, Message: msgTooManyAdditionalPartitions}
+		}
+	}
+	return nil
+}
+
+// totalPartitions counts the partitions of every topic in img.
+func totalPartitions(img *Image) int64 {
+	var n int64
+	for _, t := range img.Topics {
+		n += int64(len(t.Partitions))
+	}
+	return n
+}
+
+// clusterLimitError is the error of a request that would grow the cluster
+// past maxPartitions (Options.MaxPartitions). Kafka has no such limit; it is
+// samsa's bound on the metadata one controller serves and on the logs one
+// broker must open.
+func clusterLimitError(current, adding int64, maxPartitions int) (int16, string) {
+	return kerr.PolicyViolation.Code, fmt.Sprintf("Creating %d partition(s) would bring the cluster to %d partitions, more than its limit of %d.", adding, current+adding, maxPartitions)
+}
+
 // decideCreateTopics decides every topic of one request. Names given more
 // than once all fail with INVALID_REQUEST. The returned records create all
-// successful topics and are meant to be committed together.
-func decideCreateTopics(img *Image, reqs []CreateTopic, rules topicRules, rand io.Reader) ([]CreateTopicResult, []Record) {
+// successful topics and are meant to be committed together. A non-nil
+// RequestError fails every topic (see RequestError) and comes with no
+// records.
+func decideCreateTopics(img *Image, reqs []CreateTopic, rules topicRules, rand io.Reader) ([]CreateTopicResult, []Record, *RequestError) {
+	if rerr := CheckCreateTopicsPartitions(reqs, rules.defaultPartitions); rerr != nil {
+		return requestFailed(reqs, rerr), nil, rerr
+	}
 	seen := make(map[string]int, len(reqs))
 	for _, r := range reqs {
 		seen[r.Name]++
@@ -313,7 +433,18 @@ func decideCreateTopics(img *Image, reqs []CreateTopic, rules topicRules, rand i
 			continue
 		}
 		res, topicRecs := decideCreateTopic(work.img, req, rules, rand)
+		if res.ErrorCode == 0 && rules.maxPartitions > 0 {
+			current, adding := totalPartitions(work.img), int64(res.NumPartitions)
+			if current+adding > int64(rules.maxPartitions) {
+				code, msg := clusterLimitError(current, adding, rules.maxPartitions)
+				res, topicRecs = CreateTopicResult{Name: req.Name, ErrorCode: code, ErrorMessage: msg, NumPartitions: -1, ReplicationFactor: -1}, nil
+			}
+		}
 		results[i] = res
+		if len(recs)+len(topicRecs) > maxRecordsPerOp {
+			rerr := &RequestError{Code: kerr.PolicyViolation.Code, Message: msgBatchTooLarge}
+			return requestFailed(reqs, rerr), nil, rerr
+		}
 		for _, rec := range topicRecs {
 			if err := work.apply(rec); err != nil {
 				panic(fmt.Sprintf("controller: create topic decision made an inapplicable record: %v", err))
@@ -321,7 +452,16 @@ func decideCreateTopics(img *Image, reqs []CreateTopic, rules topicRules, rand i
 		}
 		recs = append(recs, topicRecs...)
 	}
-	return results, recs
+	return results, recs, nil
+}
+
+// requestFailed gives every topic of reqs the request's error.
+func requestFailed(reqs []CreateTopic, rerr *RequestError) []CreateTopicResult {
+	results := make([]CreateTopicResult, len(reqs))
+	for i, r := range reqs {
+		results[i] = CreateTopicResult{Name: r.Name, ErrorCode: rerr.Code, ErrorMessage: rerr.Message, NumPartitions: -1, ReplicationFactor: -1}
+	}
+	return results
 }
 
 // decideDeleteTopics resolves names and ids to topics and returns a
@@ -377,7 +517,48 @@ func decideDeleteTopics(img *Image, names []string, ids []Uuid) ([]DeleteTopicRe
 	return results, recs
 }
 
-// decideCreatePartitions grows topic to count partitions.
+// decideCreatePartitionsBatch decides every topic of one CreatePartitions
+// request against the image that the earlier topics' records produce; the
+// records are meant to be committed together (Kafka commits them
+// atomically). The per-request limit is checked first, before anything is
+// placed; a non-nil RequestError fails every topic and comes with no
+// records. maxPartitions (0 = none) bounds the cluster's total.
+func decideCreatePartitionsBatch(img *Image, reqs []CreatePartitionsTopic, maxPartitions int, rand io.Reader) ([]CreatePartitionsResult, []Record, *RequestError) {
+	rerr := checkCreatePartitionsTotal(img, reqs)
+	if rerr == nil && len(reqs) > maxRecordsPerOp {
+		rerr = &RequestError{Code: kerr.PolicyViolation.Code, Message: msgBatchTooLarge}
+	}
+	results := make([]CreatePartitionsResult, len(reqs))
+	if rerr != nil {
+		for i, r := range reqs {
+			results[i] = CreatePartitionsResult{Topic: r.Topic, ErrorCode: rerr.Code, ErrorMessage: rerr.Message}
+		}
+		return results, nil, rerr
+	}
+	work := newBuilder(img)
+	var recs []Record
+	for i, r := range reqs {
+		code, msg, topicRecs := decideCreatePartitions(work.img, r.Topic, r.Count, r.Assignment, rand)
+		if code == 0 && maxPartitions > 0 {
+			current, adding := totalPartitions(work.img), int64(len(topicRecs))
+			if current+adding > int64(maxPartitions) {
+				code, msg = clusterLimitError(current, adding, maxPartitions)
+				topicRecs = nil
+			}
+		}
+		results[i] = CreatePartitionsResult{Topic: r.Topic, ErrorCode: code, ErrorMessage: msg}
+		for _, rec := range topicRecs {
+			if err := work.apply(rec); err != nil {
+				panic(fmt.Sprintf("controller: create partitions decision made an inapplicable record: %v", err))
+			}
+		}
+		recs = append(recs, topicRecs...)
+	}
+	return results, recs, nil
+}
+
+// decideCreatePartitions grows topic to count partitions. The caller has
+// bounded count - current partitions (checkCreatePartitionsTotal).
 func decideCreatePartitions(img *Image, topic string, count int32, assignment [][]int32, rand io.Reader) (int16, string, []Record) {
 	t := img.Topics[topic]
 	if t == nil {
@@ -392,6 +573,9 @@ func decideCreatePartitions(img *Image, topic string, count int32, assignment []
 	}
 	rf := int16(len(t.Partitions[0].Replicas))
 	adding := count - current
+	if adding > MaxPartitionsPerRequest {
+		return kerr.PolicyViolation.Code, msgTooManyAdditionalPartitions, nil
+	}
 	if assignment != nil {
 		if int32(len(assignment)) != adding {
 			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("Attempted to add %d additional partitions, but only %d assignments were specified.", adding, len(assignment)), nil

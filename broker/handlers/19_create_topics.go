@@ -28,6 +28,15 @@ import (
 //     config_source, is_sensitive), sorted by name, also for validate_only.
 //   - v7: topic_id.
 //
+// Limits (Kafka 4.4, KAFKA-17870): a request whose topics ask for more
+// than 10,000 partitions in all (-1 counts as num.partitions, an
+// assignment as its length) fails as a whole with POLICY_VIOLATION
+// "Excessively large number of partitions per request.", also with
+// validate_only, before any other check; one that would commit more than
+// 10,000 metadata records fails with POLICY_VIOLATION "Unable to perform
+// excessively large batch operation.". Every topic of the request then
+// carries that error.
+//
 // A name given more than once is not created: it gets one INVALID_REQUEST
 // result "Duplicate topic name.", after the others, as in Kafka's
 // ControllerApis. A config with a null value is INVALID_CONFIG. timeout_ms
@@ -42,6 +51,27 @@ func handleCreateTopics(d *Deps, r *Request) (kmsg.Response, error) {
 	count := map[string]int{}
 	for _, t := range req.Topics {
 		count[t.Topic]++
+	}
+
+	// Kafka's per-request partition limit (KAFKA-17870) is checked first,
+	// over every topic that is not a duplicate, before anything is built
+	// per partition; a violation fails the whole request.
+	sized := make([]controller.CreateTopic, 0, len(req.Topics))
+	for _, t := range req.Topics {
+		if count[t.Topic] > 1 {
+			continue
+		}
+		ct := controller.CreateTopic{Name: t.Topic, NumPartitions: t.NumPartitions}
+		if len(t.ReplicaAssignment) > 0 {
+			ct.Assignment = map[int32][]int32{}
+			for _, a := range t.ReplicaAssignment {
+				ct.Assignment[a.Partition] = nil
+			}
+		}
+		sized = append(sized, ct)
+	}
+	if rerr := controller.CheckCreateTopicsPartitions(sized, d.Controller.DefaultPartitions()); rerr != nil {
+		return createTopicsFailed(req, resp, rerr), nil
 	}
 
 	// early holds topics answered here, before the controller, by index.
@@ -88,7 +118,11 @@ func handleCreateTopics(d *Deps, r *Request) (kmsg.Response, error) {
 
 	var results []controller.CreateTopicResult
 	if len(creates) > 0 {
-		results = d.Controller.CreateTopics(creates, validateOnly)
+		var rerr *controller.RequestError
+		results, rerr = d.Controller.CreateTopicsRequest(creates, validateOnly)
+		if rerr != nil {
+			return createTopicsFailed(req, resp, rerr), nil
+		}
 	}
 	img := d.Controller.Image()
 	levels := newBrokerLevels(d, img)
@@ -139,6 +173,21 @@ func handleCreateTopics(d *Deps, r *Request) (kmsg.Response, error) {
 		}
 	}
 	return resp, nil
+}
+
+// createTopicsFailed answers a request that failed as a whole: every topic
+// of the request, duplicates included, in request order, gets the error,
+// as Kafka's CreateTopicsRequest.getErrorResponse does.
+func createTopicsFailed(req *kmsg.CreateTopicsRequest, resp *kmsg.CreateTopicsResponse, rerr *controller.RequestError) *kmsg.CreateTopicsResponse {
+	resp.Topics = make([]kmsg.CreateTopicsResponseTopic, 0, len(req.Topics))
+	for _, t := range req.Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic = t.Topic
+		rt.ErrorCode = rerr.Code
+		rt.ErrorMessage = adminErrorMessage(rt.ErrorCode, rerr.Message)
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
 }
 
 // createdTopicConfigs is the v5+ configs array of a created topic: every

@@ -151,3 +151,31 @@ func TestCreateTopicsManualAssignment(t *testing.T) {
 		t.Fatalf("%d partitions", n)
 	}
 }
+
+// Regression (issue 11 item 1): num_partitions = 2147483647 ran the process
+// out of memory, with or without validate_only. Kafka 4.4 answers every
+// topic of the request, duplicates and topics with a null config included,
+// with POLICY_VIOLATION "Excessively large number of partitions per
+// request." (KAFKA-17870) and creates nothing.
+func TestCreateTopicsPartitionLimit(t *testing.T) {
+	nullConfig := createTopic("null", 1, 1)
+	nullConfig.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "retention.ms"}}
+	for _, validateOnly := range []bool{true, false} {
+		e := newAdminEnv(t)
+		req := createTopicsReq(validateOnly, createTopic("ok", 1, 1), createTopic("huge", 2147483647, 1),
+			createTopic("dup", 1, 1), nullConfig, createTopic("dup", 1, 1))
+		resp := e.call(t, req, 7).(*kmsg.CreateTopicsResponse)
+		want := []string{"ok", "huge", "dup", "null", "dup"}
+		if len(resp.Topics) != len(want) {
+			t.Fatalf("%+v", resp.Topics)
+		}
+		for i, got := range resp.Topics {
+			if got.Topic != want[i] || got.ErrorCode != kerr.PolicyViolation.Code || deref(got.ErrorMessage) != "Excessively large number of partitions per request." {
+				t.Errorf("result %d: %s/%d %q", i, got.Topic, got.ErrorCode, deref(got.ErrorMessage))
+			}
+		}
+		if n := len(e.d.Controller.Image().Topics); n != 0 {
+			t.Fatalf("%d topics exist", n)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package handlers
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
 )
 
 // CreatePartitions, key 37, versions 0-3.
@@ -18,6 +20,14 @@ import (
 //   - v1: throttle_time_ms is applied after the response (always 0 here).
 //   - v2: flexible.
 //   - v3: no change (KIP-599 throttling; we do not throttle).
+//
+// The topics of one request are decided together and their partitions are
+// committed with one metadata append, as Kafka's controller does. Limits
+// (Kafka 4.4): more than 10,000 partitions added in all (to known topics,
+// by counts that grow them) fails the whole request with POLICY_VIOLATION
+// "Excessively large number of additional partitions per request.", also
+// with validate_only and before anything is placed; every topic of the
+// request then carries that error.
 //
 // A topic given more than once gets one INVALID_REQUEST result
 // "Duplicate topic name." and is not changed, as in Kafka's ControllerApis;
@@ -42,6 +52,7 @@ func handleCreatePartitions(d *Deps, r *Request) (kmsg.Response, error) {
 			resp.Topics = append(resp.Topics, rt)
 		}
 	}
+	var grows []controller.CreatePartitionsTopic
 	for _, t := range req.Topics {
 		if count[t.Topic] > 1 {
 			continue
@@ -53,11 +64,30 @@ func handleCreatePartitions(d *Deps, r *Request) (kmsg.Response, error) {
 				assignment[i] = a.Replicas
 			}
 		}
-		code, msg := d.Controller.CreatePartitions(t.Topic, t.Count, assignment, req.ValidateOnly)
+		grows = append(grows, controller.CreatePartitionsTopic{Topic: t.Topic, Count: t.Count, Assignment: assignment})
+	}
+	if len(grows) == 0 {
+		return resp, nil
+	}
+	results, rerr := d.Controller.CreatePartitionsRequest(grows, req.ValidateOnly)
+	if rerr != nil {
+		// The whole request failed: every topic, duplicates included, in
+		// request order, gets the error (Kafka's getErrorResponse).
+		resp.Topics = make([]kmsg.CreatePartitionsResponseTopic, 0, len(req.Topics))
+		for _, t := range req.Topics {
+			rt := kmsg.NewCreatePartitionsResponseTopic()
+			rt.Topic = t.Topic
+			rt.ErrorCode = rerr.Code
+			rt.ErrorMessage = adminErrorMessage(rerr.Code, rerr.Message)
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil
+	}
+	for _, res := range results {
 		rt := kmsg.NewCreatePartitionsResponseTopic()
-		rt.Topic = t.Topic
-		rt.ErrorCode = code
-		rt.ErrorMessage = adminErrorMessage(code, msg)
+		rt.Topic = res.Topic
+		rt.ErrorCode = res.ErrorCode
+		rt.ErrorMessage = adminErrorMessage(res.ErrorCode, res.ErrorMessage)
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil

@@ -56,3 +56,32 @@ func TestCreatePartitions(t *testing.T) {
 		}
 	}
 }
+
+// Regression (issue 11 item 1): CreatePartitions to 1,000,000 partitions
+// wrote a million records and held the controller lock for minutes. Kafka
+// 4.4 answers every topic with POLICY_VIOLATION "Excessively large number
+// of additional partitions per request." when more than 10,000 are added
+// in all, validate_only included, and changes nothing.
+func TestCreatePartitionsLimit(t *testing.T) {
+	for _, validateOnly := range []bool{true, false} {
+		e := newAdminEnv(t)
+		e.createTopic(t, "a", 1, nil)
+		e.createTopic(t, "b", 1, nil)
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.Topics = []kmsg.CreatePartitionsRequestTopic{createPartitionsTopic("a", 2), createPartitionsTopic("b", 1000000)}
+		req.ValidateOnly = validateOnly
+		resp := e.call(t, req, 3).(*kmsg.CreatePartitionsResponse)
+		if len(resp.Topics) != 2 {
+			t.Fatalf("%+v", resp.Topics)
+		}
+		for _, got := range resp.Topics {
+			if got.ErrorCode != kerr.PolicyViolation.Code || deref(got.ErrorMessage) != "Excessively large number of additional partitions per request." {
+				t.Errorf("%s: %d %q", got.Topic, got.ErrorCode, deref(got.ErrorMessage))
+			}
+		}
+		img := e.d.Controller.Image()
+		if len(img.Topics["a"].Partitions) != 1 || len(img.Topics["b"].Partitions) != 1 {
+			t.Fatal("partitions were added")
+		}
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,25 +21,70 @@ import (
 // conn is one client connection. The read goroutine (run) hands frames to
 // the process goroutine, which runs requests strictly one at a time and
 // hands encoded responses, in the same order, to the write goroutine.
+//
+// Memory per connection is bounded: a body is read in chunks that grow as
+// its bytes arrive (never the announced size up front), every frame is
+// admitted against the server's queued.max.request.bytes budget, at most
+// frameQueue frames wait for processing, and the next request is not run
+// while more than maxQueuedResponseBytes of responses wait to be written
+// (a slow reader gets backpressure, not a pile of responses).
 type conn struct {
 	srv  *Server
 	nc   net.Conn
 	host string
 
-	frames    chan []byte
+	frames    chan frame
 	responses chan []byte
 	stopOnce  sync.Once
+	stopping  atomic.Bool
+
+	// lastActive is when bytes last moved either way (unix nanoseconds);
+	// busy counts requests read and not yet handled. A connection is idle
+	// when busy is 0 and lastActive is connections.max.idle.ms old.
+	lastActive atomic.Int64
+	busy       atomic.Int32
+
+	queued struct {
+		sync.Mutex
+		bytes int           // encoded responses not yet written
+		freed chan struct{} // closed and replaced when bytes drops
+	}
 }
+
+// frame is one request read off the wire and the budget it holds.
+type frame struct {
+	buf     []byte
+	charged int64
+}
+
+const (
+	// frameQueue is how many read frames may wait for processing.
+	frameQueue = 8
+	// firstChunk is the buffer a body starts with; it doubles as bytes
+	// arrive, up to the announced size.
+	firstChunk = 64 << 10
+	// maxQueuedResponseBytes: while more response bytes than this wait
+	// for the socket, the connection runs no further request.
+	maxQueuedResponseBytes = 4 << 20
+)
+
+var errIdle = errors.New("idle for longer than connections.max.idle.ms")
 
 func newConn(s *Server, nc net.Conn) *conn {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
-	return &conn{srv: s, nc: nc, host: host, frames: make(chan []byte, 8), responses: make(chan []byte, 8)}
+	c := &conn{srv: s, nc: nc, host: host, frames: make(chan frame, frameQueue), responses: make(chan []byte, frameQueue)}
+	c.queued.freed = make(chan struct{})
+	c.touch()
+	return c
 }
+
+func (c *conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
 
 // stopReading unblocks the read loop so that the connection drains: the
 // request being processed finishes and its response is written.
 func (c *conn) stopReading() {
 	c.stopOnce.Do(func() {
+		c.stopping.Store(true)
 		if tc, ok := c.nc.(*net.TCPConn); ok {
 			tc.CloseRead()
 			return
@@ -63,8 +110,9 @@ func (c *conn) run() {
 
 func (c *conn) read() error {
 	var sizeBuf [4]byte
+	done := c.srv.ctx.Done()
 	for {
-		if _, err := io.ReadFull(c.nc, sizeBuf[:]); err != nil {
+		if err := c.readFull(sizeBuf[:]); err != nil {
 			return err
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
@@ -74,27 +122,88 @@ func (c *conn) read() error {
 		if max := c.srv.opts.MaxRequestBytes; max > 0 && size > max {
 			return fmt.Errorf("request size %d exceeds socket.request.max.bytes %d", size, max)
 		}
-		frame := make([]byte, size)
-		if _, err := io.ReadFull(c.nc, frame); err != nil {
+		if !c.srv.budget.acquire(done, int64(size)) {
+			return nil
+		}
+		buf, err := c.readBody(int(size))
+		if err != nil {
+			c.srv.budget.release(int64(size))
 			return fmt.Errorf("reading request body: %w", err)
 		}
+		// Busy from here: a body that stops arriving is idle like any
+		// other silence, so a stalled sender cannot hold its budget.
+		c.busy.Add(1)
 		select {
-		case c.frames <- frame:
-		case <-c.srv.ctx.Done():
+		case c.frames <- frame{buf: buf, charged: int64(size)}:
+		case <-done:
+			c.srv.budget.release(int64(size))
 			return nil
 		}
 	}
+}
+
+// readBody reads a body of size bytes into a buffer that starts at
+// firstChunk and doubles as the bytes actually arrive, so a size prefix
+// alone costs at most firstChunk (a peer announcing 100 MiB and sending
+// nothing used to cost 100 MiB).
+func (c *conn) readBody(size int) ([]byte, error) {
+	buf := make([]byte, min(size, firstChunk))
+	n := 0
+	for {
+		if err := c.readFull(buf[n:]); err != nil {
+			return nil, err
+		}
+		n = len(buf)
+		if n == size {
+			return buf, nil
+		}
+		grown := make([]byte, min(size, 2*n))
+		copy(grown, buf)
+		buf = grown
+	}
+}
+
+// readFull fills p, closing the connection as idle when nothing moves for
+// connections.max.idle.ms while no request of it is in progress.
+func (c *conn) readFull(p []byte) error {
+	idle := c.srv.opts.ConnectionsMaxIdle
+	for len(p) > 0 {
+		if idle > 0 {
+			c.nc.SetReadDeadline(time.Now().Add(idle))
+		}
+		n, err := c.nc.Read(p)
+		if n > 0 {
+			c.touch()
+			p = p[n:]
+		}
+		if err == nil {
+			continue
+		}
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() || idle <= 0 || c.stopping.Load() || c.srv.ctx.Err() != nil {
+			return err
+		}
+		if c.busy.Load() == 0 && time.Since(time.Unix(0, c.lastActive.Load())) >= idle {
+			return errIdle
+		}
+	}
+	return nil
 }
 
 func (c *conn) process() {
 	defer close(c.responses)
 	log := c.srv.opts.Logger
 	broken := false
-	for frame := range c.frames {
+	for f := range c.frames {
 		if broken {
+			c.srv.budget.release(f.charged)
+			c.busy.Add(-1)
 			continue // drain; the reader stops once the socket closes
 		}
-		out, err := c.handle(frame)
+		c.waitResponseRoom()
+		out, err := c.handle(f.buf)
+		c.srv.budget.release(f.charged)
+		c.busy.Add(-1)
 		if err != nil {
 			log.Info("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
 			broken = true
@@ -102,25 +211,80 @@ func (c *conn) process() {
 			continue
 		}
 		if out != nil {
+			c.queueResponse(len(out))
 			c.responses <- out
 		}
 	}
 }
 
+// waitResponseRoom blocks while more than maxQueuedResponseBytes of
+// responses wait for the socket. The writer always makes progress or
+// fails (its write deadline is connections.max.idle.ms), and on failure it
+// drains the queue, so this cannot wait forever.
+func (c *conn) waitResponseRoom() {
+	for {
+		c.queued.Lock()
+		if c.queued.bytes <= maxQueuedResponseBytes {
+			c.queued.Unlock()
+			return
+		}
+		freed := c.queued.freed
+		c.queued.Unlock()
+		<-freed
+	}
+}
+
+func (c *conn) queueResponse(n int) {
+	c.queued.Lock()
+	c.queued.bytes += n
+	c.queued.Unlock()
+}
+
+func (c *conn) responseWritten(n int) {
+	c.queued.Lock()
+	c.queued.bytes -= n
+	close(c.queued.freed)
+	c.queued.freed = make(chan struct{})
+	c.queued.Unlock()
+}
+
 func (c *conn) write() {
+	idle := c.srv.opts.ConnectionsMaxIdle
 	for out := range c.responses {
-		if _, err := c.nc.Write(out); err != nil {
+		if idle > 0 {
+			// A peer that reads nothing for this long is dropped, so that
+			// its responses do not stay queued forever.
+			c.nc.SetWriteDeadline(time.Now().Add(idle))
+		}
+		_, err := c.nc.Write(out)
+		c.responseWritten(len(out))
+		if err != nil {
 			c.nc.Close()
-			for range c.responses {
+			for out := range c.responses {
+				c.responseWritten(len(out))
 			}
 			return
 		}
+		c.touch()
 	}
 }
 
 // handle decodes and runs one request and returns the encoded response, or
 // nil when no response is due (acks=0 produce).
-func (c *conn) handle(frame []byte) ([]byte, error) {
+//
+// A panic while handling is recovered here: it is logged with its stack,
+// counted (Server.PanicCount) and closes this connection only.
+func (c *conn) handle(frame []byte) (out []byte, err error) {
+	var hdr wire.RequestHeader
+	defer func() {
+		if r := recover(); r != nil {
+			c.srv.panics.Add(1)
+			c.srv.opts.Logger.Error("panic while handling a request; closing the connection",
+				"remote", c.nc.RemoteAddr().String(), "api_key", hdr.APIKey, "api", kmsg.NameForKey(hdr.APIKey),
+				"version", hdr.APIVersion, "panic", r, "stack", string(debug.Stack()))
+			out, err = nil, fmt.Errorf("panic in %s v%d: %v", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, r)
+		}
+	}()
 	hdr, req, err := wire.ParseRequest(frame)
 	if err != nil {
 		if errors.Is(err, wire.ErrUnsupportedVersion) && hdr.APIKey == int16(kmsg.ApiVersions) {

@@ -287,7 +287,7 @@ func (n *Node) start() (_ *Node, err error) {
 			n.listeners = append(n.listeners, l)
 		}
 	}
-	n.srv, err = New(Options{Listeners: n.listeners, MaxRequestBytes: cfg.SocketRequestMaxBytes, Logger: logger.With("component", "broker")})
+	n.srv, err = New(serverOptions(cfg, n.listeners, logger.With("component", "broker")))
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/samsa-broker/samsa/broker/handlers"
 	"github.com/samsa-broker/samsa/config"
@@ -15,10 +17,72 @@ import (
 
 // Options configures a Server.
 type Options struct {
-	Deps            *handlers.Deps
-	Listeners       []config.Listener
+	Deps      *handlers.Deps
+	Listeners []config.Listener
+	// MaxRequestBytes is socket.request.max.bytes: a larger size prefix
+	// closes the connection before anything is allocated.
 	MaxRequestBytes int32
-	Logger          *slog.Logger
+	// QueuedMaxRequestBytes is queued.max.request.bytes, the budget of
+	// request bytes read but not yet processed over all connections; <= 0
+	// is unbounded.
+	QueuedMaxRequestBytes int64
+	// ConnectionsMaxIdle is connections.max.idle.ms; <= 0 never closes
+	// idle connections.
+	ConnectionsMaxIdle time.Duration
+	// MaxConnections is max.connections (0: unlimited in Options, so that a
+	// zero Options works; config gives Kafka's Integer.MAX_VALUE).
+	MaxConnections int
+	// MaxConnectionsPerIP is max.connections.per.ip (0: unlimited, unless
+	// PerIPOverrides is set, where it is Kafka's "0 unless overridden").
+	MaxConnectionsPerIP int
+	// PerIPOverrides holds max.connections.per.ip.overrides by IP address
+	// (host names already resolved).
+	PerIPOverrides map[string]int
+	Logger         *slog.Logger
+}
+
+// serverOptions maps the broker settings to Options. Host names in
+// max.connections.per.ip.overrides are resolved here, once, as Kafka does.
+func serverOptions(cfg *config.Config, listeners []config.Listener, logger *slog.Logger) Options {
+	o := Options{
+		Listeners:             listeners,
+		MaxRequestBytes:       cfg.SocketRequestMaxBytes,
+		QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes,
+		ConnectionsMaxIdle:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
+		MaxConnections:        int(cfg.MaxConnections),
+		MaxConnectionsPerIP:   int(cfg.MaxConnectionsPerIP),
+		Logger:                logger,
+	}
+	if len(cfg.MaxConnectionsPerIPOverrides) > 0 {
+		o.PerIPOverrides = make(map[string]int)
+		for host, n := range cfg.MaxConnectionsPerIPOverrides {
+			if ip := net.ParseIP(host); ip != nil {
+				o.PerIPOverrides[ip.String()] = int(n)
+				continue
+			}
+			addrs, err := net.LookupHost(host)
+			if err != nil {
+				logger.Warn("max.connections.per.ip.overrides: cannot resolve host; its override is not applied", "host", host, "err", err)
+				continue
+			}
+			for _, a := range addrs {
+				o.PerIPOverrides[a] = int(n)
+			}
+		}
+	}
+	return o
+}
+
+// Accept-error backoff, as Go's net/http server: 5ms doubling to 1s.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+// nextAcceptDelay is the wait after an accept error that followed a wait
+// of d (0 after a success).
+func nextAcceptDelay(d time.Duration) time.Duration {
+	return min(max(2*d, acceptBackoffMin), acceptBackoffMax)
 }
 
 // Server owns the listeners and every connection goroutine.
@@ -31,9 +95,20 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // accept loops and connections
 
+	budget *byteBudget
+	// panics counts requests whose handling panicked (each closed its
+	// connection); for metrics.
+	panics atomic.Int64
+
+	acceptLog, limitLog rateLimited
+
 	mu struct {
 		sync.Mutex
 		conns map[*conn]struct{}
+		perIP map[string]int
+		// slotFreed is closed (and replaced) whenever a connection goes,
+		// to wake an accept loop waiting below max.connections.
+		slotFreed chan struct{}
 	}
 }
 
@@ -43,11 +118,13 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{opts: o, table: make(map[int16]handlers.Entry)}
+	s := &Server{opts: o, table: make(map[int16]handlers.Entry), budget: newByteBudget(o.QueuedMaxRequestBytes)}
 	for _, e := range handlers.Table() {
 		s.table[e.Key] = e
 	}
 	s.mu.conns = make(map[*conn]struct{})
+	s.mu.perIP = make(map[string]int)
+	s.mu.slotFreed = make(chan struct{})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, l := range o.Listeners {
 		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
@@ -71,6 +148,16 @@ func (s *Server) Addrs() []net.Addr {
 	return out
 }
 
+// PanicCount is the number of requests whose handling panicked since start.
+func (s *Server) PanicCount() int64 { return s.panics.Load() }
+
+// ConnectionCount is the number of open client connections.
+func (s *Server) ConnectionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.mu.conns)
+}
+
 // Serve starts the accept loops and returns immediately.
 func (s *Server) Serve() {
 	for _, ln := range s.lns {
@@ -81,28 +168,103 @@ func (s *Server) Serve() {
 
 func (s *Server) acceptLoop(ln net.Listener) {
 	defer s.wg.Done()
+	var delay time.Duration
 	for {
+		if !s.waitConnectionSlot() {
+			return
+		}
 		nc, err := ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) || s.ctx.Err() != nil {
 				return
 			}
-			s.opts.Logger.Warn("accept failed", "err", err)
+			// Out of file descriptors (EMFILE) and the like: back off
+			// instead of spinning, and log at most once a second.
+			delay = nextAcceptDelay(delay)
+			if ok, suppressed := s.acceptLog.allow(time.Now()); ok {
+				s.opts.Logger.Error("accept failed; backing off", "listener", ln.Addr().String(), "err", err, "retry_in", delay, "suppressed", suppressed)
+			}
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-s.ctx.Done():
+				t.Stop()
+				return
+			}
 			continue
 		}
+		delay = 0
 		c := newConn(s, nc)
-		s.mu.Lock()
-		s.mu.conns[c] = struct{}{}
-		s.mu.Unlock()
+		if reason := s.admit(c); reason != "" {
+			if ok, suppressed := s.limitLog.allow(time.Now()); ok {
+				s.opts.Logger.Warn("closing new connection", "remote", nc.RemoteAddr().String(), "reason", reason, "suppressed", suppressed)
+			}
+			nc.Close()
+			continue
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			c.run()
-			s.mu.Lock()
-			delete(s.mu.conns, c)
-			s.mu.Unlock()
+			s.remove(c)
 		}()
 	}
+}
+
+// waitConnectionSlot blocks while max.connections connections are open, as
+// Kafka's acceptor does (new connections wait in the listen backlog). It
+// returns false when the server stops.
+func (s *Server) waitConnectionSlot() bool {
+	for {
+		s.mu.Lock()
+		if s.opts.MaxConnections <= 0 || len(s.mu.conns) < s.opts.MaxConnections {
+			s.mu.Unlock()
+			return true
+		}
+		freed := s.mu.slotFreed
+		s.mu.Unlock()
+		select {
+		case <-freed:
+		case <-s.ctx.Done():
+			return false
+		}
+	}
+}
+
+// admit registers c, or returns why it must be closed: over
+// max.connections.per.ip (or its override) for its address, as Kafka's
+// TooManyConnectionsException, or over max.connections when two listeners
+// raced for the last slot.
+func (s *Server) admit(c *conn) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if max := s.opts.MaxConnections; max > 0 && len(s.mu.conns) >= max {
+		return fmt.Sprintf("max.connections (%d) reached", max)
+	}
+	limit, ok := s.opts.PerIPOverrides[c.host]
+	if !ok {
+		limit = s.opts.MaxConnectionsPerIP
+		if limit <= 0 && len(s.opts.PerIPOverrides) == 0 {
+			limit = -1 // unlimited
+		}
+	}
+	if limit >= 0 && s.mu.perIP[c.host] >= limit {
+		return fmt.Sprintf("too many connections from %s (limit %d)", c.host, limit)
+	}
+	s.mu.conns[c] = struct{}{}
+	s.mu.perIP[c.host]++
+	return ""
+}
+
+func (s *Server) remove(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.mu.conns, c)
+	if s.mu.perIP[c.host]--; s.mu.perIP[c.host] <= 0 {
+		delete(s.mu.perIP, c.host)
+	}
+	close(s.mu.slotFreed)
+	s.mu.slotFreed = make(chan struct{})
 }
 
 // Shutdown stops accepting, lets each connection finish the request it is
@@ -138,4 +300,86 @@ func (s *Server) closeListeners() {
 	for _, ln := range s.lns {
 		ln.Close()
 	}
+}
+
+// byteBudget is queued.max.request.bytes: the request bytes admitted and
+// not yet processed, over all connections. Like Kafka's memory pool it is
+// not strict: a request is admitted whenever anything is left, so one
+// request larger than the budget still passes and the total exceeds the
+// budget by at most one request. Unlike Kafka, admission reserves the
+// announced size in this account only; the bytes themselves are allocated
+// as they arrive (conn.readBody).
+type byteBudget struct {
+	max int64 // <= 0: unbounded
+	mu  struct {
+		sync.Mutex
+		used  int64
+		freed chan struct{} // closed and replaced on each release
+	}
+}
+
+func newByteBudget(max int64) *byteBudget {
+	b := &byteBudget{max: max}
+	b.mu.freed = make(chan struct{})
+	return b
+}
+
+// acquire admits n bytes, waiting while the budget is used up; false when
+// done closes first.
+func (b *byteBudget) acquire(done <-chan struct{}, n int64) bool {
+	for {
+		b.mu.Lock()
+		if b.max <= 0 || b.mu.used < b.max {
+			b.mu.used += n
+			b.mu.Unlock()
+			return true
+		}
+		freed := b.mu.freed
+		b.mu.Unlock()
+		select {
+		case <-freed:
+		case <-done:
+			return false
+		}
+	}
+}
+
+func (b *byteBudget) release(n int64) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.mu.used -= n
+	close(b.mu.freed)
+	b.mu.freed = make(chan struct{})
+	b.mu.Unlock()
+}
+
+// used returns the bytes admitted and not yet released.
+func (b *byteBudget) used() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mu.used
+}
+
+// rateLimited lets one log line through per second and counts the rest,
+// so that a flood of failures (6 million accept errors) cannot fill a disk.
+type rateLimited struct {
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// allow reports whether to log now, and how many lines were suppressed
+// since the last one that was logged.
+func (r *rateLimited) allow(now time.Time) (bool, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.last.IsZero() && now.Sub(r.last) < time.Second {
+		r.suppressed++
+		return false, 0
+	}
+	n := r.suppressed
+	r.last, r.suppressed = now, 0
+	return true, n
 }

@@ -37,6 +37,10 @@ const defaultListeners = "PLAINTEXT://localhost:9092"
 // quick start does not lose data on reboot.
 const defaultLogDir = "./samsa-data"
 
+// defaultQueuedMaxRequestBytes deliberately differs from Kafka's -1
+// (unbounded): 256 MiB keeps the memory of requests in flight bounded.
+const defaultQueuedMaxRequestBytes = "268435456"
+
 const defaultSecurityProtocolMap = "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
 
 func brokerDefs() []Def {
@@ -64,7 +68,14 @@ func brokerDefs() []Def {
 		null("inter.broker.listener.name", String, "Listener used between brokers. Default: PLAINTEXT if present, else the first non-controller listener.", nil),
 		dyn(d("num.network.threads", Int, "3", "Accepted for compatibility; samsa uses a goroutine per connection.", atLeast(Int, 1))),
 		dyn(d("num.io.threads", Int, "8", "Accepted for compatibility; informational.", atLeast(Int, 1))),
-		d("socket.request.max.bytes", Int, "104857600", "Largest request the broker accepts, in bytes.", atLeast(Int, 1)),
+		d("socket.request.max.bytes", Int, "104857600", "Largest request the broker accepts, in bytes; a larger size prefix closes the connection before anything is allocated.", atLeast(Int, 1)),
+		// Connection and memory limits. Kafka can change the max.connections*
+		// settings at runtime; samsa reads them at start.
+		d("queued.max.request.bytes", Long, defaultQueuedMaxRequestBytes, "Budget of request bytes read but not yet processed, over all connections; when it is used up, connections stop reading until requests finish. -1 is unbounded. Kafka's default is -1; samsa defaults to 256 MiB so that clients cannot exhaust memory.", anyOf(intRange(Long, -1, -1), atLeast(Long, 1))),
+		d("connections.max.idle.ms", Long, "600000", "Close connections with no request in progress and no traffic for this long.", typeOnly(Long)),
+		d("max.connections", Int, maxIntStr, "Largest number of client connections; at the limit the broker stops accepting until one closes (read at start).", atLeast(Int, 0)),
+		d("max.connections.per.ip", Int, maxIntStr, "Largest number of connections from one IP address; a new connection over it is closed at once (read at start).", atLeast(Int, 0)),
+		d("max.connections.per.ip.overrides", String, "", "Per-IP or host name limits overriding max.connections.per.ip, as host:count,... (read at start).", validateConnectionOverrides),
 
 		// Log storage.
 		null("log.dirs", List, "Directories of the partition logs. Overrides log.dir.", distinctList(false)),
@@ -114,6 +125,7 @@ func brokerDefs() []Def {
 		d("delete.topic.enable", Boolean, "true", "Allow DeleteTopics.", nil),
 		dyn(d("min.insync.replicas", Int, "1", "Least in-sync replicas for an acks=all write.", atLeast(Int, 1))),
 		dyn(d("unclean.leader.election.enable", Boolean, "false", "Allow an out-of-sync replica to become leader.", nil)),
+		d("fetch.max.bytes", Int, "57671680", "Largest number of record bytes returned by one fetch (clients and followers); a request's max_bytes above it is lowered to it.", atLeast(Int, 1024)),
 		d("replica.lag.time.max.ms", Long, "30000", "A follower that has not caught up for this long leaves the ISR.", atLeast(Long, 0)),
 		d("max.incremental.fetch.session.cache.slots", Int, "1000", "Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one.", atLeast(Int, 0)),
 

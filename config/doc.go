@@ -99,7 +99,12 @@
 //	| `inter.broker.listener.name` | null | Listener used between brokers. Default: PLAINTEXT if present, else the first non-controller listener. |
 //	| `num.network.threads` | `3` | Accepted for compatibility; samsa uses a goroutine per connection. (dynamic) |
 //	| `num.io.threads` | `8` | Accepted for compatibility; informational. (dynamic) |
-//	| `socket.request.max.bytes` | `104857600` | Largest request the broker accepts, in bytes. |
+//	| `socket.request.max.bytes` | `104857600` | Largest request the broker accepts, in bytes; a larger size prefix closes the connection before anything is allocated. |
+//	| `queued.max.request.bytes` | `268435456` | Budget of request bytes read but not yet processed, over all connections; when it is used up, connections stop reading until requests finish. -1 is unbounded. Kafka's default is -1; samsa defaults to 256 MiB so that clients cannot exhaust memory. |
+//	| `connections.max.idle.ms` | `600000` | Close connections with no request in progress and no traffic for this long. |
+//	| `max.connections` | `2147483647` | Largest number of client connections; at the limit the broker stops accepting until one closes (read at start). |
+//	| `max.connections.per.ip` | `2147483647` | Largest number of connections from one IP address; a new connection over it is closed at once (read at start). |
+//	| `max.connections.per.ip.overrides` | "" | Per-IP or host name limits overriding max.connections.per.ip, as host:count,... (read at start). |
 //	| `log.dirs` | null | Directories of the partition logs. Overrides log.dir. |
 //	| `log.dir` | `./samsa-data` | Log directories used when log.dirs is unset. Kafka's default is /tmp/kafka-logs. |
 //	| `metadata.log.dir` | null | Directory of the metadata log. Default: the first log directory. |
@@ -144,6 +149,7 @@
 //	| `delete.topic.enable` | `true` | Allow DeleteTopics. |
 //	| `min.insync.replicas` | `1` | Least in-sync replicas for an acks=all write. (dynamic) |
 //	| `unclean.leader.election.enable` | `false` | Allow an out-of-sync replica to become leader. (dynamic) |
+//	| `fetch.max.bytes` | `57671680` | Largest number of record bytes returned by one fetch (clients and followers); a request's max_bytes above it is lowered to it. |
 //	| `replica.lag.time.max.ms` | `30000` | A follower that has not caught up for this long leaves the ISR. |
 //	| `max.incremental.fetch.session.cache.slots` | `1000` | Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one. |
 //	| `offsets.topic.num.partitions` | `50` | Partitions of __consumer_offsets. |

@@ -30,6 +30,14 @@ type Config struct {
 	NumNetworkThreads           int32
 	NumIOThreads                int32
 	SocketRequestMaxBytes       int32
+	QueuedMaxRequestBytes       int64
+	ConnectionsMaxIdleMs        int64
+	MaxConnections              int32
+	MaxConnectionsPerIP         int32
+	// MaxConnectionsPerIPOverrides maps an IP address or host name to its
+	// connection limit (max.connections.per.ip.overrides).
+	MaxConnectionsPerIPOverrides map[string]int32
+	FetchMaxBytes                int32
 
 	LogDirs                     []string
 	MetadataLogDir              string
@@ -431,6 +439,19 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.NumNetworkThreads = d.i32("num.network.threads")
 	c.NumIOThreads = d.i32("num.io.threads")
 	c.SocketRequestMaxBytes = d.i32("socket.request.max.bytes")
+	c.QueuedMaxRequestBytes = d.i64("queued.max.request.bytes")
+	if sources["queued.max.request.bytes"] == SourceStatic && c.QueuedMaxRequestBytes > 0 && c.QueuedMaxRequestBytes < int64(c.SocketRequestMaxBytes) {
+		// Kafka's rule: the budget must hold at least one largest request.
+		return nil, fmt.Errorf("%w: queued.max.request.bytes (%d) must be -1 or at least socket.request.max.bytes (%d)", ErrInvalid, c.QueuedMaxRequestBytes, c.SocketRequestMaxBytes)
+	}
+	c.ConnectionsMaxIdleMs = d.i64("connections.max.idle.ms")
+	c.MaxConnections = d.i32("max.connections")
+	c.MaxConnectionsPerIP = d.i32("max.connections.per.ip")
+	c.MaxConnectionsPerIPOverrides, _ = parseConnectionOverrides(d.str("max.connections.per.ip.overrides"))
+	if c.MaxConnectionsPerIP == 0 && len(c.MaxConnectionsPerIPOverrides) == 0 {
+		return nil, fmt.Errorf("%w: max.connections.per.ip can be 0 only if max.connections.per.ip.overrides is set", ErrInvalid)
+	}
+	c.FetchMaxBytes = d.i32("fetch.max.bytes")
 
 	if d.has("log.dirs") {
 		c.LogDirs = parseList(d.str("log.dirs"))

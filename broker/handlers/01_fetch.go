@@ -28,7 +28,9 @@ import (
 //     v15 replica_state; v16-v18 tagged fields only.
 //   - Consumers read up to the high watermark. An offset below the log
 //     start offset or above the log end offset is OFFSET_OUT_OF_RANGE.
-//   - Sizes: each partition gets min(partition_max_bytes, what is left of
+//   - Sizes: max_bytes is capped at fetch.max.bytes (55 MiB by default)
+//     for consumers and followers, and min_bytes at that max_bytes, as
+//     Kafka; each partition gets min(partition_max_bytes, what is left of
 //     max_bytes); the first batch of the first partition that has data is
 //     returned whole even when larger than both limits, so a consumer can
 //     always make progress.
@@ -52,10 +54,12 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	wants, wantParts := fc.wants, fc.parts
 	img := d.Controller.Image()
 
-	maxBytes := int(req.MaxBytes)
-	if maxBytes <= 0 {
-		maxBytes = 1 << 30
-	}
+	// fetch.max.bytes caps max_bytes for every fetch, consumers' and
+	// followers' alike, and min_bytes is at most the result, as Kafka. A
+	// max_bytes of 2^31-1 used to return every byte up to the high
+	// watermark in one response (190 MB).
+	maxBytes := fetchMaxBytes(d.Config.FetchMaxBytes, req.MaxBytes)
+	minBytes := min(int(req.MinBytes), maxBytes)
 	results := make([]fetchResult, len(wants))
 	read := func() (total int, anyError bool) {
 		remaining := maxBytes
@@ -75,10 +79,10 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		return total, anyError
 	}
 	total, anyError := read()
-	if wait := time.Duration(req.MaxWaitMillis) * time.Millisecond; total < int(req.MinBytes) && wait > 0 && !anyError && len(wants) > 0 {
+	if wait := time.Duration(req.MaxWaitMillis) * time.Millisecond; total < minBytes && wait > 0 && !anyError && len(wants) > 0 {
 		deadline := time.NewTimer(wait)
 		defer deadline.Stop()
-		for total < int(req.MinBytes) {
+		for total < minBytes {
 			cases := make([]reflect.SelectCase, 0, len(results)+2)
 			cases = append(cases,
 				reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline.C)},
@@ -125,6 +129,21 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		cur.Partitions = append(cur.Partitions, p)
 	}
 	return resp, nil
+}
+
+// defaultFetchMaxBytes is Kafka's fetch.max.bytes default (55 MiB), for a
+// Config built without it.
+const defaultFetchMaxBytes = 57671680
+
+// fetchMaxBytes is the byte limit of one fetch: the request's max_bytes,
+// at most fetch.max.bytes (configured; its default when 0). A max_bytes of
+// 0 or less gets no records beyond the first batch (KIP-74's progress
+// rule), as in Kafka.
+func fetchMaxBytes(configured, requested int32) int {
+	if configured <= 0 {
+		configured = defaultFetchMaxBytes
+	}
+	return int(max(min(requested, configured), 0))
 }
 
 type fetchResult struct {

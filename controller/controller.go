@@ -17,10 +17,17 @@ import (
 type Options struct {
 	NodeID    int32
 	ClusterID string
-	Log       MetadataLog      // required
-	Now       func() time.Time // default time.Now
-	Rand      io.Reader        // topic ids and placement; default crypto/rand
-	Logger    *slog.Logger     // default slog.Default()
+	// Quorum and Machine: the replicated metadata log and the state machine
+	// its committed entries are applied to (controller/quorum builds both
+	// on Raft). Alternatively Log: a local MetadataLog that New replays and
+	// wraps as a one-node quorum of its own (tests, and tools that read a
+	// metadata.log).
+	Quorum  Quorum
+	Machine *Machine
+	Log     MetadataLog
+	Now     func() time.Time // default time.Now
+	Rand    io.Reader        // topic ids and placement; default crypto/rand
+	Logger  *slog.Logger     // default slog.Default()
 
 	DefaultPartitions        int32 // for NumPartitions -1; values < 1 mean 1
 	DefaultReplicationFactor int16 // for ReplicationFactor -1; values < 1 mean 1
@@ -44,37 +51,63 @@ type Options struct {
 	// has no override. Nil means "no default" (start from an empty list).
 	TopicConfigDefault func(name string) (string, bool)
 
-	// OnChange is called after each committed change with the image before
-	// and after it, in commit order, outside the controller's write lock, and
-	// before the write method that made the change returns. It is also called
-	// once from New with the empty image and the replayed one. Image()
-	// returns next only after OnChange(prev, next) returned. It must not call
-	// the controller's write methods (it would deadlock).
+	// OnChange is called with the image before and after each applied
+	// change, in log order, never inside the apply step and never under the
+	// write lock. A local write returns only after OnChange saw its change;
+	// changes committed elsewhere (another controller of the quorum, or a
+	// snapshot) are delivered by the controller's publisher goroutine.
+	// New delivers every change applied so far (with a Log: one call from
+	// the empty image to the replayed one). Image() returns next only after
+	// OnChange(prev, next) returned. OnChange must not call the
+	// controller's write methods (it would deadlock).
 	OnChange func(prev, next *Image)
 }
 
-// Controller owns the cluster metadata: it decides changes, commits them to
-// the MetadataLog, and publishes the resulting Image.
+// Quorum replicates batches of metadata records. Implementations apply
+// every committed batch, in log order, to the Machine given to New.
+type Quorum interface {
+	// Propose replicates recs, decided against the image at offset base,
+	// as one batch, and returns once the batch is committed and applied to
+	// the Machine, with the Machine's result (ErrStale, ErrApply). It
+	// returns an error wrapping ErrNotController when this node is not the
+	// active controller or lost that role before the batch committed (it
+	// may still commit then: the caller cannot know), and one wrapping
+	// ErrLogFailed when the local log cannot be written.
+	Propose(base int64, recs []Record) error
+	// Leading reports whether this node is the active controller and its
+	// Machine has applied every batch committed before it took the role,
+	// so that decisions made now read the newest image.
+	Leading() bool
+	// LeaderID is the node id of the active controller, -1 when unknown.
+	LeaderID() int32
+}
+
+// Controller owns the cluster metadata: it decides changes, commits them
+// through the Quorum, and publishes the images its Machine applies.
 //
-// Lock order: notifyMu, then queueMu; writeMu, then queueMu. writeMu and
-// notifyMu are never held together. writeMu is held across the log append
-// on purpose: a decision must be made against the image the append will
-// land on, so writers are serialized end to end. Readers never lock.
+// Lock order: writeMu, then the Machine's lock (inside Propose and
+// Image); notifyMu, then the Machine's lock. writeMu and notifyMu are
+// never held together. writeMu is held across Propose on purpose: a
+// decision must be made against the image the batch will land on, so
+// local writers are serialized end to end (the batch's base offset makes a
+// decision that raced a leader change fail instead of applying to the
+// wrong image). Readers never lock.
 type Controller struct {
-	opts Options
+	opts    Options
+	machine *Machine
+	quorum  Quorum
 	// image is the published image: every change in it has been delivered
 	// to OnChange, so a reader never sees a topic whose local log the
 	// broker has not created yet.
 	image atomic.Pointer[Image]
 
-	writeMu   sync.Mutex // serializes decide → append → queue
-	committed *Image     // REQUIRES: writeMu held; the newest image, decisions read it
-	failed    error      // REQUIRES: writeMu held; sticky log failure
-
-	queueMu sync.Mutex
-	queue   []change // REQUIRES: queueMu held; committed, not yet notified
+	writeMu sync.Mutex // serializes decide → propose
+	failed  error      // REQUIRES: writeMu held; sticky log failure
 
 	notifyMu sync.Mutex // held while calling OnChange
+
+	stop chan struct{} // closed by Close; stops the publisher
+	done chan struct{} // closed when the publisher returned (nil: none)
 
 	started  time.Time // opts.Now() at New; the session start of unseen brokers
 	liveness struct {
@@ -83,14 +116,11 @@ type Controller struct {
 	}
 }
 
-type change struct{ prev, next *Image }
-
-// New replays opts.Log into an image, calls OnChange(empty, image) and
-// returns the controller.
+// New builds the controller over opts.Quorum and opts.Machine, or over a
+// replay of opts.Log, publishes what was applied so far and, with a
+// Quorum, starts the goroutine that publishes changes committed by other
+// nodes (stopped by Close).
 func New(o Options) (*Controller, error) {
-	if o.Log == nil {
-		return nil, fmt.Errorf("%w: no Log", ErrOptions)
-	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -100,10 +130,38 @@ func New(o Options) (*Controller, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	empty := EmptyImage(o.ClusterID, o.NodeID)
-	b := newBuilder(empty)
+	c := &Controller{opts: o, started: o.Now(), stop: make(chan struct{})}
+	c.liveness.lastSeen = map[int32]time.Time{}
+	switch {
+	case o.Quorum != nil && o.Machine != nil:
+		c.quorum, c.machine = o.Quorum, o.Machine
+	case o.Log != nil:
+		m, err := replayLog(o.Log, o.ClusterID, o.NodeID)
+		if err != nil {
+			return nil, err
+		}
+		c.machine, c.quorum = m, &logQuorum{log: o.Log, machine: m, nodeID: o.NodeID}
+	default:
+		return nil, fmt.Errorf("%w: need a Log, or a Quorum and its Machine", ErrOptions)
+	}
+	empty := c.machine.Empty()
+	c.image.Store(empty)
+	c.notify()
+	img := c.Image()
+	o.Logger.Info("controller: metadata loaded", "offset", img.Offset, "brokers", len(img.Brokers), "topics", len(img.Topics))
+	if o.Log == nil {
+		c.done = make(chan struct{})
+		go c.publish()
+	}
+	return c, nil
+}
+
+// replayLog applies every record of log to a new Machine, as one change.
+func replayLog(log MetadataLog, clusterID string, nodeID int32) (*Machine, error) {
+	m := NewMachine(clusterID, nodeID)
+	b := newBuilder(m.Empty())
 	next := int64(0)
-	err := o.Log.Replay(func(offset int64, rec Record) error {
+	err := log.Replay(func(offset int64, rec Record) error {
 		if offset != next {
 			return fmt.Errorf("%w: replay offset %d, want %d", ErrCorrupt, offset, next)
 		}
@@ -117,15 +175,56 @@ func New(o Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: replay metadata log: %w", err)
 	}
-	c := &Controller{opts: o, started: o.Now()}
-	c.liveness.lastSeen = map[int32]time.Time{}
-	c.committed = b.img
-	o.Logger.Info("controller: metadata replayed", "offset", b.img.Offset, "brokers", len(b.img.Brokers), "topics", len(b.img.Topics))
-	if o.OnChange != nil {
-		o.OnChange(empty, b.img)
+	m.Restore(b.img)
+	return m, nil
+}
+
+// logQuorum is a MetadataLog as a quorum of one: every Propose appends to
+// the log and applies to the machine.
+type logQuorum struct {
+	log     MetadataLog
+	machine *Machine
+	nodeID  int32
+}
+
+func (q *logQuorum) Propose(base int64, recs []Record) error {
+	if base != q.machine.Image().Offset {
+		return fmt.Errorf("%w: batch decided at offset %d", ErrStale, base)
 	}
-	c.image.Store(b.img)
-	return c, nil
+	if _, err := q.log.Append(recs); err != nil {
+		return fmt.Errorf("%w: %w", ErrLogFailed, err)
+	}
+	return q.machine.Apply(base, recs)
+}
+
+func (q *logQuorum) Leading() bool   { return true }
+func (q *logQuorum) LeaderID() int32 { return q.nodeID }
+
+// publish delivers changes committed elsewhere until Close.
+func (c *Controller) publish() {
+	defer close(c.done)
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.machine.pending:
+			c.notify()
+		}
+	}
+}
+
+// Close stops the publisher goroutine. The Quorum and Log are closed by
+// their owner.
+func (c *Controller) Close() {
+	select {
+	case <-c.stop:
+		return
+	default:
+	}
+	close(c.stop)
+	if c.done != nil {
+		<-c.done
+	}
 }
 
 // Image returns the current metadata snapshot. It never blocks. It includes
@@ -133,55 +232,22 @@ func New(o Options) (*Controller, error) {
 // not started.
 func (c *Controller) Image() *Image { return c.image.Load() }
 
-// commitLocked applies recs to the committed image, appends them to the
-// log and queues the change. The caller must call notify after releasing
-// writeMu; notify publishes it.
-//
-// REQUIRES: c.writeMu held.
-func (c *Controller) commitLocked(recs []Record) error {
-	if c.failed != nil {
-		return c.failed
-	}
-	if len(recs) == 0 {
-		return nil
-	}
-	prev := c.committed
-	// Apply before appending so that a record the image rejects never
-	// reaches the log, where it would break every later replay.
-	next, err := applyBatch(prev, prev.Offset+1, recs)
-	if err != nil {
-		return fmt.Errorf("controller: decision produced bad records: %w", err)
-	}
-	last, err := c.opts.Log.Append(recs)
-	if err != nil {
-		c.failed = fmt.Errorf("%w: %w", ErrLogFailed, err)
-		c.opts.Logger.Error("controller: metadata log append failed; refusing further changes", "err", err)
-		return c.failed
-	}
-	next.Offset = last
-	c.committed = next
-	c.queueMu.Lock()
-	c.queue = append(c.queue, change{prev, next})
-	c.queueMu.Unlock()
-	return nil
-}
+// ActiveController is the node id of the active controller (-1 when the
+// quorum has none right now).
+func (c *Controller) ActiveController() int32 { return c.quorum.LeaderID() }
 
-// notify delivers queued changes to OnChange in commit order and publishes
+// notify delivers applied changes to OnChange in log order and publishes
 // each image once its OnChange returned. Whoever holds notifyMu drains the
-// whole queue, so when notify returns, every change committed before the
+// whole queue, so when notify returns, every change applied before the
 // call has been delivered and published.
 func (c *Controller) notify() {
 	c.notifyMu.Lock()
 	defer c.notifyMu.Unlock()
 	for {
-		c.queueMu.Lock()
-		if len(c.queue) == 0 {
-			c.queueMu.Unlock()
+		ch, ok := c.machine.pop()
+		if !ok {
 			return
 		}
-		ch := c.queue[0]
-		c.queue = c.queue[1:]
-		c.queueMu.Unlock()
 		if c.opts.OnChange != nil {
 			c.opts.OnChange(ch.prev, ch.next)
 		}
@@ -189,23 +255,59 @@ func (c *Controller) notify() {
 	}
 }
 
-// write runs decide against the current image and commits its records
-// unless dryRun. decide returns the records; it may also record results in
-// its closure.
+// write runs decide against the newest applied image and commits its
+// records unless dryRun. decide returns the records; it may also record
+// results in its closure. On a node that is not the active controller,
+// decide still runs (so callers have results to fill in) but nothing is
+// committed and the error wraps ErrNotController.
 func (c *Controller) write(dryRun bool, decide func(img *Image) []Record) error {
 	c.writeMu.Lock()
-	recs := decide(c.committed)
-	var err error
-	if !dryRun {
-		err = c.commitLocked(recs)
-	}
+	err := c.writeLocked(dryRun, decide)
 	c.writeMu.Unlock()
 	c.notify()
 	return err
 }
 
+// REQUIRES: c.writeMu held.
+func (c *Controller) writeLocked(dryRun bool, decide func(img *Image) []Record) error {
+	leading := c.quorum.Leading()
+	img := c.machine.Image()
+	recs := decide(img)
+	if !leading {
+		return ErrNotController
+	}
+	if dryRun || len(recs) == 0 {
+		return nil
+	}
+	if c.failed != nil {
+		return c.failed
+	}
+	// Apply before proposing so that a record the image rejects never
+	// reaches the log, where every replica would have to reject it again.
+	if _, err := applyBatch(img, img.Offset+1, recs); err != nil {
+		return fmt.Errorf("controller: decision produced bad records: %w", err)
+	}
+	err := c.quorum.Propose(img.Offset, recs)
+	if errors.Is(err, ErrLogFailed) {
+		c.failed = err
+		c.opts.Logger.Error("controller: metadata log append failed; refusing further changes", "err", err)
+	}
+	return err
+}
+
+// overrides reports whether a commit failure replaces a result's code: it
+// replaces success, and on a node that is not the active controller it
+// replaces every code (the decision read an image that may be stale; the
+// client retries on the active controller).
+func overrides(code int16, err error) bool {
+	return code == 0 || errors.Is(err, ErrNotController)
+}
+
 // errorCode maps a commit failure to a Kafka error for the client.
 func errorCode(err error) (int16, string) {
+	if errors.Is(err, ErrNotController) || errors.Is(err, ErrStale) {
+		return kerr.NotController.Code, err.Error()
+	}
 	if errors.Is(err, ErrLogFailed) {
 		return kerr.KafkaStorageError.Code, err.Error()
 	}
@@ -251,7 +353,7 @@ func (c *Controller) AlterPartition(req AlterPartition) (Partition, int16, strin
 		code, msg, recs = decideAlterPartition(img, req)
 		return recs
 	})
-	if err != nil && code == 0 {
+	if err != nil && overrides(code, err) {
 		code, msg = errorCode(err)
 	}
 	_, p, _ := partitionOf(c.Image(), req.TopicID, req.Partition)
@@ -270,7 +372,7 @@ func (c *Controller) ElectLeaders(typ ElectionType, partitions []TopicPartition)
 	if err != nil {
 		code, msg := errorCode(err)
 		for i := range results {
-			if results[i].ErrorCode == 0 {
+			if overrides(results[i].ErrorCode, err) {
 				results[i].ErrorCode, results[i].ErrorMessage = code, msg
 			}
 		}
@@ -321,10 +423,13 @@ func (c *Controller) CreateTopicsRequest(reqs []CreateTopic, validateOnly bool) 
 	if err != nil {
 		code, msg := errorCode(err)
 		for i := range results {
-			if results[i].ErrorCode == 0 {
+			if overrides(results[i].ErrorCode, err) {
 				results[i] = CreateTopicResult{Name: results[i].Name, ErrorCode: code, ErrorMessage: msg, NumPartitions: -1, ReplicationFactor: -1}
 			}
 		}
+	}
+	if errors.Is(err, ErrNotController) {
+		rerr = nil // a verdict on a possibly stale image; NOT_CONTROLLER stands
 	}
 	return results, rerr
 }
@@ -365,7 +470,7 @@ func (c *Controller) DeleteTopics(names []string, ids []Uuid) []DeleteTopicResul
 	if err != nil {
 		code, msg := errorCode(err)
 		for i := range results {
-			if results[i].ErrorCode == 0 {
+			if overrides(results[i].ErrorCode, err) {
 				results[i].ErrorCode, results[i].ErrorMessage = code, msg
 			}
 		}
@@ -399,10 +504,13 @@ func (c *Controller) CreatePartitionsRequest(reqs []CreatePartitionsTopic, valid
 	if err != nil {
 		code, msg := errorCode(err)
 		for i := range results {
-			if results[i].ErrorCode == 0 {
+			if overrides(results[i].ErrorCode, err) {
 				results[i].ErrorCode, results[i].ErrorMessage = code, msg
 			}
 		}
+	}
+	if errors.Is(err, ErrNotController) {
+		rerr = nil // a verdict on a possibly stale image; NOT_CONTROLLER stands
 	}
 	return results, rerr
 }
@@ -439,7 +547,7 @@ func (c *Controller) alterTopic(topic string, validateOnly bool, compute func(ma
 		code, msg, recs = decideTopicConfigs(img, topic, next, c.opts.ValidateTopicConfig)
 		return recs
 	})
-	if err != nil && code == 0 {
+	if err != nil && overrides(code, err) {
 		return errorCode(err)
 	}
 	return code, msg
@@ -466,7 +574,7 @@ func (c *Controller) AlterBrokerConfigs(broker string, ops []ConfigOp, validateO
 		}
 		return configDiff(ConfigResourceBroker, broker, current, next)
 	})
-	if err != nil && code == 0 {
+	if err != nil && overrides(code, err) {
 		return errorCode(err)
 	}
 	return code, msg

@@ -3,15 +3,20 @@
 // topic and broker configs.
 //
 // The metadata is an immutable Image built by applying Records in order.
-// Records are appended to a MetadataLog; today that is a local file
-// (FileLog), later a Raft-replicated log. A single node runs the same code
-// as a one-voter quorum. The Controller only talks to the MetadataLog
-// interface, so swapping in Raft changes no decision code.
+// A Machine applies committed batches of records to the image and queues
+// each change; the Controller publishes the queued changes (OnChange, then
+// Image) outside the apply step. Batches are committed through a Quorum:
+// controller/quorum puts them on hashicorp/raft (the cluster, and a single
+// node as a quorum of one voter); a local MetadataLog (FileLog, MemLog)
+// can stand in for it as a quorum of its own (tests, and the import of a
+// metadata.log written by earlier single-node builds).
 //
 // Decisions (decide.go) are pure: functions of an Image, a request and
 // injected randomness that return records to commit or Kafka error codes
-// (kerr). The Controller (controller.go) serializes writers, appends the
-// records, swaps the image atomically and calls OnChange in commit order.
+// (kerr). The Controller (controller.go) serializes local writers, decides
+// against the newest applied image, proposes the records, and returns once
+// they are applied and published. A node that is not the active controller
+// answers writes with NOT_CONTROLLER (ErrNotController).
 //
 // # Usage
 //
@@ -24,6 +29,14 @@
 //	err = c.RegisterBroker(controller.Broker{ID: 1, Host: "localhost", Port: 9092})
 //	res := c.CreateTopics([]controller.CreateTopic{{Name: "t", NumPartitions: 3, ReplicationFactor: -1}}, false)
 //	img := c.Image() // lock-free snapshot; never modify it
+//
+// Snapshots (snapshot.go, used by controller/quorum) have a format of
+// their own: "SAMSAMSS", a uint16 version (1), the image offset, a record
+// count, then the frames below holding the records that rebuild the image
+// (ImageRecords). Replicated entries (EncodeEntry) are a version byte (1),
+// the offset of the image the batch was decided against, a record count
+// and the frames. Both follow the migration rules below; a new Image field
+// must be added to ImageRecords.
 //
 // # File format (version 1)
 //
@@ -68,8 +81,8 @@
 // # Locking
 //
 // Lock order: Controller.writeMu → FileLog.mu (the append);
-// Controller.writeMu → Controller.queueMu; Controller.notifyMu →
-// Controller.queueMu. writeMu and notifyMu are never held together, so
-// OnChange runs outside the write lock.
+// Controller.writeMu → Machine.mu; Controller.notifyMu → Machine.mu.
+// writeMu and notifyMu are never held together, so OnChange runs outside
+// the write lock. Raft's FSM goroutine takes only Machine.mu.
 // Controller.liveness is a leaf lock, never held while another is taken.
 package controller

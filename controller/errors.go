@@ -26,3 +26,12 @@ var (
 	// ErrOptions reports missing or invalid Options.
 	ErrOptions = errors.New("controller: invalid options")
 )
+
+var (
+	// ErrStale reports a batch decided against an image that is no longer
+	// the newest: the active controller changed between decision and commit.
+	ErrStale = errors.New("controller: batch decided against a stale image")
+	// ErrNotController reports a write on a node that is not the active
+	// controller (Kafka's NOT_CONTROLLER); nothing was committed.
+	ErrNotController = errors.New("controller: not the active controller")
+)

@@ -1,0 +1,69 @@
+// Package quorum puts the controller's metadata log on hashicorp/raft.
+//
+// Every voter (a node with the controller role, listed in
+// controller.quorum.voters) runs one Quorum. A controller.Controller
+// decides changes with the pure functions of package controller and
+// proposes them as one Raft entry per batch (Propose); once Raft commits the
+// entry, every voter's FSM applies it to its controller.Machine, which
+// queues the change, and each Controller publishes it (OnChange, then
+// Image). The FSM's apply step only decodes and applies records: every
+// file or network effect of a change is done by whoever reconciles against
+// the published image. A single node is a quorum of one voter and runs the
+// same code.
+//
+// Only the active controller (the Raft leader, once a Barrier showed that
+// its Machine applied every entry of earlier terms) accepts proposals;
+// elsewhere Propose returns controller.ErrNotController, which the
+// controller answers as Kafka's NOT_CONTROLLER. An entry carries the
+// offset of the image it was decided against, so a decision that raced a
+// leader change is skipped alike by every replica (controller.ErrStale)
+// instead of applying to an image it was not made for.
+//
+// # Usage
+//
+//	ln, err := quorum.Listen(":9093", "node1:9093", nil, logger)
+//	q, err := quorum.Open(quorum.Options{NodeID: 1, ClusterID: id, Dir: dir,
+//		Voters: []quorum.Voter{{1, "node1:9093"}, {2, "node2:9093"}, {3, "node3:9093"}},
+//		Listener: ln, Logger: logger})
+//	c, err := controller.New(controller.Options{NodeID: 1, ClusterID: id,
+//		Quorum: q, Machine: q.Machine(), OnChange: reconcile})
+//	...
+//	c.Close(); q.Close()
+//
+// # Files
+//
+// Dir/raft.db is raft-boltdb's log and stable store (entries, current term,
+// vote). Dir/snapshots/ is raft's file snapshot store; each snapshot's
+// state.bin is controller.WriteSnapshot's format ("SAMSAMSS", version 1;
+// see package controller for its migration rules), and meta.json is
+// raft's. A Raft entry is controller.EncodeEntry's format (version byte 1,
+// base offset, record count, record frames).
+//
+// # Transport
+//
+// Raft speaks its own RPCs (hashicorp's network transport) on the port of
+// the node's controller listener, the one its controller.quorum.voters
+// entry names, so a Kafka compose file's voter list works unchanged and no
+// extra port is opened. Listener shares that port: a samsa node opens a
+// Raft connection with Preamble (0xff "SRAFT" 0x00 0x01); any other
+// connection is a Kafka client of the controller listener (a Kafka request
+// starts with a non-negative int32 size, never 0xff) and goes to the
+// listener's Kafka handler. Tests use raft.NewInmemTransport instead.
+//
+// # Timeouts
+//
+// controller.quorum.election.timeout.ms (default 1 s) is both Raft's
+// heartbeat timeout (a follower without word from the leader starts an
+// election) and its election timeout; the leader lease is half of it, so an
+// active controller cut off from the majority steps down within about that
+// time. A quorum of one voter uses at most 50 ms, so a single node becomes
+// active at once on start.
+//
+// # Migration
+//
+// A node that finds no Raft state but a metadata.log from an earlier
+// single-node samsa imports it as the first entry of a one-voter quorum
+// and renames it to metadata.log.imported (ImportFileLog). The Raft files
+// are hashicorp's formats; a change of raft or raft-boltdb major version
+// needs its own migration note here.
+package quorum

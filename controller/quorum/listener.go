@@ -1,0 +1,174 @@
+package quorum
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Preamble is what a samsa node writes first on a Raft connection to a
+// controller listener: 0xff, "SRAFT", then a 2-byte protocol version (1).
+// A Kafka request starts with its int32 size, so its first byte is never
+// 0xff (that would be a negative size), which lets Raft and the Kafka
+// protocol share the port named in controller.quorum.voters.
+var Preamble = []byte{0xff, 'S', 'R', 'A', 'F', 'T', 0, 1}
+
+// preambleTimeout bounds how long an accepted connection may take to show
+// what protocol it speaks.
+const preambleTimeout = 10 * time.Second
+
+// Listener is the controller listener: one TCP port shared by the Raft
+// transport (connections that open with Preamble) and by Kafka clients of
+// the controller (every other connection, handed to OnKafka). It
+// implements raft.StreamLayer.
+type Listener struct {
+	ln        net.Listener
+	advertise net.Addr
+	logger    *slog.Logger
+	onKafka   func(net.Conn)
+	raftConns chan net.Conn
+	closed    chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+}
+
+// Listen opens the controller listener on bind. advertise is the address
+// the other voters use for this node (its controller.quorum.voters entry;
+// empty: the bound address). onKafka takes ownership of every connection
+// that is not Raft; nil closes them with a log line.
+func Listen(bind, advertise string, onKafka func(net.Conn), logger *slog.Logger) (*Listener, error) {
+	ln, err := net.Listen("tcp", bind)
+	if err != nil {
+		return nil, fmt.Errorf("quorum: controller listener: %w", err)
+	}
+	l := &Listener{ln: ln, advertise: ln.Addr(), logger: logger, onKafka: onKafka,
+		raftConns: make(chan net.Conn), closed: make(chan struct{})}
+	if advertise != "" {
+		a, err := net.ResolveTCPAddr("tcp", advertise)
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("quorum: controller address %q: %w", advertise, err)
+		}
+		l.advertise = a
+	}
+	l.wg.Add(1)
+	go l.acceptLoop()
+	return l, nil
+}
+
+func (l *Listener) acceptLoop() {
+	defer l.wg.Done()
+	for {
+		c, err := l.ln.Accept()
+		if err != nil {
+			select {
+			case <-l.closed:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			l.logger.Error("quorum: controller listener accept failed", "err", err)
+			return
+		}
+		l.wg.Add(1)
+		go func() { defer l.wg.Done(); l.route(c) }()
+	}
+}
+
+// route reads the first bytes of c and hands it to Raft or to Kafka.
+func (l *Listener) route(c net.Conn) {
+	c.SetReadDeadline(time.Now().Add(preambleTimeout))
+	br := bufio.NewReaderSize(c, len(Preamble))
+	first, err := br.Peek(1)
+	if err != nil {
+		c.Close()
+		return
+	}
+	if first[0] != Preamble[0] {
+		c.SetReadDeadline(time.Time{})
+		conn := &peekedConn{Conn: c, r: br}
+		if l.onKafka == nil {
+			l.logger.Warn("quorum: closing a Kafka connection to the controller listener: no controller APIs are served there yet", "remote", c.RemoteAddr())
+			conn.Close()
+			return
+		}
+		l.onKafka(conn)
+		return
+	}
+	got := make([]byte, len(Preamble))
+	if _, err := io.ReadFull(br, got); err != nil || !bytes.Equal(got, Preamble) {
+		l.logger.Warn("quorum: closing a controller connection with an unknown preamble", "remote", c.RemoteAddr(), "preamble", fmt.Sprintf("%x", got))
+		c.Close()
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	select {
+	case l.raftConns <- &peekedConn{Conn: c, r: br}:
+	case <-l.closed:
+		c.Close()
+	}
+}
+
+// peekedConn reads through the bufio.Reader that peeked at the preamble,
+// so bytes it read ahead are not lost.
+type peekedConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
+
+// Accept implements net.Listener for the Raft transport.
+func (l *Listener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.raftConns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+// Dial implements raft.StreamLayer: a TCP connection that opens with
+// Preamble.
+func (l *Listener) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout("tcp", string(address), timeout)
+	if err != nil {
+		return nil, err
+	}
+	c.SetWriteDeadline(time.Now().Add(timeout))
+	if _, err := c.Write(Preamble); err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.SetWriteDeadline(time.Time{})
+	return c, nil
+}
+
+// Addr is the advertised address (the voter's entry in
+// controller.quorum.voters).
+func (l *Listener) Addr() net.Addr { return l.advertise }
+
+// BoundAddr is the address the listener is bound to.
+func (l *Listener) BoundAddr() net.Addr { return l.ln.Addr() }
+
+// Close stops accepting and waits for the routing goroutines.
+func (l *Listener) Close() error {
+	var err error
+	l.closeOnce.Do(func() {
+		close(l.closed)
+		err = l.ln.Close()
+		l.wg.Wait()
+	})
+	return err
+}

@@ -1,0 +1,312 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/samsa-broker/samsa/controller"
+)
+
+// Voter is one entry of controller.quorum.voters: a node id and the
+// host:port of its controller listener.
+type Voter struct {
+	ID   int32
+	Addr string
+}
+
+// Options configure a Quorum.
+type Options struct {
+	NodeID    int32
+	ClusterID string
+	// Dir holds the Raft state: raft.db (log and stable store) and
+	// snapshots/.
+	Dir string
+	// Voters is the initial voter set. A node with no Raft state bootstraps
+	// the cluster with it; every voter must be given the same list.
+	Voters []Voter
+	// Transport carries Raft RPCs (the caller closes it). Nil: a TCP
+	// transport over Listener; the Quorum then owns the Listener and closes
+	// it in Close, or in Open when that fails.
+	Transport raft.Transport
+	Listener  *Listener
+	// ElectionTimeout is how long a follower waits without hearing from a
+	// leader before it starts an election (Kafka's
+	// controller.quorum.election.timeout.ms; default 1 s). A quorum of one
+	// voter waits at most 50 ms: there is nobody else to hear from.
+	ElectionTimeout time.Duration
+	// SnapshotThreshold is how many entries past the last snapshot trigger
+	// the next one (default 8192), checked every SnapshotInterval (default
+	// 30 s); TrailingLogs entries are kept after a snapshot so that a
+	// briefly absent follower catches up without one (default 4096).
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
+	Logger            *slog.Logger
+}
+
+// Quorum is the controller's metadata log on hashicorp/raft. It implements
+// controller.Quorum for the Machine it applies committed entries to.
+type Quorum struct {
+	opts    Options
+	raft    *raft.Raft
+	machine *controller.Machine
+	store   *raftboltdb.BoltStore
+	trans   raft.Transport
+	ownsTr  bool
+	notify  chan bool
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	logger  *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		leading bool
+		changed chan struct{} // closed and replaced when leading changes
+	}
+}
+
+var _ controller.Quorum = (*Quorum)(nil)
+
+// Open opens (or creates) the Raft state in opts.Dir, bootstraps the voter
+// set on first start, and starts Raft. The Machine holds the image restored
+// from the latest snapshot; later entries are applied as Raft commits them.
+func Open(o Options) (_ *Quorum, err error) {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.ElectionTimeout <= 0 {
+		o.ElectionTimeout = time.Second
+	}
+	if o.SnapshotThreshold == 0 {
+		o.SnapshotThreshold = 8192
+	}
+	if o.SnapshotInterval <= 0 {
+		o.SnapshotInterval = 30 * time.Second
+	}
+	if o.TrailingLogs == 0 {
+		o.TrailingLogs = 4096
+	}
+	if len(o.Voters) == 0 {
+		return nil, fmt.Errorf("%w: no voters", controller.ErrOptions)
+	}
+	self := false
+	for _, v := range o.Voters {
+		self = self || v.ID == o.NodeID
+	}
+	if !self {
+		return nil, fmt.Errorf("%w: node %d is not among the voters %v", controller.ErrOptions, o.NodeID, o.Voters)
+	}
+	if o.Transport == nil && o.Listener == nil {
+		return nil, fmt.Errorf("%w: no Transport or Listener", controller.ErrOptions)
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("quorum: %w", err)
+	}
+	q := &Quorum{opts: o, logger: o.Logger, notify: make(chan bool, 64), stop: make(chan struct{})}
+	q.mu.changed = make(chan struct{})
+	hlog := hclog.FromStandardLogger(slog.NewLogLogger(o.Logger.Handler(), slog.LevelInfo), &hclog.LoggerOptions{Name: "raft", Level: hclog.Info})
+	defer func() {
+		if err != nil {
+			q.closeStores()
+			if !q.ownsTr && o.Listener != nil {
+				o.Listener.Close()
+			}
+		}
+	}()
+	q.store, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(o.Dir, "raft.db")})
+	if err != nil {
+		return nil, fmt.Errorf("quorum: open raft.db: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(o.Dir, 3, hlog)
+	if err != nil {
+		return nil, fmt.Errorf("quorum: snapshot store: %w", err)
+	}
+	q.trans = o.Transport
+	if q.trans == nil {
+		q.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream: o.Listener, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
+		})
+		q.ownsTr = true
+	}
+
+	conf := raft.DefaultConfig()
+	conf.LocalID = serverID(o.NodeID)
+	timeout := o.ElectionTimeout
+	if len(o.Voters) == 1 {
+		timeout = min(timeout, 50*time.Millisecond)
+	}
+	conf.HeartbeatTimeout = timeout
+	conf.ElectionTimeout = timeout
+	conf.LeaderLeaseTimeout = timeout / 2
+	conf.SnapshotThreshold = o.SnapshotThreshold
+	conf.SnapshotInterval = o.SnapshotInterval
+	conf.TrailingLogs = o.TrailingLogs
+	conf.NotifyCh = q.notify
+	conf.Logger = hlog
+
+	existing, err := raft.HasExistingState(q.store, q.store, snaps)
+	if err != nil {
+		return nil, fmt.Errorf("quorum: %w", err)
+	}
+	if !existing {
+		var servers []raft.Server
+		for _, v := range o.Voters {
+			servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: serverID(v.ID), Address: raft.ServerAddress(v.Addr)})
+		}
+		if err := raft.BootstrapCluster(conf, q.store, q.store, snaps, q.trans, raft.Configuration{Servers: servers}); err != nil {
+			return nil, fmt.Errorf("quorum: bootstrap: %w", err)
+		}
+		o.Logger.Info("quorum: bootstrapped a new metadata quorum", "voters", o.Voters)
+	}
+	q.machine = controller.NewMachine(o.ClusterID, o.NodeID)
+	q.raft, err = raft.NewRaft(conf, &fsm{machine: q.machine, logger: o.Logger}, q.store, q.store, snaps, q.trans)
+	if err != nil {
+		return nil, fmt.Errorf("quorum: start raft: %w", err)
+	}
+	q.wg.Add(1)
+	go q.followLeadership()
+	return q, nil
+}
+
+func serverID(id int32) raft.ServerID { return raft.ServerID(strconv.Itoa(int(id))) }
+
+// Machine is the state machine the quorum applies committed entries to;
+// give it to controller.New with the Quorum.
+func (q *Quorum) Machine() *controller.Machine { return q.machine }
+
+// Raft is the underlying Raft node (stats, tests).
+func (q *Quorum) Raft() *raft.Raft { return q.raft }
+
+// followLeadership turns Raft's leadership notifications into Leading: on
+// becoming leader it waits (Barrier) until every entry of earlier terms is
+// applied, so decisions never read an image that misses committed changes.
+func (q *Quorum) followLeadership() {
+	defer q.wg.Done()
+	for {
+		select {
+		case <-q.stop:
+			return
+		case leader := <-q.notify:
+			if !leader {
+				q.setLeading(false)
+				continue
+			}
+			if err := q.raft.Barrier(0).Error(); err != nil {
+				q.logger.Info("quorum: lost leadership before catching up", "err", err)
+				continue
+			}
+			if q.raft.State() == raft.Leader {
+				q.logger.Info("quorum: this node is the active controller", "term", q.raft.CurrentTerm())
+				q.setLeading(true)
+			}
+		}
+	}
+}
+
+func (q *Quorum) setLeading(b bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.mu.leading == b {
+		return
+	}
+	q.mu.leading = b
+	close(q.mu.changed)
+	q.mu.changed = make(chan struct{})
+}
+
+// Leading implements controller.Quorum.
+func (q *Quorum) Leading() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.mu.leading
+}
+
+// WaitLeading blocks until this node is the active controller or ctx ends.
+func (q *Quorum) WaitLeading(ctx context.Context) error {
+	for {
+		q.mu.Lock()
+		leading, changed := q.mu.leading, q.mu.changed
+		q.mu.Unlock()
+		if leading {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("quorum: waiting to become the active controller: %w", ctx.Err())
+		case <-changed:
+		}
+	}
+}
+
+// LeaderID implements controller.Quorum.
+func (q *Quorum) LeaderID() int32 {
+	_, id := q.raft.LeaderWithID()
+	n, err := strconv.ParseInt(string(id), 10, 32)
+	if id == "" || err != nil {
+		return -1
+	}
+	return int32(n)
+}
+
+// Propose implements controller.Quorum: the batch becomes one Raft entry.
+func (q *Quorum) Propose(base int64, recs []controller.Record) error {
+	if !q.Leading() {
+		return controller.ErrNotController
+	}
+	entry, err := controller.EncodeEntry(base, recs)
+	if err != nil {
+		return err
+	}
+	f := q.raft.Apply(entry, 0)
+	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
+			errors.Is(err, raft.ErrLeadershipTransferInProgress) || errors.Is(err, raft.ErrRaftShutdown) {
+			return fmt.Errorf("%w: %w", controller.ErrNotController, err)
+		}
+		return fmt.Errorf("%w: %w", controller.ErrLogFailed, err)
+	}
+	if err, ok := f.Response().(error); ok && err != nil {
+		return err
+	}
+	return nil
+}
+
+// Close shuts Raft down (this voter stops voting and leading) and closes
+// the stores and, if the Quorum created it, the transport.
+func (q *Quorum) Close() error {
+	var errs []error
+	if q.raft != nil {
+		if err := q.raft.Shutdown().Error(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	close(q.stop)
+	q.wg.Wait()
+	q.setLeading(false)
+	errs = append(errs, q.closeStores())
+	return errors.Join(errs...)
+}
+
+func (q *Quorum) closeStores() error {
+	var errs []error
+	if q.ownsTr && q.trans != nil {
+		if c, ok := q.trans.(interface{ Close() error }); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	if q.store != nil {
+		errs = append(errs, q.store.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -303,6 +303,7 @@ func (ls *loadState) cg(group string) *cgLoad {
 func (ls *loadState) applyConsumerGroup(key, value []byte) error {
 	version := int16(binary.BigEndian.Uint16(key))
 	if version < keyCGMetadata || version > keyCGCurrentAssignment {
+		ls.unknownType(version)
 		return nil
 	}
 	kr := cgReader{kbin.Reader{Src: key[2:]}}

@@ -1,8 +1,12 @@
 package coordinator
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -522,8 +526,8 @@ func TestLoadInProgressAndFailure(t *testing.T) {
 		wantCode(t, "heartbeat loaded", c.Heartbeat(t.Context(), hb).ErrorCode, kerr.UnknownMemberID)
 	})
 
-	// A corrupt record fails the load: the partition answers
-	// COORDINATOR_NOT_AVAILABLE rather than serving half a state.
+	// A record that does not decode no longer fails the load (issue 11
+	// item 7, see TestLoadSkipsGarbageRecords): the partition serves.
 	l := newLogs()
 	batch, err := encodeBatch(time.Now(), []wire.Record{{Key: []byte{0, 1, 0xff}, Value: []byte("x")}})
 	if err != nil {
@@ -535,7 +539,90 @@ func TestLoadInProgressAndFailure(t *testing.T) {
 	c := newTestCoordinator(t, l, func(o *Options) { o.NumPartitions = 1 })
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Group = "g"
-	wantCode(t, "heartbeat on failed load", c.Heartbeat(t.Context(), hb).ErrorCode, kerr.CoordinatorNotAvailable)
+	wantCode(t, "heartbeat after a load that skipped garbage", c.Heartbeat(t.Context(), hb).ErrorCode, kerr.UnknownMemberID)
+}
+
+// TestLoadSkipsGarbageRecords is the regression test for issue 11 item 7:
+// a client produced one garbage record to __consumer_offsets, and from
+// then on that coordinator partition failed to load at every start
+// (COORDINATOR_NOT_AVAILABLE forever, every group and committed offset of
+// the partition unreachable). Records and batches that do not decode are
+// now skipped with an ERROR line naming the offset; the commits before
+// and after them load.
+func TestLoadSkipsGarbageRecords(t *testing.T) {
+	l := newLogs()
+	c := newTestCoordinator(t, l, func(o *Options) { o.NumPartitions = 1 })
+	ctx := t.Context()
+	resp := c.OffsetCommit(ctx, commitReq("g", "", -1, "orders", map[int32]int64{0: 10}))
+	wantCode(t, "commit before", commitCodes(resp)[0], nil)
+	c.Close()
+
+	garbage := []wire.Record{
+		{Key: []byte("garbage"), Value: []byte("garbage")},                               // unknown key version 0x6761
+		{Key: []byte{0, 1, 0xff}, Value: []byte("x")},                                    // offset commit key that does not decode
+		{Key: offsetCommitKey("g", topicPartition{"orders", 5}), Value: []byte{0, 3, 1}}, // value that does not decode
+		{Key: groupMetadataKey("g2"), Value: []byte{0, 9, 9, 9}},                         // group metadata that does not decode
+		{Key: []byte{0}}, // key too short
+	}
+	batch, err := encodeBatch(time.Now(), garbage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.get(0).Append(batch); err != nil {
+		t.Fatal(err)
+	}
+	// A batch whose records do not decode at all (a record count that
+	// lies), with a valid CRC so that only the coordinator notices.
+	bad, err := encodeBatch(time.Now(), []wire.Record{{Key: []byte("k"), Value: []byte("v")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.BigEndian.PutUint32(bad[57:], 1000)
+	wire.RecomputeCRC(bad)
+	if err := l.get(0).Append(bad); err != nil {
+		t.Fatal(err)
+	}
+
+	var out bytes.Buffer
+	c2 := newTestCoordinator(t, l, func(o *Options) {
+		o.NumPartitions = 1
+		o.Logger = slog.New(slog.NewTextHandler(&syncWriter{w: &out}, nil))
+	})
+	resp = c2.OffsetCommit(ctx, commitReq("g", "", -1, "orders", map[int32]int64{1: 11}))
+	wantCode(t, "commit after loading garbage", commitCodes(resp)[0], nil)
+	if got := fetchAll(t, c2, "g"); got["orders/0"] != 10 || got["orders/1"] != 11 || len(got) != 2 {
+		t.Fatalf("offsets after loading garbage: %v, want orders/0=10 orders/1=11", got)
+	}
+	c2.Close()
+	logged := out.String()
+	// One ERROR per record that does not decode and one for the bad
+	// batch; the unknown key version gets one WARN, as in Kafka.
+	if n, want := strings.Count(logged, "level=ERROR msg=\"coordinator: skipped a record that does not decode"), (len(garbage)-1)+1; n != want {
+		t.Errorf("%d skip lines, want %d; log:\n%s", n, want, logged)
+	}
+	if !strings.Contains(logged, "level=WARN msg=\"coordinator: ignored records of unknown types") || !strings.Contains(logged, "first_offset=1") {
+		t.Errorf("no WARN for the unknown key version at offset 1:\n%s", logged)
+	}
+	if !strings.Contains(logged, "offset=6 err=") {
+		t.Errorf("skip lines are not errors naming the offset:\n%s", logged)
+	}
+
+	c3 := newTestCoordinator(t, l, func(o *Options) { o.NumPartitions = 1 })
+	if got := fetchAll(t, c3, "g"); got["orders/0"] != 10 || got["orders/1"] != 11 {
+		t.Fatalf("offsets after a second restart: %v", got)
+	}
+}
+
+// syncWriter serialises writes of concurrent shard goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 func TestFindCoordinator(t *testing.T) {

@@ -118,6 +118,48 @@ type loadState struct {
 	txn *txnOffsets
 	// recordOffset is the log offset of the record being applied.
 	recordOffset int64
+	// skipped counts the records and batches that did not decode and were
+	// left out; skippedFirst keeps the first few, for the load's log.
+	skipped      int
+	skippedFirst []skippedRecord
+	// unknownTypes counts records of key versions samsa does not know
+	// (share or streams groups, newer Kafkas), ignored as Kafka ignores
+	// them; firstUnknown is the offset and version of the first.
+	unknownTypes        int
+	firstUnknownOffset  int64
+	firstUnknownVersion int16
+}
+
+// unknownType notes a record of an unknown key version at ls.recordOffset.
+func (ls *loadState) unknownType(version int16) {
+	if ls.unknownTypes == 0 {
+		ls.firstUnknownOffset, ls.firstUnknownVersion = ls.recordOffset, version
+	}
+	ls.unknownTypes++
+}
+
+// skippedRecord is a record or batch the load could not decode.
+type skippedRecord struct {
+	offset int64
+	err    error
+}
+
+// maxSkippedLogged bounds the ERROR lines one load writes about records it
+// skipped; the rest are counted.
+const maxSkippedLogged = 10
+
+// skip notes a record or batch at offset that does not decode.
+//
+// A record the coordinator cannot decode is left out of the state rather
+// than failing the load: one garbage record (written by a client in an old
+// version, a bug, or damage) must not make the partition's groups
+// unavailable forever. Kafka's CoordinatorLoaderImpl fails the load
+// instead (it only skips unknown record types); samsa does better here.
+func (ls *loadState) skip(offset int64, err error) {
+	ls.skipped++
+	if len(ls.skippedFirst) < maxSkippedLogged {
+		ls.skippedFirst = append(ls.skippedFirst, skippedRecord{offset, err})
+	}
 }
 
 func newLoadState() *loadState {
@@ -199,13 +241,11 @@ func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
 		}
 		if h.IsControl() {
 			if err := ls.applyControlBatch(data[:size], h); err != nil {
-				return next, err
+				ls.skip(h.BaseOffset, err)
 			}
+		} else if _, recs, err := wire.DecodeRecords(data[:size]); err != nil {
+			ls.skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, size, err))
 		} else {
-			_, recs, err := wire.DecodeRecords(data[:size])
-			if err != nil {
-				return next, fmt.Errorf("%w: batch at %d: %v", ErrCorrupt, h.BaseOffset, err)
-			}
 			if h.IsTransactional() {
 				ls.txnState().sawEpoch(h.ProducerID, h.ProducerEpoch)
 			}
@@ -217,7 +257,7 @@ func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
 					err = ls.apply(r.Key, r.Value)
 				}
 				if err != nil {
-					return next, fmt.Errorf("batch at %d: %w", h.BaseOffset, err)
+					ls.skip(ls.recordOffset, err)
 				}
 			}
 		}

@@ -325,6 +325,18 @@ func (s *shard) load() error {
 		}
 		offset = next
 	}
+	for _, sk := range ls.skippedFirst {
+		s.logger.Error("coordinator: skipped a record that does not decode while loading",
+			"topic", "__consumer_offsets", "offset", sk.offset, "err", sk.err)
+	}
+	if ls.skipped > len(ls.skippedFirst) {
+		s.logger.Error("coordinator: skipped more records that do not decode while loading",
+			"topic", "__consumer_offsets", "skipped", ls.skipped)
+	}
+	if ls.unknownTypes > 0 {
+		s.logger.Warn("coordinator: ignored records of unknown types while loading (written by a newer Kafka, or not coordinator records)",
+			"topic", "__consumer_offsets", "records", ls.unknownTypes, "first_offset", ls.firstUnknownOffset, "first_key_version", ls.firstUnknownVersion)
+	}
 	now := s.c.now()
 	for id, v := range ls.groups {
 		s.groups[id] = restoreGroup(s.groupConfig, id, v, now)

@@ -49,6 +49,12 @@ import (
 //     the coordinator's fencing errors for an old epoch); later ones pass
 //     on the partition's producer state. A transactional batch without a
 //     transactional id in the request is INVALID_TXN_STATE too.
+//   - The internal topics (__consumer_offsets, __transaction_state) are
+//     written by the coordinators only: a client's Produce to them is
+//     INVALID_TOPIC_EXCEPTION "Cannot append to internal topic X", as in
+//     Kafka's ReplicaManager, unless its client id is "__admin_client"
+//     (Kafka's AdminUtils.ADMIN_CLIENT_ID escape hatch, kept for parity;
+//     the coordinators skip records they cannot decode when loading).
 func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
@@ -56,6 +62,7 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 	img := d.Controller.Image()
 
 	badAcks := req.Acks != -1 && req.Acks != 0 && req.Acks != 1
+	internalAllowed := r.Header.ClientID != nil && *r.Header.ClientID == adminClientID
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -77,6 +84,10 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
 			case t == nil && v >= 13:
 				sp.ErrorCode = kerr.UnknownTopicID.Code
+			case t != nil && isInternalTopic(t.Name) && !internalAllowed:
+				sp.ErrorCode = kerr.InvalidTopicException.Code
+				msg := "Cannot append to internal topic " + t.Name
+				sp.ErrorMessage = &msg
 			default:
 				d.producePartition(img, t, &rp, v, req.TransactionID, &sp)
 			}
@@ -89,6 +100,10 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 	}
 	return resp, nil
 }
+
+// adminClientID is the client id that Kafka lets write to internal topics
+// (AdminUtils.ADMIN_CLIENT_ID).
+const adminClientID = "__admin_client"
 
 func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *kmsg.ProduceRequestTopicPartition, v int16, txnID *string, sp *kmsg.ProduceResponseTopicPartition) {
 	ref := d.lookupPartition(img, t, rp.Partition)

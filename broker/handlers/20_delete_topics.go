@@ -23,6 +23,16 @@ import (
 // more than once is not deleted and gets one INVALID_REQUEST result. An
 // unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID.
 // timeout_ms is ignored: the controller commits before answering.
+//
+// The internal topics (__consumer_offsets, __transaction_state), by name or
+// by id, are refused with INVALID_TOPIC_EXCEPTION "Cannot delete internal
+// topic X". This differs from Kafka 4.4 on purpose: its controller
+// (ReplicationControlManager.deleteTopic) deletes them for any client its
+// authorizer lets through, and with no authorizer that is everyone, so one
+// request loses every committed offset and open transaction; only its
+// kafka-topics tool refuses, on the client side. samsa has no ACLs yet, so
+// it refuses on the broker, with the code Kafka uses for the other
+// operations it forbids on internal topics (Produce, DeleteRecords).
 func handleDeleteTopics(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DeleteTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
@@ -83,9 +93,24 @@ func handleDeleteTopics(d *Deps, r *Request) (kmsg.Response, error) {
 			idCount[rf.id]++
 		}
 	}
+	// internalTopic returns the existing internal topic a ref names, if any.
+	img := d.Controller.Image()
+	internalTopic := func(rf ref) *controller.Topic {
+		t := img.TopicsByID[rf.id]
+		if rf.name != nil {
+			t = img.Topics[*rf.name]
+		}
+		if t == nil || !isInternalTopic(t.Name) {
+			return nil
+		}
+		return t
+	}
 	var names []string
 	var ids []controller.Uuid
 	for _, rf := range refs {
+		if internalTopic(rf) != nil {
+			continue
+		}
 		if rf.name != nil && nameCount[*rf.name] == 1 {
 			names = append(names, *rf.name)
 		} else if rf.name == nil && idCount[rf.id] == 1 {
@@ -121,6 +146,9 @@ func handleDeleteTopics(d *Deps, r *Request) (kmsg.Response, error) {
 				reportedID[rf.id] = true
 				resp.Topics = append(resp.Topics, result(nil, rf.id, kerr.InvalidRequest.Code, "Duplicate topic id given more than once."))
 			}
+		case internalTopic(rf) != nil:
+			t := internalTopic(rf)
+			resp.Topics = append(resp.Topics, result(&t.Name, t.ID, kerr.InvalidTopicException.Code, "Cannot delete internal topic "+t.Name))
 		case rf.name != nil:
 			res, ok := byName[*rf.name]
 			if !ok {

@@ -10,7 +10,9 @@ import (
 // Moves a partition's log start offset up to the given offset; -1 means
 // the high watermark. An offset above the high watermark is
 // OFFSET_OUT_OF_RANGE. Segments wholly below the new start are deleted.
-// The response carries the new low watermark. v2 is flexible.
+// The response carries the new low watermark. v2 is flexible. The
+// internal topics refuse it with INVALID_TOPIC_EXCEPTION, as in Kafka:
+// deleting records of __consumer_offsets would lose committed offsets.
 func handleDeleteRecords(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DeleteRecordsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
@@ -27,6 +29,8 @@ func handleDeleteRecords(d *Deps, r *Request) (kmsg.Response, error) {
 			switch {
 			case ref.code != 0:
 				sp.ErrorCode = ref.code
+			case isInternalTopic(rt.Topic):
+				sp.ErrorCode = kerr.InvalidTopicException.Code
 			default:
 				off := rp.Offset
 				hw := ref.log.HighWatermark()

@@ -709,7 +709,10 @@ func TestInitWaitsForPendingMarkers(t *testing.T) {
 	}
 }
 
-func TestLoadFailure(t *testing.T) {
+// TestLoadAfterBadRecord: a record with a truncated value used to fail the
+// partition's load (COORDINATOR_NOT_AVAILABLE forever); it is skipped now
+// (issue 11 item 7, see TestLoadSkipsGarbageRecords) and the partition serves.
+func TestLoadAfterBadRecord(t *testing.T) {
 	e := newEnv(t)
 	p := e.c.PartitionFor("x")
 	e.c.UnloadPartition(p)
@@ -733,7 +736,7 @@ func TestLoadFailure(t *testing.T) {
 	if err := e.c.WaitLoaded(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, "init on a partition that failed to load", e.initReq(4, "x", 1000, -1, -1).ErrorCode, kerr.CoordinatorNotAvailable)
+	wantCode(t, "init on a partition that skipped a bad record", e.initReq(4, "x", 1000, -1, -1).ErrorCode, nil)
 }
 
 func TestNewOptions(t *testing.T) {

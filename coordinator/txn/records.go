@@ -114,6 +114,33 @@ func encodeBatch(now time.Time, records []wire.Record) ([]byte, error) {
 // last value of every transactional id, tombstones applied.
 type loadState struct {
 	txns map[string]*txnMeta
+	// skipped counts records and batches that did not decode and were
+	// left out; skippedFirst keeps the first few for the load's log.
+	skipped      int
+	skippedFirst []skippedRecord
+	// unknownTypes counts records of key versions other than 0, ignored.
+	unknownTypes int
+}
+
+// skippedRecord is a record or batch the load could not decode.
+type skippedRecord struct {
+	offset int64
+	err    error
+}
+
+// maxSkippedLogged bounds the ERROR lines one load writes about records it
+// skipped; the rest are counted.
+const maxSkippedLogged = 10
+
+// skip notes a record or batch at offset that does not decode. It is left
+// out rather than failing the load, so one bad record cannot make every
+// transactional id of the partition unavailable forever (Kafka's loader
+// fails the load instead; samsa does better here).
+func (ls *loadState) skip(offset int64, err error) {
+	ls.skipped++
+	if len(ls.skippedFirst) < maxSkippedLogged {
+		ls.skippedFirst = append(ls.skippedFirst, skippedRecord{offset, err})
+	}
 }
 
 // apply folds one record into the state. Unknown key versions are skipped;
@@ -125,6 +152,7 @@ func (ls *loadState) apply(key, value []byte) error {
 		return fmt.Errorf("%w: key of %d bytes", ErrCorrupt, len(key))
 	}
 	if binary.BigEndian.Uint16(key) != keyVersion {
+		ls.unknownTypes++
 		return nil
 	}
 	var k kmsg.TxnMetadataKey
@@ -170,11 +198,11 @@ func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
 		if !h.IsControl() && !h.IsTransactional() {
 			_, recs, err := wire.DecodeRecords(data[:size])
 			if err != nil {
-				return next, fmt.Errorf("%w: batch at %d: %v", ErrCorrupt, h.BaseOffset, err)
+				ls.skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, size, err))
 			}
 			for _, r := range recs {
 				if err := ls.apply(r.Key, r.Value); err != nil {
-					return next, fmt.Errorf("batch at %d: %w", h.BaseOffset, err)
+					ls.skip(h.BaseOffset+int64(r.OffsetDelta), err)
 				}
 			}
 		}

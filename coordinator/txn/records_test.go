@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -151,5 +153,54 @@ func TestLoadStateApply(t *testing.T) {
 	must(err)
 	if next != 1 || ls.txns["tx"] == nil {
 		t.Fatalf("next %d, txns %v", next, ls.txns)
+	}
+}
+
+// TestLoadSkipsGarbageRecords is the regression test for issue 11 item 7
+// on __transaction_state: one record that did not decode failed the load of
+// its partition at every start (COORDINATOR_NOT_AVAILABLE forever for every
+// transactional id there). It is now skipped with an ERROR line naming its
+// offset, and the transactions before and after it load.
+func TestLoadSkipsGarbageRecords(t *testing.T) {
+	e := newEnv(t)
+	p := e.c.PartitionFor("before")
+	pid, epoch := e.init("before", 60_000)
+	e.c.Close()
+
+	bad := kmsg.NewTxnMetadataValue()
+	bad.State = 9 // no such state
+	garbage, err := encodeBatch(testClockStart, []wire.Record{
+		{Key: txnKey("garbage-state"), Value: bad.AppendTo(nil)},
+		{Key: []byte{0, 0, 0, 9, 'x'}, Value: []byte("key that does not decode")},
+		{Key: []byte{0}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.logs[p].Append(garbage); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	e.opts.Logger = slog.New(slog.NewTextHandler(&out, nil))
+	e.start()
+	// The id written before the garbage is there; new ids work in the partition.
+	if m, _ := e.meta("before"); m == nil || m.producerID != pid || m.epoch != epoch {
+		t.Fatalf("before: %+v, want producer %d epoch %d", m, pid, epoch)
+	}
+	for i := 0; ; i++ {
+		id := fmt.Sprintf("after-%d", i)
+		if e.c.PartitionFor(id) != p {
+			continue
+		}
+		e.init(id, 60_000)
+		break
+	}
+	e.c.Close()
+	logged := out.String()
+	if n := strings.Count(logged, "level=ERROR msg=\"txn: skipped a record that does not decode"); n != 3 {
+		t.Errorf("%d skip lines, want 3:\n%s", n, logged)
+	}
+	if !strings.Contains(logged, "offset=") || strings.Contains(logged, "loading partition failed") {
+		t.Errorf("log:\n%s", logged)
 	}
 }

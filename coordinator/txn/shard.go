@@ -418,6 +418,17 @@ func (s *shard) load() error {
 		}
 		offset = next
 	}
+	for _, sk := range ls.skippedFirst {
+		s.logger.Error("txn: skipped a record that does not decode while loading",
+			"topic", "__transaction_state", "offset", sk.offset, "err", sk.err)
+	}
+	if ls.skipped > len(ls.skippedFirst) {
+		s.logger.Error("txn: skipped more records that do not decode while loading",
+			"topic", "__transaction_state", "skipped", ls.skipped)
+	}
+	if ls.unknownTypes > 0 {
+		s.logger.Warn("txn: ignored records of unknown types while loading", "topic", "__transaction_state", "records", ls.unknownTypes)
+	}
 	s.txns = ls.txns
 	for id, m := range s.txns {
 		if m.preparing() {

@@ -262,6 +262,12 @@ func (n *Node) start() (_ *Node, err error) {
 	if n.mlog, err = controller.OpenFileLog(filepath.Join(metaDir, "metadata.log")); err != nil {
 		return nil, err
 	}
+	if m := n.mlog.Migrated(); m > 0 {
+		logger.Info("metadata log rewritten in format version 2 (atomic batches)", "records", m)
+	}
+	if cut := n.mlog.Truncated(); cut > 0 {
+		logger.Error("metadata log: cut a torn last append (a crash during a metadata change); that change is lost", "bytes", cut)
+	}
 	n.leadership = make(chan leadershipEvent, 4096)
 	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"),
 		Leadership: n.onLeadership, Watched: []string{coordinator.OffsetsTopic, txn.TransactionStateTopic}}
@@ -464,6 +470,11 @@ func lockDirs(dirs []string) (func(), error) {
 // checkMetaProperties reads or writes meta.properties in every log dir, in
 // Kafka's format (version=1, cluster.id, node.id), and returns the cluster
 // id. A dir that belongs to another cluster or node is an error at start.
+// meta.properties is written only into a dir that holds nothing else (a
+// new dir); a dir that holds data but no meta.properties, or one whose
+// meta.properties is garbled, refuses the start (ErrMetaProperties): giving
+// it a new cluster id would adopt data of an unknown cluster, and Kafka
+// refuses to start on such a dir too.
 func checkMetaProperties(cfg *config.Config) (string, error) {
 	clusterID := cfg.ClusterID
 	var missing []string
@@ -471,31 +482,31 @@ func checkMetaProperties(cfg *config.Config) (string, error) {
 		p := filepath.Join(d, "meta.properties")
 		b, err := os.ReadFile(p)
 		if errors.Is(err, os.ErrNotExist) {
+			data, err := dirData(d)
+			if err != nil {
+				return "", err
+			}
+			if data != "" {
+				return "", fmt.Errorf("%w: log dir %s holds data (%s) but has no meta.properties; it may belong to another cluster or its meta.properties was lost. "+
+					"samsa refuses to start rather than give it a new cluster id: restore %s (version=1, cluster.id=<the cluster's id>, node.id=%d) or empty the directory",
+					ErrMetaProperties, d, data, p, cfg.NodeID)
+			}
 			missing = append(missing, p)
 			continue
 		}
 		if err != nil {
 			return "", err
 		}
-		props := map[string]string{}
-		for _, line := range strings.Split(string(b), "\n") {
-			line = strings.TrimSpace(line)
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			if k, v, ok := strings.Cut(line, "="); ok {
-				props[strings.TrimSpace(k)] = strings.TrimSpace(v)
-			}
+		props, err := parseMetaProperties(b, cfg.NodeID)
+		if err != nil {
+			return "", fmt.Errorf("%w: %s: %w; samsa refuses to start rather than guess the cluster id: repair the file (version=1, cluster.id=<the cluster's id>, node.id=%d)",
+				ErrMetaProperties, p, err, cfg.NodeID)
 		}
-		if id := props["cluster.id"]; id != "" {
-			if clusterID != "" && clusterID != id {
-				return "", fmt.Errorf("%s: cluster.id %s does not match configured %s", p, id, clusterID)
-			}
-			clusterID = id
+		id := props["cluster.id"]
+		if clusterID != "" && clusterID != id {
+			return "", fmt.Errorf("%s: cluster.id %s does not match configured %s", p, id, clusterID)
 		}
-		if n := props["node.id"]; n != "" && n != strconv.Itoa(int(cfg.NodeID)) {
-			return "", fmt.Errorf("%s: node.id %s does not match configured node.id %d", p, n, cfg.NodeID)
-		}
+		clusterID = id
 	}
 	if clusterID == "" {
 		var raw [16]byte
@@ -511,6 +522,60 @@ func checkMetaProperties(cfg *config.Config) (string, error) {
 		}
 	}
 	return clusterID, nil
+}
+
+// ErrMetaProperties reports a log dir whose meta.properties is missing
+// while it holds data, or is garbled.
+var ErrMetaProperties = errors.New("broker: meta.properties")
+
+// parseMetaProperties parses a meta.properties file and checks it as Kafka
+// does for version 1: version=1, a non-empty cluster.id and node.id equal
+// to nodeID; a line that is neither a comment nor key=value is garbled.
+func parseMetaProperties(b []byte, nodeID int32) (map[string]string, error) {
+	props := map[string]string{}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "!") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fmt.Errorf("line %d is not key=value: %q", i+1, line)
+		}
+		props[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	if v := props["version"]; v != "1" {
+		return nil, fmt.Errorf("version %q, want 1", v)
+	}
+	if props["cluster.id"] == "" {
+		return nil, errors.New("no cluster.id")
+	}
+	n, ok := props["node.id"]
+	if !ok {
+		return nil, errors.New("no node.id")
+	}
+	if n != strconv.Itoa(int(nodeID)) {
+		return nil, fmt.Errorf("node.id %s does not match configured node.id %d", n, nodeID)
+	}
+	return props, nil
+}
+
+// dirData returns the name of an entry of a log dir that is data, or "" when
+// the dir holds only what a start creates before meta.properties (the .lock
+// file, a meta.properties.tmp of an interrupted write).
+func dirData(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		switch e.Name() {
+		case ".lock", "meta.properties.tmp":
+		default:
+			return e.Name(), nil
+		}
+	}
+	return "", nil
 }
 
 func writeFileSync(path string, data []byte) error {
@@ -530,5 +595,8 @@ func writeFileSync(path string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return vfs.OS.SyncDir(filepath.Dir(path))
 }

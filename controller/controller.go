@@ -191,7 +191,9 @@ func (q *logQuorum) Propose(base int64, recs []Record) error {
 	if base != q.machine.Image().Offset {
 		return fmt.Errorf("%w: batch decided at offset %d", ErrStale, base)
 	}
-	if _, err := q.log.Append(recs); err != nil {
+	if _, err := q.log.Append(recs); errors.Is(err, ErrBatchTooLarge) {
+		return err // refused before anything was written: the log is intact
+	} else if err != nil {
 		return fmt.Errorf("%w: %w", ErrLogFailed, err)
 	}
 	return q.machine.Apply(base, recs)
@@ -305,6 +307,9 @@ func overrides(code int16, err error) bool {
 
 // errorCode maps a commit failure to a Kafka error for the client.
 func errorCode(err error) (int16, string) {
+	if errors.Is(err, ErrBatchTooLarge) {
+		return kerr.PolicyViolation.Code, msgBatchTooLarge
+	}
 	if errors.Is(err, ErrNotController) || errors.Is(err, ErrStale) {
 		return kerr.NotController.Code, err.Error()
 	}

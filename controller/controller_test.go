@@ -1,8 +1,11 @@
 package controller
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -177,8 +180,8 @@ func TestFileLogTornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lastFrame, _ := appendFrame(nil, recs[4])
-	goodLen := len(full) - len(lastFrame)
+	lastBatch, _ := appendBatch(nil, recs[3:5])
+	goodLen := len(full) - len(lastBatch)
 
 	countRecords := func(l *FileLog) int {
 		n := 0
@@ -193,8 +196,9 @@ func TestFileLogTornTail(t *testing.T) {
 		}
 		return n
 	}
-	// Every cut inside the last frame, and a flipped byte anywhere in it,
-	// drops exactly that frame.
+	// Every cut inside the last batch, a flipped byte anywhere in it, and
+	// zeros after it (blocks a crash left unwritten) drop exactly that
+	// batch: both of its records, never one.
 	var damaged [][]byte
 	for cut := goodLen + 1; cut < len(full); cut++ {
 		damaged = append(damaged, full[:cut])
@@ -205,6 +209,7 @@ func TestFileLogTornTail(t *testing.T) {
 		damaged = append(damaged, b)
 	}
 	damaged = append(damaged, append(append([]byte(nil), full[:goodLen]...), 0, 0, 0))
+	damaged = append(damaged, append(append([]byte(nil), full[:goodLen+20]...), make([]byte, 4096)...))
 	for i, b := range damaged {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
@@ -213,14 +218,14 @@ func TestFileLogTornTail(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		if n := countRecords(l); n != 4 {
-			t.Fatalf("case %d: %d records, want 4", i, n)
+		if n := countRecords(l); n != 3 {
+			t.Fatalf("case %d: %d records, want 3", i, n)
 		}
 		if l.Truncated() == 0 {
 			t.Fatalf("case %d: nothing truncated", i)
 		}
-		// The log keeps working after the cut, and the new record survives a reopen.
-		if last, err := l.Append(recs[4:5]); err != nil || last != 4 {
+		// The log keeps working after the cut, and the new records survive a reopen.
+		if last, err := l.Append(recs[3:5]); err != nil || last != 4 {
 			t.Fatalf("case %d: append %d %v", i, last, err)
 		}
 		l.Close()
@@ -230,6 +235,104 @@ func TestFileLogTornTail(t *testing.T) {
 		}
 		if n := countRecords(l); n != 5 || l.Truncated() != 0 {
 			t.Fatalf("case %d: %d records after reopen, truncated %d", i, n, l.Truncated())
+		}
+		l.Close()
+	}
+}
+
+// Regression (issue 11 item 9): a flipped byte in the middle of the
+// metadata log was treated as a torn tail, so everything after it was cut
+// off and the broker then deleted the data of every topic it no longer
+// found. Damage that a crash cannot have caused (a complete batch follows
+// it) now fails the open with ErrCorrupt and leaves the file as it was.
+func TestFileLogDamageBeforeTheTailIsCorruption(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "metadata.log")
+	l, err := OpenFileLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := allRecordKinds()
+	for i := range recs {
+		if _, err := l.Append(recs[i : i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	full, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastBatch, _ := appendBatch(nil, recs[len(recs)-1:])
+	for i := fileHeaderSize; i < len(full)-len(lastBatch); i++ {
+		b := append([]byte(nil), full...)
+		b[i] ^= 0x01
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := OpenFileLog(path)
+		if err == nil {
+			l.Close()
+			t.Fatalf("flipped byte %d: opened", i)
+		}
+		if !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("flipped byte %d: %v", i, err)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
+			t.Fatalf("flipped byte %d: the file was changed", i)
+		}
+	}
+}
+
+// Regression (issue 11 item 9): CreateTopics' records were separate frames,
+// so a crash in the middle of the append left a topic with some of its
+// partitions. Cut the log at every byte of the CreateTopics batch: after
+// the restart the topics exist with all their partitions and configs, or
+// not at all.
+func TestCreateTopicsIsAtomicAcrossTornWrites(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "metadata.log")
+	l, err := OpenFileLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestController(t, 3, func(o *Options) { o.Log = l })
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := c.CreateTopics([]CreateTopic{
+		{Name: "a", NumPartitions: 4, ReplicationFactor: 2, Configs: map[string]string{"retention.ms": "1"}},
+		{Name: "b", NumPartitions: 3, ReplicationFactor: 3},
+	}, false)
+	if res[0].ErrorCode != 0 || res[1].ErrorCode != 0 {
+		t.Fatalf("%+v", res)
+	}
+	l.Close()
+	full, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cut := before.Size(); cut <= int64(len(full)); cut++ {
+		if err := os.WriteFile(path, full[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := OpenFileLog(path)
+		if err != nil {
+			t.Fatalf("cut %d: %v", cut, err)
+		}
+		c2, err := New(Options{NodeID: 1, ClusterID: "test-cluster", Log: l, Logger: quietLogger})
+		if err != nil {
+			t.Fatalf("cut %d: %v", cut, err)
+		}
+		img := c2.Image()
+		a, b := img.Topics["a"], img.Topics["b"]
+		switch {
+		case cut == int64(len(full)):
+			if a == nil || b == nil || len(a.Partitions) != 4 || len(b.Partitions) != 3 || a.Configs["retention.ms"] != "1" {
+				t.Fatalf("intact log: %+v %+v", a, b)
+			}
+		case a != nil || b != nil:
+			t.Fatalf("cut %d: a partial CreateTopics survived: %v %v", cut, a != nil, b != nil)
 		}
 		l.Close()
 	}
@@ -253,12 +356,64 @@ func TestFileLogHeader(t *testing.T) {
 	if _, err := OpenFileLog(path); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("bad magic: %v", err)
 	}
-	b := []byte(fileMagic + "\x00\x02" + "\x00\x00\x00\x00\x00\x00\x00\x00")
+	b := []byte(fileMagic + "\x00\x03" + "\x00\x00\x00\x00\x00\x00\x00\x00")
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := OpenFileLog(path); !errors.Is(err, ErrUnsupportedVersion) {
-		t.Fatalf("version 2: %v", err)
+		t.Fatalf("version 3: %v", err)
+	}
+}
+
+// A version 1 log (one frame per record) is rewritten as version 2 at
+// open, each record a batch of its own, and replays the same records.
+func TestFileLogMigratesVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "metadata.log")
+	recs := allRecordKinds()
+	v1 := appendHeader(nil, fileVersionV1, 0)
+	for _, rec := range recs {
+		v1, _ = appendFrame(v1, rec)
+	}
+	// A torn frame at the end, as version 1 could leave: dropped.
+	torn, _ := appendFrame(nil, recs[0])
+	v1 = append(v1, torn[:len(torn)-2]...)
+	if err := os.WriteFile(path, v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A migration that crashed before its rename left its temporary file.
+	if err := os.WriteFile(path+migrateSuffix, []byte("half a migration"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := OpenFileLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Migrated() != int64(len(recs)) {
+		t.Fatalf("migrated %d", l.Migrated())
+	}
+	var got []Record
+	if err := l.Replay(func(_ int64, r Record) error { got = append(got, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(normalize(got), normalize(recs)) {
+		t.Fatalf("replayed %d records, want %d", len(got), len(recs))
+	}
+	if last, err := l.Append(recs[:1]); err != nil || last != int64(len(recs)) {
+		t.Fatalf("append after migration: %d %v", last, err)
+	}
+	l.Close()
+	if _, err := os.Stat(path + migrateSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("temporary file left: %v", err)
+	}
+	l, err = OpenFileLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	n := 0
+	l.Replay(func(int64, Record) error { n++; return nil })
+	if n != len(recs)+1 || l.Migrated() != 0 {
+		t.Fatalf("reopen: %d records, migrated %d", n, l.Migrated())
 	}
 }
 
@@ -270,11 +425,11 @@ func TestFileLogUnknownRecordIsNotTruncated(t *testing.T) {
 	}
 	l.Append(allRecordKinds()[:1])
 	l.Close()
-	frame, _ := appendFrame(nil, allRecordKinds()[0])
-	frame[9] = 99 // unknown type, with a CRC that matches it
-	frame = fixCRC(frame)
+	batch, _ := appendBatch(nil, allRecordKinds()[:1])
+	batch[batchHeader+5] = 99 // unknown type, with a CRC that matches it
+	binary.BigEndian.PutUint32(batch[4:], crc32.Checksum(batch[8:], crcTable))
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.Write(frame)
+	f.Write(batch)
 	f.Close()
 	if _, err := OpenFileLog(path); !errors.Is(err, ErrUnknownRecord) {
 		t.Fatalf("err %v", err)

@@ -32,51 +32,74 @@
 //
 // Snapshots (snapshot.go, used by controller/quorum) have a format of
 // their own: "SAMSAMSS", a uint16 version (1), the image offset, a record
-// count, then the frames below holding the records that rebuild the image
-// (ImageRecords). Replicated entries (EncodeEntry) are a version byte (1),
-// the offset of the image the batch was decided against, a record count
-// and the frames. Both follow the migration rules below; a new Image field
-// must be added to ImageRecords.
+// count, then frames in the layout of FileLog version 1 (below) holding
+// the records that rebuild the image (ImageRecords). Replicated entries
+// (EncodeEntry) are a version byte (1), the offset of the image the batch
+// was decided against, a record count and such frames. Both follow the
+// migration rules below; a new Image field must be added to ImageRecords.
 //
-// # File format (version 1)
+// # File format (version 2)
 //
 // A FileLog file starts with an 18-byte header:
 //
 //	magic       [8]byte  "SAMSAMDL"
-//	version     uint16   1 (big endian)
-//	baseOffset  int64    offset of the first frame (0; reserved for snapshots)
+//	version     uint16   2 (big endian)
+//	baseOffset  int64    offset of the first record (0; reserved for snapshots)
 //
-// followed by frames, one per record, all integers big endian:
+// followed by batches, one per Append, all integers big endian:
 //
-//	length   uint32  bytes after the crc field (version + type + payload)
-//	crc      uint32  CRC-32C (Castagnoli) of version, type and payload
-//	version  int8    record payload version, 1
-//	type     int8    RecordType
-//	payload  []byte  the record as JSON (field names are the json tags in records.go)
+//	length   uint32  bytes after the crc field (count + records)
+//	crc      uint32  CRC-32C (Castagnoli) of count and records
+//	count    uint32  number of records, at least 1
+//	records  count times:
+//	  length   uint32  bytes after this field (version + type + payload)
+//	  version  int8    record payload version, 1
+//	  type     int8    RecordType
+//	  payload  []byte  the record as JSON (field names are the json tags in records.go)
 //
 // All file IO goes through storage/vfs (OpenFileLogFS), so tests can fail
 // any operation and simulate power loss. A record's offset is baseOffset
-// plus its frame's index. Every Append
-// writes its frames with one write and fsyncs. On open, the frames are read
-// until the first short frame, implausible length or CRC mismatch, and the
-// file is truncated there (a torn write from a crash); a frame whose CRC
-// matches but that does not decode is corruption and fails the open.
+// plus its index among all records. Every Append writes its batch with one
+// write and fsyncs, and the batch is the unit of recovery: a change that
+// takes several records (CreateTopics: a TopicRecord, its ConfigRecords and
+// PartitionRecords) is found whole after a crash, or not at all. On open,
+// the batches are read until the first damaged one (short, implausible
+// length, CRC mismatch). If that damage can be a crash's torn write (it
+// spans at most one batch, maxBatchSize, and no complete batch follows it
+// anywhere) the file is truncated there; otherwise the open fails with
+// ErrCorrupt and the file is left as it is, because cutting would drop
+// committed metadata. A batch whose CRC matches but that does not decode is
+// corruption too.
+//
+// Version 1 (before batches) had the same header with version 1, then one
+// frame per record: length uint32 (bytes after crc), crc uint32 (of
+// version, type and payload), version int8, type int8, payload. Its
+// recovery cut at the first bad frame, so a torn multi-record append could
+// leave part of a change.
 //
 // Record types: 1 RegisterBroker, 2 Topic, 3 Partition, 4 PartitionChange,
 // 5 Config, 6 RemoveTopic, 7 BrokerFence. Numbers are never reused.
 //
 // # Migration
 //
-// Additive changes (a new optional JSON field, a new record type) keep
-// version 1: older builds fail loudly on an unknown record type rather than
-// skip it. A change in the meaning of an existing payload bumps that frame's
-// version byte; decodeRecord then handles every version it knows, and the
-// new code writes only the newest. A change of the framing or the header
-// bumps the file version; OpenFileLog must then read both versions, and a
-// migration rewrites the log as a new file (write, fsync, rename over the
-// old one, fsync the directory). A build that finds a newer version than
-// it knows refuses to open the file (ErrUnsupportedVersion) instead of
+// Additive changes (a new optional JSON field, a new record type) keep the
+// file version: older builds fail loudly on an unknown record type rather
+// than skip it. A change in the meaning of an existing payload bumps that
+// record's version byte; decodeRecord then handles every version it knows,
+// and the new code writes only the newest. A change of the framing or the
+// header bumps the file version; OpenFileLog must then read both versions,
+// and a migration rewrites the log as a new file (write, fsync, rename over
+// the old one, fsync the directory). A build that finds a newer version
+// than it knows refuses to open the file (ErrUnsupportedVersion) instead of
 // guessing.
+//
+// Version 1 → 2 (batches): OpenFileLog reads a version 1 file (dropping a
+// torn last frame, as version 1 did), writes every record as a batch of its
+// own to path+".migrate" (which keeps version 1's per-record recovery for
+// the old records), fsyncs it, renames it over the log and fsyncs the
+// directory. A leftover ".migrate" file is from a migration that crashed
+// before its rename and is removed. Migrated reports how many records were
+// rewritten.
 //
 // # Locking
 //

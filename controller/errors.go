@@ -19,6 +19,9 @@ var (
 	// sticky: the controller refuses further writes until restart, because
 	// after a failed write or fsync the log's state on disk is unknown.
 	ErrLogFailed = errors.New("controller: metadata log failed")
+	// ErrBatchTooLarge reports an Append larger than one batch may be; it
+	// is refused before anything is written.
+	ErrBatchTooLarge = errors.New("controller: metadata batch too large")
 	// ErrClosed reports use of a closed log.
 	ErrClosed = errors.New("controller: metadata log closed")
 	// ErrInvalidBroker reports a broker registration with a bad id, host or port.

@@ -23,6 +23,11 @@ import (
 
 var quietLogger = slog.New(slog.DiscardHandler)
 
+// testTimeout is the election timeout of the test clusters: short, but long
+// enough that a loaded machine (-race, shared cores) rarely loses a lease.
+// Tests still expect leadership to move at any time.
+const testTimeout = 500 * time.Millisecond
+
 func testLogger() *slog.Logger {
 	if os.Getenv("QUORUM_TEST_LOG") != "" {
 		return slog.Default()
@@ -217,44 +222,74 @@ func (tc *testCluster) converged() *controller.Image {
 	return img
 }
 
+// mustCreate creates topic name through whichever node is the active
+// controller, retrying on NOT_CONTROLLER (leadership may move at any time
+// on a loaded machine). An earlier attempt that failed with NOT_CONTROLLER
+// may have committed, so TOPIC_ALREADY_EXISTS on a retry is success.
+func (tc *testCluster) mustCreate(name string, ids ...int32) {
+	tc.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for retry := false; ; retry = true {
+		code := createTopic(tc.leader(ids...).c, name)
+		if code == 0 || retry && code == kerr.TopicAlreadyExists.Code {
+			return
+		}
+		if code != kerr.NotController.Code || time.Now().After(deadline) {
+			tc.t.Fatalf("create %s: %v", name, kerr.ErrorForCode(code))
+		}
+	}
+}
+
+// mustRegister registers broker id through the active controller.
+func (tc *testCluster) mustRegister(id int32) {
+	tc.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := tc.leader().c.RegisterBroker(controller.Broker{ID: id, Host: "h", Port: 9090 + id})
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, controller.ErrNotController) || time.Now().After(deadline) {
+			tc.t.Fatal(err)
+		}
+	}
+}
+
 func createTopic(c *controller.Controller, name string) int16 {
 	res := c.CreateTopics([]controller.CreateTopic{{Name: name, NumPartitions: 1, ReplicationFactor: -1}}, false)
 	return res[0].ErrorCode
 }
 
 func TestThreeVotersReplicate(t *testing.T) {
-	tc := newTestCluster(t, 3, 200*time.Millisecond, nil)
-	l := tc.leader()
+	tc := newTestCluster(t, 3, testTimeout, nil)
 	for id := int32(1); id <= 3; id++ {
-		if err := l.c.RegisterBroker(controller.Broker{ID: id, Host: "h", Port: 9090 + id}); err != nil {
-			t.Fatal(err)
-		}
+		tc.mustRegister(id)
 	}
 	for i := range 5 {
-		if code := createTopic(l.c, fmt.Sprintf("t%d", i)); code != 0 {
-			t.Fatalf("create t%d: %v", i, kerr.ErrorForCode(code))
-		}
+		tc.mustCreate(fmt.Sprintf("t%d", i))
 	}
 	img := tc.converged()
+	l := tc.leader()
 	if len(img.Topics) != 5 || len(img.Brokers) != 3 {
 		t.Fatalf("image has %d topics and %d brokers, want 5 and 3", len(img.Topics), len(img.Brokers))
 	}
-	for _, n := range tc.nodes {
-		if got := n.c.ActiveController(); got != l.id {
-			t.Errorf("node %d reports active controller %d, want %d", n.id, got, l.id)
+	waitFor(t, 10*time.Second, "every node to know the active controller", func() bool {
+		for _, n := range tc.nodes {
+			if n.c.ActiveController() != l.id {
+				return false
+			}
 		}
-	}
+		return true
+	})
 }
 
 // TestWriteOnFollower: a voter that is not the active controller refuses
 // writes with NOT_CONTROLLER and commits nothing.
 func TestWriteOnFollower(t *testing.T) {
-	tc := newTestCluster(t, 3, 200*time.Millisecond, nil)
-	l := tc.leader()
-	if err := l.c.RegisterBroker(controller.Broker{ID: 1, Host: "h", Port: 9091}); err != nil {
-		t.Fatal(err)
-	}
+	tc := newTestCluster(t, 3, testTimeout, nil)
+	tc.mustRegister(1)
 	before := tc.converged()
+	l := tc.leader()
 	for _, n := range tc.nodes {
 		if n == l {
 			continue
@@ -281,14 +316,10 @@ func TestWriteOnFollower(t *testing.T) {
 // new one; after healing the old leader follows and nothing committed is
 // lost or applied twice.
 func TestIsolatedLeaderStepsDown(t *testing.T) {
-	tc := newTestCluster(t, 3, 200*time.Millisecond, nil)
+	tc := newTestCluster(t, 3, testTimeout, nil)
+	tc.mustRegister(1)
+	tc.mustCreate("before")
 	old := tc.leader()
-	if err := old.c.RegisterBroker(controller.Broker{ID: 1, Host: "h", Port: 9091}); err != nil {
-		t.Fatal(err)
-	}
-	if code := createTopic(old.c, "before"); code != 0 {
-		t.Fatal(kerr.ErrorForCode(code))
-	}
 	tc.isolate(old.id)
 	// A write on the isolated leader cannot commit: it fails with
 	// NOT_CONTROLLER once the leader's lease runs out, or at once if it
@@ -303,10 +334,7 @@ func TestIsolatedLeaderStepsDown(t *testing.T) {
 			rest = append(rest, id)
 		}
 	}
-	l := tc.leader(rest...)
-	if code := createTopic(l.c, "after"); code != 0 {
-		t.Fatal(kerr.ErrorForCode(code))
-	}
+	tc.mustCreate("after", rest...)
 	tc.heal(old.id)
 	img := tc.converged()
 	if img.Topics["before"] == nil || img.Topics["after"] == nil || img.Topics["lost"] != nil {
@@ -325,17 +353,11 @@ func TestIsolatedLeaderStepsDown(t *testing.T) {
 // leads, while leaders are isolated in turn; every acknowledged topic is on
 // every node exactly once.
 func TestFailoverUnderWrites(t *testing.T) {
-	tc := newTestCluster(t, 3, 200*time.Millisecond, nil)
-	tc.leader().c.RegisterBroker(controller.Broker{ID: 1, Host: "h", Port: 9091})
+	tc := newTestCluster(t, 3, testTimeout, nil)
+	tc.mustRegister(1)
 	var acked []string
 	seq := 0
 	write := func(n int) {
-		before := len(acked)
-		defer func() {
-			if len(acked) == before {
-				t.Fatalf("none of %d writes acknowledged", n)
-			}
-		}()
 		for range n {
 			l := tc.leader()
 			name := fmt.Sprintf("w%d", seq)
@@ -355,6 +377,16 @@ func TestFailoverUnderWrites(t *testing.T) {
 		old := tc.leader()
 		tc.isolate(old.id)
 		write(10)
+		// At least one write must commit without the isolated node.
+		name := fmt.Sprintf("r%d", round)
+		var rest []int32
+		for id := range tc.nodes {
+			if id != old.id {
+				rest = append(rest, id)
+			}
+		}
+		tc.mustCreate(name, rest...)
+		acked = append(acked, name)
 		tc.heal(old.id)
 		t.Logf("round %d: isolated node %d", round, old.id)
 	}
@@ -379,16 +411,16 @@ func TestFailoverUnderWrites(t *testing.T) {
 // snapshot plus the tail; a full restart rebuilds the same image from each
 // node's own snapshot and log.
 func TestSnapshotCatchUp(t *testing.T) {
-	tc := newTestCluster(t, 3, 200*time.Millisecond, func(o *Options) {
+	tc := newTestCluster(t, 3, testTimeout, func(o *Options) {
 		o.TrailingLogs = 2
 		o.SnapshotThreshold = 1 << 30 // only explicit snapshots
 	})
-	l := tc.leader()
-	l.c.RegisterBroker(controller.Broker{ID: 1, Host: "h", Port: 9091})
+	tc.mustRegister(1)
 	for i := range 10 {
-		createTopic(l.c, fmt.Sprintf("a%d", i))
+		tc.mustCreate(fmt.Sprintf("a%d", i))
 	}
 	tc.converged()
+	l := tc.leader()
 	var follower *testNode
 	for _, n := range tc.nodes {
 		if n != l {
@@ -398,13 +430,20 @@ func TestSnapshotCatchUp(t *testing.T) {
 	}
 	tc.stop(follower.id)
 	for i := range 10 {
-		if code := createTopic(l.c, fmt.Sprintf("b%d", i)); code != 0 {
-			t.Fatal(kerr.ErrorForCode(code))
-		}
+		tc.mustCreate(fmt.Sprintf("b%d", i))
 	}
-	l.c.DeleteTopics([]string{"a0"}, nil)
-	if err := l.q.Raft().Snapshot().Error(); err != nil {
-		t.Fatal(err)
+	waitFor(t, 30*time.Second, "a0 deleted", func() bool {
+		res := tc.leader().c.DeleteTopics([]string{"a0"}, nil)
+		return res[0].ErrorCode == 0 || res[0].ErrorCode == kerr.UnknownTopicOrPartition.Code
+	})
+	// Every running node snapshots and compacts its log (a leader change
+	// in between must not let the follower catch up from a log).
+	for _, n := range tc.nodes {
+		if n.q != nil {
+			waitFor(t, 30*time.Second, "a snapshot", func() bool {
+				return n.q.Raft().Snapshot().Error() == nil
+			})
+		}
 	}
 	tc.start(follower.id)
 	img := tc.converged()

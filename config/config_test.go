@@ -387,8 +387,57 @@ func TestBrokerIDAlias(t *testing.T) {
 
 func TestUnknownEnvIsNotAnError(t *testing.T) {
 	c := mustLoad(t, nil, []string{"KAFKA_PORT=9092", "KAFKA_TOTALLY_MADE_UP=1"})
-	if !reflect.DeepEqual(c.Ignored, []string{"port", "totally.made.up"}) {
-		t.Fatalf("Ignored %v", c.Ignored)
+	if !reflect.DeepEqual(c.Ignored, []string{"port"}) || !reflect.DeepEqual(c.UnknownEnv, []string{"KAFKA_TOTALLY_MADE_UP"}) {
+		t.Fatalf("Ignored %v UnknownEnv %v", c.Ignored, c.UnknownEnv)
+	}
+}
+
+// TestUnknownEnvNamedAndSuggested is the regression test for issue 11 item
+// 18: a KAFKA_* variable that is no Kafka setting at all (a typo such as
+// KAFKA_NUM_PARTITION) was logged with the same "accepted but not
+// implemented" line as a real Kafka setting samsa does not implement. It
+// is now reported as unknown, naming the variable and the closest setting
+// as a variable; a real but unimplemented setting keeps its own message;
+// the image's own variables (KAFKA_HEAP_OPTS, ...) get only a DEBUG line;
+// and none of them stops the broker.
+func TestUnknownEnvNamedAndSuggested(t *testing.T) {
+	c := mustLoad(t, nil, []string{
+		"KAFKA_NUM_PARTITION=3",                 // typo of num.partitions
+		"KAFKA_AUTO_LEADER_REBALANCE_ENABLED=x", // typo of an accepted-but-unimplemented setting
+		"KAFKA_RETENTION_MS=1000",               // a topic setting given as a broker one
+		"KAFKA_QQQQ_ZZZZ=1",                     // nothing close
+		"KAFKA_SOCKET_SEND_BUFFER_BYTES=1024",   // real Kafka setting, not implemented
+		"KAFKA_HEAP_OPTS=-Xmx1G", "KAFKA_JVM_PERFORMANCE_OPTS=-server", "KAFKA_OPTS=-Dx", "KAFKA_LOG4J_OPTS=-Dy",
+		"KAFKA_GC_LOG_OPTS=-Xlog", "KAFKA_JMX_OPTS=-Dz", "KAFKA_DEBUG=y",
+	})
+	if want := []string{"KAFKA_NUM_PARTITION", "KAFKA_AUTO_LEADER_REBALANCE_ENABLED", "KAFKA_RETENTION_MS", "KAFKA_QQQQ_ZZZZ"}; !reflect.DeepEqual(c.UnknownEnv, want) {
+		t.Errorf("UnknownEnv %v, want %v", c.UnknownEnv, want)
+	}
+	if !reflect.DeepEqual(c.Ignored, []string{"socket.send.buffer.bytes"}) {
+		t.Errorf("Ignored %v", c.Ignored)
+	}
+	all := strings.Join(c.Warnings, "\n")
+	for _, want := range []string{
+		"environment variable KAFKA_NUM_PARTITION: num.partition is not a Kafka setting; did you mean num.partitions (KAFKA_NUM_PARTITIONS)?",
+		"KAFKA_AUTO_LEADER_REBALANCE_ENABLED: auto.leader.rebalance.enabled is not a Kafka setting; did you mean auto.leader.rebalance.enable (KAFKA_AUTO_LEADER_REBALANCE_ENABLE)?",
+		"retention.ms is a topic setting, the broker default is log.retention.ms (KAFKA_LOG_RETENTION_MS)",
+		"environment variable KAFKA_QQQQ_ZZZZ: qqqq.zzzz is not a Kafka setting\n",
+		"ignoring socket.send.buffer.bytes (env KAFKA_SOCKET_SEND_BUFFER_BYTES): Kafka setting not implemented by samsa",
+	} {
+		if !strings.Contains(all+"\n", want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+	if len(c.Warnings) != 5 {
+		t.Errorf("%d warnings, want 5 (plumbing variables are not warned about):\n%s", len(c.Warnings), all)
+	}
+	levels := map[string]int{}
+	for _, n := range c.Notices {
+		levels[n.Level.String()+" "+n.Msg]++
+	}
+	if levels["WARN unknown setting in the environment, ignored"] != 4 || levels["WARN setting accepted but not implemented"] != 1 ||
+		levels["DEBUG environment variable is not a setting (container image or Kubernetes), ignored"] != 7 || len(levels) != 3 {
+		t.Errorf("notices %v", levels)
 	}
 }
 

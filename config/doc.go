@@ -19,14 +19,26 @@
 //  4. repeatable --override key=value flags.
 //
 // Image plumbing variables (KAFKA_HEAP_OPTS, KAFKA_OPTS, KAFKA_VERSION, ...)
-// are skipped silently. Kafka settings samsa knows but does not implement
-// (ssl.*, sasl.*, controller.quorum.voters, transaction.state.log.*, ...) are
-// accepted and listed in Config.Ignored with a line in Config.Warnings. An
-// unknown setting in the file or an override is an error wrapping
-// ErrUnknownSetting; an unknown KAFKA_* variable is only a warning, because
-// containers get unrelated KAFKA_* variables (Kubernetes injects KAFKA_PORT
-// for a service named kafka). A bad value is an error wrapping
-// ErrInvalidValue that names the setting and where it came from.
+// and Kubernetes service variables are skipped with a DEBUG notice. Kafka
+// settings samsa knows but does not implement (ssl.*, sasl.*,
+// controller.quorum.voters, transaction.state.log.*, ...) are accepted and
+// listed in Config.Ignored with a line in Config.Warnings and a WARN notice
+// ("setting accepted but not implemented"). An unknown setting in the file
+// or an override is an error wrapping ErrUnknownSetting; a KAFKA_* variable
+// that names no Kafka setting (a typo such as KAFKA_NUM_PARTITION) is only a
+// warning that names the variable and the closest setting's variable,
+// listed in Config.UnknownEnv, because a compose file may carry it. A bad
+// value is an error wrapping ErrInvalidValue that names the setting and
+// where it came from. Config.Notices holds these lines with their levels,
+// for the caller to log.
+//
+// Security settings fail closed (security.go): a setting that would
+// restrict access (authorizer.class.name, super.users,
+// allow.everyone.if.no.acl.found=false, ssl.client.auth=required|requested,
+// security.inter.broker.protocol other than PLAINTEXT, listener.name.<l>.ssl.*
+// and .sasl.* of a configured listener) makes Load fail with ErrUnsupported
+// naming it, since samsa cannot enforce it yet and would otherwise serve
+// every client anonymously.
 //
 // # Differences from Kafka's defaults
 //

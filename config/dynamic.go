@@ -50,7 +50,7 @@ func (c *Config) WithDynamic(clusterDefault, perBroker map[string]string) (out *
 	if err != nil {
 		return nil, nil, err
 	}
-	out.Ignored, out.Warnings = c.Ignored, c.Warnings
+	out.Ignored, out.Warnings, out.UnknownEnv, out.Notices = c.Ignored, c.Warnings, c.UnknownEnv, c.Notices
 	out.staticValues, out.staticSources = c.staticValues, c.staticSources
 	if err := out.Validate(); err != nil {
 		return nil, nil, err

@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // envSetting is a setting found in the environment.
 type envSetting struct {
@@ -81,8 +84,10 @@ func KeyToEnv(key string) string {
 // envSettings picks the settings out of an environment given as KEY=VALUE
 // strings. KAFKA_CFG_* (bitnami) wins over KAFKA_* for the same key, and
 // CLUSTER_ID (apache/kafka) or KAFKA_KRAFT_CLUSTER_ID (bitnami) set
-// cluster.id unless KAFKA_CLUSTER_ID or KAFKA_CFG_CLUSTER_ID does.
-func envSettings(environ []string) []envSetting {
+// cluster.id unless KAFKA_CLUSTER_ID or KAFKA_CFG_CLUSTER_ID does. skipped
+// names the KAFKA_* variables that are not settings at all (image plumbing
+// such as KAFKA_HEAP_OPTS, Kubernetes service variables), sorted.
+func envSettings(environ []string) (settings []envSetting, skipped []string) {
 	byKey := map[string]envSetting{}
 	rank := map[string]int{}
 	var order []string
@@ -105,7 +110,8 @@ func envSettings(environ []string) []envSetting {
 			put(envSetting{Var: name, Key: "cluster.id", Value: value}, 0)
 			continue
 		}
-		if kubernetesServiceVar(name, value) {
+		if kubernetesServiceVar(name, value) || imagePlumbing[name] {
+			skipped = append(skipped, name)
 			continue
 		}
 		key, ok := envToKey(name)
@@ -118,11 +124,12 @@ func envSettings(environ []string) []envSetting {
 		}
 		put(envSetting{Var: name, Key: key, Value: value}, r)
 	}
-	out := make([]envSetting, 0, len(order))
+	settings = make([]envSetting, 0, len(order))
 	for _, k := range order {
-		out = append(out, byKey[k])
+		settings = append(settings, byKey[k])
 	}
-	return out
+	sort.Strings(skipped)
+	return settings, skipped
 }
 
 // kubernetesServiceVar reports whether a variable is one that Kubernetes

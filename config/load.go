@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"sort"
@@ -115,6 +116,14 @@ type Config struct {
 	// setting, for the caller to log.
 	Ignored  []string
 	Warnings []string
+	// UnknownEnv names the KAFKA_* environment variables that map to no
+	// Kafka setting (typos), in environment order; each has a Warnings line.
+	UnknownEnv []string
+	// Notices are what the caller should log about the configuration, with
+	// levels: a WARN per setting accepted but not implemented and per
+	// unknown KAFKA_* variable (with the closest setting), a DEBUG per
+	// image plumbing variable (KAFKA_HEAP_OPTS, ...) skipped.
+	Notices []Notice
 
 	// staticValues and staticSources are Values and Sources as Load built
 	// them, before WithDynamic layered anything on top.
@@ -189,7 +198,8 @@ func Load(args []string, environ []string) (*Config, error) {
 		}
 		overrideProps = append(overrideProps, property{Key: strings.TrimSpace(k), Value: v})
 	}
-	return load(loadInput{file: file, fileProps: fileProps, env: envSettings(environ), overrides: overrideProps})
+	env, envSkipped := envSettings(environ)
+	return load(loadInput{file: file, fileProps: fileProps, env: env, envSkipped: envSkipped, overrides: overrideProps})
 }
 
 type discard struct{}
@@ -197,10 +207,18 @@ type discard struct{}
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 type loadInput struct {
-	file      string
-	fileProps []property
-	env       []envSetting
-	overrides []property
+	file       string
+	fileProps  []property
+	env        []envSetting
+	envSkipped []string
+	overrides  []property
+}
+
+// Notice is one structured log line about the configuration.
+type Notice struct {
+	Level slog.Level
+	Msg   string
+	Args  []any // slog key-value pairs
 }
 
 // load layers the sources in viper and decodes the result. viper's key
@@ -222,6 +240,7 @@ func load(in loadInput) (*Config, error) {
 	// server.properties:12", "env KAFKA_LOG_DIRS", "--override").
 	origins := map[string]string{}
 	ignored := map[string]string{}
+	ignoredGiven := map[string]givenSetting{} // the winning value of each ignored setting
 	var warnings []string
 
 	// accept sorts one given setting into implemented, ignored or unknown.
@@ -232,18 +251,37 @@ func load(in loadInput) (*Config, error) {
 			origins[key] = where
 			return true, nil
 		}
-		if knownKafka := isIgnoredKey(key); knownKafka || !strict {
+		if isIgnoredKey(key) {
 			if _, dup := ignored[key]; !dup {
-				why := "Kafka setting not implemented by samsa"
-				if !knownKafka {
-					why = "not a setting samsa knows"
-				}
-				warnings = append(warnings, fmt.Sprintf("config: ignoring %s (%s): %s", key, where, why))
+				warnings = append(warnings, fmt.Sprintf("config: ignoring %s (%s): Kafka setting not implemented by samsa", key, where))
 			}
 			ignored[key] = where
+			ignoredGiven[key] = givenSetting{value: value, where: where}
+			return false, nil
+		}
+		if !strict {
 			return false, nil
 		}
 		return false, fmt.Errorf("%w %s (%s)%s", ErrUnknownSetting, key, where, suggest(defs, key))
+	}
+	// unknownEnv notes a KAFKA_* variable that names no Kafka setting (a
+	// typo such as KAFKA_NUM_PARTITION): a warning naming the variable and
+	// the closest setting, never an error, since a compose file may set it.
+	var unknownEnv []string
+	var notices []Notice
+	noteUnknownEnv := func(e envSetting) {
+		unknownEnv = append(unknownEnv, e.Var)
+		line := fmt.Sprintf("config: ignoring environment variable %s: %s is not a Kafka setting", e.Var, e.Key)
+		args := []any{"variable", e.Var, "setting", e.Key}
+		if td, ok := topicDef(e.Key); ok && td.BrokerSynonym != "" {
+			line += fmt.Sprintf("; %s is a topic setting, the broker default is %s (%s)", e.Key, td.BrokerSynonym, KeyToEnv(td.BrokerSynonym))
+			args = append(args, "did_you_mean", KeyToEnv(td.BrokerSynonym))
+		} else if best := closestSetting(defs, e.Key); best != "" {
+			line += fmt.Sprintf("; did you mean %s (%s)?", best, KeyToEnv(best))
+			args = append(args, "did_you_mean", KeyToEnv(best))
+		}
+		warnings = append(warnings, line)
+		notices = append(notices, Notice{Level: slog.LevelWarn, Msg: "unknown setting in the environment, ignored", Args: args})
 	}
 
 	fileMap := map[string]any{}
@@ -264,6 +302,10 @@ func load(in loadInput) (*Config, error) {
 	// KAFKA_* variables are warnings, never errors.
 	envMap := map[string]any{}
 	for _, e := range in.env {
+		if _, implemented := known[strings.TrimSpace(e.Key)]; !implemented && !isIgnoredKey(strings.TrimSpace(e.Key)) {
+			noteUnknownEnv(e)
+			continue
+		}
 		ok, err := accept(e.Key, e.Value, "env "+e.Var, false)
 		if err != nil {
 			return nil, err
@@ -310,8 +352,19 @@ func load(in loadInput) (*Config, error) {
 	}
 	sort.Strings(c.Ignored)
 	c.Warnings = warnings
+	c.UnknownEnv = unknownEnv
+	for _, k := range c.Ignored {
+		notices = append(notices, Notice{Level: slog.LevelWarn, Msg: "setting accepted but not implemented", Args: []any{"setting", k, "from", ignored[k]}})
+	}
+	for _, name := range in.envSkipped {
+		notices = append(notices, Notice{Level: slog.LevelDebug, Msg: "environment variable is not a setting (container image or Kubernetes), ignored", Args: []any{"variable", name}})
+	}
+	c.Notices = notices
 	c.staticValues, c.staticSources = copyMap(c.Values), copyMap(c.Sources)
 	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkSecurity(ignoredGiven, c); err != nil {
 		return nil, err
 	}
 	return c, nil

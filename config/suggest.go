@@ -1,22 +1,39 @@
 package config
 
+import "sort"
+
 // suggest returns a hint for an unknown broker setting: the broker synonym
-// when key is a topic setting, else the closest implemented name within a
+// when key is a topic setting, else the closest Kafka setting within a
 // small edit distance, else "".
 func suggest(defs []Def, key string) string {
 	if td, ok := topicDef(key); ok && td.BrokerSynonym != "" {
 		return "; " + key + " is a topic setting, the broker default is " + td.BrokerSynonym
 	}
-	best, bestDist := "", 3
+	if best := closestSetting(defs, key); best != "" {
+		return "; did you mean " + best + "?"
+	}
+	return ""
+}
+
+// closestSetting returns the Kafka broker setting nearest to key (samsa's
+// implemented ones and those it accepts without implementing) within an
+// edit distance of 2, the alphabetically first on a tie, or "".
+func closestSetting(defs []Def, key string) string {
+	names := make([]string, 0, len(defs)+len(ignoredKeys))
 	for _, d := range defs {
-		if dist := editDistance(key, d.Name, bestDist); dist < bestDist {
-			best, bestDist = d.Name, dist
+		names = append(names, d.Name)
+	}
+	for k := range ignoredKeys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	best, bestDist := "", 3
+	for _, n := range names {
+		if dist := editDistance(key, n, bestDist); dist < bestDist {
+			best, bestDist = n, dist
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return "; did you mean " + best + "?"
+	return best
 }
 
 // editDistance is the Levenshtein distance of a and b, or limit if it is

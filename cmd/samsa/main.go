@@ -41,8 +41,8 @@ func run(logger *slog.Logger) error {
 		}
 		return err
 	}
-	for _, k := range cfg.Ignored {
-		logger.Warn("setting accepted but not implemented", "setting", k)
+	for _, n := range cfg.Notices {
+		logger.Log(context.Background(), n.Level, n.Msg, n.Args...)
 	}
 	// Signals are caught before the node starts so that a SIGTERM during
 	// start-up still gets a clean shutdown.

@@ -133,6 +133,8 @@ func (n *Node) startGroups() error {
 		MaxGroupSize:                  int(cfg.GroupMaxSize),
 		OffsetsRetention:              time.Duration(cfg.OffsetsRetentionMinutes) * time.Minute,
 		OffsetsRetentionCheckInterval: time.Duration(cfg.OffsetsRetentionCheckIntervalMs) * time.Millisecond,
+		MaxMetadataBytes:              int(cfg.OffsetMetadataMaxBytes),
+		MaxMessageBytes:               int(cfg.MessageMaxBytes),
 		Topics:                        imageTopics{n.ctrl},
 		ConsumerSessionTimeout:        time.Duration(cfg.GroupConsumerSessionTimeoutMs) * time.Millisecond,
 		ConsumerHeartbeatInterval:     time.Duration(cfg.GroupConsumerHeartbeatIntervalMs) * time.Millisecond,

@@ -750,3 +750,16 @@ func TestWithDynamic(t *testing.T) {
 		t.Errorf("dynamic SSL listener: %v", err)
 	}
 }
+
+// TestOffsetMetadataMaxBytes is the regression test for issue 11 item 17:
+// offset.metadata.max.bytes, a Kafka setting whose limit samsa enforces,
+// was refused at start as an unknown setting.
+func TestOffsetMetadataMaxBytes(t *testing.T) {
+	if c := mustLoad(t, nil, nil); c.OffsetMetadataMaxBytes != 4096 {
+		t.Errorf("default %d, want Kafka's 4096", c.OffsetMetadataMaxBytes)
+	}
+	c := mustLoad(t, []string{writeFile(t, "offset.metadata.max.bytes=100\n")}, []string{"KAFKA_OFFSET_METADATA_MAX_BYTES=200"})
+	if c.OffsetMetadataMaxBytes != 200 || len(c.Warnings) != 0 {
+		t.Errorf("got %d warnings %v, want 200 from the environment over the file", c.OffsetMetadataMaxBytes, c.Warnings)
+	}
+}

@@ -134,6 +134,7 @@ func brokerDefs() []Def {
 		d("offsets.topic.replication.factor", Short, "3", "Replication factor of __consumer_offsets. samsa caps it at the number of live brokers, with a warning.", atLeast(Short, 1)),
 		d("offsets.retention.minutes", Int, "10080", "How long committed offsets of an empty group are kept.", atLeast(Int, 1)),
 		d("offsets.retention.check.interval.ms", Long, "600000", "How often expired offsets are removed.", atLeast(Long, 1)),
+		d("offset.metadata.max.bytes", Int, "4096", "Largest metadata string of a committed offset; longer is OFFSET_METADATA_TOO_LARGE. Kafka accepts any integer; samsa requires at least 1.", atLeast(Int, 1)),
 		d("group.initial.rebalance.delay.ms", Int, "3000", "Delay of the first rebalance of a new classic group.", atLeast(Int, 0)),
 		d("group.min.session.timeout.ms", Int, "6000", "Least session timeout a classic group member may ask for.", typeOnly(Int)),
 		d("group.max.session.timeout.ms", Int, "1800000", "Largest session timeout a classic group member may ask for.", typeOnly(Int)),

@@ -168,6 +168,7 @@
 //	| `offsets.topic.replication.factor` | `3` | Replication factor of __consumer_offsets. samsa caps it at the number of live brokers, with a warning. |
 //	| `offsets.retention.minutes` | `10080` | How long committed offsets of an empty group are kept. |
 //	| `offsets.retention.check.interval.ms` | `600000` | How often expired offsets are removed. |
+//	| `offset.metadata.max.bytes` | `4096` | Largest metadata string of a committed offset; longer is OFFSET_METADATA_TOO_LARGE. Kafka accepts any integer; samsa requires at least 1. |
 //	| `group.initial.rebalance.delay.ms` | `3000` | Delay of the first rebalance of a new classic group. |
 //	| `group.min.session.timeout.ms` | `6000` | Least session timeout a classic group member may ask for. |
 //	| `group.max.session.timeout.ms` | `1800000` | Largest session timeout a classic group member may ask for. |

@@ -76,6 +76,7 @@ type Config struct {
 	OffsetsTopicReplicationFactor   int16
 	OffsetsRetentionMinutes         int64
 	OffsetsRetentionCheckIntervalMs int64
+	OffsetMetadataMaxBytes          int32
 	GroupInitialRebalanceDelayMs    int64
 	GroupMinSessionTimeoutMs        int32
 	GroupMaxSessionTimeoutMs        int32
@@ -555,6 +556,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.OffsetsTopicReplicationFactor = int16(d.num("offsets.topic.replication.factor", 16))
 	c.OffsetsRetentionMinutes = d.i64("offsets.retention.minutes")
 	c.OffsetsRetentionCheckIntervalMs = d.i64("offsets.retention.check.interval.ms")
+	c.OffsetMetadataMaxBytes = d.i32("offset.metadata.max.bytes")
 	c.GroupInitialRebalanceDelayMs = d.i64("group.initial.rebalance.delay.ms")
 	c.GroupMinSessionTimeoutMs = d.i32("group.min.session.timeout.ms")
 	c.GroupMaxSessionTimeoutMs = d.i32("group.max.session.timeout.ms")

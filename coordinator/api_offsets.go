@@ -127,10 +127,10 @@ func (c *Coordinator) commitOn(s *shard, req *kmsg.OffsetCommitRequest, resp *km
 	}
 	base := s.log.LogEndOffset() // the first record's offset: the shard is the only writer
 	if len(recs) > 0 {
-		if err := s.append(now, recs); err != nil {
+		if err := s.appendLimited(now, recs); err != nil {
 			s.logger.Warn("coordinator: writing offsets failed", "group", g.id, "err", err)
 			for _, p := range todo {
-				resp.Topics[p.topic].Partitions[p.partition].ErrorCode = kerr.CoordinatorNotAvailable.Code
+				resp.Topics[p.topic].Partitions[p.partition].ErrorCode = writeError(err).Code
 			}
 			todo = nil
 		}

@@ -76,13 +76,13 @@ func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, 
 		return
 	}
 	if recs = append(pre, recs...); len(recs) > 0 {
-		if err := s.append(now, recs); err != nil {
+		if err := s.appendLimited(now, recs); err != nil {
 			s.logger.Warn("coordinator: writing consumer group failed", "group", req.Group, "err", err)
 			if !created {
 				*cg = *saved
 			}
 			*resp = *req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-			hbError(resp, kerr.CoordinatorNotAvailable, "")
+			hbError(resp, writeError(err), "")
 			return
 		}
 	}

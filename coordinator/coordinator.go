@@ -44,6 +44,10 @@ type Options struct {
 	OffsetsRetentionCheckInterval time.Duration
 	// MaxMetadataBytes is offset.metadata.max.bytes (default 4096).
 	MaxMetadataBytes int
+	// MaxMessageBytes is the largest batch the coordinator writes to
+	// __consumer_offsets: the topic's max.message.bytes, which is the
+	// broker's message.max.bytes (default 1048588).
+	MaxMessageBytes int
 	// NewMemberID returns prefix-UUID (default: a random UUID v4).
 	NewMemberID func(prefix string) string
 	// Topics resolves topic IDs; without it v10 topic IDs are
@@ -91,6 +95,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxMetadataBytes <= 0 {
 		o.MaxMetadataBytes = 4096
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = 1048588
 	}
 	if o.ConsumerSessionTimeout <= 0 {
 		o.ConsumerSessionTimeout = 45 * time.Second

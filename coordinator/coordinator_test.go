@@ -675,3 +675,50 @@ func TestTopicIDsV10(t *testing.T) {
 		t.Fatalf("v10 fetch %+v", fr.Groups)
 	}
 }
+
+// TestGroupRecordOverMaxMessageBytes is the regression test for issue 11
+// item 17: a JoinGroup with 50 MiB of protocol metadata was stored as a
+// 52 MB __consumer_offsets record, which every later load then had to
+// read. As Kafka's CoordinatorRuntime does, a write larger than the
+// offsets topic's max.message.bytes is refused before it reaches the log,
+// and the client gets UNKNOWN_SERVER_ERROR (Kafka's mapping of
+// RECORD_LIST_TOO_LARGE / MESSAGE_TOO_LARGE for coordinator writes): the
+// leader's SyncGroup, which writes the group's metadata with the members'
+// subscriptions, and an OffsetCommit too large for one batch. The join
+// itself writes nothing for a non-empty group, in Kafka as here.
+func TestGroupRecordOverMaxMessageBytes(t *testing.T) {
+	l := newLogs()
+	const limit = 10_000
+	c := newTestCoordinator(t, l, func(o *Options) { o.NumPartitions = 1; o.MaxMessageBytes = limit })
+	ctx := t.Context()
+	big := joinReq("g", "")
+	big.Protocols[0].Metadata = make([]byte, 2*limit)
+	r := c.JoinGroup(ctx, Client{ID: "cl", Host: "/h"}, big)
+	wantCode(t, "first join", r.ErrorCode, kerr.MemberIDRequired)
+	big.MemberID = r.MemberID
+	r = c.JoinGroup(ctx, Client{ID: "cl", Host: "/h"}, big)
+	wantCode(t, "join", r.ErrorCode, nil)
+	before := l.get(0).LogEndOffset()
+	s := kmsg.NewPtrSyncGroupRequest()
+	s.Version = 5
+	s.Group, s.MemberID, s.Generation = "g", r.MemberID, r.Generation
+	s.ProtocolType, s.Protocol = ptr("consumer"), ptr("range")
+	s.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: r.MemberID, MemberAssignment: []byte("all")}}
+	wantCode(t, "sync of a group whose metadata is over the limit", c.SyncGroup(ctx, s).ErrorCode, kerr.UnknownServerError)
+	if after := l.get(0).LogEndOffset(); after != before {
+		t.Fatalf("log end %d -> %d: the oversized record was written", before, after)
+	}
+
+	// A group of small members still works, and a commit over the limit is refused.
+	member, gen := joinAndSync(t, c, "small", "orders")
+	offsets := map[int32]int64{}
+	for p := range int32(500) {
+		offsets[p] = int64(p)
+	}
+	for _, code := range commitCodes(c.OffsetCommit(ctx, commitReq("small", member, gen, "orders", offsets))) {
+		wantCode(t, "commit of 500 partitions in one batch over the limit", code, kerr.UnknownServerError)
+	}
+	for _, code := range commitCodes(c.OffsetCommit(ctx, commitReq("small", member, gen, "orders", map[int32]int64{0: 1}))) {
+		wantCode(t, "small commit", code, nil)
+	}
+}

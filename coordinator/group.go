@@ -710,7 +710,7 @@ func (g *Group) Stored(now time.Time, err error) []Reply {
 		}
 		return out
 	}
-	code := kerr.CoordinatorNotAvailable.Code
+	code := writeError(err).Code
 	if ps.undo != nil {
 		ps.undo()
 	}

@@ -226,14 +226,51 @@ func (s *shard) append(now time.Time, records []wire.Record) error {
 	if err != nil {
 		return fmt.Errorf("coordinator: encoding batch: %w", err)
 	}
-	if err := s.log.Append(batch); err != nil {
-		return fmt.Errorf("%w: %w", ErrWrite, err)
+	_, err = s.appendAt(batch)
+	return err
+}
+
+// appendLimited writes records as one batch, refused (ErrRecordTooLarge)
+// when it exceeds max.message.bytes. Writes a client's request causes use
+// it; the coordinator's own clean-up (tombstones of a deleted or expired
+// group) uses append, so that a group can always be removed.
+func (s *shard) appendLimited(now time.Time, records []wire.Record) error {
+	batch, err := encodeBatch(now, records)
+	if err != nil {
+		return fmt.Errorf("coordinator: encoding batch: %w", err)
+	}
+	if err := s.checkBatchSize(batch); err != nil {
+		return err
+	}
+	_, err = s.appendAt(batch)
+	return err
+}
+
+// checkBatchSize refuses a batch larger than the offsets topic's
+// max.message.bytes, as Kafka's CoordinatorRuntime does before it appends
+// (RecordTooLargeException): a 50 MiB JoinGroup metadata must not become a
+// 50 MiB record that every load of the partition then reads.
+func (s *shard) checkBatchSize(batch []byte) error {
+	if max := s.c.opts.MaxMessageBytes; len(batch) > max {
+		return fmt.Errorf("%w: batch of %d bytes exceeds max.message.bytes %d", ErrRecordTooLarge, len(batch), max)
 	}
 	return nil
 }
 
+// writeError is the Kafka error code a client gets when a write of its
+// request fails, as Kafka's coordinators map append errors: a batch over
+// the size limit is UNKNOWN_SERVER_ERROR (Kafka maps MESSAGE_TOO_LARGE and
+// RECORD_LIST_TOO_LARGE so, the client cannot fix it by retrying); any
+// other failure COORDINATOR_NOT_AVAILABLE, which the client retries.
+func writeError(err error) *kerr.Error {
+	if errors.Is(err, ErrRecordTooLarge) {
+		return kerr.UnknownServerError
+	}
+	return kerr.CoordinatorNotAvailable
+}
+
 func (s *shard) writeGroup(g *Group, now time.Time) error {
-	return s.append(now, []wire.Record{{
+	return s.appendLimited(now, []wire.Record{{
 		Key:   groupMetadataKey(g.id),
 		Value: g.metadataValue().AppendTo(nil),
 	}})
@@ -366,6 +403,9 @@ var (
 	ErrLoad = errors.New("coordinator: load failed")
 	// ErrWrite is wrapped when appending to __consumer_offsets fails.
 	ErrWrite = errors.New("coordinator: write failed")
+	// ErrRecordTooLarge is wrapped when a batch to write exceeds the
+	// offsets topic's max.message.bytes.
+	ErrRecordTooLarge = errors.New("coordinator: record too large")
 	// ErrClosed is returned by LoadPartition after Close.
 	ErrClosed = errors.New("coordinator: closed")
 )

@@ -489,12 +489,15 @@ func (c *Coordinator) txnCommitOn(s *shard, req *kmsg.TxnOffsetCommitRequest, re
 	})
 	var base int64
 	if err == nil {
+		err = s.checkBatchSize(batch)
+	}
+	if err == nil {
 		base, err = s.appendAt(batch)
 	}
 	if err != nil {
 		s.logger.Warn("coordinator: writing transactional offsets failed", "group", g.id, "producer_id", req.ProducerID, "err", err)
 		for _, p := range todo {
-			resp.Topics[p.topic].Partitions[p.partition].ErrorCode = kerr.CoordinatorNotAvailable.Code
+			resp.Topics[p.topic].Partitions[p.partition].ErrorCode = writeError(err).Code
 		}
 		forget()
 		return

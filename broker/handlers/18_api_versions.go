@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -8,8 +9,10 @@ import (
 //
 // The answer is built from Table, so what we advertise is exactly what we
 // dispatch. v1 adds throttle_time_ms; v3 is flexible and carries the
-// client's software name and version (accepted, not checked). v3+ lists
-// the supported and finalized features (see Features). A request of a
+// client's software name and version, each of which must match Kafka's
+// pattern [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])? (ApiVersionsRequest.
+// isValid): otherwise the answer is INVALID_REQUEST with no API keys, as
+// Kafka's. v3+ lists the supported and finalized features (see Features). A request of a
 // version we do not know is answered by the connection layer in the v0
 // shape with UNSUPPORTED_VERSION and this same list, so that the client
 // retries with a version we speak.
@@ -18,7 +21,30 @@ import (
 // and group.version is not finalized, when group.coordinator.rebalance.
 // protocols does not list "consumer", as Kafka does.
 func handleApiVersions(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.ApiVersionsRequest)
+	if r.Header.APIVersion >= 3 && (!validSoftwareNameOrVersion(req.ClientSoftwareName) || !validSoftwareNameOrVersion(req.ClientSoftwareVersion)) {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp, nil
+	}
 	return ApiVersionsResponse(d), nil
+}
+
+// validSoftwareNameOrVersion reports whether s matches Kafka's
+// [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])? (KIP-511): letters, digits,
+// '-' and '.', starting and ending with a letter or digit.
+func validSoftwareNameOrVersion(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && ((c != '-' && c != '.') || i == 0 || i == len(s)-1) {
+			return false
+		}
+	}
+	return true
 }
 
 // Feature is one feature flag of ApiVersions v3+: the range this broker

@@ -3,6 +3,7 @@ package handlers
 import (
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -67,5 +68,51 @@ func TestApiVersionsFeaturesAndConsumerProtocol(t *testing.T) {
 	}
 	if len(ApiVersionsResponse(nil).ApiKeys) != len(Table()) {
 		t.Fatal("nil deps")
+	}
+}
+
+// TestApiVersionsSoftwareNameValidation is the regression test for issue
+// 11 item 17: ApiVersions v3+ accepted any client software name and
+// version, where Kafka answers INVALID_REQUEST (with no API keys) unless
+// both match [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?. v0-v2 carry no
+// names and are not checked.
+func TestApiVersionsSoftwareNameValidation(t *testing.T) {
+	e := newAdminEnv(t)
+	for _, tc := range []struct {
+		name, version string
+		valid         bool
+	}{
+		{"apache-kafka-java", "4.0.0", true},
+		{"kgo", "v1.22.3", true},
+		{"librdkafka", "2.3.0", true},
+		{"a", "1", true},
+		{"A.b-C9", "0.0.1-SNAPSHOT", true},
+		{"", "1.0", false},
+		{"kgo", "", false},
+		{"-kgo", "1.0", false},
+		{"kgo-", "1.0", false},
+		{"kgo", ".1", false},
+		{"kgo", "1.", false},
+		{"k go", "1.0", false},
+		{"kgo_client", "1.0", false},
+		{"kgo", "1.0+build", false},
+		{"kgö", "1.0", false},
+		{"kgo", "(devel)", false},
+	} {
+		for _, v := range []int16{2, 3, 4} {
+			req := kmsg.NewPtrApiVersionsRequest()
+			req.ClientSoftwareName, req.ClientSoftwareVersion = tc.name, tc.version
+			resp := e.call(t, req, v).(*kmsg.ApiVersionsResponse)
+			wantValid := tc.valid || v < 3
+			if got := resp.ErrorCode == 0; got != wantValid {
+				t.Errorf("v%d %q %q: error %d, want valid=%v", v, tc.name, tc.version, resp.ErrorCode, wantValid)
+			}
+			if !wantValid && (resp.ErrorCode != kerr.InvalidRequest.Code || len(resp.ApiKeys) != 0) {
+				t.Errorf("v%d %q %q: error %d with %d keys, want INVALID_REQUEST and none", v, tc.name, tc.version, resp.ErrorCode, len(resp.ApiKeys))
+			}
+			if wantValid && len(resp.ApiKeys) == 0 {
+				t.Errorf("v%d %q %q: no API keys", v, tc.name, tc.version)
+			}
+		}
 	}
 }

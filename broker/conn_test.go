@@ -116,9 +116,18 @@ func TestByteBudget(t *testing.T) {
 	}
 }
 
+// validApiVersionsRequest is an ApiVersions request whose v3+ client
+// software name and version pass Kafka's pattern (empty ones are
+// INVALID_REQUEST, as from Kafka).
+func validApiVersionsRequest() *kmsg.ApiVersionsRequest {
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "samsa-test", "1.0"
+	return req
+}
+
 func apiVersionsOK(t *testing.T, c *rawClient) {
 	t.Helper()
-	resp, err := c.roundTrip(kmsg.NewPtrApiVersionsRequest(), 3)
+	resp, err := c.roundTrip(validApiVersionsRequest(), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +182,7 @@ func TestMaxConnectionsWaits(t *testing.T) {
 	a := dialRaw(t, addr)
 	apiVersionsOK(t, a)
 	b := dialRaw(t, addr) // completes in the listen backlog
-	req := kmsg.NewPtrApiVersionsRequest()
+	req := validApiVersionsRequest()
 	corr := b.send(req, 3)
 	if c := n.srv.ConnectionCount(); c != 1 {
 		t.Fatalf("%d connections with max.connections=1", c)

@@ -85,6 +85,18 @@ func securityRefusal(key, value string, listeners []string) string {
 	return ""
 }
 
+// SecurityRefusal returns why setting key to value must be refused while
+// samsa has no security (a non-empty reason names what it would restrict),
+// or "" when it restricts nothing on the given listeners. AlterConfigs of
+// BROKER resources uses it so that security fails closed at runtime too.
+func SecurityRefusal(key, value string, listeners []Listener) string {
+	names := make([]string, 0, len(listeners))
+	for _, l := range listeners {
+		names = append(names, l.Name)
+	}
+	return securityRefusal(key, value, names)
+}
+
 // checkSecurity refuses the first (by name) setting of given, the ignored
 // settings with their values and origins, that would restrict access.
 func checkSecurity(given map[string]givenSetting, c *Config) error {

@@ -83,7 +83,7 @@ func alterConfigsResource(d *Deps, res kmsg.AlterConfigsRequestResource, validat
 		if code, msg := alterBrokerResource(d, res.ResourceName); code != 0 {
 			return code, msg
 		}
-		if code, msg := validateDynamicBrokerConfigs(configs); code != 0 {
+		if code, msg := d.validateBrokerConfigs(configs); code != 0 {
 			return code, msg
 		}
 		// Replace-all as a diff against the current image. A concurrent

@@ -136,7 +136,7 @@ func incrementalAlterResource(d *Deps, res kmsg.IncrementalAlterConfigsRequestRe
 			}
 			ops = append(ops, controller.ConfigOp{Name: c.Name, Value: c.Value, Op: controller.OpType(c.Op)})
 		}
-		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, validateDynamicBrokerConfigs)
+		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, d.validateBrokerConfigs)
 	}
 	return unsupportedAlterResource(res.ResourceType)
 }

@@ -310,6 +310,23 @@ func brokerResource(d *Deps, name string) (perBroker bool, code int16, msg strin
 	return true, 0, ""
 }
 
+// validateBrokerConfigs is validateDynamicBrokerConfigs followed by the
+// fail-closed security check (config.SecurityRefusal): a dynamic setting
+// that would restrict access, such as ssl.client.auth=required or
+// listener.name.plaintext.sasl.enabled.mechanisms, is INVALID_CONFIG while
+// samsa cannot enforce it, rather than stored and silently not applied.
+func (d *Deps) validateBrokerConfigs(configs map[string]string) (int16, string) {
+	if code, msg := validateDynamicBrokerConfigs(configs); code != 0 {
+		return code, msg
+	}
+	for _, n := range sortedConfigNames(configs) {
+		if why := config.SecurityRefusal(n, configs[n], d.Config.Listeners); why != "" {
+			return kerr.InvalidConfig.Code, fmt.Sprintf("Cannot set %s: %s", n, why)
+		}
+	}
+	return 0, ""
+}
+
 // validateDynamicBrokerConfigs checks a broker resource's complete dynamic
 // config map, as Kafka's DynamicBrokerConfig.validateConfigs does: settings
 // that cannot change at runtime are refused together, then each value must

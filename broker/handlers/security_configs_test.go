@@ -1,0 +1,56 @@
+package handlers
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestDynamicSecurityConfigsFailClosed extends issue 11 item 16 to the
+// runtime: a BROKER AlterConfigs or IncrementalAlterConfigs that sets a
+// restricting security setting (ssl.client.auth=required, SASL on a
+// configured listener, an authorizer) was accepted and stored with no
+// effect, so access stayed open while the operator believed it closed. It
+// is INVALID_CONFIG naming the setting; harmless values are still stored.
+func TestDynamicSecurityConfigsFailClosed(t *testing.T) {
+	e := newAdminEnv(t)
+	legacy := func(kv ...string) int16 {
+		req := kmsg.NewPtrAlterConfigsRequest()
+		req.Resources = append(req.Resources, alterResource(kmsg.ConfigResourceTypeBroker, "", kv...))
+		return e.call(t, req, 2).(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode
+	}
+	incremental := func(name, value string) (int16, string) {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.Resources = append(req.Resources, incResource(kmsg.ConfigResourceTypeBroker, "1", incOp{name, kmsg.IncrementalAlterConfigOpSet, strp(value)}))
+		r := e.call(t, req, 1).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]
+		return r.ErrorCode, deref(r.ErrorMessage)
+	}
+	if code := legacy("ssl.client.auth", "required"); code != kerr.InvalidConfig.Code {
+		t.Errorf("legacy ssl.client.auth=required: %d, want INVALID_CONFIG", code)
+	}
+	for _, kv := range [][2]string{
+		{"ssl.client.auth", "requested"},
+		{"listener.name.plaintext.sasl.enabled.mechanisms", "PLAIN"},
+		{"listener.name.plaintext.ssl.keystore.location", "/ks.jks"},
+		{"authorizer.class.name", "x"},
+	} {
+		if code, msg := incremental(kv[0], kv[1]); code != kerr.InvalidConfig.Code || msg == "" {
+			t.Errorf("incremental %s=%s: %d %q, want INVALID_CONFIG with a message", kv[0], kv[1], code, msg)
+		}
+	}
+	if code := legacy("ssl.client.auth", "none", "log.segment.bytes", "2000000"); code != 0 {
+		t.Errorf("harmless values: %d", code)
+	}
+	if code, _ := incremental("listener.name.external.ssl.keystore.location", "/ks.jks"); code != 0 {
+		t.Errorf("setting of a listener that is not configured: %d", code)
+	}
+	cfg := e.d.Controller.Image().BrokerConfigs
+	for _, res := range cfg {
+		for n, v := range res {
+			if n == "ssl.client.auth" && v != "none" || n == "authorizer.class.name" || n == "listener.name.plaintext.sasl.enabled.mechanisms" {
+				t.Errorf("stored %s=%s", n, v)
+			}
+		}
+	}
+}

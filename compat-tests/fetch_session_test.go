@@ -1,6 +1,7 @@
 package compattests
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -52,7 +53,25 @@ func TestFetchSessionsNoReset(t *testing.T) {
 	t.Parallel()
 	b := harness.Start(t, harness.Options{})
 	ctx := testContext(t, 2*time.Minute)
-	_, adm := newAdmin(t, b.Addr)
+	fetches, resets := fetchSessionRun(t, ctx, b.Addr)
+	if fetches < fetchSessionRounds {
+		t.Errorf("only %d fetch requests; the test did not exercise sessions", fetches)
+	}
+	if len(resets) > 0 {
+		t.Errorf("franz-go reset its fetch session %d times in %d fetches; first: %s", len(resets), fetches, resets[0])
+	}
+	t.Logf("%d fetch requests, %d session resets", fetches, len(resets))
+}
+
+const fetchSessionRounds = 30
+
+// fetchSessionRun produces fetchSessionRounds rounds of records into a new
+// six-partition topic on the broker at addr while a franz-go consumer reads
+// each round, and returns the consumer's Fetch requests and the lines it
+// logged about resetting its fetch session.
+func fetchSessionRun(t *testing.T, ctx context.Context, addr string) (fetches int64, resets []string) {
+	t.Helper()
+	_, adm := newAdmin(t, addr)
 	const topic = "fetch-sessions"
 	if created, err := adm.CreateTopic(ctx, numPartitions, 1, nil, topic); err != nil || created.Err != nil {
 		t.Fatalf("CreateTopic: %v / %v", err, created.Err)
@@ -60,23 +79,23 @@ func TestFetchSessionsNoReset(t *testing.T) {
 	waitTopicReady(t, ctx, adm, topic, numPartitions)
 
 	logs := &sessionLog{}
-	fetches := &fetchCounter{}
-	consumer, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ConsumeTopics(topic),
+	counter := &fetchCounter{}
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond),
-		kgo.WithLogger(logs), kgo.WithHooks(fetches))
+		kgo.WithLogger(logs), kgo.WithHooks(counter))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer consumer.Close()
-	producer, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	producer, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer producer.Close()
 
-	const rounds, perRound = 30, 12
+	const perRound = 12
 	got := 0
-	for round := 0; round < rounds; round++ {
+	for round := 0; round < fetchSessionRounds; round++ {
 		var recs []*kgo.Record
 		for i := 0; i < perRound; i++ {
 			recs = append(recs, &kgo.Record{Value: fmt.Appendf(nil, "r%d-%d", round, i)})
@@ -93,16 +112,10 @@ func TestFetchSessionsNoReset(t *testing.T) {
 			got += fs.NumRecords()
 		}
 	}
-	if got != rounds*perRound {
-		t.Errorf("consumed %d records, want %d", got, rounds*perRound)
-	}
-	if n := fetches.n.Load(); n < rounds {
-		t.Errorf("only %d fetch requests; the test did not exercise sessions", n)
+	if got != fetchSessionRounds*perRound {
+		t.Errorf("consumed %d records, want %d", got, fetchSessionRounds*perRound)
 	}
 	logs.mu.Lock()
 	defer logs.mu.Unlock()
-	if len(logs.resets) > 0 {
-		t.Errorf("franz-go reset its fetch session %d times in %d fetches; first: %s", len(logs.resets), fetches.n.Load(), logs.resets[0])
-	}
-	t.Logf("%d fetch requests, %d session resets", fetches.n.Load(), len(logs.resets))
+	return counter.n.Load(), append([]string(nil), logs.resets...)
 }

@@ -215,10 +215,11 @@ func (t imageTopics) TopicID(name string) ([16]byte, bool) {
 // is closed again.
 func StartNode(cfg *config.Config, logger *slog.Logger) (*Node, error) {
 	n := &Node{cfg: cfg, logger: logger, stopping: make(chan struct{})}
+	logFileLimit(logger)
 	node, err := n.start()
 	if err != nil {
 		n.closeStorage()
-		return nil, err
+		return nil, explainStartError(err)
 	}
 	return node, nil
 }
@@ -322,6 +323,8 @@ func (n *Node) start() (_ *Node, err error) {
 		Now:         time.Now,
 		Logger:      logger.With("component", "handlers"),
 		Stopping:    n.stopping,
+		// Refuse partitions the open file limit cannot hold (issue 11 item 5).
+		PartitionFiles: CheckPartitionFiles,
 	}
 	deps.Init()
 	if err := n.startTransactions(deps, pids); err != nil {
@@ -334,9 +337,9 @@ func (n *Node) start() (_ *Node, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.bg.Add(1)
-	go func() { defer n.bg.Done(); n.logs.Run(ctx) }()
+	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "storage", n.logs.Run) }()
 	n.bg.Add(1)
-	go func() { defer n.bg.Done(); n.followLeadership(ctx) }()
+	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "coordinator leadership", n.followLeadership) }()
 	return n, nil
 }
 

@@ -35,7 +35,9 @@ import (
 // validate_only, before any other check; one that would commit more than
 // 10,000 metadata records fails with POLICY_VIOLATION "Unable to perform
 // excessively large batch operation.". Every topic of the request then
-// carries that error.
+// carries that error. So does a request whose partitions would not fit in
+// the broker's open file limit (samsa only; POLICY_VIOLATION naming the
+// numbers, see broker/fdlimit.go).
 //
 // A name given more than once is not created: it gets one INVALID_REQUEST
 // result "Duplicate topic name.", after the others, as in Kafka's
@@ -71,6 +73,9 @@ func handleCreateTopics(d *Deps, r *Request) (kmsg.Response, error) {
 		sized = append(sized, ct)
 	}
 	if rerr := controller.CheckCreateTopicsPartitions(sized, d.Controller.DefaultPartitions()); rerr != nil {
+		return createTopicsFailed(req, resp, rerr), nil
+	}
+	if rerr := d.checkPartitionFiles(createTopicsPartitionCount(sized, d.Controller.DefaultPartitions())); rerr != nil {
 		return createTopicsFailed(req, resp, rerr), nil
 	}
 

@@ -27,7 +27,8 @@ import (
 // by counts that grow them) fails the whole request with POLICY_VIOLATION
 // "Excessively large number of additional partitions per request.", also
 // with validate_only and before anything is placed; every topic of the
-// request then carries that error.
+// request then carries that error. So does a request whose new partitions
+// would not fit in the broker's open file limit (samsa only).
 //
 // A topic given more than once gets one INVALID_REQUEST result
 // "Duplicate topic name." and is not changed, as in Kafka's ControllerApis;
@@ -69,7 +70,16 @@ func handleCreatePartitions(d *Deps, r *Request) (kmsg.Response, error) {
 	if len(grows) == 0 {
 		return resp, nil
 	}
-	results, rerr := d.Controller.CreatePartitionsRequest(grows, req.ValidateOnly)
+	// Above Kafka's per-request limit the controller's POLICY_VIOLATION
+	// answers, not the open file check.
+	var rerr *controller.RequestError
+	if n := createPartitionsCount(d.Controller.Image(), grows); n <= controller.MaxPartitionsPerRequest {
+		rerr = d.checkPartitionFiles(n)
+	}
+	var results []controller.CreatePartitionsResult
+	if rerr == nil {
+		results, rerr = d.Controller.CreatePartitionsRequest(grows, req.ValidateOnly)
+	}
 	if rerr != nil {
 		// The whole request failed: every topic, duplicates included, in
 		// request order, gets the error (Kafka's getErrorResponse).

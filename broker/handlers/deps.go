@@ -37,6 +37,10 @@ type Deps struct {
 	// transactional batches are appended without verification.
 	Transactions *txn.Coordinator
 
+	// PartitionFiles, when set, refuses creating n more partitions that
+	// the process could not keep open (CreateTopics, CreatePartitions).
+	PartitionFiles func(n int) *controller.RequestError
+
 	// Stopping is closed when the broker shuts down; long polls return.
 	Stopping <-chan struct{}
 

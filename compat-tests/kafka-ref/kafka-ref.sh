@@ -21,6 +21,8 @@
 #                             (default ${XDG_CACHE_HOME:-~/.cache}/samsa-kafka-ref)
 #   KAFKA_REF_OVERRIDES       extra server.properties lines, separated by newlines
 #   KAFKA_REF_TOOL_LOG_LEVEL  log level of tools on stderr (default WARN)
+#   KAFKA_REF_OWNER_PID       stop the cluster when this process is gone (a watcher
+#                             polls it every second)
 #
 # The single node runs with samsa's comparison settings (auto-created topics with one
 # partition, internal topics with replication factor 1, no initial rebalance delay). The
@@ -256,6 +258,7 @@ EOF
 	: >"$dir/pids.tmp"
 	for ((i = 0; i < nodes; i++)); do
 		local nd=$dir/node$((i + 1))
+		date +%s%N >"$nd/launched-at"
 		# shellcheck disable=SC2086
 		setsid java $HEAP_OPTS $JVM_PERF_OPTS \
 			-Dlog4j2.configurationFile="$nd/log4j2.properties" \
@@ -270,12 +273,24 @@ EOF
 	echo "$voters" >"$dir/controllers"
 
 	# Bounded wait: every broker answers ApiVersions and has logged that it started
-	# (which Kafka does once the broker is unfenced and serving).
-	local deadline=$((SECONDS + START_TIMEOUT)) pid
-	for ((i = 0; i < nodes; i++)); do
-		local nd=$dir/node$((i + 1))
-		pid=$(cat "$nd/pid")
-		until api_versions_ok "${bports[i]}" && grep -q "Kafka Server started" "$nd/server.log" 2>/dev/null; do
+	# (which Kafka does once the broker is unfenced and serving). nodeN/answered-at
+	# records when ApiVersions was first answered (bench/compare.sh reads it with
+	# nodeN/launched-at as the start-up time); the poll is every 50 ms.
+	local deadline=$((SECONDS + START_TIMEOUT)) pid waiting=$nodes
+	local -a ready
+	while ((waiting > 0)); do
+		for ((i = 0; i < nodes; i++)); do
+			[[ -n ${ready[i]:-} ]] && continue
+			local nd=$dir/node$((i + 1))
+			pid=$(cat "$nd/pid")
+			if [[ ! -f $nd/answered-at ]] && api_versions_ok "${bports[i]}"; then
+				date +%s%N >"$nd/answered-at"
+			fi
+			if [[ -f $nd/answered-at ]] && grep -q "Kafka Server started" "$nd/server.log" 2>/dev/null; then
+				ready[i]=1
+				waiting=$((waiting - 1))
+				continue
+			fi
 			if ! kill -0 "$pid" 2>/dev/null; then
 				tail -n 40 "$nd/stdout.log" "$nd/server.log" >&2 2>/dev/null || true
 				stop "$dir" >/dev/null 2>&1 || true
@@ -286,9 +301,17 @@ EOF
 				stop "$dir" >/dev/null 2>&1 || true
 				die "node $((i + 1)) did not start within ${START_TIMEOUT}s"
 			fi
-			sleep 0.2
 		done
+		((waiting > 0)) && sleep 0.05
 	done
+	# With KAFKA_REF_OWNER_PID set (the Go helper sets its own pid), a watcher stops the
+	# cluster when that process is gone, so a test binary killed before its cleanup
+	# does not leave JVMs behind. It ends by itself once stop has removed DIR/pids.
+	if [[ -n ${KAFKA_REF_OWNER_PID:-} ]]; then
+		setsid bash -c 'while kill -0 "$1" 2>/dev/null && [[ -f $2/pids ]]; do sleep 1; done
+			[[ -f $2/pids ]] && exec "$3" stop "$2"' watch "$KAFKA_REF_OWNER_PID" "$dir" "$HERE/kafka-ref.sh" \
+			>>"$dir/watch.log" 2>&1 </dev/null &
+	fi
 	echo "$bootstrap"
 }
 

@@ -134,7 +134,10 @@ func Start(t testing.TB, o Options) *Cluster {
 	ctx, cancel := context.WithTimeout(context.Background(), ScriptTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, script, "start", c.dir, "--nodes", strconv.Itoa(nodes))
-	cmd.Env = append(os.Environ(), "KAFKA_REF_OVERRIDES="+strings.Join(o.Overrides, "\n"))
+	cmd.Env = append(os.Environ(), "KAFKA_REF_OVERRIDES="+strings.Join(o.Overrides, "\n"),
+		// The script's watcher stops the cluster if this test binary dies before
+		// its cleanup runs (a -timeout panic, a kill).
+		"KAFKA_REF_OWNER_PID="+strconv.Itoa(os.Getpid()))
 	out, err := cmd.CombinedOutput()
 	// Registered before checking err: a start that failed half-way still has
 	// processes to stop (the script stops them itself, this is the backstop).

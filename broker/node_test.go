@@ -15,7 +15,7 @@ import (
 	"github.com/samsa-broker/samsa/config"
 )
 
-func startTestNode(t *testing.T, dir string, overrides ...string) *Node {
+func startTestNode(t testing.TB, dir string, overrides ...string) *Node {
 	t.Helper()
 	args := []string{"--override", "listeners=PLAINTEXT://127.0.0.1:0", "--override", "log.dirs=" + dir}
 	for _, o := range overrides {
@@ -32,7 +32,7 @@ func startTestNode(t *testing.T, dir string, overrides ...string) *Node {
 	return n
 }
 
-func closeTestNode(t *testing.T, n *Node) {
+func closeTestNode(t testing.TB, n *Node) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

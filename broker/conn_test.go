@@ -3,8 +3,10 @@ package broker
 import (
 	"context"
 	"encoding/binary"
+	"net"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -309,5 +311,92 @@ func TestFetchMaxBytesCapsResponse(t *testing.T) {
 	got := len(resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches)
 	if got == 0 || got > 65536 {
 		t.Fatalf("fetch returned %d record bytes with fetch.max.bytes=65536", got)
+	}
+}
+
+// TestSlowReaderBackpressure: issue 11 item 4, a client that sends fetches
+// and does not read piled up their responses in the broker. Now no request
+// runs while more than maxQueuedResponseBytes wait for the socket, so the
+// queue stays within that plus one response; every response still arrives,
+// in order, once the client reads.
+func TestSlowReaderBackpressure(t *testing.T) {
+	n := startTestNode(t, t.TempDir())
+	defer closeTestNode(t, n)
+	addr := n.Addrs()[0].String()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("slow"),
+		kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	for range 8 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: make([]byte, 900<<10)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const fetches, maxBytes = 60, 1 << 20
+	// A small receive buffer, set before connecting (which turns off
+	// autotuning up to tcp_rmem's 32 MiB), so the socket cannot absorb
+	// what the broker would otherwise queue.
+	dialer := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10) })
+	}}
+	nc, err := dialer.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := &rawClient{t: t, nc: nc, fmtr: kmsg.NewRequestFormatter(kmsg.FormatterClientID("slow"))}
+	var reqs []*kmsg.FetchRequest
+	var corrs []int32
+	for range fetches {
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.MaxBytes = -1, maxBytes
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = "slow"
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.PartitionMaxBytes = maxBytes
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		reqs = append(reqs, req)
+		corrs = append(corrs, c.send(req, 12))
+	}
+	var sc *conn
+	for sc == nil {
+		n.srv.mu.Lock()
+		for x := range n.srv.mu.conns {
+			if x.nc.RemoteAddr().String() == c.nc.LocalAddr().String() {
+				sc = x
+			}
+		}
+		n.srv.mu.Unlock()
+	}
+	queued := func() int {
+		sc.queued.Lock()
+		defer sc.queued.Unlock()
+		return sc.queued.bytes
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	highest := 0
+	for highest <= maxQueuedResponseBytes {
+		if time.Now().After(deadline) {
+			t.Fatalf("queued response bytes never passed %d (highest %d)", maxQueuedResponseBytes, highest)
+		}
+		q := queued()
+		highest = max(highest, q)
+		if q > maxQueuedResponseBytes+maxBytes+4096 {
+			t.Fatalf("%d response bytes queued for a reader that does not read", q)
+		}
+		runtime.Gosched()
+	}
+	for i := range fetches {
+		if _, err := c.readResponse(reqs[i], corrs[i]); err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
 	}
 }

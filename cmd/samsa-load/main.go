@@ -13,17 +13,29 @@
 // transactional producer, -txn-records records per transaction (begin, produce,
 // commit), and consumes that topic back at read_committed, so the two produce lines
 // compare plain and transactional produce with the same records, size and partitions.
+//
+// With -mode e2e it measures end-to-end latency instead: a producer (acks as given,
+// no linger) sends -e2e-rate records per second for -e2e-duration into a fresh topic,
+// each value carrying its send time, and a consumer in the same process reads them;
+// it prints p50, p99, p99.9 and max of receive time minus send time, leaving out the
+// first -e2e-warmup.
+//
+// With -json every result is also printed as one JSON object per line (bench/compare
+// reads these).
 package main
 
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,8 +55,25 @@ func main() {
 	diskDir := flag.String("disk-dir", os.TempDir(), "where to measure sequential disk writes")
 	transactional := flag.Bool("transactional", false, "also measure transactional produce (acks=all) and read_committed consume")
 	txnRecords := flag.Int("txn-records", 1000, "records per transaction with -transactional")
+	mode := flag.String("mode", "throughput", "throughput (produce, then consume) or e2e (latency at a fixed rate)")
+	e2eRate := flag.Int("e2e-rate", 1000, "records per second with -mode e2e")
+	e2eDuration := flag.Duration("e2e-duration", 30*time.Second, "how long to send with -mode e2e")
+	e2eWarmup := flag.Duration("e2e-warmup", 2*time.Second, "records sent in this first part of -mode e2e are not counted")
+	jsonOut := flag.Bool("json", false, "also print each result as a JSON line")
 	flag.Parse()
+	emitJSON = *jsonOut
 
+	if *mode == "e2e" {
+		if err := e2e(*brokers, *e2eRate, *size, *partitions, *acks, *e2eDuration, *e2eWarmup); err != nil {
+			fmt.Fprintln(os.Stderr, "samsa-load: e2e:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *mode != "throughput" {
+		fmt.Fprintln(os.Stderr, "samsa-load: -mode must be throughput or e2e")
+		os.Exit(2)
+	}
 	if err := run(*brokers, *records, *size, *partitions, *acks, *codec, 0); err != nil {
 		fmt.Fprintln(os.Stderr, "samsa-load:", err)
 		os.Exit(1)
@@ -178,6 +207,11 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 	}
 	fmt.Printf("%s: %d records x %d B, %d partitions, acks=%s, compression=%s: %.1f MB/s, %.0f records/s (%.2fs)\n",
 		mode, n, size, partitions, acks, codec, mb/el.Seconds(), float64(n)/el.Seconds(), el.Seconds())
+	phase := "produce"
+	if perTxn > 0 {
+		phase = "produce-transactional"
+	}
+	printJSON(result{Phase: phase, Records: n, Size: size, Seconds: el.Seconds(), MBps: mb / el.Seconds(), RecordsPerSec: float64(n) / el.Seconds()})
 
 	offsets := make(map[int32]kgo.Offset, partitions)
 	for p := 0; p < partitions; p++ {
@@ -208,6 +242,143 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 	}
 	el = time.Since(start)
 	fmt.Printf("%s: %d records: %.1f MB/s, %.0f records/s (%.2fs)\n", consumeMode, got, mb/el.Seconds(), float64(got)/el.Seconds(), el.Seconds())
+	phase = "consume"
+	if perTxn > 0 {
+		phase = "consume-read-committed"
+	}
+	printJSON(result{Phase: phase, Records: got, Size: size, Seconds: el.Seconds(), MBps: mb / el.Seconds(), RecordsPerSec: float64(got) / el.Seconds()})
+	return nil
+}
+
+// emitJSON is set from -json in main before any result is printed.
+var emitJSON bool
+
+// result is one measured phase, printed as a JSON line with -json.
+type result struct {
+	Phase         string  `json:"phase"`
+	Records       int     `json:"records"`
+	Size          int     `json:"size"`
+	Seconds       float64 `json:"seconds"`
+	MBps          float64 `json:"mbps,omitempty"`
+	RecordsPerSec float64 `json:"records_per_sec,omitempty"`
+	Rate          int     `json:"rate,omitempty"`
+	P50ms         float64 `json:"p50_ms,omitempty"`
+	P99ms         float64 `json:"p99_ms,omitempty"`
+	P999ms        float64 `json:"p999_ms,omitempty"`
+	MaxMs         float64 `json:"max_ms,omitempty"`
+}
+
+func printJSON(r result) {
+	if !emitJSON {
+		return
+	}
+	b, _ := json.Marshal(r)
+	fmt.Printf("%s\n", b)
+}
+
+// e2e sends rate records per second for d into a fresh topic and measures, for each,
+// the time from just before Produce to the consumer's PollFetches returning it. Sender
+// and receiver share the process's monotonic clock: the value's first 8 bytes are
+// nanoseconds since base.
+func e2e(brokers string, rate, size, partitions int, acks string, d, warmup time.Duration) error {
+	if rate < 1 || size < 8 {
+		return fmt.Errorf("-e2e-rate must be >= 1 and -size >= 8")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d+2*time.Minute)
+	defer cancel()
+	opts := []kgo.Opt{kgo.SeedBrokers(brokers)}
+	switch acks {
+	case "all":
+		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	case "leader":
+		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	default:
+		return fmt.Errorf("acks %q: e2e takes all or leader", acks)
+	}
+	prod, err := kgo.NewClient(opts...)
+	if err != nil {
+		return err
+	}
+	defer prod.Close()
+	adm := kadm.NewClient(prod)
+	topic := fmt.Sprintf("samsa-load-e2e-%d", time.Now().UnixNano())
+	if _, err := adm.CreateTopic(ctx, int32(partitions), 1, nil, topic); err != nil {
+		return fmt.Errorf("create topic: %w", err)
+	}
+	defer adm.DeleteTopics(context.Background(), topic)
+	offsets := make(map[int32]kgo.Offset, partitions)
+	for p := 0; p < partitions; p++ {
+		offsets[int32(p)] = kgo.NewOffset().AtStart()
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))
+	if err != nil {
+		return err
+	}
+	defer cons.Close()
+
+	base := time.Now()
+	n := int(d.Seconds() * float64(rate))
+	skip := int(warmup.Seconds() * float64(rate))
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		interval := time.Second / time.Duration(rate)
+		for i := 0; i < n; i++ {
+			if wait := time.Duration(i)*interval - time.Since(base); wait > 0 {
+				time.Sleep(wait) // pacing the sender, not waiting for a condition
+			}
+			v := make([]byte, size)
+			binary.BigEndian.PutUint64(v, uint64(time.Since(base)))
+			binary.BigEndian.PutUint64(v[len(v)-8:], uint64(i))
+			prod.Produce(ctx, &kgo.Record{Topic: topic, Value: v}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+				}
+			})
+		}
+	}()
+	lat := make([]time.Duration, 0, n)
+	got := 0
+	for got < n {
+		fs := cons.PollFetches(ctx)
+		now := time.Since(base)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("consumed %d of %d records: %w", got, n, err)
+		}
+		if f := failed.Load(); f > 0 {
+			return fmt.Errorf("%d produce errors, first: %v", f, firstErr.Load())
+		}
+		fs.EachError(func(t string, p int32, err error) { firstErr.CompareAndSwap(nil, err) })
+		if e := firstErr.Load(); e != nil {
+			return fmt.Errorf("fetch: %v", e)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			got++
+			if int(binary.BigEndian.Uint64(r.Value[len(r.Value)-8:])) >= skip {
+				lat = append(lat, now-time.Duration(binary.BigEndian.Uint64(r.Value)))
+			}
+		})
+	}
+	<-sent
+	if len(lat) == 0 {
+		return fmt.Errorf("no records after the warm-up")
+	}
+	slices.Sort(lat)
+	pct := func(q float64) float64 {
+		i := int(q * float64(len(lat)))
+		if i >= len(lat) {
+			i = len(lat) - 1
+		}
+		return float64(lat[i].Microseconds()) / 1000
+	}
+	r := result{Phase: "e2e", Records: len(lat), Size: size, Seconds: d.Seconds(), Rate: rate,
+		P50ms: pct(0.50), P99ms: pct(0.99), P999ms: pct(0.999), MaxMs: float64(lat[len(lat)-1].Microseconds()) / 1000}
+	fmt.Printf("e2e: %d records/s x %d B, %d partitions, acks=%s, %d measured: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms\n",
+		rate, size, partitions, acks, len(lat), r.P50ms, r.P99ms, r.P999ms, r.MaxMs)
+	printJSON(r)
 	return nil
 }
 

@@ -150,7 +150,7 @@ func (n *Node) startGroups() error {
 // startTransactions creates __transaction_state if needed and loads the
 // transaction coordinator from it (every partition: one node leads them
 // all); its markers go through the handlers' MarkerWriter.
-func (n *Node) startTransactions(deps *handlers.Deps, pids *storage.ProducerIDAllocator) error {
+func (n *Node) startTransactions(deps *handlers.Deps, pids txn.ProducerIDs) error {
 	cfg := n.cfg
 	rf := cfg.TransactionStateLogReplicationFactor
 	if live := int16(len(n.ctrl.Image().UnfencedBrokers())); rf > live {
@@ -309,7 +309,7 @@ func (n *Node) start() (_ *Node, err error) {
 		n.srv.closeListeners()
 		return nil, err
 	}
-	pids, err := storage.OpenProducerIDAllocator(vfs.OS, cfg.LogDirs[0], storage.DefaultProducerIDBlockSize)
+	pids, err := newProducerIDs(n.ctrl, cfg.NodeID, vfs.OS, cfg.LogDirs[0])
 	if err != nil {
 		n.srv.closeListeners()
 		return nil, err

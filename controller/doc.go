@@ -78,7 +78,8 @@
 // leave part of a change.
 //
 // Record types: 1 RegisterBroker, 2 Topic, 3 Partition, 4 PartitionChange,
-// 5 Config, 6 RemoveTopic, 7 BrokerFence. Numbers are never reused.
+// 5 Config, 6 RemoveTopic, 7 BrokerFence, 8 ProducerIDs. Numbers are never
+// reused.
 //
 // # Migration
 //

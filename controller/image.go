@@ -44,6 +44,9 @@ type Image struct {
 	Topics        map[string]*Topic
 	TopicsByID    map[Uuid]*Topic
 	BrokerConfigs map[string]map[string]string // "" = cluster default, "1" = broker 1
+	// NextProducerID is the first producer id of the next block the
+	// controller hands out (ProducerIDsRecord); 0 before any.
+	NextProducerID int64
 }
 
 // EmptyImage returns an image with no records applied.
@@ -220,6 +223,11 @@ func (b *builder) apply(rec Record) error {
 		t.Partitions[r.Partition] = p
 	case ConfigRecord:
 		return b.applyConfig(r)
+	case ProducerIDsRecord:
+		if r.NextProducerID <= b.img.NextProducerID {
+			return fmt.Errorf("%w: next producer id %d is not above the current %d", ErrApply, r.NextProducerID, b.img.NextProducerID)
+		}
+		b.img.NextProducerID = r.NextProducerID
 	case RemoveTopicRecord:
 		t, ok := b.img.TopicsByID[r.ID]
 		if !ok {

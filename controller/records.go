@@ -18,6 +18,7 @@ const (
 	RecordConfig          RecordType = 5
 	RecordRemoveTopic     RecordType = 6
 	RecordBrokerFence     RecordType = 7
+	RecordProducerIDs     RecordType = 8
 )
 
 // Config resource types, with Kafka's numbering (DescribeConfigs' ResourceType).
@@ -84,6 +85,16 @@ type ConfigRecord struct {
 	Value        *string `json:"value"`
 }
 
+// ProducerIDsRecord hands the block of producer ids that ends before
+// NextProducerID to broker BrokerID, like Kafka's ProducerIdsRecord: the
+// controller allocates producer id blocks through the metadata log, so an
+// id is never handed out twice, whatever happens to a broker's files.
+// NextProducerID only grows.
+type ProducerIDsRecord struct {
+	BrokerID       int32 `json:"broker_id"`
+	NextProducerID int64 `json:"next_producer_id"`
+}
+
 // RemoveTopicRecord deletes a topic and its partitions and configs.
 type RemoveTopicRecord struct {
 	ID Uuid `json:"id"`
@@ -96,6 +107,7 @@ func (PartitionRecord) recordType() RecordType       { return RecordPartition }
 func (PartitionChangeRecord) recordType() RecordType { return RecordPartitionChange }
 func (ConfigRecord) recordType() RecordType          { return RecordConfig }
 func (RemoveTopicRecord) recordType() RecordType     { return RecordRemoveTopic }
+func (ProducerIDsRecord) recordType() RecordType     { return RecordProducerIDs }
 
 // recordVersion is the payload version written in every frame.
 const recordVersion int8 = 1
@@ -104,7 +116,7 @@ const recordVersion int8 = 1
 func encodeRecord(rec Record) ([]byte, error) {
 	switch rec.(type) {
 	case RegisterBrokerRecord, BrokerFenceRecord, TopicRecord, PartitionRecord,
-		PartitionChangeRecord, ConfigRecord, RemoveTopicRecord:
+		PartitionChangeRecord, ConfigRecord, RemoveTopicRecord, ProducerIDsRecord:
 	default:
 		return nil, fmt.Errorf("%w: %T", ErrUnknownRecord, rec)
 	}
@@ -135,6 +147,8 @@ func decodeRecord(version int8, typ RecordType, payload []byte) (Record, error) 
 		rec, err = decodeJSON[ConfigRecord](payload)
 	case RecordRemoveTopic:
 		rec, err = decodeJSON[RemoveTopicRecord](payload)
+	case RecordProducerIDs:
+		rec, err = decodeJSON[ProducerIDsRecord](payload)
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownRecord, typ)
 	}

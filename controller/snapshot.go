@@ -51,6 +51,9 @@ func ImageRecords(img *Image) []Record {
 		}
 		recs = appendConfigRecords(recs, ConfigResourceTopic, name, t.Configs)
 	}
+	if img.NextProducerID > 0 {
+		recs = append(recs, ProducerIDsRecord{BrokerID: -1, NextProducerID: img.NextProducerID})
+	}
 	return recs
 }
 

@@ -75,6 +75,39 @@ func OpenProducerIDAllocator(fsys vfs.FS, dir string, blockSize int64) (*Produce
 	return a, nil
 }
 
+// ReadProducerIDBlock returns the end recorded in dir/ProducerIDBlockFile
+// and whether the file exists. Producer ids now come from blocks the
+// controller allocates through the metadata log; the file of older
+// versions is read once at start so that the controller's next id is
+// raised past every id handed out before (then RemoveProducerIDBlock).
+func ReadProducerIDBlock(fsys vfs.FS, dir string) (next int64, found bool, err error) {
+	file := filepath.Join(dir, ProducerIDBlockFile)
+	if !fsys.Exists(file) {
+		return 0, false, nil
+	}
+	b, err := readFile(fsys, file)
+	if err != nil {
+		return 0, true, fmt.Errorf("storage: read %s: %w", file, err)
+	}
+	next, err = parseProducerIDBlock(b)
+	if err != nil {
+		return 0, true, fmt.Errorf("%s: %w", file, err)
+	}
+	return next, true, nil
+}
+
+// RemoveProducerIDBlock removes dir/ProducerIDBlockFile once its value is
+// in the metadata log, and syncs dir.
+func RemoveProducerIDBlock(fsys vfs.FS, dir string) error {
+	if err := fsys.Remove(filepath.Join(dir, ProducerIDBlockFile)); err != nil {
+		return fmt.Errorf("storage: remove producer id block: %w", err)
+	}
+	if err := fsys.SyncDir(dir); err != nil {
+		return fmt.Errorf("storage: remove producer id block: %w", err)
+	}
+	return nil
+}
+
 func parseProducerIDBlock(b []byte) (int64, error) {
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) != 2 {

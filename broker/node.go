@@ -16,11 +16,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/broker/handlers"
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/controller/quorum"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/storage"
@@ -33,7 +35,8 @@ type Node struct {
 	cfg       *config.Config
 	logger    *slog.Logger
 	logs      *storage.Manager
-	mlog      *controller.FileLog
+	quorum    *quorum.Quorum
+	qtrans    *raft.InmemTransport
 	ctrl      *controller.Controller
 	srv       *Server
 	unlock    func()
@@ -262,14 +265,8 @@ func (n *Node) start() (_ *Node, err error) {
 	if err := os.MkdirAll(metaDir, 0o755); err != nil {
 		return nil, err
 	}
-	if n.mlog, err = controller.OpenFileLog(filepath.Join(metaDir, "metadata.log")); err != nil {
+	if n.quorum, n.qtrans, err = openQuorum(cfg, clusterID, metaDir, logger.With("component", "quorum")); err != nil {
 		return nil, err
-	}
-	if m := n.mlog.Migrated(); m > 0 {
-		logger.Info("metadata log rewritten in format version 2 (atomic batches)", "records", m)
-	}
-	if cut := n.mlog.Truncated(); cut > 0 {
-		logger.Error("metadata log: cut a torn last append (a crash during a metadata change); that change is lost", "bytes", cut)
 	}
 	n.leadership = make(chan leadershipEvent, 4096)
 	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"),
@@ -277,7 +274,8 @@ func (n *Node) start() (_ *Node, err error) {
 	n.ctrl, err = controller.New(controller.Options{
 		NodeID:                   cfg.NodeID,
 		ClusterID:                clusterID,
-		Log:                      n.mlog,
+		Quorum:                   n.quorum,
+		Machine:                  n.quorum.Machine(),
 		Now:                      time.Now,
 		Rand:                     rand.Reader,
 		Logger:                   logger.With("component", "controller"),
@@ -375,14 +373,18 @@ func (n *Node) closeStorage() error {
 		n.groups.Close()
 	}
 	var errs []error
+	if n.ctrl != nil {
+		n.ctrl.Close()
+	}
+	if n.quorum != nil {
+		if err := n.quorum.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing metadata quorum: %w", err))
+		}
+		n.qtrans.Close()
+	}
 	if n.logs != nil {
 		if err := n.logs.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing logs: %w", err))
-		}
-	}
-	if n.mlog != nil {
-		if err := n.mlog.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("closing metadata log: %w", err))
 		}
 	}
 	if n.unlock != nil {

@@ -183,7 +183,7 @@ func TestEnv(t *testing.T) {
 	if c.OffsetsTopicReplicationFactor != 1 || c.GroupInitialRebalanceDelayMs != 0 {
 		t.Errorf("offsets rf %d delay %d", c.OffsetsTopicReplicationFactor, c.GroupInitialRebalanceDelayMs)
 	}
-	wantIgnored := []string{"controller.quorum.voters", "transaction.state.log.min.isr"}
+	wantIgnored := []string{"transaction.state.log.min.isr"}
 	if !reflect.DeepEqual(c.Ignored, wantIgnored) {
 		t.Errorf("Ignored %v, want %v", c.Ignored, wantIgnored)
 	}
@@ -317,7 +317,7 @@ ssl.keystore.location=/x
 	if c.NodeID != 2 || c.LogSegmentBytes != 1048576 || c.AdvertisedListeners[0].Host != "broker1" {
 		t.Fatalf("node %d seg %d adv %v", c.NodeID, c.LogSegmentBytes, c.AdvertisedListeners)
 	}
-	if want := []string{"controller.quorum.voters", "socket.send.buffer.bytes", "ssl.keystore.location"}; !reflect.DeepEqual(c.Ignored, want) {
+	if want := []string{"socket.send.buffer.bytes", "ssl.keystore.location"}; !reflect.DeepEqual(c.Ignored, want) {
 		t.Errorf("Ignored %v", c.Ignored)
 	}
 }
@@ -647,7 +647,7 @@ log.retention.check.interval.ms=300000
 	if c.Values["advertised.listeners"] != "PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093" {
 		t.Errorf("advertised.listeners value %q", c.Values["advertised.listeners"])
 	}
-	want := []string{"controller.quorum.bootstrap.servers", "num.recovery.threads.per.data.dir",
+	want := []string{"num.recovery.threads.per.data.dir",
 		"share.coordinator.state.topic.min.isr", "share.coordinator.state.topic.replication.factor",
 		"socket.receive.buffer.bytes", "socket.send.buffer.bytes",
 		"transaction.state.log.min.isr"}
@@ -761,5 +761,31 @@ func TestOffsetMetadataMaxBytes(t *testing.T) {
 	c := mustLoad(t, []string{writeFile(t, "offset.metadata.max.bytes=100\n")}, []string{"KAFKA_OFFSET_METADATA_MAX_BYTES=200"})
 	if c.OffsetMetadataMaxBytes != 200 || len(c.Warnings) != 0 {
 		t.Errorf("got %d warnings %v, want 200 from the environment over the file", c.OffsetMetadataMaxBytes, c.Warnings)
+	}
+}
+
+// TestQuorumVoters: the three-node KRaft compose environment is read, not
+// ignored, and a controller missing from its own voter list is refused.
+func TestQuorumVoters(t *testing.T) {
+	c := mustLoad(t, nil, []string{
+		"KAFKA_NODE_ID=2", "KAFKA_PROCESS_ROLES=broker,controller",
+		"KAFKA_CONTROLLER_QUORUM_VOTERS=1@kafka-1:9093,2@kafka-2:9093,3@kafka-3:9093",
+		"KAFKA_LISTENERS=PLAINTEXT://:19092,CONTROLLER://:9093",
+		"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER",
+	})
+	want := []QuorumVoter{{1, "kafka-1", 9093}, {2, "kafka-2", 9093}, {3, "kafka-3", 9093}}
+	if !reflect.DeepEqual(c.QuorumVoters, want) || c.QuorumElectionTimeoutMs != 1000 {
+		t.Fatalf("voters %v election timeout %d", c.QuorumVoters, c.QuorumElectionTimeoutMs)
+	}
+	for _, bad := range []string{"1@h", "x@h:1", "1@h:0", "1@h:1,1@g:2", "h:9093"} {
+		if _, err := Load([]string{"--override", "controller.quorum.voters=" + bad}, nil); err == nil {
+			t.Errorf("voters %q accepted", bad)
+		}
+	}
+	if _, err := Load([]string{"--override", "node.id=4", "--override", "controller.quorum.voters=1@h:9093"}, nil); err == nil {
+		t.Errorf("controller outside its voter list accepted")
+	}
+	if _, err := Load([]string{"--override", "node.id=4", "--override", "process.roles=broker", "--override", "controller.quorum.voters=1@h:9093"}, nil); err != nil {
+		t.Errorf("broker-only node with a voter list: %v", err)
 	}
 }

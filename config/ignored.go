@@ -6,9 +6,9 @@ import "strings"
 // Docker compose files and server.properties set many of them; samsa accepts
 // them with a warning instead of refusing to start.
 var ignoredKeys = map[string]bool{
-	// KRaft quorum: samsa runs its controller in-process.
-	"controller.quorum.voters": true, "controller.quorum.bootstrap.servers": true,
-	"controller.quorum.election.timeout.ms": true, "controller.quorum.fetch.timeout.ms": true,
+	// KRaft quorum: tuning of Kafka's own Raft implementation (samsa's is
+	// hashicorp/raft; see controller.quorum.election.timeout.ms).
+	"controller.quorum.fetch.timeout.ms":        true,
 	"controller.quorum.election.backoff.max.ms": true, "controller.quorum.append.linger.ms": true,
 	"controller.quorum.request.timeout.ms": true, "controller.quorum.retry.backoff.ms": true,
 	"controller.quorum.auto.join.enable":     true,

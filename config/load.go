@@ -27,6 +27,9 @@ type Config struct {
 	AdvertisedListeners         []Listener
 	ListenerSecurityProtocolMap map[string]string
 	ControllerListenerNames     []string
+	QuorumVoters                []QuorumVoter
+	QuorumBootstrapServers      []string
+	QuorumElectionTimeoutMs     int32
 	InterBrokerListenerName     string
 	NumNetworkThreads           int32
 	NumIOThreads                int32
@@ -451,6 +454,9 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.BrokerRack = d.str("broker.rack")
 	c.Listeners = d.listeners("listeners")
 	c.ControllerListenerNames = upperAll(parseList(d.str("controller.listener.names")))
+	c.QuorumVoters, _ = parseVoters(d.str("controller.quorum.voters")) // validated by its Def
+	c.QuorumBootstrapServers = parseList(d.str("controller.quorum.bootstrap.servers"))
+	c.QuorumElectionTimeoutMs = d.i32("controller.quorum.election.timeout.ms")
 	// An empty advertised.listeners (KAFKA_ADVERTISED_LISTENERS= in a
 	// compose file) means unset, rather than "advertise nothing".
 	if strings.TrimSpace(d.str("advertised.listeners")) != "" {

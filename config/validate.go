@@ -56,6 +56,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%w: process.roles: unknown role %q", ErrInvalid, r)
 		}
 	}
+	if err := c.validateQuorum(); err != nil {
+		return err
+	}
 	if len(c.LogDirs) == 0 {
 		return fmt.Errorf("%w: no log directory", ErrInvalid)
 	}

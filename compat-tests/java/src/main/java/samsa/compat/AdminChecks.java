@@ -250,7 +250,13 @@ final class AdminChecks {
             require(s1.size() == 1 && s1.get(0).lastSequence() == 9 && s1.get(0).currentTransactionStartOffset().isEmpty(),
                     "describeProducers(%s) = %s, want one idempotent producer with last sequence 9 and no transaction", p1, s1);
             p.commitTransaction();
+            // Kafka answers PrepareCommit until the markers are written; poll for CompleteCommit.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             desc = c.admin.describeTransactions(List.of(txid)).all().get(T, TimeUnit.SECONDS).get(txid);
+            while (desc.state() == org.apache.kafka.clients.admin.TransactionState.PREPARE_COMMIT && System.nanoTime() < deadline) {
+                Thread.sleep(50); // polling interval
+                desc = c.admin.describeTransactions(List.of(txid)).all().get(T, TimeUnit.SECONDS).get(txid);
+            }
             require(desc.state() == org.apache.kafka.clients.admin.TransactionState.COMPLETE_COMMIT && desc.topicPartitions().isEmpty(),
                     "describeTransactions after commit = %s, want CompleteCommit with no partitions", desc);
         }

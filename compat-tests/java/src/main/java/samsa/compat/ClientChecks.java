@@ -146,6 +146,15 @@ public final class ClientChecks {
             try {
                 var d = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
                 if (d.partitions().size() == partitions && d.partitions().stream().allMatch(p -> p.leader() != null && p.leader().id() >= 0)) {
+                    // Metadata can name a leader before that broker serves the partition (Kafka
+                    // answers NOT_LEADER_OR_FOLLOWER for a moment, and an idempotent producer's
+                    // first batch failing that way can leave it in OUT_OF_ORDER_SEQUENCE_NUMBER
+                    // retries); ListOffsets goes to the leader, so wait until it answers.
+                    Map<TopicPartition, OffsetSpec> q = new HashMap<>();
+                    for (int p = 0; p < partitions; p++) {
+                        q.put(new TopicPartition(topic, p), OffsetSpec.latest());
+                    }
+                    admin.listOffsets(q).all().get(10, TimeUnit.SECONDS);
                     return;
                 }
                 last = d.toString();

@@ -20,15 +20,16 @@
 //
 // # Usage
 //
-//	log, err := controller.OpenFileLog(filepath.Join(dir, "metadata.log"))
+//	q, err := quorum.Open(quorum.Options{NodeID: 1, ClusterID: id, Dir: dir, Voters: voters, Listener: ln})
 //	c, err := controller.New(controller.Options{
-//		NodeID: 1, ClusterID: id, Log: log,
+//		NodeID: 1, ClusterID: id, Quorum: q, Machine: q.Machine(), // or Log: a FileLog/MemLog (tests)
 //		DefaultPartitions: 1, DefaultReplicationFactor: 1,
 //		OnChange: func(prev, next *controller.Image) { /* create/delete local logs */ },
 //	})
 //	err = c.RegisterBroker(controller.Broker{ID: 1, Host: "localhost", Port: 9092})
 //	res := c.CreateTopics([]controller.CreateTopic{{Name: "t", NumPartitions: 3, ReplicationFactor: -1}}, false)
 //	img := c.Image() // lock-free snapshot; never modify it
+//	c.Close()        // stops the publisher; then q.Close()
 //
 // Snapshots (snapshot.go, used by controller/quorum) have a format of
 // their own: "SAMSAMSS", a uint16 version (1), the image offset, a record

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
@@ -115,7 +114,7 @@ func Open(o Options) (_ *Quorum, err error) {
 	}
 	q := &Quorum{opts: o, logger: o.Logger, notify: make(chan bool, 64), stop: make(chan struct{})}
 	q.mu.changed = make(chan struct{})
-	hlog := hclog.FromStandardLogger(slog.NewLogLogger(o.Logger.Handler(), slog.LevelInfo), &hclog.LoggerOptions{Name: "raft", Level: hclog.Info})
+	hlog := raftLogger(o.Logger)
 	defer func() {
 		if err != nil {
 			q.closeStores()

@@ -66,13 +66,32 @@
 //
 // OpenLog scans, batch by batch (length, magic, CRC, increasing offsets),
 // every segment from the one containing the recovery point onwards (all of
-// them when the recovery point is unknown, always the active one). At the
-// first torn or corrupt batch the file is truncated and any later segments
-// are deleted, with a warning. Indexes of scanned segments are rebuilt; the
-// indexes of other segments are checked against the log (last entry must
-// point at a batch with that last offset) and rebuilt if they do not match.
-// Recovered segments are fsynced before the recovery point moves to the log
-// end offset.
+// them when the recovery point is unknown, always the active one), as
+// Kafka's recovery-point-offset-checkpoint does. The recovery point moves
+// to the log end at every flush and to the new segment's base at every
+// roll (the closed segment and the directory are synced first); the
+// Manager checkpoints it every CheckpointInterval and at Close.
+//
+// A roll syncs the closed segment before the next one exists, so only the
+// last segment can hold a torn write. A bad batch in the last segment ends
+// the log: the file is cut there. A bad batch anywhere else is damage, not
+// a crash: it is kept on disk as a damaged range, the scan resumes at the
+// next intact batch (the next position holding a sane header whose CRC
+// matches), and later segments are never touched. Reads of the intact
+// batches around a damaged range go on; a read starting in it fails with
+// ErrCorrupt (the fetch answers CORRUPT_MESSAGE, as Kafka's
+// CorruptRecordException does). Damage in a segment below the recovery
+// point is not looked for at open (as in Kafka); a read that finds it
+// serves the intact batches before it and logs it once per segment.
+// Every discarded or unreadable range is logged at ERROR with the
+// partition, offsets and bytes, and so are offsets missing between
+// segments outside the compacted range (segment files deleted from
+// outside). Indexes of scanned segments are rebuilt (with an entry at the
+// first batch after each damaged range); the indexes of other segments are
+// checked against the log (last entry must point at a batch with that last
+// offset, offsets below the next segment's base) and the segment is
+// scanned if they do not match. Recovered segments are fsynced before the
+// recovery point moves to the log end offset.
 //
 // # Transactions
 //

@@ -194,7 +194,7 @@ func OpenLog(o LogOptions) (*Log, error) {
 	if err := o.FS.MkdirAll(o.Dir); err != nil {
 		return nil, fmt.Errorf("storage: create log dir: %w", err)
 	}
-	segs, err := l.loadSegments(cfg, o.RecoveryPoint, o.LogStartOffset)
+	segs, err := l.loadSegments(cfg, o.RecoveryPoint, o.LogStartOffset, l.mu.cleanerCheckpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,12 @@ func OpenLog(o LogOptions) (*Log, error) {
 	if o.LogStartOffset > leo {
 		// Data up to the checkpointed log start was lost (a crash before
 		// it was flushed). Start empty there rather than reuse offsets.
-		l.logger.Warn("storage: log end below checkpointed log start; restarting log", "log_end_offset", leo, "log_start_offset", o.LogStartOffset)
+		var bytes int64
+		for _, s := range segs {
+			bytes += s.size
+		}
+		l.logger.Error("storage: log end below checkpointed log start (data lost in a crash); discarding its segments, restarting log at the log start",
+			"log_end_offset", leo, "log_start_offset", o.LogStartOffset, "bytes", bytes)
 		for _, s := range segs {
 			if err := s.remove(); err != nil {
 				return nil, err
@@ -259,7 +264,7 @@ func OpenLog(o LogOptions) (*Log, error) {
 }
 
 // loadSegments lists, opens and recovers the segments of the directory.
-func (l *Log) loadSegments(cfg LogConfig, recoveryPoint, logStart int64) ([]*segment, error) {
+func (l *Log) loadSegments(cfg LogConfig, recoveryPoint, logStart, cleanerCheckpoint int64) ([]*segment, error) {
 	if err := l.completeSwaps(); err != nil {
 		return nil, err
 	}
@@ -309,6 +314,7 @@ func (l *Log) loadSegments(cfg LogConfig, recoveryPoint, logStart int64) ([]*seg
 		}
 		return nil, err
 	}
+	partition := filepath.Base(l.dir)
 	for i, base := range bases {
 		seg, needsRebuild, err := openSegment(l.fs, l.dir, base, cfg, now)
 		if err != nil {
@@ -316,32 +322,50 @@ func (l *Log) loadSegments(cfg LogConfig, recoveryPoint, logStart int64) ([]*seg
 		}
 		segs = append(segs, seg)
 		last := i == len(bases)-1
-		mustRecover := last || recoveryPoint < 0 || bases[i+1] > recoveryPoint
+		nextBase := int64(-1)
+		if !last {
+			nextBase = bases[i+1]
+		}
+		// Kafka's recovery point: the segments wholly below it were
+		// flushed and are not scanned again; the others are. The last
+		// one always is (its tail is where a crash tears writes).
+		mustRecover := last || recoveryPoint < 0 || nextBase > recoveryPoint
 		if !mustRecover && !needsRebuild {
-			if err := seg.loadTail(); err != nil {
+			err := seg.loadTail()
+			if err == nil && seg.nextOffset > nextBase {
+				err = fmt.Errorf("%w: segment %d ends at offset %d, past the next segment's base %d", ErrCorrupt, base, seg.nextOffset, nextBase)
+			}
+			if err != nil {
 				if !errors.Is(err, ErrCorrupt) {
 					return fail(err)
 				}
-				l.logger.Warn("storage: rebuilding indexes", "segment", base, "reason", err)
+				l.logger.Warn("storage: segment does not match its index; scanning it", "segment", base, "reason", err)
 				mustRecover = true
 			}
 		}
 		if mustRecover || needsRebuild {
-			truncated, err := seg.recover(cfg, l.logger)
-			if err != nil {
+			// Damage found in a closed segment never costs the
+			// segments after it (they were synced after it, so they
+			// are intact): it is kept and stepped over (recover).
+			if _, err := seg.recover(cfg, l.logger, recoverLimits{recoveryPoint: recoveryPoint, nextBase: nextBase, partition: partition}); err != nil {
 				return fail(err)
 			}
-			if truncated > 0 && !last {
-				// Everything after a torn batch is suspect: drop later segments.
-				for _, later := range bases[i+1:] {
-					l.logger.Warn("storage: deleting segment after corrupt data", "segment", later)
-					s := newSegmentShell(l.fs, l.dir, later, cfg, now)
-					if err := s.remove(); err != nil {
-						return fail(err)
-					}
-				}
-				break
-			}
+		}
+	}
+	// Offsets missing between segments (a segment file deleted from
+	// outside) are data lost: say so.
+	// Below the first segment this is also what a crash right after
+	// retention leaves (the log start checkpoint lags), hence a warning;
+	// between segments only compaction leaves gaps, below the cleaner
+	// checkpoint.
+	if logStart >= 0 && segs[0].baseOffset > logStart {
+		l.logger.Warn("storage: log starts above its checkpointed log start offset (retention before a crash, or segments deleted from outside)",
+			"partition", partition, "offsets_from", logStart, "offsets_to", segs[0].baseOffset-1)
+	}
+	for i := 1; i < len(segs); i++ {
+		if segs[i-1].nextOffset < segs[i].baseOffset && len(segs[i-1].damage()) == 0 && segs[i].baseOffset > cleanerCheckpoint {
+			l.logger.Error("storage: log data missing between segments (segment file deleted from outside?)",
+				"partition", partition, "offsets_from", segs[i-1].nextOffset, "offsets_to", segs[i].baseOffset-1)
 		}
 	}
 	for i := 1; i < len(segs); i++ {
@@ -550,6 +574,13 @@ func (l *Log) rollLocked(cfg LogConfig) (*segment, error) {
 	if err := l.writeSnapshotLocked(leo); err != nil {
 		return nil, l.fail(err)
 	}
+	// Every segment below the new one is now durable, names included
+	// (the snapshot synced the directory): move the recovery point to
+	// the roll, as Kafka does, so that a restart after a crash scans only
+	// the segments written since the last checkpoint.
+	l.mu.Lock()
+	l.mu.recoveryPoint = max(l.mu.recoveryPoint, leo)
+	l.mu.Unlock()
 	seg, err := createSegment(l.fs, l.dir, leo, cfg, l.now())
 	if err != nil {
 		return nil, l.fail(err)

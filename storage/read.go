@@ -54,7 +54,15 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 		return nil, nil
 	}
 	// One read of everything that may qualify, then trim to whole batches.
-	limit := min(max(int64(maxBytes), firstSize), v.upperBound(maxOffset)-start)
+	// A damaged range ends the read: the intact batches before it are
+	// served, a read starting in it fails (locate).
+	limit := min(max(int64(maxBytes), firstSize), v.upperBound(maxOffset)-start, v.seg.nextDamage(start)-start)
+	if firstSize > v.size-start {
+		err := fmt.Errorf("%w: batch at %d of %d bytes exceeds segment %d", ErrCorrupt, start, firstSize, v.seg.baseOffset)
+		l.reportDamage(v.seg, start, err)
+		return nil, err
+	}
+	limit = max(limit, firstSize)
 	buf := make([]byte, limit)
 	if _, err := v.seg.log.ReadAt(buf, start); err != nil {
 		return nil, fmt.Errorf("storage: read segment: %w", err)
@@ -63,7 +71,8 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 	for end+batchHeaderSize <= int64(len(buf)) {
 		h, err := parseBatchHeader(buf[end:])
 		if err != nil {
-			return nil, fmt.Errorf("segment %d position %d: %w", v.seg.baseOffset, start+end, err)
+			l.reportDamage(v.seg, start+end, err)
+			break
 		}
 		if h.BaseOffset >= maxOffset || end+int64(h.TotalSize()) > int64(len(buf)) {
 			break
@@ -100,11 +109,13 @@ func (l *Log) ReadSlice(offset int64, maxBytes int, maxOffset int64, minOneBatch
 		return FileSlice{}, err
 	}
 	end := start
-	for first := true; end < v.size; first = false {
+	stop := min(v.size, v.seg.nextDamage(start))
+	for first := true; end < stop; first = false {
 		if !first {
-			if h, err = v.seg.readHeader(end, v.size); err != nil {
-				v.seg.release()
-				return FileSlice{}, err
+			if h, err = v.seg.readHeader(end, stop); err != nil {
+				// Serve the intact batches before the damage.
+				l.reportDamage(v.seg, end, err)
+				break
 			}
 		}
 		if h.BaseOffset >= maxOffset {
@@ -144,6 +155,7 @@ func (l *Log) locate(offset, maxOffset int64) (v segmentView, pos int64, h batch
 			releaseViews(views[:i])
 			releaseViews(views[i+1:])
 			if err != nil {
+				l.reportDamage(view.seg, pos, err)
 				view.seg.release()
 				return v, 0, h, false, err
 			}

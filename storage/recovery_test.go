@@ -75,28 +75,6 @@ func TestRecoverCRCFlip(t *testing.T) {
 	readAll(t, l, 0)
 }
 
-func TestRecoverDeletesSegmentsAfterCorruption(t *testing.T) {
-	fsys, clock := fillLog(t, 200)
-	crashed := fsys.CrashClone()
-	segs := segmentNames(t, crashed, "/d/t-0")
-	if len(segs) < 3 {
-		t.Fatalf("need 3 segments, have %v", segs)
-	}
-	f, _ := crashed.OpenReadWrite("/d/t-0/" + segs[0])
-	f.WriteAt([]byte{0xde, 0xad}, 1000)
-	f.Close()
-	// Unknown recovery point: every segment is scanned.
-	l := openTestLog(t, crashed, "/d/t-0", smallConfig(), clock)
-	defer l.Close()
-	if n := len(segmentNames(t, crashed, "/d/t-0")); n != 1 {
-		t.Fatalf("%d segments left, want 1", n)
-	}
-	if l.LogEndOffset() >= 200 || l.LogEndOffset() == 0 {
-		t.Fatalf("LEO %d", l.LogEndOffset())
-	}
-	readAll(t, l, 0)
-}
-
 func TestRecoverLosesOnlyUnsynced(t *testing.T) {
 	fsys := vfs.NewMem()
 	clock := newClock()

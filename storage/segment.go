@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/samsa-broker/samsa/storage/vfs"
@@ -63,6 +64,11 @@ type segment struct {
 	// txnIndexSuspect marks a .txnindex that failed its checks on open;
 	// the transaction state loader rebuilds it. REQUIRES: Log.writeMu.
 	txnIndexSuspect bool
+	// damaged lists the ranges that failed their checks at open although
+	// a crash cannot have torn them (damage.go); damageReported is set
+	// once a read found damage and logged it.
+	damaged        atomic.Pointer[[]damagedRange]
+	damageReported atomic.Bool
 
 	// REQUIRES: Log.writeMu to write; Log.mu to write size, nextOffset,
 	// maxTimestamp, offsetOfMaxTimestamp and to read them without writeMu.
@@ -226,10 +232,29 @@ func (s *segment) loadTail() error {
 	return nil
 }
 
+// recoverLimits tells recover which bad batches are a torn write (cut off)
+// and which are damage (kept, stepped over).
+type recoverLimits struct {
+	// recoveryPoint is the checkpointed recovery point: offsets below it
+	// were flushed, so a crash cannot have torn them. -1 if unknown.
+	recoveryPoint int64
+	// nextBase is the base offset of the next segment, -1 for the last
+	// one. A segment is synced before the next one is created (rollLocked),
+	// so only the last segment can have a torn tail.
+	nextBase int64
+	// partition names the log in error logs.
+	partition string
+}
+
 // recover scans the whole log of the segment checking each batch's length,
-// CRC and offsets, truncates the file at the first bad batch, and rebuilds
-// both indexes. It returns the number of bytes truncated.
-func (s *segment) recover(cfg LogConfig, logger *slog.Logger) (truncated int64, err error) {
+// CRC and offsets and rebuilds both indexes. A bad batch where a crash may
+// have torn the write (in the last segment, at or after the recovery
+// point) ends the segment: the file is truncated there. A bad batch
+// elsewhere is damage: it is kept on disk, recorded as a damaged range,
+// and the scan goes on at the next intact batch (resync). Every discarded
+// or unreadable range is logged as an error with its offsets and bytes. It
+// returns the number of bytes truncated.
+func (s *segment) recover(cfg LogConfig, logger *slog.Logger, lim recoverLimits) (truncated int64, err error) {
 	var (
 		offEntries  []offsetEntry
 		timeEntries []timeEntry
@@ -238,48 +263,95 @@ func (s *segment) recover(cfg LogConfig, logger *slog.Logger) (truncated int64, 
 		maxTs       = int64(-1)
 		offOfMaxTs  = int64(-1)
 		firstTs     = int64(-1)
+		damaged     []damagedRange
+		forceIndex  bool
+		pos         int64
 	)
-	validEnd, scanErr := scanBatches(s.log, 0, s.size, true, func(h batchHeader, pos int64, _ []byte) error {
-		if h.BaseOffset < expectNext {
-			return fmt.Errorf("%w: batch offset %d below %d", ErrCorrupt, h.BaseOffset, expectNext)
-		}
-		if h.LastOffset()-s.baseOffset > maxRelativeOffset || pos > maxRelativeOffset {
-			return fmt.Errorf("%w: batch offset %d out of segment range", ErrCorrupt, h.BaseOffset)
-		}
-		if pos == 0 {
-			firstTs = h.MaxTimestamp
-		}
-		if h.MaxTimestamp > maxTs {
-			maxTs, offOfMaxTs = h.MaxTimestamp, h.LastOffset()
-		}
-		if sinceIndex > int64(cfg.IndexIntervalBytes) {
-			offEntries = append(offEntries, offsetEntry{RelativeOffset: int32(h.LastOffset() - s.baseOffset), Position: int32(pos)})
-			if maxTs >= 0 && (len(timeEntries) == 0 || maxTs > timeEntries[len(timeEntries)-1].Timestamp) {
-				timeEntries = append(timeEntries, timeEntry{Timestamp: maxTs, RelativeOffset: int32(offOfMaxTs - s.baseOffset)})
+	name := segmentFileName(s.dir, s.baseOffset, logSuffix)
+	last := lim.nextBase < 0
+	for {
+		validEnd, scanErr := scanBatches(s.log, pos, s.size, true, func(h batchHeader, pos int64, _ []byte) error {
+			if h.BaseOffset < expectNext {
+				return fmt.Errorf("%w: batch offset %d below %d", ErrCorrupt, h.BaseOffset, expectNext)
 			}
-			sinceIndex = 0
+			if h.LastOffset()-s.baseOffset > maxRelativeOffset || pos > maxRelativeOffset || (lim.nextBase >= 0 && h.LastOffset() >= lim.nextBase) {
+				// The base offset is not covered by the CRC.
+				return fmt.Errorf("%w: batch offset %d out of segment range", ErrCorrupt, h.BaseOffset)
+			}
+			if pos == 0 {
+				firstTs = h.MaxTimestamp
+			}
+			if h.MaxTimestamp > maxTs {
+				maxTs, offOfMaxTs = h.MaxTimestamp, h.LastOffset()
+			}
+			// The first batch after a damaged range is always indexed, so
+			// lookups past the damage start after it.
+			if sinceIndex > int64(cfg.IndexIntervalBytes) || (forceIndex && pos > 0) {
+				offEntries = append(offEntries, offsetEntry{RelativeOffset: int32(h.LastOffset() - s.baseOffset), Position: int32(pos)})
+				if maxTs >= 0 && (len(timeEntries) == 0 || maxTs > timeEntries[len(timeEntries)-1].Timestamp) {
+					timeEntries = append(timeEntries, timeEntry{Timestamp: maxTs, RelativeOffset: int32(offOfMaxTs - s.baseOffset)})
+				}
+				sinceIndex = 0
+			}
+			forceIndex = false
+			sinceIndex += int64(h.TotalSize())
+			expectNext = h.LastOffset() + 1
+			return nil
+		})
+		if scanErr != nil && !errors.Is(scanErr, ErrCorrupt) {
+			return 0, scanErr
 		}
-		sinceIndex += int64(h.TotalSize())
-		expectNext = h.LastOffset() + 1
-		return nil
-	})
-	if scanErr != nil && !errors.Is(scanErr, ErrCorrupt) {
-		return 0, scanErr
-	}
-	if validEnd < s.size {
-		truncated = s.size - validEnd
-		logger.Warn("storage: truncating corrupt or torn segment tail",
-			"segment", segmentFileName(s.dir, s.baseOffset, logSuffix), "position", validEnd, "bytes", truncated, "reason", scanErr)
-		if err := s.log.Truncate(validEnd); err != nil {
-			return 0, fmt.Errorf("storage: truncate segment: %w", err)
+		if validEnd >= s.size {
+			break
 		}
-		s.size = validEnd
+		torn := last && (lim.recoveryPoint < 0 || expectNext >= lim.recoveryPoint)
+		if !torn {
+			if q, h, ok := resync(s.log, validEnd+1, s.size, expectNext, lim.nextBase); ok {
+				r := damagedRange{start: validEnd, end: q, firstOffset: expectNext, nextOffset: h.BaseOffset}
+				damaged = append(damaged, r)
+				logger.Error("storage: damaged data in flushed segment; keeping it on disk and serving the intact batches around it",
+					"partition", lim.partition, "segment", name, "position", r.start, "bytes", r.end-r.start,
+					"offsets_from", r.firstOffset, "offsets_to", r.nextOffset-1, "reason", scanErr)
+				pos, forceIndex = q, true
+				continue
+			}
+		}
+		if last {
+			// The end of the log: cut it there, as Kafka does. (Below the
+			// recovery point this is damage rather than a torn write, but
+			// the checkpointed recovery point may be stale after a
+			// truncation or a re-created topic, so it cannot tell where
+			// the log really ended.)
+			truncated = s.size - validEnd
+			msg := "storage: discarding torn data at the end of the log (unflushed before a crash)"
+			if !torn {
+				msg = "storage: discarding damaged data at the end of the log (below the recovery point)"
+			}
+			logger.Error(msg, "partition", lim.partition, "segment", name, "position", validEnd, "bytes", truncated,
+				"from_offset", expectNext, "recovery_point", lim.recoveryPoint, "reason", scanErr)
+			if err := s.log.Truncate(validEnd); err != nil {
+				return 0, fmt.Errorf("storage: truncate segment: %w", err)
+			}
+			s.size = validEnd
+			break
+		}
+		r := damagedRange{start: validEnd, end: s.size, firstOffset: expectNext, nextOffset: lim.nextBase}
+		damaged = append(damaged, r)
+		logger.Error("storage: damaged data at the end of a closed segment; keeping it on disk, its offsets are unreadable",
+			"partition", lim.partition, "segment", name, "position", r.start, "bytes", r.end-r.start,
+			"offsets_from", r.firstOffset, "offsets_to", r.nextOffset-1, "reason", scanErr)
+		expectNext = lim.nextBase
+		break
 	}
 	if err := s.offsetIndex.reset(offEntries); err != nil {
 		return 0, err
 	}
 	if err := s.timeIndex.reset(timeEntries); err != nil {
 		return 0, err
+	}
+	if len(damaged) > 0 {
+		s.damaged.Store(&damaged)
+		s.damageReported.Store(true) // logged above
 	}
 	s.nextOffset = expectNext
 	s.maxTimestamp, s.offsetOfMaxTimestamp = maxTs, offOfMaxTs
@@ -365,6 +437,13 @@ func (s *segment) readHeader(pos, end int64) (batchHeader, error) {
 func (s *segment) findBatch(offset, end int64) (pos int64, h batchHeader, found bool, err error) {
 	pos = s.offsetIndex.lookup(offset)
 	for pos < end {
+		if r, ok := s.damageAt(pos); ok {
+			if offset < r.nextOffset {
+				return pos, h, false, s.damagedErr(r)
+			}
+			pos = r.end
+			continue
+		}
 		h, err = s.readHeader(pos, end)
 		if err != nil {
 			return pos, h, false, err
@@ -484,7 +563,7 @@ func (s *segment) planTruncate(offset int64) (truncatePlan, error) {
 		}
 	}
 	ti.mu.Unlock()
-	_, err = scanBatches(s.log, start, pos, false, func(h batchHeader, bpos int64, _ []byte) error {
+	err = s.scanIntact(start, pos, false, func(h batchHeader, bpos int64, _ []byte) error {
 		p.nextOffset = h.LastOffset() + 1
 		if h.MaxTimestamp > p.maxTimestamp {
 			p.maxTimestamp, p.offsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
@@ -512,6 +591,7 @@ func (s *segment) truncateFiles(p truncatePlan) error {
 		return fmt.Errorf("storage: truncate segment: %w", err)
 	}
 	s.dirty = true
+	s.dropDamageFrom(p.position)
 	if err := s.offsetIndex.truncateToPosition(p.position); err != nil {
 		return err
 	}

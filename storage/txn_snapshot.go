@@ -393,7 +393,7 @@ func replaySegment(s *segment, start int64, st *txnState, ps producerStates, l *
 	}
 	var aborted []AbortedTxn
 	var buf []byte
-	_, err := scanBatches(s.log, pos, s.size, false, func(h batchHeader, bpos int64, _ []byte) error {
+	err := s.scanIntact(pos, s.size, false, func(h batchHeader, bpos int64, _ []byte) error {
 		if h.LastOffset() < start || h.ProducerID < 0 {
 			return nil
 		}

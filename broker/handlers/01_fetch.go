@@ -197,6 +197,11 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 	if err != nil {
 		if errors.Is(err, storage.ErrOffsetOutOfRange) {
 			res.code = kerr.OffsetOutOfRange.Code
+		} else if errors.Is(err, storage.ErrCorrupt) {
+			// Damaged data on disk (logged once by storage): Kafka's
+			// read fails with CorruptRecordException, CORRUPT_MESSAGE.
+			// Reads of the intact batches before it still succeed.
+			res.code = kerr.CorruptMessage.Code
 		} else {
 			d.Logger.Error("fetch read failed", "topic", t.Name, "partition", k.partition, "err", err)
 			res.code = kerr.KafkaStorageError.Code

@@ -12,7 +12,7 @@ import (
 	"github.com/samsa-broker/samsa/controller"
 )
 
-func openOne(t *testing.T, dir string) (*Quorum, *raft.InmemTransport) {
+func openOne(t testing.TB, dir string) (*Quorum, *raft.InmemTransport) {
 	t.Helper()
 	_, trans := raft.NewInmemTransport("one")
 	q, err := Open(Options{NodeID: 1, ClusterID: "c", Dir: dir, Voters: []Voter{{1, "one"}}, Transport: trans, Logger: testLogger()})
@@ -21,6 +21,8 @@ func openOne(t *testing.T, dir string) (*Quorum, *raft.InmemTransport) {
 	}
 	return q, trans
 }
+
+func openOneB(b *testing.B) (*Quorum, *raft.InmemTransport) { return openOne(b, b.TempDir()) }
 
 // TestImportFileLog: a single-node metadata.log becomes the first entry of
 // the quorum, once; a crash between commit and rename only renames on the

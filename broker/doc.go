@@ -7,11 +7,24 @@
 // requests one at a time (as Apache Kafka does: a connection is muted while
 // its request is processed), and one write goroutine. A malformed,
 // oversized or unknown request closes that connection with a log line and
-// never affects other connections.
+// never affects other connections; so does a panic while handling it
+// (logged with its stack and counted in Server.PanicCount).
+//
+// Limits (see server.go and conn.go): socket.request.max.bytes is checked
+// on the size prefix, bodies are read in chunks as their bytes arrive,
+// queued.max.request.bytes bounds the request bytes in flight over all
+// connections, connections.max.idle.ms closes silent connections,
+// max.connections makes the accept loop wait, max.connections.per.ip
+// (and its overrides) closes new connections over the limit, and a
+// connection runs no request while more than 4 MiB of its responses wait
+// for the socket. Accept errors (EMFILE) back off from 5ms to 1s with a
+// rate-limited log line. fdlimit.go raises RLIMIT_NOFILE and refuses
+// partitions the open file limit cannot hold. fuzz_tcp_test.go drives a
+// node with random and mutated requests of every key and version.
 //
 // Usage:
 //
-//	srv, err := broker.New(broker.Options{Deps: deps, Listeners: cfg.Listeners, MaxRequestBytes: cfg.SocketRequestMaxBytes})
+//	srv, err := broker.New(broker.Options{Deps: deps, Listeners: cfg.Listeners, MaxRequestBytes: cfg.SocketRequestMaxBytes, QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes})
 //	...
 //	go srv.Serve()
 //	...

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -123,7 +124,13 @@ func Open(o Options) (_ *Quorum, err error) {
 			}
 		}
 	}()
-	q.store, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(o.Dir, "raft.db")})
+	dbPath := filepath.Join(o.Dir, "raft.db")
+	if err := checkStore(dbPath); err != nil {
+		return nil, fmt.Errorf("quorum: the metadata store is damaged; this node cannot start its controller from it (%w)", err)
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverOpen(dbPath, &err)
+	q.store, err = raftboltdb.New(raftboltdb.Options{Path: dbPath})
 	if err != nil {
 		return nil, fmt.Errorf("quorum: open raft.db: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -86,6 +87,11 @@ func ParseRequest(frame []byte) (hdr RequestHeader, req kmsg.Request, err error)
 	if err := req.ReadFrom(rest); err != nil {
 		return hdr, nil, fmt.Errorf("%w: key %d v%d body: %v", ErrMalformed, hdr.APIKey, hdr.APIVersion, err)
 	}
+	if len(rest) >= minLimitedBytes {
+		if err := checkLimits(reflect.ValueOf(req)); err != nil {
+			return hdr, nil, fmt.Errorf("%w: key %d v%d body: %v", ErrMalformed, hdr.APIKey, hdr.APIVersion, err)
+		}
+	}
 	return hdr, req, nil
 }
 
@@ -112,7 +118,7 @@ var errTags = errors.New("bad tagged fields")
 // uvarint size and size bytes for each).
 func skipTags(b []byte) ([]byte, error) {
 	count, n := binary.Uvarint(b)
-	if n <= 0 || count > uint64(len(b)) {
+	if n <= 0 || count > uint64(len(b)) || count > MaxTaggedFields {
 		return b, errTags
 	}
 	b = b[n:]

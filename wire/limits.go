@@ -53,6 +53,11 @@ func checkLimits(v reflect.Value) error {
 			}
 		}
 	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			// A bytes field ([]byte) is one length-prefixed value, not an array:
+			// Kafka bounds it by the request size alone.
+			return nil
+		}
 		if v.Len() > MaxArrayElements {
 			return fmt.Errorf("array of %d elements, more than %d", v.Len(), MaxArrayElements)
 		}

@@ -156,3 +156,23 @@ func FuzzParseRequestAllocation(f *testing.F) {
 		}
 	})
 }
+
+// Regression: the array limit counted the bytes of a bytes field as array
+// elements, so a JoinGroup with 1.2 MB of protocol metadata (and any Produce
+// whose records exceed 1,000,000 bytes) closed the connection as malformed.
+// Kafka bounds a bytes field only by the request size.
+func TestDecodeLimitsSkipBytesFields(t *testing.T) {
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.SetVersion(5)
+	join.Group, join.ProtocolType = "g", "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 10000, 10000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: make([]byte, 1_200_000)}}
+	frame := frameFor(11, 5, join.AppendTo(nil))
+	_, req, err := ParseRequest(frame)
+	if err != nil {
+		t.Fatalf("JoinGroup with 1.2 MB of metadata: %v", err)
+	}
+	if got := len(req.(*kmsg.JoinGroupRequest).Protocols[0].Metadata); got != 1_200_000 {
+		t.Fatalf("metadata decoded as %d bytes", got)
+	}
+}

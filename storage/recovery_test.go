@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/samsa-broker/samsa/storage/vfs"
@@ -148,5 +149,32 @@ func TestEmptyDirStartsAtLogStart(t *testing.T) {
 	}
 	if !fsys.Exists("/d/t-0/00000000000000000042.log") {
 		t.Fatal("segment name")
+	}
+}
+
+// Regression: a torn tail after the recovery point is what every crash
+// leaves, and was logged at ERROR, which made a clean restart after kill -9
+// look like damage (TestKillDuringAcksAllProduction failed on it). Kafka's
+// LogSegment.recover logs it as a warning; so do we, and the log is cut.
+func TestRecoverTornTailIsAWarning(t *testing.T) {
+	fsys, clock := fillLog(t, 20)
+	crashed := fsys.CrashClone()
+	_, f, size := activeLogFile(t, crashed)
+	if err := f.Truncate(size - 7); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	errs := &errorLog{}
+	l, err := OpenLog(LogOptions{FS: crashed, Dir: "/d/t-0", Config: smallConfig(), Now: clock.now,
+		Logger: slog.New(errs), RecoveryPoint: -1, LogStartOffset: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if got := l.LogEndOffset(); got != 19 {
+		t.Fatalf("LEO after torn tail = %d, want 19", got)
+	}
+	if s := errs.String(); s != "" {
+		t.Fatalf("ERROR lines for a torn tail:\n%s", s)
 	}
 }

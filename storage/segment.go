@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -323,11 +324,14 @@ func (s *segment) recover(cfg LogConfig, logger *slog.Logger, lim recoverLimits)
 			// truncation or a re-created topic, so it cannot tell where
 			// the log really ended.)
 			truncated = s.size - validEnd
-			msg := "storage: discarding torn data at the end of the log (unflushed before a crash)"
+			// A torn tail after the recovery point is what a crash leaves:
+			// a warning, as Kafka's LogSegment.recover logs it. Damage
+			// below the recovery point is an error.
+			msg, level := "storage: discarding torn data at the end of the log (unflushed before a crash)", slog.LevelWarn
 			if !torn {
-				msg = "storage: discarding damaged data at the end of the log (below the recovery point)"
+				msg, level = "storage: discarding damaged data at the end of the log (below the recovery point)", slog.LevelError
 			}
-			logger.Error(msg, "partition", lim.partition, "segment", name, "position", validEnd, "bytes", truncated,
+			logger.Log(context.Background(), level, msg, "partition", lim.partition, "segment", name, "position", validEnd, "bytes", truncated,
 				"from_offset", expectNext, "recovery_point", lim.recoveryPoint, "reason", scanErr)
 			if err := s.log.Truncate(validEnd); err != nil {
 				return 0, fmt.Errorf("storage: truncate segment: %w", err)

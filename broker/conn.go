@@ -32,6 +32,9 @@ type conn struct {
 	srv  *Server
 	nc   net.Conn
 	host string
+	// controller: the connection came in on a controller listener, where
+	// the controller-only APIs are served.
+	controller bool
 
 	frames    chan frame
 	responses chan []byte
@@ -70,9 +73,9 @@ const (
 
 var errIdle = errors.New("idle for longer than connections.max.idle.ms")
 
-func newConn(s *Server, nc net.Conn) *conn {
+func newConn(s *Server, nc net.Conn, controller bool) *conn {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
-	c := &conn{srv: s, nc: nc, host: host, frames: make(chan frame, frameQueue), responses: make(chan []byte, frameQueue)}
+	c := &conn{srv: s, nc: nc, host: host, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan []byte, frameQueue)}
 	c.queued.freed = make(chan struct{})
 	c.touch()
 	return c
@@ -293,6 +296,9 @@ func (c *conn) handle(frame []byte) (out []byte, err error) {
 		return nil, fmt.Errorf("request key %d v%d: %w", hdr.APIKey, hdr.APIVersion, err)
 	}
 	entry, ok := c.srv.table[hdr.APIKey]
+	if ok && entry.ControllerOnly && !c.controller {
+		ok = false // as Kafka: not an API of a broker listener
+	}
 	if !ok {
 		return nil, fmt.Errorf("unsupported api key %d (%s)", hdr.APIKey, kmsg.NameForKey(hdr.APIKey))
 	}
@@ -301,6 +307,11 @@ func (c *conn) handle(frame []byte) (out []byte, err error) {
 			return c.unsupportedApiVersions(hdr), nil
 		}
 		return nil, fmt.Errorf("unsupported version %d of %s", hdr.APIVersion, kmsg.NameForKey(hdr.APIKey))
+	}
+	if entry.Forward && c.srv.opts.Forward != nil {
+		if out, forwarded := c.srv.opts.Forward(frame); forwarded {
+			return out, nil
+		}
 	}
 	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -16,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/broker/handlers"
@@ -36,7 +36,10 @@ type Node struct {
 	logger    *slog.Logger
 	logs      *storage.Manager
 	quorum    *quorum.Quorum
-	qtrans    *raft.InmemTransport
+	qtrans    io.Closer // the quorum's transport, when the Node owns it
+	channel   *controllerChannel
+	ctrlConns *connQueue // Kafka connections of the controller listener
+	coord     *coordinatorReconciler
 	ctrl      *controller.Controller
 	srv       *Server
 	unlock    func()
@@ -47,73 +50,12 @@ type Node struct {
 	adv       config.Listener
 	groups    *coordinator.Coordinator
 	txns      *txn.Coordinator
-	// leadership carries LogSyncer's leadership changes of internal-topic
-	// partitions to the goroutine that loads and unloads coordinator state.
-	leadership chan leadershipEvent
 }
 
-// leadershipEvent is one change of leadership of an internal partition.
-type leadershipEvent struct {
-	tp     storage.TopicPartition
-	leader bool
-}
-
-// onLeadership queues a leadership change; it runs on the controller's
-// callback, so it never blocks (a full queue drops the event with an
-// error log: the coordinators would then need a restart to follow).
-func (n *Node) onLeadership(tp storage.TopicPartition, leader bool) {
-	select {
-	case n.leadership <- leadershipEvent{tp, leader}:
-	default:
-		n.logger.Error("leadership change queue full; coordinator ownership may lag", "topic", tp.Topic, "partition", tp.Partition, "leader", leader)
-	}
-}
-
-// followLeadership loads a coordinator partition on becoming its leader and
-// unloads it on losing it, in the order the changes were committed.
-func (n *Node) followLeadership(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev := <-n.leadership:
-			if ev.tp.Topic == txn.TransactionStateTopic && n.txns != nil {
-				if !ev.leader {
-					n.txns.UnloadPartition(ev.tp.Partition)
-				} else if err := n.txns.LoadPartition(ev.tp.Partition); err != nil {
-					n.logger.Error("cannot load transaction coordinator partition", "partition", ev.tp.Partition, "err", err)
-				}
-				continue
-			}
-			if ev.tp.Topic != coordinator.OffsetsTopic || n.groups == nil {
-				continue
-			}
-			if !ev.leader {
-				n.groups.UnloadPartition(ev.tp.Partition)
-				continue
-			}
-			if err := n.groups.LoadPartition(ev.tp.Partition); err != nil {
-				n.logger.Error("cannot load group coordinator partition", "partition", ev.tp.Partition, "err", err)
-			}
-		}
-	}
-}
-
-// startGroups creates __consumer_offsets if needed and loads the group
-// coordinator from it. On one node every partition of the topic is led
-// here, so the coordinator loads them all.
+// startGroups builds the group coordinator; the coordinator reconciler
+// loads the __consumer_offsets partitions this node leads.
 func (n *Node) startGroups() error {
 	cfg := n.cfg
-	rf := cfg.OffsetsTopicReplicationFactor
-	if live := int16(len(n.ctrl.Image().UnfencedBrokers())); rf > live {
-		// Kafka refuses to create the topic until enough brokers exist;
-		// on a single node that would mean no groups at all, so cap it.
-		rf = live
-	}
-	if _, err := n.ctrl.CreateInternalTopic(coordinator.OffsetsTopic, cfg.OffsetsTopicNumPartitions, rf,
-		map[string]string{"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"}); err != nil {
-		return fmt.Errorf("creating %s: %w", coordinator.OffsetsTopic, err)
-	}
 	delay := time.Duration(cfg.GroupInitialRebalanceDelayMs) * time.Millisecond
 	if delay == 0 {
 		delay = -1 // coordinator.Options: 0 is Kafka's default, negative none
@@ -144,26 +86,14 @@ func (n *Node) startGroups() error {
 		ConsumerMaxGroupSize:          int(cfg.GroupConsumerMaxSize),
 		ConsumerAssignors:             cfg.GroupConsumerAssignors,
 	})
-	if err != nil {
-		return err
-	}
-	return n.groups.LoadAll()
+	return err
 }
 
-// startTransactions creates __transaction_state if needed and loads the
-// transaction coordinator from it (every partition: one node leads them
-// all); its markers go through the handlers' MarkerWriter.
+// startTransactions builds the transaction coordinator (the coordinator
+// reconciler loads the __transaction_state partitions this node leads);
+// its markers go through the handlers' MarkerWriter.
 func (n *Node) startTransactions(deps *handlers.Deps, pids txn.ProducerIDs) error {
 	cfg := n.cfg
-	rf := cfg.TransactionStateLogReplicationFactor
-	if live := int16(len(n.ctrl.Image().UnfencedBrokers())); rf > live {
-		rf = live
-	}
-	if _, err := n.ctrl.CreateInternalTopic(txn.TransactionStateTopic, cfg.TransactionStateLogNumPartitions, rf,
-		map[string]string{"cleanup.policy": "compact", "compression.type": "uncompressed",
-			"segment.bytes": strconv.Itoa(int(cfg.TransactionStateLogSegmentBytes))}); err != nil {
-		return fmt.Errorf("creating %s: %w", txn.TransactionStateTopic, err)
-	}
 	var err error
 	n.txns, err = txn.New(txn.Options{
 		NumPartitions: cfg.TransactionStateLogNumPartitions,
@@ -191,7 +121,7 @@ func (n *Node) startTransactions(deps *handlers.Deps, pids txn.ProducerIDs) erro
 		return err
 	}
 	deps.Transactions = n.txns
-	return n.txns.LoadAll()
+	return nil
 }
 
 // imageTopics resolves topic ids against the current metadata image.
@@ -265,12 +195,15 @@ func (n *Node) start() (_ *Node, err error) {
 	if err := os.MkdirAll(metaDir, 0o755); err != nil {
 		return nil, err
 	}
-	if n.quorum, n.qtrans, err = openQuorum(cfg, clusterID, metaDir, logger.With("component", "quorum")); err != nil {
+	n.ctrlConns = newConnQueue(nil)
+	var ctrlAddr net.Addr
+	if n.quorum, n.qtrans, ctrlAddr, err = openQuorum(cfg, clusterID, metaDir, n.ctrlConns.push, logger.With("component", "quorum")); err != nil {
 		return nil, err
 	}
-	n.leadership = make(chan leadershipEvent, 4096)
-	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"),
-		Leadership: n.onLeadership, Watched: []string{coordinator.OffsetsTopic, txn.TransactionStateTopic}}
+	n.ctrlConns.addr = ctrlAddr
+	n.channel = &controllerChannel{nodeID: cfg.NodeID, leader: n.leaderOf}
+	n.coord = newCoordinatorReconciler(n)
+	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs")}
 	n.ctrl, err = controller.New(controller.Options{
 		NodeID:                   cfg.NodeID,
 		ClusterID:                clusterID,
@@ -281,8 +214,12 @@ func (n *Node) start() (_ *Node, err error) {
 		Logger:                   logger.With("component", "controller"),
 		DefaultPartitions:        cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
+		SessionTimeout:           time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
 		ValidateTopicConfig:      validateTopicConfig,
-		OnChange:                 syncer.Apply,
+		OnChange: func(prev, next *controller.Image) {
+			syncer.Apply(prev, next)
+			n.coord.notify()
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -299,28 +236,39 @@ func (n *Node) start() (_ *Node, err error) {
 		return nil, err
 	}
 	n.adv = advertised(cfg, n.srv.Addrs())
-	if err := n.ctrl.RegisterBroker(controller.Broker{ID: cfg.NodeID, Host: n.adv.Host, Port: int32(n.adv.Port)}); err != nil {
+	n.srv.opts.Forward = n.forward
+	rctx, rcancel := context.WithTimeout(context.Background(), registrationTimeout)
+	err = n.register(rctx)
+	if err == nil {
+		err = n.waitRegistered(rctx)
+	}
+	rcancel()
+	if err != nil {
 		n.srv.closeListeners()
-		return nil, err
+		return nil, fmt.Errorf("registering with the active controller: %w", err)
+	}
+	if n.quorum.Leading() {
+		n.ensureInternalTopics()
 	}
 	if err := n.startGroups(); err != nil {
 		n.srv.closeListeners()
 		return nil, err
 	}
-	pids, err := newProducerIDs(n.ctrl, cfg.NodeID, vfs.OS, cfg.LogDirs[0])
+	pids, err := newProducerIDs(n.allocateProducerIDs, vfs.OS, cfg.LogDirs[0])
 	if err != nil {
 		n.srv.closeListeners()
 		return nil, err
 	}
 	deps := &handlers.Deps{
-		Idempotence: handlers.NewIdempotence(pids),
-		Config:      cfg,
-		Controller:  n.ctrl,
-		Logs:        n.logs,
-		Groups:      n.groups,
-		Now:         time.Now,
-		Logger:      logger.With("component", "handlers"),
-		Stopping:    n.stopping,
+		Idempotence:  handlers.NewIdempotence(pids),
+		Config:       cfg,
+		Controller:   n.ctrl,
+		Logs:         n.logs,
+		Groups:       n.groups,
+		Now:          time.Now,
+		Logger:       logger.With("component", "handlers"),
+		Stopping:     n.stopping,
+		ToController: n.toController,
 		// Refuse partitions the open file limit cannot hold (issue 11 item 5).
 		PartitionFiles: CheckPartitionFiles,
 	}
@@ -330,14 +278,20 @@ func (n *Node) start() (_ *Node, err error) {
 		return nil, err
 	}
 	n.srv.opts.Deps = deps
+	n.coord.reconcile()
 	n.srv.Serve()
+	if ctrlAddr != nil {
+		n.srv.ServeController(n.ctrlConns)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.bg.Add(1)
 	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "storage", n.logs.Run) }()
 	n.bg.Add(1)
-	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "coordinator leadership", n.followLeadership) }()
+	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "coordinator leadership", n.coord.run) }()
+	n.bg.Add(1)
+	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "broker heartbeat", n.heartbeatLoop) }()
 	return n, nil
 }
 
@@ -357,6 +311,7 @@ func (n *Node) Controller() *controller.Controller { return n.ctrl }
 // at once), then flushes and closes every log and the metadata log.
 func (n *Node) Close(ctx context.Context) error {
 	close(n.stopping)
+	n.controlledShutdown(ctx)
 	if err := n.srv.Shutdown(ctx); err != nil {
 		n.logger.Warn("connections did not finish in time", "err", err)
 	}
@@ -376,11 +331,17 @@ func (n *Node) closeStorage() error {
 	if n.ctrl != nil {
 		n.ctrl.Close()
 	}
+	if n.channel != nil {
+		n.channel.Close()
+	}
 	if n.quorum != nil {
 		if err := n.quorum.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing metadata quorum: %w", err))
 		}
 		n.qtrans.Close()
+	}
+	if n.ctrlConns != nil {
+		n.ctrlConns.Close()
 	}
 	if n.logs != nil {
 		if err := n.logs.Close(); err != nil {
@@ -515,6 +476,13 @@ func checkMetaProperties(cfg *config.Config) (string, error) {
 		}
 		clusterID = id
 	}
+	if clusterID == "" && len(cfg.QuorumVoters) > 1 {
+		// Every node of a quorum must share the cluster id, so a random
+		// one per node cannot work. The apache/kafka image gives
+		// CLUSTER_ID this default when it is unset, so a three-node
+		// compose file without it forms one cluster there, and here.
+		clusterID = DefaultClusterID
+	}
 	if clusterID == "" {
 		var raw [16]byte
 		if _, err := rand.Read(raw[:]); err != nil {
@@ -530,6 +498,10 @@ func checkMetaProperties(cfg *config.Config) (string, error) {
 	}
 	return clusterID, nil
 }
+
+// DefaultClusterID is the cluster id of a multi-node quorum whose nodes
+// are given none (the apache/kafka image's CLUSTER_ID default).
+const DefaultClusterID = "5L6g3nShT-eMCtK--X86sw"
 
 // ErrMetaProperties reports a log dir whose meta.properties is missing
 // while it holds data, or is garbled.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/storage/vfs"
 )
@@ -30,8 +29,8 @@ type producerIDs struct {
 // producer id block file of an older samsa, its first block starts at or
 // above the recorded end, and the file is removed once that block is
 // committed.
-func newProducerIDs(ctrl *controller.Controller, nodeID int32, fsys vfs.FS, dir string) (*producerIDs, error) {
-	p := &producerIDs{allocate: func() (int64, int64, error) { return ctrl.AllocateProducerIDs(nodeID, 0) }}
+func newProducerIDs(allocate func(floor int64) (first, size int64, err error), fsys vfs.FS, dir string) (*producerIDs, error) {
+	p := &producerIDs{allocate: func() (int64, int64, error) { return allocate(0) }}
 	floor, found, err := storage.ReadProducerIDBlock(fsys, dir)
 	if err != nil {
 		return nil, err
@@ -39,7 +38,7 @@ func newProducerIDs(ctrl *controller.Controller, nodeID int32, fsys vfs.FS, dir 
 	if !found {
 		return p, nil
 	}
-	first, size, err := ctrl.AllocateProducerIDs(nodeID, floor)
+	first, size, err := allocate(floor)
 	if err != nil {
 		return nil, fmt.Errorf("migrating %s: %w", storage.ProducerIDBlockFile, err)
 	}

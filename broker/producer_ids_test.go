@@ -48,7 +48,7 @@ func TestProducerIDsNeverRepeat(t *testing.T) {
 			seen[id] = true
 		}
 	}
-	p, err := newProducerIDs(newCtrl(), 1, fsys, "/data")
+	p, err := newProducerIDs(localAllocator(newCtrl(), 1), fsys, "/data")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestProducerIDsNeverRepeat(t *testing.T) {
 	take(p, 1500)
 	// Restarts: a new controller over the same metadata log, no block file.
 	for range 3 {
-		p, err = newProducerIDs(newCtrl(), 1, fsys, "/data")
+		p, err = newProducerIDs(localAllocator(newCtrl(), 1), fsys, "/data")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,4 +78,8 @@ func writeBlockFile(fsys vfs.FS, path, text string) error {
 		return err
 	}
 	return f.Close()
+}
+
+func localAllocator(c *controller.Controller, id int32) func(int64) (int64, int64, error) {
+	return func(floor int64) (int64, int64, error) { return c.AllocateProducerIDs(id, floor) }
 }

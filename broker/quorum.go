@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -20,34 +21,33 @@ import (
 // active controller of its quorum of one.
 const startupLeaderTimeout = 30 * time.Second
 
-// quorumOf checks the KRaft settings and returns this node's voter entry.
-// This build runs one node as a quorum of one voter; a voter list or
-// bootstrap servers naming other nodes are refused, never ignored: starting
-// anyway would form a separate one-node cluster per process.
-func quorumOf(cfg *config.Config) (quorum.Voter, error) {
+// quorumOf checks the KRaft settings and returns this node's voter entry
+// and the other voters. A bootstrap server list naming other nodes without
+// controller.quorum.voters (a KIP-853 dynamic quorum) is refused, never
+// ignored: starting anyway would form a separate one-node cluster.
+func quorumOf(cfg *config.Config) (quorum.Voter, []quorum.Voter, error) {
 	if !cfg.HasRole("broker") || !cfg.HasRole("controller") {
-		return quorum.Voter{}, fmt.Errorf("process.roles=%v: only combined mode (broker,controller) is supported yet; separate controller and broker processes are not", cfg.ProcessRoles)
+		return quorum.Voter{}, nil, fmt.Errorf("process.roles=%v: only combined mode (broker,controller) is supported yet; separate controller and broker processes are not", cfg.ProcessRoles)
 	}
 	self := quorum.Voter{ID: cfg.NodeID, Addr: "node-" + strconv.Itoa(int(cfg.NodeID))}
-	var others []int32
+	var voters []quorum.Voter
 	for _, v := range cfg.QuorumVoters {
+		voters = append(voters, quorum.Voter{ID: v.ID, Addr: v.Addr()})
 		if v.ID == cfg.NodeID {
 			self.Addr = v.Addr()
-		} else {
-			others = append(others, v.ID)
 		}
-	}
-	if len(others) > 0 {
-		return quorum.Voter{}, fmt.Errorf("controller.quorum.voters names other nodes %v: multi-node clusters are not supported by this build yet; refusing to start instead of forming a separate one-node cluster", others)
 	}
 	if len(cfg.QuorumVoters) == 0 {
 		for _, s := range cfg.QuorumBootstrapServers {
 			if !isOwnControllerAddr(cfg, s) {
-				return quorum.Voter{}, fmt.Errorf("controller.quorum.bootstrap.servers names %s, which is not this node's controller listener: multi-node clusters are not supported by this build yet; refusing to start instead of forming a separate one-node cluster", s)
+				return quorum.Voter{}, nil, fmt.Errorf("controller.quorum.bootstrap.servers names %s, which is not this node's controller listener, and controller.quorum.voters is unset: dynamic quorums are not supported; set controller.quorum.voters (the same id@host:port list on every node)", s)
 			}
 		}
 	}
-	return self, nil
+	if len(voters) == 0 {
+		voters = []quorum.Voter{self}
+	}
+	return self, voters, nil
 }
 
 // isOwnControllerAddr reports whether host:port is one of this node's
@@ -71,38 +71,89 @@ func isOwnControllerAddr(cfg *config.Config, addr string) bool {
 	return false
 }
 
-// openQuorum starts this node's metadata quorum (one voter, so Raft runs
-// over an in-memory transport and no port is opened) in
-// metaDir/raft, waits until the node is its active controller, and imports
-// the metadata.log of earlier builds on first start.
-func openQuorum(cfg *config.Config, clusterID, metaDir string, logger *slog.Logger) (*quorum.Quorum, *raft.InmemTransport, error) {
-	self, err := quorumOf(cfg)
+// openQuorum starts this node's metadata quorum in metaDir/raft. A quorum
+// of one voter runs Raft over an in-memory transport (no port is opened);
+// it waits until the node is its active controller and imports the
+// metadata.log of earlier builds on first start. Several voters run Raft
+// on the controller listener, whose other connections (Kafka requests to
+// the controller) go to kafka; it waits until the quorum has a leader and
+// this node applied what is committed.
+func openQuorum(cfg *config.Config, clusterID, metaDir string, kafka func(net.Conn), logger *slog.Logger) (*quorum.Quorum, io.Closer, net.Addr, error) {
+	self, voters, err := quorumOf(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	_, trans := raft.NewInmemTransport(raft.ServerAddress(self.Addr))
-	q, err := quorum.Open(quorum.Options{
+	opts := quorum.Options{
 		NodeID:          cfg.NodeID,
 		ClusterID:       clusterID,
 		Dir:             filepath.Join(metaDir, "raft"),
-		Voters:          []quorum.Voter{self},
-		Transport:       trans,
+		Voters:          voters,
 		ElectionTimeout: time.Duration(cfg.QuorumElectionTimeoutMs) * time.Millisecond,
 		Logger:          logger,
-	})
-	if err != nil {
-		trans.Close()
-		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), startupLeaderTimeout)
+	if len(voters) == 1 {
+		_, trans := raft.NewInmemTransport(raft.ServerAddress(self.Addr))
+		opts.Transport = trans
+		q, err := quorum.Open(opts)
+		if err != nil {
+			trans.Close()
+			return nil, nil, nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), startupLeaderTimeout)
+		defer cancel()
+		if err := q.WaitLeading(ctx); err == nil {
+			err = quorum.ImportFileLog(ctx, q, filepath.Join(metaDir, "metadata.log"))
+		}
+		if err != nil {
+			q.Close()
+			trans.Close()
+			return nil, nil, nil, err
+		}
+		return q, trans, nil, nil
+	}
+	bind, err := controllerBind(cfg, self)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ln, err := quorum.Listen(bind, self.Addr, kafka, logger)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	opts.Listener = ln
+	q, err := quorum.Open(opts) // owns ln from here on, also on error
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	logger.Info("quorum: waiting for a leader", "voters", voters, "controller_listener", ln.BoundAddr().String())
+	ctx, cancel := context.WithTimeout(context.Background(), quorumStartTimeout)
 	defer cancel()
-	if err := q.WaitLeading(ctx); err == nil {
-		err = quorum.ImportFileLog(ctx, q, filepath.Join(metaDir, "metadata.log"))
-	}
-	if err != nil {
+	if err := q.WaitReady(ctx); err != nil {
 		q.Close()
-		trans.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return q, trans, nil
+	return q, nopCloser{}, ln.BoundAddr(), nil
+}
+
+// quorumStartTimeout bounds how long a node of a multi-voter quorum waits at
+// start for a majority of the voters (the other nodes may start later).
+const quorumStartTimeout = 5 * time.Minute
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
+
+// controllerBind is the address to bind the controller listener on: the
+// listener named in controller.listener.names, or, without one in
+// listeners, the port of this node's voter entry on all interfaces.
+func controllerBind(cfg *config.Config, self quorum.Voter) (string, error) {
+	for _, l := range cfg.Listeners {
+		if isControllerListener(cfg, l.Name) {
+			return net.JoinHostPort(l.Host, strconv.Itoa(l.Port)), nil
+		}
+	}
+	_, port, err := net.SplitHostPort(self.Addr)
+	if err != nil {
+		return "", fmt.Errorf("controller.quorum.voters entry of node %d: %w", cfg.NodeID, err)
+	}
+	return net.JoinHostPort("", port), nil
 }

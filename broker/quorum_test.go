@@ -58,15 +58,16 @@ func TestNodeImportsMetadataLog(t *testing.T) {
 	}
 }
 
-// TestNodeRefusesOtherVoters: a voter list or bootstrap servers naming
-// other nodes are never ignored; until multi-node clusters are wired, the
-// node refuses to start rather than form a one-node cluster of its own.
+// TestNodeRefusesOtherVoters: bootstrap servers naming other nodes
+// without a voter list (a dynamic quorum) are never ignored: the node
+// refuses to start rather than form a one-node cluster of its own. (A
+// voter list naming other nodes forms a cluster with them:
+// TestThreeNodeCluster.)
 func TestNodeRefusesOtherVoters(t *testing.T) {
 	for _, tc := range []struct {
 		overrides []string
 		want      string
 	}{
-		{[]string{"controller.quorum.voters=1@localhost:9093,2@other:9093"}, "controller.quorum.voters names other nodes [2]"},
 		{[]string{"controller.quorum.bootstrap.servers=other:9093"}, "controller.quorum.bootstrap.servers names other:9093"},
 		{[]string{"process.roles=broker", "controller.quorum.voters=2@other:9093"}, "only combined mode"},
 	} {

@@ -39,6 +39,12 @@ type Options struct {
 	// (host names already resolved).
 	PerIPOverrides map[string]int
 	Logger         *slog.Logger
+	// Forward, when set, may answer a request that changes cluster
+	// metadata (handlers.Entry.Forward) in place of the local handler: a
+	// node that is not the active controller sends it on. It gets the
+	// request frame without its size prefix and returns a response frame
+	// with it, or forwarded=false to handle the request here.
+	Forward func(frame []byte) (out []byte, forwarded bool)
 }
 
 // serverOptions maps the broker settings to Options. Host names in
@@ -90,6 +96,8 @@ type Server struct {
 	opts  Options
 	table map[int16]handlers.Entry
 	lns   []net.Listener
+	// ctrlLns are the Kafka sides of controller listeners (ServeController).
+	ctrlLns []net.Listener
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -162,11 +170,20 @@ func (s *Server) ConnectionCount() int {
 func (s *Server) Serve() {
 	for _, ln := range s.lns {
 		s.wg.Add(1)
-		go s.acceptLoop(ln)
+		go s.acceptLoop(ln, false)
 	}
 }
 
-func (s *Server) acceptLoop(ln net.Listener) {
+// ServeController serves the Kafka side of a controller listener (the
+// connections that are not Raft), where the controller-only APIs are
+// served too. The Server closes ln on Shutdown.
+func (s *Server) ServeController(ln net.Listener) {
+	s.ctrlLns = append(s.ctrlLns, ln)
+	s.wg.Add(1)
+	go s.acceptLoop(ln, true)
+}
+
+func (s *Server) acceptLoop(ln net.Listener, controller bool) {
 	defer s.wg.Done()
 	var delay time.Duration
 	for {
@@ -194,7 +211,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			continue
 		}
 		delay = 0
-		c := newConn(s, nc)
+		c := newConn(s, nc, controller)
 		if reason := s.admit(c); reason != "" {
 			if ok, suppressed := s.limitLog.allow(time.Now()); ok {
 				s.opts.Logger.Warn("closing new connection", "remote", nc.RemoteAddr().String(), "reason", reason, "suppressed", suppressed)
@@ -271,9 +288,7 @@ func (s *Server) remove(c *conn) {
 // running and flush its responses, then closes every connection. It
 // returns when all goroutines are gone or ctx is done.
 func (s *Server) Shutdown(ctx context.Context) error {
-	for _, ln := range s.lns {
-		ln.Close()
-	}
+	s.closeListeners()
 	s.cancel()
 	s.mu.Lock()
 	for c := range s.mu.conns {
@@ -298,6 +313,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 func (s *Server) closeListeners() {
 	for _, ln := range s.lns {
+		ln.Close()
+	}
+	for _, ln := range s.ctrlLns {
 		ln.Close()
 	}
 }

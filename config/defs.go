@@ -58,10 +58,12 @@ func brokerDefs() []Def {
 		d("broker.id", Int, "-1", "Legacy alias of node.id; if both are set they must agree.", atLeast(Int, -1)),
 		null("cluster.id", String, "Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties.", nil),
 		d("process.roles", List, "broker,controller", "Roles of this process. samsa runs both roles in one process (combined mode); a process with only one of them refuses to start for now.", listOf("broker", "controller")),
-		null("controller.quorum.voters", List, "The controller quorum as id@host:port of each controller's controller listener. Unset or naming only this node: a quorum of one. Naming other nodes refuses to start for now: multi-node clusters are not wired yet.", validateVoters),
-		null("controller.quorum.bootstrap.servers", List, "host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; anything else refuses to start for now.", nil),
+		null("controller.quorum.voters", List, "The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners.", validateVoters),
+		null("controller.quorum.bootstrap.servers", List, "host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; dynamic quorums (a bootstrap list naming other nodes without controller.quorum.voters) refuse to start: set controller.quorum.voters.", nil),
 		d("controller.quorum.election.timeout.ms", Int, "1000", "How long a controller waits without hearing from the active controller before it starts an election; the active controller steps down after half of it without a majority. A quorum of one uses at most 50 ms.", atLeast(Int, 10)),
 		null("broker.rack", String, "Rack of this broker, reported in Metadata.", nil),
+		d("broker.heartbeat.interval.ms", Int, "2000", "How often a broker heartbeats to the active controller.", atLeast(Int, 1)),
+		d("broker.session.timeout.ms", Int, "9000", "A broker that has not heartbeated for this long is fenced and its leaderships move.", atLeast(Int, 1)),
 
 		// Networking.
 		dyn(d("listeners", List, defaultListeners, "Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092.", validateListenerList)),

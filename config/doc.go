@@ -103,10 +103,12 @@
 //	| `broker.id` | `-1` | Legacy alias of node.id; if both are set they must agree. |
 //	| `cluster.id` | null | Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties. |
 //	| `process.roles` | `broker,controller` | Roles of this process. samsa runs both roles in one process (combined mode); a process with only one of them refuses to start for now. |
-//	| `controller.quorum.voters` | null | The controller quorum as id@host:port of each controller's controller listener. Unset or naming only this node: a quorum of one. Naming other nodes refuses to start for now: multi-node clusters are not wired yet. |
-//	| `controller.quorum.bootstrap.servers` | null | host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; anything else refuses to start for now. |
+//	| `controller.quorum.voters` | null | The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners. |
+//	| `controller.quorum.bootstrap.servers` | null | host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; dynamic quorums (a bootstrap list naming other nodes without controller.quorum.voters) refuse to start: set controller.quorum.voters. |
 //	| `controller.quorum.election.timeout.ms` | `1000` | How long a controller waits without hearing from the active controller before it starts an election; the active controller steps down after half of it without a majority. A quorum of one uses at most 50 ms. |
 //	| `broker.rack` | null | Rack of this broker, reported in Metadata. |
+//	| `broker.heartbeat.interval.ms` | `2000` | How often a broker heartbeats to the active controller. |
+//	| `broker.session.timeout.ms` | `9000` | A broker that has not heartbeated for this long is fenced and its leaderships move. |
 //	| `listeners` | `PLAINTEXT://localhost:9092` | Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092. (dynamic) |
 //	| `advertised.listeners` | null | Listeners given to clients; controller listeners in it are not given out. Default: listeners. (dynamic) |
 //	| `listener.security.protocol.map` | `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL` | Map of listener name to security protocol. Only PLAINTEXT is supported for now. (dynamic) |

@@ -30,6 +30,8 @@ type Config struct {
 	QuorumVoters                []QuorumVoter
 	QuorumBootstrapServers      []string
 	QuorumElectionTimeoutMs     int32
+	BrokerHeartbeatIntervalMs   int32
+	BrokerSessionTimeoutMs      int32
 	InterBrokerListenerName     string
 	NumNetworkThreads           int32
 	NumIOThreads                int32
@@ -457,6 +459,8 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.QuorumVoters, _ = parseVoters(d.str("controller.quorum.voters")) // validated by its Def
 	c.QuorumBootstrapServers = parseList(d.str("controller.quorum.bootstrap.servers"))
 	c.QuorumElectionTimeoutMs = d.i32("controller.quorum.election.timeout.ms")
+	c.BrokerHeartbeatIntervalMs = d.i32("broker.heartbeat.interval.ms")
+	c.BrokerSessionTimeoutMs = d.i32("broker.session.timeout.ms")
 	// An empty advertised.listeners (KAFKA_ADVERTISED_LISTENERS= in a
 	// compose file) means unset, rather than "advertise nothing".
 	if strings.TrimSpace(d.str("advertised.listeners")) != "" {

@@ -238,6 +238,10 @@ func (c *Controller) Image() *Image { return c.image.Load() }
 // quorum has none right now).
 func (c *Controller) ActiveController() int32 { return c.quorum.LeaderID() }
 
+// Leading reports whether this node is the active controller (writes
+// succeed here; elsewhere they are forwarded or answer NOT_CONTROLLER).
+func (c *Controller) Leading() bool { return c.quorum.Leading() }
+
 // notify delivers applied changes to OnChange in log order and publishes
 // each image once its OnChange returned. Whoever holds notifyMu drains the
 // whole queue, so when notify returns, every change applied before the

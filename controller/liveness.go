@@ -52,6 +52,10 @@ func (c *Controller) ExpireSessions() ([]int32, error) {
 	c.liveness.Lock()
 	expired := decideExpired(c.Image(), c.liveness.lastSeen, c.started, c.opts.Now(), c.opts.SessionTimeout)
 	c.liveness.Unlock()
+	// The active controller's own broker shares its process: it is alive
+	// while this runs, whatever its heartbeats say (a stalled heartbeat
+	// goroutine must not make a single node fence itself).
+	expired = slices.DeleteFunc(expired, func(id int32) bool { return id == c.opts.NodeID })
 	for _, id := range expired {
 		if err := c.FenceBroker(id, true); err != nil {
 			return nil, err

@@ -28,6 +28,7 @@ func TestSessionExpiry(t *testing.T) {
 	c := newTestController(t, 3, func(o *Options) {
 		o.Now = clock.Now
 		o.SessionTimeout = 10 * time.Second
+		o.NodeID = 3 // the active controller's own broker is never expired
 	})
 	r := c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1, 2, 3}}}}, false)[0]
 	if r.ErrorCode != 0 {
@@ -62,6 +63,12 @@ func TestSessionExpiry(t *testing.T) {
 	}
 	if c.Image().Brokers[1].Fenced {
 		t.Fatal("still fenced after heartbeat")
+	}
+	// Twenty seconds of silence: brokers 1 and 2 expire, the controller's
+	// own broker 3 does not.
+	clock.Advance(20 * time.Second)
+	if got, err := c.ExpireSessions(); err != nil || !equalInt32s(got, []int32{1, 2}) {
+		t.Fatalf("expired %v %v, want [1 2]", got, err)
 	}
 }
 

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"context"
 	"sort"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -34,6 +36,7 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 	allTopics := req.Topics == nil || (v == 0 && len(req.Topics) == 0)
 	autoCreate := (v < 4 || req.AllowAutoTopicCreation) && d.Config.AutoCreateTopicsEnable
 
+	requested := map[string]bool{} // auto creation asked for
 	if !allTopics && autoCreate {
 		var create []controller.CreateTopic
 		seen := map[string]bool{}
@@ -46,10 +49,12 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 				create = append(create, controller.CreateTopic{Name: *rt.Topic, NumPartitions: -1, ReplicationFactor: -1})
 			}
 		}
-		if len(create) > 0 {
-			d.Controller.CreateTopics(create, false)
-			img = d.Controller.Image()
+		if len(create) > 0 && d.autoCreate(create) {
+			for _, c := range create {
+				requested[c.Name] = true
+			}
 		}
+		img = d.Controller.Image()
 	}
 
 	for _, b := range sortedBrokers(img) {
@@ -62,7 +67,7 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 	}
 	clusterID := img.ClusterID
 	resp.ClusterID = &clusterID
-	resp.ControllerID = img.ControllerID
+	resp.ControllerID = controllerIDFor(d, img)
 	if req.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = allClusterOperations
 	}
@@ -128,6 +133,8 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 			et.ErrorCode = kerr.UnknownTopicID.Code
 		case nameCode != 0:
 			et.ErrorCode = kerr.InvalidTopicException.Code
+		case requested[*rt.Topic]:
+			et.ErrorCode = kerr.LeaderNotAvailable.Code
 		default:
 			et.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		}
@@ -156,4 +163,49 @@ func sortedBrokers(img *controller.Image) []controller.Broker {
 
 func isInternalTopic(name string) bool {
 	return name == "__consumer_offsets" || name == "__transaction_state"
+}
+
+// controllerIDFor is the controller id given to clients: the active
+// controller when it is a live broker (combined mode; admin clients then
+// send metadata changes straight to it), else this node, which forwards
+// them.
+func controllerIDFor(d *Deps, img *controller.Image) int32 {
+	if id := d.Controller.ActiveController(); id >= 0 {
+		if b, ok := img.Brokers[id]; ok && !b.Fenced {
+			return id
+		}
+	}
+	if d.Config != nil {
+		return d.Config.NodeID
+	}
+	return img.ControllerID
+}
+
+// autoCreate creates topics for Metadata's auto creation, at the active
+// controller. A topic created elsewhere may not be in this node's image
+// yet when the answer is built: it is then reported as
+// LEADER_NOT_AVAILABLE, which clients retry, as Kafka answers for a topic
+// it is still creating. It reports whether the active controller was
+// another node.
+func (d *Deps) autoCreate(create []controller.CreateTopic) (remote bool) {
+	if d.ToController != nil {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.TimeoutMillis = 30000
+		for _, c := range create {
+			rt := kmsg.NewCreateTopicsRequestTopic()
+			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = c.Name, -1, -1
+			req.Topics = append(req.Topics, rt)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		resp, err := d.ToController(ctx, req)
+		if resp != nil || err != nil {
+			if err != nil {
+				d.Logger.Warn("auto creation at the active controller failed", "err", err)
+			}
+			return true
+		}
+	}
+	d.Controller.CreateTopics(create, false)
+	return false
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/txn"
 )
 
 // FindCoordinator, key 10, versions 0-6.
@@ -15,35 +16,64 @@ import (
 //   - v0: one group key; the answer is node id, host and port.
 //   - v1 adds key_type (0 group, 1 transaction) and error_message; v3 is
 //     flexible; v4 batches keys (coordinator_keys in, coordinators out).
-//   - A group key is answered with this node when it serves the key's
-//     __consumer_offsets partition (PartitionFor, Kafka's hash, so tools
-//     agree), else COORDINATOR_NOT_AVAILABLE and the client retries.
-//     Transaction keys are answered with this node too (the transaction
-//     coordinator will live here). Other key types: INVALID_REQUEST.
-//   - host and port are this broker's advertised listener, as registered
-//     in the metadata image.
+//   - A key is answered with the leader of its partition of
+//     __consumer_offsets (groups) or __transaction_state (transactional
+//     ids), found with Kafka's hash (PartitionFor) so tools agree, and that
+//     leader's advertised listener as registered in the metadata image.
+//     While the topic does not exist (fewer brokers than its replication
+//     factor) or the partition has no live leader, the answer is
+//     COORDINATOR_NOT_AVAILABLE and the client retries, as from Kafka.
+//     Other key types: INVALID_REQUEST.
 func handleFindCoordinator(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.FindCoordinatorRequest)
-	c := groupCoordinator(d)
-	self, ok := d.Controller.Image().Brokers[d.Config.NodeID]
-	if c == nil || !ok {
-		resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
-		msg := kerr.CoordinatorNotAvailable.Error()
-		resp.ErrorCode, resp.ErrorMessage, resp.NodeID, resp.Port = kerr.CoordinatorNotAvailable.Code, &msg, -1, -1
-		for _, k := range req.CoordinatorKeys {
-			resp.Coordinators = append(resp.Coordinators, kmsg.FindCoordinatorResponseCoordinator{
-				Key: k, NodeID: -1, Port: -1, ErrorCode: kerr.CoordinatorNotAvailable.Code, ErrorMessage: &msg,
-			})
-		}
-		return resp, nil
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	img := d.Controller.Image()
+	keys := req.CoordinatorKeys
+	if req.Version < 4 {
+		keys = []string{req.CoordinatorKey}
 	}
-	return c.FindCoordinator(req, coordinator.Node{ID: self.ID, Host: self.Host, Port: self.Port}), nil
+	for _, key := range keys {
+		rc := kmsg.NewFindCoordinatorResponseCoordinator()
+		rc.Key, rc.NodeID, rc.Port = key, -1, -1
+		var topic string
+		switch req.CoordinatorType {
+		case 0:
+			topic = coordinator.OffsetsTopic
+			if groupCoordinator(d) == nil {
+				rc.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			}
+		case 1:
+			topic = txn.TransactionStateTopic
+			if d.Transactions == nil {
+				rc.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			}
+		default:
+			rc.ErrorCode = kerr.InvalidRequest.Code
+		}
+		if rc.ErrorCode == 0 {
+			rc.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			if t := img.Topics[topic]; t != nil && len(t.Partitions) > 0 {
+				p := t.Partitions[coordinator.PartitionFor(key, int32(len(t.Partitions)))]
+				if b, ok := img.Brokers[p.Leader]; ok && !b.Fenced {
+					rc.ErrorCode, rc.NodeID, rc.Host, rc.Port = 0, b.ID, b.Host, b.Port
+				}
+			}
+		}
+		if rc.ErrorCode != 0 {
+			msg := kerr.ErrorForCode(rc.ErrorCode).Error()
+			rc.ErrorMessage = &msg
+		}
+		resp.Coordinators = append(resp.Coordinators, rc)
+	}
+	if req.Version < 4 && len(resp.Coordinators) == 1 {
+		rc := resp.Coordinators[0]
+		resp.Coordinators = nil
+		resp.ErrorCode, resp.ErrorMessage = rc.ErrorCode, rc.ErrorMessage
+		resp.NodeID, resp.Host, resp.Port = rc.NodeID, rc.Host, rc.Port
+	}
+	return resp, nil
 }
 
-// groupCoordinator returns the group coordinator, or nil when none is
-// wired in (every group API then answers COORDINATOR_NOT_AVAILABLE).
-// any() lets this compile whether Deps.Groups is an interface or a
-// *coordinator.Coordinator.
 func groupCoordinator(d *Deps) *coordinator.Coordinator {
 	c, _ := any(d.Groups).(*coordinator.Coordinator)
 	return c

@@ -21,11 +21,19 @@ type groupEnv struct {
 func newGroupEnv(t *testing.T) *groupEnv {
 	t.Helper()
 	e := newAdminEnv(t)
+	// FindCoordinator answers the leader of the key's partition.
+	if _, err := e.d.Controller.CreateInternalTopic(coordinator.OffsetsTopic, 3, 1, map[string]string{"cleanup.policy": "compact"}); err != nil {
+		t.Fatal(err)
+	}
 	c, err := coordinator.New(coordinator.Options{
 		NumPartitions:         3,
 		InitialRebalanceDelay: -1,
 		OpenLog: func(p int32) (coordinator.Log, error) {
-			l, err := e.d.Logs.CreateLog(storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: p}, [16]byte{}, storage.DefaultLogConfig())
+			tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: p}
+			if l, ok := e.d.Logs.Log(tp); ok {
+				return coordinator.StorageLog(l), nil
+			}
+			l, err := e.d.Logs.CreateLog(tp, [16]byte{}, storage.DefaultLogConfig())
 			if err != nil {
 				return nil, err
 			}

@@ -80,6 +80,9 @@ func ApiVersionsResponse(d *Deps) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	consumer := consumerProtocolEnabled(d)
 	for _, e := range Table() {
+		if e.ControllerOnly {
+			continue // served on controller listeners to other nodes only
+		}
 		if !consumer && (e.Key == int16(kmsg.ConsumerGroupHeartbeat) || e.Key == int16(kmsg.ConsumerGroupDescribe)) {
 			continue
 		}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -41,6 +42,11 @@ type Deps struct {
 	// the process could not keep open (CreateTopics, CreatePartitions).
 	PartitionFiles func(n int) *controller.RequestError
 
+	// ToController sends a request to the active controller when that is
+	// another node, and returns nil, nil when it is this one (then the
+	// local Controller answers). Nil: always local.
+	ToController func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
+
 	// Stopping is closed when the broker shuts down; long polls return.
 	Stopping <-chan struct{}
 
@@ -78,4 +84,12 @@ type Entry struct {
 	MinVersion int16
 	MaxVersion int16
 	Handle     Handler
+	// ControllerOnly APIs (broker registration and heartbeats, ISR
+	// changes, producer id blocks) are served on controller listeners
+	// only, as in KRaft, and not advertised to clients.
+	ControllerOnly bool
+	// Forward marks requests that change cluster metadata: a node that is
+	// not the active controller forwards them, as they are, to the one
+	// that is (Kafka brokers forward them in an Envelope).
+	Forward bool
 }

@@ -39,13 +39,18 @@ func Table() []Entry {
 		{Key: int16(kmsg.ConsumerGroupHeartbeat), MinVersion: 0, MaxVersion: 1, Handle: handleConsumerGroupHeartbeat},
 		{Key: int16(kmsg.ConsumerGroupDescribe), MinVersion: 0, MaxVersion: 1, Handle: handleConsumerGroupDescribe},
 		// admin: see 19_create_topics.go and friends
-		{Key: int16(kmsg.CreateTopics), MinVersion: 0, MaxVersion: 7, Handle: handleCreateTopics},
-		{Key: int16(kmsg.DeleteTopics), MinVersion: 0, MaxVersion: 6, Handle: handleDeleteTopics},
-		{Key: int16(kmsg.CreatePartitions), MinVersion: 0, MaxVersion: 3, Handle: handleCreatePartitions},
+		{Key: int16(kmsg.CreateTopics), MinVersion: 0, MaxVersion: 7, Handle: handleCreateTopics, Forward: true},
+		{Key: int16(kmsg.DeleteTopics), MinVersion: 0, MaxVersion: 6, Handle: handleDeleteTopics, Forward: true},
+		{Key: int16(kmsg.CreatePartitions), MinVersion: 0, MaxVersion: 3, Handle: handleCreatePartitions, Forward: true},
 		{Key: int16(kmsg.DescribeConfigs), MinVersion: 0, MaxVersion: 4, Handle: handleDescribeConfigs},
-		{Key: int16(kmsg.AlterConfigs), MinVersion: 0, MaxVersion: 2, Handle: handleAlterConfigs},
-		{Key: int16(kmsg.IncrementalAlterConfigs), MinVersion: 0, MaxVersion: 1, Handle: handleIncrementalAlterConfigs},
+		{Key: int16(kmsg.AlterConfigs), MinVersion: 0, MaxVersion: 2, Handle: handleAlterConfigs, Forward: true},
+		{Key: int16(kmsg.IncrementalAlterConfigs), MinVersion: 0, MaxVersion: 1, Handle: handleIncrementalAlterConfigs, Forward: true},
 		{Key: int16(kmsg.DescribeCluster), MinVersion: 0, MaxVersion: 1, Handle: handleDescribeCluster},
 		{Key: int16(kmsg.DescribeLogDirs), MinVersion: 0, MaxVersion: 4, Handle: handleDescribeLogDirs},
+		// controller APIs: see 56_alter_partition.go and friends
+		{Key: int16(kmsg.AlterPartition), MinVersion: 2, MaxVersion: 3, Handle: handleAlterPartition, ControllerOnly: true},
+		{Key: int16(kmsg.BrokerRegistration), MinVersion: 0, MaxVersion: 4, Handle: handleBrokerRegistration, ControllerOnly: true},
+		{Key: int16(kmsg.BrokerHeartbeat), MinVersion: 0, MaxVersion: 1, Handle: handleBrokerHeartbeat, ControllerOnly: true},
+		{Key: int16(kmsg.AllocateProducerIDs), MinVersion: 0, MaxVersion: 0, Handle: handleAllocateProducerIDs, ControllerOnly: true},
 	}
 }

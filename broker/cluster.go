@@ -1,0 +1,486 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/txn"
+)
+
+// This file is the broker's side of the cluster: registration and
+// heartbeats with the active controller, the duties of the active
+// controller (fencing brokers whose session ran out, creating the internal
+// topics once enough brokers exist), forwarding metadata changes to the
+// active controller, and coordinators that follow leadership of their
+// internal partitions. Every call to the controller goes to the local
+// Controller when this node is the active controller, and over the
+// controller channel otherwise, so one node is no special case.
+
+// retryBackoff is the pause between attempts of a controller call that
+// failed because the controller moved or is being elected.
+const retryBackoff = 100 * time.Millisecond
+
+// registrationTimeout bounds how long a starting node tries to register
+// (Kafka's initial.broker.registration.timeout.ms default).
+const registrationTimeout = 60 * time.Second
+
+// leaderOf returns the active controller's id and controller address.
+func (n *Node) leaderOf() (int32, string) {
+	return n.quorum.LeaderID(), n.quorum.LeaderAddr()
+}
+
+// retryable reports whether a controller call may succeed when retried:
+// the active controller moved, is being elected, or cannot be reached.
+func retryable(err error) bool {
+	return errors.Is(err, controller.ErrNotController) || errors.Is(err, ErrNoController) ||
+		errors.Is(err, kerr.NotController) || errors.As(err, new(net.Error)) || errors.Is(err, errRemote)
+}
+
+var errRemote = errors.New("broker: the controller's answer")
+
+// withController runs local when this node is the active controller and
+// remote otherwise, retrying while the controller moves, until ctx ends.
+func (n *Node) withController(ctx context.Context, local func() error, remote func(ctx context.Context) error) error {
+	for {
+		var err error
+		if n.quorum.Leading() {
+			err = local()
+		} else {
+			err = remote(ctx)
+		}
+		if err == nil || !retryable(err) {
+			return err
+		}
+		t := time.NewTimer(retryBackoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (last error: %w)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// kafkaErr turns a response error code into an error (nil for 0).
+func kafkaErr(code int16) error {
+	if code == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", errRemote, kerr.ErrorForCode(code))
+}
+
+// register registers this broker with the active controller.
+func (n *Node) register(ctx context.Context) error {
+	b := controller.Broker{ID: n.cfg.NodeID, Host: n.adv.Host, Port: int32(n.adv.Port)}
+	if n.cfg.BrokerRack != "" {
+		rack := n.cfg.BrokerRack
+		b.Rack = &rack
+	}
+	return n.withController(ctx, func() error {
+		if old, ok := n.ctrl.Image().Brokers[b.ID]; ok {
+			b.Fenced = old.Fenced
+		}
+		if err := n.ctrl.RegisterBroker(b); err != nil {
+			return err
+		}
+		return n.ctrl.Heartbeat(b.ID)
+	}, func(ctx context.Context) error {
+		req := kmsg.NewPtrBrokerRegistrationRequest()
+		req.BrokerID, req.ClusterID, req.Rack = b.ID, n.ctrl.Image().ClusterID, b.Rack
+		req.Listeners = []kmsg.BrokerRegistrationRequestListener{{Name: n.adv.Name, Host: b.Host, Port: uint16(b.Port), SecurityProtocol: 0}}
+		resp, err := n.channel.Request(ctx, req, 0)
+		if err != nil {
+			return err
+		}
+		if err := kafkaErr(resp.(*kmsg.BrokerRegistrationResponse).ErrorCode); err != nil {
+			return err
+		}
+		return n.heartbeat(ctx, false)
+	})
+}
+
+// waitRegistered waits until this node's image holds its registration
+// (committed at the active controller, it reaches this node's image a
+// moment later), so that the node never answers Metadata without itself.
+// It checks every 10 ms: the image has no per-offset notification.
+func (n *Node) waitRegistered(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if b, ok := n.ctrl.Image().Brokers[n.cfg.NodeID]; ok && b.Host == n.adv.Host && b.Port == int32(n.adv.Port) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for this broker's registration to reach its metadata: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// heartbeat sends one heartbeat (or, with shutdown, a request to move
+// this broker's leaderships away) to the active controller.
+func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
+	id := n.cfg.NodeID
+	if n.quorum.Leading() {
+		if shutdown {
+			return n.ctrl.FenceBroker(id, true)
+		}
+		return n.ctrl.Heartbeat(id)
+	}
+	req := kmsg.NewPtrBrokerHeartbeatRequest()
+	req.BrokerID, req.BrokerEpoch, req.WantShutdown = id, -1, shutdown
+	req.CurrentMetadataOffset = n.ctrl.Image().Offset
+	resp, err := n.channel.Request(ctx, req, 1)
+	if err != nil {
+		return err
+	}
+	hb := resp.(*kmsg.BrokerHeartbeatResponse)
+	if hb.ErrorCode == kerr.BrokerIDNotRegistered.Code {
+		// A new active controller restored from a snapshot taken before
+		// this broker registered cannot miss it (registrations are
+		// records), so this is a broker the cluster forgot: register again.
+		return n.register(ctx)
+	}
+	return kafkaErr(hb.ErrorCode)
+}
+
+// heartbeatLoop heartbeats every broker.heartbeat.interval.ms until ctx
+// ends, and, while this node is the active controller, fences brokers
+// whose session ran out and creates the internal topics once enough
+// brokers are registered.
+func (n *Node) heartbeatLoop(ctx context.Context) {
+	interval := time.Duration(n.cfg.BrokerHeartbeatIntervalMs) * time.Millisecond
+	// The controller's duties run at least every second: fencing must not
+	// wait for a long heartbeat interval.
+	t := time.NewTicker(min(interval, time.Second))
+	defer t.Stop()
+	last := time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		select {
+		case <-n.stopping:
+			return // a heartbeat now would undo the controlled shutdown
+		default:
+		}
+		if time.Since(last) >= interval {
+			hctx, cancel := context.WithTimeout(ctx, interval*2)
+			if err := n.heartbeat(hctx, false); err != nil && ctx.Err() == nil {
+				n.logger.Warn("heartbeat to the active controller failed", "err", err)
+			} else {
+				last = time.Now()
+			}
+			cancel()
+		}
+		if n.quorum.Leading() {
+			n.controllerDuties()
+		}
+	}
+}
+
+// controllerDuties is what the active controller does on its ticker.
+func (n *Node) controllerDuties() {
+	fenced, err := n.ctrl.ExpireSessions()
+	if err != nil {
+		n.logger.Warn("cannot fence brokers whose session expired", "err", err)
+	}
+	for _, id := range fenced {
+		n.logger.Warn("fenced broker: no heartbeat within broker.session.timeout.ms", "broker", id, "timeout_ms", n.cfg.BrokerSessionTimeoutMs)
+	}
+	n.ensureInternalTopics()
+}
+
+// internalTopicRF is the replication factor the internal topics are
+// created with: the configured one, and on a cluster whose voters are
+// fewer than it (a single node, a two-node test cluster), the number of
+// voters, as a single-node quick start needs. ok is false while fewer
+// unfenced brokers exist: Kafka answers COORDINATOR_NOT_AVAILABLE until
+// then, and so do we.
+func (n *Node) internalTopicRF(configured int16) (int16, bool) {
+	rf := configured
+	if voters := int16(max(len(n.cfg.QuorumVoters), 1)); rf > voters && n.cfg.HasRole("controller") {
+		rf = voters
+	}
+	live := int16(len(n.ctrl.Image().UnfencedBrokers()))
+	return rf, live >= rf
+}
+
+// ensureInternalTopics creates __consumer_offsets and __transaction_state
+// when they do not exist and enough brokers are unfenced. Only the active
+// controller calls it.
+func (n *Node) ensureInternalTopics() {
+	cfg := n.cfg
+	img := n.ctrl.Image()
+	if img.Topics[coordinator.OffsetsTopic] == nil {
+		if rf, ok := n.internalTopicRF(cfg.OffsetsTopicReplicationFactor); ok {
+			if _, err := n.ctrl.CreateInternalTopic(coordinator.OffsetsTopic, cfg.OffsetsTopicNumPartitions, rf,
+				map[string]string{"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"}); err != nil {
+				n.logger.Warn("cannot create the offsets topic yet", "topic", coordinator.OffsetsTopic, "err", err)
+			}
+		}
+	}
+	if img.Topics[txn.TransactionStateTopic] == nil {
+		if rf, ok := n.internalTopicRF(cfg.TransactionStateLogReplicationFactor); ok {
+			if _, err := n.ctrl.CreateInternalTopic(txn.TransactionStateTopic, cfg.TransactionStateLogNumPartitions, rf,
+				map[string]string{"cleanup.policy": "compact", "compression.type": "uncompressed",
+					"segment.bytes": fmt.Sprint(cfg.TransactionStateLogSegmentBytes)}); err != nil {
+				n.logger.Warn("cannot create the transaction state topic yet", "topic", txn.TransactionStateTopic, "err", err)
+			}
+		}
+	}
+}
+
+// forward sends a request that changes cluster metadata to the active
+// controller when that is another node (Server Options.Forward). When no
+// leader is known the local handler answers (NOT_CONTROLLER, which
+// clients retry).
+func (n *Node) forward(frame []byte) ([]byte, bool) {
+	if n.quorum.Leading() {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), controllerRequestTimeout)
+	defer cancel()
+	out, err := n.channel.Forward(ctx, frame)
+	if err != nil {
+		if !errors.Is(err, ErrNoController) {
+			n.logger.Warn("cannot forward a request to the active controller; answering here", "err", err)
+		}
+		return nil, false
+	}
+	return out, true
+}
+
+// toController sends req to the active controller, or returns nil, nil
+// when that is this node (the caller then uses the local Controller).
+func (n *Node) toController(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if n.quorum.Leading() {
+		return nil, nil
+	}
+	for _, e := range n.srv.table {
+		if e.Key == req.Key() {
+			return n.channel.Request(ctx, req, e.MaxVersion)
+		}
+	}
+	return nil, fmt.Errorf("broker: no version of %s to send", kmsg.NameForKey(req.Key()))
+}
+
+// allocateProducerIDs takes a block of producer ids from the controller.
+func (n *Node) allocateProducerIDs(floor int64) (first, size int64, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = n.withController(ctx, func() error {
+		var err error
+		first, size, err = n.ctrl.AllocateProducerIDs(n.cfg.NodeID, floor)
+		return err
+	}, func(ctx context.Context) error {
+		req := kmsg.NewPtrAllocateProducerIDsRequest()
+		req.BrokerID, req.BrokerEpoch = n.cfg.NodeID, -1
+		resp, err := n.channel.Request(ctx, req, 0)
+		if err != nil {
+			return err
+		}
+		r := resp.(*kmsg.AllocateProducerIDsResponse)
+		if err := kafkaErr(r.ErrorCode); err != nil {
+			return err
+		}
+		first, size = r.ProducerIDStart, int64(r.ProducerIDLen)
+		return nil
+	})
+	return first, size, err
+}
+
+// coordinatorReconciler loads and unloads the group and transaction
+// coordinator shards so that this node serves exactly the internal
+// partitions it leads in the published image. It is level-triggered: a
+// wake-up (coalesced) makes it compare the image with what it has loaded.
+type coordinatorReconciler struct {
+	n    *Node
+	wake chan struct{}
+
+	mu     sync.Mutex
+	groups map[int32]bool // loaded __consumer_offsets partitions
+	txns   map[int32]bool // loaded __transaction_state partitions
+}
+
+func newCoordinatorReconciler(n *Node) *coordinatorReconciler {
+	return &coordinatorReconciler{n: n, wake: make(chan struct{}, 1), groups: map[int32]bool{}, txns: map[int32]bool{}}
+}
+
+// notify asks for a reconcile; it never blocks (the controller's OnChange
+// calls it).
+func (r *coordinatorReconciler) notify() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run reconciles on every wake-up until ctx ends.
+func (r *coordinatorReconciler) run(ctx context.Context) {
+	r.reconcile()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake:
+			r.reconcile()
+		}
+	}
+}
+
+// led returns the partitions of topic this node leads in the image.
+func (r *coordinatorReconciler) led(img *controller.Image, topic string) map[int32]bool {
+	out := map[int32]bool{}
+	if t, ok := img.Topics[topic]; ok {
+		for _, p := range t.Partitions {
+			if p.Leader == r.n.cfg.NodeID {
+				out[p.Partition] = true
+			}
+		}
+	}
+	return out
+}
+
+func (r *coordinatorReconciler) reconcile() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.n
+	img := n.ctrl.Image()
+	if n.groups != nil {
+		want := r.led(img, coordinator.OffsetsTopic)
+		for _, p := range sortedKeys(r.groups) {
+			if !want[p] {
+				n.groups.UnloadPartition(p)
+				delete(r.groups, p)
+			}
+		}
+		for _, p := range sortedKeys(want) {
+			if r.groups[p] {
+				continue
+			}
+			if err := n.groups.LoadPartition(p); err != nil {
+				n.logger.Error("cannot load group coordinator partition", "partition", p, "err", err)
+				continue
+			}
+			r.groups[p] = true
+		}
+	}
+	if n.txns != nil {
+		want := r.led(img, txn.TransactionStateTopic)
+		for _, p := range sortedKeys(r.txns) {
+			if !want[p] {
+				n.txns.UnloadPartition(p)
+				delete(r.txns, p)
+			}
+		}
+		for _, p := range sortedKeys(want) {
+			if r.txns[p] {
+				continue
+			}
+			if err := n.txns.LoadPartition(p); err != nil {
+				n.logger.Error("cannot load transaction coordinator partition", "partition", p, "err", err)
+				continue
+			}
+			r.txns[p] = true
+		}
+	}
+}
+
+func sortedKeys(m map[int32]bool) []int32 {
+	out := make([]int32, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// connQueue is a net.Listener fed by quorum.Listener's OnKafka: the Kafka
+// connections of the controller listener, served by the broker's Server.
+type connQueue struct {
+	addr   net.Addr
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newConnQueue(addr net.Addr) *connQueue {
+	return &connQueue{addr: addr, conns: make(chan net.Conn, 64), closed: make(chan struct{})}
+}
+
+// push hands over one connection; it is closed when the queue is full or
+// closed.
+func (q *connQueue) push(c net.Conn) {
+	select {
+	case <-q.closed:
+		c.Close()
+		return
+	default:
+	}
+	select {
+	case q.conns <- c:
+	default:
+		c.Close()
+	}
+}
+
+func (q *connQueue) Accept() (net.Conn, error) {
+	select {
+	case c := <-q.conns:
+		return c, nil
+	case <-q.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (q *connQueue) Close() error {
+	q.once.Do(func() {
+		close(q.closed)
+		for {
+			select {
+			case c := <-q.conns:
+				c.Close()
+			default:
+				return
+			}
+		}
+	})
+	return nil
+}
+
+func (q *connQueue) Addr() net.Addr { return q.addr }
+
+// controlledShutdown moves this node's leaderships away before it stops
+// (Kafka's controlled shutdown through the heartbeat's want_shut_down), and
+// hands the quorum's leadership to another voter, so that clients and the
+// cluster see a leader change instead of a session timeout. On a single
+// node there is nobody to hand anything to.
+func (n *Node) controlledShutdown(ctx context.Context) {
+	if n.quorum == nil || len(n.cfg.QuorumVoters) < 2 {
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := n.heartbeat(sctx, true); err != nil {
+		n.logger.Warn("controlled shutdown: cannot move leaderships away", "err", err)
+	}
+	if n.quorum.Leading() {
+		if err := n.quorum.Raft().LeadershipTransfer().Error(); err != nil {
+			n.logger.Warn("controlled shutdown: cannot hand over the active controller role", "err", err)
+		}
+	}
+}

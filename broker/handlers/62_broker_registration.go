@@ -1,0 +1,148 @@
+package handlers
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
+)
+
+// BrokerRegistration, key 62, versions 0-4: a broker registers with the
+// active controller (on a controller listener only).
+//
+//   - The first listener of the request is the address the broker is
+//     registered (and given to clients) under.
+//   - A broker registered before keeps its fenced state; the heartbeat
+//     that follows unfences it (Kafka starts a registration fenced and
+//     unfences it once the broker caught up with the metadata log).
+//   - A wrong cluster id is INCONSISTENT_CLUSTER_ID; a node that is not
+//     the active controller answers NOT_CONTROLLER.
+//   - broker_epoch is the offset of the image the registration landed on
+//     (monotonic); samsa does not check broker epochs yet.
+func handleBrokerRegistration(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.BrokerRegistrationRequest)
+	resp := req.ResponseKind().(*kmsg.BrokerRegistrationResponse)
+	resp.BrokerEpoch = -1
+	img := d.Controller.Image()
+	switch {
+	case req.ClusterID != img.ClusterID:
+		resp.ErrorCode = kerr.InconsistentClusterID.Code
+		return resp, nil
+	case len(req.Listeners) == 0:
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp, nil
+	}
+	l := req.Listeners[0]
+	b := controller.Broker{ID: req.BrokerID, Host: l.Host, Port: int32(l.Port), Rack: req.Rack}
+	if old, ok := img.Brokers[req.BrokerID]; ok {
+		b.Fenced = old.Fenced
+	}
+	if err := d.Controller.RegisterBroker(b); err != nil {
+		resp.ErrorCode = controllerErrorCode(err)
+		return resp, nil
+	}
+	resp.BrokerEpoch = d.Controller.Image().Offset
+	return resp, nil
+}
+
+// BrokerHeartbeat, key 63, versions 0-1: a registered broker's liveness.
+// A heartbeat unfences a fenced broker (it then takes over leaderless
+// partitions whose ISR holds it); want_shut_down moves its leaderships
+// away (controlled shutdown) and is answered should_shut_down once it
+// leads nothing.
+func handleBrokerHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.BrokerHeartbeatRequest)
+	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
+	if _, ok := d.Controller.Image().Brokers[req.BrokerID]; !ok {
+		resp.ErrorCode = kerr.BrokerIDNotRegistered.Code
+		resp.IsFenced = true
+		return resp, nil
+	}
+	var err error
+	if req.WantShutdown || req.WantFence {
+		err = d.Controller.FenceBroker(req.BrokerID, true)
+	} else {
+		err = d.Controller.Heartbeat(req.BrokerID)
+	}
+	if err != nil {
+		resp.ErrorCode = controllerErrorCode(err)
+	}
+	img := d.Controller.Image()
+	resp.IsCaughtUp = true
+	resp.IsFenced = img.Brokers[req.BrokerID].Fenced
+	resp.ShouldShutdown = req.WantShutdown && resp.ErrorCode == 0 && leadsNothing(img, req.BrokerID)
+	return resp, nil
+}
+
+// leadsNothing reports whether broker id leads no partition.
+func leadsNothing(img *controller.Image, id int32) bool {
+	for _, t := range img.Topics {
+		for _, p := range t.Partitions {
+			if p.Leader == id {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// AllocateProducerIDs, key 67, version 0: a block of producer ids for a
+// broker, committed to the metadata log before it is handed out.
+func handleAllocateProducerIDs(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.AllocateProducerIDsRequest)
+	resp := req.ResponseKind().(*kmsg.AllocateProducerIDsResponse)
+	first, size, err := d.Controller.AllocateProducerIDs(req.BrokerID, 0)
+	if err != nil {
+		resp.ErrorCode = controllerErrorCode(err)
+		return resp, nil
+	}
+	resp.ProducerIDStart, resp.ProducerIDLen = first, int32(size)
+	return resp, nil
+}
+
+// AlterPartition, key 56, versions 2-3 (topic ids): a partition leader's
+// ISR change, checked against the leader and partition epochs.
+func handleAlterPartition(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.AlterPartitionRequest)
+	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewAlterPartitionResponseTopic()
+		st.TopidID = rt.TopicID // sic: kmsg spells it TopidID
+		for _, rp := range rt.Partitions {
+			isr := rp.NewISR
+			if r.Header.APIVersion >= 3 {
+				isr = make([]int32, 0, len(rp.NewEpochISR))
+				for _, e := range rp.NewEpochISR {
+					isr = append(isr, e.BrokerID)
+				}
+			}
+			p, code, _ := d.Controller.AlterPartition(controller.AlterPartition{
+				TopicID: controller.Uuid(rt.TopicID), Partition: rp.Partition, LeaderID: req.BrokerID,
+				LeaderEpoch: rp.LeaderEpoch, PartitionEpoch: rp.PartitionEpoch, NewISR: isr,
+			})
+			sp := kmsg.NewAlterPartitionResponseTopicPartition()
+			sp.Partition, sp.ErrorCode = rp.Partition, code
+			sp.LeaderID, sp.LeaderEpoch, sp.PartitionEpoch = p.Leader, p.LeaderEpoch, p.PartitionEpoch
+			sp.ISR = p.ISR
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+// controllerErrorCode maps a controller error to its Kafka code.
+func controllerErrorCode(err error) int16 {
+	var ke *kerr.Error
+	switch {
+	case errors.Is(err, controller.ErrNotController):
+		return kerr.NotController.Code
+	case errors.As(err, &ke):
+		return ke.Code
+	case errors.Is(err, controller.ErrInvalidBroker):
+		return kerr.InvalidRequest.Code
+	}
+	return kerr.UnknownServerError.Code
+}

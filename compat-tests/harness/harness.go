@@ -103,6 +103,9 @@ type Broker struct {
 	binary  string
 	options Options
 	port    int
+	// clusterEnv: the node is configured by its environment block alone
+	// (StartCluster), and args pass only log.dirs.
+	clusterEnv bool
 
 	mu      sync.Mutex
 	output  bytes.Buffer // every run's stdout and stderr, in order
@@ -171,6 +174,9 @@ func freePort() (int, error) {
 }
 
 func (b *Broker) args() []string {
+	if b.clusterEnv {
+		return []string{"--override", "log.dirs=" + b.Dir}
+	}
 	listener := "PLAINTEXT://" + b.Addr
 	args := []string{
 		"--override", "listeners=" + listener,

@@ -1,0 +1,131 @@
+package harness
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// ClusterOptions configures StartCluster.
+type ClusterOptions struct {
+	// Env is added to every node's environment block after the generated
+	// one (so it can override it), as KAFKA_* variables of a compose file.
+	Env []string
+}
+
+// Cluster is several samsa processes forming one cluster.
+type Cluster struct {
+	Brokers []*Broker
+	// ControllerAddrs are the controller listeners, by node (node id i+1).
+	ControllerAddrs []string
+}
+
+// ClusterEnv is the environment block of node id (1-based) of a cluster
+// whose client and controller ports are given by node: the variables of
+// the apache/kafka three-node combined-mode KRaft compose example.
+func ClusterEnv(id int, clientPorts, controllerPorts []int) []string {
+	var voters []string
+	for i, p := range controllerPorts {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, p))
+	}
+	client := fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", clientPorts[id-1])
+	return []string{
+		"KAFKA_NODE_ID=" + strconv.Itoa(id),
+		"KAFKA_PROCESS_ROLES=broker,controller",
+		"KAFKA_LISTENERS=" + client + fmt.Sprintf(",CONTROLLER://127.0.0.1:%d", controllerPorts[id-1]),
+		"KAFKA_ADVERTISED_LISTENERS=" + client,
+		"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER",
+		"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+		"KAFKA_INTER_BROKER_LISTENER_NAME=PLAINTEXT",
+		"KAFKA_CONTROLLER_QUORUM_VOTERS=" + strings.Join(voters, ","),
+		"KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=0",
+		"CLUSTER_ID=4L6g3nShT-eMCtK--X86sw",
+	}
+}
+
+// StartCluster starts n combined-mode samsa processes configured by the
+// environment blocks of ClusterEnv (plus o.Env) and waits until each
+// answers ApiVersions (which it does once it registered with the active
+// controller). The processes are killed at test cleanup.
+func StartCluster(t testing.TB, n int, o ClusterOptions) *Cluster {
+	t.Helper()
+	bin := Build(t)
+	ports := make([]int, 2*n)
+	var lns []net.Listener
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("harness: free port: %v", err)
+		}
+		lns = append(lns, l)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	for _, l := range lns {
+		l.Close()
+	}
+	clientPorts, ctrlPorts := ports[:n], ports[n:]
+	c := &Cluster{}
+	for i := range n {
+		b := &Broker{binary: bin, Dir: t.TempDir(), port: clientPorts[i], clusterEnv: true}
+		b.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(b.port))
+		b.options.Env = append(ClusterEnv(i+1, clientPorts, ctrlPorts), o.Env...)
+		c.Brokers = append(c.Brokers, b)
+		c.ControllerAddrs = append(c.ControllerAddrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(ctrlPorts[i])))
+		t.Cleanup(func() {
+			b.killIfRunning()
+			if t.Failed() {
+				t.Logf("samsa node %d output (%s):\n%s", i+1, b.Addr, b.Output())
+			}
+		})
+	}
+	for _, b := range c.Brokers {
+		if err := b.launch(); err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, b := range c.Brokers {
+		wg.Go(func() { errs[i] = b.waitReady() })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("harness: node %d did not become ready on %s: %v", i+1, c.Brokers[i].Addr, err)
+		}
+	}
+	return c
+}
+
+// Addrs returns the client listeners of the nodes, for SeedBrokers.
+func (c *Cluster) Addrs() []string {
+	var out []string
+	for _, b := range c.Brokers {
+		out = append(out, b.Addr)
+	}
+	return out
+}
+
+// Pause stops the process with SIGSTOP (it keeps its sockets, answers
+// nothing); Resume continues it.
+func (b *Broker) Pause(t testing.TB) { b.signal(t, syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT).
+func (b *Broker) Resume(t testing.TB) { b.signal(t, syscall.SIGCONT) }
+
+func (b *Broker) signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	b.mu.Lock()
+	cmd := b.cmd
+	b.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		t.Fatalf("harness: broker %s is not running", b.Addr)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("harness: signal %v to pid %d: %v", sig, cmd.Process.Pid, err)
+	}
+}

@@ -484,3 +484,44 @@ func (n *Node) controlledShutdown(ctx context.Context) {
 		}
 	}
 }
+
+// brokerChannels holds one channel per other broker, to its registered
+// client listener (transaction markers to partition leaders).
+type brokerChannels struct {
+	n  *Node
+	mu sync.Mutex
+	m  map[int32]*controllerChannel
+}
+
+// send sends req to broker id at the highest version this build serves.
+func (b *brokerChannels) send(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
+	b.mu.Lock()
+	if b.m == nil {
+		b.m = map[int32]*controllerChannel{}
+	}
+	ch := b.m[id]
+	if ch == nil {
+		ch = &controllerChannel{nodeID: b.n.cfg.NodeID, leader: func() (int32, string) {
+			br, ok := b.n.ctrl.Image().Brokers[id]
+			if !ok {
+				return -1, ""
+			}
+			return id, net.JoinHostPort(br.Host, fmt.Sprint(br.Port))
+		}}
+		b.m[id] = ch
+	}
+	b.mu.Unlock()
+	e, ok := b.n.srv.table[req.Key()]
+	if !ok {
+		return nil, fmt.Errorf("broker: no version of %s to send", kmsg.NameForKey(req.Key()))
+	}
+	return ch.Request(ctx, req, e.MaxVersion)
+}
+
+func (b *brokerChannels) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ch := range b.m {
+		ch.Close()
+	}
+}

@@ -38,6 +38,7 @@ type Node struct {
 	quorum    *quorum.Quorum
 	qtrans    io.Closer // the quorum's transport, when the Node owns it
 	channel   *controllerChannel
+	peers     brokerChannels
 	ctrlConns *connQueue // Kafka connections of the controller listener
 	coord     *coordinatorReconciler
 	ctrl      *controller.Controller
@@ -202,6 +203,7 @@ func (n *Node) start() (_ *Node, err error) {
 	}
 	n.ctrlConns.addr = ctrlAddr
 	n.channel = &controllerChannel{nodeID: cfg.NodeID, leader: n.leaderOf}
+	n.peers.n = n
 	n.coord = newCoordinatorReconciler(n)
 	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs")}
 	n.ctrl, err = controller.New(controller.Options{
@@ -269,6 +271,7 @@ func (n *Node) start() (_ *Node, err error) {
 		Logger:       logger.With("component", "handlers"),
 		Stopping:     n.stopping,
 		ToController: n.toController,
+		SendToBroker: n.peers.send,
 		// Refuse partitions the open file limit cannot hold (issue 11 item 5).
 		PartitionFiles: CheckPartitionFiles,
 	}
@@ -334,6 +337,7 @@ func (n *Node) closeStorage() error {
 	if n.channel != nil {
 		n.channel.Close()
 	}
+	n.peers.close()
 	if n.quorum != nil {
 		if err := n.quorum.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing metadata quorum: %w", err))

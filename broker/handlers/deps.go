@@ -47,6 +47,11 @@ type Deps struct {
 	// local Controller answers). Nil: always local.
 	ToController func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
 
+	// SendToBroker sends a request to another broker's client listener
+	// (transaction markers for partitions it leads). Nil: everything is
+	// written locally.
+	SendToBroker func(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error)
+
 	// Stopping is closed when the broker shuts down; long polls return.
 	Stopping <-chan struct{}
 

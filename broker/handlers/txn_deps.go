@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/txn"
@@ -32,12 +33,67 @@ var _ txn.MarkerWriter = MarkerWriter{}
 // WriteMarkers implements txn.MarkerWriter. Partitions that no longer
 // exist (the topic was deleted) are reported as written, as Kafka's
 // marker channel drops them.
+//
+// A partition led by another broker gets its marker through that broker's
+// WriteTxnMarkers (one request per broker), as Kafka's transaction marker
+// channel sends them.
 func (m MarkerWriter) WriteMarkers(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []txn.TopicPartition) map[txn.TopicPartition]int16 {
 	out := make(map[txn.TopicPartition]int16, len(partitions))
+	img := m.D.Controller.Image()
+	remote := map[int32][]txn.TopicPartition{}
 	for _, tp := range partitions {
+		if m.D.SendToBroker != nil && m.D.Config != nil {
+			if t := topicByName(img, tp.Topic); t != nil && tp.Partition >= 0 && int(tp.Partition) < len(t.Partitions) {
+				if leader := t.Partitions[tp.Partition].Leader; leader >= 0 && leader != m.D.Config.NodeID {
+					remote[leader] = append(remote[leader], tp)
+					continue
+				}
+			}
+		}
 		out[tp] = m.D.writeMarker(ctx, producerID, producerEpoch, commit, coordinatorEpoch, tp)
 	}
+	for leader, tps := range remote {
+		m.D.sendMarkers(ctx, leader, producerID, producerEpoch, commit, coordinatorEpoch, tps, out)
+	}
 	return out
+}
+
+// sendMarkers writes the markers of tps through broker leader's
+// WriteTxnMarkers and records each partition's code in out; a failed
+// request is NOT_LEADER_OR_FOLLOWER for all of them (the coordinator
+// retries, and by then the image may name another leader).
+func (d *Deps) sendMarkers(ctx context.Context, leader int32, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, tps []txn.TopicPartition, out map[txn.TopicPartition]int16) {
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	mk := kmsg.NewWriteTxnMarkersRequestMarker()
+	mk.ProducerID, mk.ProducerEpoch, mk.Committed, mk.CoordinatorEpoch = producerID, producerEpoch, commit, coordinatorEpoch
+	byTopic := map[string]int{}
+	for _, tp := range tps {
+		i, ok := byTopic[tp.Topic]
+		if !ok {
+			i = len(mk.Topics)
+			byTopic[tp.Topic] = i
+			mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+			mt.Topic = tp.Topic
+			mk.Topics = append(mk.Topics, mt)
+		}
+		mk.Topics[i].Partitions = append(mk.Topics[i].Partitions, tp.Partition)
+	}
+	req.Markers = append(req.Markers, mk)
+	for _, tp := range tps {
+		out[tp] = kerr.NotLeaderForPartition.Code
+	}
+	resp, err := d.SendToBroker(ctx, leader, req)
+	if err != nil {
+		d.Logger.Warn("cannot send transaction markers to the partition leader", "broker", leader, "producer", producerID, "err", err)
+		return
+	}
+	for _, rm := range resp.(*kmsg.WriteTxnMarkersResponse).Markers {
+		for _, rt := range rm.Topics {
+			for _, rp := range rt.Partitions {
+				out[storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}] = rp.ErrorCode
+			}
+		}
+	}
 }
 
 // writeMarker writes one marker and returns a Kafka error code.

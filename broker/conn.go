@@ -275,6 +275,7 @@ func (c *conn) write() {
 // A panic while handling is recovered here: it is logged with its stack,
 // counted (Server.PanicCount) and closes this connection only.
 func (c *conn) handle(frame []byte) (out []byte, err error) {
+	start := time.Now()
 	var hdr wire.RequestHeader
 	defer func() {
 		if r := recover(); r != nil {
@@ -305,6 +306,9 @@ func (c *conn) handle(frame []byte) (out []byte, err error) {
 	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host})
 	if err != nil {
 		return nil, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
+	}
+	if o := c.srv.observer; o != nil {
+		o.ObserveRequest(hdr.APIKey, hdr.APIVersion, req, resp, time.Since(start))
 	}
 	if resp == nil {
 		return nil, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/broker/handlers"
+	"github.com/samsa-broker/samsa/broker/metrics"
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/controller/quorum"
@@ -50,6 +51,8 @@ type Node struct {
 	// leadership carries LogSyncer's leadership changes of internal-topic
 	// partitions to the goroutine that loads and unloads coordinator state.
 	leadership chan leadershipEvent
+	// http is the samsa.http.listener server (ops.go); nil when off.
+	http *metrics.HTTPServer
 }
 
 // leadershipEvent is one change of leadership of an internal partition.
@@ -329,6 +332,10 @@ func (n *Node) start() (_ *Node, err error) {
 		n.srv.closeListeners()
 		return nil, err
 	}
+	if err := n.startHTTP(); err != nil {
+		n.srv.closeListeners()
+		return nil, err
+	}
 	n.srv.opts.Deps = deps
 	n.srv.Serve()
 
@@ -357,6 +364,7 @@ func (n *Node) Controller() *controller.Controller { return n.ctrl }
 // at once), then flushes and closes every log and the metadata log.
 func (n *Node) Close(ctx context.Context) error {
 	close(n.stopping)
+	n.stopHTTP(ctx)
 	if err := n.srv.Shutdown(ctx); err != nil {
 		n.logger.Warn("connections did not finish in time", "err", err)
 	}

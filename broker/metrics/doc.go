@@ -14,6 +14,7 @@
 //	kafka_network_requestmetrics_requests_total{request,version}
 //	kafka_network_requestmetrics_errors_total{request,error}
 //	kafka_network_requestmetrics_totaltimems{request,quantile}  quantile="0.50" ... "0.999", and _count
+//	kafka_network_requestmetrics_requestqueuetimems, _localtimems  the same shape
 //	kafka_server_socket_server_metrics_connection_count{listener,networkProcessor}
 //	kafka_server_replicamanager_partitioncount, _leadercount, _underreplicatedpartitions, ...
 //	kafka_controller_kafkacontroller_activecontrollercount, _offlinepartitionscount, _fencedbrokercount, ...
@@ -38,7 +39,7 @@
 //	m := metrics.New(metrics.Options{NodeID: 1, Image: ctrl.Image, Logs: logs.Logs})
 //	srv, err := metrics.Listen(metrics.HTTPOptions{Addr: "localhost:9404", Metrics: m, Ready: ready})
 //	...
-//	m.ObserveRequest(key, version, req, resp, took) // per request
+//	m.ObserveRequest(key, version, req, resp, queued, took) // per request
 //	...
 //	srv.Close(ctx)
 package metrics

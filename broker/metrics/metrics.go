@@ -92,7 +92,11 @@ func (m *Metrics) Handler() http.Handler {
 type requestCollector struct{ m *Metrics }
 
 func (c requestCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRequests, descErrors, descTotalTime, descTotalTimeCount,
+	for _, t := range timeDescs {
+		ch <- t.quantiles
+		ch <- t.count
+	}
+	for _, d := range []*prometheus.Desc{descRequests, descErrors,
 		descMessagesIn, descBytesIn, descBytesOut, descReplicationBytesIn, descReplicationBytesOut,
 		descFailedProduce, descFailedFetch, descTotalProduce, descTotalFetch} {
 		ch <- d
@@ -131,10 +135,13 @@ var (
 		"Requests handled, by request name and version (RequestMetrics RequestsPerSec).", []string{"request", "version"}, nil)
 	descErrors = prometheus.NewDesc("kafka_network_requestmetrics_errors_total",
 		"Error codes in responses, NONE included, by request name and error (RequestMetrics ErrorsPerSec).", []string{"request", "error"}, nil)
-	descTotalTime = prometheus.NewDesc("kafka_network_requestmetrics_totaltimems",
-		"Time to handle a request in milliseconds, quantiles over the last 5 minutes (RequestMetrics TotalTimeMs); samsa measures from the start of decoding until the handler returns (queueing and the socket write are not included).", []string{"request", "quantile"}, nil)
-	descTotalTimeCount = prometheus.NewDesc("kafka_network_requestmetrics_totaltimems_count",
-		"Requests timed by kafka_network_requestmetrics_totaltimems.", []string{"request"}, nil)
+	// timeDescs are the JMX exporter's rendering of Kafka's RequestMetrics
+	// histograms: a gauge per quantile and a _count counter, by timeKind.
+	timeDescs = [numTimes]struct{ quantiles, count *prometheus.Desc }{
+		totalTime: timeDesc("totaltimems", "Milliseconds from a request's last byte read until its handler returned, quantiles over the last 5 minutes (RequestMetrics TotalTimeMs; samsa leaves out the response's send time)."),
+		queueTime: timeDesc("requestqueuetimems", "Milliseconds a request waited behind earlier requests of its connection (RequestMetrics RequestQueueTimeMs)."),
+		localTime: timeDesc("localtimems", "Milliseconds in the request's handler, waits for acks=all and long polls included (RequestMetrics LocalTimeMs; samsa reports no RemoteTimeMs)."),
+	}
 
 	descConnections = prometheus.NewDesc("kafka_server_socket_server_metrics_connection_count",
 		"Open client connections (socket-server-metrics connection-count); samsa has no network processors, so networkProcessor is always 0.", []string{"listener", "networkProcessor"}, nil)
@@ -199,6 +206,14 @@ var (
 	descGroupMembers = prometheus.NewDesc("kafka_consumergroup_members",
 		"Members of a classic group coordinated by this broker (kafka_exporter).", []string{"consumergroup"}, nil)
 )
+
+func timeDesc(name, help string) struct{ quantiles, count *prometheus.Desc } {
+	full := "kafka_network_requestmetrics_" + name
+	return struct{ quantiles, count *prometheus.Desc }{
+		prometheus.NewDesc(full, help, []string{"request", "quantile"}, nil),
+		prometheus.NewDesc(full+"_count", "Requests timed by "+full+".", []string{"request"}, nil),
+	}
+}
 
 func topicDesc(name, help string) *prometheus.Desc {
 	return prometheus.NewDesc(name, help, []string{"topic"}, nil)

@@ -60,9 +60,9 @@ func TestCountRecords(t *testing.T) {
 func TestObserveRequestAllocs(t *testing.T) {
 	m := New(Options{})
 	req, resp := produce("t", 4)
-	m.ObserveRequest(0, 9, req, resp, time.Millisecond)
+	m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond)
 	allocs := testing.AllocsPerRun(1000, func() {
-		m.ObserveRequest(0, 9, req, resp, time.Millisecond)
+		m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond)
 	})
 	if allocs != 0 {
 		t.Fatalf("ObserveRequest allocates %v times per produce", allocs)
@@ -79,7 +79,7 @@ func TestErrorCounts(t *testing.T) {
 	req, resp := produce("t", 3)
 	resp.Topics[0].Partitions[1].ErrorCode = kerr.NotLeaderForPartition.Code
 	resp.Topics[0].Partitions[2].ErrorCode = kerr.InvalidTimestamp.Code
-	m.ObserveRequest(0, 9, req, resp, time.Millisecond)
+	m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond)
 	r := m.requests
 	if got := r.stats(0).none.Load(); got != 1 {
 		t.Errorf("NONE %d, want 1", got)
@@ -100,7 +100,7 @@ func TestErrorCounts(t *testing.T) {
 		g.ErrorCode = code
 		dg.Groups = append(dg.Groups, g)
 	}
-	m.ObserveRequest(15, 5, kmsg.NewPtrDescribeGroupsRequest(), dg, time.Millisecond)
+	m.ObserveRequest(15, 5, kmsg.NewPtrDescribeGroupsRequest(), dg, 0, time.Millisecond)
 	if r.stats(15).none.Load() != 1 || r.errors.m[errorKey{15, kerr.GroupIDNotFound.Code}].Load() != 1 {
 		t.Error("DescribeGroups error codes not counted")
 	}

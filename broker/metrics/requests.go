@@ -34,10 +34,26 @@ type requestStats struct {
 	byVersion [maxVersion + 1]atomic.Uint64
 	// none counts ErrorCode fields that were 0, Kafka's error="NONE".
 	none atomic.Uint64
-	// totalTime is in milliseconds, like Kafka's TotalTimeMs; read only
-	// at scrape time for its quantiles.
-	totalTime prometheus.Summary
+	// times are in milliseconds, like Kafka's RequestMetrics histograms,
+	// indexed by timeKind; read only at scrape time for their quantiles.
+	times [numTimes]prometheus.Summary
 }
+
+// timeKind is one of Kafka's RequestMetrics times that samsa measures.
+type timeKind int
+
+const (
+	// totalTime is from the request's last byte read until its handler
+	// returned (Kafka's TotalTimeMs also has the response's send time).
+	totalTime timeKind = iota
+	// queueTime is how long the request waited behind earlier requests of
+	// its connection (RequestQueueTimeMs).
+	queueTime
+	// localTime is the time in its handler, parked acks=all produces and
+	// long-poll fetches included (Kafka splits those off as RemoteTimeMs).
+	localTime
+	numTimes
+)
 
 // errorKey identifies the count of one non-zero error code of one request.
 type errorKey struct {
@@ -98,13 +114,16 @@ func (r *requestCounters) stats(idx int16) *requestStats {
 	for _, q := range quantiles {
 		objectives[q.q] = (1 - q.q) / 10
 	}
-	s := &requestStats{totalTime: prometheus.NewSummary(prometheus.SummaryOpts{
-		Name:       "kafka_network_requestmetrics_totaltimems",
-		Help:       "unregistered: read at scrape",
-		Objectives: objectives,
-		MaxAge:     5 * time.Minute, // Kafka's reservoir favours the last 5 minutes too
-		AgeBuckets: 5,
-	})}
+	s := &requestStats{}
+	for i := range s.times {
+		s.times[i] = prometheus.NewSummary(prometheus.SummaryOpts{
+			Name:       "unregistered",
+			Help:       "read at scrape time",
+			Objectives: objectives,
+			MaxAge:     5 * time.Minute, // Kafka's reservoir favours the last 5 minutes too
+			AgeBuckets: 5,
+		})
+	}
 	r.requests[idx].Store(s)
 	return s
 }
@@ -147,11 +166,13 @@ func (r *requestCounters) countError(idx, code int16) {
 
 // ObserveRequest records one handled request: its count by name and
 // version, every error code in its response (as Kafka's errorCounts: each
-// ErrorCode field, NONE included), the time it took, and for Produce and
-// Fetch the broker topic metrics. resp is nil when no response is due
-// (acks=0). It is called once per request on the connection's goroutine
-// and allocates nothing once a request name and topic have been seen.
-func (m *Metrics) ObserveRequest(key, version int16, req kmsg.Request, resp kmsg.Response, took time.Duration) {
+// ErrorCode field, NONE included), how long it waited behind earlier
+// requests of its connection (queued) and how long its handler took, and
+// for Produce and Fetch the broker topic metrics. resp is nil when no
+// response is due (acks=0). It is called once per request on the
+// connection's goroutine and allocates nothing once a request name and
+// topic have been seen.
+func (m *Metrics) ObserveRequest(key, version int16, req kmsg.Request, resp kmsg.Response, queued, took time.Duration) {
 	if key < 0 || key > kmsg.MaxKey {
 		return
 	}
@@ -168,11 +189,15 @@ func (m *Metrics) ObserveRequest(key, version int16, req kmsg.Request, resp kmsg
 	}
 	s := r.stats(idx)
 	s.byVersion[min(max(version, 0), maxVersion)].Add(1)
-	s.totalTime.Observe(float64(took) / float64(time.Millisecond))
+	s.times[queueTime].Observe(ms(queued))
+	s.times[localTime].Observe(ms(took))
+	s.times[totalTime].Observe(ms(queued + took))
 	if resp != nil {
 		r.countCodes(idx, resp)
 	}
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // Kafka does not count these as failed produce or fetch requests: they
 // are the client's or the cluster's doing, not the broker failing
@@ -460,12 +485,15 @@ func (m *Metrics) collectRequests(ch chan<- prometheus.Metric) {
 		if n := s.none.Load(); n > 0 {
 			ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(n), name, "NONE")
 		}
-		var d dto.Metric
-		if err := s.totalTime.Write(&d); err == nil && d.Summary != nil {
-			ch <- prometheus.MustNewConstMetric(descTotalTimeCount, prometheus.CounterValue, float64(d.Summary.GetSampleCount()), name)
+		for kind, descs := range timeDescs {
+			var d dto.Metric
+			if err := s.times[kind].Write(&d); err != nil || d.Summary == nil {
+				continue
+			}
+			ch <- prometheus.MustNewConstMetric(descs.count, prometheus.CounterValue, float64(d.Summary.GetSampleCount()), name)
 			for i, q := range d.Summary.Quantile {
 				if i < len(quantiles) {
-					ch <- prometheus.MustNewConstMetric(descTotalTime, prometheus.GaugeValue, q.GetValue(), name, quantiles[i].label)
+					ch <- prometheus.MustNewConstMetric(descs.quantiles, prometheus.GaugeValue, q.GetValue(), name, quantiles[i].label)
 				}
 			}
 		}

@@ -39,6 +39,8 @@ type Options struct {
 	// TopicExists reports whether a topic is in the image; counters of
 	// deleted topics are dropped at scrape.
 	TopicExists func(name string) bool
+	// Now is the clock of the request time windows (default time.Now).
+	Now func() time.Time
 	// ScrapeTimeout bounds the group coordinator calls of one scrape
 	// (default 5s).
 	ScrapeTimeout time.Duration
@@ -62,6 +64,9 @@ type Metrics struct {
 
 // New returns the metrics of one node.
 func New(o Options) *Metrics {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	if o.ScrapeTimeout <= 0 {
 		o.ScrapeTimeout = 5 * time.Second
 	}

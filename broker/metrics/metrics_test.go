@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -109,6 +110,36 @@ func TestErrorCounts(t *testing.T) {
 	}
 }
 
+// TestUnknownTopicsNotKept: produce requests naming topics that do not
+// exist count in the all-topics series only; the topic map stays empty.
+func TestUnknownTopicsNotKept(t *testing.T) {
+	m := New(Options{TopicExists: func(name string) bool { return name == "real" }})
+	for i := 0; i < 100; i++ {
+		req, resp := produce(fmt.Sprintf("made-up-%d", i), 1)
+		resp.Topics[0].Partitions[0].ErrorCode = kerr.UnknownTopicOrPartition.Code
+		m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond)
+	}
+	req, resp := produce("real", 1)
+	m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond)
+	if n := len(m.requests.topics.m); n != 1 {
+		t.Fatalf("%d topics kept, want 1", n)
+	}
+	if got := m.requests.allTopics.totalProduce.Load(); got != 101 {
+		t.Fatalf("all-topics total produce %d, want 101", got)
+	}
+}
+
+// BenchmarkObserveProduce is the per-request cost on the produce path
+// (one topic, 4 partitions).
+func BenchmarkObserveProduce(b *testing.B) {
+	m := New(Options{TopicExists: func(string) bool { return true }})
+	req, resp := produce("t", 4)
+	b.ReportAllocs()
+	for b.Loop() {
+		m.ObserveRequest(0, 9, req, resp, time.Microsecond, time.Millisecond)
+	}
+}
+
 func TestReadyz(t *testing.T) {
 	ready := errors.New("broker 1 is fenced")
 	s, err := Listen(HTTPOptions{Addr: "127.0.0.1:0", Ready: func() error { return ready }})
@@ -133,5 +164,56 @@ func TestReadyz(t *testing.T) {
 	}
 	if code, _ := get("/metrics"); code != http.StatusNotFound {
 		t.Fatalf("/metrics without Metrics: %d", code)
+	}
+}
+
+func TestBucketOf(t *testing.T) {
+	prev := -1
+	for us := uint64(0); us < 1<<20; us++ {
+		b := bucketOf(us)
+		lo, width := bucketBounds(b)
+		if float64(us) < lo || float64(us) >= lo+width {
+			t.Fatalf("%d µs in bucket %d = [%v, %v)", us, b, lo, lo+width)
+		}
+		if b < prev || b > prev+1 {
+			t.Fatalf("%d µs: bucket %d after %d", us, b, prev)
+		}
+		prev = b
+	}
+	if b := bucketOf(1 << 62); b != numBuckets-1 {
+		t.Fatalf("huge value in bucket %d", b)
+	}
+}
+
+// TestLatencyWindow: quantiles are within the bucket error of the true
+// ones, and observations older than the window no longer count.
+func TestLatencyWindow(t *testing.T) {
+	var l latency
+	start := time.Date(2026, 12, 4, 15, 0, 0, 0, time.UTC).UnixNano()
+	for i := 1; i <= 1000; i++ { // 1 ms ... 1000 ms, uniform
+		l.observe(time.Duration(i)*time.Millisecond, start)
+	}
+	qs := []float64{0.5, 0.99, 0.999}
+	got, ok := l.quantiles(start, qs)
+	if !ok {
+		t.Fatal("empty window")
+	}
+	for i, want := range []float64{500, 990, 999} {
+		if got[i] < want*0.9 || got[i] > want*1.1 {
+			t.Errorf("quantile %v = %v ms, want about %v", qs[i], got[i], want)
+		}
+	}
+	// Six minutes later only new observations count.
+	later := start + int64(6*time.Minute)
+	l.observe(2*time.Millisecond, later)
+	got, _ = l.quantiles(later, qs)
+	if got[2] > 2.5 {
+		t.Errorf("old observations still counted: p99.9 %v ms", got[2])
+	}
+	if l.count.Load() != 1001 {
+		t.Errorf("count %d", l.count.Load())
+	}
+	if _, ok := l.quantiles(later+int64(10*time.Minute), qs); ok {
+		t.Error("window not empty after 10 idle minutes")
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -34,9 +33,8 @@ type requestStats struct {
 	byVersion [maxVersion + 1]atomic.Uint64
 	// none counts ErrorCode fields that were 0, Kafka's error="NONE".
 	none atomic.Uint64
-	// times are in milliseconds, like Kafka's RequestMetrics histograms,
-	// indexed by timeKind; read only at scrape time for their quantiles.
-	times [numTimes]prometheus.Summary
+	// times are Kafka's RequestMetrics histograms, by timeKind.
+	times [numTimes]latency
 }
 
 // timeKind is one of Kafka's RequestMetrics times that samsa measures.
@@ -84,7 +82,12 @@ type requestCounters struct {
 	}
 
 	allTopics topicStats
-	topics    struct {
+	// unknownTopics takes the per-topic counts of topics not in the
+	// metadata image; it is never exported, so that clients naming
+	// made-up topics cannot grow the topic map (Kafka keeps such topics'
+	// meters until restart).
+	unknownTopics topicStats
+	topics        struct {
 		sync.RWMutex
 		m map[string]*topicStats
 	}
@@ -110,20 +113,7 @@ func (r *requestCounters) stats(idx int16) *requestStats {
 	if s := r.requests[idx].Load(); s != nil {
 		return s
 	}
-	objectives := make(map[float64]float64, len(quantiles))
-	for _, q := range quantiles {
-		objectives[q.q] = (1 - q.q) / 10
-	}
 	s := &requestStats{}
-	for i := range s.times {
-		s.times[i] = prometheus.NewSummary(prometheus.SummaryOpts{
-			Name:       "unregistered",
-			Help:       "read at scrape time",
-			Objectives: objectives,
-			MaxAge:     5 * time.Minute, // Kafka's reservoir favours the last 5 minutes too
-			AgeBuckets: 5,
-		})
-	}
 	r.requests[idx].Store(s)
 	return s
 }
@@ -189,15 +179,14 @@ func (m *Metrics) ObserveRequest(key, version int16, req kmsg.Request, resp kmsg
 	}
 	s := r.stats(idx)
 	s.byVersion[min(max(version, 0), maxVersion)].Add(1)
-	s.times[queueTime].Observe(ms(queued))
-	s.times[localTime].Observe(ms(took))
-	s.times[totalTime].Observe(ms(queued + took))
+	now := m.opts.Now().UnixNano()
+	s.times[queueTime].observe(queued, now)
+	s.times[localTime].observe(took, now)
+	s.times[totalTime].observe(queued+took, now)
 	if resp != nil {
 		r.countCodes(idx, resp)
 	}
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // Kafka does not count these as failed produce or fetch requests: they
 // are the client's or the cluster's doing, not the broker failing
@@ -221,9 +210,44 @@ func fetchFailure(code int16) bool {
 	return true
 }
 
+// counts is one request's contribution to a topicStats, summed over its
+// partitions before it is added, so that a request costs a few atomic adds
+// per topic rather than per partition.
+type counts struct {
+	messagesIn, bytesIn, bytesOut, replicationBytesOut, failedProduce, failedFetch, totalProduce, totalFetch uint64
+}
+
+func addNonZero(c *atomic.Uint64, n uint64) {
+	if n != 0 {
+		c.Add(n)
+	}
+}
+
+func (t *topicStats) add(c *counts) {
+	addNonZero(&t.messagesIn, c.messagesIn)
+	addNonZero(&t.bytesIn, c.bytesIn)
+	addNonZero(&t.bytesOut, c.bytesOut)
+	addNonZero(&t.replicationBytesOut, c.replicationBytesOut)
+	addNonZero(&t.failedProduce, c.failedProduce)
+	addNonZero(&t.failedFetch, c.failedFetch)
+	addNonZero(&t.totalProduce, c.totalProduce)
+	addNonZero(&t.totalFetch, c.totalFetch)
+}
+
+func (c *counts) plus(o *counts) {
+	c.messagesIn += o.messagesIn
+	c.bytesIn += o.bytesIn
+	c.bytesOut += o.bytesOut
+	c.replicationBytesOut += o.replicationBytesOut
+	c.failedProduce += o.failedProduce
+	c.failedFetch += o.failedFetch
+	c.totalProduce += o.totalProduce
+	c.totalFetch += o.totalFetch
+}
+
 func (m *Metrics) observeProduce(req *kmsg.ProduceRequest, resp kmsg.Response) {
-	r := m.requests
 	pr, _ := resp.(*kmsg.ProduceResponse)
+	var all counts
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		name, ok := m.topicName(rt.Topic, rt.TopicID)
@@ -234,29 +258,27 @@ func (m *Metrics) observeProduce(req *kmsg.ProduceRequest, resp kmsg.Response) {
 		if pr != nil && i < len(pr.Topics) {
 			respParts = pr.Topics[i].Partitions
 		}
-		t := r.topic(name)
+		var c counts
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			code := int16(0)
 			if j < len(respParts) && respParts[j].Partition == rp.Partition {
 				code = respParts[j].ErrorCode
 			}
-			t.totalProduce.Add(1)
-			r.allTopics.totalProduce.Add(1)
+			c.totalProduce++
 			if code != 0 {
 				if produceFailure(code) {
-					t.failedProduce.Add(1)
-					r.allTopics.failedProduce.Add(1)
+					c.failedProduce++
 				}
 				continue
 			}
-			n, msgs := uint64(len(rp.Records)), countRecords(rp.Records)
-			t.bytesIn.Add(n)
-			t.messagesIn.Add(msgs)
-			r.allTopics.bytesIn.Add(n)
-			r.allTopics.messagesIn.Add(msgs)
+			c.bytesIn += uint64(len(rp.Records))
+			c.messagesIn += countRecords(rp.Records)
 		}
+		m.topicStats(name).add(&c)
+		all.plus(&c)
 	}
+	m.requests.allTopics.add(&all)
 }
 
 func (m *Metrics) observeFetch(follower bool, resp kmsg.Response) {
@@ -264,14 +286,14 @@ func (m *Metrics) observeFetch(follower bool, resp kmsg.Response) {
 	if !ok {
 		return
 	}
-	r := m.requests
+	var all counts
 	for i := range fr.Topics {
 		ft := &fr.Topics[i]
 		name, ok := m.topicName(ft.Topic, ft.TopicID)
 		if !ok {
 			continue
 		}
-		t := r.topic(name)
+		var c counts
 		var n uint64
 		for j := range ft.Partitions {
 			fp := &ft.Partitions[j]
@@ -279,22 +301,30 @@ func (m *Metrics) observeFetch(follower bool, resp kmsg.Response) {
 			if follower {
 				continue
 			}
-			t.totalFetch.Add(1)
-			r.allTopics.totalFetch.Add(1)
+			c.totalFetch++
 			if fetchFailure(fp.ErrorCode) {
-				t.failedFetch.Add(1)
-				r.allTopics.failedFetch.Add(1)
+				c.failedFetch++
 			}
 		}
 		if follower {
 			// Kafka counts replication apart from client traffic.
-			t.replicationBytesOut.Add(n)
-			r.allTopics.replicationBytesOut.Add(n)
-			continue
+			c.replicationBytesOut = n
+		} else {
+			c.bytesOut = n
 		}
-		t.bytesOut.Add(n)
-		r.allTopics.bytesOut.Add(n)
+		m.topicStats(name).add(&c)
+		all.plus(&c)
 	}
+	m.requests.allTopics.add(&all)
+}
+
+// topicStats returns the counters of a topic, or a sink for a topic that
+// is not in the metadata image.
+func (m *Metrics) topicStats(name string) *topicStats {
+	if m.opts.TopicExists != nil && !m.opts.TopicExists(name) {
+		return &m.requests.unknownTopics
+	}
+	return m.requests.topic(name)
 }
 
 // topicName is the topic's name, resolving a topic id (Produce v13+,
@@ -351,29 +381,38 @@ func (r *requestCounters) countCodes(idx int16, resp kmsg.Response) {
 	}
 	v = v.Elem()
 	if p := r.plan(v.Type()); p != nil {
-		r.walkCodes(idx, v, p)
+		if none := r.walkCodes(idx, v, p); none > 0 {
+			r.stats(idx).none.Add(none)
+		}
 	}
 }
 
-func (r *requestCounters) walkCodes(idx int16, v reflect.Value, p *codePlan) {
+// walkCodes counts the non-zero codes under v and returns how many were
+// zero (NONE), for the caller to add at once.
+func (r *requestCounters) walkCodes(idx int16, v reflect.Value, p *codePlan) (none uint64) {
 	for _, i := range p.codes {
-		r.countError(idx, int16(v.Field(i).Int()))
+		if code := int16(v.Field(i).Int()); code == 0 {
+			none++
+		} else {
+			r.countError(idx, code)
+		}
 	}
 	for _, n := range p.nested {
 		f := v.Field(n.index)
 		switch n.kind {
 		case reflect.Struct:
-			r.walkCodes(idx, f, n.plan)
+			none += r.walkCodes(idx, f, n.plan)
 		case reflect.Pointer:
 			if !f.IsNil() {
-				r.walkCodes(idx, f.Elem(), n.plan)
+				none += r.walkCodes(idx, f.Elem(), n.plan)
 			}
 		case reflect.Slice:
 			for j := 0; j < f.Len(); j++ {
-				r.walkCodes(idx, f.Index(j), n.plan)
+				none += r.walkCodes(idx, f.Index(j), n.plan)
 			}
 		}
 	}
+	return none
 }
 
 // plan returns the cached codePlan of struct type t, or nil when nothing
@@ -471,6 +510,11 @@ func errorName(code int16) string {
 // topic's metrics.
 func (m *Metrics) collectRequests(ch chan<- prometheus.Metric) {
 	r := m.requests
+	now := m.opts.Now().UnixNano()
+	qs := make([]float64, len(quantiles))
+	for i, q := range quantiles {
+		qs[i] = q.q
+	}
 	for idx := range r.requests {
 		s := r.requests[idx].Load()
 		if s == nil {
@@ -486,14 +530,11 @@ func (m *Metrics) collectRequests(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(n), name, "NONE")
 		}
 		for kind, descs := range timeDescs {
-			var d dto.Metric
-			if err := s.times[kind].Write(&d); err != nil || d.Summary == nil {
-				continue
-			}
-			ch <- prometheus.MustNewConstMetric(descs.count, prometheus.CounterValue, float64(d.Summary.GetSampleCount()), name)
-			for i, q := range d.Summary.Quantile {
-				if i < len(quantiles) {
-					ch <- prometheus.MustNewConstMetric(descs.quantiles, prometheus.GaugeValue, q.GetValue(), name, quantiles[i].label)
+			l := &s.times[kind]
+			ch <- prometheus.MustNewConstMetric(descs.count, prometheus.CounterValue, float64(l.count.Load()), name)
+			if vs, ok := l.quantiles(now, qs); ok {
+				for i, v := range vs {
+					ch <- prometheus.MustNewConstMetric(descs.quantiles, prometheus.GaugeValue, v, name, quantiles[i].label)
 				}
 			}
 		}

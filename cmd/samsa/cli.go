@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -84,14 +85,15 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // check, a partial produce): exit 1 without another line.
 var errSilent = errors.New("")
 
-// dispatch runs a subcommand when args names one, or `--version`, and
+// dispatch runs a subcommand when args names one, or prints the version
+// for `samsa version` or a --version among broker flags, and
 // reports handled=false otherwise so that main serves a broker exactly as
 // before.
 func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (code int, handled bool) {
 	if len(args) == 0 {
 		return 0, false
 	}
-	if args[0] == "--version" || args[0] == "version" {
+	if args[0] == "version" || slices.Contains(args, "--version") && !isSubcommand(args[0]) {
 		fmt.Fprintln(stdout, versionString())
 		return exitOK, true
 	}
@@ -105,6 +107,15 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 		return c.exit(s.name, s.run(c, args[1:])), true
 	}
 	return 0, false
+}
+
+func isSubcommand(name string) bool {
+	for _, s := range subcommands() {
+		if s.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *cli) exit(name string, err error) int {

@@ -299,8 +299,10 @@ func TestDispatch(t *testing.T) {
 			t.Errorf("dispatch(%q) handled; want the broker", args)
 		}
 	}
-	var out bytes.Buffer
-	if code, handled := dispatch([]string{"--version"}, nil, &out, io.Discard, nil); !handled || code != 0 || !strings.HasPrefix(out.String(), "samsa ") {
-		t.Fatalf("--version: %d %v %q", code, handled, out.String())
+	for _, args := range [][]string{{"--version"}, {"version"}, {"--config", "server.properties", "--version"}} {
+		var out bytes.Buffer
+		if code, handled := dispatch(args, nil, &out, io.Discard, nil); !handled || code != 0 || !strings.HasPrefix(out.String(), "samsa ") {
+			t.Fatalf("%q: %d %v %q", args, code, handled, out.String())
+		}
 	}
 }

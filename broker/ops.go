@@ -36,6 +36,8 @@ func (n *Node) startHTTP() error {
 		Logs:              n.logs.Logs,
 		Groups:            n.groups,
 		Connections:       n.srv.connectionsByListener,
+		RequestQueueSize:  n.srv.requestsInFlight,
+		BrokerState:       n.brokerState,
 		TopicName: func(id [16]byte) (string, bool) {
 			t, ok := n.ctrl.Image().TopicsByID[controller.Uuid(id)]
 			if !ok {
@@ -97,6 +99,30 @@ func (n *Node) ready() error {
 		return fmt.Errorf("broker %d is fenced", n.cfg.NodeID)
 	}
 	return nil
+}
+
+// brokerState maps ready to Kafka's BrokerState.
+func (n *Node) brokerState() metrics.BrokerState {
+	select {
+	case <-n.stopping:
+		return metrics.BrokerShuttingDown
+	default:
+	}
+	if n.ready() != nil {
+		return metrics.BrokerStarting
+	}
+	return metrics.BrokerRunning
+}
+
+// requestsInFlight is the number of requests read and not yet handled.
+func (s *Server) requestsInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for c := range s.mu.conns {
+		n += int(c.busy.Load())
+	}
+	return n
 }
 
 // connectionsByListener counts open client connections by listener name,

@@ -185,6 +185,8 @@ func TestMetricsAndHealth(t *testing.T) {
 	expect("kafka_consumergroup_current_offset", eq(10), "consumergroup", "g1", "topic", "m1", "partition", "0")
 	expect("kafka_consumergroup_lag", eq(records-10), "consumergroup", "g1", "topic", "m1", "partition", "0")
 	expect("kafka_consumergroup_lag_sum", eq(records-10), "consumergroup", "g1", "topic", "m1")
+	expect("kafka_server_kafkaserver_brokerstate", eq(3))
+	expect("kafka_network_requestchannel_requestqueuesize", func(v float64) bool { return v >= 0 })
 	expect("go_goroutines", positive)
 	expect("process_cpu_seconds_total", any)
 

@@ -16,6 +16,7 @@
 //	kafka_network_requestmetrics_totaltimems{request,quantile}  quantile="0.50" ... "0.999", and _count
 //	kafka_network_requestmetrics_requestqueuetimems, _localtimems  the same shape
 //	kafka_server_socket_server_metrics_connection_count{listener,networkProcessor}
+//	kafka_network_requestchannel_requestqueuesize, kafka_server_kafkaserver_brokerstate
 //	kafka_server_replicamanager_partitioncount, _leadercount, _underreplicatedpartitions, ...
 //	kafka_controller_kafkacontroller_activecontrollercount, _offlinepartitionscount, _fencedbrokercount, ...
 //	kafka_log_log_size{topic,partition}, _logstartoffset, _logendoffset

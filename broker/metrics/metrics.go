@@ -34,6 +34,11 @@ type Options struct {
 	Groups Groups
 	// Connections returns the open client connections per listener name.
 	Connections func() map[string]int
+	// RequestQueueSize returns the requests read and not yet handled,
+	// over all connections.
+	RequestQueueSize func() int
+	// BrokerState returns Kafka's BrokerState code (3 RUNNING, ...).
+	BrokerState func() BrokerState
 	// TopicName resolves a topic id, for requests that carry ids.
 	TopicName func(id [16]byte) (string, bool)
 	// TopicExists reports whether a topic is in the image; counters of
@@ -45,6 +50,17 @@ type Options struct {
 	// (default 5s).
 	ScrapeTimeout time.Duration
 }
+
+// BrokerState is Kafka's BrokerState enum, the value of
+// kafka_server_kafkaserver_brokerstate.
+type BrokerState int
+
+// The broker states samsa reports.
+const (
+	BrokerStarting     BrokerState = 1
+	BrokerRunning      BrokerState = 3
+	BrokerShuttingDown BrokerState = 7
+)
 
 // Groups is the part of the group coordinator the lag metrics read.
 type Groups interface {
@@ -150,6 +166,11 @@ var (
 
 	descConnections = prometheus.NewDesc("kafka_server_socket_server_metrics_connection_count",
 		"Open client connections (socket-server-metrics connection-count); samsa has no network processors, so networkProcessor is always 0.", []string{"listener", "networkProcessor"}, nil)
+
+	descRequestQueue = prometheus.NewDesc("kafka_network_requestchannel_requestqueuesize",
+		"Requests read and not yet handled, over all connections (RequestChannel RequestQueueSize).", nil, nil)
+	descBrokerState = prometheus.NewDesc("kafka_server_kafkaserver_brokerstate",
+		"Kafka's broker state: 1 starting, 3 running, 7 shutting down (KafkaServer BrokerState).", nil, nil)
 
 	descPartitionCount = prometheus.NewDesc("kafka_server_replicamanager_partitioncount",
 		"Partitions with a replica on this broker (ReplicaManager PartitionCount).", nil, nil)

@@ -18,7 +18,7 @@ import (
 type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descConnections,
+	for _, d := range []*prometheus.Desc{descConnections, descRequestQueue, descBrokerState,
 		descPartitionCount, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR, descOfflineReplicas,
 		descActiveController, descOfflinePartitions, descFencedBrokers, descActiveBrokers, descGlobalTopics,
 		descGlobalPartitions, descPreferredImbalance, descLogSize, descLogStart, descLogEnd,
@@ -39,6 +39,12 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		for name, n := range o.Connections() {
 			gauge(ch, descConnections, float64(n), name, "0")
 		}
+	}
+	if o.RequestQueueSize != nil {
+		gauge(ch, descRequestQueue, float64(o.RequestQueueSize()))
+	}
+	if o.BrokerState != nil {
+		gauge(ch, descBrokerState, float64(o.BrokerState()))
 	}
 	var logs map[storage.TopicPartition]*storage.Log
 	if o.Logs != nil {

@@ -58,6 +58,8 @@ type conn struct {
 type frame struct {
 	buf     []byte
 	charged int64
+	// read is when its last byte arrived, for the request queue time.
+	read time.Time
 }
 
 const (
@@ -137,7 +139,7 @@ func (c *conn) read() error {
 		// other silence, so a stalled sender cannot hold its budget.
 		c.busy.Add(1)
 		select {
-		case c.frames <- frame{buf: buf, charged: int64(size)}:
+		case c.frames <- frame{buf: buf, charged: int64(size), read: time.Now()}:
 		case <-done:
 			c.srv.budget.release(int64(size))
 			return nil
@@ -204,7 +206,7 @@ func (c *conn) process() {
 			continue // drain; the reader stops once the socket closes
 		}
 		c.waitResponseRoom()
-		out, err := c.handle(f.buf)
+		out, err := c.handle(f.buf, f.read)
 		c.srv.budget.release(f.charged)
 		c.busy.Add(-1)
 		if err != nil {
@@ -277,7 +279,8 @@ func (c *conn) write() {
 //
 // A panic while handling is recovered here: it is logged with its stack,
 // counted (Server.PanicCount) and closes this connection only.
-func (c *conn) handle(frame []byte) (out []byte, err error) {
+func (c *conn) handle(frame []byte, read time.Time) (out []byte, err error) {
+	start := time.Now()
 	var hdr wire.RequestHeader
 	defer func() {
 		if r := recover(); r != nil {
@@ -316,6 +319,9 @@ func (c *conn) handle(frame []byte) (out []byte, err error) {
 	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host})
 	if err != nil {
 		return nil, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
+	}
+	if o := c.srv.observer; o != nil {
+		o.ObserveRequest(hdr.APIKey, hdr.APIVersion, req, resp, start.Sub(read), time.Since(start))
 	}
 	if resp == nil {
 		return nil, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/broker/handlers"
+	"github.com/samsa-broker/samsa/broker/metrics"
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/controller/quorum"
@@ -51,6 +52,8 @@ type Node struct {
 	adv       config.Listener
 	groups    *coordinator.Coordinator
 	txns      *txn.Coordinator
+	// http is the samsa.http.listener server (ops.go); nil when off.
+	http *metrics.HTTPServer
 }
 
 // startGroups builds the group coordinator; the coordinator reconciler
@@ -280,6 +283,10 @@ func (n *Node) start() (_ *Node, err error) {
 		n.srv.closeListeners()
 		return nil, err
 	}
+	if err := n.startHTTP(); err != nil {
+		n.srv.closeListeners()
+		return nil, err
+	}
 	n.srv.opts.Deps = deps
 	n.coord.reconcile()
 	n.srv.Serve()
@@ -314,6 +321,7 @@ func (n *Node) Controller() *controller.Controller { return n.ctrl }
 // at once), then flushes and closes every log and the metadata log.
 func (n *Node) Close(ctx context.Context) error {
 	close(n.stopping)
+	n.stopHTTP(ctx)
 	n.controlledShutdown(ctx)
 	if err := n.srv.Shutdown(ctx); err != nil {
 		n.logger.Warn("connections did not finish in time", "err", err)

@@ -110,6 +110,12 @@ type Server struct {
 
 	acceptLog, limitLog rateLimited
 
+	// observer, when set (before Serve), sees every handled request: the
+	// metrics' counters (see ops.go). serving is true between Serve and
+	// Shutdown, for /readyz.
+	observer requestObserver
+	serving  atomic.Bool
+
 	mu struct {
 		sync.Mutex
 		conns map[*conn]struct{}
@@ -168,6 +174,7 @@ func (s *Server) ConnectionCount() int {
 
 // Serve starts the accept loops and returns immediately.
 func (s *Server) Serve() {
+	s.serving.Store(true)
 	for _, ln := range s.lns {
 		s.wg.Add(1)
 		go s.acceptLoop(ln, false)
@@ -288,6 +295,7 @@ func (s *Server) remove(c *conn) {
 // running and flush its responses, then closes every connection. It
 // returns when all goroutines are gone or ctx is done.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.serving.Store(false)
 	s.closeListeners()
 	s.cancel()
 	s.mu.Lock()

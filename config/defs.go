@@ -165,6 +165,10 @@ func brokerDefs() []Def {
 		d("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, "10000", "How often transactions past their timeout are aborted.", atLeast(Int, 1)),
 		d("transaction.remove.expired.transaction.cleanup.interval.ms", Int, "3600000", "How often expired transactional ids are removed.", atLeast(Int, 1)),
 		d("transaction.partition.verification.enable", Boolean, "true", "Reject transactional produce to a partition not added to the transaction (KIP-890).", nil),
+
+		// Operations: samsa's own settings, under a samsa. prefix so that
+		// they can never collide with a future Kafka setting.
+		d("samsa.http.listener", String, "", "Address (host:port, or http://host:port) of the HTTP listener that serves /metrics (Prometheus, with the JMX exporter's names), /healthz and /readyz. An empty host means all interfaces. Empty: no HTTP listener. Environment: KAFKA_SAMSA_HTTP_LISTENER.", validateHTTPListener),
 	}
 	for i := range defs {
 		if defs[i].Validate == nil {

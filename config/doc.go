@@ -197,6 +197,7 @@
 //	| `transaction.abort.timed.out.transaction.cleanup.interval.ms` | `10000` | How often transactions past their timeout are aborted. |
 //	| `transaction.remove.expired.transaction.cleanup.interval.ms` | `3600000` | How often expired transactional ids are removed. |
 //	| `transaction.partition.verification.enable` | `true` | Reject transactional produce to a partition not added to the transaction (KIP-890). |
+//	| `samsa.http.listener` | "" | Address (host:port, or http://host:port) of the HTTP listener that serves /metrics (Prometheus, with the JMX exporter's names), /healthz and /readyz. An empty host means all interfaces. Empty: no HTTP listener. Environment: KAFKA_SAMSA_HTTP_LISTENER. |
 //
 // END SETTINGS TABLE
 package config

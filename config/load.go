@@ -109,6 +109,9 @@ type Config struct {
 	TransactionRemoveExpiredIntervalMs     int32
 	TransactionPartitionVerificationEnable bool
 
+	// HTTPListener is samsa.http.listener as host:port ("" when off).
+	HTTPListener string
+
 	// Values holds every implemented setting that has a value (its default
 	// or what was given), by Kafka name. Settings that are null in Kafka and
 	// were not given are absent. Fallback-derived settings keep their own
@@ -591,6 +594,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.TransactionAbortTimedOutIntervalMs = d.i32("transaction.abort.timed.out.transaction.cleanup.interval.ms")
 	c.TransactionRemoveExpiredIntervalMs = d.i32("transaction.remove.expired.transaction.cleanup.interval.ms")
 	c.TransactionPartitionVerificationEnable = d.boolean("transaction.partition.verification.enable")
+	c.HTTPListener, _ = parseHTTPListener(d.str("samsa.http.listener")) // validated by its Def
 	if d.err != nil {
 		return nil, d.err
 	}

@@ -4,6 +4,7 @@
 //	samsa                                  # PLAINTEXT on localhost:9092, data in ./samsa-data
 //	samsa --config server.properties       # Kafka's server.properties names
 //	samsa --override log.dirs=/var/lib/samsa --override num.partitions=3
+//	samsa topics create orders --partitions 3   # admin commands: see cli.go
 //
 // KAFKA_* environment variables are read as the apache/kafka image reads
 // them (KAFKA_ADVERTISED_LISTENERS -> advertised.listeners).
@@ -25,6 +26,11 @@ import (
 )
 
 func main() {
+	// samsa topics|groups|produce|consume|cluster|health|--version: the
+	// admin CLI (cli.go); anything else serves a broker.
+	if code, handled := dispatch(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, environ); handled {
+		os.Exit(code)
+	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if err := run(logger); err != nil {
 		logger.Error("samsa stopped", "err", err)
@@ -36,7 +42,7 @@ func run(logger *slog.Logger) error {
 	cfg, err := config.Load(os.Args[1:], os.Environ())
 	if err != nil {
 		if errors.Is(err, config.ErrHelp) {
-			fmt.Fprintln(os.Stdout, config.Usage())
+			fmt.Fprintln(os.Stdout, config.Usage()+cliUsage())
 			return nil
 		}
 		return err

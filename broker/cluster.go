@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/txn"
@@ -35,8 +38,51 @@ const retryBackoff = 100 * time.Millisecond
 const registrationTimeout = 60 * time.Second
 
 // leaderOf returns the active controller's id and controller address.
+// A broker-only node that has not been added to the quorum yet knows no
+// leader: it then tries the voters in turn (a voter that is not the active
+// controller answers NOT_CONTROLLER, and the next call tries the next).
 func (n *Node) leaderOf() (int32, string) {
-	return n.quorum.LeaderID(), n.quorum.LeaderAddr()
+	if id := n.quorum.LeaderID(); id >= 0 || n.cfg.HasRole("controller") {
+		return id, n.quorum.LeaderAddr()
+	}
+	voters := n.cfg.QuorumVoters
+	if len(voters) == 0 {
+		return -1, ""
+	}
+	v := voters[int(n.voterTurn.Add(1))%len(voters)]
+	return v.ID, v.Addr()
+}
+
+// addObserver adds a broker-only node to the metadata quorum as a
+// non-voter when it registers with this, the active controller.
+func (n *Node) addObserver(id int32, addr string) error {
+	for _, v := range n.cfg.QuorumVoters {
+		if v.ID == id {
+			return nil // a voter already gets the log
+		}
+	}
+	if len(n.cfg.QuorumVoters) < 2 && !n.cfg.HasRole("controller") {
+		return nil
+	}
+	return n.quorum.AddObserver(id, addr)
+}
+
+// brokerOnlyListener returns the bind address and the advertised listener
+// of a broker-only node: the first advertised listener that is not a
+// controller listener, bound as the listener of the same name. Its port
+// must be given (other nodes dial it for Raft before it could tell them a
+// port picked at start).
+func brokerOnlyListener(cfg *config.Config) (string, config.Listener, error) {
+	adv := advertised(cfg, nil)
+	if adv.Port == 0 {
+		return "", adv, fmt.Errorf("broker-only node: advertised listener %s needs a port", adv.Name)
+	}
+	for _, l := range cfg.Listeners {
+		if strings.EqualFold(l.Name, adv.Name) {
+			return net.JoinHostPort(l.Host, strconv.Itoa(l.Port)), adv, nil
+		}
+	}
+	return "", adv, fmt.Errorf("broker-only node: advertised listener %s is not in listeners", adv.Name)
 }
 
 // retryable reports whether a controller call may succeed when retried:
@@ -87,6 +133,9 @@ func (n *Node) register(ctx context.Context) error {
 		b.Rack = &rack
 	}
 	return n.withController(ctx, func() error {
+		if n.ctrl == nil {
+			return controller.ErrNotController
+		}
 		if old, ok := n.ctrl.Image().Brokers[b.ID]; ok {
 			b.Fenced = old.Fenced
 		}
@@ -96,7 +145,7 @@ func (n *Node) register(ctx context.Context) error {
 		return n.ctrl.Heartbeat(b.ID)
 	}, func(ctx context.Context) error {
 		req := kmsg.NewPtrBrokerRegistrationRequest()
-		req.BrokerID, req.ClusterID, req.Rack = b.ID, n.ctrl.Image().ClusterID, b.Rack
+		req.BrokerID, req.ClusterID, req.Rack = b.ID, n.clusterID, b.Rack
 		req.Listeners = []kmsg.BrokerRegistrationRequestListener{{Name: n.adv.Name, Host: b.Host, Port: uint16(b.Port), SecurityProtocol: 0}}
 		resp, err := n.channel.Request(ctx, req, 0)
 		if err != nil {
@@ -140,7 +189,10 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
 	}
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
 	req.BrokerID, req.BrokerEpoch, req.WantShutdown = id, -1, shutdown
-	req.CurrentMetadataOffset = n.ctrl.Image().Offset
+	req.CurrentMetadataOffset = -1
+	if n.ctrl != nil {
+		req.CurrentMetadataOffset = n.ctrl.Image().Offset
+	}
 	resp, err := n.channel.Request(ctx, req, 1)
 	if err != nil {
 		return err
@@ -177,7 +229,7 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 			return // a heartbeat now would undo the controlled shutdown
 		default:
 		}
-		if time.Since(last) >= interval {
+		if n.cfg.HasRole("broker") && time.Since(last) >= interval {
 			hctx, cancel := context.WithTimeout(ctx, interval*2)
 			if err := n.heartbeat(hctx, false); err != nil && ctx.Err() == nil {
 				n.logger.Warn("heartbeat to the active controller failed", "err", err)
@@ -212,7 +264,7 @@ func (n *Node) controllerDuties() {
 // then, and so do we.
 func (n *Node) internalTopicRF(configured int16) (int16, bool) {
 	rf := configured
-	if voters := int16(max(len(n.cfg.QuorumVoters), 1)); rf > voters && n.cfg.HasRole("controller") {
+	if voters := int16(max(len(n.cfg.QuorumVoters), 1)); rf > voters && n.cfg.HasRole("broker") {
 		rf = voters
 	}
 	live := int16(len(n.ctrl.Image().UnfencedBrokers()))
@@ -470,12 +522,14 @@ func (q *connQueue) Addr() net.Addr { return q.addr }
 // cluster see a leader change instead of a session timeout. On a single
 // node there is nobody to hand anything to.
 func (n *Node) controlledShutdown(ctx context.Context) {
-	if n.quorum == nil || len(n.cfg.QuorumVoters) < 2 {
+	if n.quorum == nil || len(n.cfg.QuorumVoters) < 2 && n.cfg.HasRole("controller") {
 		return
 	}
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := n.heartbeat(sctx, true); err != nil {
+	if !n.cfg.HasRole("broker") {
+		// nothing to hand over but the controller role
+	} else if err := n.heartbeat(sctx, true); err != nil {
 		n.logger.Warn("controlled shutdown: cannot move leaderships away", "err", err)
 	}
 	if n.quorum.Leading() {

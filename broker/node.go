@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,6 +40,8 @@ type Node struct {
 	quorum    *quorum.Quorum
 	qtrans    io.Closer // the quorum's transport, when the Node owns it
 	channel   *controllerChannel
+	clusterID string
+	voterTurn atomic.Int32 // leaderOf's turn through the voters
 	peers     brokerChannels
 	ctrlConns *connQueue // Kafka connections of the controller listener
 	coord     *coordinatorReconciler
@@ -199,14 +202,48 @@ func (n *Node) start() (_ *Node, err error) {
 	if err := os.MkdirAll(metaDir, 0o755); err != nil {
 		return nil, err
 	}
+	isBroker, isController := cfg.HasRole("broker"), cfg.HasRole("controller")
+	n.clusterID = clusterID
 	n.ctrlConns = newConnQueue(nil)
-	var ctrlAddr net.Addr
-	if n.quorum, n.qtrans, ctrlAddr, err = openQuorum(cfg, clusterID, metaDir, n.ctrlConns.push, logger.With("component", "quorum")); err != nil {
-		return nil, err
-	}
-	n.ctrlConns.addr = ctrlAddr
 	n.channel = &controllerChannel{nodeID: cfg.NodeID, leader: n.leaderOf}
 	n.peers.n = n
+	var ctrlAddr net.Addr
+	var prebound map[string]net.Listener
+	if isController {
+		if n.quorum, n.qtrans, ctrlAddr, err = openQuorum(cfg, clusterID, metaDir, n.ctrlConns.push, logger.With("component", "quorum")); err != nil {
+			return nil, err
+		}
+		n.ctrlConns.addr = ctrlAddr
+	} else {
+		// A broker-only node follows the metadata log as a non-voting
+		// Raft member on its advertised listener, which it must register
+		// before the log reaches it.
+		if _, _, err := quorumOf(cfg); err != nil {
+			return nil, err
+		}
+		bind, adv, err := brokerOnlyListener(cfg)
+		if err != nil {
+			return nil, err
+		}
+		n.adv = adv
+		kafka := newConnQueue(nil)
+		var ln *quorum.Listener
+		if n.quorum, ln, err = openObserver(cfg, clusterID, metaDir, bind, net.JoinHostPort(adv.Host, strconv.Itoa(adv.Port)), kafka.push, logger.With("component", "quorum")); err != nil {
+			return nil, err
+		}
+		n.qtrans = kafka
+		kafka.addr = ln.BoundAddr()
+		prebound = map[string]net.Listener{adv.Name: kafka}
+		rctx, rcancel := context.WithTimeout(context.Background(), registrationTimeout)
+		err = n.register(rctx)
+		if err == nil {
+			err = n.quorum.WaitReady(rctx)
+		}
+		rcancel()
+		if err != nil {
+			return nil, fmt.Errorf("registering with the active controller: %w", err)
+		}
+	}
 	n.coord = newCoordinatorReconciler(n)
 	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs")}
 	n.ctrl, err = controller.New(controller.Options{
@@ -232,40 +269,53 @@ func (n *Node) start() (_ *Node, err error) {
 	syncer.RemoveStray(n.ctrl.Image())
 
 	for _, l := range cfg.Listeners {
-		if !isControllerListener(cfg, l.Name) {
+		if isBroker && !isControllerListener(cfg, l.Name) {
 			n.listeners = append(n.listeners, l)
 		}
 	}
-	n.srv, err = New(serverOptions(cfg, n.listeners, logger.With("component", "broker")))
+	sopts := serverOptions(cfg, n.listeners, logger.With("component", "broker"))
+	sopts.Prebound = prebound
+	n.srv, err = New(sopts)
 	if err != nil {
 		return nil, err
 	}
-	n.adv = advertised(cfg, n.srv.Addrs())
 	n.srv.opts.Forward = n.forward
-	rctx, rcancel := context.WithTimeout(context.Background(), registrationTimeout)
-	err = n.register(rctx)
-	if err == nil {
-		err = n.waitRegistered(rctx)
-	}
-	rcancel()
-	if err != nil {
-		n.srv.closeListeners()
-		return nil, fmt.Errorf("registering with the active controller: %w", err)
+	if isBroker {
+		if isController {
+			n.adv = advertised(cfg, n.srv.Addrs())
+		}
+		rctx, rcancel := context.WithTimeout(context.Background(), registrationTimeout)
+		if isController {
+			err = n.register(rctx)
+		}
+		if err == nil {
+			err = n.waitRegistered(rctx)
+		}
+		rcancel()
+		if err != nil {
+			n.srv.closeListeners()
+			return nil, fmt.Errorf("registering with the active controller: %w", err)
+		}
 	}
 	if n.quorum.Leading() {
 		n.ensureInternalTopics()
 	}
-	if err := n.startGroups(); err != nil {
-		n.srv.closeListeners()
-		return nil, err
-	}
-	pids, err := newProducerIDs(n.allocateProducerIDs, vfs.OS, cfg.LogDirs[0])
-	if err != nil {
-		n.srv.closeListeners()
-		return nil, err
+	var idem *handlers.Idempotence
+	var pids *producerIDs
+	if isBroker {
+		if err := n.startGroups(); err != nil {
+			n.srv.closeListeners()
+			return nil, err
+		}
+		if pids, err = newProducerIDs(n.allocateProducerIDs, vfs.OS, cfg.LogDirs[0]); err != nil {
+			n.srv.closeListeners()
+			return nil, err
+		}
+		idem = handlers.NewIdempotence(pids)
 	}
 	deps := &handlers.Deps{
-		Idempotence:  handlers.NewIdempotence(pids),
+		Idempotence:  idem,
+		AddObserver:  n.addObserver,
 		Config:       cfg,
 		Controller:   n.ctrl,
 		Logs:         n.logs,
@@ -279,9 +329,11 @@ func (n *Node) start() (_ *Node, err error) {
 		PartitionFiles: CheckPartitionFiles,
 	}
 	deps.Init()
-	if err := n.startTransactions(deps, pids); err != nil {
-		n.srv.closeListeners()
-		return nil, err
+	if isBroker {
+		if err := n.startTransactions(deps, pids); err != nil {
+			n.srv.closeListeners()
+			return nil, err
+		}
 	}
 	if err := n.startHTTP(); err != nil {
 		n.srv.closeListeners()

@@ -26,8 +26,15 @@ const startupLeaderTimeout = 30 * time.Second
 // controller.quorum.voters (a KIP-853 dynamic quorum) is refused, never
 // ignored: starting anyway would form a separate one-node cluster.
 func quorumOf(cfg *config.Config) (quorum.Voter, []quorum.Voter, error) {
-	if !cfg.HasRole("broker") || !cfg.HasRole("controller") {
-		return quorum.Voter{}, nil, fmt.Errorf("process.roles=%v: only combined mode (broker,controller) is supported yet; separate controller and broker processes are not", cfg.ProcessRoles)
+	if !cfg.HasRole("controller") {
+		if len(cfg.QuorumVoters) == 0 {
+			return quorum.Voter{}, nil, fmt.Errorf("process.roles=%v: a broker-only node needs controller.quorum.voters (dynamic quorums through controller.quorum.bootstrap.servers alone are not supported)", cfg.ProcessRoles)
+		}
+		for _, v := range cfg.QuorumVoters {
+			if v.ID == cfg.NodeID {
+				return quorum.Voter{}, nil, fmt.Errorf("process.roles=%v: node %d is in controller.quorum.voters but does not have the controller role", cfg.ProcessRoles, cfg.NodeID)
+			}
+		}
 	}
 	self := quorum.Voter{ID: cfg.NodeID, Addr: "node-" + strconv.Itoa(int(cfg.NodeID))}
 	var voters []quorum.Voter
@@ -132,6 +139,36 @@ func openQuorum(cfg *config.Config, clusterID, metaDir string, kafka func(net.Co
 		return nil, nil, nil, err
 	}
 	return q, nopCloser{}, ln.BoundAddr(), nil
+}
+
+// openObserver starts the metadata log of a broker-only node: a Raft
+// member that does not vote, on the listener clients and other brokers
+// reach it on (bind; Raft connections open with quorum.Preamble, every
+// other connection goes to kafka). The active controller adds it when it
+// registers; until then it has no leader, so it does not wait here.
+func openObserver(cfg *config.Config, clusterID, metaDir, bind, advertise string, kafka func(net.Conn), logger *slog.Logger) (*quorum.Quorum, *quorum.Listener, error) {
+	_, voters, err := quorumOf(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := quorum.Listen(bind, advertise, kafka, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := quorum.Open(quorum.Options{
+		NodeID:          cfg.NodeID,
+		ClusterID:       clusterID,
+		Dir:             filepath.Join(metaDir, "raft"),
+		Voters:          voters,
+		Observer:        true,
+		Listener:        ln,
+		ElectionTimeout: time.Duration(cfg.QuorumElectionTimeoutMs) * time.Millisecond,
+		Logger:          logger,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return q, ln, nil
 }
 
 // quorumStartTimeout bounds how long a node of a multi-voter quorum waits at

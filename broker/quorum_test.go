@@ -69,7 +69,8 @@ func TestNodeRefusesOtherVoters(t *testing.T) {
 		want      string
 	}{
 		{[]string{"controller.quorum.bootstrap.servers=other:9093"}, "controller.quorum.bootstrap.servers names other:9093"},
-		{[]string{"process.roles=broker", "controller.quorum.voters=2@other:9093"}, "only combined mode"},
+		{[]string{"process.roles=broker"}, "a broker-only node needs controller.quorum.voters"},
+		{[]string{"process.roles=broker", "controller.quorum.voters=2@other:9093"}, "advertised listener PLAINTEXT needs a port"},
 	} {
 		args := []string{"--override", "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0", "--override", "controller.listener.names=CONTROLLER",
 			"--override", "log.dirs=" + t.TempDir()}

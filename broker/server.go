@@ -45,6 +45,10 @@ type Options struct {
 	// request frame without its size prefix and returns a response frame
 	// with it, or forwarded=false to handle the request here.
 	Forward func(frame []byte) (out []byte, forwarded bool)
+	// Prebound holds listeners bound by someone else, by listener name: a
+	// broker-only node's listener that it shares with Raft (its Kafka
+	// connections come through a connQueue).
+	Prebound map[string]net.Listener
 }
 
 // serverOptions maps the broker settings to Options. Host names in
@@ -141,6 +145,10 @@ func New(o Options) (*Server, error) {
 	s.mu.slotFreed = make(chan struct{})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, l := range o.Listeners {
+		if ln, ok := o.Prebound[l.Name]; ok {
+			s.lns = append(s.lns, ln)
+			continue
+		}
 		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
 		if err != nil {
 			for _, prev := range s.lns {

@@ -2,7 +2,10 @@ package compattests
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/compat-tests/harness"
+	"github.com/samsa-broker/samsa/wire"
 )
 
 // pollUntil calls cond every 50 ms until it holds or d passes.
@@ -200,4 +204,156 @@ func TestClusterOfThreeProcesses(t *testing.T) {
 			t.Fatalf("round %d: restarted node %d did not rejoin", round, victim+1)
 		}
 	}
+}
+
+// leadingController returns the index of the controller process that is
+// the active controller: the one that grants a producer id block (the
+// others answer NOT_CONTROLLER).
+func leadingController(t *testing.T, ctx context.Context, c *harness.Cluster, down map[int]bool, d time.Duration) int {
+	t.Helper()
+	found := -1
+	if !pollUntil(d, func() bool {
+		for i, addr := range c.ControllerAddrs {
+			if down[i] {
+				continue
+			}
+			req := kmsg.NewPtrAllocateProducerIDsRequest()
+			req.BrokerID, req.BrokerEpoch = 4, -1
+			resp := kmsg.NewPtrAllocateProducerIDsResponse()
+			// A raw connection: a client would route the request by the
+			// metadata, which lists brokers, not controllers.
+			if err := rawRoundTrip(ctx, addr, req, resp); err == nil && resp.ErrorCode == 0 {
+				found = i
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("no controller process is active within %v", d)
+	}
+	return found
+}
+
+// TestClusterSeparateRoles runs the apache/kafka "isolated" layout: three
+// controller-only processes (process.roles=controller) and three
+// broker-only ones (process.roles=broker, following the metadata log as
+// non-voters). Clients see one cluster of three brokers from any of them;
+// a topic created through a broker (forwarded to the active controller)
+// is spread over the three; records go in through one broker and out
+// through another. Then the active controller is killed with SIGKILL: a
+// new one takes over and admin requests keep working; then a broker is
+// killed: it is fenced and leads nothing.
+func TestClusterSeparateRoles(t *testing.T) {
+	t.Parallel()
+	c := harness.StartSplitCluster(t, 3, 3, harness.ClusterOptions{Env: []string{
+		"KAFKA_BROKER_SESSION_TIMEOUT_MS=3000", "KAFKA_BROKER_HEARTBEAT_INTERVAL_MS=500",
+	}})
+	ctx := testContext(t, 3*time.Minute)
+	brokers := c.Addrs()[3:]
+	for i, addr := range brokers {
+		if !pollUntil(15*time.Second, func() bool {
+			m, err := rawMetadata(ctx, addr)
+			if err != nil || len(m.Brokers) != 3 {
+				return false
+			}
+			for _, b := range m.Brokers {
+				if b.NodeID < 4 {
+					return false // a controller listed as a broker
+				}
+			}
+			return true
+		}) {
+			t.Fatalf("broker %d does not list the 3 brokers", i+4)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic("split-topic"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	resp, err := adm.CreateTopic(ctx, 3, 3, nil, "split-topic")
+	if err != nil || resp.Err != nil {
+		t.Fatalf("CreateTopic: %v / %v", err, resp.Err)
+	}
+	for i := range 60 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "%d", i)}).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(brokers[2]), kgo.ConsumeTopics("split-topic"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	for got := 0; got < 60; {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of 60", got)
+		}
+		got += fs.NumRecords()
+	}
+
+	down := map[int]bool{}
+	victim := leadingController(t, ctx, c, down, 15*time.Second)
+	start := time.Now()
+	c.Brokers[victim].Kill(t)
+	down[victim] = true
+	next := leadingController(t, ctx, c, down, 20*time.Second)
+	t.Logf("killed controller %d; controller %d took over in %v", victim+1, next+1, time.Since(start).Round(time.Millisecond))
+	if !pollUntil(20*time.Second, func() bool {
+		r, err := adm.CreateTopic(ctx, 2, 3, nil, "split-after")
+		return err == nil && r.Err == nil
+	}) {
+		t.Fatal("CreateTopic after the controller's death failed")
+	}
+
+	c.Brokers[3].Kill(t) // broker 4
+	if !pollUntil(20*time.Second, func() bool {
+		m, err := rawMetadata(ctx, brokers[1], "split-topic")
+		if err != nil || len(m.Brokers) != 2 || len(m.Topics) != 1 {
+			return false
+		}
+		for _, p := range m.Topics[0].Partitions {
+			if p.Leader == 4 {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatal("killed broker 4 still listed or leading")
+	}
+}
+
+// rawRoundTrip sends req (version 0, header v1/v2) to addr on a
+// connection of its own and decodes the response into resp.
+func rawRoundTrip(ctx context.Context, addr string, req kmsg.Request, resp kmsg.Response) error {
+	var d net.Dialer
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	conn, err := d.DialContext(dctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	deadline, _ := dctx.Deadline()
+	conn.SetDeadline(deadline)
+	client := "compat-test"
+	if _, err := conn.Write(wire.AppendRequest(nil, wire.RequestHeader{APIVersion: 0, CorrelationID: 1, ClientID: &client}, req)); err != nil {
+		return err
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(conn, size[:]); err != nil {
+		return err
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(conn, body); err != nil {
+		return err
+	}
+	body = body[4:] // correlation id
+	if req.IsFlexible() {
+		body = body[1:] // no response header tags from samsa
+	}
+	resp.SetVersion(0)
+	return resp.ReadFrom(body)
 }

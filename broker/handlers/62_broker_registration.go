@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"errors"
+	"net"
+	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -42,6 +44,15 @@ func handleBrokerRegistration(d *Deps, r *Request) (kmsg.Response, error) {
 	if err := d.Controller.RegisterBroker(b); err != nil {
 		resp.ErrorCode = controllerErrorCode(err)
 		return resp, nil
+	}
+	if d.AddObserver != nil {
+		// A broker-only node receives the metadata log as a non-voter of
+		// the quorum, at its registered address.
+		if err := d.AddObserver(req.BrokerID, net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port)))); err != nil {
+			d.Logger.Warn("cannot add a broker to the metadata quorum", "broker", req.BrokerID, "err", err)
+			resp.ErrorCode = controllerErrorCode(err)
+			return resp, nil
+		}
 	}
 	resp.BrokerEpoch = d.Controller.Image().Offset
 	return resp, nil

@@ -47,6 +47,11 @@ type Deps struct {
 	// local Controller answers). Nil: always local.
 	ToController func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
 
+	// AddObserver, on a controller, makes a registering broker-only node
+	// a non-voting member of the metadata quorum (it then receives the
+	// metadata log). Nil: nothing to do.
+	AddObserver func(id int32, addr string) error
+
 	// SendToBroker sends a request to another broker's client listener
 	// (transaction markers for partitions it leads). Nil: everything is
 	// written locally.

@@ -129,3 +129,85 @@ func (b *Broker) signal(t testing.TB, sig syscall.Signal) {
 		t.Fatalf("harness: signal %v to pid %d: %v", sig, cmd.Process.Pid, err)
 	}
 }
+
+// SplitClusterEnv is the environment block of node id of a cluster with
+// separate roles, as the apache/kafka "isolated" KRaft compose example:
+// nodes 1..controllers are controllers only (a CONTROLLER listener), the
+// others brokers only (a PLAINTEXT listener). ports[i] is node i+1's port.
+func SplitClusterEnv(id, controllers int, ports []int) []string {
+	var voters []string
+	for i := range controllers {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ports[i]))
+	}
+	env := []string{
+		"KAFKA_NODE_ID=" + strconv.Itoa(id),
+		"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER",
+		"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+		"KAFKA_CONTROLLER_QUORUM_VOTERS=" + strings.Join(voters, ","),
+		"KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=0",
+		"CLUSTER_ID=4L6g3nShT-eMCtK--X86sw",
+	}
+	if id <= controllers {
+		return append(env, "KAFKA_PROCESS_ROLES=controller",
+			fmt.Sprintf("KAFKA_LISTENERS=CONTROLLER://127.0.0.1:%d", ports[id-1]))
+	}
+	l := fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", ports[id-1])
+	return append(env, "KAFKA_PROCESS_ROLES=broker", "KAFKA_LISTENERS="+l, "KAFKA_ADVERTISED_LISTENERS="+l,
+		"KAFKA_INTER_BROKER_LISTENER_NAME=PLAINTEXT")
+}
+
+// StartSplitCluster starts controllers controller-only and brokers
+// broker-only processes (SplitClusterEnv plus o.Env). Brokers holds the
+// controllers first, then the brokers; a controller's Addr is its
+// controller listener (where it answers ApiVersions).
+func StartSplitCluster(t testing.TB, controllers, brokers int, o ClusterOptions) *Cluster {
+	t.Helper()
+	bin := Build(t)
+	n := controllers + brokers
+	ports := make([]int, n)
+	var lns []net.Listener
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("harness: free port: %v", err)
+		}
+		lns = append(lns, l)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	for _, l := range lns {
+		l.Close()
+	}
+	c := &Cluster{}
+	for i := range n {
+		b := &Broker{binary: bin, Dir: t.TempDir(), port: ports[i], clusterEnv: true}
+		b.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(b.port))
+		b.options.Env = append(SplitClusterEnv(i+1, controllers, ports), o.Env...)
+		c.Brokers = append(c.Brokers, b)
+		if i < controllers {
+			c.ControllerAddrs = append(c.ControllerAddrs, b.Addr)
+		}
+		t.Cleanup(func() {
+			b.killIfRunning()
+			if t.Failed() {
+				t.Logf("samsa node %d output (%s):\n%s", i+1, b.Addr, b.Output())
+			}
+		})
+	}
+	for _, b := range c.Brokers {
+		if err := b.launch(); err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, b := range c.Brokers {
+		wg.Go(func() { errs[i] = b.waitReady() })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("harness: node %d did not become ready on %s: %v", i+1, c.Brokers[i].Addr, err)
+		}
+	}
+	return c
+}

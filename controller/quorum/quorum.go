@@ -35,6 +35,10 @@ type Options struct {
 	// Voters is the initial voter set. A node with no Raft state bootstraps
 	// the cluster with it; every voter must be given the same list.
 	Voters []Voter
+	// Observer: this node is not a voter (a broker-only node). It never
+	// bootstraps; the active controller adds it as a Raft non-voter
+	// (AddObserver) when it registers, and it then follows the log.
+	Observer bool
 	// Transport carries Raft RPCs (the caller closes it). Nil: a TCP
 	// transport over Listener; the Quorum then owns the Listener and closes
 	// it in Close, or in Open when that fails.
@@ -104,7 +108,7 @@ func Open(o Options) (_ *Quorum, err error) {
 	for _, v := range o.Voters {
 		self = self || v.ID == o.NodeID
 	}
-	if !self {
+	if !self && !o.Observer {
 		return nil, fmt.Errorf("%w: node %d is not among the voters %v", controller.ErrOptions, o.NodeID, o.Voters)
 	}
 	if o.Transport == nil && o.Listener == nil {
@@ -165,7 +169,7 @@ func Open(o Options) (_ *Quorum, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("quorum: %w", err)
 	}
-	if !existing {
+	if !existing && !o.Observer {
 		var servers []raft.Server
 		for _, v := range o.Voters {
 			servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: serverID(v.ID), Address: raft.ServerAddress(v.Addr)})
@@ -278,6 +282,34 @@ func (q *Quorum) WaitReady(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// AddObserver makes node id, reachable for Raft at addr, a non-voting
+// member that receives the log (a broker-only node). Only the leader can
+// add members; adding a member already present with the same address is
+// a no-op.
+func (q *Quorum) AddObserver(id int32, addr string) error {
+	f := q.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return fmt.Errorf("quorum: %w", err)
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.ID == serverID(id) {
+			if string(s.Address) == addr {
+				return nil
+			}
+			if s.Suffrage == raft.Voter {
+				return fmt.Errorf("%w: node %d is a voter at %s", controller.ErrOptions, id, s.Address)
+			}
+		}
+	}
+	if err := q.raft.AddNonvoter(serverID(id), raft.ServerAddress(addr), 0, 10*time.Second).Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+			return fmt.Errorf("%w: %w", controller.ErrNotController, err)
+		}
+		return fmt.Errorf("quorum: adding observer %d: %w", id, err)
+	}
+	return nil
 }
 
 // LeaderAddr is the controller listener address (its voter entry) of the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -74,6 +75,14 @@ func (n *testNet) setDown(id int32, down bool) {
 	n.down[id] = down
 }
 
+// testLogWriter sends the managers' logs to t.Log.
+type testLogWriter struct{ t *testing.T }
+
+func (w testLogWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
 // lazyISR forwards to the controller once it exists (the managers are
 // built before it, since New calls OnChange).
 type lazyISR struct{ c **controller.Controller }
@@ -112,7 +121,7 @@ func newCluster(t *testing.T, minISR int) *cluster {
 			MinInsyncReplicas: func(*controller.Topic) int { return minISR },
 			ReplicaLagTimeMax: 10 * time.Second,
 			Fetch:             c.net.fetchFrom(id),
-			Logger:            slog.New(slog.DiscardHandler),
+			Logger:            slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", id),
 		})
 		c.net.nodes[id] = c.nodes[id]
 	}
@@ -136,7 +145,17 @@ func newCluster(t *testing.T, minISR int) *cluster {
 		t.Fatalf("create topic: %+v", res[0])
 	}
 	c.topic = res[0].ID
+	c.settle()
 	return c
+}
+
+// settle lets the fake clock pass the fetch backoff and long-poll wait,
+// then waits until every goroutine of the bubble is blocked: a follower
+// that fetched before its leader applied the image (UNKNOWN_TOPIC_ID, as
+// between real brokers) has retried by then.
+func (c *cluster) settle() {
+	time.Sleep(2 * time.Second)
+	synctest.Wait()
 }
 
 // onChange is each node's LogSyncer and Manager.Apply.

@@ -337,8 +337,11 @@ type FollowerFetchResult struct {
 	Diverged           bool
 	DivergingEpoch     int32
 	DivergingEndOffset int64
-	// HighWatermark is the leader's high watermark after the fetch.
-	HighWatermark int64
+	// HighWatermark is the leader's high watermark after the fetch, and
+	// NewHighWatermark reports that the follower was not sent it yet: the
+	// fetch should answer at once rather than wait for records.
+	HighWatermark    int64
+	NewHighWatermark bool
 }
 
 // FollowerFetch records a fetch from follower replicaID at fetchOffset
@@ -376,6 +379,10 @@ func (p *Partition) FollowerFetch(replicaID, currentLeaderEpoch int32, fetchOffs
 		f = UpdateFollowerFetch(f, fetchOffset, leo, p.m.now())
 		p.mu.followers[replicaID] = f
 		p.maybeIncrementHighWatermarkLocked()
+		hw := p.log.HighWatermark()
+		res.NewHighWatermark = hw > f.HighWatermarkSent
+		f.HighWatermarkSent = hw
+		p.mu.followers[replicaID] = f
 		if p.mu.pendingISR == nil && CanJoinISR(replicaID, p.mu.replicas, p.mu.isr, f.LogEndOffset, p.log.HighWatermark(), p.mu.epochStartOffset) {
 			p.proposeISRLocked(append(slices.Clone(p.mu.isr), replicaID))
 		}

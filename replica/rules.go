@@ -22,6 +22,9 @@ type FollowerState struct {
 	// LastFetchLeaderLEO the leader's log end offset then.
 	LastFetch          time.Time
 	LastFetchLeaderLEO int64
+	// HighWatermarkSent is the high watermark of the leader's last answer
+	// to the follower.
+	HighWatermarkSent int64
 }
 
 // UpdateFollowerFetch returns the state of a follower after a fetch at

@@ -85,7 +85,6 @@ func (m *Manager) ServeReplicaFetch(ctx context.Context, req *kmsg.FetchRequest)
 		for i, s := range slots {
 			sp := out(i)
 			waits[i] = s.p.log.Wait()
-			before := s.p.log.HighWatermark()
 			res, code := s.p.FollowerFetch(replicaID, s.rp.CurrentLeaderEpoch, s.rp.FetchOffset, s.rp.LastFetchedEpoch)
 			sp.ErrorCode = code
 			sp.HighWatermark = res.HighWatermark
@@ -95,7 +94,7 @@ func (m *Manager) ServeReplicaFetch(ctx context.Context, req *kmsg.FetchRequest)
 			sp.RecordBatches = []byte{}
 			// This fetch moved the high watermark: the follower
 			// needs the new one now, not after max_wait.
-			advanced = advanced || (code == 0 && res.HighWatermark > before)
+			advanced = advanced || (code == 0 && res.NewHighWatermark)
 			if code != 0 {
 				if code == kerr.NotLeaderForPartition.Code || code == kerr.FencedLeaderEpoch.Code {
 					sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = s.p.Leader()

@@ -25,6 +25,7 @@ import (
 	"github.com/samsa-broker/samsa/controller/quorum"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/txn"
+	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/storage/vfs"
 )
@@ -50,6 +51,7 @@ type Node struct {
 	// leadership carries LogSyncer's leadership changes of internal-topic
 	// partitions to the goroutine that loads and unloads coordinator state.
 	leadership chan leadershipEvent
+	replicas   *replica.Manager
 }
 
 // leadershipEvent is one change of leadership of an internal partition.
@@ -122,11 +124,11 @@ func (n *Node) startGroups() error {
 	n.groups, err = coordinator.New(coordinator.Options{
 		NumPartitions: cfg.OffsetsTopicNumPartitions,
 		OpenLog: func(p int32) (coordinator.Log, error) {
-			l, ok := n.logs.Log(storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: p})
+			rp, ok := n.replicas.Partition(storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: p})
 			if !ok {
 				return nil, fmt.Errorf("broker: no log for %s-%d", coordinator.OffsetsTopic, p)
 			}
-			return coordinator.StorageLog(l), nil
+			return rp.CoordinatorLog(0), nil
 		},
 		Now:                           time.Now,
 		Logger:                        n.logger.With("component", "coordinator"),
@@ -168,11 +170,11 @@ func (n *Node) startTransactions(deps *handlers.Deps, pids txn.ProducerIDs) erro
 	n.txns, err = txn.New(txn.Options{
 		NumPartitions: cfg.TransactionStateLogNumPartitions,
 		Log: func(p int32) (txn.Log, bool) {
-			l, ok := n.logs.Log(storage.TopicPartition{Topic: txn.TransactionStateTopic, Partition: p})
+			rp, ok := n.replicas.Partition(storage.TopicPartition{Topic: txn.TransactionStateTopic, Partition: p})
 			if !ok {
 				return nil, false
 			}
-			return txn.StorageLog(l), true
+			return rp.CoordinatorLog(0), true
 		},
 		ProducerIDs: pids,
 		Markers:     handlers.MarkerWriter{D: deps},
@@ -269,8 +271,12 @@ func (n *Node) start() (_ *Node, err error) {
 		return nil, err
 	}
 	n.leadership = make(chan leadershipEvent, 4096)
+	n.replicas = replica.NewManager(replica.Options{NodeID: cfg.NodeID, Logs: n.logs, Logger: logger.With("component", "replica"),
+		ISR:               replica.LocalISRChanger{Controller: func() *controller.Controller { return n.ctrl }},
+		MinInsyncReplicas: func(t *controller.Topic) int { return int(cfg.TopicConfig(t.Configs).MinInsyncReplicas) },
+		ReplicaLagTimeMax: time.Duration(cfg.ReplicaLagTimeMaxMs) * time.Millisecond})
 	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"),
-		Leadership: n.onLeadership, Watched: []string{coordinator.OffsetsTopic, txn.TransactionStateTopic}}
+		Leadership: n.onLeadership, Watched: []string{coordinator.OffsetsTopic, txn.TransactionStateTopic}, Replicas: n.replicas}
 	n.ctrl, err = controller.New(controller.Options{
 		NodeID:                   cfg.NodeID,
 		ClusterID:                clusterID,
@@ -317,6 +323,7 @@ func (n *Node) start() (_ *Node, err error) {
 		Config:      cfg,
 		Controller:  n.ctrl,
 		Logs:        n.logs,
+		Replicas:    n.replicas,
 		Groups:      n.groups,
 		Now:         time.Now,
 		Logger:      logger.With("component", "handlers"),
@@ -375,6 +382,9 @@ func (n *Node) closeStorage() error {
 	var errs []error
 	if n.ctrl != nil {
 		n.ctrl.Close()
+	}
+	if n.replicas != nil {
+		n.replicas.Close()
 	}
 	if n.quorum != nil {
 		if err := n.quorum.Close(); err != nil {

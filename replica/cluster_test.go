@@ -88,7 +88,7 @@ func (w testLogWriter) Write(b []byte) (int, error) {
 type lazyISR struct{ c **controller.Controller }
 
 func (l lazyISR) AlterPartition(ctx context.Context, req controller.AlterPartition) (controller.Partition, int16, error) {
-	return LocalISRChanger{Controller: *l.c}.AlterPartition(ctx, req)
+	return LocalISRChanger{Controller: func() *controller.Controller { return *l.c }}.AlterPartition(ctx, req)
 }
 
 type cluster struct {

@@ -28,12 +28,18 @@ type ISRChanger interface {
 }
 
 // LocalISRChanger adapts the local controller to ISRChanger (a single
-// node, and tests).
-type LocalISRChanger struct{ Controller *controller.Controller }
+// node, and tests). Controller returns it; it is a function because the
+// Manager exists before the controller, whose New already calls
+// OnChange.
+type LocalISRChanger struct{ Controller func() *controller.Controller }
 
 // AlterPartition implements ISRChanger.
 func (l LocalISRChanger) AlterPartition(_ context.Context, req controller.AlterPartition) (controller.Partition, int16, error) {
-	p, code, _ := l.Controller.AlterPartition(req)
+	c := l.Controller()
+	if c == nil {
+		return controller.Partition{}, 0, fmt.Errorf("%w: no controller yet", ErrClosed)
+	}
+	p, code, _ := c.AlterPartition(req)
 	return p, code, nil
 }
 

@@ -25,8 +25,8 @@ type Deps struct {
 	// list-offsets, offset-for-leader-epoch and delete-records goes
 	// through it (and its high watermark rule). Required.
 	Replicas *replica.Manager
-	Now        func() time.Time
-	Logger     *slog.Logger
+	Now      func() time.Time
+	Logger   *slog.Logger
 
 	// Groups is the group coordinator; with nil, group APIs answer
 	// COORDINATOR_NOT_AVAILABLE.

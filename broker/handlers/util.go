@@ -82,4 +82,3 @@ func topicByID(img *controller.Image, id [16]byte) *controller.Topic {
 func (d *Deps) topicConfig(t *controller.Topic) config.TopicConfig {
 	return d.Config.TopicConfig(t.Configs)
 }
-

@@ -178,8 +178,20 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	if tc.MessageTimestampType == "LogAppendTime" {
 		appendTime = d.Now().UnixMilli()
 	}
+	// The transaction coordinator is asked before the append, outside
+	// the partition's append path (it may write to __transaction_state).
+	h := batches[0]
+	idempotent := h.ProducerID >= 0 && d.Idempotence != nil
+	tp := storage.TopicPartition{Topic: t.Name, Partition: rp.Partition}
+	var guard *uint64
+	if idempotent {
+		var code int16
+		if guard, code = d.verifyTransactional(h, v, txnID, tp, ref.log); code != 0 {
+			sp.ErrorCode = code
+			return nil
+		}
+	}
 	var res idempotentAppend
-	var code int16
 	var wait *ackWait
 	_, epoch, lcode, appendErr := ref.replica.AppendAsLeader(acks, func(l *storage.Log, leaderEpoch int32) (storage.AppendInfo, error) {
 		wire.SetPartitionLeaderEpoch(records, leaderEpoch)
@@ -189,13 +201,7 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 			}
 			return l.Append(records)
 		}
-		if h := batches[0]; h.ProducerID >= 0 && d.Idempotence != nil {
-			tp := storage.TopicPartition{Topic: t.Name, Partition: rp.Partition}
-			guard, c := d.verifyTransactional(h, v, txnID, tp, l)
-			if c != 0 {
-				code = c
-				return storage.AppendInfo{}, nil
-			}
+		if idempotent {
 			res = d.Idempotence.appendIdempotent(tp, l, h, d.Now(), guard, doAppend)
 			return res.info, res.err
 		}
@@ -205,9 +211,6 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	switch {
 	case lcode != 0:
 		sp.ErrorCode = lcode
-		return nil
-	case code != 0:
-		sp.ErrorCode = code
 		return nil
 	case appendErr == nil && res.code != 0:
 		sp.ErrorCode = res.code

@@ -18,6 +18,7 @@ import (
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/txn"
+	"github.com/samsa-broker/samsa/replica"
 )
 
 // This file is the broker's side of the cluster: registration and
@@ -549,6 +550,15 @@ type brokerChannels struct {
 
 // send sends req to broker id at the highest version this build serves.
 func (b *brokerChannels) send(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
+	e, ok := b.n.srv.table[req.Key()]
+	if !ok {
+		return nil, fmt.Errorf("broker: no version of %s to send", kmsg.NameForKey(req.Key()))
+	}
+	return b.sendVersion(ctx, id, req, e.MaxVersion)
+}
+
+// sendVersion sends req to broker id at version.
+func (b *brokerChannels) sendVersion(ctx context.Context, id int32, req kmsg.Request, version int16) (kmsg.Response, error) {
 	b.mu.Lock()
 	if b.m == nil {
 		b.m = map[int32]*controllerChannel{}
@@ -565,11 +575,7 @@ func (b *brokerChannels) send(ctx context.Context, id int32, req kmsg.Request) (
 		b.m[id] = ch
 	}
 	b.mu.Unlock()
-	e, ok := b.n.srv.table[req.Key()]
-	if !ok {
-		return nil, fmt.Errorf("broker: no version of %s to send", kmsg.NameForKey(req.Key()))
-	}
-	return ch.Request(ctx, req, e.MaxVersion)
+	return ch.Request(ctx, req, version)
 }
 
 func (b *brokerChannels) close() {
@@ -578,4 +584,64 @@ func (b *brokerChannels) close() {
 	for _, ch := range b.m {
 		ch.Close()
 	}
+}
+
+// isrChanger sends a partition leader's ISR changes to the active
+// controller: the local Controller when this node is it, AlterPartition
+// (56) over the controller channel otherwise.
+func (n *Node) isrChanger() replica.ISRChanger { return nodeISRChanger{n} }
+
+type nodeISRChanger struct{ n *Node }
+
+func (c nodeISRChanger) AlterPartition(ctx context.Context, req controller.AlterPartition) (controller.Partition, int16, error) {
+	n := c.n
+	if n.ctrl == nil {
+		return controller.Partition{}, 0, controller.ErrNotController
+	}
+	if n.quorum.Leading() {
+		p, code, _ := n.ctrl.AlterPartition(req)
+		return p, code, nil
+	}
+	ar := kmsg.NewPtrAlterPartitionRequest()
+	ar.BrokerID, ar.BrokerEpoch = n.cfg.NodeID, -1
+	rt := kmsg.NewAlterPartitionRequestTopic()
+	rt.TopicID = req.TopicID
+	rp := kmsg.NewAlterPartitionRequestTopicPartition()
+	rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch, rp.NewISR = req.Partition, req.LeaderEpoch, req.PartitionEpoch, req.NewISR
+	rt.Partitions = append(rt.Partitions, rp)
+	ar.Topics = append(ar.Topics, rt)
+	resp, err := n.channel.Request(ctx, ar, 2)
+	if err != nil {
+		return controller.Partition{}, 0, err
+	}
+	r := resp.(*kmsg.AlterPartitionResponse)
+	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+		return controller.Partition{}, 0, fmt.Errorf("broker: AlterPartition answered %d topics", len(r.Topics))
+	}
+	if r.ErrorCode != 0 {
+		return controller.Partition{}, r.ErrorCode, nil
+	}
+	sp := r.Topics[0].Partitions[0]
+	p := controller.Partition{Partition: sp.Partition, Leader: sp.LeaderID, LeaderEpoch: sp.LeaderEpoch, PartitionEpoch: sp.PartitionEpoch, ISR: sp.ISR}
+	if img := n.ctrl.Image(); img != nil {
+		if t := img.TopicsByID[req.TopicID]; t != nil && int(req.Partition) < len(t.Partitions) {
+			p.Replicas = t.Partitions[req.Partition].Replicas
+		}
+	}
+	return p, sp.ErrorCode, nil
+}
+
+// replicaFetch sends a follower's Fetch to the partition leader over a
+// connection of the replica fetcher's own (transaction markers to that
+// broker do not wait behind a long poll).
+func (n *Node) replicaFetch(ctx context.Context, leader int32, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
+	version := req.Version
+	if version < 12 {
+		version = 16
+	}
+	resp, err := n.fetchPeers.sendVersion(ctx, leader, req, version)
+	if err != nil {
+		return nil, err
+	}
+	return resp.(*kmsg.FetchResponse), nil
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/samsa-broker/samsa/controller/quorum"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/txn"
+	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/storage/vfs"
 )
@@ -43,20 +44,23 @@ type Node struct {
 	clusterID string
 	voterTurn atomic.Int32 // leaderOf's turn through the voters
 	peers     brokerChannels
-	ctrlConns *connQueue // Kafka connections of the controller listener
-	coord     *coordinatorReconciler
-	ctrl      *controller.Controller
-	srv       *Server
-	unlock    func()
-	stopping  chan struct{}
-	cancel    context.CancelFunc
-	bg        sync.WaitGroup
-	listeners []config.Listener
-	adv       config.Listener
-	groups    *coordinator.Coordinator
-	txns      *txn.Coordinator
+	// fetchPeers carries the replica fetchers' requests to leaders.
+	fetchPeers brokerChannels
+	ctrlConns  *connQueue // Kafka connections of the controller listener
+	coord      *coordinatorReconciler
+	ctrl       *controller.Controller
+	srv        *Server
+	unlock     func()
+	stopping   chan struct{}
+	cancel     context.CancelFunc
+	bg         sync.WaitGroup
+	listeners  []config.Listener
+	adv        config.Listener
+	groups     *coordinator.Coordinator
+	txns       *txn.Coordinator
 	// http is the samsa.http.listener server (ops.go); nil when off.
-	http *metrics.HTTPServer
+	http     *metrics.HTTPServer
+	replicas *replica.Manager
 }
 
 // startGroups builds the group coordinator; the coordinator reconciler
@@ -71,11 +75,11 @@ func (n *Node) startGroups() error {
 	n.groups, err = coordinator.New(coordinator.Options{
 		NumPartitions: cfg.OffsetsTopicNumPartitions,
 		OpenLog: func(p int32) (coordinator.Log, error) {
-			l, ok := n.logs.Log(storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: p})
+			rp, ok := n.replicas.Partition(storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: p})
 			if !ok {
 				return nil, fmt.Errorf("broker: no log for %s-%d", coordinator.OffsetsTopic, p)
 			}
-			return coordinator.StorageLog(l), nil
+			return rp.CoordinatorLog(0), nil
 		},
 		Now:                           time.Now,
 		Logger:                        n.logger.With("component", "coordinator"),
@@ -105,11 +109,11 @@ func (n *Node) startTransactions(deps *handlers.Deps, pids txn.ProducerIDs) erro
 	n.txns, err = txn.New(txn.Options{
 		NumPartitions: cfg.TransactionStateLogNumPartitions,
 		Log: func(p int32) (txn.Log, bool) {
-			l, ok := n.logs.Log(storage.TopicPartition{Topic: txn.TransactionStateTopic, Partition: p})
+			rp, ok := n.replicas.Partition(storage.TopicPartition{Topic: txn.TransactionStateTopic, Partition: p})
 			if !ok {
 				return nil, false
 			}
-			return txn.StorageLog(l), true
+			return rp.CoordinatorLog(0), true
 		},
 		ProducerIDs: pids,
 		Markers:     handlers.MarkerWriter{D: deps},
@@ -207,6 +211,7 @@ func (n *Node) start() (_ *Node, err error) {
 	n.ctrlConns = newConnQueue(nil)
 	n.channel = &controllerChannel{nodeID: cfg.NodeID, leader: n.leaderOf}
 	n.peers.n = n
+	n.fetchPeers.n = n
 	var ctrlAddr net.Addr
 	var prebound map[string]net.Listener
 	if isController {
@@ -245,7 +250,12 @@ func (n *Node) start() (_ *Node, err error) {
 		}
 	}
 	n.coord = newCoordinatorReconciler(n)
-	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs")}
+	n.replicas = replica.NewManager(replica.Options{NodeID: cfg.NodeID, Logs: n.logs, Logger: logger.With("component", "replica"),
+		ISR:               n.isrChanger(),
+		MinInsyncReplicas: func(t *controller.Topic) int { return int(cfg.TopicConfig(t.Configs).MinInsyncReplicas) },
+		ReplicaLagTimeMax: time.Duration(cfg.ReplicaLagTimeMaxMs) * time.Millisecond,
+		Fetch:             n.replicaFetch})
+	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"), Replicas: n.replicas}
 	n.ctrl, err = controller.New(controller.Options{
 		NodeID:                   cfg.NodeID,
 		ClusterID:                clusterID,
@@ -319,6 +329,7 @@ func (n *Node) start() (_ *Node, err error) {
 		Config:       cfg,
 		Controller:   n.ctrl,
 		Logs:         n.logs,
+		Replicas:     n.replicas,
 		Groups:       n.groups,
 		Now:          time.Now,
 		Logger:       logger.With("component", "handlers"),
@@ -398,6 +409,10 @@ func (n *Node) closeStorage() error {
 		n.channel.Close()
 	}
 	n.peers.close()
+	n.fetchPeers.close()
+	if n.replicas != nil {
+		n.replicas.Close()
+	}
 	if n.quorum != nil {
 		if err := n.quorum.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing metadata quorum: %w", err))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
 )
 
@@ -25,6 +26,9 @@ type LogSyncer struct {
 	// (prev nil) reports nothing: the coordinators load at start.
 	Leadership func(tp storage.TopicPartition, leader bool)
 	Watched    []string
+	// Replicas, when set, is reconciled with each image once the logs
+	// exist (roles, leader epochs, ISR and the high watermark rule).
+	Replicas *replica.Manager
 }
 
 // leadershipChanges calls Leadership for every watched partition whose
@@ -119,16 +123,11 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 			} else if configChanged {
 				l.SetConfig(lc)
 			}
-			if p.Leader == s.NodeID {
-				if err := l.AssignEpochStartOffset(p.LeaderEpoch, l.LogEndOffset()); err != nil {
-					s.Logger.Error("cannot record leader epoch", "topic", name, "partition", p.Partition, "err", err)
-				}
-				// A single-replica leader's high watermark is its log end.
-				if len(p.ISR) == 1 && p.ISR[0] == s.NodeID {
-					l.SetHighWatermark(l.LogEndOffset())
-				}
-			}
 		}
+	}
+	// Leader epochs and the high watermark are the replica layer's.
+	if s.Replicas != nil {
+		s.Replicas.Apply(prev, next)
 	}
 }
 

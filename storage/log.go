@@ -27,6 +27,10 @@ var (
 	// ErrLogFailed is returned by writes once a write or fsync failed: the
 	// log stays offline until it is reopened (fsync errors are never retried).
 	ErrLogFailed = errors.New("storage: log offline after IO failure")
+	// ErrUnexpectedOffset is returned by AppendAsFollower for batches that
+	// do not continue the log: a base offset below the log end offset or
+	// below the previous batch's end (Kafka's UnexpectedAppendOffsetException).
+	ErrUnexpectedOffset = errors.New("storage: unexpected append offset")
 )
 
 // LogConfig holds the topic-level settings a Log honours. Field comments
@@ -425,16 +429,66 @@ func (l *Log) wakeLocked() {
 // place) starting at the log end offset and appends them to the active
 // segment, rolling first if needed.
 func (l *Log) Append(records []byte) (AppendInfo, error) {
-	return l.append(records, false, 0)
+	return l.append(records, appendMode{assignOffsets: true})
 }
 
 // AppendWithLogAppendTime is Append after stamping every batch with the log
 // append time ts (timestamp type LogAppendTime, max timestamp ts).
 func (l *Log) AppendWithLogAppendTime(records []byte, ts int64) (AppendInfo, error) {
-	return l.append(records, true, ts)
+	return l.append(records, appendMode{assignOffsets: true, logAppendTime: true, ts: ts})
 }
 
-func (l *Log) append(records []byte, logAppendTime bool, ts int64) (AppendInfo, error) {
+// AppendAsFollower appends batches copied from the partition's leader,
+// keeping the leader's offsets, timestamps and partition leader epochs
+// (Kafka's appendAsFollower). Every batch must pass its CRC-32C
+// (ErrCorrupt), start at or after the log end offset and after the batch
+// before it (ErrUnexpectedOffset: gaps are allowed, a compacted leader
+// has them), and carry a partition leader epoch no older than the
+// previous batch's and the newest in the leader-epoch cache
+// (ErrInvalidBatch). Each new epoch is recorded in the leader-epoch cache
+// at the base offset of its first batch. Nothing is appended when a batch
+// fails.
+func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
+	return l.append(records, appendMode{})
+}
+
+// appendMode selects how append treats the batches it is given.
+type appendMode struct {
+	// assignOffsets numbers the batches from the log end offset (leader
+	// appends); otherwise the batches keep their offsets and are
+	// checked (follower appends).
+	assignOffsets bool
+	// logAppendTime stamps every batch with ts.
+	logAppendTime bool
+	ts            int64
+}
+
+// checkFollowerBatches validates batches copied from a leader against a
+// log ending at leo whose newest epoch is latestEpoch (-1 for none).
+func checkFollowerBatches(records []byte, hs []batchHeader, leo int64, latestEpoch int32) error {
+	next, epoch := leo, latestEpoch
+	pos := 0
+	for i := range hs {
+		b := records[pos : pos+hs[i].TotalSize()]
+		pos += hs[i].TotalSize()
+		if batchCRC(b) != hs[i].CRC {
+			return fmt.Errorf("%w: batch at offset %d fails its CRC", ErrCorrupt, hs[i].BaseOffset)
+		}
+		if hs[i].BaseOffset < next {
+			return fmt.Errorf("%w: batch at offset %d, expected %d or later", ErrUnexpectedOffset, hs[i].BaseOffset, next)
+		}
+		if e := hs[i].PartitionLeaderEpoch; e >= 0 {
+			if e < epoch {
+				return fmt.Errorf("%w: batch at offset %d has leader epoch %d, older than %d", ErrInvalidBatch, hs[i].BaseOffset, e, epoch)
+			}
+			epoch = e
+		}
+		next = hs[i].LastOffset() + 1
+	}
+	return nil
+}
+
+func (l *Log) append(records []byte, mode appendMode) (AppendInfo, error) {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
 	l.mu.Lock()
@@ -451,23 +505,36 @@ func (l *Log) append(records []byte, logAppendTime bool, ts int64) (AppendInfo, 
 	if err != nil {
 		return AppendInfo{}, err
 	}
+	if !mode.assignOffsets {
+		l.mu.Lock()
+		latest := int32(-1)
+		if e, ok := l.epochs.latest(); ok {
+			latest = e.Epoch
+		}
+		l.mu.Unlock()
+		if err := checkFollowerBatches(records, hs, leo, latest); err != nil {
+			return AppendInfo{}, err
+		}
+	}
 	next := leo
 	maxTs := int64(-1)
 	pos := 0
 	for i := range hs {
 		b := records[pos : pos+hs[i].TotalSize()]
-		setBaseOffset(b, next)
-		hs[i].BaseOffset = next
-		if logAppendTime {
-			setLogAppendTime(b, ts)
-			hs[i].MaxTimestamp = ts
+		if mode.assignOffsets {
+			setBaseOffset(b, next)
+			hs[i].BaseOffset = next
+		}
+		if mode.logAppendTime {
+			setLogAppendTime(b, mode.ts)
+			hs[i].MaxTimestamp = mode.ts
 			hs[i].Attributes |= timestampTypeBit
 		}
 		next = hs[i].LastOffset() + 1
 		maxTs = max(maxTs, hs[i].MaxTimestamp)
 		pos += hs[i].TotalSize()
 	}
-	info := AppendInfo{FirstOffset: leo, LastOffset: next - 1}
+	info := AppendInfo{FirstOffset: hs[0].BaseOffset, LastOffset: next - 1}
 	markers, err := parseMarkers(records, hs)
 	if err != nil {
 		return AppendInfo{}, err

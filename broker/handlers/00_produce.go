@@ -3,11 +3,13 @@ package handlers
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/wire"
 )
@@ -18,9 +20,17 @@ import (
 //     id; older versions carry message sets v0/v1, which we do not store,
 //     so they are not advertised.
 //   - acks must be -1, 0 or 1, else every partition gets
-//     INVALID_REQUIRED_ACKS. On one node the ISR is this node, so acks=-1
-//     and acks=1 both answer once the batch is in the log (and fsynced when
-//     flush.messages says so). acks=0 gets no response at all.
+//     INVALID_REQUIRED_ACKS. acks=1 answers once the batch is in the
+//     leader's log (and fsynced when flush.messages says so); acks=-1 first
+//     needs an ISR of at least min.insync.replicas (else
+//     NOT_ENOUGH_REPLICAS, nothing appended), then waits until the high
+//     watermark passes the batch (replica.Partition: the ISR has it),
+//     answering REQUEST_TIMED_OUT at timeout_ms and
+//     NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
+//     min.insync.replicas meanwhile. With ISR = {this node} that is at
+//     once. acks=0 gets no response at all. A partition this node does
+//     not lead is NOT_LEADER_OR_FOLLOWER with the current leader (v10+,
+//     KIP-951).
 //   - v5 adds log_start_offset; v7 allows zstd (before v7 a zstd batch is
 //     UNSUPPORTED_COMPRESSION_TYPE); v8 adds record_errors and
 //     error_message; v9 is flexible; v10 current leader hints; v13 names
@@ -61,6 +71,7 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 	v := r.Header.APIVersion
 	img := d.Controller.Image()
 
+	var waits []*ackWait
 	badAcks := req.Acks != -1 && req.Acks != 0 && req.Acks != 1
 	internalAllowed := r.Header.ClientID != nil && *r.Header.ClientID == adminClientID
 	for _, rt := range req.Topics {
@@ -89,11 +100,26 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 				msg := "Cannot append to internal topic " + t.Name
 				sp.ErrorMessage = &msg
 			default:
-				d.producePartition(img, t, &rp, v, req.TransactionID, &sp)
+				if w := d.producePartition(img, t, &rp, v, req.Acks, req.TransactionID, &sp); w != nil {
+					w.topic, w.part = len(resp.Topics), len(st.Partitions)
+					waits = append(waits, w)
+				}
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
+	}
+	if len(waits) > 0 {
+		// Kafka's DelayedProduce: all partitions wait together, until
+		// the request's timeout.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
+		defer cancel()
+		for _, w := range waits {
+			if code := w.replica.WaitForHighWatermark(ctx, w.leaderEpoch, w.offset); code != 0 {
+				p := &resp.Topics[w.topic].Partitions[w.part]
+				p.ErrorCode = code
+			}
+		}
 	}
 	if req.Acks == 0 {
 		return nil, nil
@@ -105,11 +131,14 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 // (AdminUtils.ADMIN_CLIENT_ID).
 const adminClientID = "__admin_client"
 
-func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *kmsg.ProduceRequestTopicPartition, v int16, txnID *string, sp *kmsg.ProduceResponseTopicPartition) {
+func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *kmsg.ProduceRequestTopicPartition, v int16, acks int16, txnID *string, sp *kmsg.ProduceResponseTopicPartition) *ackWait {
 	ref := d.lookupPartition(img, t, rp.Partition)
 	if ref.code != 0 {
 		sp.ErrorCode = ref.code
-		return
+		if ref.code == kerr.NotLeaderForPartition.Code && v >= 10 {
+			sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = ref.currentLeader()
+		}
+		return nil
 	}
 	tc := d.topicConfig(t)
 	batches, err := wire.ValidateProduce(rp.Records, wire.ValidateOptions{
@@ -125,13 +154,13 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 		} else {
 			sp.ErrorCode = kerr.CorruptMessage.Code
 		}
-		return
+		return nil
 	}
 	if tc.CleanupPolicyCompact {
 		if msg, ok := keylessRecord(rp.Records); ok {
 			sp.ErrorCode = kerr.InvalidRecord.Code
 			sp.ErrorMessage = &msg
-			return
+			return nil
 		}
 	}
 	// Produce v3+ carries exactly one batch (ValidateProduce enforces it),
@@ -141,57 +170,83 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 		re, err := wire.Recompress(records, want)
 		if err != nil {
 			sp.ErrorCode = kerr.CorruptMessage.Code
-			return
+			return nil
 		}
 		records = re
 	}
-	wire.SetPartitionLeaderEpoch(records, ref.part.LeaderEpoch)
-
 	var appendTime int64 = -1
 	if tc.MessageTimestampType == "LogAppendTime" {
 		appendTime = d.Now().UnixMilli()
 	}
-	doAppend := func() (storage.AppendInfo, error) {
-		if appendTime >= 0 {
-			return ref.log.AppendWithLogAppendTime(records, appendTime)
-		}
-		return ref.log.Append(records)
-	}
-	var ai storage.AppendInfo
-	var appendErr error
-	if h := batches[0]; h.ProducerID >= 0 && d.Idempotence != nil {
-		tp := storage.TopicPartition{Topic: t.Name, Partition: rp.Partition}
-		guard, code := d.verifyTransactional(h, v, txnID, tp, ref.log)
-		if code != 0 {
+	// The transaction coordinator is asked before the append, outside
+	// the partition's append path (it may write to __transaction_state).
+	h := batches[0]
+	idempotent := h.ProducerID >= 0 && d.Idempotence != nil
+	tp := storage.TopicPartition{Topic: t.Name, Partition: rp.Partition}
+	var guard *uint64
+	if idempotent {
+		var code int16
+		if guard, code = d.verifyTransactional(h, v, txnID, tp, ref.log); code != 0 {
 			sp.ErrorCode = code
-			return
+			return nil
 		}
-		res := d.Idempotence.appendIdempotent(tp, ref.log, h, d.Now(), guard, doAppend)
-		switch {
-		case res.code != 0:
-			sp.ErrorCode = res.code
-			return
-		case res.duplicate != nil:
-			// A retry of a batch already in the log: success with the
-			// offset it got the first time, and no second copy.
-			sp.BaseOffset, sp.LogStartOffset = res.duplicate.FirstOffset, ref.log.LogStartOffset()
-			return
-		}
-		ai, appendErr = res.info, res.err
-	} else {
-		ai, appendErr = doAppend()
 	}
+	var res idempotentAppend
+	var wait *ackWait
+	_, epoch, lcode, appendErr := ref.replica.AppendAsLeader(acks, func(l *storage.Log, leaderEpoch int32) (storage.AppendInfo, error) {
+		wire.SetPartitionLeaderEpoch(records, leaderEpoch)
+		doAppend := func() (storage.AppendInfo, error) {
+			if appendTime >= 0 {
+				return l.AppendWithLogAppendTime(records, appendTime)
+			}
+			return l.Append(records)
+		}
+		if idempotent {
+			res = d.Idempotence.appendIdempotent(tp, l, h, d.Now(), guard, doAppend)
+			return res.info, res.err
+		}
+		res.info, res.err = doAppend()
+		return res.info, res.err
+	})
+	switch {
+	case lcode != 0:
+		sp.ErrorCode = lcode
+		return nil
+	case appendErr == nil && res.code != 0:
+		sp.ErrorCode = res.code
+		return nil
+	case appendErr == nil && res.duplicate != nil:
+		// A retry of a batch already in the log: success with the
+		// offset it got the first time, and no second copy.
+		sp.BaseOffset, sp.LogStartOffset = res.duplicate.FirstOffset, ref.log.LogStartOffset()
+		if acks == -1 {
+			wait = &ackWait{replica: ref.replica, leaderEpoch: epoch, offset: res.duplicate.LastOffset + 1}
+		}
+		return wait
+	}
+	ai := res.info
 	sp.BaseOffset, sp.LogStartOffset = ai.FirstOffset, ai.LogStartOffset
 	if appendErr != nil {
 		d.Logger.Error("append failed", "topic", t.Name, "partition", rp.Partition, "err", appendErr)
 		sp.ErrorCode = kerr.KafkaStorageError.Code
 		sp.BaseOffset, sp.LogStartOffset = -1, -1
-		return
+		return nil
 	}
-	// Single replica: the ISR is this node, so the high watermark is the
-	// log end offset as soon as the append returns.
-	ref.log.SetHighWatermark(ref.log.LogEndOffset())
 	sp.LogAppendTime = appendTime
+	if acks == -1 {
+		// acks=all: answered once the ISR has the batch (handleProduce
+		// waits for every partition of the request together).
+		wait = &ackWait{replica: ref.replica, leaderEpoch: epoch, offset: ai.LastOffset + 1}
+	}
+	return wait
+}
+
+// ackWait is an acks=-1 partition waiting for its high watermark.
+type ackWait struct {
+	replica     *replica.Partition
+	leaderEpoch int32
+	offset      int64
+	topic, part int // indexes in the response
 }
 
 // keylessRecord reports a record without a key in the (validated) batch

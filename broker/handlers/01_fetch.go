@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/wire"
 )
@@ -26,6 +28,14 @@ import (
 //     UNKNOWN_LEADER_EPOCH); v11 rack and preferred_read_replica (-1);
 //     v12 flexible, last_fetched_epoch; v13 topics by id (UNKNOWN_TOPIC_ID);
 //     v15 replica_state; v16-v18 tagged fields only.
+//   - A fetch with replica_id >= 0 (ReplicaState.ID from v15) is a
+//     follower's: replica.Manager.ServeReplicaFetch serves it up to the
+//     log end offset, records the follower's position (which moves the
+//     high watermark and the ISR) and reports divergence (v12+
+//     DivergingEpoch); follower fetches are sessionless.
+//   - A partition this node does not lead is NOT_LEADER_OR_FOLLOWER, with
+//     CurrentLeader (v12+, KIP-951) and the leader's endpoint in
+//     NodeEndpoints (v16+).
 //   - Consumers read up to the high watermark. An offset below the log
 //     start offset or above the log end offset is OFFSET_OUT_OF_RANGE.
 //   - Sizes: max_bytes is capped at fetch.max.bytes (55 MiB by default)
@@ -39,8 +49,12 @@ import (
 //     until min_bytes are there, max_wait passes, or the broker stops.
 func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.FetchRequest)
-	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	v := r.Header.APIVersion
+	if req.Version = v; replica.FetchReplicaID(req) >= 0 {
+		// A follower: served by the replica layer, up to the log end.
+		return d.Replicas.ServeReplicaFetch(context.Background(), req), nil
+	}
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	now := d.Now()
 
 	// Resolve the session and the list of partitions to read (fetch_session.go).
@@ -101,6 +115,7 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	}
 
 	// Build the response, topics grouped in request/session order.
+	leaders := map[int32]bool{}
 	var cur *kmsg.FetchResponseTopic
 	for i, k := range wants {
 		res := results[i]
@@ -120,6 +135,12 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		p.LastStableOffset = res.lastStable
 		p.LogStartOffset = res.logStart
 		p.AbortedTransactions = res.aborted
+		if res.leader >= 0 || res.leaderEpoch >= 0 {
+			p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = res.leader, res.leaderEpoch
+			if v >= 16 {
+				leaders[res.leader] = true
+			}
+		}
 		// Empty, never null: librdkafka rejects a null record set
 		// ("invalid MessageSetSize -1") and Kafka always sends empty.
 		p.RecordBatches = res.records
@@ -127,6 +148,14 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 			p.RecordBatches = []byte{}
 		}
 		cur.Partitions = append(cur.Partitions, p)
+	}
+	// v16+: the endpoints of the leaders named in CurrentLeader (KIP-951).
+	for id := range leaders {
+		if b, ok := img.Brokers[id]; ok {
+			fb := kmsg.NewFetchResponseBroker()
+			fb.NodeID, fb.Host, fb.Port, fb.Rack = b.ID, b.Host, b.Port, b.Rack
+			resp.Brokers = append(resp.Brokers, fb)
+		}
 	}
 	return resp, nil
 }
@@ -154,10 +183,13 @@ type fetchResult struct {
 	records       []byte
 	aborted       []kmsg.FetchResponseTopicPartitionAbortedTransaction
 	wait          <-chan struct{}
+	// leader and leaderEpoch are KIP-951's CurrentLeader (v12+) for
+	// NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH; -1 otherwise.
+	leader, leaderEpoch int32
 }
 
 func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPartition, remaining int, first, readCommitted bool) fetchResult {
-	res := fetchResult{highWatermark: -1, lastStable: -1, logStart: -1}
+	res := fetchResult{highWatermark: -1, lastStable: -1, logStart: -1, leader: -1, leaderEpoch: -1}
 	var t *controller.Topic
 	if k.topic != "" {
 		t = topicByName(img, k.topic)
@@ -168,13 +200,12 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 			return res
 		}
 	}
-	ref := d.lookupPartition(img, t, k.partition)
+	ref := d.lookupPartitionEpoch(img, t, k.partition, sp.currentLeaderEpoch)
 	if ref.code != 0 {
 		res.code = ref.code
-		return res
-	}
-	if code := checkLeaderEpoch(ref.part, sp.currentLeaderEpoch); code != 0 {
-		res.code = code
+		if ref.code == kerr.NotLeaderForPartition.Code || ref.code == kerr.FencedLeaderEpoch.Code {
+			res.leader, res.leaderEpoch = ref.currentLeader()
+		}
 		return res
 	}
 	l := ref.log

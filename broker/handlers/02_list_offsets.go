@@ -41,17 +41,13 @@ func handleListOffsets(d *Deps, r *Request) (kmsg.Response, error) {
 
 func (d *Deps) listOffset(img *controller.Image, t *controller.Topic, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition, isolation int8) {
 	sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-	ref := d.lookupPartition(img, t, rp.Partition)
+	ref := d.lookupPartitionEpoch(img, t, rp.Partition, rp.CurrentLeaderEpoch)
 	if ref.code != 0 {
 		sp.ErrorCode = ref.code
 		return
 	}
-	if code := checkLeaderEpoch(ref.part, rp.CurrentLeaderEpoch); code != 0 {
-		sp.ErrorCode = code
-		return
-	}
 	l := ref.log
-	sp.LeaderEpoch = ref.part.LeaderEpoch
+	_, sp.LeaderEpoch = ref.currentLeader()
 	switch rp.Timestamp {
 	case -2, -4:
 		sp.Offset = l.LogStartOffset()

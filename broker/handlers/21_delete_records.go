@@ -32,16 +32,11 @@ func handleDeleteRecords(d *Deps, r *Request) (kmsg.Response, error) {
 			case isInternalTopic(rt.Topic):
 				sp.ErrorCode = kerr.InvalidTopicException.Code
 			default:
-				off := rp.Offset
-				hw := ref.log.HighWatermark()
-				if off == -1 {
-					off = hw
-				}
-				if off < 0 || off > hw {
-					sp.ErrorCode = kerr.OffsetOutOfRange.Code
+				low, code, err := ref.replica.DeleteRecords(rp.Offset)
+				if code != 0 {
+					sp.ErrorCode = code
 					break
 				}
-				low, err := ref.log.DeleteRecordsBefore(off)
 				if err != nil {
 					d.Logger.Error("delete records failed", "topic", rt.Topic, "partition", rp.Partition, "err", err)
 					sp.ErrorCode = kerr.KafkaStorageError.Code

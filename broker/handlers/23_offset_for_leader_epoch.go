@@ -25,11 +25,9 @@ func handleOffsetForLeaderEpoch(d *Deps, r *Request) (kmsg.Response, error) {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
-			ref := d.lookupPartition(img, t, rp.Partition)
+			ref := d.lookupPartitionEpoch(img, t, rp.Partition, rp.CurrentLeaderEpoch)
 			if ref.code != 0 {
 				sp.ErrorCode = ref.code
-			} else if code := checkLeaderEpoch(ref.part, rp.CurrentLeaderEpoch); code != 0 {
-				sp.ErrorCode = code
 			} else {
 				sp.LeaderEpoch, sp.EndOffset = ref.log.EndOffsetForEpoch(rp.LeaderEpoch)
 			}

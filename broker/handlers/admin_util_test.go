@@ -12,6 +12,7 @@ import (
 
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/wire"
 )
@@ -46,7 +47,16 @@ func newAdminEnv(t *testing.T, overrides ...string) *adminEnv {
 		t.Fatalf("storage.OpenManager: %v", err)
 	}
 	t.Cleanup(func() { logs.Close() })
-	ctrl, err := controller.New(controller.Options{
+	// The replica manager follows the controller's images, as in the
+	// broker (broker.LogSyncer calls Apply after creating logs; here the
+	// tests create the logs, and Lookup hosts a partition whose log
+	// appeared after its image).
+	var ctrl *controller.Controller
+	replicas := replica.NewManager(replica.Options{NodeID: cfg.NodeID, Logs: logs,
+		ISR:               replica.LocalISRChanger{Controller: func() *controller.Controller { return ctrl }},
+		MinInsyncReplicas: func(t *controller.Topic) int { return int(cfg.TopicConfig(t.Configs).MinInsyncReplicas) }})
+	t.Cleanup(replicas.Close)
+	ctrl, err = controller.New(controller.Options{
 		NodeID:                   cfg.NodeID,
 		ClusterID:                "admin-test-cluster",
 		Log:                      controller.NewMemLog(),
@@ -54,6 +64,7 @@ func newAdminEnv(t *testing.T, overrides ...string) *adminEnv {
 		Logger:                   slog.New(slog.DiscardHandler),
 		DefaultPartitions:        cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
+		OnChange:                 replicas.Apply,
 		ValidateTopicConfig: func(m map[string]string) (int16, string) {
 			if err := config.ValidateTopicConfig(m); err != nil {
 				var ce *config.ConfigError
@@ -71,7 +82,7 @@ func newAdminEnv(t *testing.T, overrides ...string) *adminEnv {
 	if err := ctrl.RegisterBroker(controller.Broker{ID: cfg.NodeID, Host: "localhost", Port: 9092}); err != nil {
 		t.Fatal(err)
 	}
-	d := &Deps{Config: cfg, Controller: ctrl, Logs: logs, Now: time.Now, Logger: slog.New(slog.DiscardHandler)}
+	d := &Deps{Config: cfg, Controller: ctrl, Logs: logs, Replicas: replicas, Now: time.Now, Logger: slog.New(slog.DiscardHandler)}
 	return &adminEnv{d: d, dir: dir}
 }
 

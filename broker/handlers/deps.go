@@ -11,6 +11,7 @@ import (
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/txn"
+	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/wire"
 )
@@ -21,8 +22,12 @@ type Deps struct {
 	Config     *config.Config
 	Controller *controller.Controller
 	Logs       *storage.Manager
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// Replicas hosts this node's partitions: every produce, fetch,
+	// list-offsets, offset-for-leader-epoch and delete-records goes
+	// through it (and its high watermark rule). Required.
+	Replicas *replica.Manager
+	Now      func() time.Time
+	Logger   *slog.Logger
 
 	// Groups is the group coordinator; with nil, group APIs answer
 	// COORDINATOR_NOT_AVAILABLE.

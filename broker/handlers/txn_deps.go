@@ -114,24 +114,38 @@ func (d *Deps) writeMarker(ctx context.Context, producerID int64, producerEpoch 
 	if ref.code != 0 {
 		return ref.code
 	}
-	marker := storage.ControlMarker{
-		ProducerID: producerID, ProducerEpoch: producerEpoch, Commit: commit,
-		CoordinatorEpoch: coordinatorEpoch, LeaderEpoch: ref.part.LeaderEpoch, Timestamp: d.Now().UnixMilli(),
-	}
-	doAppend := func() (storage.AppendInfo, error) { return ref.log.AppendControl(marker) }
+	// Markers are written with acks=-1, as Kafka's WriteTxnMarkers: the
+	// transaction is complete once the ISR has its markers.
 	var code int16
-	var err error
-	if d.Idempotence != nil {
-		code, err = d.Idempotence.appendMarker(tp, ref.log, producerID, producerEpoch, coordinatorEpoch, d.Now(), doAppend)
-	} else {
-		_, err = doAppend()
-	}
+	var last int64 = -1
+	_, epoch, lcode, err := ref.replica.AppendAsLeader(-1, func(l *storage.Log, leaderEpoch int32) (storage.AppendInfo, error) {
+		marker := storage.ControlMarker{
+			ProducerID: producerID, ProducerEpoch: producerEpoch, Commit: commit,
+			CoordinatorEpoch: coordinatorEpoch, LeaderEpoch: leaderEpoch, Timestamp: d.Now().UnixMilli(),
+		}
+		doAppend := func() (storage.AppendInfo, error) {
+			info, err := l.AppendControl(marker)
+			if err == nil {
+				last = info.LastOffset
+			}
+			return info, err
+		}
+		if d.Idempotence != nil {
+			var err error
+			code, err = d.Idempotence.appendMarker(tp, l, producerID, producerEpoch, coordinatorEpoch, d.Now(), doAppend)
+			return storage.AppendInfo{}, err
+		}
+		return doAppend()
+	})
 	if err != nil {
 		d.Logger.Error("writing a transaction marker failed", "topic", tp.Topic, "partition", tp.Partition, "producer", producerID, "err", err)
 		return kerr.KafkaStorageError.Code
 	}
-	if code == 0 {
-		ref.log.SetHighWatermark(ref.log.LogEndOffset())
+	if lcode != 0 {
+		return lcode
+	}
+	if code == 0 && last >= 0 {
+		code = ref.replica.WaitForHighWatermark(ctx, epoch, last+1)
 	}
 	return code
 }

@@ -5,22 +5,35 @@ import (
 
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
 )
 
 // partitionRef is a partition resolved against the current image and the
-// local logs. code is non-zero when the partition cannot be served here.
+// hosted replicas. code is non-zero when the partition cannot be served
+// here; replica is set whenever this node hosts it, log only when it
+// leads it. Handlers write through replica, never to log directly.
 type partitionRef struct {
-	topic *controller.Topic
-	part  *controller.Partition
-	log   *storage.Log
-	code  int16
+	topic   *controller.Topic
+	part    *controller.Partition
+	replica *replica.Partition
+	log     *storage.Log
+	code    int16
 }
 
-// lookupPartition resolves topic/partition. Errors follow Kafka: an unknown
-// topic or partition is UNKNOWN_TOPIC_OR_PARTITION; a partition this node
-// does not lead is NOT_LEADER_OR_FOLLOWER.
+// lookupPartition resolves topic/partition for a request without a
+// current leader epoch; see lookupPartitionEpoch.
 func (d *Deps) lookupPartition(img *controller.Image, t *controller.Topic, partition int32) partitionRef {
+	return d.lookupPartitionEpoch(img, t, partition, -1)
+}
+
+// lookupPartitionEpoch resolves topic/partition for a request whose
+// current_leader_epoch is clientEpoch (-1: none). Errors follow Kafka: an
+// unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION; then the
+// replica's leader check (replica.Partition.CheckLeader):
+// FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, or NOT_LEADER_OR_FOLLOWER
+// when this node does not lead it (or does not host it yet).
+func (d *Deps) lookupPartitionEpoch(img *controller.Image, t *controller.Topic, partition int32, clientEpoch int32) partitionRef {
 	if t == nil {
 		return partitionRef{code: kerr.UnknownTopicOrPartition.Code}
 	}
@@ -29,19 +42,30 @@ func (d *Deps) lookupPartition(img *controller.Image, t *controller.Topic, parti
 	}
 	p := &t.Partitions[partition]
 	ref := partitionRef{topic: t, part: p}
-	if p.Leader != d.Config.NodeID {
-		ref.code = kerr.NotLeaderForPartition.Code
-		return ref
-	}
-	l, ok := d.Logs.Log(storage.TopicPartition{Topic: t.Name, Partition: partition})
+	rp, ok := d.Replicas.Lookup(img, t, partition)
 	if !ok {
-		// The image has the partition but the log is not open yet: the
-		// same answer Kafka gives while a replica is being created.
+		// Not a replica here, or the log is not open yet: the same
+		// answer Kafka gives while a replica is being created.
 		ref.code = kerr.NotLeaderForPartition.Code
 		return ref
 	}
-	ref.log = l
+	ref.replica = rp
+	if ref.code = rp.CheckLeader(clientEpoch); ref.code == 0 {
+		ref.log = rp.Log()
+	}
 	return ref
+}
+
+// currentLeader is KIP-951's hint for a NOT_LEADER_OR_FOLLOWER or
+// FENCED_LEADER_EPOCH answer: the leader and epoch this node knows.
+func (ref partitionRef) currentLeader() (leader, epoch int32) {
+	if ref.replica != nil {
+		return ref.replica.Leader()
+	}
+	if ref.part != nil {
+		return ref.part.Leader, ref.part.LeaderEpoch
+	}
+	return -1, -1
 }
 
 // topicByName returns the topic or nil.
@@ -57,19 +81,4 @@ func topicByID(img *controller.Image, id [16]byte) *controller.Topic {
 // topicConfig resolves a topic's effective configuration.
 func (d *Deps) topicConfig(t *controller.Topic) config.TopicConfig {
 	return d.Config.TopicConfig(t.Configs)
-}
-
-// checkLeaderEpoch compares a client's current_leader_epoch with ours, as
-// Kafka does: -1 skips the check, older is FENCED_LEADER_EPOCH, newer is
-// UNKNOWN_LEADER_EPOCH.
-func checkLeaderEpoch(p *controller.Partition, clientEpoch int32) int16 {
-	switch {
-	case clientEpoch < 0:
-		return 0
-	case clientEpoch < p.LeaderEpoch:
-		return kerr.FencedLeaderEpoch.Code
-	case clientEpoch > p.LeaderEpoch:
-		return kerr.UnknownLeaderEpoch.Code
-	}
-	return 0
 }

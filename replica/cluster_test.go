@@ -1,0 +1,425 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/storage"
+	"github.com/samsa-broker/samsa/storage/vfs"
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// testNet is an in-memory network between the nodes' fetchers and the
+// leaders' ServeReplicaFetch; a disconnected node can neither fetch nor be
+// fetched from (hashicorp/raft's InmemTransport.Disconnect).
+type testNet struct {
+	mu    sync.Mutex
+	nodes map[int32]*Manager
+	down  map[int32]bool
+}
+
+var errDisconnected = errors.New("replica test: disconnected")
+
+func (n *testNet) fetchFrom(self int32) FetchFunc {
+	return func(ctx context.Context, leader int32, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
+		n.mu.Lock()
+		m, ok := n.nodes[leader]
+		down := n.down[self] || n.down[leader]
+		n.mu.Unlock()
+		if !ok || down {
+			// A dead connection costs a timeout, not a spin.
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+			return nil, errDisconnected
+		}
+		// Through the wire encoding, as over TCP.
+		req.SetVersion(16)
+		var back kmsg.FetchRequest
+		back.SetVersion(16)
+		if err := back.ReadFrom(req.AppendTo(nil)); err != nil {
+			return nil, err
+		}
+		resp := m.ServeReplicaFetch(ctx, &back)
+		n.mu.Lock()
+		down = n.down[self] || n.down[leader]
+		n.mu.Unlock()
+		if down { // the link went down while the fetch was parked
+			return nil, errDisconnected
+		}
+		var out kmsg.FetchResponse
+		out.SetVersion(16)
+		if err := out.ReadFrom(resp.AppendTo(nil)); err != nil {
+			return nil, err
+		}
+		return &out, nil
+	}
+}
+
+func (n *testNet) setDown(id int32, down bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.down[id] = down
+}
+
+// testLogWriter sends the managers' logs to t.Log.
+type testLogWriter struct{ t *testing.T }
+
+func (w testLogWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// lazyISR forwards to the controller once it exists (the managers are
+// built before it, since New calls OnChange).
+type lazyISR struct{ c **controller.Controller }
+
+func (l lazyISR) AlterPartition(ctx context.Context, req controller.AlterPartition) (controller.Partition, int16, error) {
+	return LocalISRChanger{Controller: func() *controller.Controller { return *l.c }}.AlterPartition(ctx, req)
+}
+
+type cluster struct {
+	t      *testing.T
+	ctrl   *controller.Controller
+	net    *testNet
+	logs   map[int32]*storage.Manager
+	nodes  map[int32]*Manager
+	topic  controller.Uuid
+	minISR int
+}
+
+const testTopic = "t"
+
+var tp0 = storage.TopicPartition{Topic: testTopic, Partition: 0}
+
+// newCluster starts three nodes replicating topic "t" (one partition,
+// replicas 1,2,3, leader 1) with the given min.insync.replicas.
+func newCluster(t *testing.T, minISR int) *cluster {
+	c := &cluster{t: t, net: &testNet{nodes: map[int32]*Manager{}, down: map[int32]bool{}},
+		logs: map[int32]*storage.Manager{}, nodes: map[int32]*Manager{}, minISR: minISR}
+	for id := int32(1); id <= 3; id++ {
+		logs, err := storage.OpenManager(storage.ManagerOptions{FS: vfs.NewMem(), Dirs: []string{fmt.Sprintf("/node%d", id)}, Now: time.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.logs[id] = logs
+		c.nodes[id] = NewManager(Options{
+			NodeID: id, Logs: logs, ISR: lazyISR{&c.ctrl},
+			MinInsyncReplicas: func(*controller.Topic) int { return minISR },
+			ReplicaLagTimeMax: 10 * time.Second,
+			Fetch:             c.net.fetchFrom(id),
+			Logger:            slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", id),
+		})
+		c.net.nodes[id] = c.nodes[id]
+	}
+	t.Cleanup(c.close)
+	ctrl, err := controller.New(controller.Options{
+		NodeID: 1, ClusterID: "replica-test", Log: controller.NewMemLog(), Logger: slog.New(slog.DiscardHandler),
+		OnChange: c.onChange,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ctrl = ctrl
+	t.Cleanup(ctrl.Close)
+	for id := int32(1); id <= 3; id++ {
+		if err := ctrl.RegisterBroker(controller.Broker{ID: id, Host: "localhost", Port: 9090 + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := ctrl.CreateTopics([]controller.CreateTopic{{Name: testTopic, NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1, 2, 3}}}}, false)
+	if res[0].ErrorCode != 0 {
+		t.Fatalf("create topic: %+v", res[0])
+	}
+	c.topic = res[0].ID
+	c.settle()
+	return c
+}
+
+// settle lets the fake clock pass the fetch backoff and long-poll wait,
+// then waits until every goroutine of the bubble is blocked: a follower
+// that fetched before its leader applied the image (UNKNOWN_TOPIC_ID, as
+// between real brokers) has retried by then.
+func (c *cluster) settle() {
+	time.Sleep(2 * time.Second)
+	synctest.Wait()
+}
+
+// onChange is each node's LogSyncer and Manager.Apply.
+func (c *cluster) onChange(prev, next *controller.Image) {
+	for id, m := range c.nodes {
+		for _, t := range next.Topics {
+			for _, p := range t.Partitions {
+				tp := storage.TopicPartition{Topic: t.Name, Partition: p.Partition}
+				if _, ok := c.logs[id].Log(tp); !ok && slices.Contains(p.Replicas, id) {
+					if _, err := c.logs[id].CreateLog(tp, t.ID, storage.DefaultLogConfig()); err != nil {
+						c.t.Errorf("node %d: create log: %v", id, err)
+					}
+				}
+			}
+		}
+		m.Apply(prev, next)
+	}
+}
+
+func (c *cluster) close() {
+	for _, m := range c.nodes {
+		m.Close()
+	}
+	if c.ctrl != nil {
+		c.ctrl.Close()
+	}
+	for _, l := range c.logs {
+		l.Close()
+	}
+}
+
+func (c *cluster) part(id int32) *Partition {
+	c.t.Helper()
+	p, ok := c.nodes[id].Partition(tp0)
+	if !ok {
+		c.t.Fatalf("node %d does not host %v", id, tp0)
+	}
+	return p
+}
+
+func (c *cluster) image() controller.Partition { return c.ctrl.Image().Topics[testTopic].Partitions[0] }
+
+// produce appends n records on node id as leader; it returns the leader
+// epoch and the offset to wait for (last offset + 1).
+func (c *cluster) produce(id int32, acks int16, n int) (int32, int64, int16) {
+	c.t.Helper()
+	recs := make([]wire.Record, n)
+	for i := range recs {
+		recs[i] = wire.Record{Value: fmt.Appendf(nil, "v%d", i)}
+	}
+	batch, err := wire.EncodeBatch(wire.BatchSpec{ProducerID: -1, BaseSequence: -1, BaseTimestamp: time.Now().UnixMilli(), Records: recs})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	info, epoch, code, err := c.part(id).AppendAsLeader(acks, func(l *storage.Log, e int32) (storage.AppendInfo, error) {
+		wire.SetPartitionLeaderEpoch(batch, e)
+		return l.Append(batch)
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return epoch, info.LastOffset + 1, code
+}
+
+func (c *cluster) leo(id int32) int64 { return c.part(id).Log().LogEndOffset() }
+func (c *cluster) hw(id int32) int64  { return c.part(id).HighWatermark() }
+
+// TestReplication: the leader appends, the followers copy, the high
+// watermark advances only once the whole ISR has the records, and a
+// waiting acks=-1 produce wakes.
+func TestReplication(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2)
+		synctest.Wait()
+		if r := c.part(1).State().Role; r != RoleLeader {
+			t.Fatalf("node 1 is %v", r)
+		}
+		for _, id := range []int32{2, 3} {
+			if r := c.part(id).State().Role; r != RoleFollower {
+				t.Fatalf("node %d is %v", id, r)
+			}
+		}
+		// Node 3 is cut off: the HW stops at what node 2 and the
+		// leader have... no: the ISR is {1,2,3}, so it stops at 0.
+		c.net.setDown(3, true)
+		epoch, want, code := c.produce(1, -1, 5)
+		if code != 0 {
+			t.Fatalf("produce: %d", code)
+		}
+		done := make(chan int16, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			done <- c.part(1).WaitForHighWatermark(ctx, epoch, want)
+		}()
+		synctest.Wait()
+		if c.leo(2) != 5 || c.leo(3) != 0 {
+			t.Fatalf("LEOs: node 2 %d, node 3 %d", c.leo(2), c.leo(3))
+		}
+		if c.hw(1) != 0 {
+			t.Fatalf("HW %d advanced past node 3, which is in the ISR", c.hw(1))
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("acks=-1 answered %d before the ISR had the batch", code)
+		default:
+		}
+		c.net.setDown(3, false)
+		code = <-done
+		synctest.Wait()
+		if code != 0 {
+			t.Fatalf("acks=-1 wait: %d", code)
+		}
+		for id := int32(1); id <= 3; id++ {
+			if c.leo(id) != 5 || c.hw(id) != 5 {
+				t.Fatalf("node %d: LEO %d HW %d, want 5 5", id, c.leo(id), c.hw(id))
+			}
+		}
+		// Records are the leader's bytes, offsets and epochs.
+		lb, _ := c.part(1).Log().Read(0, 1<<20, 5, true)
+		fb, _ := c.part(3).Log().Read(0, 1<<20, 5, true)
+		if string(lb) != string(fb) {
+			t.Fatal("follower bytes differ")
+		}
+		// A produce that times out: node 2 and 3 are down.
+		c.net.setDown(2, true)
+		c.net.setDown(3, true)
+		epoch, want, _ = c.produce(1, -1, 1)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if code := c.part(1).WaitForHighWatermark(ctx, epoch, want); code != kerr.RequestTimedOut.Code {
+			t.Fatalf("timed out wait: %d", code)
+		}
+	})
+}
+
+// TestISRShrinkAndExpand: a follower that stops fetching leaves the ISR
+// after replica.lag.time.max.ms through AlterPartition, the HW then
+// advances without it, acks=-1 below min.insync.replicas is refused; the
+// follower rejoins once caught up.
+func TestISRShrinkAndExpand(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2)
+		synctest.Wait()
+		c.net.setDown(3, true)
+		epoch, want, _ := c.produce(1, -1, 3)
+		done := make(chan int16, 1)
+		go func() {
+			done <- c.part(1).WaitForHighWatermark(context.Background(), epoch, want)
+		}()
+		start := time.Now()
+		if code := <-done; code != 0 {
+			t.Fatalf("acks=-1 after shrink: %d", code)
+		}
+		// The wait ended because the ISR shrank: after the lag time
+		// (10 s), within one check interval (5 s).
+		if el := time.Since(start); el < 10*time.Second || el > 16*time.Second {
+			t.Fatalf("ISR shrink after %v", el)
+		}
+		synctest.Wait()
+		if isr := c.image().ISR; !slices.Equal(isr, []int32{1, 2}) {
+			t.Fatalf("image ISR %v, want [1 2]", isr)
+		}
+		if st := c.part(1).State(); !slices.Equal(st.ISR, []int32{1, 2}) || st.PendingISR != nil {
+			t.Fatalf("leader ISR %v pending %v", st.ISR, st.PendingISR)
+		}
+		// Node 2 goes too: ISR {1} < min.insync.replicas 2.
+		c.net.setDown(2, true)
+		time.Sleep(16 * time.Second) // let the lag time pass (fake clock)
+		synctest.Wait()
+		if isr := c.image().ISR; !slices.Equal(isr, []int32{1}) {
+			t.Fatalf("image ISR %v, want [1]", isr)
+		}
+		if _, _, code := c.produce(1, -1, 1); code != kerr.NotEnoughReplicas.Code {
+			t.Fatalf("acks=-1 with ISR below min: %d", code)
+		}
+		if _, _, code := c.produce(1, 1, 1); code != 0 {
+			t.Fatalf("acks=1 with ISR below min: %d", code)
+		}
+		// Both come back and catch up: the ISR grows back.
+		c.net.setDown(2, false)
+		c.net.setDown(3, false)
+		time.Sleep(2 * time.Second) // fetch backoff (fake clock)
+		synctest.Wait()
+		if isr := c.image().ISR; len(isr) != 3 {
+			t.Fatalf("image ISR %v after catching up", isr)
+		}
+		for id := int32(1); id <= 3; id++ {
+			if c.leo(id) != 4 || c.hw(id) != 4 {
+				t.Fatalf("node %d: LEO %d HW %d", id, c.leo(id), c.hw(id))
+			}
+		}
+	})
+}
+
+// TestNotEnoughReplicasAfterAppend: an acks=-1 produce waiting while the
+// ISR shrinks below min.insync.replicas answers
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's DelayedProduce).
+func TestNotEnoughReplicasAfterAppend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 3)
+		synctest.Wait()
+		c.net.setDown(3, true)
+		epoch, want, code := c.produce(1, -1, 1)
+		if code != 0 {
+			t.Fatal(code)
+		}
+		if code := c.part(1).WaitForHighWatermark(context.Background(), epoch, want); code != kerr.NotEnoughReplicasAfterAppend.Code {
+			t.Fatalf("wait: %d", code)
+		}
+	})
+}
+
+// TestDivergence: the old leader wrote records no follower got, a new
+// leader with a shorter log takes over and writes its own; the old leader
+// comes back as follower, truncates its extra records (DivergingEpoch) and
+// ends with the new leader's log.
+func TestDivergence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 1)
+		synctest.Wait()
+		c.produce(1, -1, 4)
+		synctest.Wait()
+		if c.hw(1) != 4 || c.leo(2) != 4 {
+			t.Fatalf("before: HW %d, node 2 LEO %d", c.hw(1), c.leo(2))
+		}
+		c.net.setDown(1, true)
+		c.produce(1, 1, 3) // offsets 4-6, only on node 1
+		c.produce(1, 1, 2) // 7-8
+		if err := c.ctrl.FenceBroker(1, true); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		ip := c.image()
+		if ip.Leader == 1 || ip.Leader < 0 {
+			t.Fatalf("leader after fencing 1: %d", ip.Leader)
+		}
+		newLeader := ip.Leader
+		if _, _, code := c.produce(newLeader, -1, 2); code != 0 { // offsets 4-5 in the new epoch
+			t.Fatalf("produce to new leader: %d", code)
+		}
+		if _, _, code := c.produce(1, 1, 1); code != kerr.NotLeaderForPartition.Code {
+			t.Fatalf("old leader still takes writes: %d", code)
+		}
+		synctest.Wait()
+		if err := c.ctrl.FenceBroker(1, false); err != nil {
+			t.Fatal(err)
+		}
+		c.net.setDown(1, false)
+		time.Sleep(2 * time.Second) // fetch backoff
+		synctest.Wait()
+		if c.leo(1) != 6 || c.leo(newLeader) != 6 {
+			t.Fatalf("LEOs: old leader %d, new leader %d", c.leo(1), c.leo(newLeader))
+		}
+		a, _ := c.part(1).Log().Read(0, 1<<20, 6, true)
+		b, _ := c.part(newLeader).Log().Read(0, 1<<20, 6, true)
+		if string(a) != string(b) {
+			t.Fatal("old leader's log differs from the new leader's after truncation")
+		}
+		if e, off := c.part(1).Log().EndOffsetForEpoch(ip.LeaderEpoch - 1); off != 4 {
+			t.Fatalf("old epoch ends at %d (epoch %d), want 4", off, e)
+		}
+		if isr := c.image().ISR; len(isr) != 3 {
+			t.Fatalf("ISR %v after the old leader caught up", isr)
+		}
+	})
+}

@@ -1,0 +1,84 @@
+// Package replica is samsa's replication data path (Kafka's ReplicaManager
+// and Partition): it hosts this node's partitions, makes each one a leader
+// or a follower as the published metadata image says, copies the leaders'
+// logs to the followers with Kafka's pull model, and owns every change of
+// the high watermark.
+//
+// # Pieces
+//
+//   - rules.go: the decisions as pure functions with now passed in —
+//     HighWatermark (min LEO over the maximal ISR, never backwards),
+//     UpdateFollowerFetch (lastCaughtUpTimeMs), OutOfSyncReplicas
+//     (replica.lag.time.max.ms), CanJoinISR (LEO >= HW and >= the leader
+//     epoch's start offset), DivergingEpoch and TruncationOffset. Table
+//     tests in rules_test.go; golden scripts in testdata/*.txt
+//     (datadriven_test.go, -rewrite regenerates them).
+//   - Partition: one per hosted partition, wrapping its *storage.Log. It
+//     holds role, leader, leader epoch, partition epoch, replicas, ISR, an
+//     AlterPartition in flight (the high watermark honours the union of
+//     both ISRs meanwhile) and each follower's state. Handlers write only
+//     through it: AppendAsLeader (acks=-1: NOT_ENOUGH_REPLICAS below
+//     min.insync.replicas), WaitForHighWatermark (acks=-1: woken by the
+//     log's notification and the partition's state changes; it answers
+//     REQUEST_TIMED_OUT and NOT_ENOUGH_REPLICAS_AFTER_APPEND), CheckLeader
+//     (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH),
+//     DeleteRecords and CoordinatorLog (the coordinators' acks=-1 log).
+//   - Manager: hosts the Partitions. Apply is the controller's OnChange
+//     (after broker.LogSyncer created the logs): it moves every hosted
+//     partition to the role of the image, synchronously, so a published
+//     image never says "leader" for a Partition that does not know it; the
+//     fetchers are started, moved and stopped on the Manager's goroutine.
+//     ServeReplicaFetch answers followers' fetches (up to the log end,
+//     DivergingEpoch, long poll on the logs' notifications). Every
+//     replica.lag.time.max.ms/2 each led partition drops lagging followers
+//     through the ISRChanger; a follower that caught up is proposed back
+//     on its fetch.
+//   - fetcher.go: one goroutine per source broker, sessionless Fetch v12+
+//     with ReplicaID / ReplicaState set, read_uncommitted, max wait
+//     replica.fetch.wait.max.ms; the leader's batches are appended with
+//     storage.Log.AppendAsFollower (leader's offsets and epochs), the
+//     follower's high watermark is min(leader HW, own LEO), a
+//     DivergingEpoch truncates (TruncationOffset), OFFSET_OUT_OF_RANGE
+//     below the leader's log start restarts the log there, other errors
+//     back off (replica.fetch.backoff.ms) until the next image. kgo.go is
+//     the default transport (a kgo client per leader, seeded with the
+//     leader's address from the image or Options.BrokerAddr); tests pass
+//     Options.Fetch.
+//
+// # Usage
+//
+//	var ctrl *controller.Controller
+//	replicas := replica.NewManager(replica.Options{
+//		NodeID: cfg.NodeID, Logs: logs,
+//		ISR: replica.LocalISRChanger{Controller: func() *controller.Controller { return ctrl }},
+//		MinInsyncReplicas: func(t *controller.Topic) int { return minISR(t) },
+//	})
+//	defer replicas.Close()
+//	syncer := &broker.LogSyncer{..., Replicas: replicas} // creates logs, then replicas.Apply
+//	ctrl, _ = controller.New(controller.Options{..., OnChange: syncer.Apply})
+//
+//	// Produce, acks=-1:
+//	p, _ := replicas.Lookup(img, topic, partition)
+//	info, epoch, code, err := p.AppendAsLeader(-1, func(l *storage.Log, e int32) (storage.AppendInfo, error) {
+//		wire.SetPartitionLeaderEpoch(batch, e)
+//		return l.Append(batch)
+//	})
+//	if code == 0 && err == nil {
+//		code = p.WaitForHighWatermark(ctx, epoch, info.LastOffset+1)
+//	}
+//
+// # Locks
+//
+// Manager.mu guards the partition map and is never held while calling a
+// Partition. Partition.roleMu (held for reading across log writes, for
+// writing across role changes, like Kafka's leaderIsrUpdateLock), then
+// Partition.mu, then the storage.Log's locks. No lock is held across a
+// network call or a wait.
+//
+// # Not yet
+//
+// No high watermark checkpoint (a restarted leader starts at its log
+// start offset until its followers fetch), no fetch from followers
+// (KIP-392), no follower fetch sessions, no eligible leader replicas
+// (KIP-966), no reassignment.
+package replica

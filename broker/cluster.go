@@ -566,7 +566,14 @@ func (b *brokerChannels) sendVersion(ctx context.Context, id int32, req kmsg.Req
 	ch := b.m[id]
 	if ch == nil {
 		ch = &controllerChannel{nodeID: b.n.cfg.NodeID, leader: func() (int32, string) {
-			br, ok := b.n.ctrl.Image().Brokers[id]
+			// The replica manager's image: fetchers start while
+			// controller.New publishes the first image, before n.ctrl is
+			// set.
+			img := b.n.replicas.Image()
+			if img == nil {
+				return -1, ""
+			}
+			br, ok := img.Brokers[id]
 			if !ok {
 				return -1, ""
 			}

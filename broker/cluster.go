@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strconv"
@@ -365,12 +366,19 @@ type coordinatorReconciler struct {
 	wake chan struct{}
 
 	mu     sync.Mutex
-	groups map[int32]bool // loaded __consumer_offsets partitions
-	txns   map[int32]bool // loaded __transaction_state partitions
+	groups shardSet // __consumer_offsets partitions of the group coordinator
+	txns   shardSet // __transaction_state partitions of the transaction coordinator
 }
 
+// newCoordinatorReconciler builds the reconciler of n's coordinators; it
+// reads n.groups and n.txns when it runs, so they may be built later.
 func newCoordinatorReconciler(n *Node) *coordinatorReconciler {
-	return &coordinatorReconciler{n: n, wake: make(chan struct{}, 1), groups: map[int32]bool{}, txns: map[int32]bool{}}
+	return &coordinatorReconciler{n: n, wake: make(chan struct{}, 1),
+		groups: shardSet{topic: coordinator.OffsetsTopic, loaded: map[int32]bool{},
+			load: func(p int32) error { return n.groups.LoadPartition(p) }, unload: func(p int32) { n.groups.UnloadPartition(p) }},
+		txns: shardSet{topic: txn.TransactionStateTopic, loaded: map[int32]bool{},
+			load: func(p int32) error { return n.txns.LoadPartition(p) }, unload: func(p int32) { n.txns.UnloadPartition(p) }},
+	}
 }
 
 // notify asks for a reconcile; it never blocks (the controller's OnChange
@@ -395,17 +403,57 @@ func (r *coordinatorReconciler) run(ctx context.Context) {
 	}
 }
 
-// led returns the partitions of topic this node leads in the image.
-func (r *coordinatorReconciler) led(img *controller.Image, topic string) map[int32]bool {
+// ledPartitions returns the partitions of topic that node leads in img.
+func ledPartitions(img *controller.Image, topic string, node int32) map[int32]bool {
 	out := map[int32]bool{}
 	if t, ok := img.Topics[topic]; ok {
 		for _, p := range t.Partitions {
-			if p.Leader == r.n.cfg.NodeID {
+			if p.Leader == node {
 				out[p.Partition] = true
 			}
 		}
 	}
 	return out
+}
+
+// shardChanges returns, in ascending order, the loaded partitions that
+// are no longer led (to unload) and the led ones not loaded (to load).
+func shardChanges(loaded, led map[int32]bool) (unload, load []int32) {
+	for _, p := range sortedKeys(loaded) {
+		if !led[p] {
+			unload = append(unload, p)
+		}
+	}
+	for _, p := range sortedKeys(led) {
+		if !loaded[p] {
+			load = append(load, p)
+		}
+	}
+	return unload, load
+}
+
+// shardSet is one coordinator's loaded partitions of its internal topic.
+type shardSet struct {
+	topic  string
+	loaded map[int32]bool
+	load   func(int32) error
+	unload func(int32)
+}
+
+// follow loads and unloads the set's shards to match what node leads in img.
+func (s *shardSet) follow(img *controller.Image, node int32, logger *slog.Logger) {
+	unload, load := shardChanges(s.loaded, ledPartitions(img, s.topic, node))
+	for _, p := range unload {
+		s.unload(p)
+		delete(s.loaded, p)
+	}
+	for _, p := range load {
+		if err := s.load(p); err != nil {
+			logger.Error("cannot load coordinator partition", "topic", s.topic, "partition", p, "err", err)
+			continue
+		}
+		s.loaded[p] = true
+	}
 }
 
 func (r *coordinatorReconciler) reconcile() {
@@ -414,42 +462,10 @@ func (r *coordinatorReconciler) reconcile() {
 	n := r.n
 	img := n.ctrl.Image()
 	if n.groups != nil {
-		want := r.led(img, coordinator.OffsetsTopic)
-		for _, p := range sortedKeys(r.groups) {
-			if !want[p] {
-				n.groups.UnloadPartition(p)
-				delete(r.groups, p)
-			}
-		}
-		for _, p := range sortedKeys(want) {
-			if r.groups[p] {
-				continue
-			}
-			if err := n.groups.LoadPartition(p); err != nil {
-				n.logger.Error("cannot load group coordinator partition", "partition", p, "err", err)
-				continue
-			}
-			r.groups[p] = true
-		}
+		r.groups.follow(img, n.cfg.NodeID, n.logger)
 	}
 	if n.txns != nil {
-		want := r.led(img, txn.TransactionStateTopic)
-		for _, p := range sortedKeys(r.txns) {
-			if !want[p] {
-				n.txns.UnloadPartition(p)
-				delete(r.txns, p)
-			}
-		}
-		for _, p := range sortedKeys(want) {
-			if r.txns[p] {
-				continue
-			}
-			if err := n.txns.LoadPartition(p); err != nil {
-				n.logger.Error("cannot load transaction coordinator partition", "partition", p, "err", err)
-				continue
-			}
-			r.txns[p] = true
-		}
+		r.txns.follow(img, n.cfg.NodeID, n.logger)
 	}
 }
 

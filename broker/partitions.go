@@ -18,49 +18,9 @@ type LogSyncer struct {
 	Config *config.Config
 	Logs   *storage.Manager
 	Logger *slog.Logger
-	// Leadership, when set, is told when this node becomes or stops
-	// being the leader of a partition of one of the Watched topics
-	// (the coordinators' internal topics: ownership of a group or a
-	// transactional id follows leadership of its partition). It runs on
-	// the controller's callback and must not block. The first image
-	// (prev nil) reports nothing: the coordinators load at start.
-	Leadership func(tp storage.TopicPartition, leader bool)
-	Watched    []string
 	// Replicas, when set, is reconciled with each image once the logs
 	// exist (roles, leader epochs, ISR and the high watermark rule).
 	Replicas *replica.Manager
-}
-
-// leadershipChanges calls Leadership for every watched partition whose
-// leadership by this node differs between prev and next.
-func (s *LogSyncer) leadershipChanges(prev, next *controller.Image) {
-	if s.Leadership == nil || prev == nil {
-		return
-	}
-	leads := func(img *controller.Image, topic string) map[int32]bool {
-		out := map[int32]bool{}
-		if t, ok := img.Topics[topic]; ok {
-			for _, p := range t.Partitions {
-				if p.Leader == s.NodeID {
-					out[p.Partition] = true
-				}
-			}
-		}
-		return out
-	}
-	for _, topic := range s.Watched {
-		before, after := leads(prev, topic), leads(next, topic)
-		for p := range before {
-			if !after[p] {
-				s.Leadership(storage.TopicPartition{Topic: topic, Partition: p}, false)
-			}
-		}
-		for p := range after {
-			if !before[p] {
-				s.Leadership(storage.TopicPartition{Topic: topic, Partition: p}, true)
-			}
-		}
-	}
 }
 
 // LogConfig turns a topic's resolved config into the storage settings.
@@ -87,7 +47,6 @@ func LogConfig(tc config.TopicConfig) storage.LogConfig {
 
 // Apply is the OnChange callback.
 func (s *LogSyncer) Apply(prev, next *controller.Image) {
-	defer s.leadershipChanges(prev, next)
 	// Deleted topics, and topics re-created under the same name with a
 	// new id: drop the old logs first.
 	if prev != nil {

@@ -1,16 +1,21 @@
 package broker
 
 import (
+	"fmt"
+	"io"
+	"log/slog"
 	"math"
 	"slices"
 	"testing"
 
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
-	"github.com/samsa-broker/samsa/storage"
 )
 
-func TestLogSyncerLeadershipChanges(t *testing.T) {
+// TestCoordinatorShardChanges: the coordinator reconciler loads the
+// internal partitions this node leads and unloads those it stopped
+// leading, also when the topic goes away.
+func TestCoordinatorShardChanges(t *testing.T) {
 	img := func(leaders ...int32) *controller.Image {
 		i := controller.EmptyImage("c", 1)
 		top := &controller.Topic{Name: "__consumer_offsets"}
@@ -20,31 +25,28 @@ func TestLogSyncerLeadershipChanges(t *testing.T) {
 		i.Topics[top.Name] = top
 		return i
 	}
-	type event struct {
-		p      int32
-		leader bool
-	}
-	var got []event
-	s := &LogSyncer{NodeID: 1, Watched: []string{"__consumer_offsets"}, Leadership: func(tp storage.TopicPartition, leader bool) {
-		if tp.Topic != "__consumer_offsets" {
-			t.Errorf("event for %s", tp)
+	var events []string
+	s := shardSet{topic: "__consumer_offsets", loaded: map[int32]bool{},
+		load:   func(p int32) error { events = append(events, fmt.Sprintf("load %d", p)); return nil },
+		unload: func(p int32) { events = append(events, fmt.Sprintf("unload %d", p)) }}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, step := range []struct {
+		img  *controller.Image
+		want []string
+	}{
+		{img(1, 1, 2), []string{"load 0", "load 1"}},
+		{img(2, 1, 1), []string{"unload 0", "load 2"}},
+		{img(2, 1, 1), nil},
+		{controller.EmptyImage("c", 1), []string{"unload 1", "unload 2"}},
+	} {
+		events = nil
+		s.follow(step.img, 1, logger)
+		if !slices.Equal(events, step.want) {
+			t.Fatalf("events %v, want %v", events, step.want)
 		}
-		got = append(got, event{tp.Partition, leader})
-	}}
-	s.leadershipChanges(nil, img(1, 1, 2))
-	if len(got) != 0 {
-		t.Fatalf("events for the first image: %v", got)
 	}
-	s.leadershipChanges(img(1, 1, 2), img(2, 1, 1))
-	slices.SortFunc(got, func(a, b event) int { return int(a.p - b.p) })
-	if want := []event{{0, false}, {2, true}}; !slices.Equal(got, want) {
-		t.Fatalf("events %v, want %v", got, want)
-	}
-	got = nil
-	s.leadershipChanges(img(2, 1, 1), controller.EmptyImage("c", 1))
-	slices.SortFunc(got, func(a, b event) int { return int(a.p - b.p) })
-	if want := []event{{1, false}, {2, false}}; !slices.Equal(got, want) {
-		t.Fatalf("events after the topic went away %v, want %v", got, want)
+	if len(s.loaded) != 0 {
+		t.Fatalf("still loaded: %v", s.loaded)
 	}
 }
 

@@ -14,7 +14,7 @@ const restartDelay = time.Second
 // superviseLoop runs loop until ctx ends. A panic in loop is logged with
 // its stack and the loop is started again after restartDelay: the
 // background loops of a node (retention, flushing, checkpoints and the
-// cleaner in storage.Manager.Run; coordinator loading in followLeadership)
+// cleaner in storage.Manager.Run; coordinator loading in coordinatorReconciler.run)
 // keep their state in their owners, not in the loop, so running them again
 // is safe, while letting the panic through would stop every partition
 // (issue 11 item 6).

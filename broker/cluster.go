@@ -324,12 +324,21 @@ func (n *Node) toController(ctx context.Context, req kmsg.Request) (kmsg.Respons
 	if n.quorum.Leading() {
 		return nil, nil
 	}
-	for _, e := range n.srv.table {
-		if e.Key == req.Key() {
-			return n.channel.Request(ctx, req, e.MaxVersion)
-		}
+	version, err := n.maxVersion(req)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("broker: no version of %s to send", kmsg.NameForKey(req.Key()))
+	return n.channel.Request(ctx, req, version)
+}
+
+// maxVersion is the highest version of req's API this build serves: what
+// another node of the same build accepts.
+func (n *Node) maxVersion(req kmsg.Request) (int16, error) {
+	e, ok := n.srv.table[req.Key()]
+	if !ok {
+		return 0, fmt.Errorf("broker: no version of %s to send", kmsg.NameForKey(req.Key()))
+	}
+	return e.MaxVersion, nil
 }
 
 // allocateProducerIDs takes a block of producer ids from the controller.
@@ -566,11 +575,11 @@ type brokerChannels struct {
 
 // send sends req to broker id at the highest version this build serves.
 func (b *brokerChannels) send(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
-	e, ok := b.n.srv.table[req.Key()]
-	if !ok {
-		return nil, fmt.Errorf("broker: no version of %s to send", kmsg.NameForKey(req.Key()))
+	version, err := b.n.maxVersion(req)
+	if err != nil {
+		return nil, err
 	}
-	return b.sendVersion(ctx, id, req, e.MaxVersion)
+	return b.sendVersion(ctx, id, req, version)
 }
 
 // sendVersion sends req to broker id at version.

@@ -131,8 +131,8 @@ func (c *controllerChannel) Request(ctx context.Context, req kmsg.Request, versi
 	}
 	body := out[8:] // size, correlation id
 	if req.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) {
-		if body, err = skipResponseTags(body); err != nil {
-			return nil, err
+		if body, err = wire.SkipTags(body); err != nil {
+			return nil, fmt.Errorf("broker: response header from the active controller: %w", err)
 		}
 	}
 	resp := req.ResponseKind()
@@ -161,26 +161,4 @@ func (c *controllerChannel) Close() {
 		c.mu.conn.Close()
 		c.mu.conn = nil
 	}
-}
-
-// skipResponseTags skips a response header's tagged fields.
-func skipResponseTags(b []byte) ([]byte, error) {
-	count, n := binary.Uvarint(b)
-	if n <= 0 || count > uint64(len(b)) {
-		return nil, errors.New("broker: bad response header tags")
-	}
-	b = b[n:]
-	for range count {
-		_, n = binary.Uvarint(b)
-		if n <= 0 {
-			return nil, errors.New("broker: bad response header tags")
-		}
-		b = b[n:]
-		size, n := binary.Uvarint(b)
-		if n <= 0 || size > uint64(len(b)-n) {
-			return nil, errors.New("broker: bad response header tags")
-		}
-		b = b[n+int(size):]
-	}
-	return b, nil
 }

@@ -79,7 +79,7 @@ func ParseRequest(frame []byte) (hdr RequestHeader, req kmsg.Request, err error)
 	}
 	req.SetVersion(hdr.APIVersion)
 	if req.IsFlexible() {
-		rest, err = skipTags(rest)
+		rest, err = SkipTags(rest)
 		if err != nil {
 			return hdr, nil, fmt.Errorf("%w: request header tags: %v", ErrMalformed, err)
 		}
@@ -114,9 +114,10 @@ func readClientID(b []byte) (*string, []byte, error) {
 
 var errTags = errors.New("bad tagged fields")
 
-// skipTags skips a tagged-field section (uvarint count, then uvarint tag,
-// uvarint size and size bytes for each).
-func skipTags(b []byte) ([]byte, error) {
+// SkipTags skips a tagged-field section (uvarint count, then uvarint tag,
+// uvarint size and size bytes for each): a request header's, or a flexible
+// response header's on the client side.
+func SkipTags(b []byte) ([]byte, error) {
 	count, n := binary.Uvarint(b)
 	if n <= 0 || count > uint64(len(b)) || count > MaxTaggedFields {
 		return b, errTags

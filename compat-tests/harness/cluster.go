@@ -53,8 +53,21 @@ func ClusterEnv(id int, clientPorts, controllerPorts []int) []string {
 // controller). The processes are killed at test cleanup.
 func StartCluster(t testing.TB, n int, o ClusterOptions) *Cluster {
 	t.Helper()
-	bin := Build(t)
-	ports := make([]int, 2*n)
+	ports := freePorts(t, 2*n)
+	clientPorts, ctrlPorts := ports[:n], ports[n:]
+	c := &Cluster{}
+	for i := range n {
+		c.ControllerAddrs = append(c.ControllerAddrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(ctrlPorts[i])))
+	}
+	c.start(t, clientPorts, func(id int) []string { return append(ClusterEnv(id, clientPorts, ctrlPorts), o.Env...) })
+	return c
+}
+
+// freePorts returns n loopback ports that were free a moment ago: the
+// nodes' environment blocks must name every port before any node starts.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, n)
 	var lns []net.Listener
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -67,14 +80,20 @@ func StartCluster(t testing.TB, n int, o ClusterOptions) *Cluster {
 	for _, l := range lns {
 		l.Close()
 	}
-	clientPorts, ctrlPorts := ports[:n], ports[n:]
-	c := &Cluster{}
-	for i := range n {
-		b := &Broker{binary: bin, Dir: t.TempDir(), port: clientPorts[i], clusterEnv: true}
-		b.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(b.port))
-		b.options.Env = append(ClusterEnv(i+1, clientPorts, ctrlPorts), o.Env...)
+	return ports
+}
+
+// start launches one process per port (node id i+1 listening on ports[i],
+// configured by env(i+1)), killed at test cleanup, and waits until every
+// one answers ApiVersions.
+func (c *Cluster) start(t testing.TB, ports []int, env func(id int) []string) {
+	t.Helper()
+	bin := Build(t)
+	for i, port := range ports {
+		b := &Broker{binary: bin, Dir: t.TempDir(), port: port, clusterEnv: true}
+		b.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		b.options.Env = env(i + 1)
 		c.Brokers = append(c.Brokers, b)
-		c.ControllerAddrs = append(c.ControllerAddrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(ctrlPorts[i])))
 		t.Cleanup(func() {
 			b.killIfRunning()
 			if t.Failed() {
@@ -87,7 +106,7 @@ func StartCluster(t testing.TB, n int, o ClusterOptions) *Cluster {
 			t.Fatalf("harness: %v", err)
 		}
 	}
-	errs := make([]error, n)
+	errs := make([]error, len(c.Brokers))
 	var wg sync.WaitGroup
 	for i, b := range c.Brokers {
 		wg.Go(func() { errs[i] = b.waitReady() })
@@ -98,7 +117,6 @@ func StartCluster(t testing.TB, n int, o ClusterOptions) *Cluster {
 			t.Fatalf("harness: node %d did not become ready on %s: %v", i+1, c.Brokers[i].Addr, err)
 		}
 	}
-	return c
 }
 
 // Addrs returns the client listeners of the nodes, for SeedBrokers.
@@ -162,52 +180,11 @@ func SplitClusterEnv(id, controllers int, ports []int) []string {
 // controller listener (where it answers ApiVersions).
 func StartSplitCluster(t testing.TB, controllers, brokers int, o ClusterOptions) *Cluster {
 	t.Helper()
-	bin := Build(t)
-	n := controllers + brokers
-	ports := make([]int, n)
-	var lns []net.Listener
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("harness: free port: %v", err)
-		}
-		lns = append(lns, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	for _, l := range lns {
-		l.Close()
-	}
+	ports := freePorts(t, controllers+brokers)
 	c := &Cluster{}
-	for i := range n {
-		b := &Broker{binary: bin, Dir: t.TempDir(), port: ports[i], clusterEnv: true}
-		b.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(b.port))
-		b.options.Env = append(SplitClusterEnv(i+1, controllers, ports), o.Env...)
-		c.Brokers = append(c.Brokers, b)
-		if i < controllers {
-			c.ControllerAddrs = append(c.ControllerAddrs, b.Addr)
-		}
-		t.Cleanup(func() {
-			b.killIfRunning()
-			if t.Failed() {
-				t.Logf("samsa node %d output (%s):\n%s", i+1, b.Addr, b.Output())
-			}
-		})
+	for i := range controllers {
+		c.ControllerAddrs = append(c.ControllerAddrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i])))
 	}
-	for _, b := range c.Brokers {
-		if err := b.launch(); err != nil {
-			t.Fatalf("harness: %v", err)
-		}
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, b := range c.Brokers {
-		wg.Go(func() { errs[i] = b.waitReady() })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("harness: node %d did not become ready on %s: %v", i+1, c.Brokers[i].Addr, err)
-		}
-	}
+	c.start(t, ports, func(id int) []string { return append(SplitClusterEnv(id, controllers, ports), o.Env...) })
 	return c
 }

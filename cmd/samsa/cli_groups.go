@@ -14,24 +14,9 @@ import (
 
 // runGroups is `samsa groups list|describe|reset-offsets|delete`.
 func runGroups(c *cli, args []string) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprint(c.stderr, groupsUsage)
-			return nil
-		}
-		return usagef("missing action: list, describe, reset-offsets or delete")
-	}
-	switch args[0] {
-	case "list":
-		return groupsList(c, args[1:])
-	case "describe":
-		return groupsDescribe(c, args[1:])
-	case "reset-offsets":
-		return groupsResetOffsets(c, args[1:])
-	case "delete":
-		return groupsDelete(c, args[1:])
-	}
-	return usagef("unknown action %q: want list, describe, reset-offsets or delete", args[0])
+	return runActions(c, args, groupsUsage, []action{
+		{"list", groupsList}, {"describe", groupsDescribe}, {"reset-offsets", groupsResetOffsets}, {"delete", groupsDelete},
+	})
 }
 
 const groupsUsage = `Usage: samsa groups <action> [flags]
@@ -121,7 +106,7 @@ func groupsDescribe(c *cli, args []string) error {
 	if err := parse(fs, co, args); err != nil {
 		return err
 	}
-	names := append(append([]string(nil), fs.Args()...), *flagGroups...)
+	names := topicNames(fs.Args(), *flagGroups)
 	if len(names) == 0 {
 		return usagef("no group given")
 	}
@@ -445,7 +430,7 @@ func groupsDelete(c *cli, args []string) error {
 	if err := parse(fs, co, args); err != nil {
 		return err
 	}
-	names := append(append([]string(nil), fs.Args()...), *flagGroups...)
+	names := topicNames(fs.Args(), *flagGroups)
 	if len(names) == 0 {
 		return usagef("no group given")
 	}

@@ -14,26 +14,39 @@ import (
 
 // runTopics is `samsa topics create|list|describe|alter-configs|delete`.
 func runTopics(c *cli, args []string) error {
+	return runActions(c, args, topicsUsage, []action{
+		{"create", topicsCreate}, {"list", topicsList}, {"describe", topicsDescribe},
+		{"alter-configs", topicsAlterConfigs}, {"delete", topicsDelete},
+	})
+}
+
+// action is one action of a subcommand (`samsa topics create`).
+type action struct {
+	name string
+	run  func(*cli, []string) error
+}
+
+// runActions runs the action args[0] names with the rest of args; -h or
+// --help prints usage.
+func runActions(c *cli, args []string, usage string, actions []action) error {
+	names := make([]string, len(actions))
+	for i, a := range actions {
+		names[i] = a.name
+	}
+	want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprint(c.stderr, topicsUsage)
+			fmt.Fprint(c.stderr, usage)
 			return nil
 		}
-		return usagef("missing action: create, list, describe, alter-configs or delete")
+		return usagef("missing action: %s", want)
 	}
-	switch args[0] {
-	case "create":
-		return topicsCreate(c, args[1:])
-	case "list":
-		return topicsList(c, args[1:])
-	case "describe":
-		return topicsDescribe(c, args[1:])
-	case "alter-configs":
-		return topicsAlterConfigs(c, args[1:])
-	case "delete":
-		return topicsDelete(c, args[1:])
+	for _, a := range actions {
+		if a.name == args[0] {
+			return a.run(c, args[1:])
+		}
 	}
-	return usagef("unknown action %q: want create, list, describe, alter-configs or delete", args[0])
+	return usagef("unknown action %q: want %s", args[0], want)
 }
 
 const topicsUsage = `Usage: samsa topics <action> [flags]

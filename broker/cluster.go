@@ -75,7 +75,7 @@ func (n *Node) addObserver(id int32, addr string) error {
 // must be given (other nodes dial it for Raft before it could tell them a
 // port picked at start).
 func brokerOnlyListener(cfg *config.Config) (string, config.Listener, error) {
-	adv := advertised(cfg, nil)
+	adv := advertised(cfg, nil, nil)[0]
 	if adv.Port == 0 {
 		return "", adv, fmt.Errorf("broker-only node: advertised listener %s needs a port", adv.Name)
 	}
@@ -129,7 +129,7 @@ func kafkaErr(code int16) error {
 
 // register registers this broker with the active controller.
 func (n *Node) register(ctx context.Context) error {
-	b := controller.Broker{ID: n.cfg.NodeID, Host: n.adv.Host, Port: int32(n.adv.Port)}
+	b := controller.Broker{ID: n.cfg.NodeID, Host: n.adv.Host, Port: int32(n.adv.Port), Listeners: brokerListeners(n.advs)}
 	if n.cfg.BrokerRack != "" {
 		rack := n.cfg.BrokerRack
 		b.Rack = &rack
@@ -148,7 +148,7 @@ func (n *Node) register(ctx context.Context) error {
 	}, func(ctx context.Context) error {
 		req := kmsg.NewPtrBrokerRegistrationRequest()
 		req.BrokerID, req.ClusterID, req.Rack = b.ID, n.clusterID, b.Rack
-		req.Listeners = []kmsg.BrokerRegistrationRequestListener{{Name: n.adv.Name, Host: b.Host, Port: uint16(b.Port), SecurityProtocol: 0}}
+		req.Listeners = registrationListeners(n.advs)
 		resp, err := n.channel.Request(ctx, req, 0)
 		if err != nil {
 			return err
@@ -168,7 +168,7 @@ func (n *Node) waitRegistered(ctx context.Context) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if b, ok := n.ctrl.Image().Brokers[n.cfg.NodeID]; ok && b.Host == n.adv.Host && b.Port == int32(n.adv.Port) {
+		if b, ok := n.ctrl.Image().Brokers[n.cfg.NodeID]; ok && b.Host == n.adv.Host && b.Port == int32(n.adv.Port) && slices.Equal(b.Listeners, brokerListeners(n.advs)) {
 			return nil
 		}
 		select {
@@ -602,7 +602,8 @@ func (b *brokerChannels) sendVersion(ctx context.Context, id int32, req kmsg.Req
 			if !ok {
 				return -1, ""
 			}
-			return id, net.JoinHostPort(br.Host, fmt.Sprint(br.Port))
+			host, port := br.Endpoint(b.n.cfg.InterBrokerListenerName)
+			return id, net.JoinHostPort(host, fmt.Sprint(port))
 		}}
 		b.m[id] = ch
 	}

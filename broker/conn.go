@@ -35,6 +35,9 @@ type conn struct {
 	// controller: the connection came in on a controller listener, where
 	// the controller-only APIs are served.
 	controller bool
+	// listener is the name of the client listener the connection came in
+	// on ("" on a controller listener), for handlers.Request.
+	listener string
 
 	frames    chan frame
 	responses chan []byte
@@ -75,9 +78,9 @@ const (
 
 var errIdle = errors.New("idle for longer than connections.max.idle.ms")
 
-func newConn(s *Server, nc net.Conn, controller bool) *conn {
+func newConn(s *Server, nc net.Conn, listener string, controller bool) *conn {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
-	c := &conn{srv: s, nc: nc, host: host, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan []byte, frameQueue)}
+	c := &conn{srv: s, nc: nc, host: host, listener: listener, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan []byte, frameQueue)}
 	c.queued.freed = make(chan struct{})
 	c.touch()
 	return c
@@ -316,7 +319,7 @@ func (c *conn) handle(frame []byte, read time.Time) (out []byte, err error) {
 			return out, nil
 		}
 	}
-	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host})
+	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener})
 	if err != nil {
 		return nil, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
 	}

@@ -55,7 +55,8 @@ type Node struct {
 	cancel     context.CancelFunc
 	bg         sync.WaitGroup
 	listeners  []config.Listener
-	adv        config.Listener
+	adv        config.Listener   // advs[0], the default listener
+	advs       []config.Listener // every advertised client listener (advertised.go)
 	groups     *coordinator.Coordinator
 	txns       *txn.Coordinator
 	// http is the samsa.http.listener server (ops.go); nil when off.
@@ -230,6 +231,7 @@ func (n *Node) start() (_ *Node, err error) {
 		if err != nil {
 			return nil, err
 		}
+		n.advs = advertised(cfg, nil, nil)
 		n.adv = adv
 		kafka := newConnQueue(nil)
 		var ln *quorum.Listener
@@ -292,7 +294,8 @@ func (n *Node) start() (_ *Node, err error) {
 	n.srv.opts.Forward = n.forward
 	if isBroker {
 		if isController {
-			n.adv = advertised(cfg, n.srv.Addrs())
+			n.advs = advertised(cfg, n.listeners, n.srv.Addrs())
+			n.adv = n.advs[0]
 		}
 		rctx, rcancel := context.WithTimeout(context.Background(), registrationTimeout)
 		if isController {
@@ -462,30 +465,6 @@ func isControllerListener(cfg *config.Config, name string) bool {
 		}
 	}
 	return false
-}
-
-// advertised is the listener clients are told to connect to: the first
-// advertised listener that is not a controller listener, with an empty
-// host replaced by the machine's host name as Kafka does.
-func advertised(cfg *config.Config, bound []net.Addr) config.Listener {
-	for _, l := range cfg.AdvertisedListeners {
-		if isControllerListener(cfg, l.Name) {
-			continue
-		}
-		if l.Port == 0 && len(bound) > 0 {
-			// listeners=PLAINTEXT://127.0.0.1:0 (tests): advertise the bound port.
-			l.Port = bound[0].(*net.TCPAddr).Port
-		}
-		if l.Host == "" || l.Host == "0.0.0.0" || l.Host == "::" {
-			if h, err := os.Hostname(); err == nil {
-				l.Host = h
-			} else {
-				l.Host = "localhost"
-			}
-		}
-		return l
-	}
-	return config.Listener{Name: "PLAINTEXT", Host: "localhost", Port: 9092}
 }
 
 // lockDirs takes an exclusive lock on each log dir (the .lock file, as

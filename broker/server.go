@@ -183,9 +183,9 @@ func (s *Server) ConnectionCount() int {
 // Serve starts the accept loops and returns immediately.
 func (s *Server) Serve() {
 	s.serving.Store(true)
-	for _, ln := range s.lns {
+	for i, ln := range s.lns {
 		s.wg.Add(1)
-		go s.acceptLoop(ln, false)
+		go s.acceptLoop(ln, s.opts.Listeners[i].Name, false)
 	}
 }
 
@@ -195,10 +195,10 @@ func (s *Server) Serve() {
 func (s *Server) ServeController(ln net.Listener) {
 	s.ctrlLns = append(s.ctrlLns, ln)
 	s.wg.Add(1)
-	go s.acceptLoop(ln, true)
+	go s.acceptLoop(ln, "", true)
 }
 
-func (s *Server) acceptLoop(ln net.Listener, controller bool) {
+func (s *Server) acceptLoop(ln net.Listener, listener string, controller bool) {
 	defer s.wg.Done()
 	var delay time.Duration
 	for {
@@ -226,7 +226,7 @@ func (s *Server) acceptLoop(ln net.Listener, controller bool) {
 			continue
 		}
 		delay = 0
-		c := newConn(s, nc, controller)
+		c := newConn(s, nc, listener, controller)
 		if reason := s.admit(c); reason != "" {
 			if ok, suppressed := s.limitLog.allow(time.Now()); ok {
 				s.opts.Logger.Warn("closing new connection", "remote", nc.RemoteAddr().String(), "reason", reason, "suppressed", suppressed)

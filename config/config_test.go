@@ -211,11 +211,11 @@ func TestBitnamiEnv(t *testing.T) {
 		"KAFKA_CFG_LOG_DIRS=/bitnami/kafka/data",
 		"KAFKA_CFG_NUM_PARTITIONS=4",
 		"KAFKA_NUM_PARTITIONS=2", // KAFKA_CFG_ wins
-		"KAFKA_KRAFT_CLUSTER_ID=abc",
+		"KAFKA_KRAFT_CLUSTER_ID=q1Sh-9_ISia_zwGINzRvyQ",
 		"KAFKA_ENABLE_KRAFT=yes",
 		"KAFKA_CFG_SASL_ENABLED_MECHANISMS=PLAIN",
 	})
-	if c.NodeID != 7 || c.NumPartitions != 4 || c.ClusterID != "abc" || c.LogDirs[0] != "/bitnami/kafka/data" {
+	if c.NodeID != 7 || c.NumPartitions != 4 || c.ClusterID != "q1Sh-9_ISia_zwGINzRvyQ" || c.LogDirs[0] != "/bitnami/kafka/data" {
 		t.Fatalf("node %d parts %d cluster %q dirs %v", c.NodeID, c.NumPartitions, c.ClusterID, c.LogDirs)
 	}
 	if !reflect.DeepEqual(c.Ignored, []string{"sasl.enabled.mechanisms"}) {
@@ -344,7 +344,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad listener", []string{"--override", "listeners=localhost:9092"}, nil, ErrInvalidValue, "listeners"},
 		{"port range", []string{"--override", "listeners=PLAINTEXT://:70000"}, nil, ErrInvalidValue, "listeners"},
 		{"duplicate listener", []string{"--override", "listeners=PLAINTEXT://:1,PLAINTEXT://:2"}, nil, ErrInvalidValue, "listeners"},
-		{"advertised not in listeners", []string{"--override", "advertised.listeners=OTHER://h:1"}, nil, ErrInvalid, "OTHER is not in listeners"},
+		{"advertised not in listeners", []string{"--override", "listeners=PLAINTEXT://:9092", "--override", "advertised.listeners=OTHER://h:1"}, nil, ErrInvalid, "OTHER is not in listeners"},
 		{"listener without protocol", []string{"--override", "listeners=FOO://:9092"}, nil, ErrInvalid, "FOO has no entry"},
 		{"ssl listener", []string{"--override", "listeners=SSL://:9093"}, nil, ErrUnsupported, "not support yet"},
 		{"sasl listener", []string{"--override", "listeners=SASL_PLAINTEXT://:9093"}, nil, ErrUnsupported, "SASL_PLAINTEXT"},

@@ -56,7 +56,7 @@ func brokerDefs() []Def {
 		// Identity and roles.
 		d("node.id", Int, "1", "Id of this node. Kafka requires it; samsa defaults to 1 for a single-node quick start.", atLeast(Int, 0)),
 		d("broker.id", Int, "-1", "Legacy alias of node.id; if both are set they must agree.", atLeast(Int, -1)),
-		null("cluster.id", String, "Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties.", nil),
+		null("cluster.id", String, "Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties. Validated as Kafka does (kafka-storage.sh random-uuid makes one).", validateClusterID),
 		d("process.roles", List, "broker,controller", "Roles of this process: broker, controller, or both (combined mode). A controller votes in the metadata quorum (controller.quorum.voters); a broker-only node follows the metadata log without voting.", listOf("broker", "controller")),
 		null("controller.quorum.voters", List, "The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners.", validateVoters),
 		null("controller.quorum.bootstrap.servers", List, "host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; dynamic quorums (a bootstrap list naming other nodes without controller.quorum.voters) refuse to start: set controller.quorum.voters.", nil),
@@ -66,7 +66,7 @@ func brokerDefs() []Def {
 		d("broker.session.timeout.ms", Int, "9000", "A broker that has not heartbeated for this long is fenced and its leaderships move.", atLeast(Int, 1)),
 
 		// Networking.
-		dyn(d("listeners", List, defaultListeners, "Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092.", validateListenerList)),
+		dyn(d("listeners", List, defaultListeners, "Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092. Unset while advertised.listeners is set: derived from it as the apache/kafka image does (same names and ports, all interfaces), plus this node's controller listener from controller.quorum.voters.", validateListenerList)),
 		dyn(null("advertised.listeners", List, "Listeners given to clients; controller listeners in it are not given out. Default: listeners.", validateListenerList)),
 		dyn(d("listener.security.protocol.map", String, defaultSecurityProtocolMap, "Map of listener name to security protocol. Only PLAINTEXT is supported for now.", validateProtocolMap)),
 		null("controller.listener.names", List, "Names of the listeners used by the controller. They are not advertised to clients.", distinctList(true)),

@@ -101,7 +101,7 @@
 //	|------|---------|-------------|
 //	| `node.id` | `1` | Id of this node. Kafka requires it; samsa defaults to 1 for a single-node quick start. |
 //	| `broker.id` | `-1` | Legacy alias of node.id; if both are set they must agree. |
-//	| `cluster.id` | null | Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties. |
+//	| `cluster.id` | null | Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties. Validated as Kafka does (kafka-storage.sh random-uuid makes one). |
 //	| `process.roles` | `broker,controller` | Roles of this process: broker, controller, or both (combined mode). A controller votes in the metadata quorum (controller.quorum.voters); a broker-only node follows the metadata log without voting. |
 //	| `controller.quorum.voters` | null | The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners. |
 //	| `controller.quorum.bootstrap.servers` | null | host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; dynamic quorums (a bootstrap list naming other nodes without controller.quorum.voters) refuse to start: set controller.quorum.voters. |
@@ -109,7 +109,7 @@
 //	| `broker.rack` | null | Rack of this broker, reported in Metadata. |
 //	| `broker.heartbeat.interval.ms` | `2000` | How often a broker heartbeats to the active controller. |
 //	| `broker.session.timeout.ms` | `9000` | A broker that has not heartbeated for this long is fenced and its leaderships move. |
-//	| `listeners` | `PLAINTEXT://localhost:9092` | Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092. (dynamic) |
+//	| `listeners` | `PLAINTEXT://localhost:9092` | Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092. Unset while advertised.listeners is set: derived from it as the apache/kafka image does (same names and ports, all interfaces), plus this node's controller listener from controller.quorum.voters. (dynamic) |
 //	| `advertised.listeners` | null | Listeners given to clients; controller listeners in it are not given out. Default: listeners. (dynamic) |
 //	| `listener.security.protocol.map` | `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL` | Map of listener name to security protocol. Only PLAINTEXT is supported for now. (dynamic) |
 //	| `controller.listener.names` | null | Names of the listeners used by the controller. They are not advertised to clients. |

@@ -123,3 +123,39 @@ func validateProtocolMap(s string) error {
 	_, err := parseProtocolMap(s)
 	return err
 }
+
+// deriveListeners is listeners when only advertised.listeners is given, as
+// the apache/kafka image's configure script derives KAFKA_LISTENERS from
+// KAFKA_ADVERTISED_LISTENERS: the same names and ports on all interfaces
+// (the script writes 0.0.0.0; an empty host here binds IPv6 too). The
+// script stops there, so a combined-mode compose file that advertises only
+// client listeners has no controller listener and Kafka refuses to start;
+// samsa adds it from this node's controller.quorum.voters entry, on the
+// first controller.listener.names name, when the node is a controller.
+func deriveListeners(c *Config, advertised []Listener) []Listener {
+	out := make([]Listener, 0, len(advertised)+1)
+	hasController := false
+	for _, l := range advertised {
+		out = append(out, Listener{Name: l.Name, Port: l.Port})
+		hasController = hasController || contains(c.ControllerListenerNames, l.Name)
+	}
+	if hasController || !c.HasRole("controller") || len(c.ControllerListenerNames) == 0 {
+		return out
+	}
+	for _, v := range c.QuorumVoters {
+		if v.ID == c.NodeID {
+			out = append(out, Listener{Name: c.ControllerListenerNames[0], Port: v.Port})
+			break
+		}
+	}
+	return out
+}
+
+// joinListeners formats ls as a listeners setting value.
+func joinListeners(ls []Listener) string {
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = l.String()
+	}
+	return strings.Join(parts, ",")
+}

@@ -464,6 +464,10 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.QuorumElectionTimeoutMs = d.i32("controller.quorum.election.timeout.ms")
 	c.BrokerHeartbeatIntervalMs = d.i32("broker.heartbeat.interval.ms")
 	c.BrokerSessionTimeoutMs = d.i32("broker.session.timeout.ms")
+	if sources["listeners"] != SourceStatic && strings.TrimSpace(d.str("advertised.listeners")) != "" {
+		c.Listeners = deriveListeners(c, d.listeners("advertised.listeners"))
+		values["listeners"] = joinListeners(c.Listeners)
+	}
 	// An empty advertised.listeners (KAFKA_ADVERTISED_LISTENERS= in a
 	// compose file) means unset, rather than "advertise nothing".
 	if strings.TrimSpace(d.str("advertised.listeners")) != "" {

@@ -329,6 +329,11 @@ func (c *Controller) RegisterBroker(b Broker) error {
 	if b.ID < 0 || b.Host == "" || b.Port <= 0 || b.Port > 65535 {
 		return fmt.Errorf("%w: id %d host %q port %d", ErrInvalidBroker, b.ID, b.Host, b.Port)
 	}
+	for _, l := range b.Listeners {
+		if l.Name == "" || l.Host == "" || l.Port <= 0 || l.Port > 65535 {
+			return fmt.Errorf("%w: id %d listener %q host %q port %d", ErrInvalidBroker, b.ID, l.Name, l.Host, l.Port)
+		}
+	}
 	c.liveness.Lock()
 	c.liveness.lastSeen[b.ID] = c.opts.Now()
 	c.liveness.Unlock()

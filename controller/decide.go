@@ -749,10 +749,10 @@ func validBrokerResource(name string) (int16, string) {
 // decideRegisterBroker returns the record that registers b, or nothing when
 // the registration is unchanged.
 func decideRegisterBroker(img *Image, b Broker) []Record {
-	if old, ok := img.Brokers[b.ID]; ok && old.Host == b.Host && old.Port == b.Port && old.Fenced == b.Fenced && equalPtr(old.Rack, b.Rack) {
+	if old, ok := img.Brokers[b.ID]; ok && old.Host == b.Host && old.Port == b.Port && old.Fenced == b.Fenced && equalPtr(old.Rack, b.Rack) && slices.Equal(old.Listeners, b.Listeners) {
 		return nil
 	}
-	return []Record{RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Rack: b.Rack, Fenced: b.Fenced}}
+	return []Record{RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Listeners: slices.Clone(b.Listeners), Rack: b.Rack, Fenced: b.Fenced}}
 }
 
 func equalPtr(a, b *string) bool {

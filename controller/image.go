@@ -5,13 +5,43 @@ import (
 	"slices"
 )
 
-// Broker is a registered broker. Host and Port are its advertised listener.
+// Broker is a registered broker. Host and Port are its default advertised
+// listener: the first one it registered, given to clients whose listener it
+// lacks.
 type Broker struct {
-	ID     int32
-	Host   string
-	Port   int32
-	Rack   *string
-	Fenced bool
+	ID   int32
+	Host string
+	Port int32
+	// Listeners are every advertised client listener of the broker, the
+	// default first, so that a client is answered with the address of the
+	// listener its request came in on (Kafka's per-listener endpoints). A
+	// registration recorded before this field existed has none.
+	Listeners []BrokerListener
+	Rack      *string
+	Fenced    bool
+}
+
+// BrokerListener is one advertised listener of a broker, by listener name
+// (upper case, as config.Listener).
+type BrokerListener struct {
+	Name string `json:"name"`
+	Host string `json:"host"`
+	Port int32  `json:"port"`
+}
+
+// Endpoint returns the advertised address of the broker's listener named
+// listener, or its default listener when it has no listener of that name
+// (or listener is ""). Kafka leaves such a broker out of the answer
+// instead; a mixed layout where one broker lacks a listener is a
+// misconfiguration, and an address on another listener is the more useful
+// answer there.
+func (b Broker) Endpoint(listener string) (host string, port int32) {
+	for _, l := range b.Listeners {
+		if l.Name == listener {
+			return l.Host, l.Port
+		}
+	}
+	return b.Host, b.Port
 }
 
 // Partition is the replication state of one partition.
@@ -156,7 +186,7 @@ func (b *builder) apply(rec Record) error {
 		if r.BrokerID < 0 {
 			return fmt.Errorf("%w: broker id %d", ErrApply, r.BrokerID)
 		}
-		b.brokers()[r.BrokerID] = Broker{ID: r.BrokerID, Host: r.Host, Port: r.Port, Rack: r.Rack, Fenced: r.Fenced}
+		b.brokers()[r.BrokerID] = Broker{ID: r.BrokerID, Host: r.Host, Port: r.Port, Listeners: slices.Clone(r.Listeners), Rack: r.Rack, Fenced: r.Fenced}
 	case BrokerFenceRecord:
 		br, ok := b.img.Brokers[r.BrokerID]
 		if !ok {

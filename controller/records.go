@@ -33,11 +33,14 @@ type Record interface{ recordType() RecordType }
 
 // RegisterBrokerRecord adds a broker or replaces its registration.
 type RegisterBrokerRecord struct {
-	BrokerID int32   `json:"broker_id"`
-	Host     string  `json:"host"`
-	Port     int32   `json:"port"`
-	Rack     *string `json:"rack,omitempty"`
-	Fenced   bool    `json:"fenced,omitempty"`
+	BrokerID int32  `json:"broker_id"`
+	Host     string `json:"host"`
+	Port     int32  `json:"port"`
+	// Listeners are all advertised client listeners, Host:Port's first
+	// (optional: records written before it have none, and decode as such).
+	Listeners []BrokerListener `json:"listeners,omitempty"`
+	Rack      *string          `json:"rack,omitempty"`
+	Fenced    bool             `json:"fenced,omitempty"`
 }
 
 // BrokerFenceRecord fences or unfences a registered broker.

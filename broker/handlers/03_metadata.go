@@ -60,8 +60,7 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 	for _, b := range sortedBrokers(img) {
 		rb := kmsg.NewMetadataResponseBroker()
 		rb.NodeID = b.ID
-		rb.Host = b.Host
-		rb.Port = b.Port
+		rb.Host, rb.Port = b.Endpoint(r.ListenerName)
 		rb.Rack = b.Rack
 		resp.Brokers = append(resp.Brokers, rb)
 	}

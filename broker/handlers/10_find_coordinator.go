@@ -55,7 +55,8 @@ func handleFindCoordinator(d *Deps, r *Request) (kmsg.Response, error) {
 			if t := img.Topics[topic]; t != nil && len(t.Partitions) > 0 {
 				p := t.Partitions[coordinator.PartitionFor(key, int32(len(t.Partitions)))]
 				if b, ok := img.Brokers[p.Leader]; ok && !b.Fenced {
-					rc.ErrorCode, rc.NodeID, rc.Host, rc.Port = 0, b.ID, b.Host, b.Port
+					rc.Host, rc.Port = b.Endpoint(r.ListenerName)
+					rc.ErrorCode, rc.NodeID = 0, b.ID
 				}
 			}
 		}

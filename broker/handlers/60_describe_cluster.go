@@ -71,8 +71,7 @@ func handleDescribeCluster(d *Deps, r *Request) (kmsg.Response, error) {
 	for _, b := range brokers {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID = b.ID
-		rb.Host = b.Host
-		rb.Port = b.Port
+		rb.Host, rb.Port = b.Endpoint(r.ListenerName)
 		rb.Rack = b.Rack
 		resp.Brokers = append(resp.Brokers, rb)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,8 +15,10 @@ import (
 // BrokerRegistration, key 62, versions 0-4: a broker registers with the
 // active controller (on a controller listener only).
 //
-//   - The first listener of the request is the address the broker is
-//     registered (and given to clients) under.
+//   - Every listener of the request is registered by name; the first is
+//     the broker's default address, given to clients whose listener the
+//     broker lacks (and the only one in images from before listeners were
+//     recorded).
 //   - A broker registered before keeps its fenced state; the heartbeat
 //     that follows unfences it (Kafka starts a registration fenced and
 //     unfences it once the broker caught up with the metadata log).
@@ -38,6 +41,9 @@ func handleBrokerRegistration(d *Deps, r *Request) (kmsg.Response, error) {
 	}
 	l := req.Listeners[0]
 	b := controller.Broker{ID: req.BrokerID, Host: l.Host, Port: int32(l.Port), Rack: req.Rack}
+	for _, l := range req.Listeners {
+		b.Listeners = append(b.Listeners, controller.BrokerListener{Name: strings.ToUpper(l.Name), Host: l.Host, Port: int32(l.Port)})
+	}
 	if old, ok := img.Brokers[req.BrokerID]; ok {
 		b.Fenced = old.Fenced
 	}

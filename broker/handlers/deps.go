@@ -86,6 +86,11 @@ type Request struct {
 	// ClientHost is the remote address of the connection, for
 	// DescribeGroups and friends.
 	ClientHost string
+	// ListenerName is the name of the listener the connection came in on
+	// ("" on a controller listener and in tests): Metadata,
+	// FindCoordinator and DescribeCluster answer with each broker's
+	// advertised address on that listener.
+	ListenerName string
 }
 
 // Handler answers one request. A returned Response is written back in

@@ -164,7 +164,7 @@ func StartNode(cfg *config.Config, logger *slog.Logger) (*Node, error) {
 	node, err := n.start()
 	if err != nil {
 		n.closeStorage()
-		return nil, explainStartError(err)
+		return nil, explainFSError(explainStartError(err), cfg.LogDirs)
 	}
 	return node, nil
 }
@@ -177,6 +177,9 @@ func (n *Node) start() (_ *Node, err error) {
 		}
 	}
 	if n.unlock, err = lockDirs(cfg.LogDirs); err != nil {
+		return nil, err
+	}
+	if err := probeListeners(cfg.Listeners); err != nil {
 		return nil, err
 	}
 	clusterID, err := checkMetaProperties(cfg)

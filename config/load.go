@@ -149,7 +149,7 @@ defaults, the properties file, the environment, --override.
 Environment: KAFKA_<NAME> or KAFKA_CFG_<NAME>, where NAME is the setting in
 upper case with "." -> "_", "_" -> "__", "-" -> "___" (KAFKA_LOG_DIRS sets
 log.dirs); CLUSTER_ID sets cluster.id.
-`
+` + settingsUsage()
 }
 
 func newFlagSet() (fs *pflag.FlagSet, configFile *string, overrides *[]string, help *bool) {

@@ -111,6 +111,10 @@ type Config struct {
 
 	// HTTPListener is samsa.http.listener as host:port ("" when off).
 	HTTPListener string
+	// LogFormat is samsa.log.format: "text" or "json".
+	LogFormat string
+	// LogLevel is samsa.log.level: DEBUG, INFO, WARN or ERROR.
+	LogLevel string
 
 	// Values holds every implemented setting that has a value (its default
 	// or what was given), by Kafka name. Settings that are null in Kafka and
@@ -599,6 +603,8 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.TransactionRemoveExpiredIntervalMs = d.i32("transaction.remove.expired.transaction.cleanup.interval.ms")
 	c.TransactionPartitionVerificationEnable = d.boolean("transaction.partition.verification.enable")
 	c.HTTPListener, _ = parseHTTPListener(d.str("samsa.http.listener")) // validated by its Def
+	c.LogFormat = d.str("samsa.log.format")
+	c.LogLevel = d.str("samsa.log.level")
 	if d.err != nil {
 		return nil, d.err
 	}

@@ -212,6 +212,9 @@ func Load(args []string, environ []string) (*Config, error) {
 		overrideProps = append(overrideProps, property{Key: strings.TrimSpace(k), Value: v})
 	}
 	env, envSkipped := envSettings(environ)
+	if dirs, ok := imageLogDirs(environ, fileProps, env, overrideProps); ok {
+		env = append(env, dirs)
+	}
 	return load(loadInput{file: file, fileProps: fileProps, env: env, envSkipped: envSkipped, overrides: overrideProps})
 }
 

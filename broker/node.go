@@ -164,7 +164,7 @@ func StartNode(cfg *config.Config, logger *slog.Logger) (*Node, error) {
 	node, err := n.start()
 	if err != nil {
 		n.closeStorage()
-		return nil, explainStartError(err)
+		return nil, explainFSError(explainStartError(err), cfg.LogDirs)
 	}
 	return node, nil
 }
@@ -177,6 +177,9 @@ func (n *Node) start() (_ *Node, err error) {
 		}
 	}
 	if n.unlock, err = lockDirs(cfg.LogDirs); err != nil {
+		return nil, err
+	}
+	if err := probeListeners(cfg.Listeners); err != nil {
 		return nil, err
 	}
 	clusterID, err := checkMetaProperties(cfg)
@@ -258,6 +261,7 @@ func (n *Node) start() (_ *Node, err error) {
 		ReplicaLagTimeMax: time.Duration(cfg.ReplicaLagTimeMaxMs) * time.Millisecond,
 		Fetch:             n.replicaFetch})
 	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"), Replicas: n.replicas}
+	events := &metadataEvents{logger: logger.With("component", "metadata"), nodeID: cfg.NodeID}
 	n.ctrl, err = controller.New(controller.Options{
 		NodeID:                   cfg.NodeID,
 		ClusterID:                clusterID,
@@ -271,6 +275,7 @@ func (n *Node) start() (_ *Node, err error) {
 		SessionTimeout:           time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
 		ValidateTopicConfig:      validateTopicConfig,
 		OnChange: func(prev, next *controller.Image) {
+			events.apply(prev, next)
 			syncer.Apply(prev, next)
 			n.coord.notify()
 		},
@@ -356,6 +361,7 @@ func (n *Node) start() (_ *Node, err error) {
 	n.srv.opts.Deps = deps
 	n.coord.reconcile()
 	n.srv.Serve()
+	events.on.Store(true)
 	if ctrlAddr != nil {
 		n.srv.ServeController(n.ctrlConns)
 	}

@@ -564,9 +564,15 @@ func TestMarkdownTable(t *testing.T) {
 
 func TestUsage(t *testing.T) {
 	u := Usage()
-	for _, f := range []string{"--config", "--override", "-h, --help"} {
+	// Regression (issue 17 item 5): --help did not show the defaults.
+	for _, f := range []string{"--config", "--override", "-h, --help", "KAFKA_NUM_PARTITIONS", "PLAINTEXT://localhost:9092"} {
 		if !strings.Contains(u, f) {
 			t.Errorf("usage lacks %s:\n%s", f, u)
+		}
+	}
+	for _, d := range BrokerDefs {
+		if !strings.Contains(u, "  "+d.Name+" ") {
+			t.Errorf("usage lacks setting %s", d.Name)
 		}
 	}
 }

@@ -168,6 +168,8 @@ func brokerDefs() []Def {
 
 		// Operations: samsa's own settings, under a samsa. prefix so that
 		// they can never collide with a future Kafka setting.
+		d("samsa.log.format", String, "text", "Format of the log lines on standard error: text (key=value) or json (one JSON object per line, for log shippers). Environment: KAFKA_SAMSA_LOG_FORMAT.", oneOf("text", "json")),
+		d("samsa.log.level", String, "INFO", "Lowest level of the log lines written: DEBUG, INFO, WARN or ERROR. DEBUG also logs every setting's effective value and source at start. Environment: KAFKA_SAMSA_LOG_LEVEL.", oneOf("DEBUG", "INFO", "WARN", "ERROR")),
 		d("samsa.http.listener", String, "", "Address (host:port, or http://host:port) of the HTTP listener that serves /metrics (Prometheus, with the JMX exporter's names), /healthz and /readyz. An empty host means all interfaces. Empty: no HTTP listener. Environment: KAFKA_SAMSA_HTTP_LISTENER.", validateHTTPListener),
 	}
 	for i := range defs {

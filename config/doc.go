@@ -197,6 +197,8 @@
 //	| `transaction.abort.timed.out.transaction.cleanup.interval.ms` | `10000` | How often transactions past their timeout are aborted. |
 //	| `transaction.remove.expired.transaction.cleanup.interval.ms` | `3600000` | How often expired transactional ids are removed. |
 //	| `transaction.partition.verification.enable` | `true` | Reject transactional produce to a partition not added to the transaction (KIP-890). |
+//	| `samsa.log.format` | `text` | Format of the log lines on standard error: text (key=value) or json (one JSON object per line, for log shippers). Environment: KAFKA_SAMSA_LOG_FORMAT. |
+//	| `samsa.log.level` | `INFO` | Lowest level of the log lines written: DEBUG, INFO, WARN or ERROR. DEBUG also logs every setting's effective value and source at start. Environment: KAFKA_SAMSA_LOG_LEVEL. |
 //	| `samsa.http.listener` | "" | Address (host:port, or http://host:port) of the HTTP listener that serves /metrics (Prometheus, with the JMX exporter's names), /healthz and /readyz. An empty host means all interfaces. Empty: no HTTP listener. Environment: KAFKA_SAMSA_HTTP_LISTENER. |
 //
 // END SETTINGS TABLE

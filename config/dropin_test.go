@@ -117,3 +117,24 @@ func TestClusterIDValidated(t *testing.T) {
 		t.Errorf("cluster id %q", c.ClusterID)
 	}
 }
+
+// Regression (issue 17, the apache/kafka "isolated" example): a
+// controller-only node with KAFKA_INTER_BROKER_LISTENER_NAME=PLAINTEXT and
+// only a CONTROLLER listener was refused ("inter.broker.listener.name
+// PLAINTEXT is not in listeners"); Kafka checks it for brokers only.
+func TestControllerOnlyIgnoresInterBrokerListener(t *testing.T) {
+	env := []string{
+		"KAFKA_NODE_ID=1", "KAFKA_PROCESS_ROLES=controller", "KAFKA_LISTENERS=CONTROLLER://:9093",
+		"KAFKA_INTER_BROKER_LISTENER_NAME=PLAINTEXT", "KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER",
+		"KAFKA_CONTROLLER_QUORUM_VOTERS=1@controller-1:9093,2@controller-2:9093,3@controller-3:9093",
+	}
+	if _, err := Load(nil, env); err != nil {
+		t.Fatalf("controller-only node refused: %v", err)
+	}
+	broker := append([]string{}, env...)
+	broker[1], broker[2] = "KAFKA_PROCESS_ROLES=broker", "KAFKA_LISTENERS=OTHER://:9092"
+	if _, err := Load(nil, append(broker, "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=OTHER:PLAINTEXT,CONTROLLER:PLAINTEXT")); err == nil ||
+		!strings.Contains(err.Error(), "inter.broker.listener.name PLAINTEXT is not in listeners") {
+		t.Fatalf("broker without its inter-broker listener: %v", err)
+	}
+}

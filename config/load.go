@@ -111,6 +111,10 @@ type Config struct {
 
 	// HTTPListener is samsa.http.listener as host:port ("" when off).
 	HTTPListener string
+	// LogFormat is samsa.log.format: "text" or "json".
+	LogFormat string
+	// LogLevel is samsa.log.level: DEBUG, INFO, WARN or ERROR.
+	LogLevel string
 
 	// Values holds every implemented setting that has a value (its default
 	// or what was given), by Kafka name. Settings that are null in Kafka and
@@ -149,7 +153,7 @@ defaults, the properties file, the environment, --override.
 Environment: KAFKA_<NAME> or KAFKA_CFG_<NAME>, where NAME is the setting in
 upper case with "." -> "_", "_" -> "__", "-" -> "___" (KAFKA_LOG_DIRS sets
 log.dirs); CLUSTER_ID sets cluster.id.
-`
+` + settingsUsage()
 }
 
 func newFlagSet() (fs *pflag.FlagSet, configFile *string, overrides *[]string, help *bool) {
@@ -208,6 +212,9 @@ func Load(args []string, environ []string) (*Config, error) {
 		overrideProps = append(overrideProps, property{Key: strings.TrimSpace(k), Value: v})
 	}
 	env, envSkipped := envSettings(environ)
+	if dirs, ok := imageLogDirs(environ, fileProps, env, overrideProps); ok {
+		env = append(env, dirs)
+	}
 	return load(loadInput{file: file, fileProps: fileProps, env: env, envSkipped: envSkipped, overrides: overrideProps})
 }
 
@@ -599,6 +606,8 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.TransactionRemoveExpiredIntervalMs = d.i32("transaction.remove.expired.transaction.cleanup.interval.ms")
 	c.TransactionPartitionVerificationEnable = d.boolean("transaction.partition.verification.enable")
 	c.HTTPListener, _ = parseHTTPListener(d.str("samsa.http.listener")) // validated by its Def
+	c.LogFormat = d.str("samsa.log.format")
+	c.LogLevel = d.str("samsa.log.level")
 	if d.err != nil {
 		return nil, d.err
 	}

@@ -48,7 +48,11 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%w: AdvertisedListeners: %s is a controller listener and must not be given to clients", ErrInvalid, l.Name)
 		}
 	}
-	if c.InterBrokerListenerName != "" && !names[c.InterBrokerListenerName] {
+	// As Kafka, only a broker needs its inter-broker listener: the
+	// apache/kafka "isolated" compose example gives its controller-only
+	// nodes KAFKA_INTER_BROKER_LISTENER_NAME=PLAINTEXT and a CONTROLLER
+	// listener alone.
+	if c.InterBrokerListenerName != "" && !names[c.InterBrokerListenerName] && contains(c.ProcessRoles, "broker") {
 		return fmt.Errorf("%w: inter.broker.listener.name %s is not in listeners", ErrInvalid, c.InterBrokerListenerName)
 	}
 	for _, r := range c.ProcessRoles {

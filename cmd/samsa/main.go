@@ -31,14 +31,17 @@ func main() {
 	if code, handled := dispatch(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, environ); handled {
 		os.Exit(code)
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if err := run(logger); err != nil {
+	logger := newLogger(os.Stderr, nil)
+	if err := run(&logger); err != nil {
 		logger.Error("samsa stopped", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(logger *slog.Logger) error {
+// run serves a broker until SIGINT or SIGTERM. It replaces *loggerp with the
+// logger the configuration asks for (samsa.log.format, samsa.log.level) once
+// it is loaded, so that main logs the final error in the same format.
+func run(loggerp **slog.Logger) error {
 	cfg, err := config.Load(os.Args[1:], os.Environ())
 	if err != nil {
 		if errors.Is(err, config.ErrHelp) {
@@ -47,6 +50,9 @@ func run(logger *slog.Logger) error {
 		}
 		return err
 	}
+	*loggerp = newLogger(os.Stderr, cfg)
+	logger := *loggerp
+	logEffectiveConfig(logger, cfg)
 	for _, n := range cfg.Notices {
 		logger.Log(context.Background(), n.Level, n.Msg, n.Args...)
 	}

@@ -88,11 +88,23 @@ func freePorts(t testing.TB, n int) []int {
 // one answers ApiVersions.
 func (c *Cluster) start(t testing.TB, ports []int, env func(id int) []string) {
 	t.Helper()
+	c.startNodes(t, len(ports), func(i int) (string, []string) {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i])), env(i + 1)
+	})
+}
+
+// startNodes launches n processes, node i (0-based) answering at the
+// address and configured by the environment block node(i) returns, killed
+// at test cleanup, and waits until every one answers ApiVersions.
+func (c *Cluster) startNodes(t testing.TB, n int, node func(i int) (addr string, env []string)) {
+	t.Helper()
 	bin := Build(t)
-	for i, port := range ports {
-		b := &Broker{binary: bin, Dir: t.TempDir(), port: port, clusterEnv: true}
-		b.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		b.options.Env = env(i + 1)
+	for i := range n {
+		addr, env := node(i)
+		_, portStr, _ := net.SplitHostPort(addr)
+		port, _ := strconv.Atoi(portStr)
+		b := &Broker{binary: bin, Dir: t.TempDir(), port: port, clusterEnv: true, Addr: addr}
+		b.options.Env = env
 		c.Brokers = append(c.Brokers, b)
 		t.Cleanup(func() {
 			b.killIfRunning()

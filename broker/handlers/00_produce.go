@@ -303,13 +303,8 @@ func (d *Deps) verifyTransactional(h wire.BatchHeader, version int16, txnID *str
 	if ongoing {
 		return &guard, 0
 	}
-	if implicitAdd {
-		if code := c.AddPartitionsImplicit(context.Background(), *txnID, h.ProducerID, h.ProducerEpoch, tp); code != 0 {
-			return nil, code
-		}
-		return &guard, 0
-	}
-	if code := c.VerifyProduce(context.Background(), *txnID, h.ProducerID, h.ProducerEpoch, tp); code != 0 {
+	// The coordinator may be on another broker: txnCheck asks it there.
+	if code := d.txnCheck(context.Background(), c, implicitAdd, *txnID, h.ProducerID, h.ProducerEpoch, tp); code != 0 {
 		return nil, code
 	}
 	return &guard, 0

@@ -50,12 +50,14 @@ func handleTxnOffsetCommit(d *Deps, r *Request) (kmsg.Response, error) {
 	switch {
 	case req.Version >= 5:
 		// Transaction version 2: no AddOffsetsToTxn came first.
-		if code := tc.AddPartitionsImplicit(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp); code != 0 {
+		// The transaction coordinator may be on another broker than
+		// this group coordinator: txnCheck asks it there.
+		if code := d.txnCheck(ctx, tc, true, req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp); code != 0 {
 			fill(func(string, int32) int16 { return code })
 			return resp, nil
 		}
 	case d.Config.TransactionPartitionVerificationEnable:
-		if code := tc.VerifyTxnOffsetCommit(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp); code != 0 {
+		if code := d.txnCheck(ctx, tc, false, req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp); code != 0 {
 			fill(func(string, int32) int16 { return code })
 			return resp, nil
 		}

@@ -191,7 +191,9 @@ func partitionsOf[T any](topics []T, name func(*T) string, parts func(*T) []int3
 // partitions to one transaction; v4+ (brokers) carry a batch of
 // transactions, each either added or, with VerifyOnly (KIP-890 part 1),
 // only checked: per partition 0 if in the ongoing transaction, else
-// INVALID_TXN_STATE, without writing. As in Kafka, a request naming an
+// INVALID_TXN_STATE, without writing. v5 without VerifyOnly is the implicit
+// add of transaction version 2 (AddPartitionsImplicit), sent by the leader
+// of a partition a TV2 producer wrote to. As in Kafka, a request naming an
 // unknown partition adds nothing: those get UNKNOWN_TOPIC_OR_PARTITION and
 // the others OPERATION_NOT_ATTEMPTED.
 func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
@@ -218,7 +220,19 @@ func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req *kmsg.AddParti
 		tps := partitionsOf(tx.Topics,
 			func(t *kmsg.AddPartitionsToTxnRequestTransactionTopic) string { return t.Topic },
 			func(t *kmsg.AddPartitionsToTxnRequestTransactionTopic) []int32 { return t.Partitions })
-		codes := c.addPartitions(ctx, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tps, tx.VerifyOnly, req.Version)
+		var codes map[TopicPartition]int16
+		if !tx.VerifyOnly && req.Version >= 5 {
+			// A partition leader adding a partition for a transaction
+			// version 2 producer (Produce v12+, TxnOffsetCommit v5)
+			// whose coordinator is this broker, as Kafka's
+			// AddPartitionsToTxnManager sends it: the implicit add.
+			codes = make(map[TopicPartition]int16, len(tps))
+			for _, tp := range tps {
+				codes[tp] = c.AddPartitionsImplicit(ctx, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tp)
+			}
+		} else {
+			codes = c.addPartitions(ctx, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tps, tx.VerifyOnly, req.Version)
+		}
 		rtx := kmsg.NewAddPartitionsToTxnResponseTransaction()
 		rtx.TransactionalID = tx.TransactionalID
 		for _, t := range tx.Topics {

@@ -278,7 +278,7 @@ func (n *Node) start() (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	syncer.RemoveStray(n.ctrl.Image())
+	syncer.SetAsideStray(n.ctrl.Image())
 
 	for _, l := range cfg.Listeners {
 		if isBroker && !isControllerListener(cfg, l.Name) {

@@ -2,9 +2,7 @@ package storage
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -75,7 +73,11 @@ type Manager struct {
 		sync.Mutex
 		logs     map[TopicPartition]*managedLog
 		creating map[TopicPartition]bool
-		closed   bool
+		// offline are partitions whose directory TakeOffline (or a
+		// failed MoveStray) left in place: not served, never re-created
+		// until a restart.
+		offline map[TopicPartition]bool
+		closed  bool
 	}
 }
 
@@ -133,6 +135,7 @@ func OpenManager(o ManagerOptions) (*Manager, error) {
 	m := &Manager{fs: o.FS, dirs: o.Dirs, now: o.Now, logger: o.Logger, opts: o}
 	m.mu.logs = map[TopicPartition]*managedLog{}
 	m.mu.creating = map[TopicPartition]bool{}
+	m.mu.offline = map[TopicPartition]bool{}
 	for _, dir := range o.Dirs {
 		if err := m.loadDir(dir); err != nil {
 			m.closeLogs()
@@ -172,7 +175,7 @@ func (m *Manager) loadDir(dir string) error {
 	}
 	for _, name := range names {
 		path := filepath.Join(dir, name)
-		if strings.HasSuffix(name, "-delete") {
+		if strings.HasSuffix(name, deleteDirSuffix) {
 			m.logger.Info("storage: removing deleted partition dir", "dir", path)
 			if err := m.fs.RemoveAll(path); err != nil {
 				return fmt.Errorf("storage: remove %s: %w", path, err)
@@ -192,6 +195,7 @@ func (m *Manager) loadDir(dir string) error {
 			}
 		}
 	}
+	m.reportSetAside(dir, names, recovery, starts, hws)
 	return nil
 }
 
@@ -318,11 +322,18 @@ func (m *Manager) CreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) 
 	}
 	if ml, ok := m.mu.logs[tp]; ok {
 		m.mu.Unlock()
+		if ml.topicID != topicID {
+			return nil, fmt.Errorf("%w: %s holds topic id %x, not %x", ErrTopicIDMismatch, tp, ml.topicID, topicID)
+		}
 		return ml.log, nil
 	}
 	if m.mu.creating[tp] {
 		m.mu.Unlock()
 		return nil, fmt.Errorf("storage: partition %s is being created", tp)
+	}
+	if m.mu.offline[tp] {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s", ErrLogOffline, tp)
 	}
 	m.mu.creating[tp] = true
 	counts := map[string]int{}
@@ -340,6 +351,10 @@ func (m *Manager) CreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) 
 		if counts[d] < counts[dir] {
 			dir = d
 		}
+	}
+	// Never reuse a directory left by another topic id (issue 11 item 13).
+	if err := m.claimDir(dir, tp, topicID); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(dir, tp.String())
 	if err := m.fs.MkdirAll(path); err != nil {
@@ -362,8 +377,10 @@ func (m *Manager) CreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) 
 }
 
 // DeleteLog closes the log of tp, renames its directory to
-// "topic-N.<random hex>-delete" and removes it. A crash in between leaves a
-// "-delete" directory that OpenManager removes.
+// "topic-N.<random hex>-delete" (the topic cut to fit 255 bytes, as Kafka
+// does) and removes it. A crash in between leaves a "-delete" directory
+// that OpenManager removes. If the rename fails the directory stays where
+// it is and CreateLog will not reuse it for another topic id.
 func (m *Manager) DeleteLog(tp TopicPartition) error {
 	m.mu.Lock()
 	ml, ok := m.mu.logs[tp]
@@ -377,10 +394,8 @@ func (m *Manager) DeleteLog(tp TopicPartition) error {
 	if err := ml.log.Close(); err != nil && !errors.Is(err, ErrClosed) {
 		m.logger.Warn("storage: closing deleted log", "partition", tp.String(), "err", err)
 	}
-	var suffix [16]byte
-	_, _ = rand.Read(suffix[:])
 	path := filepath.Join(ml.dir, tp.String())
-	doomed := filepath.Join(ml.dir, tp.String()+"."+hex.EncodeToString(suffix[:])+"-delete")
+	doomed := filepath.Join(ml.dir, setAsideDirName(tp, deleteDirSuffix))
 	if err := m.fs.Rename(path, doomed); err != nil {
 		return fmt.Errorf("storage: rename %s for deletion: %w", path, err)
 	}

@@ -256,7 +256,12 @@ func (n *Node) start() (_ *Node, err error) {
 		ISR:               n.isrChanger(),
 		MinInsyncReplicas: func(t *controller.Topic) int { return int(cfg.TopicConfig(t.Configs).MinInsyncReplicas) },
 		ReplicaLagTimeMax: time.Duration(cfg.ReplicaLagTimeMaxMs) * time.Millisecond,
-		Fetch:             n.replicaFetch})
+		FetchMaxWait:      time.Duration(cfg.ReplicaFetchWaitMaxMs) * time.Millisecond,
+		FetchBackoff:      time.Duration(cfg.ReplicaFetchBackoffMs) * time.Millisecond,
+		FetchMaxBytes:     cfg.ReplicaFetchResponseMaxBytes,
+		Fetch:             n.replicaFetch,
+		// replica.fetch.max.bytes (issue 11 item 4)
+		PartitionFetchMaxBytes: cfg.ReplicaFetchMaxBytes})
 	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"), Replicas: n.replicas}
 	n.ctrl, err = controller.New(controller.Options{
 		NodeID:                   cfg.NodeID,

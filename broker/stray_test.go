@@ -210,3 +210,49 @@ func TestStartNeverDeletesPartitionDirs(t *testing.T) {
 		t.Fatalf("no line for the rewritten partition.metadata:\n%s", out)
 	}
 }
+
+// TestDeleteTopicLongNameThenRecreate reproduces issue 11 item 13 on a
+// node: DeleteTopics of a topic with a 249-character name answered 0 but
+// its directory could not be renamed ("file name too long"), and a new
+// topic of the same name then served the deleted topic's records.
+func TestDeleteTopicLongNameThenRecreate(t *testing.T) {
+	dir := t.TempDir()
+	n := startTestNode(t, dir)
+	defer closeTestNode(t, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addrs()[0].String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	topic := strings.Repeat("x", 249)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := adm.DeleteTopics(ctx, topic)
+	if err != nil || resp[topic].Err != nil {
+		t.Fatalf("DeleteTopics: %v %v", err, resp[topic].Err)
+	}
+	// The directory is gone before the image without the topic is
+	// published, so the re-create cannot meet it.
+	if _, err := os.Stat(filepath.Join(dir, topic+"-0")); !os.IsNotExist(err) {
+		t.Fatalf("partition directory still in place after DeleteTopics: %v", err)
+	}
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := ends.Lookup(topic, 0); !ok || o.Err != nil || o.Offset != 0 {
+		t.Fatalf("re-created topic: end offset %+v (found %v), want 0", o, ok)
+	}
+}

@@ -128,6 +128,15 @@ func (s *LogSyncer) SetAsideStray(img *controller.Image) {
 	for tp := range s.Logs.Logs() {
 		s.settle(img, tp)
 	}
+	// Directories gone from outside (issue 11 item 14): data lost, unless
+	// the partition was deleted meanwhile.
+	for tp, mp := range s.Logs.MissingAtStart() {
+		if v, _ := judgeLocalLog(img, s.NodeID, tp, [16]byte{}); v == adoptTopicID {
+			s.Logger.Error("partition directory missing at start (removed from outside?); its data on this broker is lost and the log starts again empty",
+				"topic", tp.Topic, "partition", tp.Partition, "dir", mp.Dir, "log_start_offset", mp.LogStartOffset,
+				"recovery_point", mp.RecoveryPoint, "high_watermark", mp.HighWatermark)
+		}
+	}
 }
 
 // settle applies the verdict of judgeLocalLog to tp's log and reports

@@ -90,11 +90,11 @@ func TestStartNeverDeletesPartitionDirs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kadm.NewClient(cl).CreateTopics(ctx, 1, 1, nil, "keep", "foreign"); err != nil {
+	if _, err := kadm.NewClient(cl).CreateTopics(ctx, 1, 1, nil, "keep", "foreign", "gone"); err != nil {
 		t.Fatal(err)
 	}
 	const records = 20
-	for _, topic := range []string{"keep", "foreign"} {
+	for _, topic := range []string{"keep", "foreign", "gone"} {
 		for i := range records {
 			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "%s-%d", topic, i)}).FirstErr(); err != nil {
 				t.Fatal(err)
@@ -123,6 +123,10 @@ func TestStartNeverDeletesPartitionDirs(t *testing.T) {
 		}
 	}
 	if err := os.Remove(filepath.Join(dir, "keep-0", "partition.metadata")); err != nil {
+		t.Fatal(err)
+	}
+	// gone-0 is removed from outside (issue 11 item 14).
+	if err := os.RemoveAll(filepath.Join(dir, "gone-0")); err != nil {
 		t.Fatal(err)
 	}
 	for part, id := range map[string]string{"foreign-0": "AAAAAAAAAAAAAAAAAAAAAQ", "ghost-0": "AAAAAAAAAAAAAAAAAAAAAg"} {
@@ -205,6 +209,10 @@ func TestStartNeverDeletesPartitionDirs(t *testing.T) {
 	}
 	if got := strings.Count(out, "level=ERROR msg=\"storage: partition directory not in metadata moved aside as stray"); got != 2 {
 		t.Fatalf("%d stray ERROR lines:\n%s", got, out)
+	}
+	if !strings.Contains(out, "level=ERROR msg=\"partition directory missing at start") || !strings.Contains(out, "topic=gone partition=0") ||
+		strings.Count(out, "partition directory missing") != 1 {
+		t.Fatalf("no single ERROR line for the removed gone-0:\n%s", out)
 	}
 	if !strings.Contains(out, "partition.metadata was missing; rewritten") {
 		t.Fatalf("no line for the rewritten partition.metadata:\n%s", out)

@@ -77,6 +77,8 @@ type Manager struct {
 		// failed MoveStray) left in place: not served, never re-created
 		// until a restart.
 		offline map[TopicPartition]bool
+		// missing are partitions whose directories were gone at start.
+		missing map[TopicPartition]MissingPartition
 		closed  bool
 	}
 }
@@ -136,6 +138,7 @@ func OpenManager(o ManagerOptions) (*Manager, error) {
 	m.mu.logs = map[TopicPartition]*managedLog{}
 	m.mu.creating = map[TopicPartition]bool{}
 	m.mu.offline = map[TopicPartition]bool{}
+	m.mu.missing = map[TopicPartition]MissingPartition{}
 	for _, dir := range o.Dirs {
 		if err := m.loadDir(dir); err != nil {
 			m.closeLogs()

@@ -196,10 +196,32 @@ func (m *Manager) claimDir(dir string, tp TopicPartition, topicID [16]byte) erro
 	return nil
 }
 
-// reportSetAside logs, at start, the stray directories kept in dir and the
-// partitions the checkpoints of dir name whose directory is gone (data
-// lost from outside), skipping those a "-delete" or "-stray" directory
-// accounts for.
+// MissingPartition is a partition the checkpoints of a log directory name
+// but whose directory was not there at start, with its checkpointed
+// offsets (-1: not checkpointed).
+type MissingPartition struct {
+	Dir                                          string
+	LogStartOffset, RecoveryPoint, HighWatermark int64
+}
+
+// MissingAtStart returns the partitions whose directories were gone at
+// start (removed from outside, or deleted by DeleteLog shortly before a
+// crash, before the checkpoints were written again). Only the caller knows
+// which of them the metadata still assigns here, and so which lost data.
+func (m *Manager) MissingAtStart() map[TopicPartition]MissingPartition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[TopicPartition]MissingPartition, len(m.mu.missing))
+	for tp, mp := range m.mu.missing {
+		out[tp] = mp
+	}
+	return out
+}
+
+// reportSetAside logs, at start, the stray directories kept in dir, and
+// records the partitions the checkpoints of dir name whose directory is
+// gone, skipping those a "-delete" or "-stray" directory accounts for.
+// REQUIRES: called from OpenManager only (m.mu not yet shared).
 func (m *Manager) reportSetAside(dir string, names []string, recovery, starts, hws map[TopicPartition]int64) {
 	type key struct {
 		prefix    string
@@ -229,9 +251,7 @@ func (m *Manager) reportSetAside(dir string, names []string, recovery, starts, h
 		if _, ok := m.mu.logs[tp]; ok || accounted(tp) {
 			continue
 		}
-		m.logger.Error("storage: partition directory missing (removed from outside?); its data is lost on this broker",
-			"partition", tp.String(), "dir", filepath.Join(dir, tp.String()),
-			"log_start_offset", offsetOr(starts, tp, -1), "recovery_point", rp, "high_watermark", offsetOr(hws, tp, -1),
-			"bytes", "unknown")
+		m.mu.missing[tp] = MissingPartition{Dir: filepath.Join(dir, tp.String()),
+			LogStartOffset: offsetOr(starts, tp, -1), RecoveryPoint: rp, HighWatermark: offsetOr(hws, tp, -1)}
 	}
 }

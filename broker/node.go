@@ -199,6 +199,7 @@ func (n *Node) start() (_ *Node, err error) {
 		// producer.id.expiration.check.interval.ms).
 		ProducerExpiration:              time.Duration(cfg.ProducerIDExpirationMs) * time.Millisecond,
 		ProducerExpirationCheckInterval: time.Duration(cfg.ProducerIDExpirationCheckIntervalMs) * time.Millisecond,
+		OpenFileBudget:                  openFileBudget(), // issue 11 item 5
 	})
 	if err != nil {
 		return nil, err

@@ -55,6 +55,10 @@ type ManagerOptions struct {
 	// producers whose last batch is that old (Log.ExpireProducers).
 	ProducerExpiration              time.Duration
 	ProducerExpirationCheckInterval time.Duration
+	// OpenFileBudget is how many files OpenManager may open for the
+	// partitions it loads (file_budget.go); partitions beyond it stay
+	// unopened and offline. 0 means no limit.
+	OpenFileBudget int
 }
 
 // Manager owns the logs of all partitions in a set of log directories, and
@@ -68,6 +72,10 @@ type Manager struct {
 
 	// checkpointMu serializes checkpoint writes.
 	checkpointMu sync.Mutex
+	// openedFiles counts the files of the partitions loaded at start and
+	// unopened the partitions left out (OpenManager only).
+	openedFiles int
+	unopened    []string
 
 	mu struct {
 		sync.Mutex
@@ -145,6 +153,7 @@ func OpenManager(o ManagerOptions) (*Manager, error) {
 			return nil, err
 		}
 	}
+	m.reportUnopened()
 	return m, nil
 }
 
@@ -193,9 +202,19 @@ func (m *Manager) loadDir(dir string) error {
 			return fmt.Errorf("storage: partition %s found in two log dirs", tp)
 		}
 		if m.fs.Exists(filepath.Join(path, partitionMetadataFile)) || m.hasSegments(path) {
+			files := m.partitionFiles(path)
+			if m.opts.OpenFileBudget > 0 && m.openedFiles+files > m.opts.OpenFileBudget {
+				m.leaveUnopened(dir, tp)
+				continue
+			}
 			if err := m.openPartition(dir, tp, recovery, starts, hws, cleaned); err != nil {
+				if outOfFiles(err) {
+					m.leaveUnopened(dir, tp)
+					continue
+				}
 				return err
 			}
+			m.openedFiles += files
 		}
 	}
 	m.reportSetAside(dir, names, recovery, starts, hws)

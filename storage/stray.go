@@ -248,7 +248,7 @@ func (m *Manager) reportSetAside(dir string, names []string, recovery, starts, h
 		return false
 	}
 	for tp, rp := range recovery {
-		if _, ok := m.mu.logs[tp]; ok || accounted(tp) {
+		if _, ok := m.mu.logs[tp]; ok || m.mu.offline[tp] || accounted(tp) {
 			continue
 		}
 		m.mu.missing[tp] = MissingPartition{Dir: filepath.Join(dir, tp.String()),

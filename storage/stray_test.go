@@ -287,3 +287,54 @@ func strayDirs(t *testing.T, fsys vfs.FS, dir string) []string {
 	}
 	return out
 }
+
+// TestOpenManagerWithinFileBudget is the storage half of issue 11 item 5's
+// last part: a broker holding more partitions than its open file limit
+// allows could not start (every segment keeps 3 files open). Partitions
+// beyond ManagerOptions.OpenFileBudget stay on disk, unopened and offline,
+// with one ERROR line, and the rest are served.
+func TestOpenManagerWithinFileBudget(t *testing.T) {
+	fsys := vfs.NewMem()
+	clock := newClock()
+	m, err := OpenManager(ManagerOptions{FS: fsys, Dirs: []string{"/d"}, Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(10) {
+		l, err := m.CreateLog(TopicPartition{Topic: "t", Partition: p}, strayTestIDA, smallConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, testBatch(2, 1000, 40))
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	errs := &errorLog{}
+	m, err = OpenManager(ManagerOptions{FS: fsys, Dirs: []string{"/d"}, Now: clock.now, Logger: slog.New(errs), OpenFileBudget: 4 * 3})
+	if err != nil {
+		t.Fatalf("start over the open file budget: %v", err)
+	}
+	defer m.Close()
+	if len(m.Logs()) != 4 || m.UnopenedAtStart() != 6 {
+		t.Fatalf("opened %d, unopened %d; want 4 and 6", len(m.Logs()), m.UnopenedAtStart())
+	}
+	if errs.count("partitions left unopened") != 1 || errs.count("unopened=6") != 1 {
+		t.Fatalf("ERROR lines: %v", errs.lines)
+	}
+	if len(m.MissingAtStart()) != 0 {
+		t.Fatalf("unopened partitions reported missing: %v", m.MissingAtStart())
+	}
+	for p := range int32(10) {
+		tp := TopicPartition{Topic: "t", Partition: p}
+		if _, ok := m.Log(tp); ok {
+			continue
+		}
+		if _, err := m.CreateLog(tp, strayTestIDA, smallConfig()); err == nil || !strings.Contains(err.Error(), "offline") {
+			t.Fatalf("CreateLog of unopened %v: %v", tp, err)
+		}
+		if !fsys.Exists(filepath.Join("/d", tp.String(), "00000000000000000000.log")) {
+			t.Fatalf("unopened %v lost its data", tp)
+		}
+	}
+}

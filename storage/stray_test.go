@@ -338,3 +338,26 @@ func TestOpenManagerWithinFileBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestLastSegmentDeletedIsAnError is the regression test for issue 11 item
+// 14 (a segment file deleted from outside): deleting the active segment's
+// .log lost the offsets in it (74-99 here) with no log line, because the
+// log simply ended at the previous segment. Offsets below the
+// checkpointed recovery point were flushed, so their absence is an ERROR.
+func TestLastSegmentDeletedIsAnError(t *testing.T) {
+	fsys, clock := fillLog(t, 100)
+	segs := segmentNames(t, fsys, "/d/t-0")
+	if err := fsys.Remove("/d/t-0/" + segs[len(segs)-1]); err != nil {
+		t.Fatal(err)
+	}
+	errs := &errorLog{}
+	l, err := OpenLog(LogOptions{FS: fsys, Dir: "/d/t-0", Config: smallConfig(), Now: clock.now, Logger: slog.New(errs), RecoveryPoint: 100, LogStartOffset: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	leo := l.LogEndOffset()
+	if leo >= 100 || errs.count("log ends below its checkpointed recovery point") != 1 || errs.count("offsets_to=99") != 1 || errs.count("partition=t-0") != 1 {
+		t.Fatalf("LEO %d, ERROR lines %v", leo, errs.lines)
+	}
+}

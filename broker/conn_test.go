@@ -222,9 +222,10 @@ func TestIdleConnectionClosed(t *testing.T) {
 
 // TestHandlerPanicClosesOnlyThatConnection: issue 11 item 6, a panic in a
 // handler took the process down. Now it closes that connection, is
-// counted, and every other connection keeps working.
+// counted (samsa_server_request_panics_total), and every other connection
+// keeps working.
 func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
-	n := startTestNode(t, t.TempDir())
+	n := startTestNode(t, t.TempDir(), "samsa.http.listener=127.0.0.1:0")
 	defer closeTestNode(t, n)
 	e := n.srv.table[int16(kmsg.DescribeCluster)]
 	e.Handle = func(*handlers.Deps, *handlers.Request) (kmsg.Response, error) { panic("test: handler bug") }
@@ -239,6 +240,9 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 	}
 	if got := n.srv.PanicCount(); got != 1 {
 		t.Fatalf("PanicCount %d, want 1", got)
+	}
+	if v, ok := scrapeMetrics(t, "http://"+n.HTTPAddr().String()).sum("samsa_server_request_panics_total"); !ok || v != 1 {
+		t.Fatalf("samsa_server_request_panics_total %v (found %v), want 1", v, ok)
 	}
 	apiVersionsOK(t, other)
 }

@@ -125,3 +125,18 @@ func explainStartError(err error) error {
 	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl)
 	return fmt.Errorf("%w: the partition logs need more open files than the limit of %d (RLIMIT_NOFILE, hard limit %d) allows; every segment keeps 3 files open: raise the hard limit (ulimit -Hn, LimitNOFILE= in systemd, --ulimit nofile= in docker) and start again", err, rl.Cur, rl.Max)
 }
+
+// openFileBudget is storage.ManagerOptions.OpenFileBudget: the files the
+// partition logs may open at start, the soft limit less what is open and
+// fdReserve; 0 (no limit) when the limit is unlimited or unreadable.
+func openFileBudget() int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || uint64(rl.Cur) >= 1<<62 {
+		return 0
+	}
+	open, err := openFileCount()
+	if err != nil {
+		return 0
+	}
+	return int(max(int64(rl.Cur)-int64(open)-fdReserve, 1))
+}

@@ -202,6 +202,7 @@ func (n *Node) start() (_ *Node, err error) {
 		// producer.id.expiration.check.interval.ms).
 		ProducerExpiration:              time.Duration(cfg.ProducerIDExpirationMs) * time.Millisecond,
 		ProducerExpirationCheckInterval: time.Duration(cfg.ProducerIDExpirationCheckIntervalMs) * time.Millisecond,
+		OpenFileBudget:                  openFileBudget(), // issue 11 item 5
 	})
 	if err != nil {
 		return nil, err
@@ -259,7 +260,12 @@ func (n *Node) start() (_ *Node, err error) {
 		ISR:               n.isrChanger(),
 		MinInsyncReplicas: func(t *controller.Topic) int { return int(cfg.TopicConfig(t.Configs).MinInsyncReplicas) },
 		ReplicaLagTimeMax: time.Duration(cfg.ReplicaLagTimeMaxMs) * time.Millisecond,
-		Fetch:             n.replicaFetch})
+		FetchMaxWait:      time.Duration(cfg.ReplicaFetchWaitMaxMs) * time.Millisecond,
+		FetchBackoff:      time.Duration(cfg.ReplicaFetchBackoffMs) * time.Millisecond,
+		FetchMaxBytes:     cfg.ReplicaFetchResponseMaxBytes,
+		Fetch:             n.replicaFetch,
+		// replica.fetch.max.bytes (issue 11 item 4)
+		PartitionFetchMaxBytes: cfg.ReplicaFetchMaxBytes})
 	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"), Replicas: n.replicas}
 	events := &metadataEvents{logger: logger.With("component", "metadata"), nodeID: cfg.NodeID}
 	n.ctrl, err = controller.New(controller.Options{
@@ -283,7 +289,7 @@ func (n *Node) start() (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	syncer.RemoveStray(n.ctrl.Image())
+	syncer.SetAsideStray(n.ctrl.Image())
 
 	for _, l := range cfg.Listeners {
 		if isBroker && !isControllerListener(cfg, l.Name) {

@@ -53,6 +53,7 @@ func (n *Node) startHTTP() error {
 	}
 	n.http = srv
 	n.srv.observer = m
+	m.Registry().MustRegister(panicMetric(n.srv))
 	n.logger.Info("HTTP listener serving /metrics, /healthz and /readyz", "addr", srv.Addr().String())
 	return nil
 }

@@ -1,7 +1,10 @@
 package broker
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
@@ -21,6 +24,12 @@ type LogSyncer struct {
 	// Replicas, when set, is reconciled with each image once the logs
 	// exist (roles, leader epochs, ISR and the high watermark rule).
 	Replicas *replica.Manager
+
+	// mu serializes Apply and SetAsideStray, so that the start-up check
+	// judges logs against the newest image Apply saw (last), never an
+	// older one that lacks a topic whose log Apply just created.
+	mu   sync.Mutex
+	last *controller.Image
 }
 
 // LogConfig turns a topic's resolved config into the storage settings.
@@ -47,6 +56,9 @@ func LogConfig(tc config.TopicConfig) storage.LogConfig {
 
 // Apply is the OnChange callback.
 func (s *LogSyncer) Apply(prev, next *controller.Image) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last = next
 	// Deleted topics, and topics re-created under the same name with a
 	// new id: drop the old logs first.
 	if prev != nil {
@@ -72,9 +84,18 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 			}
 			tp := storage.TopicPartition{Topic: name, Partition: p.Partition}
 			l, ok := s.Logs.Log(tp)
+			if ok && s.Logs.TopicID(tp) != [16]byte(t.ID) {
+				// A log left by another topic id (or without its
+				// partition.metadata) is never served as this topic's.
+				ok = s.settle(next, tp)
+				l, _ = s.Logs.Log(tp)
+			}
 			if !ok {
 				var err error
 				l, err = s.Logs.CreateLog(tp, t.ID, lc)
+				if errors.Is(err, storage.ErrLogOffline) {
+					continue // logged when it was taken offline
+				}
 				if err != nil {
 					s.Logger.Error("cannot create log", "topic", name, "partition", p.Partition, "err", err)
 					continue
@@ -90,17 +111,103 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 	}
 }
 
-// RemoveStray deletes local logs the image does not know, e.g. of a topic
-// deleted while this node was down.
-func (s *LogSyncer) RemoveStray(img *controller.Image) {
-	for tp := range s.Logs.Logs() {
-		t, ok := img.Topics[tp.Topic]
-		if ok && int(tp.Partition) < len(t.Partitions) && s.Logs.TopicID(tp) == [16]byte(t.ID) {
-			continue
-		}
-		s.Logger.Warn("deleting log not in metadata", "topic", tp.Topic, "partition", tp.Partition)
-		s.deleteLog(tp)
+// SetAsideStray settles, once the first metadata image is known at start,
+// every local log against it (issue 11 items 9 and 10): a log of a topic
+// id the image does not know, or of a partition not assigned to this
+// node, is moved aside as "-stray" with an ERROR line, never deleted (a
+// torn or damaged metadata log once made this delete the data of every
+// topic it no longer found); a log that lost its partition.metadata gets
+// the image's topic id; a log whose id the image gives to another topic
+// is taken offline in place.
+func (s *LogSyncer) SetAsideStray(img *controller.Image) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last != nil {
+		img = s.last
 	}
+	for tp := range s.Logs.Logs() {
+		s.settle(img, tp)
+	}
+	// Directories gone from outside (issue 11 item 14): data lost, unless
+	// the partition was deleted meanwhile.
+	for tp, mp := range s.Logs.MissingAtStart() {
+		if v, _ := judgeLocalLog(img, s.NodeID, tp, [16]byte{}); v == adoptTopicID {
+			s.Logger.Error("partition directory missing at start (removed from outside?); its data on this broker is lost and the log starts again empty",
+				"topic", tp.Topic, "partition", tp.Partition, "dir", mp.Dir, "log_start_offset", mp.LogStartOffset,
+				"recovery_point", mp.RecoveryPoint, "high_watermark", mp.HighWatermark)
+		}
+	}
+}
+
+// settle applies the verdict of judgeLocalLog to tp's log and reports
+// whether the log is kept (and now carries the image's topic id).
+func (s *LogSyncer) settle(img *controller.Image, tp storage.TopicPartition) bool {
+	v, reason := judgeLocalLog(img, s.NodeID, tp, s.Logs.TopicID(tp))
+	switch v {
+	case keepLog:
+		return true
+	case adoptTopicID:
+		if err := s.Logs.SetTopicID(tp, [16]byte(img.Topics[tp.Topic].ID)); err != nil {
+			s.Logger.Error("cannot rewrite partition.metadata; taking the log offline", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+			s.Logs.TakeOffline(tp, "partition.metadata missing and cannot be rewritten: "+err.Error())
+			return false
+		}
+		return true
+	case offlineLog:
+		s.Logs.TakeOffline(tp, reason)
+	default:
+		if err := s.Logs.MoveStray(tp, reason); err != nil {
+			s.Logger.Error("cannot move stray log aside; it stays offline in place", "topic", tp.Topic, "partition", tp.Partition, "reason", reason, "err", err)
+		}
+	}
+	return false
+}
+
+// localVerdict is what to do with a local partition log the metadata image
+// does not match.
+type localVerdict int
+
+const (
+	keepLog      localVerdict = iota
+	adoptTopicID              // no partition.metadata: take the image's id
+	strayLog                  // move aside as -stray
+	offlineLog                // leave in place, do not serve
+)
+
+// judgeLocalLog decides what becomes of the local log of tp whose
+// partition.metadata holds localID (zero: missing) given the image, and
+// why. Kafka 4.4 (LogManager.isStrayReplica) calls a log stray when its
+// topic id is not in the image or the partition's replicas do not include
+// this broker; we do the same. Where Kafka 4.4 also calls a log without a
+// topic id stray, we rewrite the id from the image when the image assigns
+// that partition to this node (its data would otherwise stop being
+// served). A topic id the image gives to a topic of another name cannot
+// come from a deletion: it is an error, and the log goes offline.
+func judgeLocalLog(img *controller.Image, nodeID int32, tp storage.TopicPartition, localID [16]byte) (localVerdict, string) {
+	assigned := func(t *controller.Topic) bool {
+		return t != nil && tp.Partition >= 0 && int(tp.Partition) < len(t.Partitions) &&
+			contains(t.Partitions[tp.Partition].Replicas, nodeID)
+	}
+	t := img.Topics[tp.Topic]
+	switch {
+	case localID == [16]byte{}:
+		if assigned(t) {
+			return adoptTopicID, ""
+		}
+		return strayLog, "no partition.metadata, and the metadata assigns no such partition to this broker"
+	case t != nil && [16]byte(t.ID) == localID:
+		if assigned(t) {
+			return keepLog, ""
+		}
+		if int(tp.Partition) >= len(t.Partitions) {
+			return strayLog, fmt.Sprintf("topic has %d partitions in the metadata", len(t.Partitions))
+		}
+		return strayLog, fmt.Sprintf("replicas %v do not include this broker", t.Partitions[tp.Partition].Replicas)
+	}
+	if other, ok := img.TopicsByID[controller.Uuid(localID)]; ok {
+		return offlineLog, fmt.Sprintf("partition.metadata names topic id %s, which the metadata gives to topic %q", controller.Uuid(localID), other.Name)
+	}
+	return strayLog, fmt.Sprintf("topic id %s is not in the metadata (topic deleted, or metadata lost)", controller.Uuid(localID))
 }
 
 func (s *LogSyncer) deleteLog(tp storage.TopicPartition) {

@@ -132,6 +132,10 @@ func brokerDefs() []Def {
 		dyn(d("unclean.leader.election.enable", Boolean, "false", "Allow an out-of-sync replica to become leader.", nil)),
 		d("fetch.max.bytes", Int, "57671680", "Largest number of record bytes returned by one fetch (clients and followers); a request's max_bytes above it is lowered to it.", atLeast(Int, 1024)),
 		d("replica.lag.time.max.ms", Long, "30000", "A follower that has not caught up for this long leaves the ISR.", atLeast(Long, 0)),
+		d("replica.fetch.max.bytes", Int, "1048576", "Record bytes a follower asks for per partition in one fetch (the first batch is returned even when larger).", atLeast(Int, 0)),
+		d("replica.fetch.response.max.bytes", Int, "10485760", "Record bytes a follower asks for in one fetch response, over all partitions (the leader also caps it at fetch.max.bytes).", atLeast(Int, 0)),
+		d("replica.fetch.wait.max.ms", Int, "500", "How long a follower's fetch waits at the leader for data; at most replica.lag.time.max.ms.", atLeast(Int, 0)),
+		d("replica.fetch.backoff.ms", Int, "1000", "How long a follower waits after a failed fetch of a partition.", atLeast(Int, 0)),
 		d("max.incremental.fetch.session.cache.slots", Int, "1000", "Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one.", atLeast(Int, 0)),
 
 		// Groups and offsets.

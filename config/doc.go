@@ -168,6 +168,10 @@
 //	| `unclean.leader.election.enable` | `false` | Allow an out-of-sync replica to become leader. (dynamic) |
 //	| `fetch.max.bytes` | `57671680` | Largest number of record bytes returned by one fetch (clients and followers); a request's max_bytes above it is lowered to it. |
 //	| `replica.lag.time.max.ms` | `30000` | A follower that has not caught up for this long leaves the ISR. |
+//	| `replica.fetch.max.bytes` | `1048576` | Record bytes a follower asks for per partition in one fetch (the first batch is returned even when larger). |
+//	| `replica.fetch.response.max.bytes` | `10485760` | Record bytes a follower asks for in one fetch response, over all partitions (the leader also caps it at fetch.max.bytes). |
+//	| `replica.fetch.wait.max.ms` | `500` | How long a follower's fetch waits at the leader for data; at most replica.lag.time.max.ms. |
+//	| `replica.fetch.backoff.ms` | `1000` | How long a follower waits after a failed fetch of a partition. |
 //	| `max.incremental.fetch.session.cache.slots` | `1000` | Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one. |
 //	| `offsets.topic.num.partitions` | `50` | Partitions of __consumer_offsets. |
 //	| `offsets.topic.replication.factor` | `3` | Replication factor of __consumer_offsets. samsa caps it at the number of live brokers, with a warning. |

@@ -41,8 +41,7 @@ var ignoredKeys = map[string]bool{
 	"kafka.metrics.polling.interval.secs": true, "auto.include.jmx.reporter": true,
 	"telemetry.max.bytes": true, "broker.rack.aware": true, "password.encoder.secret": true,
 	// Replication details.
-	"replica.fetch.max.bytes": true, "replica.fetch.min.bytes": true, "replica.fetch.wait.max.ms": true,
-	"replica.fetch.backoff.ms": true, "replica.fetch.response.max.bytes": true,
+	"replica.fetch.min.bytes":   true,
 	"replica.socket.timeout.ms": true, "replica.socket.receive.buffer.bytes": true,
 	"replica.high.watermark.checkpoint.interval.ms": true, "replica.selector.class": true,
 	"auto.leader.rebalance.enable": true, "leader.imbalance.check.interval.seconds": true,

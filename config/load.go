@@ -74,6 +74,12 @@ type Config struct {
 	MinInsyncReplicas           int32
 	UncleanLeaderElectionEnable bool
 	ReplicaLagTimeMaxMs         int64
+	// ReplicaFetchMaxBytes (replica.fetch.max.bytes) and
+	// ReplicaFetchResponseMaxBytes (replica.fetch.response.max.bytes)
+	// size a follower's fetches; ReplicaFetchWaitMaxMs and
+	// ReplicaFetchBackoffMs time them.
+	ReplicaFetchMaxBytes, ReplicaFetchResponseMaxBytes int32
+	ReplicaFetchWaitMaxMs, ReplicaFetchBackoffMs       int32
 	// MaxIncrementalFetchSessionCacheSlots is max.incremental.fetch.session.cache.slots.
 	MaxIncrementalFetchSessionCacheSlots int32
 
@@ -574,6 +580,14 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.MinInsyncReplicas = d.i32("min.insync.replicas")
 	c.UncleanLeaderElectionEnable = d.boolean("unclean.leader.election.enable")
 	c.ReplicaLagTimeMaxMs = d.i64("replica.lag.time.max.ms")
+	c.ReplicaFetchMaxBytes = d.i32("replica.fetch.max.bytes")
+	c.ReplicaFetchResponseMaxBytes = d.i32("replica.fetch.response.max.bytes")
+	c.ReplicaFetchWaitMaxMs = d.i32("replica.fetch.wait.max.ms")
+	c.ReplicaFetchBackoffMs = d.i32("replica.fetch.backoff.ms")
+	if int64(c.ReplicaFetchWaitMaxMs) > c.ReplicaLagTimeMaxMs {
+		// Kafka's KafkaConfig requirement, with its wording.
+		return nil, fmt.Errorf("%w: replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR", ErrInvalid)
+	}
 	c.MaxIncrementalFetchSessionCacheSlots = d.i32("max.incremental.fetch.session.cache.slots")
 
 	c.OffsetsTopicNumPartitions = d.i32("offsets.topic.num.partitions")

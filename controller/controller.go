@@ -255,7 +255,7 @@ func (c *Controller) notify() {
 			return
 		}
 		if c.opts.OnChange != nil {
-			c.opts.OnChange(ch.prev, ch.next)
+			c.deliver(ch)
 		}
 		c.image.Store(ch.next)
 	}

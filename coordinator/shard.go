@@ -99,9 +99,9 @@ func (s *shard) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case fn := <-s.work:
-			fn()
+			Guard(s.logger, "request", fn)
 		case <-timer.C:
-			s.tick()
+			Guard(s.logger, "timers", s.tick)
 		}
 	}
 }
@@ -168,14 +168,18 @@ func (s *shard) call(ctx context.Context, fn func()) int16 {
 		return code
 	}
 	ran := make(chan struct{})
+	completed := false // read after <-ran: close happens after the write
 	select {
-	case s.work <- func() { fn(); close(ran) }:
+	case s.work <- func() { defer close(ran); fn(); completed = true }:
 	case <-s.done:
 		return kerr.NotCoordinator.Code
 	case <-ctx.Done():
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	<-ran
+	if !completed {
+		return kerr.UnknownServerError.Code // fn panicked (Guard logged it)
+	}
 	return 0
 }
 

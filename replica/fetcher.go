@@ -46,7 +46,7 @@ func newFetcher(m *Manager, leader int32) *fetcher {
 	go func() {
 		defer m.wg.Done()
 		defer close(f.done)
-		f.run(ctx)
+		m.supervise("fetcher", ctx.Done(), func() { f.run(ctx) }, nil)
 	}()
 	return f
 }

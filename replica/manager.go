@@ -140,8 +140,8 @@ func NewManager(o Options) *Manager {
 		m.opts.Fetch = m.transport.fetch
 	}
 	m.wg.Add(2)
-	go func() { defer m.wg.Done(); m.runReconcile() }()
-	go func() { defer m.wg.Done(); m.runISRChecks() }()
+	go func() { defer m.wg.Done(); m.supervise("reconcile", m.stopping, m.runReconcile, m.wakeReconcile) }()
+	go func() { defer m.wg.Done(); m.supervise("ISR checks", m.stopping, m.runISRChecks, nil) }()
 	return m
 }
 
@@ -172,7 +172,7 @@ func (m *Manager) goOwned(fn func(ctx context.Context)) {
 		return
 	}
 	m.wg.Add(1)
-	go func() { defer m.wg.Done(); fn(m.ctx) }()
+	go func() { defer m.wg.Done(); m.runRecovered("owned task", func() { fn(m.ctx) }) }()
 }
 
 // alterPartition sends an ISR change on its own goroutine (it must not
@@ -357,8 +357,9 @@ func (m *Manager) runISRChecks() {
 // leader, starting and stopping fetchers as needed.
 func (m *Manager) runReconcile() {
 	defer func() {
-		for _, f := range m.fetchers {
+		for id, f := range m.fetchers {
 			f.stop()
+			delete(m.fetchers, id) // a restart after a panic starts afresh
 		}
 	}()
 	for {

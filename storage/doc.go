@@ -30,6 +30,13 @@
 //	    00000000000000000000.txnindex    aborted transaction index (only once a transaction aborted)
 //	    00000000000000000000.snapshot    open transactions and producer state at that offset (samsa format, versioned)
 //	  <topic>-<partition>.<hex>-delete/  a partition being deleted (removed on open)
+//	  <topic>-<partition>.<hex>-stray/   a partition the metadata does not know, set aside
+//	                                     (Manager.MoveStray; kept and logged on every open)
+//
+// The -delete and -stray names cut the topic so that they fit 255 bytes;
+// <hex> is 32 random hex digits. Nothing in a log dir is deleted because
+// metadata lacks it (stray.go); partitions beyond the open file budget
+// stay unopened and offline (file_budget.go).
 //
 // Segment files are named by the segment's base offset as 20 digits. A .log
 // file is a sequence of v2 record batches; each batch carries its own magic

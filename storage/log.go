@@ -205,6 +205,13 @@ func OpenLog(o LogOptions) (*Log, error) {
 	l.mu.segments = segs
 	leo := segs[len(segs)-1].nextOffset
 	start := segs[0].baseOffset
+	if o.RecoveryPoint > leo && o.LogStartOffset <= leo {
+		// Offsets below the recovery point were flushed: a crash cannot
+		// have lost them (issue 11 item 14: the last segment file deleted
+		// from outside lost them silently).
+		l.logger.Error("storage: log ends below its checkpointed recovery point: flushed data is missing (segment file deleted from outside, damage at the end, or a truncation not checkpointed before a crash)",
+			"partition", filepath.Base(o.Dir), "offsets_from", leo, "offsets_to", o.RecoveryPoint-1)
+	}
 	if o.LogStartOffset > leo {
 		// Data up to the checkpointed log start was lost (a crash before
 		// it was flushed). Start empty there rather than reuse offsets.

@@ -2,9 +2,7 @@ package storage
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -57,6 +55,10 @@ type ManagerOptions struct {
 	// producers whose last batch is that old (Log.ExpireProducers).
 	ProducerExpiration              time.Duration
 	ProducerExpirationCheckInterval time.Duration
+	// OpenFileBudget is how many files OpenManager may open for the
+	// partitions it loads (file_budget.go); partitions beyond it stay
+	// unopened and offline. 0 means no limit.
+	OpenFileBudget int
 }
 
 // Manager owns the logs of all partitions in a set of log directories, and
@@ -70,12 +72,22 @@ type Manager struct {
 
 	// checkpointMu serializes checkpoint writes.
 	checkpointMu sync.Mutex
+	// openedFiles counts the files of the partitions loaded at start and
+	// unopened the partitions left out (OpenManager only).
+	openedFiles int
+	unopened    []string
 
 	mu struct {
 		sync.Mutex
 		logs     map[TopicPartition]*managedLog
 		creating map[TopicPartition]bool
-		closed   bool
+		// offline are partitions whose directory TakeOffline (or a
+		// failed MoveStray) left in place: not served, never re-created
+		// until a restart.
+		offline map[TopicPartition]bool
+		// missing are partitions whose directories were gone at start.
+		missing map[TopicPartition]MissingPartition
+		closed  bool
 	}
 }
 
@@ -133,12 +145,15 @@ func OpenManager(o ManagerOptions) (*Manager, error) {
 	m := &Manager{fs: o.FS, dirs: o.Dirs, now: o.Now, logger: o.Logger, opts: o}
 	m.mu.logs = map[TopicPartition]*managedLog{}
 	m.mu.creating = map[TopicPartition]bool{}
+	m.mu.offline = map[TopicPartition]bool{}
+	m.mu.missing = map[TopicPartition]MissingPartition{}
 	for _, dir := range o.Dirs {
 		if err := m.loadDir(dir); err != nil {
 			m.closeLogs()
 			return nil, err
 		}
 	}
+	m.reportUnopened()
 	return m, nil
 }
 
@@ -172,7 +187,7 @@ func (m *Manager) loadDir(dir string) error {
 	}
 	for _, name := range names {
 		path := filepath.Join(dir, name)
-		if strings.HasSuffix(name, "-delete") {
+		if strings.HasSuffix(name, deleteDirSuffix) {
 			m.logger.Info("storage: removing deleted partition dir", "dir", path)
 			if err := m.fs.RemoveAll(path); err != nil {
 				return fmt.Errorf("storage: remove %s: %w", path, err)
@@ -187,11 +202,22 @@ func (m *Manager) loadDir(dir string) error {
 			return fmt.Errorf("storage: partition %s found in two log dirs", tp)
 		}
 		if m.fs.Exists(filepath.Join(path, partitionMetadataFile)) || m.hasSegments(path) {
+			files := m.partitionFiles(path)
+			if m.opts.OpenFileBudget > 0 && m.openedFiles+files > m.opts.OpenFileBudget {
+				m.leaveUnopened(dir, tp)
+				continue
+			}
 			if err := m.openPartition(dir, tp, recovery, starts, hws, cleaned); err != nil {
+				if outOfFiles(err) {
+					m.leaveUnopened(dir, tp)
+					continue
+				}
 				return err
 			}
+			m.openedFiles += files
 		}
 	}
+	m.reportSetAside(dir, names, recovery, starts, hws)
 	return nil
 }
 
@@ -318,11 +344,18 @@ func (m *Manager) CreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) 
 	}
 	if ml, ok := m.mu.logs[tp]; ok {
 		m.mu.Unlock()
+		if ml.topicID != topicID {
+			return nil, fmt.Errorf("%w: %s holds topic id %x, not %x", ErrTopicIDMismatch, tp, ml.topicID, topicID)
+		}
 		return ml.log, nil
 	}
 	if m.mu.creating[tp] {
 		m.mu.Unlock()
 		return nil, fmt.Errorf("storage: partition %s is being created", tp)
+	}
+	if m.mu.offline[tp] {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s", ErrLogOffline, tp)
 	}
 	m.mu.creating[tp] = true
 	counts := map[string]int{}
@@ -340,6 +373,10 @@ func (m *Manager) CreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) 
 		if counts[d] < counts[dir] {
 			dir = d
 		}
+	}
+	// Never reuse a directory left by another topic id (issue 11 item 13).
+	if err := m.claimDir(dir, tp, topicID); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(dir, tp.String())
 	if err := m.fs.MkdirAll(path); err != nil {
@@ -362,8 +399,10 @@ func (m *Manager) CreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) 
 }
 
 // DeleteLog closes the log of tp, renames its directory to
-// "topic-N.<random hex>-delete" and removes it. A crash in between leaves a
-// "-delete" directory that OpenManager removes.
+// "topic-N.<random hex>-delete" (the topic cut to fit 255 bytes, as Kafka
+// does) and removes it. A crash in between leaves a "-delete" directory
+// that OpenManager removes. If the rename fails the directory stays where
+// it is and CreateLog will not reuse it for another topic id.
 func (m *Manager) DeleteLog(tp TopicPartition) error {
 	m.mu.Lock()
 	ml, ok := m.mu.logs[tp]
@@ -377,10 +416,8 @@ func (m *Manager) DeleteLog(tp TopicPartition) error {
 	if err := ml.log.Close(); err != nil && !errors.Is(err, ErrClosed) {
 		m.logger.Warn("storage: closing deleted log", "partition", tp.String(), "err", err)
 	}
-	var suffix [16]byte
-	_, _ = rand.Read(suffix[:])
 	path := filepath.Join(ml.dir, tp.String())
-	doomed := filepath.Join(ml.dir, tp.String()+"."+hex.EncodeToString(suffix[:])+"-delete")
+	doomed := filepath.Join(ml.dir, setAsideDirName(tp, deleteDirSuffix))
 	if err := m.fs.Rename(path, doomed); err != nil {
 		return fmt.Errorf("storage: rename %s for deletion: %w", path, err)
 	}

@@ -114,11 +114,11 @@ func (s *shard) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case fn := <-s.work:
-			fn()
+			coordinator.Guard(s.logger, "request", fn)
 		case r := <-s.results:
-			s.markersDone(r)
+			coordinator.Guard(s.logger, "marker result", func() { s.markersDone(r) })
 		case <-timer.C:
-			s.tick()
+			coordinator.Guard(s.logger, "timers", s.tick)
 		}
 	}
 }
@@ -202,14 +202,18 @@ func (s *shard) call(ctx context.Context, fn func()) int16 {
 		return code
 	}
 	ran := make(chan struct{})
+	completed := false // read after <-ran: close happens after the write
 	select {
-	case s.work <- func() { fn(); close(ran) }:
+	case s.work <- func() { defer close(ran); fn(); completed = true }:
 	case <-s.done:
 		return kerr.NotCoordinator.Code
 	case <-ctx.Done():
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	<-ran
+	if !completed {
+		return kerr.UnknownServerError.Code // fn panicked (Guard logged it)
+	}
 	return 0
 }
 

@@ -475,6 +475,7 @@ func (nm *Nemesis) recover(ctx context.Context) error {
 			}
 		}
 	}
+	var state string
 	err := pollUntil(ctx, recoverBound, func(ctx context.Context) (bool, error) {
 		cl, err := nm.admin()
 		if err != nil {
@@ -489,19 +490,27 @@ func (nm *Nemesis) recover(ctx context.Context) error {
 		if err != nil {
 			return false, err
 		}
+		ok := len(resp.Topics) == 1
+		var b strings.Builder
 		for _, t := range resp.Topics {
 			if len(t.Partitions) != int(nm.Partitions) {
-				return false, nil
+				ok = false
 			}
 			for _, p := range t.Partitions {
+				fmt.Fprintf(&b, " p%d:leader=%d,epoch=%d,isr=%v,err=%d", p.Partition, p.Leader, p.LeaderEpoch, p.ISR, p.ErrorCode)
 				if p.Leader < 0 || len(p.ISR) < nm.RF || p.ErrorCode != 0 {
-					return false, nil
+					ok = false
 				}
 			}
 		}
-		return len(resp.Topics) == 1, nil
+		state = fmt.Sprintf("controller=%d%s", resp.ControllerID, b.String())
+		return ok, nil
 	})
 	if err != nil {
+		nm.logf("nemesis: last state:%s", state)
+		for _, n := range nm.C.Nodes {
+			nm.logf("nemesis: node %d log tail:\n%s", n.ID, n.Tail(25))
+		}
 		nm.mu.Lock()
 		nm.slow++
 		nm.mu.Unlock()

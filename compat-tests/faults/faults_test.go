@@ -109,7 +109,14 @@ func shortSteps() []Step {
 		BridgeSplit, IsolateCoordinator, KillController, PauseCoordinator, KillMinority, RollingRestart}
 	steps := make([]Step, len(kinds))
 	for i, k := range kinds {
-		steps[i] = Step{Kind: k, Hold: 3 * time.Second, Pick: uint32(i)}
+		// Network faults outlast the broker session timeout (3 s) and
+		// replica.lag.time.max.ms (6 s), so the cut-off node is fenced
+		// and its leaderships move.
+		hold := 3 * time.Second
+		if k.NetworkKind() {
+			hold = 7 * time.Second
+		}
+		steps[i] = Step{Kind: k, Hold: hold, Pick: uint32(i)}
 	}
 	return steps
 }

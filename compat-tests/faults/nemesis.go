@@ -476,6 +476,7 @@ func (nm *Nemesis) recover(ctx context.Context) error {
 		}
 	}
 	var state string
+	begin := time.Now()
 	err := pollUntil(ctx, recoverBound, func(ctx context.Context) (bool, error) {
 		cl, err := nm.admin()
 		if err != nil {
@@ -506,7 +507,9 @@ func (nm *Nemesis) recover(ctx context.Context) error {
 		state = fmt.Sprintf("controller=%d%s", resp.ControllerID, b.String())
 		return ok, nil
 	})
-	if err != nil {
+	if err == nil {
+		nm.logf("nemesis: recovered in %v:%s", time.Since(begin).Round(100*time.Millisecond), state)
+	} else {
 		nm.logf("nemesis: last state:%s", state)
 		for _, n := range nm.C.Nodes {
 			nm.logf("nemesis: node %d log tail:\n%s", n.ID, n.Tail(25))

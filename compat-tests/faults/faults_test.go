@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"os"
 	"reflect"
 	"testing"
@@ -155,5 +156,103 @@ func TestQueueUnderFaults(t *testing.T) {
 	}
 	if rep.Anomalies() != 0 {
 		t.Errorf("anomalies (seed %d):\n%s", p.Seed, rep)
+	}
+}
+
+// TestCheckTxnFindsEachAnomaly: each transaction checker fires on its
+// anomaly alone, and a clean history passes.
+func TestCheckTxnFindsEachAnomaly(t *testing.T) {
+	clean := func() *TxnHistory {
+		return &TxnHistory{
+			Txns:  []Txn{{Seq: 0, Size: 2, Outcome: TxnCommitted}, {Seq: 1, Size: 2, Outcome: TxnAborted}, {Seq: 2, Size: 2, Outcome: TxnUnknown}},
+			Polls: []string{"t0-0", "t0-1"},
+			Final: []string{"t0-0", "t0-1", "t2-0", "t2-1"},
+		}
+	}
+	if r := CheckTxn(clean()); r.Anomalies() != 0 {
+		t.Fatalf("clean history: %s", r)
+	}
+	cases := []struct {
+		name   string
+		mutate func(h *TxnHistory)
+		field  func(r *TxnReport) int
+	}{
+		{"aborted read (poll)", func(h *TxnHistory) { h.Polls = append(h.Polls, "t1-0") }, func(r *TxnReport) int { return r.AbortedRead.Count }},
+		{"partial", func(h *TxnHistory) { h.Final = h.Final[:3] }, func(r *TxnReport) int { return r.Partial.Count }},
+		{"lost committed", func(h *TxnHistory) { h.Final = h.Final[2:] }, func(r *TxnReport) int { return r.LostCommitted.Count }},
+		{"duplicated", func(h *TxnHistory) { h.Final = append(h.Final, "t0-0") }, func(r *TxnReport) int { return r.Duplicated.Count }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := clean()
+			c.mutate(h)
+			r := CheckTxn(h)
+			if c.field(r) == 0 || r.Anomalies() != c.field(r) {
+				t.Fatalf("want only %s:\n%s", c.name, r)
+			}
+		})
+	}
+}
+
+// TestTxnUnderFaults runs a transactional producer (4 records over 3
+// partitions per transaction, every 4th aborted) and a read_committed
+// consumer on three nodes while the transaction coordinator is cut off
+// and killed and partition leaders are killed and paused: read_committed
+// never sees an aborted record, no transaction is partly visible, no
+// committed one is lost.
+func TestTxnUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	if os.Getenv("SAMSA_FAULTS_TXN") != "1" {
+		// Finding 2 of docs/DURABILITY.md: a transactional produce to a
+		// partition whose leader is not the transaction coordinator's node
+		// is answered NOT_COORDINATOR forever (the produce path asks the
+		// local coordinator instead of the coordinator's node), so on three
+		// nodes almost no transaction completes and this test proves
+		// nothing. Run it with SAMSA_FAULTS_TXN=1 once that is fixed.
+		t.Skip("transactions on a multi-node cluster: see docs/DURABILITY.md finding 2 (SAMSA_FAULTS_TXN=1 runs it)")
+	}
+	// Verification off: with it on (the default), a transactional produce
+	// to a leader that is not the transaction coordinator's node is
+	// answered NOT_COORDINATOR forever (docs/DURABILITY.md, finding 2).
+	c := StartCluster(t, Config{Nodes: 3, Env: []string{"KAFKA_TRANSACTION_PARTITION_VERIFICATION_ENABLE=false"}})
+	ctx := context.Background()
+	o := TxnOptions{Topic: "txn", Partitions: 3, TransactionID: "faults-txn", Size: 4, AbortEvery: 4}
+	if err := CreateTopic(ctx, c.Addrs(), QueueOptions{Topic: o.Topic, Partitions: o.Partitions}, 3); err != nil {
+		t.Fatal(err)
+	}
+	w, err := StartTxn(c.Addrs(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm := &Nemesis{C: c, Topic: o.Topic, Partitions: o.Partitions, Group: "unused", TxnID: o.TransactionID, RF: 3, Logf: t.Logf}
+	steps := []Step{
+		{Kind: IsolateTxnCoordinator, Hold: 7 * time.Second},
+		{Kind: KillTxnCoordinator, Hold: 3 * time.Second},
+		{Kind: KillLeader, Hold: 3 * time.Second, Pick: 1},
+		{Kind: PauseLeader, Hold: 5 * time.Second, Pick: 2},
+	}
+	fctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	holdFor(fctx, 3*time.Second)
+	for i, s := range steps {
+		if err := nm.Run(fctx, s); err != nil {
+			t.Fatalf("step %d (%v): %v", i, s, err)
+		}
+		t.Logf("faults: txn step %d done: %d committed", i+1, w.Committed())
+		holdFor(fctx, 2*time.Second)
+	}
+	w.Stop()
+	if err := w.FinalRead(ctx, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r := CheckTxn(w.History())
+	t.Logf("faults: %s\nfaults: %s", nm.CountsString(), r)
+	if r.Committed == 0 {
+		t.Fatal("no transaction committed")
+	}
+	if r.Anomalies() != 0 {
+		t.Errorf("transaction anomalies:\n%s", r)
 	}
 }

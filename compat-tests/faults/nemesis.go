@@ -25,6 +25,7 @@ const (
 	KillLeader            Kind = "kill-leader"
 	KillCoordinator       Kind = "kill-coordinator"
 	KillController        Kind = "kill-controller"
+	KillTxnCoordinator    Kind = "kill-txn-coordinator"
 	PauseLeader           Kind = "pause-leader"
 	PauseCoordinator      Kind = "pause-coordinator"
 	IsolateLeader         Kind = "isolate-leader"
@@ -257,7 +258,7 @@ func (nm *Nemesis) target(ctx context.Context, s Step) (*Node, string, error) {
 	case KillCoordinator, PauseCoordinator, IsolateCoordinator:
 		id, err = nm.coordinator(ctx, nm.Group, 0)
 		what = "coordinator of group " + nm.Group
-	case IsolateTxnCoordinator:
+	case IsolateTxnCoordinator, KillTxnCoordinator:
 		id, err = nm.coordinator(ctx, nm.TxnID, 1)
 		what = "coordinator of transactional id " + nm.TxnID
 	case KillController:
@@ -319,7 +320,7 @@ func (nm *Nemesis) Run(ctx context.Context, s Step) error {
 	}
 	start := time.Now()
 	switch s.Kind {
-	case KillLeader, KillCoordinator, KillController:
+	case KillLeader, KillCoordinator, KillController, KillTxnCoordinator:
 		if err := n.Kill(); err != nil {
 			return err
 		}

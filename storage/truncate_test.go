@@ -209,3 +209,40 @@ func TestTruncateToEndDropsEmptyEpoch(t *testing.T) {
 		t.Fatalf("reopened: LatestEpoch %d, want 0", got)
 	}
 }
+
+// TestAssignStaleEpochKeepsCache is a regression test for the leader-epoch
+// cache losing its history (docs/DURABILITY.md, finding 3): a restarted
+// node replaying its metadata log saw an old image naming it leader at an
+// old epoch and assigned that epoch at its log end, which dropped every
+// newer entry; when it then led at the current epoch its cache said
+// "epoch 0 ends here", and followers asking about any epoch in between
+// truncated tens of thousands of records. An epoch older than the newest
+// one in the cache must change nothing.
+func TestAssignStaleEpochKeepsCache(t *testing.T) {
+	l := openTestLog(t, vfs.NewMem(), "/d/t-0", smallConfig(), newClock())
+	for epoch := int32(0); epoch < 3; epoch++ {
+		if err := l.AssignEpochStartOffset(epoch, l.LogEndOffset()); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			mustAppend(t, l, testBatch(3, 1000+int64(i), 30))
+		}
+	}
+	leo := l.LogEndOffset() // 27: epochs 0@0, 1@9, 2@18
+	if err := l.AssignEpochStartOffset(1, leo); err != nil {
+		t.Fatal(err)
+	}
+	if e, off := l.EndOffsetForEpoch(1); e != 1 || off != 18 {
+		t.Fatalf("after a stale assign: epoch 1 ends at (%d, %d), want (1, 18)", e, off)
+	}
+	if got := l.LatestEpoch(); got != 2 {
+		t.Fatalf("after a stale assign: LatestEpoch %d, want 2", got)
+	}
+	// A newer epoch still starts at the log end.
+	if err := l.AssignEpochStartOffset(5, leo); err != nil {
+		t.Fatal(err)
+	}
+	if e, off := l.EndOffsetForEpoch(2); e != 2 || off != leo {
+		t.Fatalf("epoch 2 ends at (%d, %d), want (2, %d)", e, off, leo)
+	}
+}

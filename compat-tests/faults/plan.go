@@ -17,6 +17,9 @@ type Plan struct {
 	// Deadline bounds the fault phase; steps left when it passes are not run.
 	Deadline time.Duration
 	Queue    QueueOptions
+	// Loopback runs the nodes on loopback even where namespaces work
+	// (network faults are then skipped).
+	Loopback bool
 	// Quiet is the pause between steps (the workload runs on a healthy
 	// cluster), besides recovery.
 	Quiet time.Duration
@@ -85,7 +88,11 @@ func SoakSteps(seed uint64, t SoakTargets, holdMin, holdMax time.Duration) []Ste
 //	SAMSA_FAULTS_DEADLINE   Go duration bounding the fault phase
 //	SAMSA_FAULTS_ACKS       1 for the acks=1 comparison run
 //	SAMSA_FAULTS_UNCLEAN    true for unclean.leader.election.enable=true
+//	SAMSA_FAULTS_LOOPBACK   1 to run on loopback (no network faults)
 func EnvPlan(p *Plan) error {
+	if os.Getenv("SAMSA_FAULTS_LOOPBACK") == "1" {
+		p.Loopback = true
+	}
 	if v := os.Getenv("SAMSA_FAULTS_NODES"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

@@ -39,7 +39,7 @@ func RunPlan(t *testing.T, p Plan) (*Report, *Result) {
 	start := time.Now()
 	t.Logf("faults: %d nodes, seed %d, %d steps, deadline %v (replay with SAMSA_FAULTS_SEED=%d)",
 		p.Nodes, p.Seed, len(p.Steps), p.Deadline, p.Seed)
-	c := StartCluster(t, Config{Nodes: p.Nodes})
+	c := StartCluster(t, Config{Nodes: p.Nodes, Loopback: p.Loopback})
 	network := "namespaces"
 	if c.Net == nil {
 		network = "loopback"

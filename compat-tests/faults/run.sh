@@ -3,7 +3,7 @@
 # the seed, so that a failing schedule can be replayed.
 #
 #   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses] [-s seed]
-#                              [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
+#                              [-d deadline] [-r results.jsonl] [--acks1] [--unclean] [--loopback]
 #
 # Defaults: 3 nodes, 100 leader kills, 50 leader partitions, 50 pauses (plus
 # a quarter as many coordinator, controller, bridge, majority-split,
@@ -23,6 +23,7 @@ while (($#)); do
 	-r) results=$2; shift ;;
 	--acks1) acks=1 ;;
 	--unclean) unclean=true ;;
+	--loopback) export SAMSA_FAULTS_LOOPBACK=1 ;;
 	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean]" >&2; exit 2 ;;
 	esac
 	shift

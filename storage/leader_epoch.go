@@ -171,6 +171,17 @@ func (l *Log) AssignEpochStartOffset(epoch int32, startOffset int64) error {
 		l.mu.Unlock()
 		return err
 	}
+	if last, ok := l.epochs.latest(); ok && epoch < last.Epoch {
+		// A stale epoch (a restarted node replaying old metadata images
+		// that name it leader): assigning it would drop every newer
+		// entry, and the leader would then tell followers that an old
+		// epoch ran to its log end, making them truncate what they
+		// share with it. Epochs only grow; keep the history.
+		l.mu.Unlock()
+		l.logger.Warn("storage: ignoring leader epoch older than the newest in the cache",
+			"epoch", epoch, "start_offset", startOffset, "latest_epoch", last.Epoch, "latest_start_offset", last.StartOffset)
+		return nil
+	}
 	changed := l.epochs.assign(epoch, startOffset)
 	l.mu.Unlock()
 	if !changed {

@@ -22,7 +22,19 @@ func (l *Log) TruncateTo(offset int64) error {
 		return fmt.Errorf("%w: truncate to %d", ErrOffsetOutOfRange, offset)
 	}
 	if offset >= l.mu.logEndOffset {
+		// No record to remove, but an epoch may start at the log end with
+		// nothing in it: this node became leader and appended nothing
+		// before another was elected. Keeping it would make a follower send
+		// that epoch as LastFetchedEpoch forever, each answer a diverging
+		// epoch that truncates nothing (Kafka's UnifiedLog.truncateTo drops
+		// it too).
+		changed := l.epochs.truncateFromEnd(l.mu.logEndOffset)
 		l.mu.Unlock()
+		if changed {
+			if err := l.epochs.persist(); err != nil {
+				return l.fail(err)
+			}
+		}
 		return nil
 	}
 	if offset < l.mu.logStartOffset {

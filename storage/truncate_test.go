@@ -161,3 +161,88 @@ func TestLeaderEpochCacheTruncateFromStart(t *testing.T) {
 		t.Fatalf("%v", c.entries)
 	}
 }
+
+// TestTruncateToEndDropsEmptyEpoch is a regression test for a follower
+// livelock the fault test bed found (docs/DURABILITY.md, anomaly 1): a node
+// became leader (its epoch cache got "epoch 2 starts at LEO"), was paused
+// before it appended anything, and came back as a follower. It fetched with
+// LastFetchedEpoch 2, which the new leader never had, got DivergingEpoch
+// (epoch 0, end = our LEO), truncated to its own LEO -- a no-op that kept
+// the empty epoch 2 -- and asked again, thousands of times a second, never
+// rejoining the ISR. Truncating to or past the log end must still drop
+// epochs that start there, as Kafka's UnifiedLog.truncateTo does.
+func TestTruncateToEndDropsEmptyEpoch(t *testing.T) {
+	fsys := vfs.NewMem()
+	l := openTestLog(t, fsys, "/d/t-0", smallConfig(), newClock())
+	if err := l.AssignEpochStartOffset(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		mustAppend(t, l, testBatch(3, 1000+int64(i), 30))
+	}
+	leo := l.LogEndOffset()
+	if err := l.AssignEpochStartOffset(2, leo); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.LatestEpoch(); got != 2 {
+		t.Fatalf("LatestEpoch %d, want 2", got)
+	}
+	if err := l.TruncateTo(leo); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.LatestEpoch(); got != 0 {
+		t.Fatalf("after TruncateTo(LEO): LatestEpoch %d, want 0", got)
+	}
+	if l.LogEndOffset() != leo {
+		t.Fatalf("LEO moved to %d", l.LogEndOffset())
+	}
+	// The dropped epoch stays dropped across a reopen.
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := OpenLog(LogOptions{FS: fsys, Dir: "/d/t-0", Config: smallConfig(), Now: newClock().now, RecoveryPoint: leo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if got := l2.LatestEpoch(); got != 0 {
+		t.Fatalf("reopened: LatestEpoch %d, want 0", got)
+	}
+}
+
+// TestAssignStaleEpochKeepsCache is a regression test for the leader-epoch
+// cache losing its history (docs/DURABILITY.md, finding 3): a restarted
+// node replaying its metadata log saw an old image naming it leader at an
+// old epoch and assigned that epoch at its log end, which dropped every
+// newer entry; when it then led at the current epoch its cache said
+// "epoch 0 ends here", and followers asking about any epoch in between
+// truncated tens of thousands of records. An epoch older than the newest
+// one in the cache must change nothing.
+func TestAssignStaleEpochKeepsCache(t *testing.T) {
+	l := openTestLog(t, vfs.NewMem(), "/d/t-0", smallConfig(), newClock())
+	for epoch := int32(0); epoch < 3; epoch++ {
+		if err := l.AssignEpochStartOffset(epoch, l.LogEndOffset()); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			mustAppend(t, l, testBatch(3, 1000+int64(i), 30))
+		}
+	}
+	leo := l.LogEndOffset() // 27: epochs 0@0, 1@9, 2@18
+	if err := l.AssignEpochStartOffset(1, leo); err != nil {
+		t.Fatal(err)
+	}
+	if e, off := l.EndOffsetForEpoch(1); e != 1 || off != 18 {
+		t.Fatalf("after a stale assign: epoch 1 ends at (%d, %d), want (1, 18)", e, off)
+	}
+	if got := l.LatestEpoch(); got != 2 {
+		t.Fatalf("after a stale assign: LatestEpoch %d, want 2", got)
+	}
+	// A newer epoch still starts at the log end.
+	if err := l.AssignEpochStartOffset(5, leo); err != nil {
+		t.Fatal(err)
+	}
+	if e, off := l.EndOffsetForEpoch(2); e != 2 || off != leo {
+		t.Fatalf("epoch 2 ends at (%d, %d), want (2, %d)", e, off, leo)
+	}
+}

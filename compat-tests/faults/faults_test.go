@@ -1,0 +1,258 @@
+package faults
+
+import (
+	"context"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// TestCheckerFindsEachAnomaly feeds Check histories that each contain one
+// anomaly and a clean one: every checker must fire on its anomaly alone.
+func TestCheckerFindsEachAnomaly(t *testing.T) {
+	clean := func() *History {
+		return &History{
+			Acks: []Ack{
+				{Producer: 0, Seq: 0, Partition: 0, Offset: 0, Value: "p0-0"},
+				{Producer: 0, Seq: 1, Partition: 0, Offset: 1, Value: "p0-1"},
+				{Producer: 1, Seq: 0, Partition: 1, Offset: 0, Value: "p1-0"},
+			},
+			Failures: []Failure{{Value: "p0-2", Err: "timeout"}},
+			Polls: []Poll{
+				{Consumer: "direct", Partition: 0, Offset: 0, Value: "p0-0"},
+				{Consumer: "direct", Partition: 0, Offset: 1, Value: "p0-1"},
+				{Consumer: "member0", Epoch: 1, Partition: 0, Offset: 0, Value: "p0-0"},
+				// A rebalance (new epoch) may redeliver from the committed offset.
+				{Consumer: "member0", Epoch: 2, Partition: 0, Offset: 0, Value: "p0-0"},
+				{Consumer: "member0", Epoch: 2, Partition: 0, Offset: 1, Value: "p0-1"},
+			},
+			GroupConsumers: map[string]bool{"member0": true},
+			Committed:      []CommittedObs{{Partition: 0, Offset: 1}, {Partition: 0, Offset: 2}},
+			Final: map[int32][]Entry{
+				0: {{0, "p0-0"}, {1, "p0-1"}, {2, "p0-2"}},
+				1: {{0, "p1-0"}},
+			},
+		}
+	}
+	if r := Check(clean()); r.Anomalies() != 0 || r.FailedPresent != 1 {
+		t.Fatalf("clean history: %s", r)
+	}
+	cases := []struct {
+		name   string
+		mutate func(h *History)
+		field  func(r *Report) int
+	}{
+		{"lost", func(h *History) { h.Final[1] = nil }, func(r *Report) int { return r.Lost.Count }},
+		{"duplicated", func(h *History) { h.Final[1] = append(h.Final[1], Entry{1, "p1-0"}) },
+			func(r *Report) int { return r.Duplicated.Count }},
+		{"reordered", func(h *History) {
+			h.Final[0] = []Entry{{0, "p0-1"}, {1, "p0-0"}, {2, "p0-2"}}
+			h.Acks[0].Offset, h.Acks[1].Offset = 1, 0
+			h.Polls, h.Committed = nil, nil
+		}, func(r *Report) int { return r.Reordered.Count }},
+		{"inconsistent offset (ack)", func(h *History) { h.Acks[2].Offset = 5; h.Final[1] = append(h.Final[1], Entry{5, "p9-9"}) },
+			func(r *Report) int { return r.InconsistentOffset.Count }},
+		{"inconsistent offset (poll)", func(h *History) {
+			h.Polls = append(h.Polls, Poll{Consumer: "direct", Partition: 1, Offset: 0, Value: "p7-7"})
+		}, func(r *Report) int { return r.InconsistentOffset.Count }},
+		{"nonmonotonic poll", func(h *History) {
+			h.Polls = append(h.Polls, Poll{Consumer: "direct", Partition: 0, Offset: 0, Value: "p0-0"})
+		}, func(r *Report) int { return r.NonMonotonicPoll.Count }},
+		{"committed backwards", func(h *History) { h.Committed = append(h.Committed, CommittedObs{0, 1}) },
+			func(r *Report) int { return r.CommittedBackwards.Count }},
+		{"committed skipped", func(h *History) { h.Committed = append(h.Committed, CommittedObs{0, 3}) },
+			func(r *Report) int { return r.CommittedSkipped.Count }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := clean()
+			c.mutate(h)
+			r := Check(h)
+			if c.field(r) == 0 {
+				t.Fatalf("anomaly not reported:\n%s", r)
+			}
+			if r.Anomalies() != c.field(r) {
+				t.Errorf("other anomalies reported too:\n%s", r)
+			}
+		})
+	}
+}
+
+// TestScheduleReplaysFromSeed: one seed gives one schedule, another a
+// different one, and soak plans hold exactly the target counts.
+func TestScheduleReplaysFromSeed(t *testing.T) {
+	w := []Weight{{KillLeader, 2}, {PauseLeader, 1}, {IsolateLeader, 1}}
+	a := Schedule(42, w, 50, time.Second, 5*time.Second)
+	if b := Schedule(42, w, 50, time.Second, 5*time.Second); !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different schedules")
+	}
+	if b := Schedule(43, w, 50, time.Second, 5*time.Second); reflect.DeepEqual(a, b) {
+		t.Fatal("different seeds, same schedule")
+	}
+	steps := SoakSteps(7, SoakTargets{LeaderKills: 100, LeaderPartitions: 50, Pauses: 50}, time.Second, 2*time.Second)
+	n := map[Kind]int{}
+	for _, s := range steps {
+		n[s.Kind]++
+		if s.Hold < time.Second || s.Hold > 2*time.Second {
+			t.Fatalf("hold %v out of bounds", s.Hold)
+		}
+	}
+	if n[IsolateLeader]+n[SplitLeaderInMinority] != 50 || n[PauseLeader]+n[PauseCoordinator] != 50 || n[KillLeader] < 100 {
+		t.Fatalf("soak counts: %v", n)
+	}
+}
+
+// shortSteps is the CI schedule: one of each fault kind on three nodes,
+// leader faults first.
+func shortSteps() []Step {
+	kinds := []Kind{KillLeader, IsolateLeader, PauseLeader, KillCoordinator, SplitLeaderInMajority,
+		BridgeSplit, IsolateCoordinator, KillController, PauseCoordinator, KillMinority, RollingRestart}
+	steps := make([]Step, len(kinds))
+	for i, k := range kinds {
+		// Network faults outlast the broker session timeout (3 s) and
+		// replica.lag.time.max.ms (6 s), so the cut-off node is fenced
+		// and its leaderships move.
+		hold := 3 * time.Second
+		if k.NetworkKind() {
+			hold = 7 * time.Second
+		}
+		steps[i] = Step{Kind: k, Hold: hold, Pick: uint32(i)}
+	}
+	return steps
+}
+
+// TestQueueUnderFaults runs the queue workload (idempotent acks=all
+// producers, a direct consumer and a consumer group) on three nodes in
+// network namespaces (loopback where unavailable), RF=3 and
+// min.insync.replicas=2, under one of each fault kind, then checks every
+// anomaly. With SAMSA_FAULTS_TARGETS set (run.sh) it is the long soak.
+func TestQueueUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	p := Plan{
+		Nodes:    3,
+		Seed:     SeedFromEnvOrTime(),
+		Steps:    shortSteps(),
+		Deadline: 150 * time.Second,
+		Quiet:    2 * time.Second,
+		Queue: QueueOptions{Topic: "queue", Partitions: 4, Producers: 2, Interval: 5 * time.Millisecond,
+			Group: "queue-group", GroupMembers: 2, Acks: -1},
+	}
+	if err := EnvPlan(&p); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("SAMSA_FAULTS_TARGETS") != "" && os.Getenv("SAMSA_FAULTS_DEADLINE") == "" {
+		p.Deadline = 6 * time.Hour
+	}
+	rep, res := RunPlan(t, p)
+	if rep.Acked == 0 {
+		t.Fatal("no record was acknowledged")
+	}
+	if res.Acks == 1 || res.Unclean {
+		// The comparison runs measure loss; they do not fail on it.
+		return
+	}
+	if rep.Anomalies() != 0 {
+		t.Errorf("anomalies (seed %d):\n%s", p.Seed, rep)
+	}
+}
+
+// TestCheckTxnFindsEachAnomaly: each transaction checker fires on its
+// anomaly alone, and a clean history passes.
+func TestCheckTxnFindsEachAnomaly(t *testing.T) {
+	clean := func() *TxnHistory {
+		return &TxnHistory{
+			Txns:  []Txn{{Seq: 0, Size: 2, Outcome: TxnCommitted}, {Seq: 1, Size: 2, Outcome: TxnAborted}, {Seq: 2, Size: 2, Outcome: TxnUnknown}},
+			Polls: []string{"t0-0", "t0-1"},
+			Final: []string{"t0-0", "t0-1", "t2-0", "t2-1"},
+		}
+	}
+	if r := CheckTxn(clean()); r.Anomalies() != 0 {
+		t.Fatalf("clean history: %s", r)
+	}
+	cases := []struct {
+		name   string
+		mutate func(h *TxnHistory)
+		field  func(r *TxnReport) int
+	}{
+		{"aborted read (poll)", func(h *TxnHistory) { h.Polls = append(h.Polls, "t1-0") }, func(r *TxnReport) int { return r.AbortedRead.Count }},
+		{"partial", func(h *TxnHistory) { h.Final = h.Final[:3] }, func(r *TxnReport) int { return r.Partial.Count }},
+		{"lost committed", func(h *TxnHistory) { h.Final = h.Final[2:] }, func(r *TxnReport) int { return r.LostCommitted.Count }},
+		{"duplicated", func(h *TxnHistory) { h.Final = append(h.Final, "t0-0") }, func(r *TxnReport) int { return r.Duplicated.Count }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := clean()
+			c.mutate(h)
+			r := CheckTxn(h)
+			if c.field(r) == 0 || r.Anomalies() != c.field(r) {
+				t.Fatalf("want only %s:\n%s", c.name, r)
+			}
+		})
+	}
+}
+
+// TestTxnUnderFaults runs a transactional producer (4 records over 3
+// partitions per transaction, every 4th aborted) and a read_committed
+// consumer on three nodes while the transaction coordinator is cut off
+// and killed and partition leaders are killed and paused: read_committed
+// never sees an aborted record, no transaction is partly visible, no
+// committed one is lost.
+func TestTxnUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	if os.Getenv("SAMSA_FAULTS_TXN") != "1" {
+		// Finding 2 of docs/DURABILITY.md: a transactional produce to a
+		// partition whose leader is not the transaction coordinator's node
+		// is answered NOT_COORDINATOR forever (the produce path asks the
+		// local coordinator instead of the coordinator's node), so on three
+		// nodes almost no transaction completes and this test proves
+		// nothing. Run it with SAMSA_FAULTS_TXN=1 once that is fixed.
+		t.Skip("transactions on a multi-node cluster: see docs/DURABILITY.md finding 2 (SAMSA_FAULTS_TXN=1 runs it)")
+	}
+	// Verification off: with it on (the default), a transactional produce
+	// to a leader that is not the transaction coordinator's node is
+	// answered NOT_COORDINATOR forever (docs/DURABILITY.md, finding 2).
+	c := StartCluster(t, Config{Nodes: 3, Env: []string{"KAFKA_TRANSACTION_PARTITION_VERIFICATION_ENABLE=false"}})
+	ctx := context.Background()
+	o := TxnOptions{Topic: "txn", Partitions: 3, TransactionID: "faults-txn", Size: 4, AbortEvery: 4}
+	if err := CreateTopic(ctx, c.Addrs(), QueueOptions{Topic: o.Topic, Partitions: o.Partitions}, 3); err != nil {
+		t.Fatal(err)
+	}
+	w, err := StartTxn(c.Addrs(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm := &Nemesis{C: c, Topic: o.Topic, Partitions: o.Partitions, Group: "unused", TxnID: o.TransactionID, RF: 3, Logf: t.Logf}
+	steps := []Step{
+		{Kind: IsolateTxnCoordinator, Hold: 7 * time.Second},
+		{Kind: KillTxnCoordinator, Hold: 3 * time.Second},
+		{Kind: KillLeader, Hold: 3 * time.Second, Pick: 1},
+		{Kind: PauseLeader, Hold: 5 * time.Second, Pick: 2},
+	}
+	fctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	holdFor(fctx, 3*time.Second)
+	for i, s := range steps {
+		if err := nm.Run(fctx, s); err != nil {
+			t.Fatalf("step %d (%v): %v", i, s, err)
+		}
+		t.Logf("faults: txn step %d done: %d committed", i+1, w.Committed())
+		holdFor(fctx, 2*time.Second)
+	}
+	w.Stop()
+	if err := w.FinalRead(ctx, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r := CheckTxn(w.History())
+	t.Logf("faults: %s\nfaults: %s", nm.CountsString(), r)
+	if r.Committed == 0 {
+		t.Fatal("no transaction committed")
+	}
+	if r.Anomalies() != 0 {
+		t.Errorf("transaction anomalies:\n%s", r)
+	}
+}

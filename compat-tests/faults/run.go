@@ -1,0 +1,143 @@
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Result is one run's outcome, as run.sh appends it to its results file.
+type Result struct {
+	Nodes      int            `json:"nodes"`
+	Seed       uint64         `json:"seed"`
+	Network    string         `json:"network"`
+	Acks       int            `json:"acks"`
+	Unclean    bool           `json:"unclean"`
+	Faults     map[Kind]int   `json:"faults"`
+	Skipped    map[Kind]int   `json:"skipped,omitempty"`
+	Slow       int            `json:"slow_recoveries"`
+	StepsLeft  int            `json:"steps_not_run"`
+	Sent       int64          `json:"sent"`
+	Acked      int            `json:"acked"`
+	Failed     int            `json:"failed"`
+	Final      int            `json:"final_records"`
+	Anomalies  map[string]int `json:"anomalies"`
+	DataLoss   int            `json:"client_data_loss_reports"`
+	Duration   string         `json:"duration"`
+	FinishedAt string         `json:"finished_at"`
+}
+
+// RunPlan starts a cluster, runs the queue workload under the plan's steps,
+// heals, reads everything back and checks it. It fails t on a harness error
+// (a node that does not come back), never on anomalies: the caller decides.
+func RunPlan(t *testing.T, p Plan) (*Report, *Result) {
+	t.Helper()
+	start := time.Now()
+	t.Logf("faults: %d nodes, seed %d, %d steps, deadline %v (replay with SAMSA_FAULTS_SEED=%d)",
+		p.Nodes, p.Seed, len(p.Steps), p.Deadline, p.Seed)
+	c := StartCluster(t, Config{Nodes: p.Nodes, Loopback: p.Loopback})
+	network := "namespaces"
+	if c.Net == nil {
+		network = "loopback"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rf := int16(min(3, p.Nodes))
+	if err := CreateTopic(ctx, c.Addrs(), p.Queue, rf); err != nil {
+		t.Fatal(err)
+	}
+	q, err := StartQueue(c.Addrs(), p.Queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			q.Stop()
+		}
+	}()
+	nm := &Nemesis{C: c, Topic: p.Queue.Topic, Partitions: p.Queue.Partitions, Group: p.Queue.Group,
+		TxnID: "faults-txn", RF: int(rf), Logf: t.Logf}
+	// Let the workload settle on a healthy cluster first.
+	holdFor(ctx, p.Quiet)
+	faultCtx, faultCancel := context.WithTimeout(ctx, p.Deadline)
+	defer faultCancel()
+	ran := 0
+	for _, s := range p.Steps {
+		if faultCtx.Err() != nil {
+			break
+		}
+		if err := nm.Run(faultCtx, s); err != nil {
+			if faultCtx.Err() != nil {
+				break
+			}
+			t.Fatalf("faults: step %d (%v): %v", ran, s, err)
+		}
+		ran++
+		t.Logf("faults: step %d/%d done at %v: sent %d acked %d", ran, len(p.Steps), time.Since(start).Round(time.Second), q.Sent(), q.Acked())
+		holdFor(faultCtx, p.Quiet)
+	}
+	// Heal whatever the deadline interrupted, with a fresh context.
+	if err := nm.recover(ctx); err != nil {
+		t.Fatalf("faults: final recovery: %v", err)
+	}
+	q.StopProducers()
+	// Consumers keep going a little so the group can catch up.
+	holdFor(ctx, 3*time.Second)
+	q.Stop()
+	stopped = true
+	if err := q.FinalRead(ctx, 3*time.Minute); err != nil {
+		t.Fatalf("faults: %v", err)
+	}
+	rep := Check(q.History())
+	done, skipped, slow := nm.Counts()
+	res := &Result{
+		Nodes: p.Nodes, Seed: p.Seed, Network: network, Acks: p.Queue.Acks,
+		Unclean: p.Queue.TopicConfigs["unclean.leader.election.enable"] != nil,
+		Faults:  done, Skipped: skipped, Slow: slow, StepsLeft: len(p.Steps) - ran,
+		Sent: q.Sent(), Acked: rep.Acked, Failed: rep.Failed, Final: rep.FinalRecords,
+		DataLoss:   rep.DataLossReported,
+		Duration:   time.Since(start).Round(time.Second).String(),
+		FinishedAt: time.Now().UTC().Format(time.RFC3339),
+		Anomalies: map[string]int{
+			"lost": rep.Lost.Count, "duplicated": rep.Duplicated.Count, "reordered": rep.Reordered.Count,
+			"inconsistent_offset": rep.InconsistentOffset.Count, "nonmonotonic_poll": rep.NonMonotonicPoll.Count,
+			"committed_backwards": rep.CommittedBackwards.Count, "committed_skipped": rep.CommittedSkipped.Count,
+		},
+	}
+	t.Logf("faults: %s\nfaults: %s", nm.CountsString(), rep)
+	if path := os.Getenv("SAMSA_FAULTS_RESULTS"); path != "" {
+		if err := appendResult(path, res); err != nil {
+			t.Errorf("faults: results file: %v", err)
+		}
+	}
+	return rep, res
+}
+
+func appendResult(path string, r *Result) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintf(f, "%s\n", b)
+	return err
+}
+
+// SeedFromEnvOrTime returns SAMSA_FAULTS_SEED or a time-based seed.
+func SeedFromEnvOrTime() uint64 {
+	if v := os.Getenv("SAMSA_FAULTS_SEED"); v != "" {
+		if s, err := strconv.ParseUint(v, 10, 64); err == nil {
+			return s
+		}
+	}
+	return uint64(time.Now().UnixNano())
+}

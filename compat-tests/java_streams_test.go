@@ -1,0 +1,412 @@
+// This file runs a Kafka Streams 4.4 application (samsa.compat.StreamsWordCount in
+// compat-tests/java: word count, processing.guarantee=exactly_once_v2, a persistent state
+// store) against samsa and against Apache Kafka 4.4.0, kills it with SIGKILL while input is
+// still arriving, restarts it with an empty state directory, and checks the output read with
+// read_committed: for every word the counts 1, 2, ..., n, each exactly once. It also checks the
+// application's internal topics: the changelog is compacted and holds the final counts, and
+// the repartition topic is purged by Streams' DeleteRecords calls.
+
+package compattests
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-broker/samsa/compat-tests/harness"
+	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
+)
+
+// streamsLines is the number of input lines; each holds streamsWordsPerLine words.
+const (
+	streamsLines        = 3000
+	streamsWordsPerLine = 5
+	streamsVocabulary   = 40
+)
+
+// TestJavaStreamsEOS runs the exactly-once word count against samsa and Kafka 4.4.
+func TestJavaStreamsEOS(t *testing.T) {
+	t.Parallel()
+	cp := javaClasspath(t)
+	t.Run("samsa", func(t *testing.T) {
+		t.Parallel()
+		b := harness.Start(t, harness.Options{Overrides: map[string]string{"log.cleaner.backoff.ms": "1000"}})
+		runStreamsEOS(t, cp, b.Addr)
+	})
+	t.Run("kafka", func(t *testing.T) {
+		t.Parallel()
+		k := kafkaref.Start(t, kafkaref.Options{Overrides: []string{"log.cleaner.backoff.ms=1000"}})
+		runStreamsEOS(t, cp, k.Bootstrap())
+	})
+}
+
+// wordCountInput returns the input lines and the count of each word in them. Word w of
+// line i is "w<(i*7+w*3)%vocabulary>", so every word occurs and counts differ.
+func wordCountInput() ([]string, map[string]int64) {
+	lines := make([]string, streamsLines)
+	want := make(map[string]int64)
+	for i := range lines {
+		words := make([]string, streamsWordsPerLine)
+		for w := range words {
+			words[w] = fmt.Sprintf("w%02d", (i*7+w*3+i/11)%streamsVocabulary)
+			want[words[w]]++
+		}
+		lines[i] = strings.Join(words, " ")
+	}
+	return lines, want
+}
+
+// outputWatcher reads the output topic with read_committed from the start and keeps, per
+// word, every count it saw, in order.
+type outputWatcher struct {
+	mu struct {
+		sync.Mutex
+		counts map[string][]int64
+		total  int
+		bad    []string
+	}
+}
+
+func (w *outputWatcher) run(ctx context.Context, t *testing.T, addr, topic string) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(200*time.Millisecond))
+	if err != nil {
+		t.Errorf("kgo.NewClient: %v", err)
+		return
+	}
+	defer cl.Close()
+	for ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		fs.EachRecord(func(r *kgo.Record) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if len(r.Value) != 8 {
+				w.mu.bad = append(w.mu.bad, fmt.Sprintf("%s/%d@%d: value of %d bytes", r.Topic, r.Partition, r.Offset, len(r.Value)))
+				return
+			}
+			k := string(r.Key)
+			w.mu.counts[k] = append(w.mu.counts[k], int64(binary.BigEndian.Uint64(r.Value)))
+			w.mu.total++
+		})
+	}
+}
+
+func (w *outputWatcher) total() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.total
+}
+
+// complete reports whether the last count of every word is the expected one.
+func (w *outputWatcher) complete(want map[string]int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, n := range want {
+		vs := w.mu.counts[k]
+		if len(vs) == 0 || vs[len(vs)-1] != n {
+			return false
+		}
+	}
+	return true
+}
+
+// streamsApp is a running word count JVM; done closes when it has exited.
+type streamsApp struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// startStreamsApp starts the word count JVM in its own process group; its output goes to
+// the test log. It is killed at test cleanup if still running.
+func startStreamsApp(t *testing.T, cp, addr, app, in, out, stateDir string) *streamsApp {
+	t.Helper()
+	cmd := exec.Command("java", "-Xmx512m", "-cp", cp, "samsa.compat.StreamsWordCount", addr, app, in, out, stateDir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout := &logWriter{t: t, prefix: "streams: "}
+	cmd.Stdout = stdout
+	cmd.Stderr = stdout
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the Streams app: %v", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		stdout.flush()
+		close(done)
+	}()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	})
+	return &streamsApp{cmd: cmd, done: done}
+}
+
+// killStreamsApp SIGKILLs the app's process group and waits until the JVM is gone.
+func killStreamsApp(t *testing.T, a *streamsApp) {
+	t.Helper()
+	if err := syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill the Streams app: %v", err)
+	}
+	select {
+	case <-a.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the Streams app (pid %d) still runs 30 s after SIGKILL", a.cmd.Process.Pid)
+	}
+}
+
+// waitFor polls cond every 100 ms until it holds or ctx ends.
+func waitFor(ctx context.Context, cond func() bool) bool {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+func runStreamsEOS(t *testing.T, cp, addr string) {
+	ctx := testContext(t, 8*time.Minute)
+	_, adm := newAdmin(t, addr)
+	const app, in, out = "wordcount-eos", "wordcount-in", "wordcount-out"
+	createTopicKadm(t, ctx, adm, in, 3, nil)
+	createTopicKadm(t, ctx, adm, out, 3, nil)
+	lines, want := wordCountInput()
+	totalWords := streamsLines * streamsWordsPerLine
+
+	w := &outputWatcher{}
+	w.mu.counts = make(map[string][]int64)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var watchWG sync.WaitGroup
+	watchWG.Add(1)
+	go func() { defer watchWG.Done(); w.run(watchCtx, t, addr, out) }()
+	defer func() { stopWatch(); watchWG.Wait() }()
+
+	// The input arrives in 60 steps of 50 lines, 150 ms apart (about 9 s), so that the
+	// kill below lands while the application still has input to process.
+	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatalf("kgo.NewClient: %v", err)
+	}
+	defer prod.Close()
+	produced := make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(150 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; i < len(lines); i += 50 {
+			var recs []*kgo.Record
+			for j := i; j < i+50 && j < len(lines); j++ {
+				recs = append(recs, &kgo.Record{Topic: in, Key: fmt.Appendf(nil, "line-%d", j), Value: []byte(lines[j])})
+			}
+			if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				produced <- err
+				return
+			}
+			select {
+			case <-ctx.Done():
+				produced <- ctx.Err()
+				return
+			case <-tick.C:
+			}
+		}
+		produced <- nil
+	}()
+
+	start := time.Now()
+	app1 := startStreamsApp(t, cp, addr, app, in, out, t.TempDir())
+	if !waitFor(ctx, func() bool { return w.total() >= totalWords/5 }) {
+		t.Fatalf("the first Streams instance committed %d of %d updates before the deadline", w.total(), totalWords)
+	}
+	before := w.total()
+	killStreamsApp(t, app1)
+	t.Logf("SIGKILLed the first instance after %d committed updates (of %d), %v after its start", before, totalWords, time.Since(start).Round(time.Millisecond))
+	if before >= totalWords {
+		t.Errorf("the kill came after all %d updates: not mid-run", totalWords)
+	}
+
+	// A fresh state directory: the restarted instance restores the store from its changelog.
+	startStreamsApp(t, cp, addr, app, in, out, t.TempDir())
+	if err := <-produced; err != nil {
+		t.Fatalf("producing the input: %v", err)
+	}
+	if !waitFor(ctx, func() bool { return w.complete(want) }) {
+		t.Errorf("the output never reached the expected counts (%d updates read)", w.total())
+	}
+	t.Logf("output complete %v after the first start", time.Since(start).Round(time.Millisecond))
+	stopWatch()
+	watchWG.Wait()
+
+	w.mu.Lock()
+	for _, b := range w.mu.bad {
+		t.Errorf("output record: %s", b)
+	}
+	bad := 0
+	for k, n := range want {
+		vs := w.mu.counts[k]
+		ok := int64(len(vs)) == n
+		for i := 0; ok && i < len(vs); i++ {
+			ok = vs[i] == int64(i+1)
+		}
+		if !ok {
+			bad++
+			if bad <= 5 {
+				t.Errorf("word %s: read_committed counts %v, want 1..%d each once", k, abbreviateCounts(vs), n)
+			}
+		}
+	}
+	t.Logf("read_committed output: %d updates for %d words (want %d), %d words wrong", w.mu.total, len(w.mu.counts), totalWords, bad)
+	if len(w.mu.counts) != len(want) {
+		t.Errorf("output has %d words, want %d", len(w.mu.counts), len(want))
+	}
+	w.mu.Unlock()
+
+	checkStreamsInternalTopics(t, ctx, addr, adm, app, want)
+}
+
+func abbreviateCounts(vs []int64) string {
+	if len(vs) <= 12 {
+		return fmt.Sprint(vs)
+	}
+	return fmt.Sprintf("%v ... %v (%d values)", vs[:6], vs[len(vs)-6:], len(vs))
+}
+
+// checkStreamsInternalTopics checks the changelog (compacted, last value per word = its
+// count) and the repartition topic (cleanup.policy=delete, records purged by DeleteRecords).
+func checkStreamsInternalTopics(t *testing.T, ctx context.Context, addr string, adm *kadm.Client, app string, want map[string]int64) {
+	changelog, repartition := app+"-counts-changelog", app+"-words-repartition"
+	tds, err := adm.ListTopics(ctx, changelog, repartition)
+	if err != nil {
+		t.Fatalf("ListTopics: %v", err)
+	}
+	for _, name := range []string{changelog, repartition} {
+		if td, ok := tds[name]; !ok || td.Err != nil {
+			t.Errorf("internal topic %s: missing (%v)", name, td.Err)
+		}
+	}
+	rcs, err := adm.DescribeTopicConfigs(ctx, changelog, repartition)
+	if err != nil {
+		t.Fatalf("DescribeTopicConfigs: %v", err)
+	}
+	for name, policy := range map[string]string{changelog: "compact", repartition: "delete"} {
+		rc, err := rcs.On(name, nil)
+		if err != nil {
+			t.Errorf("describe configs %s: %v", name, err)
+			continue
+		}
+		got := ""
+		for _, c := range rc.Configs {
+			if c.Key == "cleanup.policy" {
+				got = c.MaybeValue()
+			}
+		}
+		if got != policy {
+			t.Errorf("%s cleanup.policy = %q, want %q", name, got, policy)
+		}
+	}
+
+	// Streams purges the repartition topic up to its committed offsets every
+	// repartition.purge.interval.ms (500 ms here) while it runs.
+	var starts, ends kadm.ListedOffsets
+	purged := waitFor(ctx, func() bool {
+		if starts, err = adm.ListStartOffsets(ctx, repartition); err != nil {
+			return false
+		}
+		if ends, err = adm.ListEndOffsets(ctx, repartition); err != nil {
+			return false
+		}
+		all := true
+		ends.Each(func(e kadm.ListedOffset) {
+			s, _ := starts.Lookup(repartition, e.Partition)
+			all = all && e.Offset > 0 && s.Offset == e.Offset
+		})
+		return all
+	})
+	t.Logf("repartition topic start offsets %v, end offsets %v", offsetsOf(starts), offsetsOf(ends))
+	if !purged {
+		t.Errorf("repartition topic %s not purged up to its end by the deadline", repartition)
+	}
+
+	// The changelog holds one committed record per update (15000) until the broker compacts
+	// it: each segment.ms (1 s) the log rolls, and the cleaner (log.cleaner.backoff.ms=1000)
+	// keeps only the last record of each word in the rolled segments. Read it whole, again,
+	// until it has fewer records than updates written and its last counts are the final ones.
+	written := streamsLines * streamsWordsPerLine
+	var n int
+	var last map[string]int64
+	compacted := waitFor(ctx, func() bool {
+		n, last = readChangelog(t, ctx, addr, adm, changelog)
+		for k, c := range want {
+			if last[k] != c {
+				return false
+			}
+		}
+		return n < written
+	})
+	t.Logf("changelog %s: %d records, %d updates written", changelog, n, written)
+	if !compacted {
+		t.Errorf("changelog %s: never compacted with the final counts (%d records of %d, %d words)", changelog, n, written, len(last))
+	}
+}
+
+// readChangelog reads topic whole with read_committed and returns its record count and
+// the last value of each key. Every partition ends with a data record and the commit
+// marker after it (end-2 and end-1), so the read ends at offset end-2.
+func readChangelog(t *testing.T, ctx context.Context, addr string, adm *kadm.Client, topic string) (int, map[string]int64) {
+	t.Helper()
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatalf("ListEndOffsets %s: %v", topic, err)
+	}
+	need := make(map[int32]int64)
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset >= 2 {
+			need[o.Partition] = o.Offset - 2
+		}
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatalf("kgo.NewClient: %v", err)
+	}
+	defer cl.Close()
+	readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	last := make(map[string]int64)
+	n := 0
+	for len(need) > 0 && readCtx.Err() == nil {
+		cl.PollFetches(readCtx).EachRecord(func(r *kgo.Record) {
+			if len(r.Value) == 8 {
+				last[string(r.Key)] = int64(binary.BigEndian.Uint64(r.Value))
+			}
+			n++
+			if r.Offset >= need[r.Partition] {
+				delete(need, r.Partition)
+			}
+		})
+	}
+	if len(need) > 0 {
+		t.Errorf("reading %s: partitions %v not read to their end", topic, need)
+	}
+	return n, last
+}
+
+func offsetsOf(o kadm.ListedOffsets) map[int32]int64 {
+	m := make(map[int32]int64)
+	o.Each(func(l kadm.ListedOffset) { m[l.Partition] = l.Offset })
+	return m
+}

@@ -155,6 +155,9 @@ func (c *conn) read() error {
 // alone costs at most firstChunk (a peer announcing 100 MiB and sending
 // nothing used to cost 100 MiB).
 func (c *conn) readBody(size int) ([]byte, error) {
+	if buf := pooledFrame(size); buf != nil {
+		return buf, c.readFull(buf)
+	}
 	buf := make([]byte, min(size, firstChunk))
 	n := 0
 	for {
@@ -210,6 +213,7 @@ func (c *conn) process() {
 		}
 		c.waitResponseRoom()
 		out, err := c.handle(f.buf, f.read)
+		recycleFrame(f.buf)
 		c.srv.budget.release(f.charged)
 		c.busy.Add(-1)
 		if err != nil {

@@ -22,7 +22,6 @@ import (
 //
 //	go test ./broker -run '^$' -bench 'Node(Fetch|Produce)' -benchtime 2s
 
-
 const benchBatchRecords = 64 // 64 x 1 KiB records per produced batch
 
 // benchNode starts a node with topic "bench" (1 partition) and returns the

@@ -114,9 +114,10 @@ func (l *Log) ReadSlice(offset int64, maxBytes int, maxOffset int64, minOneBatch
 	}
 	end, last := start, int64(-1)
 	stop := min(v.size, v.seg.nextDamage(start))
+	var hbuf [batchHeaderSize]byte
 	for first := true; end < stop; first = false {
 		if !first {
-			if h, err = v.seg.readHeader(end, stop); err != nil {
+			if h, err = v.seg.readHeaderInto(&hbuf, end, stop); err != nil {
 				// Serve the intact batches before the damage.
 				l.reportDamage(v.seg, end, err)
 				break

@@ -20,13 +20,15 @@ const maxPooledFrame = 16 << 20
 var framePool sync.Pool // of *[]byte
 
 // pooledFrame returns a pooled buffer of length size, or nil if the pool
-// has none large enough (the caller then grows one as bytes arrive).
+// has none that fits (the caller then grows one as bytes arrive). A buffer
+// much larger than size is left in the pool, so that a small request does
+// not hold a large buffer while it waits.
 func pooledFrame(size int) []byte {
 	bp, _ := framePool.Get().(*[]byte)
 	if bp == nil {
 		return nil
 	}
-	if cap(*bp) < size {
+	if c := cap(*bp); c < size || c > max(4*size, firstChunk) {
 		framePool.Put(bp)
 		return nil
 	}

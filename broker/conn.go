@@ -40,7 +40,7 @@ type conn struct {
 	listener string
 
 	frames    chan frame
-	responses chan []byte
+	responses chan outgoing
 	stopOnce  sync.Once
 	stopping  atomic.Bool
 
@@ -80,7 +80,7 @@ var errIdle = errors.New("idle for longer than connections.max.idle.ms")
 
 func newConn(s *Server, nc net.Conn, listener string, controller bool) *conn {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
-	c := &conn{srv: s, nc: nc, host: host, listener: listener, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan []byte, frameQueue)}
+	c := &conn{srv: s, nc: nc, host: host, listener: listener, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan outgoing, frameQueue)}
 	c.queued.freed = make(chan struct{})
 	c.touch()
 	return c
@@ -155,6 +155,9 @@ func (c *conn) read() error {
 // alone costs at most firstChunk (a peer announcing 100 MiB and sending
 // nothing used to cost 100 MiB).
 func (c *conn) readBody(size int) ([]byte, error) {
+	if buf := pooledFrame(size); buf != nil {
+		return buf, c.readFull(buf)
+	}
 	buf := make([]byte, min(size, firstChunk))
 	n := 0
 	for {
@@ -210,16 +213,18 @@ func (c *conn) process() {
 		}
 		c.waitResponseRoom()
 		out, err := c.handle(f.buf, f.read)
+		recycleFrame(f.buf)
 		c.srv.budget.release(f.charged)
 		c.busy.Add(-1)
 		if err != nil {
+			out.release()
 			log.Info("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
 			broken = true
 			c.nc.Close()
 			continue
 		}
-		if out != nil {
-			c.queueResponse(len(out))
+		if !out.empty() {
+			c.queueResponse(out.size())
 			c.responses <- out
 		}
 	}
@@ -264,12 +269,14 @@ func (c *conn) write() {
 			// its responses do not stay queued forever.
 			c.nc.SetWriteDeadline(time.Now().Add(idle))
 		}
-		_, err := c.nc.Write(out)
-		c.responseWritten(len(out))
+		err := writeOutgoing(c.nc, &out)
+		out.release()
+		c.responseWritten(out.size())
 		if err != nil {
 			c.nc.Close()
 			for out := range c.responses {
-				c.responseWritten(len(out))
+				out.release()
+				c.responseWritten(out.size())
 			}
 			return
 		}
@@ -282,7 +289,7 @@ func (c *conn) write() {
 //
 // A panic while handling is recovered here: it is logged with its stack,
 // counted (Server.PanicCount) and closes this connection only.
-func (c *conn) handle(frame []byte, read time.Time) (out []byte, err error) {
+func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
 	start := time.Now()
 	var hdr wire.RequestHeader
 	defer func() {
@@ -291,45 +298,48 @@ func (c *conn) handle(frame []byte, read time.Time) (out []byte, err error) {
 			c.srv.opts.Logger.Error("panic while handling a request; closing the connection",
 				"remote", c.nc.RemoteAddr().String(), "api_key", hdr.APIKey, "api", kmsg.NameForKey(hdr.APIKey),
 				"version", hdr.APIVersion, "panic", r, "stack", string(debug.Stack()))
-			out, err = nil, fmt.Errorf("panic in %s v%d: %v", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, r)
+			out, err = outgoing{}, fmt.Errorf("panic in %s v%d: %v", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, r)
 		}
 	}()
 	hdr, req, err := wire.ParseRequest(frame)
 	if err != nil {
 		if errors.Is(err, wire.ErrUnsupportedVersion) && hdr.APIKey == int16(kmsg.ApiVersions) {
-			return c.unsupportedApiVersions(hdr), nil
+			return outgoing{buf: c.unsupportedApiVersions(hdr)}, nil
 		}
-		return nil, fmt.Errorf("request key %d v%d: %w", hdr.APIKey, hdr.APIVersion, err)
+		return outgoing{}, fmt.Errorf("request key %d v%d: %w", hdr.APIKey, hdr.APIVersion, err)
 	}
 	entry, ok := c.srv.table[hdr.APIKey]
 	if ok && entry.ControllerOnly && !c.controller {
 		ok = false // as Kafka: not an API of a broker listener
 	}
 	if !ok {
-		return nil, fmt.Errorf("unsupported api key %d (%s)", hdr.APIKey, kmsg.NameForKey(hdr.APIKey))
+		return outgoing{}, fmt.Errorf("unsupported api key %d (%s)", hdr.APIKey, kmsg.NameForKey(hdr.APIKey))
 	}
 	if hdr.APIVersion < entry.MinVersion || hdr.APIVersion > entry.MaxVersion {
 		if hdr.APIKey == int16(kmsg.ApiVersions) {
-			return c.unsupportedApiVersions(hdr), nil
+			return outgoing{buf: c.unsupportedApiVersions(hdr)}, nil
 		}
-		return nil, fmt.Errorf("unsupported version %d of %s", hdr.APIVersion, kmsg.NameForKey(hdr.APIKey))
+		return outgoing{}, fmt.Errorf("unsupported version %d of %s", hdr.APIVersion, kmsg.NameForKey(hdr.APIKey))
 	}
 	if entry.Forward && c.srv.opts.Forward != nil {
 		if out, forwarded := c.srv.opts.Forward(frame); forwarded {
-			return out, nil
+			return outgoing{buf: out}, nil
 		}
 	}
-	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener})
+	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, SendFiles: true})
 	if err != nil {
-		return nil, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
+		return outgoing{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
 	}
 	if o := c.srv.observer; o != nil {
 		o.ObserveRequest(hdr.APIKey, hdr.APIVersion, req, resp, start.Sub(read), time.Since(start))
 	}
 	if resp == nil {
-		return nil, nil
+		return outgoing{}, nil
 	}
-	return wire.AppendResponse(make([]byte, 0, responseSizeHint(resp)), hdr, resp), nil
+	if ff, ok := resp.(*handlers.FileFetch); ok {
+		return encodeFileFetch(hdr, ff)
+	}
+	return outgoing{buf: wire.AppendResponse(make([]byte, 0, responseSizeHint(resp)), hdr, resp)}, nil
 }
 
 // responseSizeHint is the buffer capacity to encode resp into: for a

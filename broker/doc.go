@@ -10,6 +10,17 @@
 // never affects other connections; so does a panic while handling it
 // (logged with its stack and counted in Server.PanicCount).
 //
+// Fetch is zero-copy on plain TCP (sendfile.go): the handler answers a
+// handlers.FileFetch whose record batches are pinned segment file ranges,
+// the connection encodes the framing around them and the write goroutine
+// sends the framing with write(2) and each range with sendfile(2), the
+// socket corked (TCP_CORK) for the response; on any other net.Conn (TLS)
+// the ranges go through one pooled 128 KiB buffer. A fetch holds framing in
+// memory, not data; a range truncated under it closes the connection, as
+// in Kafka. Produce bodies are read into pooled buffers that are reused
+// once the handler returns (framepool.go); other requests' buffers are
+// not, as their handlers may keep slices of them.
+//
 // Limits (see server.go and conn.go): socket.request.max.bytes is checked
 // on the size prefix, bodies are read in chunks as their bytes arrive,
 // queued.max.request.bytes bounds the request bytes in flight over all

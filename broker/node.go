@@ -321,9 +321,6 @@ func (n *Node) start() (_ *Node, err error) {
 			return nil, fmt.Errorf("registering with the active controller: %w", err)
 		}
 	}
-	if n.quorum.Leading() {
-		n.ensureInternalTopics()
-	}
 	var idem *handlers.Idempotence
 	var pids *producerIDs
 	if isBroker {
@@ -374,6 +371,14 @@ func (n *Node) start() (_ *Node, err error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
+	if n.quorum.Leading() {
+		// Creating the internal topics (100 partitions by default) takes
+		// about half a second: the node answers meanwhile, with
+		// COORDINATOR_NOT_AVAILABLE for coordinator lookups until they
+		// exist and are loaded, as Kafka does.
+		n.bg.Add(1)
+		go func() { defer n.bg.Done(); n.ensureInternalTopics() }()
+	}
 	n.bg.Add(1)
 	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "storage", n.logs.Run) }()
 	n.bg.Add(1)

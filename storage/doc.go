@@ -280,7 +280,8 @@
 //
 // # Concurrency
 //
-// Lock order: Log.cleanMu (one clean at a time), then Log.writeMu, then
+// Lock order: Log.cleanMu (one clean at a time), then Log.syncMu (one
+// group-commit fsync at a time, group_commit.go), then Log.writeMu, then
 // Log.mu, then the mutex of a segment or index. Manager.mu is never held while calling into a Log. Log.writeMu serializes mutations (Append, roll,
 // truncation, retention, flush) and is held across their file IO; Log.mu
 // guards what readers snapshot and is never held across file IO. The
@@ -291,10 +292,15 @@
 //
 // Read copies whole batches out of one segment with a single ReadAt;
 // ReadSlice instead returns the pinned file range (a vfs.OSFiler on the OS
-// file system) so that the fetch path can use sendfile.
+// file system) and the range's last offset, which the fetch path sends with
+// sendfile (broker/sendfile.go) and releases once written.
 //
-// Durability: with flush.messages=1 an Append returns after its batches,
-// indexes and any new segment's directory entry are fsynced. A roll fsyncs
+// Durability: with flush.messages=1 an Append returns after its batches
+// and any new segment's directory entry are fsynced. The fsync is a group
+// commit (Log.syncTo): it runs without writeMu, so appends that arrive
+// meanwhile share the next one. The active segment's indexes are not
+// fsynced per append (the last segment's indexes are rebuilt when a log
+// opens); a roll, Flush and Close sync them. A roll fsyncs
 // the closed segment before creating the next, so a crash never leaves a
 // hole below a newer segment. Truncation is fsynced at once, so removed
 // batches cannot reappear after a crash. If a crash lost data below the

@@ -131,7 +131,7 @@ type AppendInfo struct {
 // Log is one partition's log: a list of segments, the newest of which (the
 // active segment) takes appends.
 //
-// Lock order: cleanMu, then writeMu, then mu, then a segment's or index's own mutex.
+// Lock order: cleanMu, then syncMu, then writeMu, then mu, then a segment's or index's own mutex.
 // writeMu serializes every mutation and is held across file IO; mu guards
 // the fields readers snapshot and is never held across file IO.
 type Log struct {
@@ -142,6 +142,9 @@ type Log struct {
 
 	// cleanMu serializes cleans of this log; it is taken before writeMu.
 	cleanMu sync.Mutex
+	// syncMu serializes group-commit fsyncs (syncTo); it is taken before
+	// writeMu and never while holding it.
+	syncMu sync.Mutex
 
 	writeMu sync.Mutex
 	epochs  *leaderEpochCache // REQUIRES: writeMu to mutate, mu to read
@@ -497,11 +500,27 @@ func checkFollowerBatches(records []byte, hs []batchHeader, leo int64, latestEpo
 
 func (l *Log) append(records []byte, mode appendMode) (AppendInfo, error) {
 	l.writeMu.Lock()
-	defer l.writeMu.Unlock()
+	info, syncNeeded, err := l.appendLocked(records, mode)
+	l.writeMu.Unlock()
+	if err != nil || !syncNeeded {
+		return info, err
+	}
+	// flush.messages reached: the append returns once it is on disk, in
+	// an fsync it may share with concurrent appends (syncTo).
+	if err := l.syncTo(info.LastOffset + 1); err != nil {
+		return AppendInfo{}, err
+	}
+	return info, nil
+}
+
+// appendLocked appends records; syncNeeded reports that flush.messages
+// requires them on disk before the append is acknowledged.
+// REQUIRES: l.writeMu held.
+func (l *Log) appendLocked(records []byte, mode appendMode) (info AppendInfo, syncNeeded bool, err error) {
 	l.mu.Lock()
 	if err := l.checkWritableLocked(); err != nil {
 		l.mu.Unlock()
-		return AppendInfo{}, err
+		return AppendInfo{}, false, err
 	}
 	cfg := l.mu.cfg
 	leo := l.mu.logEndOffset
@@ -510,7 +529,7 @@ func (l *Log) append(records []byte, mode appendMode) (AppendInfo, error) {
 
 	hs, err := splitBatches(records)
 	if err != nil {
-		return AppendInfo{}, err
+		return AppendInfo{}, false, err
 	}
 	if !mode.assignOffsets {
 		l.mu.Lock()
@@ -520,7 +539,7 @@ func (l *Log) append(records []byte, mode appendMode) (AppendInfo, error) {
 		}
 		l.mu.Unlock()
 		if err := checkFollowerBatches(records, hs, leo, latest); err != nil {
-			return AppendInfo{}, err
+			return AppendInfo{}, false, err
 		}
 	}
 	next := leo
@@ -541,29 +560,29 @@ func (l *Log) append(records []byte, mode appendMode) (AppendInfo, error) {
 		maxTs = max(maxTs, hs[i].MaxTimestamp)
 		pos += hs[i].TotalSize()
 	}
-	info := AppendInfo{FirstOffset: hs[0].BaseOffset, LastOffset: next - 1}
+	info = AppendInfo{FirstOffset: hs[0].BaseOffset, LastOffset: next - 1}
 	markers, err := parseMarkers(records, hs)
 	if err != nil {
-		return AppendInfo{}, err
+		return AppendInfo{}, false, err
 	}
 	txns, aborted := planTxns(l.txns, hs, markers)
 
 	if active.shouldRoll(cfg, len(records), maxTs, next-1, l.now()) {
 		if active, err = l.rollLocked(cfg); err != nil {
-			return AppendInfo{}, err
+			return AppendInfo{}, false, err
 		}
 	}
 	if err := active.appendBatches(records, hs, cfg); err != nil {
 		// Drop whatever part of the write landed, then go offline.
 		_ = active.log.Truncate(active.size)
-		return AppendInfo{}, l.fail(err)
+		return AppendInfo{}, false, l.fail(err)
 	}
 	if len(aborted) > 0 {
 		created, err := active.txnIndex.write(aborted)
 		l.dirDirty = l.dirDirty || created
 		if err != nil {
 			_ = active.log.Truncate(active.size)
-			return AppendInfo{}, l.fail(err)
+			return AppendInfo{}, false, l.fail(err)
 		}
 	}
 	epochChanged := false
@@ -592,15 +611,10 @@ func (l *Log) append(records []byte, mode appendMode) (AppendInfo, error) {
 	l.mu.Unlock()
 	if epochChanged {
 		if err := l.epochs.persist(); err != nil {
-			return AppendInfo{}, l.fail(err)
+			return AppendInfo{}, false, l.fail(err)
 		}
 	}
-	if unflushed >= cfg.FlushIntervalMessages {
-		if err := l.flushLocked(); err != nil {
-			return AppendInfo{}, err
-		}
-	}
-	return info, nil
+	return info, unflushed >= cfg.FlushIntervalMessages, nil
 }
 
 // splitBatches parses the headers of the batches in records.

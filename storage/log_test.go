@@ -314,6 +314,14 @@ func TestReadMatchesNaive(t *testing.T) {
 						if string(got) != string(b) {
 							t.Fatal("ReadSlice bytes differ from Read")
 						}
+						var last int64 = -1
+						for pos := 0; pos < len(b); {
+							h, _ := parseBatchHeader(b[pos:])
+							last, pos = h.LastOffset(), pos+h.TotalSize()
+						}
+						if fs.LastOffset != last {
+							t.Fatalf("ReadSlice(%d, ...) LastOffset = %d, want %d", offset, fs.LastOffset, last)
+						}
 					}
 					fs.Release()
 				}

@@ -90,7 +90,11 @@ type FileSlice struct {
 	File   vfs.File
 	Offset int64
 	Length int64
-	seg    *segment
+	// LastOffset is the last offset of the last batch in the range
+	// (meaningless when Length is 0), for the aborted transactions of a
+	// fetch.
+	LastOffset int64
+	seg        *segment
 }
 
 // Release unpins the segment. It is safe on a zero FileSlice.
@@ -108,11 +112,12 @@ func (l *Log) ReadSlice(offset int64, maxBytes int, maxOffset int64, minOneBatch
 	if err != nil || !ok {
 		return FileSlice{}, err
 	}
-	end := start
+	end, last := start, int64(-1)
 	stop := min(v.size, v.seg.nextDamage(start))
+	var hbuf [batchHeaderSize]byte
 	for first := true; end < stop; first = false {
 		if !first {
-			if h, err = v.seg.readHeader(end, stop); err != nil {
+			if h, err = v.seg.readHeaderInto(&hbuf, end, stop); err != nil {
 				// Serve the intact batches before the damage.
 				l.reportDamage(v.seg, end, err)
 				break
@@ -126,8 +131,9 @@ func (l *Log) ReadSlice(offset int64, maxBytes int, maxOffset int64, minOneBatch
 			break
 		}
 		end += size
+		last = h.LastOffset()
 	}
-	return FileSlice{File: v.seg.log, Offset: start, Length: end - start, seg: v.seg}, nil
+	return FileSlice{File: v.seg.log, Offset: start, Length: end - start, LastOffset: last, seg: v.seg}, nil
 }
 
 // locate finds the batch containing offset and pins its segment. ok is

@@ -418,10 +418,16 @@ func scanBatches(f io.ReaderAt, start, end int64, verifyCRC bool, fn func(h batc
 
 // readHeader reads and parses the batch header at pos, which must end before end.
 func (s *segment) readHeader(pos, end int64) (batchHeader, error) {
+	var b [batchHeaderSize]byte
+	return s.readHeaderInto(&b, pos, end)
+}
+
+// readHeaderInto is readHeader reading into b, so that a walk over many
+// batches (ReadSlice) allocates one buffer, not one per batch.
+func (s *segment) readHeaderInto(b *[batchHeaderSize]byte, pos, end int64) (batchHeader, error) {
 	if end-pos < batchHeaderSize {
 		return batchHeader{}, fmt.Errorf("%w: short batch at %d in segment %d", ErrCorrupt, pos, s.baseOffset)
 	}
-	var b [batchHeaderSize]byte
 	if _, err := s.log.ReadAt(b[:], pos); err != nil {
 		return batchHeader{}, fmt.Errorf("storage: read batch header: %w", err)
 	}

@@ -75,16 +75,25 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	maxBytes := fetchMaxBytes(d.Config.FetchMaxBytes, req.MaxBytes)
 	minBytes := min(int(req.MinBytes), maxBytes)
 	results := make([]fetchResult, len(wants))
+	// Slices left pinned (a long poll's earlier reads, partitions the
+	// session leaves out, a panic) are released here; those that go into
+	// a FileFetch are the connection's to release.
+	defer func() {
+		for i := range results {
+			results[i].file.Release()
+		}
+	}()
 	read := func() (total int, anyError bool) {
 		remaining := maxBytes
 		first := true
 		for i, k := range wants {
-			res := d.readPartition(img, k, wantParts[k], remaining, first, req.IsolationLevel == 1)
+			results[i].file.Release()
+			res := d.readPartition(img, k, wantParts[k], remaining, first, req.IsolationLevel == 1, r.SendFiles)
 			results[i] = res
-			if len(res.records) > 0 {
+			if n := res.size(); n > 0 {
 				first = false
-				remaining -= len(res.records)
-				total += len(res.records)
+				remaining -= n
+				total += n
 			}
 			if res.code != 0 {
 				anyError = true
@@ -116,6 +125,7 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 
 	// Build the response, topics grouped in request/session order.
 	leaders := map[int32]bool{}
+	var files []PartitionFile
 	var cur *kmsg.FetchResponseTopic
 	for i, k := range wants {
 		res := results[i]
@@ -147,6 +157,11 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		if p.RecordBatches == nil {
 			p.RecordBatches = []byte{}
 		}
+		if res.file.Length > 0 {
+			// The connection now owns the slice (FileFetch.Release).
+			files = append(files, PartitionFile{Topic: len(resp.Topics) - 1, Partition: len(cur.Partitions), Slice: res.file})
+			results[i].file = storage.FileSlice{}
+		}
 		cur.Partitions = append(cur.Partitions, p)
 	}
 	// v16+: the endpoints of the leaders named in CurrentLeader (KIP-951).
@@ -156,6 +171,9 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 			fb.NodeID, fb.Host, fb.Port, fb.Rack = b.ID, b.Host, b.Port, b.Rack
 			resp.Brokers = append(resp.Brokers, fb)
 		}
+	}
+	if len(files) > 0 {
+		return &FileFetch{FetchResponse: resp, Files: files}, nil
 	}
 	return resp, nil
 }
@@ -180,15 +198,23 @@ type fetchResult struct {
 	highWatermark int64
 	lastStable    int64
 	logStart      int64
-	records       []byte
-	aborted       []kmsg.FetchResponseTopicPartitionAbortedTransaction
-	wait          <-chan struct{}
+	// records are the batches read into memory; file is the pinned range
+	// instead when the caller sends files (Request.SendFiles).
+	records []byte
+	file    storage.FileSlice
+	aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction
+	wait    <-chan struct{}
 	// leader and leaderEpoch are KIP-951's CurrentLeader (v12+) for
 	// NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH; -1 otherwise.
 	leader, leaderEpoch int32
 }
 
-func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPartition, remaining int, first, readCommitted bool) fetchResult {
+// size is the number of record bytes the result carries.
+func (r *fetchResult) size() int {
+	return len(r.records) + int(r.file.Length)
+}
+
+func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPartition, remaining int, first, readCommitted, sendFiles bool) fetchResult {
 	res := fetchResult{highWatermark: -1, lastStable: -1, logStart: -1, leader: -1, leaderEpoch: -1}
 	var t *controller.Topic
 	if k.topic != "" {
@@ -224,7 +250,18 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 	if limit <= 0 && !first {
 		return res
 	}
-	recs, err := l.Read(sp.fetchOffset, limit, upTo, first)
+	var recs []byte
+	var file storage.FileSlice
+	var err error
+	if sendFiles {
+		file, err = l.ReadSlice(sp.fetchOffset, limit, upTo, first)
+		if file.Length == 0 {
+			file.Release()
+			file = storage.FileSlice{}
+		}
+	} else {
+		recs, err = l.Read(sp.fetchOffset, limit, upTo, first)
+	}
 	if err != nil {
 		if errors.Is(err, storage.ErrOffsetOutOfRange) {
 			res.code = kerr.OffsetOutOfRange.Code
@@ -239,12 +276,17 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 		}
 		return res
 	}
-	res.records = recs
-	if readCommitted && len(recs) > 0 {
-		if end, ok := lastOffsetOf(recs); ok {
-			for _, a := range l.AbortedTransactions(sp.fetchOffset, end+1) {
-				res.aborted = append(res.aborted, kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
-			}
+	res.records, res.file = recs, file
+	if !readCommitted || res.size() == 0 {
+		return res
+	}
+	end, ok := file.LastOffset, file.Length > 0
+	if !ok {
+		end, ok = lastOffsetOf(recs)
+	}
+	if ok {
+		for _, a := range l.AbortedTransactions(sp.fetchOffset, end+1) {
+			res.aborted = append(res.aborted, kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
 		}
 	}
 	return res

@@ -91,6 +91,10 @@ type Request struct {
 	// FindCoordinator and DescribeCluster answer with each broker's
 	// advertised address on that listener.
 	ListenerName string
+	// SendFiles: the caller writes a *FileFetch (record batches left in
+	// the segment files) to its socket; without it, Fetch copies the
+	// batches into the response.
+	SendFiles bool
 }
 
 // Handler answers one request. A returned Response is written back in

@@ -360,12 +360,12 @@ func (fc *fetchContext) sessionID() int32 {
 // leaves out partitions with nothing new.
 func (fc *fetchContext) respond(k sessionKey, res *fetchResult) bool {
 	sp := fc.parts[k]
-	if fc.incremental && len(res.records) == 0 && res.code == 0 &&
+	if fc.incremental && res.size() == 0 && res.code == 0 &&
 		res.highWatermark == sp.sentHighWatermark && res.logStart == sp.sentLogStart && res.lastStable == sp.sentLastStable {
 		return false
 	}
 	sp.sentHighWatermark, sp.sentLogStart, sp.sentLastStable = res.highWatermark, res.logStart, res.lastStable
-	if fc.incremental && len(res.records) > 0 {
+	if fc.incremental && res.size() > 0 {
 		fc.moved = append(fc.moved, k)
 	}
 	return true

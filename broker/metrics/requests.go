@@ -281,8 +281,20 @@ func (m *Metrics) observeProduce(req *kmsg.ProduceRequest, resp kmsg.Response) {
 	m.requests.allTopics.add(&all)
 }
 
+// fileFetch is a fetch response whose record bytes are partly in segment
+// file ranges (broker/handlers.FileFetch, sent with sendfile): FileBytes
+// counts those of a topic.
+type fileFetch interface {
+	Fetch() *kmsg.FetchResponse
+	FileBytes(topic int) int
+}
+
 func (m *Metrics) observeFetch(follower bool, resp kmsg.Response) {
+	var fileBytes func(int) int
 	fr, ok := resp.(*kmsg.FetchResponse)
+	if ff, isFile := resp.(fileFetch); isFile {
+		fr, ok, fileBytes = ff.Fetch(), true, ff.FileBytes
+	}
 	if !ok {
 		return
 	}
@@ -305,6 +317,9 @@ func (m *Metrics) observeFetch(follower bool, resp kmsg.Response) {
 			if fetchFailure(fp.ErrorCode) {
 				c.failedFetch++
 			}
+		}
+		if fileBytes != nil {
+			n += uint64(fileBytes(i))
 		}
 		if follower {
 			// Kafka counts replication apart from client traffic.

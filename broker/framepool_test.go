@@ -1,0 +1,33 @@
+package broker
+
+import (
+	"encoding/binary"
+	"testing"
+)
+
+// TestFramePoolOnlyProduce: a handled Produce frame's buffer is reused for
+// a later body of a size it fits; other requests' buffers never are (their
+// handlers may keep slices of them), nor is a buffer far larger than the
+// body.
+func TestFramePoolOnlyProduce(t *testing.T) {
+	frame := func(key int16, size int) []byte {
+		b := make([]byte, size)
+		binary.BigEndian.PutUint16(b, uint16(key))
+		return b
+	}
+	join := frame(11, 100<<10)
+	recycleFrame(join)
+	if b := pooledFrame(90 << 10); b != nil && &b[:1][0] == &join[0] {
+		t.Fatal("a JoinGroup buffer was reused")
+	}
+	prod := frame(0, 100<<10)
+	recycleFrame(prod)
+	b := pooledFrame(1 << 10) // far smaller than the pooled buffer
+	if b != nil && &b[:1][0] == &prod[0] {
+		t.Fatal("a 100 KiB buffer was handed out for a 1 KiB body")
+	}
+	// sync.Pool may drop entries at any GC, so only a hit is checked.
+	if b = pooledFrame(90 << 10); b != nil && (len(b) != 90<<10 || &b[0] != &prod[0]) {
+		t.Fatalf("pooled buffer of length %d is not the recycled one", len(b))
+	}
+}

@@ -1,0 +1,190 @@
+package broker
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"sync"
+
+	"github.com/samsa-broker/samsa/broker/handlers"
+	"github.com/samsa-broker/samsa/storage"
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// Zero-copy fetch: a Fetch handler given Request.SendFiles answers with a
+// *handlers.FileFetch whose record batches are pinned segment file ranges.
+// encodeFileFetch encodes the framing around them (kmsg encodes the
+// response; the length prefixes of the record fields are rewritten to the
+// ranges' sizes) and the write goroutine sends the framing with write and
+// each range with sendfile(2) on a plain *net.TCPConn, so record bytes never
+// enter user space; on any other connection (TLS wraps net.Conn) each range
+// goes through one pooled chunk buffer. Either way a fetch holds framing
+// in memory, not data.
+
+var (
+	errFetchFraming = errors.New("broker: fetch response framing not found")
+	errFileShort    = errors.New("broker: segment file shorter than the fetched range")
+)
+
+// outgoing is one encoded response for the write goroutine: buf, with the
+// file ranges of spans inserted at their positions.
+type outgoing struct {
+	buf   []byte
+	spans []fileSpan
+	fetch *handlers.FileFetch // released once written or dropped
+}
+
+// fileSpan is a file range sent after buf[:at] (and before buf[at:]).
+type fileSpan struct {
+	at    int
+	slice storage.FileSlice
+}
+
+func (o *outgoing) empty() bool { return o.buf == nil && len(o.spans) == 0 }
+
+// size is the number of bytes the response puts on the wire.
+func (o *outgoing) size() int {
+	n := len(o.buf)
+	for _, s := range o.spans {
+		n += int(s.slice.Length)
+	}
+	return n
+}
+
+// release unpins the file ranges.
+func (o *outgoing) release() {
+	if o.fetch != nil {
+		o.fetch.Release()
+	}
+}
+
+// markerSize is the size of the placeholder record set each file range
+// takes while kmsg encodes the response: a random per-response nonce
+// (12 bytes) and the range's index (4 bytes), which cannot occur in the
+// framing by chance.
+const markerSize = 16
+
+// encodeFileFetch encodes a FileFetch response for hdr. The response's
+// RecordBatches of the ranged partitions are left empty again afterwards.
+func encodeFileFetch(hdr wire.RequestHeader, ff *handlers.FileFetch) (outgoing, error) {
+	var nonce [12]byte
+	rand.Read(nonce[:])
+	markers := make([]byte, markerSize*len(ff.Files))
+	hint := 64
+	for i, pf := range ff.Files {
+		m := markers[markerSize*i : markerSize*(i+1) : markerSize*(i+1)]
+		copy(m, nonce[:])
+		binary.BigEndian.PutUint32(m[12:], uint32(i))
+		ff.Topics[pf.Topic].Partitions[pf.Partition].RecordBatches = m
+	}
+	for i := range ff.Topics {
+		t := &ff.Topics[i]
+		hint += 32 + len(t.Topic)
+		for j := range t.Partitions {
+			hint += 96 + len(t.Partitions[j].RecordBatches) + 24*len(t.Partitions[j].AbortedTransactions)
+		}
+	}
+	enc := wire.AppendResponse(make([]byte, 0, hint), hdr, ff.FetchResponse)
+	for _, pf := range ff.Files {
+		ff.Topics[pf.Topic].Partitions[pf.Partition].RecordBatches = []byte{}
+	}
+	// v12+ (flexible) record sets are compact bytes, length+1 as an
+	// unsigned varint; before, an int32 length.
+	flexible := ff.IsFlexible()
+	prefix, placeholder := 4, binary.BigEndian.AppendUint32(nil, markerSize)
+	if flexible {
+		prefix, placeholder = 1, binary.AppendUvarint(nil, markerSize+1)
+	}
+	o := outgoing{buf: make([]byte, 0, len(enc)+4*len(ff.Files)), fetch: ff}
+	pos := 0
+	for i, pf := range ff.Files {
+		at := bytes.Index(enc[pos:], markers[markerSize*i:markerSize*(i+1)])
+		if at < prefix || !bytes.Equal(enc[pos+at-prefix:pos+at], placeholder) {
+			return outgoing{fetch: ff}, fmt.Errorf("%w: partition %d of topic %d", errFetchFraming, pf.Partition, pf.Topic)
+		}
+		at += pos
+		o.buf = append(o.buf, enc[pos:at-prefix]...)
+		n := pf.Slice.Length
+		if flexible {
+			o.buf = binary.AppendUvarint(o.buf, uint64(n)+1)
+		} else {
+			o.buf = binary.BigEndian.AppendUint32(o.buf, uint32(n))
+		}
+		o.spans = append(o.spans, fileSpan{at: len(o.buf), slice: pf.Slice})
+		pos = at + markerSize
+	}
+	o.buf = append(o.buf, enc[pos:]...)
+	total := int64(len(o.buf)) - 4
+	for _, s := range o.spans {
+		total += s.slice.Length
+	}
+	if total > math.MaxInt32 {
+		return outgoing{fetch: ff}, fmt.Errorf("%w: response of %d bytes", errFetchFraming, total)
+	}
+	binary.BigEndian.PutUint32(o.buf, uint32(total))
+	return o, nil
+}
+
+// writeOutgoing writes o to nc: the framing with Write, each file range
+// with sendfile when nc is a plain TCP connection and the file an OS file,
+// else through a pooled chunk buffer.
+func writeOutgoing(nc net.Conn, o *outgoing) error {
+	if len(o.spans) == 0 {
+		_, err := nc.Write(o.buf)
+		return err
+	}
+	s := newRangeSender(nc)
+	defer s.done()
+	prev := 0
+	for _, sp := range o.spans {
+		if _, err := nc.Write(o.buf[prev:sp.at]); err != nil {
+			return err
+		}
+		prev = sp.at
+		if handled, err := s.send(sp.slice); handled {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err := copyRange(nc, sp.slice); err != nil {
+			return err
+		}
+	}
+	_, err := nc.Write(o.buf[prev:])
+	return err
+}
+
+// copyChunk is the buffer size of the copy path.
+const copyChunk = 128 << 10
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyChunk); return &b }}
+
+// copyRange writes a file range to w through one pooled chunk buffer.
+func copyRange(w io.Writer, s storage.FileSlice) error {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
+	for off, end := s.Offset, s.Offset+s.Length; off < end; {
+		chunk := buf[:min(int64(len(buf)), end-off)]
+		n, err := s.File.ReadAt(chunk, off)
+		if n < len(chunk) {
+			// The frame's size is already on the wire: a truncated file
+			// leaves no way but closing the connection (Kafka does too).
+			if err == nil || errors.Is(err, io.EOF) {
+				err = errFileShort
+			}
+			return fmt.Errorf("broker: read fetched range: %w", err)
+		}
+		if _, err := w.Write(chunk); err != nil {
+			return err
+		}
+		off += int64(n)
+	}
+	return nil
+}

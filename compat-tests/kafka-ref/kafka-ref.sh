@@ -163,8 +163,16 @@ EOF
 }
 
 # random_uuid prints a Kafka cluster id: 16 random bytes, URL-safe base64, unpadded.
+# random_uuid prints a random Kafka Uuid (16 bytes, base64url). One that
+# starts with "-" would be read by kafka-storage as an option (a flaky start
+# once in 64), so draw again until it does not.
 random_uuid() {
-	head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'
+	local id
+	while :; do
+		id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+		[[ $id == -* ]] || break
+	done
+	echo "$id"
 }
 
 start() {

@@ -78,6 +78,11 @@ func isOwnControllerAddr(cfg *config.Config, addr string) bool {
 	return false
 }
 
+// singleVoterElectionTimeout is the Raft election timeout of a quorum of
+// one voter, whose leader has no followers to heartbeat; the leader lease
+// check runs every half of it.
+const singleVoterElectionTimeout = 15 * time.Millisecond
+
 // openQuorum starts this node's metadata quorum in metaDir/raft. A quorum
 // of one voter runs Raft over an in-memory transport (no port is opened);
 // it waits until the node is its active controller and imports the
@@ -99,6 +104,10 @@ func openQuorum(cfg *config.Config, clusterID, metaDir string, kafka func(net.Co
 		Logger:          logger,
 	}
 	if len(voters) == 1 {
+		// No peer can ever connect to a lone voter, so its election timer
+		// only delays start-up (Raft waits one to two timeouts before the
+		// first election): keep it short.
+		opts.ElectionTimeout = min(opts.ElectionTimeout, singleVoterElectionTimeout)
 		_, trans := raft.NewInmemTransport(raft.ServerAddress(self.Addr))
 		opts.Transport = trans
 		q, err := quorum.Open(opts)

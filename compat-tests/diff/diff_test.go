@@ -1,0 +1,97 @@
+package diff
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/samsa-broker/samsa/compat-tests/harness"
+	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
+)
+
+// samsaOverrides make samsa's static configuration match the reference
+// Kafka's server.properties (kafka-ref.sh), so broker configs compare.
+var samsaOverrides = map[string]string{
+	"num.partitions":                           "1",
+	"auto.create.topics.enable":                "true",
+	"offsets.topic.replication.factor":         "1",
+	"transaction.state.log.replication.factor": "1",
+	"transaction.state.log.min.isr":            "1",
+	"group.initial.rebalance.delay.ms":         "0",
+}
+
+// TestDifferential runs Script against Apache Kafka 4.4 and against
+// samsa, compares every answer field by field, and fails on a difference
+// that compat-tests/FINDINGS.md does not explain, or on an explained one
+// that no longer occurs. DIFF_KAFKA_ADDR / DIFF_SAMSA_ADDR point it at
+// brokers already running (fresh ones: the script creates its topics).
+func TestDifferential(t *testing.T) {
+	explained, err := ReadExplained(filepath.Join("..", "FINDINGS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kafkaAddr, samsaAddr := os.Getenv("DIFF_KAFKA_ADDR"), os.Getenv("DIFF_SAMSA_ADDR")
+	if kafkaAddr == "" {
+		kafkaAddr = kafkaref.Start(t, kafkaref.Options{}).Bootstrap()
+	}
+	if samsaAddr == "" {
+		samsaAddr = harness.Start(t, harness.Options{Overrides: samsaOverrides}).Addr
+	}
+	sessions := map[string]*Session{}
+	for name, addr := range map[string]string{"kafka": kafkaAddr, "samsa": samsaAddr} {
+		s, err := NewSession(name, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		sessions[name] = s
+	}
+	var wg sync.WaitGroup
+	errs := map[string]error{}
+	var mu sync.Mutex
+	for name, s := range sessions {
+		wg.Go(func() {
+			err := Script(s)
+			mu.Lock()
+			errs[name] = err
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for name, err := range errs {
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	pairs, unmatched := Pairs(sessions["kafka"].Steps, sessions["samsa"].Steps)
+	sum := Summarize(pairs, explained)
+	t.Logf("differential suite against Kafka 4.4:\n%s", sum.Format())
+	if p := os.Getenv("DIFF_REPORT"); p != "" {
+		if err := os.WriteFile(p, []byte(sum.Format()+detail(pairs)), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, u := range unmatched {
+		t.Errorf("%v: %s", ErrDiffScript, u)
+	}
+	if n := len(sum.Unexplained); n > 0 {
+		t.Errorf("%d differences from Kafka 4.4 that compat-tests/FINDINGS.md does not explain (listed above)", n)
+	}
+	for _, e := range explained {
+		if e.Used == 0 {
+			t.Errorf("FINDINGS.md explains `%s`, which no longer occurs: remove it", e.Pattern)
+		}
+	}
+}
+
+// detail lists every difference of every pair, for DIFF_REPORT.
+func detail(pairs []Pair) string {
+	out := "\nall differences:\n"
+	for _, p := range pairs {
+		for _, d := range p.Diffs {
+			out += "  " + p.Name + " " + d.Path + ": Kafka " + d.Kafka + ", samsa " + d.Samsa + "\n"
+		}
+	}
+	return out
+}

@@ -506,7 +506,9 @@ func (c *Coordinator) DescribeTransactions(ctx context.Context, req *kmsg.Descri
 	for _, id := range req.TransactionalIDs {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
-		st.ProducerID, st.ProducerEpoch, st.StartTimestamp = -1, -1, -1
+		// An id answered with an error has producer id, epoch and start
+		// time 0 on the wire, as Kafka 4.4 sends them (compat-tests/diff).
+		st.ProducerID, st.ProducerEpoch, st.StartTimestamp = 0, 0, 0
 		if id == "" {
 			st.ErrorCode = kerr.InvalidRequest.Code
 			resp.TransactionStates = append(resp.TransactionStates, st)

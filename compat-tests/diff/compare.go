@@ -64,6 +64,10 @@ var fieldMasks = map[string]maskKind{
 	"LogDir":         maskSkip,
 	"TotalBytes":     maskSkip,
 	"UsableBytes":    maskSkip,
+	"Dir":            maskSkip, // DescribeLogDirs: the log directory's path
+	// Documentation is Kafka's prose; only whether it is there is compared
+	// (we write our own text).
+	"Documentation": maskSet,
 
 	"TopicID":                    maskSet,
 	"MemberID":                   maskSet,
@@ -72,6 +76,7 @@ var fieldMasks = map[string]maskKind{
 	"MemberEpoch":                maskSet, // KIP-848: epochs follow assignment timing
 	"LogAppendTime":              maskSet,
 	"Timestamp":                  maskSet,
+	"StartTimestamp":             maskSet,
 	"LastTimestamp":              maskSet,
 	"TransactionStartTimestamp":  maskSet,
 	"TransactionStartTimeMillis": maskSet,
@@ -170,6 +175,14 @@ var keyedSlices = map[reflect.Type]string{
 	reflect.TypeFor[kmsg.ListGroupsResponseGroup]():                            "Group",
 	reflect.TypeFor[kmsg.CreateTopicsResponseTopic]():                          "Topic",
 	reflect.TypeFor[kmsg.CreateTopicsResponseTopicConfig]():                    "Name",
+	reflect.TypeFor[kmsg.DescribeGroupsResponseGroup]():                        "Group",
+	reflect.TypeFor[kmsg.DeleteGroupsResponseGroup]():                          "Group",
+	reflect.TypeFor[kmsg.DeleteTopicsResponseTopic]():                          "Topic",
+	reflect.TypeFor[kmsg.DescribeTransactionsResponseTransactionState]():       "TransactionalID",
+	reflect.TypeFor[kmsg.ListTransactionsResponseTransactionState]():           "TransactionalID",
+	reflect.TypeFor[kmsg.OffsetFetchResponseTopicPartition]():                  "Partition",
+	reflect.TypeFor[kmsg.OffsetFetchResponseGroupTopicPartition]():             "Partition",
+	reflect.TypeFor[kmsg.OffsetFetchResponseGroup]():                           "Group",
 }
 
 // walkKeyed compares two lists entry by entry, matched by the key field;

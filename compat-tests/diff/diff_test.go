@@ -1,8 +1,10 @@
 package diff
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -68,7 +70,7 @@ func TestDifferential(t *testing.T) {
 	sum := Summarize(pairs, explained)
 	t.Logf("differential suite against Kafka 4.4:\n%s", sum.Format())
 	if p := os.Getenv("DIFF_REPORT"); p != "" {
-		if err := os.WriteFile(p, []byte(sum.Format()+detail(pairs)), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(sum.Format()+detail(pairs)+dump(pairs, os.Getenv("DIFF_DUMP"))), 0o644); err != nil {
 			t.Error(err)
 		}
 	}
@@ -91,6 +93,20 @@ func detail(pairs []Pair) string {
 	for _, p := range pairs {
 		for _, d := range p.Diffs {
 			out += "  " + p.Name + " " + d.Path + ": Kafka " + d.Kafka + ", samsa " + d.Samsa + "\n"
+		}
+	}
+	return out
+}
+
+// dump prints both answers of every step whose name contains substr.
+func dump(pairs []Pair, substr string) string {
+	if substr == "" {
+		return ""
+	}
+	out := "\nanswers of steps matching " + substr + ":\n"
+	for _, p := range pairs {
+		if strings.Contains(p.Name, substr) {
+			out += fmt.Sprintf("  %s\n    Kafka: %s %+v\n    samsa: %s %+v\n", p.Name, p.Kafka.Outcome, p.Kafka.Resp, p.Samsa.Outcome, p.Samsa.Resp)
 		}
 	}
 	return out

@@ -78,9 +78,11 @@ func outcome(s Step) string {
 }
 
 // ID names one difference for the explained list: the step name with its
-// version, then the field with indexes starred:
-// "Metadata v12 all .Topics{diff-a}.Partitions[*].OfflineReplicas".
-func (p Pair) ID(d FieldDiff) string { return p.Name + " " + d.Key() }
+// version, the field with indexes starred, and the two values:
+// "Fetch v4 out-of-range .Topics[*].Partitions[*].HighWatermark: Kafka -1, samsa 22".
+func (p Pair) ID(d FieldDiff) string {
+	return p.Name + " " + d.Key() + ": Kafka " + d.Kafka + ", samsa " + d.Samsa
+}
 
 // Explained is one entry of the explained-differences list: a pattern
 // over difference ids where '*' matches any run of characters, and why.
@@ -207,7 +209,7 @@ func Summarize(pairs []Pair, explained []*Explained) Summary {
 			all = false
 			if !firstSeen[id] {
 				firstSeen[id] = true
-				sum.Unexplained = append(sum.Unexplained, fmt.Sprintf("%s: Kafka %s, samsa %s", id, d.Kafka, d.Samsa))
+				sum.Unexplained = append(sum.Unexplained, id)
 			}
 		}
 		if all {

@@ -17,7 +17,15 @@ func scriptGroups(s *Session) error {
 		levels = max(levels, Advertised()[int16(k)].Max)
 	}
 	for l := int16(0); l <= levels; l++ {
+		if err := s.SettleCoordinator(0, fmt.Sprintf("diff-g%d", l)); err != nil {
+			return err
+		}
 		groupFlow(s, l)
+	}
+	for _, g := range []string{"diff-g-simple", "diff-g-none", "diff-g-short", "diff-g-long"} {
+		if err := s.SettleCoordinator(0, g); err != nil {
+			return err
+		}
 	}
 	// Invalid inputs.
 	join := kmsg.NewPtrJoinGroupRequest()
@@ -198,8 +206,12 @@ func groupFlow(s *Session, l int16) {
 // scriptConsumerGroups drives a KIP-848 group: join, heartbeat, describe,
 // leave, for each version.
 func scriptConsumerGroups(s *Session) error {
+	var err error
 	each(kmsg.ConsumerGroupHeartbeat, func(v int16) {
 		group := fmt.Sprintf("diff-cg%d", v)
+		if err == nil {
+			err = s.SettleCoordinator(0, group)
+		}
 		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		hb.Group, hb.MemberEpoch, hb.RebalanceTimeoutMillis = group, 0, 30000
 		hb.SubscribedTopicNames = []string{topicA}
@@ -221,5 +233,5 @@ func scriptConsumerGroups(s *Session) error {
 		leave.Group, leave.MemberID, leave.MemberEpoch = group, deref(r.MemberID), -1
 		s.Do("leave", v, leave)
 	})
-	return nil
+	return err
 }

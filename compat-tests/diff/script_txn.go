@@ -14,7 +14,18 @@ func scriptTxns(s *Session) error {
 		levels = max(levels, Advertised()[int16(k)].Max)
 	}
 	for l := int16(0); l <= levels; l++ {
+		if err := s.SettleCoordinator(1, fmt.Sprintf("diff-t%d", l)); err != nil {
+			return err
+		}
+		if err := s.SettleCoordinator(0, "diff-tg"); err != nil {
+			return err
+		}
 		txnFlow(s, l)
+	}
+	for _, id := range []string{"diff-t-timeout", "diff-t-none"} {
+		if err := s.SettleCoordinator(1, id); err != nil {
+			return err
+		}
 	}
 
 	ip := kmsg.NewPtrInitProducerIDRequest()
@@ -126,6 +137,8 @@ func txnFlow(s *Session, l int16) {
 
 // scriptAdminTail: CreatePartitions, DescribeLogDirs, DeleteTopics.
 func scriptAdminTail(s *Session) error {
+	// After the group sections, __consumer_offsets exists on both brokers.
+	s.Do("internal-topic", 9, s.produceReq(9, -1, nil, "__consumer_offsets", 0, batch(1, -1, -1, -1, false)))
 	each(kmsg.CreatePartitions, func(v int16) {
 		mk := func(topic string, count int32, validate bool) *kmsg.CreatePartitionsRequest {
 			req := kmsg.NewPtrCreatePartitionsRequest()

@@ -216,3 +216,55 @@ func canonicalBatches(b []byte) []byte {
 	})
 	return out
 }
+
+// retriable are the error codes of a coordinator that is still starting:
+// COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
+// NOT_COORDINATOR, CONCURRENT_TRANSACTIONS. Kafka answers them for a
+// moment after the first use creates an internal topic; samsa may not.
+var retriable = map[int16]bool{14: true, 15: true, 16: true, 51: true}
+
+// Settle sends req (unrecorded) until the broker answers it with an error
+// code that is not retriable, so the recorded steps after it do not
+// depend on how fast each broker loads its coordinators.
+func (s *Session) Settle(timeout time.Duration, v int16, req kmsg.Request, code func(kmsg.Response) int16) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := s.Quiet(v, req)
+		if err != nil {
+			return err
+		}
+		if !retriable[code(resp)] {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: %s: %s still answers %d", ErrDiffTimeout, s.Broker, kmsg.NameForKey(req.Key()), code(resp))
+		}
+		<-time.After(100 * time.Millisecond)
+	}
+}
+
+// SettleCoordinator waits until the coordinator of key (type 0 group,
+// 1 transaction) is found and has loaded its partition: Kafka answers
+// FindCoordinator as soon as the partition has a leader, and
+// NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS until it has read it.
+func (s *Session) SettleCoordinator(typ int8, key string) error {
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorType, req.CoordinatorKey = typ, key
+	if err := s.Settle(60*time.Second, 3, req, func(r kmsg.Response) int16 {
+		return r.(*kmsg.FindCoordinatorResponse).ErrorCode
+	}); err != nil {
+		return err
+	}
+	if typ == 0 {
+		dg := kmsg.NewPtrDescribeGroupsRequest()
+		dg.Groups = []string{key}
+		return s.Settle(60*time.Second, 5, dg, func(r kmsg.Response) int16 {
+			return r.(*kmsg.DescribeGroupsResponse).Groups[0].ErrorCode
+		})
+	}
+	dt := kmsg.NewPtrDescribeTransactionsRequest()
+	dt.TransactionalIDs = []string{key}
+	return s.Settle(60*time.Second, 0, dt, func(r kmsg.Response) int16 {
+		return r.(*kmsg.DescribeTransactionsResponse).TransactionStates[0].ErrorCode
+	})
+}

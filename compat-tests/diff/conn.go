@@ -97,6 +97,12 @@ func (c *Conn) Do(req kmsg.Request) (kmsg.Response, error) {
 	body = body[4:]
 	resp := req.ResponseKind()
 	resp.SetVersion(req.GetVersion())
+	// An ApiVersions at a version the broker does not know is answered in
+	// the v0 shape (UNSUPPORTED_VERSION); a version past every one we know
+	// is decoded that way directly, since its own shape would misparse.
+	if req.Key() == int16(kmsg.ApiVersions) && req.GetVersion() > req.MaxVersion() {
+		resp.SetVersion(0)
+	}
 	// ApiVersions answers with a v0 response header even when flexible.
 	if resp.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) {
 		var err error

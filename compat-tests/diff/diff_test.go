@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
@@ -40,9 +41,11 @@ func TestDifferential(t *testing.T) {
 	if samsaAddr == "" {
 		samsaAddr = harness.Start(t, harness.Options{Overrides: samsaOverrides}).Addr
 	}
+	// Whole seconds, so the value is the same however it is printed.
+	baseTS := time.Now().Truncate(time.Second).UnixMilli()
 	sessions := map[string]*Session{}
 	for name, addr := range map[string]string{"kafka": kafkaAddr, "samsa": samsaAddr} {
-		s, err := NewSession(name, addr)
+		s, err := NewSession(name, addr, baseTS)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -157,14 +157,14 @@ func scriptTopics(s *Session) error {
 func scriptProduceFetch(s *Session) error {
 	each(kmsg.Produce, func(v int16) {
 		p := int32(v % 3)
-		s.Do("acks-all", v, s.produceReq(v, -1, nil, topicA, p, batch(3, -1, -1, -1, false)))
-		s.Do("acks-1", v, s.produceReq(v, 1, nil, topicA, p, batch(2, -1, -1, -1, false)))
-		s.Do("bad-acks", v, s.produceReq(v, 2, nil, topicA, p, batch(1, -1, -1, -1, false)))
-		s.Do("unknown-topic", v, s.produceReq(v, -1, nil, "diff-nope", 0, batch(1, -1, -1, -1, false)))
-		s.Do("bad-partition", v, s.produceReq(v, -1, nil, topicA, 99, batch(1, -1, -1, -1, false)))
+		s.Do("acks-all", v, s.produceReq(v, -1, nil, topicA, p, s.batch(3, -1, -1, -1, false)))
+		s.Do("acks-1", v, s.produceReq(v, 1, nil, topicA, p, s.batch(2, -1, -1, -1, false)))
+		s.Do("bad-acks", v, s.produceReq(v, 2, nil, topicA, p, s.batch(1, -1, -1, -1, false)))
+		s.Do("unknown-topic", v, s.produceReq(v, -1, nil, "diff-nope", 0, s.batch(1, -1, -1, -1, false)))
+		s.Do("bad-partition", v, s.produceReq(v, -1, nil, topicA, 99, s.batch(1, -1, -1, -1, false)))
 	})
-	s.Do("oversized", 9, s.produceReq(9, -1, nil, topicA, 0, bigBatch(1_100_000)))
-	corrupt := batch(2, -1, -1, -1, false)
+	s.Do("oversized", 9, s.produceReq(9, -1, nil, topicA, 0, s.bigBatch(1_100_000)))
+	corrupt := s.batch(2, -1, -1, -1, false)
 	corrupt[len(corrupt)-1] ^= 0xff
 	s.Do("bad-crc", 9, s.produceReq(9, -1, nil, topicA, 0, corrupt))
 	// Idempotent producer: sequence gaps and duplicates.
@@ -174,10 +174,10 @@ func scriptProduceFetch(s *Session) error {
 		return err
 	}
 	if r, ok := s.Do("idempotent", 4, ip).(*kmsg.InitProducerIDResponse); ok && r.ErrorCode == 0 {
-		s.Do("idempotent-seq0", 11, s.produceReq(11, -1, nil, topicA, 1, batch(2, r.ProducerID, r.ProducerEpoch, 0, false)))
-		s.Do("idempotent-dup", 11, s.produceReq(11, -1, nil, topicA, 1, batch(2, r.ProducerID, r.ProducerEpoch, 0, false)))
-		s.Do("idempotent-gap", 11, s.produceReq(11, -1, nil, topicA, 1, batch(2, r.ProducerID, r.ProducerEpoch, 7, false)))
-		s.Do("idempotent-bad-epoch", 11, s.produceReq(11, -1, nil, topicA, 1, batch(2, r.ProducerID, r.ProducerEpoch+3, 2, false)))
+		s.Do("idempotent-seq0", 11, s.produceReq(11, -1, nil, topicA, 1, s.batch(2, r.ProducerID, r.ProducerEpoch, 0, false)))
+		s.Do("idempotent-dup", 11, s.produceReq(11, -1, nil, topicA, 1, s.batch(2, r.ProducerID, r.ProducerEpoch, 0, false)))
+		s.Do("idempotent-gap", 11, s.produceReq(11, -1, nil, topicA, 1, s.batch(2, r.ProducerID, r.ProducerEpoch, 7, false)))
+		s.Do("idempotent-bad-epoch", 11, s.produceReq(11, -1, nil, topicA, 1, s.batch(2, r.ProducerID, r.ProducerEpoch+3, 2, false)))
 	}
 
 	each(kmsg.Fetch, func(v int16) {
@@ -194,8 +194,11 @@ func scriptProduceFetch(s *Session) error {
 
 func scriptOffsets(s *Session) error {
 	each(kmsg.ListOffsets, func(v int16) {
-		for _, ts := range []int64{-2, -1, baseTS + 1, baseTS + 100} {
+		for _, ts := range []int64{-2, -1} {
 			s.Do(fmt.Sprintf("ts%d", ts), v, listOffsetsReq(topicA, 1, ts, -1))
+		}
+		for _, delta := range []int64{1, 100_000} {
+			s.Do(fmt.Sprintf("ts-base+%d", delta), v, listOffsetsReq(topicA, 1, s.BaseTS+delta, -1))
 		}
 		if v >= 7 {
 			s.Do("max-timestamp", v, listOffsetsReq(topicA, 1, -3, -1))
@@ -237,7 +240,7 @@ func scriptOffsets(s *Session) error {
 		}
 	})
 	// DeleteRecords: fill diff-del, then trim it a step per version.
-	s.Do("fill", 9, s.produceReq(9, -1, nil, topicDel, 0, batch(10, -1, -1, -1, false)))
+	s.Do("fill", 9, s.produceReq(9, -1, nil, topicDel, 0, s.batch(10, -1, -1, -1, false)))
 	each(kmsg.DeleteRecords, func(v int16) {
 		for _, c := range []struct {
 			name   string

@@ -6,14 +6,10 @@ import (
 	"github.com/samsa-broker/samsa/wire"
 )
 
-// baseTS is the create time of every produced record: fixed, so both
-// brokers store byte-identical batches.
-const baseTS = 1_700_000_000_000
-
 // batch encodes a record batch of n records with fixed keys, values and
 // timestamps; pid -1 is a plain producer.
-func batch(n int, pid int64, epoch int16, seq int32, txn bool) []byte {
-	spec := wire.BatchSpec{BaseTimestamp: baseTS, ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq, Transactional: txn}
+func (s *Session) batch(n int, pid int64, epoch int16, seq int32, txn bool) []byte {
+	spec := wire.BatchSpec{BaseTimestamp: s.BaseTS, ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq, Transactional: txn}
 	if pid < 0 {
 		spec.ProducerEpoch, spec.BaseSequence = -1, -1
 	}
@@ -33,8 +29,8 @@ func batch(n int, pid int64, epoch int16, seq int32, txn bool) []byte {
 
 // bigBatch is one record of size bytes (over message.max.bytes when size
 // is above 1048588).
-func bigBatch(size int) []byte {
-	spec := wire.BatchSpec{BaseTimestamp: baseTS, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+func (s *Session) bigBatch(size int) []byte {
+	spec := wire.BatchSpec{BaseTimestamp: s.BaseTS, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
 		Records: []wire.Record{{Value: make([]byte, size)}}}
 	b, err := wire.EncodeBatch(spec)
 	if err != nil {

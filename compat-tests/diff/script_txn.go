@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -108,7 +109,7 @@ func txnFlow(s *Session, l int16) {
 	badEpoch.ProducerEpoch = epoch + 4
 	s.Do("bad-epoch", av, &badEpoch)
 
-	s.Do("txn", 11, s.produceReq(11, -1, kmsg.StringPtr(txnID), topicA, 2, batch(2, pid, epoch, 0, true)))
+	s.Do("txn", 11, s.produceReq(11, -1, kmsg.StringPtr(txnID), topicA, 2, s.batch(2, pid, epoch, 0, true)))
 
 	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
 	ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = txnID, pid, epoch, "diff-tg"
@@ -127,6 +128,21 @@ func txnFlow(s *Session, l int16) {
 	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = txnID, pid, epoch, true
 	ev := clamp(kmsg.EndTxn, l)
 	s.Do("commit", ev, end)
+	// Kafka answers EndTxn before its markers are written; wait until
+	// the transaction is complete so later offsets do not depend on it.
+	dt := kmsg.NewPtrDescribeTransactionsRequest()
+	dt.TransactionalIDs = []string{txnID}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		r, err := s.Quiet(0, dt)
+		if err != nil {
+			return
+		}
+		if st := r.(*kmsg.DescribeTransactionsResponse).TransactionStates[0].State; st != "PrepareCommit" && st != "PrepareAbort" && st != "Ongoing" {
+			break
+		}
+		<-time.After(50 * time.Millisecond)
+	}
 	stale := *end
 	stale.ProducerEpoch = epoch - 1
 	if epoch == 0 {
@@ -138,7 +154,7 @@ func txnFlow(s *Session, l int16) {
 // scriptAdminTail: CreatePartitions, DescribeLogDirs, DeleteTopics.
 func scriptAdminTail(s *Session) error {
 	// After the group sections, __consumer_offsets exists on both brokers.
-	s.Do("internal-topic", 9, s.produceReq(9, -1, nil, "__consumer_offsets", 0, batch(1, -1, -1, -1, false)))
+	s.Do("internal-topic", 9, s.produceReq(9, -1, nil, "__consumer_offsets", 0, s.batch(1, -1, -1, -1, false)))
 	each(kmsg.CreatePartitions, func(v int16) {
 		mk := func(topic string, count int32, validate bool) *kmsg.CreatePartitionsRequest {
 			req := kmsg.NewPtrCreatePartitionsRequest()
@@ -190,7 +206,7 @@ func scriptWrongVersions(s *Session) error {
 		v    int16
 	}{
 		{"below-min", metadataReq(0, false, topicA), -1},
-		{"below-min", s.produceReq(2, -1, nil, topicA, 0, batch(1, -1, -1, -1, false)), 2},
+		{"below-min", s.produceReq(2, -1, nil, topicA, 0, s.batch(1, -1, -1, -1, false)), 2},
 		{"below-min", s.fetchReq(3, topicA, 0, 0, -1), 3},
 		{"below-min", listOffsetsReq(topicA, 0, -1, -1), 0},
 		{"above-max", kmsg.NewPtrApiVersionsRequest(), 99},

@@ -30,6 +30,11 @@ type Step struct {
 // since the two brokers generate different ones.
 type Session struct {
 	Broker string
+	// BaseTS is the create time of every record the script produces. Both
+	// sessions of a run share it, so the brokers store byte-identical
+	// batches; it must be recent, or time retention (retention.ms, 7 days)
+	// deletes the records while the script runs.
+	BaseTS int64
 	conn   *Conn
 	Steps  []Step
 
@@ -42,13 +47,13 @@ type Session struct {
 // ErrDiffTimeout is returned by a wait that ran out of time.
 var ErrDiffTimeout = errors.New("diff: timed out")
 
-// NewSession connects to addr.
-func NewSession(broker, addr string) (*Session, error) {
+// NewSession connects to addr; baseTS is the records' create time.
+func NewSession(broker, addr string, baseTS int64) (*Session, error) {
 	c, err := Dial(addr, 60*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{Broker: broker, conn: c, topicIDs: map[string][16]byte{}}, nil
+	return &Session{Broker: broker, BaseTS: baseTS, conn: c, topicIDs: map[string][16]byte{}}, nil
 }
 
 // Close closes the session's connection.

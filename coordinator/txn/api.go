@@ -286,6 +286,12 @@ func (c *Coordinator) addPartitions(ctx context.Context, id string, producerID i
 			}
 			for _, tp := range tps {
 				codes[tp] = m.verify(producerID, epoch, tp)
+				// Kafka 4.4 answers a verify-only request for a
+				// partition outside the transaction with
+				// TRANSACTION_ABORTABLE (compat-tests/diff).
+				if codes[tp] == kerr.InvalidTxnState.Code {
+					codes[tp] = kerr.TransactionAbortable.Code
+				}
 			}
 			return
 		}

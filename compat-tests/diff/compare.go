@@ -176,6 +176,7 @@ var keyedSlices = map[reflect.Type]string{
 	reflect.TypeFor[kmsg.CreateTopicsResponseTopic]():                          "Topic",
 	reflect.TypeFor[kmsg.CreateTopicsResponseTopicConfig]():                    "Name",
 	reflect.TypeFor[kmsg.DescribeGroupsResponseGroup]():                        "Group",
+	reflect.TypeFor[kmsg.ConsumerGroupDescribeResponseGroup]():                 "Group",
 	reflect.TypeFor[kmsg.DeleteGroupsResponseGroup]():                          "Group",
 	reflect.TypeFor[kmsg.DeleteTopicsResponseTopic]():                          "Topic",
 	reflect.TypeFor[kmsg.DescribeTransactionsResponseTransactionState]():       "TransactionalID",

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
@@ -35,12 +38,15 @@ func TestDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	kafkaAddr, samsaAddr := os.Getenv("DIFF_KAFKA_ADDR"), os.Getenv("DIFF_SAMSA_ADDR")
+	start := time.Now()
 	if kafkaAddr == "" {
 		kafkaAddr = kafkaref.Start(t, kafkaref.Options{}).Bootstrap()
 	}
+	kafkaUp := time.Now()
 	if samsaAddr == "" {
 		samsaAddr = harness.Start(t, harness.Options{Overrides: samsaOverrides}).Addr
 	}
+	samsaUp := time.Now()
 	// Whole seconds, so the value is the same however it is printed.
 	baseTS := time.Now().Truncate(time.Second).UnixMilli()
 	sessions := map[string]*Session{}
@@ -68,6 +74,11 @@ func TestDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+	}
+	t.Logf("Kafka start %v, samsa start %v, script %v", kafkaUp.Sub(start).Round(time.Second),
+		samsaUp.Sub(kafkaUp).Round(time.Second), time.Since(samsaUp).Round(time.Second))
+	for _, miss := range uncovered(sessions["samsa"].Steps) {
+		t.Errorf("the script never sends %s, which samsa advertises", miss)
 	}
 	pairs, unmatched := Pairs(sessions["kafka"].Steps, sessions["samsa"].Steps)
 	sum := Summarize(pairs, explained)
@@ -112,5 +123,23 @@ func dump(pairs []Pair, substr string) string {
 			out += fmt.Sprintf("  %s\n    Kafka: %s %+v\n    samsa: %s %+v\n", p.Name, p.Kafka.Outcome, p.Kafka.Resp, p.Samsa.Outcome, p.Samsa.Resp)
 		}
 	}
+	return out
+}
+
+// uncovered lists the advertised API versions no step sent.
+func uncovered(steps []Step) []string {
+	sent := map[[2]int16]bool{}
+	for _, st := range steps {
+		sent[[2]int16{st.Key, st.Version}] = true
+	}
+	var out []string
+	for key, r := range Advertised() {
+		for v := r.Min; v <= r.Max; v++ {
+			if !sent[[2]int16{key, v}] {
+				out = append(out, fmt.Sprintf("%s v%d", kmsg.NameForKey(key), v))
+			}
+		}
+	}
+	sort.Strings(out)
 	return out
 }

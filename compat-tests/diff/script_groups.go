@@ -218,10 +218,16 @@ func scriptConsumerGroups(s *Session) error {
 		if v >= 1 {
 			hb.MemberID = fmt.Sprintf("diff-member-%d-000000", v)
 		}
+		// A joining member names its owned partitions: none, an empty
+		// (not null) list.
+		hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
 		r, _ := s.Do("join", v, hb).(*kmsg.ConsumerGroupHeartbeatResponse)
-		if r == nil || r.ErrorCode != 0 {
-			return
+		noTopics := *hb
+		noTopics.Group, noTopics.Topics = group+"-null-topics", nil
+		if v >= 1 {
+			noTopics.MemberID = fmt.Sprintf("diff-member-%d-000001", v)
 		}
+		s.Do("join-null-owned", v, &noTopics)
 		bad := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		bad.Group, bad.MemberID, bad.MemberEpoch = group, "diff-unknown-member-0000", 3
 		s.Do("unknown-member", v, bad)
@@ -229,6 +235,9 @@ func scriptConsumerGroups(s *Session) error {
 		d := kmsg.NewPtrConsumerGroupDescribeRequest()
 		d.Groups = []string{group, "diff-cg-none"}
 		s.Do("", dv, d)
+		if r == nil || r.ErrorCode != 0 {
+			return
+		}
 		leave := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		leave.Group, leave.MemberID, leave.MemberEpoch = group, deref(r.MemberID), -1
 		s.Do("leave", v, leave)

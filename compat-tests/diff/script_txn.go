@@ -52,6 +52,23 @@ func scriptTxns(s *Session) error {
 			s.Do("duration-filter", v, d)
 		}
 	})
+	// WriteTxnMarkers is inter-broker, but samsa serves it on the client
+	// listener as Kafka does: markers for partitions that do not exist.
+	each(kmsg.WriteTxnMarkers, func(v int16) {
+		wm := kmsg.NewPtrWriteTxnMarkersRequest()
+		m := kmsg.NewWriteTxnMarkersRequestMarker()
+		m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch = 987654, 0, true, 0
+		for _, tp := range []struct {
+			topic string
+			part  int32
+		}{{"diff-nope", 0}, {topicA, 99}} {
+			mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+			mt.Topic, mt.Partitions = tp.topic, []int32{tp.part}
+			m.Topics = append(m.Topics, mt)
+		}
+		wm.Markers = append(wm.Markers, m)
+		s.Do("unknown-partitions", v, wm)
+	})
 	dt := kmsg.NewPtrDescribeTransactionsRequest()
 	dt.TransactionalIDs = []string{"diff-t0", "diff-t-none"}
 	each(kmsg.DescribeTransactions, func(v int16) { s.Do("", v, dt) })

@@ -77,6 +77,9 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Logf("Kafka start %v, samsa start %v, script %v", kafkaUp.Sub(start).Round(time.Second),
 		samsaUp.Sub(kafkaUp).Round(time.Second), time.Since(samsaUp).Round(time.Second))
+	for _, name := range []string{"kafka", "samsa"} {
+		t.Logf("%s: slowest steps %s", name, slowest(sessions[name].Steps, 5))
+	}
 	for _, miss := range uncovered(sessions["samsa"].Steps) {
 		t.Errorf("the script never sends %s, which samsa advertises", miss)
 	}
@@ -142,4 +145,19 @@ func uncovered(steps []Step) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// slowest names the n steps that took longest, with their durations.
+func slowest(steps []Step, n int) string {
+	sorted := append([]Step(nil), steps...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Took > sorted[j].Took })
+	var parts []string
+	var total time.Duration
+	for _, st := range steps {
+		total += st.Took
+	}
+	for _, st := range sorted[:min(n, len(sorted))] {
+		parts = append(parts, fmt.Sprintf("%s %v", st.Name, st.Took.Round(time.Millisecond)))
+	}
+	return fmt.Sprintf("(all recorded steps %v): %s", total.Round(time.Millisecond), strings.Join(parts, ", "))
 }

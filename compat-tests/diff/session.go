@@ -23,6 +23,8 @@ type Step struct {
 	// Outcome is "" for a decoded response, else "closed" (the broker
 	// closed the connection) or the transport error.
 	Outcome string
+	// Took is how long the broker took to answer.
+	Took time.Duration
 }
 
 // Session runs a script against one broker and records its steps. What
@@ -72,7 +74,9 @@ func (s *Session) Do(name string, v int16, req kmsg.Request) kmsg.Response {
 		s.Steps = append(s.Steps, st)
 		return nil
 	}
+	begin := time.Now()
 	resp, err := s.conn.Do(req)
+	st.Took = time.Since(begin)
 	switch {
 	case errors.Is(err, ErrDiffClosed):
 		st.Outcome = "closed"

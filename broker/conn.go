@@ -364,11 +364,19 @@ func responseSizeHint(resp kmsg.Response) int {
 }
 
 // unsupportedApiVersions answers an ApiVersions request of a version we do
-// not know in the v0 shape, with UNSUPPORTED_VERSION and our ranges, which
-// is what clients rely on to retry with a version we speak.
+// not know in the v0 shape, with UNSUPPORTED_VERSION and the range of
+// ApiVersions alone, as Kafka does: that is what clients rely on to retry
+// with a version we speak (compat-tests/diff).
 func (c *conn) unsupportedApiVersions(hdr wire.RequestHeader) []byte {
 	resp := handlers.ApiVersionsResponse(c.srv.opts.Deps)
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
+	keys := resp.ApiKeys[:0]
+	for _, k := range resp.ApiKeys {
+		if k.ApiKey == int16(kmsg.ApiVersions) {
+			keys = append(keys, k)
+		}
+	}
+	resp.ApiKeys = keys
 	hdr.APIVersion = 0
 	return wire.AppendResponse(nil, hdr, resp)
 }

@@ -104,13 +104,13 @@
 //	| `cluster.id` | null | Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties. Validated as Kafka does (kafka-storage.sh random-uuid makes one). |
 //	| `process.roles` | `broker,controller` | Roles of this process: broker, controller, or both (combined mode). A controller votes in the metadata quorum (controller.quorum.voters); a broker-only node follows the metadata log without voting. |
 //	| `controller.quorum.voters` | null | The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners. |
-//	| `controller.quorum.bootstrap.servers` | null | host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; dynamic quorums (a bootstrap list naming other nodes without controller.quorum.voters) refuse to start: set controller.quorum.voters. |
+//	| `controller.quorum.bootstrap.servers` | "" | host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; dynamic quorums (a bootstrap list naming other nodes without controller.quorum.voters) refuse to start: set controller.quorum.voters. |
 //	| `controller.quorum.election.timeout.ms` | `1000` | How long a controller waits without hearing from the active controller before it starts an election; the active controller steps down after half of it without a majority. A quorum of one uses at most 50 ms. |
 //	| `broker.rack` | null | Rack of this broker, reported in Metadata. |
 //	| `broker.heartbeat.interval.ms` | `2000` | How often a broker heartbeats to the active controller. |
 //	| `broker.session.timeout.ms` | `9000` | A broker that has not heartbeated for this long is fenced and its leaderships move. |
 //	| `listeners` | `PLAINTEXT://localhost:9092` | Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092. Unset while advertised.listeners is set: derived from it as the apache/kafka image does (same names and ports, all interfaces), plus this node's controller listener from controller.quorum.voters. (dynamic) |
-//	| `advertised.listeners` | null | Listeners given to clients; controller listeners in it are not given out. Default: listeners. (dynamic) |
+//	| `advertised.listeners` | null | Listeners given to clients; controller listeners in it are not given out. Default: listeners. |
 //	| `listener.security.protocol.map` | `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL` | Map of listener name to security protocol. Only PLAINTEXT is supported for now. (dynamic) |
 //	| `controller.listener.names` | null | Names of the listeners used by the controller. They are not advertised to clients. |
 //	| `inter.broker.listener.name` | null | Listener used between brokers. Default: PLAINTEXT if present, else the first non-controller listener. |
@@ -127,17 +127,17 @@
 //	| `metadata.log.dir` | null | Directory of the metadata log. Default: the first log directory. |
 //	| `log.segment.bytes` | `1073741824` | Largest size of a log segment file. (dynamic) |
 //	| `log.roll.ms` | null | Largest age of the active segment before it rolls. Overrides log.roll.hours. (dynamic) |
-//	| `log.roll.hours` | `168` | Largest age of the active segment before it rolls, in hours. (dynamic) |
+//	| `log.roll.hours` | `168` | Largest age of the active segment before it rolls, in hours. |
 //	| `log.roll.jitter.ms` | null | Random jitter subtracted from the roll time. Overrides log.roll.jitter.hours. (dynamic) |
-//	| `log.roll.jitter.hours` | `0` | Random jitter subtracted from the roll time, in hours. (dynamic) |
+//	| `log.roll.jitter.hours` | `0` | Random jitter subtracted from the roll time, in hours. |
 //	| `log.retention.ms` | null | How long to keep a log segment; -1 keeps forever. Overrides log.retention.minutes and log.retention.hours. (dynamic) |
-//	| `log.retention.minutes` | null | Retention in minutes. Overrides log.retention.hours. (dynamic) |
-//	| `log.retention.hours` | `168` | Retention in hours; negative keeps forever. (dynamic) |
+//	| `log.retention.minutes` | null | Retention in minutes. Overrides log.retention.hours. |
+//	| `log.retention.hours` | `168` | Retention in hours; negative keeps forever. |
 //	| `log.retention.bytes` | `-1` | Largest size of a partition log before old segments are deleted; -1 is unlimited. (dynamic) |
 //	| `log.retention.check.interval.ms` | `300000` | How often retention is checked. |
 //	| `log.flush.interval.messages` | `9223372036854775807` | Messages appended before the log is fsynced. (dynamic) |
 //	| `log.flush.interval.ms` | null | Largest time a message stays unflushed. Default: log.flush.scheduler.interval.ms. (dynamic) |
-//	| `log.flush.scheduler.interval.ms` | `9223372036854775807` | How often the flusher checks whether logs need fsync. (dynamic) |
+//	| `log.flush.scheduler.interval.ms` | `9223372036854775807` | How often the flusher checks whether logs need fsync. |
 //	| `log.index.interval.bytes` | `4096` | Bytes of log between offset index entries. (dynamic) |
 //	| `log.index.size.max.bytes` | `10485760` | Largest size of an offset or time index file. (dynamic) |
 //	| `log.segment.delete.delay.ms` | `60000` | Delay before a deleted segment is removed from disk. (dynamic) |
@@ -154,6 +154,9 @@
 //	| `log.message.timestamp.before.max.ms` | `9223372036854775807` | Largest allowed age of a message timestamp behind the broker clock. (dynamic) |
 //	| `log.message.timestamp.after.max.ms` | `3600000` | Largest allowed lead of a message timestamp ahead of the broker clock. (dynamic) |
 //	| `log.local.retention.ms` | `-2` | Local retention with tiered storage; -2 means use log.retention.ms. (dynamic) |
+//	| `log.remote.copy.lag.ms` | `0` | Tiered storage upload lag in time; accepted, no effect. (dynamic) |
+//	| `log.remote.copy.lag.bytes` | `-1` | Tiered storage upload lag in bytes; accepted, no effect. (dynamic) |
+//	| `max.decompressed.message.bytes` | `2147483639` | Largest decompressed record; accepted, not enforced yet. (dynamic) |
 //	| `log.local.retention.bytes` | `-2` | Local retention bytes with tiered storage; -2 means use log.retention.bytes. (dynamic) |
 //	| `message.max.bytes` | `1048588` | Largest record batch size the broker accepts. (dynamic) |
 //	| `compression.type` | `producer` | Compression of stored data: producer keeps the producer's codec. (dynamic) |

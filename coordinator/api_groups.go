@@ -242,8 +242,10 @@ func (c *Coordinator) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupReques
 }
 
 // allGroupOperations is the AuthorizedOperations bit set of a group when
-// there is no authorizer: READ (3), DELETE (6), DESCRIBE (8).
-const allGroupOperations = 1<<3 | 1<<6 | 1<<8
+// there is no authorizer: READ (3), DELETE (6), DESCRIBE (8),
+// DESCRIBE_CONFIGS (10), ALTER_CONFIGS (11), as Kafka 4.4 reports it
+// (group configs, KIP-848; checked by compat-tests/diff).
+const allGroupOperations = 1<<3 | 1<<6 | 1<<8 | 1<<10 | 1<<11
 
 // DescribeGroups answers DescribeGroups v0-v6. An unknown group is "Dead"
 // with no error before v6 and GROUP_ID_NOT_FOUND from v6 (KIP-1043).
@@ -286,7 +288,8 @@ func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGrou
 			d.ErrorCode = code
 		}
 		d.AuthorizedOperations = math.MinInt32
-		if req.IncludeAuthorizedOperations {
+		// A group answered with an error has no operations, as in Kafka.
+		if req.IncludeAuthorizedOperations && d.ErrorCode == 0 {
 			d.AuthorizedOperations = allGroupOperations
 		}
 		resp.Groups = append(resp.Groups, d)

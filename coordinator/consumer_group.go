@@ -819,9 +819,10 @@ func (g *ConsumerGroup) Describe(names func([16]byte) string) kmsg.ConsumerGroup
 		if dm.SubscribedTopics == nil {
 			dm.SubscribedTopics = []string{}
 		}
-		if m.regex != "" {
-			dm.SubscribedTopicRegex = &m.regex
-		}
+		// "" rather than null without a regex, as Kafka 4.4 sends it
+		// (compat-tests/diff).
+		regex := m.regex
+		dm.SubscribedTopicRegex = &regex
 		dm.Assignment = toKmsg(m.assigned)
 		dm.TargetAssignment = toKmsg(g.target[id])
 		dm.MemberType = 1 // consumer protocol

@@ -213,7 +213,10 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 		sp.ErrorCode = lcode
 		return nil
 	case appendErr == nil && res.code != 0:
-		sp.ErrorCode = res.code
+		// A rejected sequence or epoch: Kafka still reports the log
+		// start offset (its generic failed-append path), unlike the
+		// lookup errors above (compat-tests/diff).
+		sp.ErrorCode, sp.LogStartOffset = res.code, ref.log.LogStartOffset()
 		return nil
 	case appendErr == nil && res.duplicate != nil:
 		// A retry of a batch already in the log: success with the

@@ -263,6 +263,9 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 		recs, err = l.Read(sp.fetchOffset, limit, upTo, first)
 	}
 	if err != nil {
+		// Kafka answers a failed read with every offset unknown (-1),
+		// OFFSET_OUT_OF_RANGE included (compat-tests/diff).
+		res.highWatermark, res.lastStable, res.logStart = -1, -1, -1
 		if errors.Is(err, storage.ErrOffsetOutOfRange) {
 			res.code = kerr.OffsetOutOfRange.Code
 		} else if errors.Is(err, storage.ErrCorrupt) {

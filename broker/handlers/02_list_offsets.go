@@ -59,7 +59,9 @@ func (d *Deps) listOffset(img *controller.Image, t *controller.Topic, rp *kmsg.L
 	case -3:
 		sp.Timestamp, sp.Offset = l.MaxTimestamp()
 	case -5:
-		sp.Offset = -1
+		// No tiered storage: nothing pending upload, offset and epoch
+		// unknown, as Kafka answers without remote storage.
+		sp.Offset, sp.LeaderEpoch = -1, -1
 	default:
 		if rp.Timestamp < 0 {
 			sp.ErrorCode = kerr.InvalidRequest.Code
@@ -72,6 +74,10 @@ func (d *Deps) listOffset(img *controller.Image, t *controller.Topic, rp *kmsg.L
 		}
 		if ok && off < bound {
 			sp.Offset, sp.Timestamp = off, ts
+		} else {
+			// No record at or after the timestamp: Kafka answers
+			// offset, timestamp and leader epoch all -1.
+			sp.LeaderEpoch = -1
 		}
 	}
 }

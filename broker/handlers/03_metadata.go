@@ -68,7 +68,7 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 	resp.ClusterID = &clusterID
 	resp.ControllerID = controllerIDFor(d, img)
 	if req.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = allClusterOperations
+		resp.AuthorizedOperations = clusterAuthorizedOperations()
 	}
 
 	addTopic := func(t *controller.Topic) {
@@ -143,10 +143,12 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 }
 
 const (
-	// allTopicOperations / allClusterOperations are the authorized-operation
-	// bit sets a broker without an authorizer reports when asked.
-	allTopicOperations   = int32(1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<8 | 1<<10 | 1<<11)
-	allClusterOperations = int32(1<<4 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12 | 1<<13)
+	// allTopicOperations is the authorized-operation bit set of a topic
+	// that a broker without an authorizer reports when asked.
+	// Topic: READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE,
+	// DESCRIBE_CONFIGS, ALTER_CONFIGS (3576, what Kafka 4.4 reports; the
+	// cluster set is clusterAuthorizedOperations, 8096).
+	allTopicOperations = int32(1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11)
 )
 
 func sortedBrokers(img *controller.Image) []controller.Broker {

@@ -177,6 +177,13 @@ func handleCreateTopics(d *Deps, r *Request) (kmsg.Response, error) {
 			resp.Topics = append(resp.Topics, rt)
 		}
 	}
+	// A topic that failed has an empty configs array, not null (v5+),
+	// as Kafka sends it (compat-tests/diff).
+	for i := range resp.Topics {
+		if resp.Topics[i].Configs == nil {
+			resp.Topics[i].Configs = []kmsg.CreateTopicsResponseTopicConfig{}
+		}
+	}
 	return resp, nil
 }
 

@@ -91,7 +91,7 @@ func TestAlterConfigs(t *testing.T) {
 		{
 			name:      "broker static",
 			resources: []kmsg.AlterConfigsRequestResource{alterResource(kmsg.ConfigResourceTypeBroker, "1", "num.io.threads", "5", "node.id", "2")},
-			codes:     []int16{kerr.InvalidConfig.Code},
+			codes:     []int16{kerr.InvalidRequest.Code},
 			msg:       "Cannot update these configs dynamically: [node.id]",
 		},
 		{

@@ -120,7 +120,7 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 		{
 			name:      "broker static",
 			resources: []kmsg.IncrementalAlterConfigsRequestResource{incResource(broker, "1", incOp{"log.dirs", set, strp("/x")})},
-			codes:     []int16{kerr.InvalidConfig.Code},
+			codes:     []int16{kerr.InvalidRequest.Code},
 			msg:       "Cannot update these configs dynamically: [log.dirs]",
 		},
 		{

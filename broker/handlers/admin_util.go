@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,8 +131,9 @@ func newBrokerLevels(d *Deps, img *controller.Image) brokerLevels {
 }
 
 // synonyms lists every level at which one of names is set, levels first
-// and names in order within a level, like Kafka's configSynonyms.
-func (b brokerLevels) synonyms(names []string, sensitive bool) []configSynonym {
+// and names in order within a level, then drops the entries before the
+// first one named self, like Kafka's configSynonyms.
+func (b brokerLevels) synonyms(self string, names []string, sensitive bool) []configSynonym {
 	var out []configSynonym
 	add := func(name, value string, src kmsg.ConfigSource) {
 		s := configSynonym{name: name, source: src}
@@ -159,6 +161,12 @@ func (b brokerLevels) synonyms(names []string, sensitive bool) []configSynonym {
 		if def, ok := findBrokerDef(n); ok && def.HasDefault {
 			add(n, def.Default, kmsg.ConfigSourceDefaultConfig)
 		}
+	}
+	// Like Kafka, drop the synonyms before the first one named like the
+	// setting itself: log.retention.ms has no default of its own, so its
+	// list is empty rather than showing log.retention.hours' default.
+	for len(out) > 0 && out[0].name != self {
+		out = out[1:]
 	}
 	return out
 }
@@ -216,6 +224,24 @@ func topicConfigEntry(d *Deps, levels brokerLevels, def config.TopicDef, overrid
 	if !sensitive {
 		e.value = &value
 	}
+	var brokerSyns []configSynonym
+	if def.BrokerSynonym != "" {
+		var names []string
+		for _, u := range retentionUnits(def.BrokerSynonym) {
+			names = append(names, u.name)
+		}
+		brokerSyns = levels.synonyms(def.BrokerSynonym, names, sensitive)
+	}
+	if _, overridden := overrides[def.Name]; !overridden {
+		// Kafka takes the source from the first broker synonym left
+		// after its dropWhile, so a topic falling back to a static
+		// log.retention.hours=48 shows value 172800000 with source
+		// DEFAULT_CONFIG and no synonyms; checked against Kafka 4.4.
+		e.source = kmsg.ConfigSourceDefaultConfig
+		if len(brokerSyns) > 0 {
+			e.source = brokerSyns[0].source
+		}
+	}
 	if withSynonyms {
 		if v, ok := overrides[def.Name]; ok {
 			s := configSynonym{name: def.Name, source: kmsg.ConfigSourceDynamicTopicConfig}
@@ -225,13 +251,7 @@ func topicConfigEntry(d *Deps, levels brokerLevels, def config.TopicDef, overrid
 			}
 			e.synonyms = append(e.synonyms, s)
 		}
-		if def.BrokerSynonym != "" {
-			var names []string
-			for _, u := range retentionUnits(def.BrokerSynonym) {
-				names = append(names, u.name)
-			}
-			e.synonyms = append(e.synonyms, levels.synonyms(names, sensitive)...)
-		}
+		e.synonyms = append(e.synonyms, brokerSyns...)
 	}
 	return e
 }
@@ -242,23 +262,19 @@ func topicConfigEntry(d *Deps, levels brokerLevels, def config.TopicDef, overrid
 func brokerConfigEntry(levels brokerLevels, name string, perBroker, withSynonyms bool) configEntry {
 	def, known := findBrokerDef(name)
 	sensitive := sensitiveType(def.Type, known)
+	// Every unit of the setting, finest first; synonyms then drops, like
+	// Kafka's dropWhile, whatever comes before the first entry named name.
 	names := []string{name}
 	if known {
 		names = nil
-		seen := false
 		for _, u := range retentionUnits(name) {
-			// Like Kafka's dropWhile: a coarser fallback does not list
-			// the finer settings before it.
-			seen = seen || u.name == name
-			if seen {
-				names = append(names, u.name)
-			}
+			names = append(names, u.name)
 		}
-		if len(names) == 0 {
+		if !slices.Contains(names, name) {
 			names = []string{name}
 		}
 	}
-	all := levels.synonyms(names, sensitive)
+	all := levels.synonyms(name, names, sensitive)
 	if !perBroker {
 		kept := all[:0]
 		for _, s := range all {
@@ -345,7 +361,9 @@ func validateDynamicBrokerConfigs(configs map[string]string) (int16, string) {
 		}
 	}
 	if len(static) > 0 {
-		return kerr.InvalidConfig.Code, "Cannot update these configs dynamically: [" + strings.Join(static, ", ") + "]"
+		// INVALID_REQUEST, not INVALID_CONFIG: what Kafka 4.4 answers
+		// (compat-tests/diff).
+		return kerr.InvalidRequest.Code, "Cannot update these configs dynamically: [" + strings.Join(static, ", ") + "]"
 	}
 	for _, n := range names {
 		def, ok := findBrokerDef(n)

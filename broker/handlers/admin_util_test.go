@@ -170,7 +170,7 @@ func TestValidateDynamicBrokerConfigs(t *testing.T) {
 	}{
 		{map[string]string{"log.segment.bytes": "2000000"}, 0, ""},
 		{map[string]string{"some.plugin.setting": "x"}, 0, ""},
-		{map[string]string{"node.id": "3", "log.dirs": "/x", "log.segment.bytes": "2000000"}, 40, "Cannot update these configs dynamically: [log.dirs, node.id]"},
+		{map[string]string{"node.id": "3", "log.dirs": "/x", "log.segment.bytes": "2000000"}, 42, "Cannot update these configs dynamically: [log.dirs, node.id]"},
 		{map[string]string{"log.segment.bytes": "nope"}, 40, ""},
 	} {
 		code, msg := validateDynamicBrokerConfigs(tc.configs)

@@ -300,6 +300,12 @@ func (c *Coordinator) addPartitions(ctx context.Context, id string, producerID i
 			}
 			for _, tp := range tps {
 				codes[tp] = m.verify(producerID, epoch, tp)
+				// Kafka 4.4 answers a verify-only request for a
+				// partition outside the transaction with
+				// TRANSACTION_ABORTABLE (compat-tests/diff).
+				if codes[tp] == kerr.InvalidTxnState.Code {
+					codes[tp] = kerr.TransactionAbortable.Code
+				}
 			}
 			return
 		}
@@ -520,7 +526,9 @@ func (c *Coordinator) DescribeTransactions(ctx context.Context, req *kmsg.Descri
 	for _, id := range req.TransactionalIDs {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
-		st.ProducerID, st.ProducerEpoch, st.StartTimestamp = -1, -1, -1
+		// An id answered with an error has producer id, epoch and start
+		// time 0 on the wire, as Kafka 4.4 sends them (compat-tests/diff).
+		st.ProducerID, st.ProducerEpoch, st.StartTimestamp = 0, 0, 0
 		if id == "" {
 			st.ErrorCode = kerr.InvalidRequest.Code
 			resp.TransactionStates = append(resp.TransactionStates, st)

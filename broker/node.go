@@ -278,7 +278,6 @@ func (n *Node) start() (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	syncer.RemoveStray(n.ctrl.Image())
 
 	for _, l := range cfg.Listeners {
 		if isBroker && !isControllerListener(cfg, l.Name) {
@@ -310,6 +309,11 @@ func (n *Node) start() (_ *Node, err error) {
 			return nil, fmt.Errorf("registering with the active controller: %w", err)
 		}
 	}
+	// Only now, with this node's registration in its image, has the image
+	// caught up with the quorum: before, it can be empty (no quorum yet,
+	// as after a whole-cluster restart) and every log would look stray
+	// (docs/DURABILITY.md, finding 5).
+	syncer.RemoveStray(n.ctrl.Image())
 	if n.quorum.Leading() {
 		n.ensureInternalTopics()
 	}

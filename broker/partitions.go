@@ -92,7 +92,18 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 
 // RemoveStray deletes local logs the image does not know, e.g. of a topic
 // deleted while this node was down.
+//
+// An image that has applied nothing (offset -1) or knows no topic says
+// nothing about which logs are stray: a node restarted without a metadata
+// quorum has such an image, and deleting against it wiped every log of a
+// cluster killed and restarted as a whole (docs/DURABILITY.md, finding 5).
 func (s *LogSyncer) RemoveStray(img *controller.Image) {
+	if img.Offset < 0 || len(img.Topics) == 0 {
+		if n := len(s.Logs.Logs()); n > 0 {
+			s.Logger.Warn("metadata image is empty; keeping local logs it does not list", "logs", n, "offset", img.Offset)
+		}
+		return
+	}
 	for tp := range s.Logs.Logs() {
 		t, ok := img.Topics[tp.Topic]
 		if ok && int(tp.Partition) < len(t.Partitions) && s.Logs.TopicID(tp) == [16]byte(t.ID) {

@@ -312,7 +312,7 @@ func (n *Node) start() (_ *Node, err error) {
 	// Only now, with this node's registration in its image, has the image
 	// caught up with the quorum: before, it can be empty (no quorum yet,
 	// as after a whole-cluster restart) and every log would look stray
-	// (docs/DURABILITY.md, finding 5).
+	// (docs/DURABILITY.md, finding 4).
 	syncer.RemoveStray(n.ctrl.Image())
 	if n.quorum.Leading() {
 		n.ensureInternalTopics()

@@ -96,7 +96,7 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 // An image that has applied nothing (offset -1) or knows no topic says
 // nothing about which logs are stray: a node restarted without a metadata
 // quorum has such an image, and deleting against it wiped every log of a
-// cluster killed and restarted as a whole (docs/DURABILITY.md, finding 5).
+// cluster killed and restarted as a whole (docs/DURABILITY.md, finding 4).
 func (s *LogSyncer) RemoveStray(img *controller.Image) {
 	if img.Offset < 0 || len(img.Topics) == 0 {
 		if n := len(s.Logs.Logs()); n > 0 {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TestWholeClusterKillKeepsData is the regression test of finding 5 of
+// TestWholeClusterKillKeepsData is the regression test of finding 4 of
 // docs/DURABILITY.md: every node is killed at once (a power cut) and all
 // are restarted together. A node then starts with no metadata quorum, so
 // its metadata image is empty until the quorum forms; the broker used to

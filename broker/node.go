@@ -289,7 +289,6 @@ func (n *Node) start() (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	syncer.SetAsideStray(n.ctrl.Image())
 
 	for _, l := range cfg.Listeners {
 		if isBroker && !isControllerListener(cfg, l.Name) {
@@ -321,6 +320,11 @@ func (n *Node) start() (_ *Node, err error) {
 			return nil, fmt.Errorf("registering with the active controller: %w", err)
 		}
 	}
+	// Only now, with this node's registration in its image, has the image
+	// caught up with the quorum: before, it can be empty (no quorum yet,
+	// as after a whole-cluster restart) and every log would look stray
+	// (docs/DURABILITY.md, finding 4).
+	syncer.SetAsideStray(n.ctrl.Image())
 	var idem *handlers.Idempotence
 	var pids *producerIDs
 	if isBroker {

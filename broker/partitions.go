@@ -119,11 +119,22 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 // topic it no longer found); a log that lost its partition.metadata gets
 // the image's topic id; a log whose id the image gives to another topic
 // is taken offline in place.
+//
+// An image that has applied nothing (offset -1) or knows no topic says
+// nothing about which logs are stray: a node restarted without a metadata
+// quorum has such an image, and judging against it wiped every log of a
+// cluster killed and restarted as a whole (docs/DURABILITY.md, finding 4).
 func (s *LogSyncer) SetAsideStray(img *controller.Image) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.last != nil {
 		img = s.last
+	}
+	if img.Offset < 0 || len(img.Topics) == 0 {
+		if n := len(s.Logs.Logs()); n > 0 {
+			s.Logger.Warn("metadata image is empty; keeping local logs it does not list", "logs", n, "offset", img.Offset)
+		}
+		return
 	}
 	for tp := range s.Logs.Logs() {
 		s.settle(img, tp)

@@ -163,7 +163,7 @@ func TestLeaderEpochCacheTruncateFromStart(t *testing.T) {
 }
 
 // TestTruncateToEndDropsEmptyEpoch is a regression test for a follower
-// livelock the fault test bed found (docs/DURABILITY.md, anomaly 1): a node
+// livelock the fault test bed found (docs/DURABILITY.md, finding 1): a node
 // became leader (its epoch cache got "epoch 2 starts at LEO"), was paused
 // before it appended anything, and came back as a follower. It fetched with
 // LastFetchedEpoch 2, which the new leader never had, got DivergingEpoch

@@ -333,6 +333,10 @@ func (q *Queue) History() *History {
 	return &q.hist
 }
 
+// hwWait bounds how long FinalRead waits for the high watermarks to cover
+// every acknowledged offset before it reads anyway.
+const hwWait = 90 * time.Second
+
 // FinalRead reads every partition from its start to its high watermark
 // with a fresh client into the history's Final, retrying until d passes.
 func (q *Queue) FinalRead(ctx context.Context, d time.Duration) error {
@@ -344,7 +348,29 @@ func (q *Queue) FinalRead(ctx context.Context, d time.Duration) error {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
+	// The high watermark can lag after a restart (followers still
+	// catching up): wait, bounded, until it covers every acknowledged
+	// offset, so that "lost" means lost, not "not yet visible".
+	q.mu.Lock()
+	maxAcked := make(map[int32]int64)
+	for _, a := range q.hist.Acks {
+		maxAcked[a.Partition] = max(maxAcked[a.Partition], a.Offset)
+	}
+	q.mu.Unlock()
 	var starts, ends kadm.ListedOffsets
+	_ = pollUntil(ctx, hwWait, func(ctx context.Context) (bool, error) {
+		e, err := adm.ListEndOffsets(ctx, q.o.Topic)
+		if err != nil || e.Error() != nil {
+			return false, errors.Join(err, e.Error())
+		}
+		covered := true
+		e.Each(func(o kadm.ListedOffset) {
+			if m, ok := maxAcked[o.Partition]; ok && o.Offset <= m {
+				covered = false
+			}
+		})
+		return covered, nil
+	})
 	err = pollUntil(ctx, d, func(ctx context.Context) (bool, error) {
 		s, err := adm.ListStartOffsets(ctx, q.o.Topic)
 		if err != nil || s.Error() != nil {

@@ -565,11 +565,12 @@ func decideCreatePartitions(img *Image, topic string, count int32, assignment []
 		return kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicOrPartition.Description, nil
 	}
 	current := int32(len(t.Partitions))
+	// The messages are Kafka 4.4's (ReplicationControlManager), which kafka-topics prints.
 	if count < current {
-		return kerr.InvalidPartitions.Code, fmt.Sprintf("Topic currently has %d partitions, which is higher than the requested %d.", current, count), nil
+		return kerr.InvalidPartitions.Code, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", topic, current, count), nil
 	}
 	if count == current {
-		return kerr.InvalidPartitions.Code, fmt.Sprintf("Topic already has %d partitions.", current), nil
+		return kerr.InvalidPartitions.Code, fmt.Sprintf("Topic already has %d partition(s).", current), nil
 	}
 	rf := int16(len(t.Partitions[0].Replicas))
 	adding := count - current

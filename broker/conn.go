@@ -39,6 +39,12 @@ type conn struct {
 	// on ("" on a controller listener), for handlers.Request.
 	listener string
 
+	// sec, sasl and tlsPrincipal are the connection's security
+	// (security.go): nil on PLAINTEXT listeners.
+	sec          *ListenerSecurity
+	sasl         *saslConn
+	tlsPrincipal string
+
 	frames    chan frame
 	responses chan []byte
 	stopOnce  sync.Once
@@ -82,6 +88,7 @@ func newConn(s *Server, nc net.Conn, listener string, controller bool) *conn {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
 	c := &conn{srv: s, nc: nc, host: host, listener: listener, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan []byte, frameQueue)}
 	c.queued.freed = make(chan struct{})
+	c.secure(s.opts.Security[listener])
 	c.touch()
 	return c
 }
@@ -103,6 +110,11 @@ func (c *conn) stopReading() {
 
 func (c *conn) run() {
 	log := c.srv.opts.Logger
+	if err := c.handshake(); err != nil {
+		log.Info("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
+		c.nc.Close()
+		return
+	}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); c.process() }()
@@ -222,6 +234,12 @@ func (c *conn) process() {
 			c.queueResponse(len(out))
 			c.responses <- out
 		}
+		if c.sasl != nil && c.sasl.closeAfter {
+			// A failed SASL handshake or authentication: the answer
+			// goes out, then the connection closes, as in Kafka.
+			broken = true
+			c.stopReading()
+		}
 	}
 }
 
@@ -294,6 +312,9 @@ func (c *conn) handle(frame []byte, read time.Time) (out []byte, err error) {
 			out, err = nil, fmt.Errorf("panic in %s v%d: %v", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, r)
 		}
 	}()
+	if c.sasl != nil && c.sasl.phase == saslRawTokens {
+		return c.sasl.rawToken(frame)
+	}
 	hdr, req, err := wire.ParseRequest(frame)
 	if err != nil {
 		if errors.Is(err, wire.ErrUnsupportedVersion) && hdr.APIKey == int16(kmsg.ApiVersions) {
@@ -314,12 +335,17 @@ func (c *conn) handle(frame []byte, read time.Time) (out []byte, err error) {
 		}
 		return nil, fmt.Errorf("unsupported version %d of %s", hdr.APIVersion, kmsg.NameForKey(hdr.APIKey))
 	}
+	if c.sasl != nil {
+		if out, handled, err := c.sasl.intercept(hdr, req); handled {
+			return out, err
+		}
+	}
 	if entry.Forward && c.srv.opts.Forward != nil {
 		if out, forwarded := c.srv.opts.Forward(frame); forwarded {
 			return out, nil
 		}
 	}
-	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener})
+	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, Principal: c.principal()})
 	if err != nil {
 		return nil, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
 	}

@@ -287,6 +287,9 @@ func (n *Node) start() (_ *Node, err error) {
 	}
 	sopts := serverOptions(cfg, n.listeners, logger.With("component", "broker"))
 	sopts.Prebound = prebound
+	if sopts.Security, err = listenerSecurity(cfg, imageScram(n.ctrl.Image)); err != nil {
+		return nil, err
+	}
 	n.srv, err = New(sopts)
 	if err != nil {
 		return nil, err

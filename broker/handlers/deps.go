@@ -91,6 +91,10 @@ type Request struct {
 	// FindCoordinator and DescribeCluster answer with each broker's
 	// advertised address on that listener.
 	ListenerName string
+	// Principal is the authenticated principal of the connection
+	// ("User:alice", "User:CN=client,O=example"), User:ANONYMOUS when
+	// the listener authenticates nobody.
+	Principal string
 }
 
 // Handler answers one request. A returned Response is written back in

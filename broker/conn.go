@@ -121,7 +121,7 @@ func (c *conn) run() {
 	go func() { defer wg.Done(); c.write() }()
 	err := c.read()
 	close(c.frames)
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.srv.ctx.Err() == nil {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.srv.ctx.Err() == nil && !c.stopping.Load() {
 		log.Info("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
 	}
 	wg.Wait()
@@ -238,6 +238,7 @@ func (c *conn) process() {
 			// A failed SASL handshake or authentication: the answer
 			// goes out, then the connection closes, as in Kafka.
 			broken = true
+			log.Info("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", c.sasl.failure)
 			c.stopReading()
 		}
 	}

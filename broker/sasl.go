@@ -80,8 +80,10 @@ type saslConn struct {
 	reauth    bool
 	principal string
 	expiry    time.Time // zero: none
-	// closeAfter: the response just produced is the last one.
+	// closeAfter: the response just produced is the last one; failure
+	// says why, for the log.
 	closeAfter bool
+	failure    error
 }
 
 func newSASLConn(srv *SASLServer) *saslConn { return &saslConn{srv: srv} }
@@ -140,11 +142,11 @@ func (s *saslConn) handshake(hdr wire.RequestHeader, req *kmsg.SASLHandshakeRequ
 	switch {
 	case !slices.Contains(s.srv.Mechanisms, req.Mechanism):
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
-		s.closeAfter = true
+		s.closeAfter, s.failure = true, fmt.Errorf("%w: mechanism %q is not enabled", errSASL, req.Mechanism)
 	case s.reauth && req.Mechanism != s.mech:
 		// KIP-368: a re-authentication keeps the mechanism.
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
-		s.closeAfter = true
+		s.closeAfter, s.failure = true, fmt.Errorf("%w: re-authentication changes mechanism %s to %q", errSASL, s.mech, req.Mechanism)
 	default:
 		s.mech = req.Mechanism
 		s.scram = nil
@@ -177,7 +179,7 @@ func (s *saslConn) authenticate(hdr wire.RequestHeader, req *kmsg.SASLAuthentica
 			msg = fe.clientMessage
 		}
 		resp.ErrorMessage = &msg
-		s.closeAfter = true
+		s.closeAfter, s.failure = true, err
 		return wire.AppendResponse(nil, hdr, resp)
 	}
 	resp.SASLAuthBytes = out

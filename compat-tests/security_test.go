@@ -241,3 +241,19 @@ print("ok")
 		}
 	})
 }
+
+// javaSecurityChecks are the checks of samsa.compat.SecurityChecks.
+var javaSecurityChecks = []string{"scram-admin", "sasl-ssl-scram-sha-512", "sasl-ssl-wrong-password", "mtls"}
+
+// TestJavaSecurity runs samsa.compat.SecurityChecks (kafka-clients 4.4.0):
+// Admin.alterUserScramCredentials, SASL_SSL with SCRAM-SHA-512, a wrong
+// password (SaslAuthenticationException) and mutual TLS with PEM stores.
+func TestJavaSecurity(t *testing.T) {
+	cp := javaClasspath(t)
+	s := startSecureBroker(t)
+	clientPem := filepath.Join(filepath.Dir(s.caFile), "client-store.pem")
+	if err := os.WriteFile(clientPem, append(append([]byte{}, s.client.CertPEM...), s.client.KeyPEM...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reportJavaChecks(t, runJavaChecks(t, cp, "samsa.compat.SecurityChecks", s.b.Addr, s.saslAddr, s.sslAddr, s.caFile, clientPem, "all"), javaSecurityChecks)
+}

@@ -230,7 +230,18 @@ func checkSecurity(given map[string]givenSetting) error {
 
 func refuse(k string, g givenSetting, why string) error {
 	return fmt.Errorf("%w: %s=%q (%s): %s; refusing to start rather than serve clients without the protection asked for",
-		ErrUnsupported, k, g.value, g.where, why)
+		ErrUnsupported, k, redact(k, g.value), g.where, why)
+}
+
+// redact hides the value of a setting that holds a secret (a password, a
+// private key, a JAAS configuration with passwords) in messages.
+func redact(key, value string) string {
+	for _, secret := range []string{"password", "jaas.config", "keystore.key"} {
+		if strings.Contains(key, secret) {
+			return "[hidden]"
+		}
+	}
+	return value
 }
 
 func mapKeys[V any](m map[string]V) []string {

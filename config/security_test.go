@@ -45,6 +45,10 @@ func TestSecuritySettingsFailClosed(t *testing.T) {
 			t.Errorf("%s: message does not name the setting: %s", tc.name, msg)
 		}
 	}
+	// A secret is not repeated in the message.
+	if _, err := Load([]string{"--override", `listener.name.plaintext.plain.sasl.jaas.config=x required user_a="hunter2";`}, nil); err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("JAAS configuration in the message: %v", err)
+	}
 	// A file names its line.
 	if _, err := Load([]string{writeFile(t, "# x\nsuper.users=User:a\n")}, nil); err == nil || !strings.Contains(err.Error(), "server.properties:2") {
 		t.Errorf("file: %v", err)

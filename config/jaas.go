@@ -35,6 +35,54 @@ func ParseJAAS(s string) ([]JAASEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return jaasEntries(toks)
+}
+
+// ParseJAASFile parses a JAAS login configuration file, as given to Kafka
+// with -Djava.security.auth.login.config in KAFKA_OPTS: sections
+// "Name { entries };", returned by name. A broker reads the section
+// "<listener>.KafkaServer" (listener name in lower case), else
+// "KafkaServer".
+func ParseJAASFile(s string) (map[string][]JAASEntry, error) {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "//") || strings.HasPrefix(t, "#") {
+			continue
+		}
+		lines = append(lines, l)
+	}
+	toks, err := jaasTokens(strings.Join(lines, "\n"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]JAASEntry{}
+	for i := 0; i < len(toks); {
+		if toks[i].quoted || i+1 >= len(toks) || toks[i+1].text != "{" {
+			return nil, fmt.Errorf("jaas: expected a section \"Name {\" at %q", toks[i].text)
+		}
+		name := toks[i].text
+		j := i + 2
+		for j < len(toks) && !(toks[j].text == "}" && !toks[j].quoted) {
+			j++
+		}
+		if j >= len(toks) {
+			return nil, fmt.Errorf("jaas: section %s is not closed with }", name)
+		}
+		entries, err := jaasEntries(toks[i+2 : j])
+		if err != nil {
+			return nil, fmt.Errorf("section %s: %w", name, err)
+		}
+		out[name] = entries
+		i = j + 1
+		if i < len(toks) && toks[i].text == ";" && !toks[i].quoted {
+			i++
+		}
+	}
+	return out, nil
+}
+
+// jaasEntries parses the login modules of a configuration.
+func jaasEntries(toks []jaasToken) ([]JAASEntry, error) {
 	var out []JAASEntry
 	for i := 0; i < len(toks); {
 		if toks[i].quoted || toks[i].text == ";" || toks[i].text == "=" {
@@ -81,7 +129,7 @@ func jaasTokens(s string) ([]jaasToken, error) {
 		switch {
 		case unicode.IsSpace(c):
 			i++
-		case c == ';' || c == '=':
+		case c == ';' || c == '=' || c == '{' || c == '}':
 			toks = append(toks, jaasToken{text: string(c)})
 			i++
 		case c == '"' || c == '\'':
@@ -100,7 +148,7 @@ func jaasTokens(s string) ([]jaasToken, error) {
 			i = j + 1
 		default:
 			j := i
-			for j < len(r) && !unicode.IsSpace(r[j]) && r[j] != ';' && r[j] != '=' && r[j] != '"' {
+			for j < len(r) && !unicode.IsSpace(r[j]) && !strings.ContainsRune(";={}\"", r[j]) {
 				j++
 			}
 			toks = append(toks, jaasToken{text: string(r[i:j])})

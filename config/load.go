@@ -211,7 +211,17 @@ func Load(args []string, environ []string) (*Config, error) {
 		overrideProps = append(overrideProps, property{Key: strings.TrimSpace(k), Value: v})
 	}
 	env, envSkipped := envSettings(environ)
-	return load(loadInput{file: file, fileProps: fileProps, env: env, envSkipped: envSkipped, overrides: overrideProps, bitnami: bitnamiFromEnv(environ)})
+	extra := bitnamiFromEnv(environ)
+	if extra.jaasFilePath != "" {
+		data, err := os.ReadFile(extra.jaasFilePath)
+		if err != nil {
+			return nil, fmt.Errorf("config: reading the JAAS file of KAFKA_OPTS -Djava.security.auth.login.config: %w", err)
+		}
+		if extra.jaasFile, err = ParseJAASFile(string(data)); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, extra.jaasFilePath, err)
+		}
+	}
+	return load(loadInput{file: file, fileProps: fileProps, env: env, envSkipped: envSkipped, overrides: overrideProps, bitnami: extra})
 }
 
 type discard struct{}

@@ -264,6 +264,10 @@ type bitnamiUsers struct {
 	clientUsers, clientPasswords   string
 	clientListener                 string
 	interBrokerUser, interBrokerPw string
+	// jaasFile is the JAAS file named by -Djava.security.auth.login.config
+	// in KAFKA_OPTS, by section (read by Load), and where it came from.
+	jaasFile     map[string][]JAASEntry
+	jaasFilePath string
 }
 
 func bitnamiFromEnv(environ []string) bitnamiUsers {
@@ -281,6 +285,12 @@ func bitnamiFromEnv(environ []string) bitnamiUsers {
 			b.interBrokerUser = value
 		case "KAFKA_INTER_BROKER_PASSWORD":
 			b.interBrokerPw = value
+		case "KAFKA_OPTS":
+			for _, f := range strings.Fields(value) {
+				if p, ok := strings.CutPrefix(f, "-Djava.security.auth.login.config="); ok {
+					b.jaasFilePath = strings.Trim(p, `"'`)
+				}
+			}
 		}
 	}
 	return b
@@ -330,7 +340,7 @@ func buildSecurity(c *Config, given map[string]givenSetting, bit bitnamiUsers) e
 			ls.TLS = t
 		}
 		if proto == "SASL_PLAINTEXT" || proto == "SASL_SSL" {
-			s, err := saslSettings(g, l.Name)
+			s, err := saslSettings(g, l.Name, bit.jaasFile)
 			if err != nil {
 				return err
 			}
@@ -400,7 +410,7 @@ func tlsSettings(g securityLookup, listener string) (*TLSSettings, error) {
 	return t, nil
 }
 
-func saslSettings(g securityLookup, listener string) (*SASLSettings, error) {
+func saslSettings(g securityLookup, listener string, jaasFile map[string][]JAASEntry) (*SASLSettings, error) {
 	s := &SASLSettings{PlainUsers: map[string]string{}, Credentials: map[string]SASLCredential{}}
 	for _, m := range parseList(g.str(listener, "sasl.enabled.mechanisms", "GSSAPI")) {
 		s.Mechanisms = append(s.Mechanisms, strings.ToUpper(m))
@@ -419,20 +429,32 @@ func saslSettings(g securityLookup, listener string) (*SASLSettings, error) {
 		}
 	}
 	for _, m := range s.Mechanisms {
+		want := ScramLoginModule
+		if m == "PLAIN" {
+			want = PlainLoginModule
+		}
 		jk := "listener.name." + strings.ToLower(listener) + "." + strings.ToLower(m) + ".sasl.jaas.config"
 		gv, ok := g[jk]
-		if !ok {
-			continue
-		}
-		entries, err := ParseJAAS(gv.value)
-		if err != nil {
-			return nil, fmt.Errorf("%w for %s (%s): %v", ErrInvalidValue, jk, gv.where, err)
+		var entries []JAASEntry
+		if ok {
+			var err error
+			if entries, err = ParseJAAS(gv.value); err != nil {
+				return nil, fmt.Errorf("%w for %s (%s): %v", ErrInvalidValue, jk, gv.where, err)
+			}
+		} else {
+			// Kafka's fallback: the static JAAS file's section of the
+			// listener, else KafkaServer; the module of the mechanism.
+			section, ok := jaasFile[strings.ToLower(listener)+".KafkaServer"]
+			if !ok {
+				section = jaasFile["KafkaServer"]
+			}
+			for _, e := range section {
+				if e.Module == want {
+					entries = append(entries, e)
+				}
+			}
 		}
 		for _, e := range entries {
-			want := ScramLoginModule
-			if m == "PLAIN" {
-				want = PlainLoginModule
-			}
 			if e.Module != want {
 				return nil, fmt.Errorf("%w for %s (%s): login module %s does not serve %s (want %s)", ErrInvalidValue, jk, gv.where, e.Module, m, want)
 			}

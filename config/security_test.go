@@ -223,3 +223,47 @@ func TestPrincipalMapping(t *testing.T) {
 		t.Error("bad rule accepted")
 	}
 }
+
+// TestJAASFile: a JAAS file named in KAFKA_OPTS
+// (-Djava.security.auth.login.config, as Confluent's images are set up)
+// gives the users of SASL listeners without a listener JAAS setting: the
+// section <listener>.KafkaServer first, else KafkaServer.
+func TestJAASFile(t *testing.T) {
+	file := writeFile(t, `// users
+KafkaServer {
+   org.apache.kafka.common.security.plain.PlainLoginModule required
+   username="admin"
+   password="admin-secret"
+   user_admin="admin-secret"
+   user_alice="alice-secret";
+   org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="s";
+};
+sasl_plaintext.KafkaServer {
+   org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="bob-secret";
+};
+`)
+	c := mustLoad(t, nil, []string{
+		"KAFKA_LISTENERS=SASL_SSL://:9093,SASL_PLAINTEXT://:9094",
+		"KAFKA_SSL_KEYSTORE_LOCATION=/ks.pem",
+		"KAFKA_SASL_ENABLED_MECHANISMS=PLAIN,SCRAM-SHA-256",
+		"KAFKA_SASL_MECHANISM_INTER_BROKER_PROTOCOL=PLAIN",
+		"KAFKA_INTER_BROKER_LISTENER_NAME=SASL_SSL",
+		"KAFKA_OPTS=-Xmx1g -Djava.security.auth.login.config=" + file,
+	})
+	ssl := c.Security.Listeners["SASL_SSL"].SASL
+	if want := map[string]string{"admin": "admin-secret", "alice": "alice-secret"}; !reflect.DeepEqual(ssl.PlainUsers, want) {
+		t.Errorf("KafkaServer users %v", ssl.PlainUsers)
+	}
+	if cr := ssl.Credentials["SCRAM-SHA-256"]; cr.Username != "admin" || cr.Password != "s" {
+		t.Errorf("SCRAM credentials %v", ssl.Credentials)
+	}
+	if want := map[string]string{"bob": "bob-secret"}; !reflect.DeepEqual(c.Security.Listeners["SASL_PLAINTEXT"].SASL.PlainUsers, want) {
+		t.Errorf("listener section users %v", c.Security.Listeners["SASL_PLAINTEXT"].SASL.PlainUsers)
+	}
+	if _, err := Load(nil, []string{"KAFKA_OPTS=-Djava.security.auth.login.config=/nonexistent/jaas.conf"}); err == nil {
+		t.Error("a missing JAAS file was ignored")
+	}
+	if _, err := ParseJAASFile("KafkaServer { x required a=b;"); err == nil {
+		t.Error("unclosed section accepted")
+	}
+}

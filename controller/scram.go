@@ -1,7 +1,11 @@
 package controller
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/sha512"
 	"fmt"
+	"hash"
 	"maps"
 	"slices"
 
@@ -133,8 +137,9 @@ type ScramResult struct {
 }
 
 // AlterUserScramCredentials applies deletions and upsertions as Kafka's
-// ScramControlManager: every operation of a user is checked first, and a
-// user with any failing operation has none applied. Results are one per
+// ScramControlManager: every operation of a user is checked first, a user
+// may appear once per request, and a user with any failing operation has
+// none applied. Results are one per
 // user, in the order users first appear (deletions, then upsertions).
 func (c *Controller) AlterUserScramCredentials(dels []ScramDeletion, ups []ScramUpsertion) []ScramResult {
 	var order []string
@@ -153,11 +158,10 @@ func (c *Controller) AlterUserScramCredentials(dels []ScramDeletion, ups []Scram
 			r.ErrorCode, r.Message = code, msg
 		}
 	}
-	type key struct {
-		user string
-		mech int8
-	}
-	seen := map[key]bool{}
+	// Kafka refuses a user named twice in one request, even for two
+	// mechanisms or a deletion and an upsertion (checked against Kafka
+	// 4.4 by compat-tests/scram_diff_test.go).
+	seen := map[string]bool{}
 	for _, d := range dels {
 		result(d.Name)
 	}
@@ -173,11 +177,11 @@ func (c *Controller) AlterUserScramCredentials(dels []ScramDeletion, ups []Scram
 			fail(name, kerr.UnsupportedSaslMechanism.Code, "Unknown SCRAM mechanism")
 			return false
 		}
-		if seen[key{name, mech}] {
+		if seen[name] {
 			fail(name, kerr.DuplicateResource.Code, "A user credential cannot be altered twice in the same request")
 			return false
 		}
-		seen[key{name, mech}] = true
+		seen[name] = true
 		return true
 	}
 	err := c.write(false, func(img *Image) []Record {
@@ -227,4 +231,30 @@ func (c *Controller) AlterUserScramCredentials(dels []ScramDeletion, ups []Scram
 		out = append(out, *r)
 	}
 	return out
+}
+
+// ScramHash returns the hash function of a mechanism (SHA-512 for
+// ScramSHA512, else SHA-256).
+func ScramHash(mech int8) func() hash.Hash {
+	if mech == ScramSHA512 {
+		return sha512.New
+	}
+	return sha256.New
+}
+
+// ScramCredentialFromSalted computes the stored credential from a salted
+// password (RFC 5802: StoredKey = H(HMAC(salted, "Client Key")),
+// ServerKey = HMAC(salted, "Server Key")), which is what
+// AlterUserScramCredentials carries: the client does the PBKDF2 work and
+// the password never reaches the broker.
+func ScramCredentialFromSalted(mech int8, salt, salted []byte, iterations int32) ScramCredential {
+	h := ScramHash(mech)
+	mac := func(msg string) []byte {
+		m := hmac.New(h, salted)
+		m.Write([]byte(msg))
+		return m.Sum(nil)
+	}
+	sum := h()
+	sum.Write(mac("Client Key"))
+	return ScramCredential{Salt: salt, StoredKey: sum.Sum(nil), ServerKey: mac("Server Key"), Iterations: iterations}
 }

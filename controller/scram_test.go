@@ -15,13 +15,15 @@ func TestAlterUserScramCredentials(t *testing.T) {
 	cred := ScramCredential{Salt: []byte("salt"), StoredKey: []byte("sk"), ServerKey: []byte("vk"), Iterations: 4096}
 	got := c.AlterUserScramCredentials(nil, []ScramUpsertion{
 		{Name: "alice", Mechanism: ScramSHA512, ScramCredential: cred},
-		{Name: "alice", Mechanism: ScramSHA256, ScramCredential: cred},
+		{Name: "zed", Mechanism: ScramSHA512, ScramCredential: cred},
+		{Name: "zed", Mechanism: ScramSHA256, ScramCredential: cred},
 		{Name: "bob", Mechanism: ScramSHA512, ScramCredential: ScramCredential{Salt: []byte("s"), StoredKey: []byte("k"), ServerKey: []byte("v"), Iterations: 100}},
 		{Name: "carol", Mechanism: 7, ScramCredential: cred},
 		{Name: "", Mechanism: ScramSHA256, ScramCredential: cred},
 	})
 	want := []ScramResult{
 		{User: "alice"},
+		{User: "zed", ErrorCode: kerr.DuplicateResource.Code, Message: "A user credential cannot be altered twice in the same request"},
 		{User: "bob", ErrorCode: kerr.UnacceptableCredential.Code, Message: "Too few iterations"},
 		{User: "carol", ErrorCode: kerr.UnsupportedSaslMechanism.Code, Message: "Unknown SCRAM mechanism"},
 		{User: "", ErrorCode: kerr.UnacceptableCredential.Code, Message: "Username must not be empty"},
@@ -30,8 +32,11 @@ func TestAlterUserScramCredentials(t *testing.T) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
 	img := c.Image()
-	if len(img.ScramCredentials) != 1 || !reflect.DeepEqual(img.ScramCredentials["alice"][ScramSHA512], cred) || len(img.ScramCredentials["alice"]) != 2 {
+	if len(img.ScramCredentials) != 1 || !reflect.DeepEqual(img.ScramCredentials["alice"][ScramSHA512], cred) {
 		t.Fatalf("image %+v", img.ScramCredentials)
+	}
+	if got := c.AlterUserScramCredentials(nil, []ScramUpsertion{{Name: "alice", Mechanism: ScramSHA256, ScramCredential: cred}}); got[0].ErrorCode != 0 {
+		t.Fatalf("second mechanism: %+v", got)
 	}
 
 	// A failing deletion keeps the same user's upsertion out too; a

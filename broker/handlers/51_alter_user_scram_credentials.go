@@ -16,9 +16,10 @@ import (
 // mechanism is UNSUPPORTED_SASL_MECHANISM, an empty user name, fewer than
 // 4096 or more than 16384 iterations, an empty salt or salted password
 // UNACCEPTABLE_CREDENTIAL, deleting a missing credential
-// RESOURCE_NOT_FOUND, and the same user and mechanism twice
-// DUPLICATE_RESOURCE; a user with any failure has none of its changes
-// applied. Forwarded to the active controller.
+// RESOURCE_NOT_FOUND, and a user named twice in the request (even for
+// two mechanisms) DUPLICATE_RESOURCE, as Kafka 4.4 answers; a user with
+// any failure has none of its changes applied. Forwarded to the active
+// controller.
 func handleAlterUserScramCredentials(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)

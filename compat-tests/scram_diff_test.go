@@ -114,6 +114,7 @@ func scramProbe(t *testing.T, addr string) []string {
 // TestScramAdminDifferential sends the same SCRAM credential requests to
 // samsa and to Apache Kafka 4.4 and compares every error code and message.
 func TestScramAdminDifferential(t *testing.T) {
+	t.Parallel()
 	kafkaref.Require(t)
 	var samsa, kafka []string
 	var wg sync.WaitGroup

@@ -249,6 +249,7 @@ var javaSecurityChecks = []string{"scram-admin", "sasl-ssl-scram-sha-512", "sasl
 // Admin.alterUserScramCredentials, SASL_SSL with SCRAM-SHA-512, a wrong
 // password (SaslAuthenticationException) and mutual TLS with PEM stores.
 func TestJavaSecurity(t *testing.T) {
+	t.Parallel()
 	cp := javaClasspath(t)
 	s := startSecureBroker(t)
 	clientPem := filepath.Join(filepath.Dir(s.caFile), "client-store.pem")

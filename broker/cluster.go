@@ -590,7 +590,7 @@ func (b *brokerChannels) sendVersion(ctx context.Context, id int32, req kmsg.Req
 	}
 	ch := b.m[id]
 	if ch == nil {
-		ch = &controllerChannel{nodeID: b.n.cfg.NodeID, leader: func() (int32, string) {
+		ch = &controllerChannel{nodeID: b.n.cfg.NodeID, dial: b.n.peerDial, leader: func() (int32, string) {
 			// The replica manager's image: fetchers start while
 			// controller.New publishes the first image, before n.ctrl is
 			// set.

@@ -39,6 +39,12 @@ type conn struct {
 	// on ("" on a controller listener), for handlers.Request.
 	listener string
 
+	// sec, sasl and tlsPrincipal are the connection's security
+	// (security.go): nil on PLAINTEXT listeners.
+	sec          *ListenerSecurity
+	sasl         *saslConn
+	tlsPrincipal string
+
 	frames    chan frame
 	responses chan outgoing
 	stopOnce  sync.Once
@@ -82,6 +88,7 @@ func newConn(s *Server, nc net.Conn, listener string, controller bool) *conn {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
 	c := &conn{srv: s, nc: nc, host: host, listener: listener, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan outgoing, frameQueue)}
 	c.queued.freed = make(chan struct{})
+	c.secure(s.opts.Security[listener])
 	c.touch()
 	return c
 }
@@ -103,13 +110,18 @@ func (c *conn) stopReading() {
 
 func (c *conn) run() {
 	log := c.srv.opts.Logger
+	if err := c.handshake(); err != nil {
+		log.Info("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
+		c.nc.Close()
+		return
+	}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); c.process() }()
 	go func() { defer wg.Done(); c.write() }()
 	err := c.read()
 	close(c.frames)
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.srv.ctx.Err() == nil {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.srv.ctx.Err() == nil && !c.stopping.Load() {
 		log.Info("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
 	}
 	wg.Wait()
@@ -227,6 +239,13 @@ func (c *conn) process() {
 			c.queueResponse(out.size())
 			c.responses <- out
 		}
+		if c.sasl != nil && c.sasl.closeAfter {
+			// A failed SASL handshake or authentication: the answer
+			// goes out, then the connection closes, as in Kafka.
+			broken = true
+			log.Info("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", c.sasl.failure)
+			c.stopReading()
+		}
 	}
 }
 
@@ -301,6 +320,10 @@ func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
 			out, err = outgoing{}, fmt.Errorf("panic in %s v%d: %v", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, r)
 		}
 	}()
+	if c.sasl != nil && c.sasl.phase == saslRawTokens {
+		buf, err := c.sasl.rawToken(frame)
+		return outgoing{buf: buf}, err
+	}
 	hdr, req, err := wire.ParseRequest(frame)
 	if err != nil {
 		if errors.Is(err, wire.ErrUnsupportedVersion) && hdr.APIKey == int16(kmsg.ApiVersions) {
@@ -321,12 +344,17 @@ func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
 		}
 		return outgoing{}, fmt.Errorf("unsupported version %d of %s", hdr.APIVersion, kmsg.NameForKey(hdr.APIKey))
 	}
+	if c.sasl != nil {
+		if buf, handled, err := c.sasl.intercept(hdr, req); handled {
+			return outgoing{buf: buf}, err
+		}
+	}
 	if entry.Forward && c.srv.opts.Forward != nil {
 		if out, forwarded := c.srv.opts.Forward(frame); forwarded {
 			return outgoing{buf: out}, nil
 		}
 	}
-	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, SendFiles: true})
+	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal()})
 	if err != nil {
 		return outgoing{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
 	}

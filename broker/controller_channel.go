@@ -37,6 +37,9 @@ type controllerChannel struct {
 	// leader returns the active controller's id and controller listener
 	// address; id -1 when unknown.
 	leader func() (id int32, addr string)
+	// dial, when set, opens secured connections (peer_dial.go): to
+	// another broker's TLS or SASL inter-broker listener.
+	dial peerDialer
 
 	mu struct {
 		sync.Mutex
@@ -78,7 +81,11 @@ func (c *controllerChannel) roundTrip(ctx context.Context, frame func(corr int32
 	}
 	if c.mu.conn == nil {
 		var d net.Dialer
-		conn, err := d.DialContext(ctx, "tcp", addr)
+		dial := d.DialContext
+		if c.dial != nil {
+			dial = func(ctx context.Context, _, addr string) (net.Conn, error) { return c.dial(ctx, addr) }
+		}
+		conn, err := dial(ctx, "tcp", addr)
 		if err != nil {
 			return nil, fmt.Errorf("broker: dialling the active controller at %s: %w", addr, err)
 		}

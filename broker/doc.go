@@ -33,6 +33,16 @@
 // partitions the open file limit cannot hold. fuzz_tcp_test.go drives a
 // node with random and mutated requests of every key and version.
 //
+// Security (security.go): a listener mapped to SSL or SASL_SSL wraps each
+// connection in a *tls.Conn (tls.go; keystores and truststores as PEM or
+// PKCS#12, keystore.go) and takes the principal from the client
+// certificate; a SASL_PLAINTEXT or SASL_SSL listener serves only
+// ApiVersions and the SASL requests until the client authenticates with
+// PLAIN or SCRAM-SHA-256/512 (sasl.go, scram.go; SCRAM credentials live in
+// the metadata log). Connections to other brokers' TLS or SASL inter-broker
+// listener are set up by peer_dial.go. The principal reaches handlers as
+// handlers.Request.Principal.
+//
 // Usage:
 //
 //	srv, err := broker.New(broker.Options{Deps: deps, Listeners: cfg.Listeners, MaxRequestBytes: cfg.SocketRequestMaxBytes, QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes})

@@ -46,19 +46,22 @@ type Node struct {
 	peers     brokerChannels
 	// fetchPeers carries the replica fetchers' requests to leaders.
 	fetchPeers brokerChannels
-	ctrlConns  *connQueue // Kafka connections of the controller listener
-	coord      *coordinatorReconciler
-	ctrl       *controller.Controller
-	srv        *Server
-	unlock     func()
-	stopping   chan struct{}
-	cancel     context.CancelFunc
-	bg         sync.WaitGroup
-	listeners  []config.Listener
-	adv        config.Listener   // advs[0], the default listener
-	advs       []config.Listener // every advertised client listener (advertised.go)
-	groups     *coordinator.Coordinator
-	txns       *txn.Coordinator
+	// peerDial connects to other brokers' inter-broker listener when it
+	// is TLS or SASL (peer_dial.go); nil for PLAINTEXT.
+	peerDial  peerDialer
+	ctrlConns *connQueue // Kafka connections of the controller listener
+	coord     *coordinatorReconciler
+	ctrl      *controller.Controller
+	srv       *Server
+	unlock    func()
+	stopping  chan struct{}
+	cancel    context.CancelFunc
+	bg        sync.WaitGroup
+	listeners []config.Listener
+	adv       config.Listener   // advs[0], the default listener
+	advs      []config.Listener // every advertised client listener (advertised.go)
+	groups    *coordinator.Coordinator
+	txns      *txn.Coordinator
 	// http is the samsa.http.listener server (ops.go); nil when off.
 	http     *metrics.HTTPServer
 	replicas *replica.Manager
@@ -171,6 +174,15 @@ func StartNode(cfg *config.Config, logger *slog.Logger) (*Node, error) {
 
 func (n *Node) start() (_ *Node, err error) {
 	cfg, logger := n.cfg, n.logger
+	// Keystores and credentials first: a bad one fails the start before
+	// anything runs. SCRAM lookups read n.ctrl, set before serving.
+	security, err := listenerSecurity(cfg, imageScram(func() *controller.Image { return n.ctrl.Image() }))
+	if err != nil {
+		return nil, err
+	}
+	if n.peerDial, err = interBrokerDialer(cfg); err != nil {
+		return nil, err
+	}
 	for _, dir := range cfg.LogDirs {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("log dir: %w", err)
@@ -297,6 +309,7 @@ func (n *Node) start() (_ *Node, err error) {
 	}
 	sopts := serverOptions(cfg, n.listeners, logger.With("component", "broker"))
 	sopts.Prebound = prebound
+	sopts.Security = security
 	n.srv, err = New(sopts)
 	if err != nil {
 		return nil, err

@@ -49,6 +49,9 @@ type Options struct {
 	// broker-only node's listener that it shares with Raft (its Kafka
 	// connections come through a connQueue).
 	Prebound map[string]net.Listener
+	// Security holds the TLS and SASL of each secured listener, by name
+	// (security.go); listeners not in it are PLAINTEXT.
+	Security map[string]*ListenerSecurity
 }
 
 // serverOptions maps the broker settings to Options. Host names in

@@ -32,13 +32,15 @@
 // where it came from. Config.Notices holds these lines with their levels,
 // for the caller to log.
 //
-// Security settings fail closed (security.go): a setting that would
+// Security (security.go): SSL, SASL_PLAINTEXT and SASL_SSL listeners are
+// resolved from Kafka's ssl.* and sasl.* settings, listener-prefixed
+// (listener.name.<l>.<setting>) first, into Config.Security; the SASL JAAS
+// configuration is listener.name.<l>.<mechanism>.sasl.jaas.config. What
+// samsa does not implement still fails closed: a setting that would
 // restrict access (authorizer.class.name, super.users,
-// allow.everyone.if.no.acl.found=false, ssl.client.auth=required|requested,
-// security.inter.broker.protocol other than PLAINTEXT, listener.name.<l>.ssl.*
-// and .sasl.* of a configured listener) makes Load fail with ErrUnsupported
-// naming it, since samsa cannot enforce it yet and would otherwise serve
-// every client anonymously.
+// allow.everyone.if.no.acl.found=false, mechanisms other than PLAIN and
+// SCRAM-SHA-256/512, ssl.* or sasl.* settings of a listener that does not
+// use them) makes Load fail with ErrUnsupported naming it.
 //
 // # Differences from Kafka's defaults
 //
@@ -51,8 +53,11 @@
 //   - The topic setting segment.bytes accepts values down to 14 bytes, as
 //     Kafka 3.x did, so tests can roll segments quickly; Kafka 4.x requires
 //     1 MiB there (and for log.segment.bytes, which samsa follows).
-//   - Only the PLAINTEXT security protocol is implemented; a listener mapped
-//     to SSL or SASL_* fails Validate with ErrUnsupported.
+//   - A controller listener mapped to anything but PLAINTEXT fails Validate
+//     with ErrUnsupported (the Raft transport shares it and speaks no TLS).
+//   - Keystores are PEM or PKCS#12 only (JKS is refused with a conversion
+//     hint); a keystore without ssl.keystore.type is recognised by content
+//     (Kafka assumes JKS).
 //
 // # Usage
 //
@@ -111,7 +116,7 @@
 //	| `broker.session.timeout.ms` | `9000` | A broker that has not heartbeated for this long is fenced and its leaderships move. |
 //	| `listeners` | `PLAINTEXT://localhost:9092` | Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092. Unset while advertised.listeners is set: derived from it as the apache/kafka image does (same names and ports, all interfaces), plus this node's controller listener from controller.quorum.voters. (dynamic) |
 //	| `advertised.listeners` | null | Listeners given to clients; controller listeners in it are not given out. Default: listeners. |
-//	| `listener.security.protocol.map` | `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL` | Map of listener name to security protocol. Only PLAINTEXT is supported for now. (dynamic) |
+//	| `listener.security.protocol.map` | `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL` | Map of listener name to security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (controller listeners: PLAINTEXT only). TLS and SASL use Kafka's ssl.* and sasl.* settings, per listener as listener.name.<l>.<setting>. (dynamic) |
 //	| `controller.listener.names` | null | Names of the listeners used by the controller. They are not advertised to clients. |
 //	| `inter.broker.listener.name` | null | Listener used between brokers. Default: PLAINTEXT if present, else the first non-controller listener. |
 //	| `num.network.threads` | `3` | Accepted for compatibility; samsa uses a goroutine per connection. (dynamic) |

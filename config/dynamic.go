@@ -52,6 +52,12 @@ func (c *Config) WithDynamic(clusterDefault, perBroker map[string]string) (out *
 	}
 	out.Ignored, out.Warnings, out.UnknownEnv, out.Notices = c.Ignored, c.Warnings, c.UnknownEnv, c.Notices
 	out.staticValues, out.staticSources = c.staticValues, c.staticSources
+	out.Security, out.InterBrokerListenerName = c.Security, c.InterBrokerListenerName
+	for _, l := range out.Listeners {
+		if _, ok := c.Security.Listeners[l.Name]; !ok && out.ListenerSecurityProtocolMap[l.Name] != "PLAINTEXT" {
+			return nil, nil, fmt.Errorf("%w: listener %s (%s) added at runtime: samsa sets up listener security at start only", ErrUnsupported, l.Name, out.ListenerSecurityProtocolMap[l.Name])
+		}
+	}
 	if err := out.Validate(); err != nil {
 		return nil, nil, err
 	}

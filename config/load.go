@@ -33,13 +33,16 @@ type Config struct {
 	BrokerHeartbeatIntervalMs   int32
 	BrokerSessionTimeoutMs      int32
 	InterBrokerListenerName     string
-	NumNetworkThreads           int32
-	NumIOThreads                int32
-	SocketRequestMaxBytes       int32
-	QueuedMaxRequestBytes       int64
-	ConnectionsMaxIdleMs        int64
-	MaxConnections              int32
-	MaxConnectionsPerIP         int32
+	// Security is the TLS and SASL configuration of each listener
+	// (security.go), resolved from the ssl.* and sasl.* settings.
+	Security              Security
+	NumNetworkThreads     int32
+	NumIOThreads          int32
+	SocketRequestMaxBytes int32
+	QueuedMaxRequestBytes int64
+	ConnectionsMaxIdleMs  int64
+	MaxConnections        int32
+	MaxConnectionsPerIP   int32
 	// MaxConnectionsPerIPOverrides maps an IP address or host name to its
 	// connection limit (max.connections.per.ip.overrides).
 	MaxConnectionsPerIPOverrides map[string]int32
@@ -221,7 +224,17 @@ func Load(args []string, environ []string) (*Config, error) {
 	if dirs, ok := imageLogDirs(environ, fileProps, env, overrideProps); ok {
 		env = append(env, dirs)
 	}
-	return load(loadInput{file: file, fileProps: fileProps, env: env, envSkipped: envSkipped, overrides: overrideProps})
+	extra := bitnamiFromEnv(environ)
+	if extra.jaasFilePath != "" {
+		data, err := os.ReadFile(extra.jaasFilePath)
+		if err != nil {
+			return nil, fmt.Errorf("config: reading the JAAS file of KAFKA_OPTS -Djava.security.auth.login.config: %w", err)
+		}
+		if extra.jaasFile, err = ParseJAASFile(string(data)); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, extra.jaasFilePath, err)
+		}
+	}
+	return load(loadInput{file: file, fileProps: fileProps, env: env, envSkipped: envSkipped, overrides: overrideProps, bitnami: extra})
 }
 
 type discard struct{}
@@ -234,6 +247,7 @@ type loadInput struct {
 	env        []envSetting
 	envSkipped []string
 	overrides  []property
+	bitnami    bitnamiUsers
 }
 
 // Notice is one structured log line about the configuration.
@@ -262,7 +276,8 @@ func load(in loadInput) (*Config, error) {
 	// server.properties:12", "env KAFKA_LOG_DIRS", "--override").
 	origins := map[string]string{}
 	ignored := map[string]string{}
-	ignoredGiven := map[string]givenSetting{} // the winning value of each ignored setting
+	ignoredGiven := map[string]givenSetting{}  // the winning value of each ignored setting
+	securityGiven := map[string]givenSetting{} // the winning value of each security setting (security.go)
 	var warnings []string
 
 	// accept sorts one given setting into implemented, ignored or unknown.
@@ -272,6 +287,10 @@ func load(in loadInput) (*Config, error) {
 			// Validated once layered: only the winning value matters.
 			origins[key] = where
 			return true, nil
+		}
+		if isSecurityKey(key) {
+			securityGiven[key] = givenSetting{value: value, where: where}
+			return false, nil
 		}
 		if isIgnoredKey(key) {
 			if _, dup := ignored[key]; !dup {
@@ -324,7 +343,7 @@ func load(in loadInput) (*Config, error) {
 	// KAFKA_* variables are warnings, never errors.
 	envMap := map[string]any{}
 	for _, e := range in.env {
-		if _, implemented := known[strings.TrimSpace(e.Key)]; !implemented && !isIgnoredKey(strings.TrimSpace(e.Key)) {
+		if k := strings.TrimSpace(e.Key); known[k].Name == "" && !isIgnoredKey(k) && !isSecurityKey(k) {
 			noteUnknownEnv(e)
 			continue
 		}
@@ -369,6 +388,22 @@ func load(in loadInput) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p := strings.ToUpper(strings.TrimSpace(securityGiven["security.inter.broker.protocol"].value)); p != "" {
+		// Kafka: security.inter.broker.protocol names the listener of that
+		// name; it cannot be combined with inter.broker.listener.name.
+		if sources["inter.broker.listener.name"] == SourceStatic {
+			return nil, fmt.Errorf("%w: only one of inter.broker.listener.name and security.inter.broker.protocol should be set", ErrInvalid)
+		}
+		c.InterBrokerListenerName = p
+	}
+	if err := buildSecurity(c, securityGiven, in.bitnami); err != nil {
+		return nil, err
+	}
+	for _, k := range unusedSecurityKeys(securityGiven, c.Security) {
+		where := securityGiven[k].where
+		warnings = append(warnings, fmt.Sprintf("config: ignoring %s (%s): no listener uses it", k, where))
+		ignored[k] = where
+	}
 	for k := range ignored {
 		c.Ignored = append(c.Ignored, k)
 	}
@@ -386,9 +421,10 @@ func load(in loadInput) (*Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkSecurity(ignoredGiven, c); err != nil {
+	if err := checkSecurity(ignoredGiven); err != nil {
 		return nil, err
 	}
+
 	return c, nil
 }
 

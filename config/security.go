@@ -2,41 +2,179 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
-// Security settings fail closed.
+// Security settings: what samsa implements, and what still fails closed.
 //
-// samsa serves anonymous PLAINTEXT clients only: it has no TLS, no SASL and
-// no authorizer yet. A Kafka setting that exists to restrict who may connect
-// or what they may do would, if it were only logged as "not implemented",
-// leave a broker its operator believes protected open to everyone. So until
-// samsa implements it, such a setting refuses to start, naming the setting
-// and where it came from:
+// samsa serves PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL listeners
+// (listener.security.protocol.map), configured with Kafka's ssl.* and sasl.*
+// settings, each of which may be given per listener as
+// listener.name.<listener>.<setting> (the listener name in lower case); the
+// SASL JAAS configuration is per listener and mechanism only,
+// listener.name.<listener>.<mechanism>.sasl.jaas.config, as on a Kafka broker.
+// Load resolves them into Config.Security (one ListenerSecurity per
+// listener); the broker reads keystores and builds its TLS and SASL servers
+// from that.
+//
+// A Kafka setting that exists to restrict who may connect or what they may
+// do, and that samsa does not implement, would, if only logged as "not
+// implemented", leave a broker its operator believes protected open to
+// everyone. So such a setting refuses to start, naming the setting and
+// where it came from:
 //
 //   - authorizer.class.name (non-empty), super.users (non-empty) and
-//     allow.everyone.if.no.acl.found=false: authorization;
-//   - ssl.client.auth=required or requested, also per listener
-//     (listener.name.<l>.ssl.client.auth): TLS client authentication;
-//   - security.inter.broker.protocol other than PLAINTEXT;
-//   - any listener.name.<l>.ssl.* or listener.name.<l>.sasl.* (including
-//     listener.name.<l>.<mechanism>.sasl.jaas.config) for a listener <l>
-//     of listeners: per-listener security of a listener samsa serves;
-//   - SSL, SASL_PLAINTEXT and SASL_SSL listeners are refused by Validate.
+//     allow.everyone.if.no.acl.found=false: samsa has no authorizer yet;
+//   - a SASL listener whose enabled mechanisms include one samsa does not
+//     implement (GSSAPI, which is Kafka's default, or OAUTHBEARER);
+//   - ssl.engine.factory.class (a custom TLS engine);
+//   - ssl.* or sasl.* settings of a listener whose protocol does not use
+//     them (listener.name.plaintext.ssl.client.auth=required on a PLAINTEXT
+//     listener is ignored by Kafka; samsa refuses it rather than serve the
+//     listener without the protection it asks for), and the broker-wide
+//     ssl.client.auth=required or requested when no listener uses TLS;
+//   - a controller listener mapped to anything but PLAINTEXT (Validate).
 //
-// Settings that do not restrict access on a PLAINTEXT listener (a keystore
-// path, ssl.client.auth=none, per-listener settings of a listener that is
-// not configured, and the broker-wide sasl.enabled.mechanisms, which Kafka
-// applies to SASL listeners only and samsa has none) stay accepted with the
-// "not implemented" warning, as Kafka itself ignores them there. The
-// broker-wide ssl.client.auth=required is refused all the same: it says
-// plainly that the operator expects clients to be authenticated.
+// Changing security settings at runtime (AlterConfigs of a BROKER resource)
+// is refused with INVALID_CONFIG: samsa reads them at start only.
 
-// securityRefusal returns why value of key, given where, must refuse to
-// start, or "" when it may be ignored. listeners are the names (upper case)
-// of the configured listeners.
-func securityRefusal(key, value string, listeners []string) string {
+// Security is the resolved security configuration of the broker.
+type Security struct {
+	// Listeners holds the security of each listener of listeners, by name.
+	Listeners map[string]ListenerSecurity
+	// InterBrokerMechanism is sasl.mechanism.inter.broker.protocol, the
+	// mechanism this broker uses on a SASL inter-broker listener.
+	InterBrokerMechanism string
+	// ReauthMs is connections.max.reauth.ms: 0 never asks clients to
+	// re-authenticate (KIP-368).
+	ReauthMs int64
+	// ScramUsers are SCRAM users given in the environment (bitnami's
+	// KAFKA_CLIENT_USERS / KAFKA_CLIENT_PASSWORDS and
+	// KAFKA_INTER_BROKER_USER / KAFKA_INTER_BROKER_PASSWORD), valid for
+	// every SCRAM mechanism in addition to the credentials stored in the
+	// metadata log (the bitnami image adds them at storage format time).
+	ScramUsers map[string]string
+}
+
+// ListenerSecurity is the security of one listener.
+type ListenerSecurity struct {
+	Listener string
+	// Protocol is PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.
+	Protocol string
+	// TLS is set for SSL and SASL_SSL.
+	TLS *TLSSettings
+	// SASL is set for SASL_PLAINTEXT and SASL_SSL.
+	SASL *SASLSettings
+}
+
+// TLSSettings are a listener's ssl.* settings, as given (files are read by
+// the broker). Empty strings are unset.
+type TLSSettings struct {
+	KeystoreType             string // PEM, PKCS12 or JKS; "" sniffs the file
+	KeystoreLocation         string
+	KeystorePassword         string
+	KeyPassword              string
+	KeystoreCertificateChain string // inline PEM
+	KeystoreKey              string // inline PEM
+	TruststoreType           string
+	TruststoreLocation       string
+	TruststorePassword       string
+	TruststoreCertificates   string // inline PEM
+	// ClientAuth is ssl.client.auth: none, requested or required.
+	ClientAuth string
+	// EnabledProtocols is ssl.enabled.protocols (TLSv1.2, TLSv1.3, ...).
+	EnabledProtocols []string
+	// CipherSuites is ssl.cipher.suites (IANA names, as Java uses); empty
+	// means the defaults.
+	CipherSuites []string
+	// PrincipalMappingRules is ssl.principal.mapping.rules.
+	PrincipalMappingRules string
+	// EndpointIdentification is ssl.endpoint.identification.algorithm
+	// ("https" checks the server's host name; "" does not), used when this
+	// broker connects to the listener.
+	EndpointIdentification string
+}
+
+// SASLSettings are a listener's SASL settings.
+type SASLSettings struct {
+	// Mechanisms are the enabled mechanisms, upper case
+	// (sasl.enabled.mechanisms).
+	Mechanisms []string
+	// PlainUsers are the PLAIN users and passwords: the user_<name>
+	// options of the listener's PlainLoginModule, and bitnami's users.
+	PlainUsers map[string]string
+	// Credentials are the username and password options of the
+	// listener's JAAS login module for each mechanism: what this broker
+	// sends when it connects to the listener as a client.
+	Credentials map[string]SASLCredential
+}
+
+// SASLCredential is a username and password.
+type SASLCredential struct {
+	Username string
+	Password string
+}
+
+// UsesTLS reports whether the listener speaks TLS.
+func (l ListenerSecurity) UsesTLS() bool { return l.TLS != nil }
+
+// UsesSASL reports whether the listener authenticates with SASL.
+func (l ListenerSecurity) UsesSASL() bool { return l.SASL != nil }
+
+// Mechanisms samsa implements.
+var implementedMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
+
+// tlsKeys are the ssl.* settings samsa implements (and those it accepts
+// because they need nothing: the JVM's key and trust manager algorithms).
+var tlsKeys = map[string]bool{
+	"ssl.keystore.type": true, "ssl.keystore.location": true, "ssl.keystore.password": true,
+	"ssl.key.password": true, "ssl.keystore.certificate.chain": true, "ssl.keystore.key": true,
+	"ssl.truststore.type": true, "ssl.truststore.location": true, "ssl.truststore.password": true,
+	"ssl.truststore.certificates": true, "ssl.client.auth": true, "ssl.enabled.protocols": true,
+	"ssl.protocol": true, "ssl.cipher.suites": true, "ssl.principal.mapping.rules": true,
+	"ssl.endpoint.identification.algorithm": true, "ssl.keymanager.algorithm": true,
+	"ssl.trustmanager.algorithm": true, "ssl.secure.random.implementation": true,
+	"ssl.provider": true, "ssl.allow.dn.changes": true, "ssl.allow.san.changes": true,
+}
+
+// saslKeys are the sasl.* settings samsa implements, besides the JAAS
+// configuration (listener.name.<l>.<mechanism>.sasl.jaas.config).
+var saslKeys = map[string]bool{
+	"sasl.enabled.mechanisms": true, "sasl.mechanism.inter.broker.protocol": true,
+}
+
+// isSecurityKey reports whether key is a security setting samsa
+// implements: it is collected for Security instead of being warned about
+// as not implemented.
+func isSecurityKey(key string) bool {
+	switch key {
+	case "security.inter.broker.protocol", "connections.max.reauth.ms":
+		return true
+	}
+	if tlsKeys[key] || saslKeys[key] {
+		return true
+	}
+	rest, ok := strings.CutPrefix(key, "listener.name.")
+	if !ok {
+		return false
+	}
+	_, setting, ok := strings.Cut(rest, ".")
+	if !ok {
+		return false
+	}
+	if tlsKeys[setting] || saslKeys[setting] {
+		return true
+	}
+	mech, after, ok := strings.Cut(setting, ".")
+	return ok && after == "sasl.jaas.config" && mech != ""
+}
+
+// securityRefusal returns why value of key, an ignored (not implemented)
+// setting, must refuse to start, or "" when it may be ignored.
+func securityRefusal(key, value string) string {
 	v := strings.TrimSpace(value)
 	lower := strings.ToLower(v)
 	switch key {
@@ -52,75 +190,390 @@ func securityRefusal(key, value string, listeners []string) string {
 		if lower == "false" {
 			return "it denies access to resources without ACLs, but samsa has no authorization yet"
 		}
-	case "ssl.client.auth":
-		if lower == "required" || lower == "requested" {
-			return "TLS client authentication would restrict who may connect, but samsa has no TLS yet"
-		}
-	case "security.inter.broker.protocol":
-		if v != "" && !strings.EqualFold(v, "PLAINTEXT") {
-			return "samsa speaks only PLAINTEXT between brokers"
+	}
+	setting := key
+	if rest, ok := strings.CutPrefix(key, "listener.name."); ok {
+		if _, s, ok := strings.Cut(rest, "."); ok {
+			setting = s
 		}
 	}
-	rest, ok := strings.CutPrefix(key, "listener.name.")
-	if !ok {
-		return ""
-	}
-	name, setting, ok := strings.Cut(rest, ".")
-	if !ok || !contains(listeners, strings.ToUpper(name)) {
-		return ""
-	}
-	// listener.name.<l>.<mechanism>.sasl.jaas.config names a mechanism first.
-	if _, afterMech, ok := strings.Cut(setting, "."); ok && strings.HasPrefix(afterMech, "sasl.") {
-		setting = afterMech
-	}
-	switch {
-	case setting == "ssl.client.auth":
-		if lower == "required" || lower == "requested" {
-			return fmt.Sprintf("TLS client authentication on listener %s would restrict who may connect, but samsa has no TLS yet", strings.ToUpper(name))
-		}
-		return ""
-	case strings.HasPrefix(setting, "ssl."), strings.HasPrefix(setting, "sasl."):
-		return fmt.Sprintf("it configures the security of listener %s, which samsa serves as anonymous PLAINTEXT (no TLS or SASL yet)", strings.ToUpper(name))
+	if setting == "ssl.engine.factory.class" && v != "" {
+		return "a custom TLS engine cannot be loaded by samsa"
 	}
 	return ""
 }
 
-// SecurityRefusal returns why setting key to value must be refused while
-// samsa has no security (a non-empty reason names what it would restrict),
-// or "" when it restricts nothing on the given listeners. AlterConfigs of
-// BROKER resources uses it so that security fails closed at runtime too.
+// SecurityRefusal returns why setting key to value at runtime must be
+// refused (a non-empty reason), or "". AlterConfigs of BROKER resources
+// uses it: samsa reads its security settings at start only, and has no
+// authorizer, so a change to either is refused rather than stored and
+// silently not applied.
 func SecurityRefusal(key, value string, listeners []Listener) string {
-	names := make([]string, 0, len(listeners))
-	for _, l := range listeners {
-		names = append(names, l.Name)
+	if isSecurityKey(key) || strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") ||
+		strings.HasPrefix(key, "listener.name.") && (strings.Contains(key, ".ssl.") || strings.Contains(key, ".sasl.")) {
+		return "samsa reads listener security settings at start only; set it in the configuration and restart"
 	}
-	return securityRefusal(key, value, names)
+	return securityRefusal(key, value)
 }
 
 // checkSecurity refuses the first (by name) setting of given, the ignored
 // settings with their values and origins, that would restrict access.
-func checkSecurity(given map[string]givenSetting, c *Config) error {
-	listeners := make([]string, 0, len(c.Listeners))
-	for _, l := range c.Listeners {
-		listeners = append(listeners, l.Name)
-	}
-	keys := make([]string, 0, len(given))
-	for k := range given {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+func checkSecurity(given map[string]givenSetting) error {
+	for _, k := range mapKeys(given) {
 		g := given[k]
-		if why := securityRefusal(k, g.value, listeners); why != "" {
-			return fmt.Errorf("%w: %s=%q (%s): %s; refusing to start rather than serve every client unauthenticated. Remove the setting to run samsa without access control",
-				ErrUnsupported, k, g.value, g.where, why)
+		if why := securityRefusal(k, g.value); why != "" {
+			return refuse(k, g, why)
 		}
 	}
 	return nil
 }
 
-// givenSetting is the value of an ignored setting and where it came from.
+func refuse(k string, g givenSetting, why string) error {
+	return fmt.Errorf("%w: %s=%q (%s): %s; refusing to start rather than serve clients without the protection asked for",
+		ErrUnsupported, k, redact(k, g.value), g.where, why)
+}
+
+// redact hides the value of a setting that holds a secret (a password, a
+// private key, a JAAS configuration with passwords) in messages.
+func redact(key, value string) string {
+	for _, secret := range []string{"password", "jaas.config", "keystore.key"} {
+		if strings.Contains(key, secret) {
+			return "[hidden]"
+		}
+	}
+	return value
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// givenSetting is the value of a setting and where it came from.
 type givenSetting struct {
 	value string
 	where string
+}
+
+// bitnamiUsers are the bitnami image's SASL user variables.
+type bitnamiUsers struct {
+	clientUsers, clientPasswords   string
+	clientListener                 string
+	interBrokerUser, interBrokerPw string
+	// jaasFile is the JAAS file named by -Djava.security.auth.login.config
+	// in KAFKA_OPTS, by section (read by Load), and where it came from.
+	jaasFile     map[string][]JAASEntry
+	jaasFilePath string
+}
+
+func bitnamiFromEnv(environ []string) bitnamiUsers {
+	var b bitnamiUsers
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		switch name {
+		case "KAFKA_CLIENT_USERS":
+			b.clientUsers = value
+		case "KAFKA_CLIENT_PASSWORDS":
+			b.clientPasswords = value
+		case "KAFKA_CLIENT_LISTENER_NAME":
+			b.clientListener = strings.ToUpper(strings.TrimSpace(value))
+		case "KAFKA_INTER_BROKER_USER":
+			b.interBrokerUser = value
+		case "KAFKA_INTER_BROKER_PASSWORD":
+			b.interBrokerPw = value
+		case "KAFKA_OPTS":
+			for _, f := range strings.Fields(value) {
+				if p, ok := strings.CutPrefix(f, "-Djava.security.auth.login.config="); ok {
+					b.jaasFilePath = strings.Trim(p, `"'`)
+				}
+			}
+		}
+	}
+	return b
+}
+
+// securityLookup finds security settings, listener-prefixed first.
+type securityLookup map[string]givenSetting
+
+// get returns listener.name.<listener>.<key> if given, else <key>.
+func (g securityLookup) get(listener, key string) (string, givenSetting, bool) {
+	pk := "listener.name." + strings.ToLower(listener) + "." + key
+	if v, ok := g[pk]; ok {
+		return pk, v, true
+	}
+	v, ok := g[key]
+	return key, v, ok
+}
+
+func (g securityLookup) str(listener, key, dflt string) string {
+	if _, v, ok := g.get(listener, key); ok {
+		return strings.TrimSpace(v.value)
+	}
+	return dflt
+}
+
+// buildSecurity resolves the security settings given (implemented ones
+// only) into c.Security and checks them against the listeners.
+func buildSecurity(c *Config, given map[string]givenSetting, bit bitnamiUsers) error {
+	g := securityLookup(given)
+	sec := Security{Listeners: map[string]ListenerSecurity{}}
+	if v, ok := given["connections.max.reauth.ms"]; ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(v.value), 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%w for connections.max.reauth.ms=%q (%s): want a non-negative number", ErrInvalidValue, v.value, v.where)
+		}
+		sec.ReauthMs = n
+	}
+	sec.InterBrokerMechanism = strings.ToUpper(g.str("", "sasl.mechanism.inter.broker.protocol", "GSSAPI"))
+	for _, l := range c.Listeners {
+		proto := c.ListenerSecurityProtocolMap[l.Name]
+		ls := ListenerSecurity{Listener: l.Name, Protocol: proto}
+		if proto == "SSL" || proto == "SASL_SSL" {
+			t, err := tlsSettings(g, l.Name)
+			if err != nil {
+				return err
+			}
+			ls.TLS = t
+		}
+		if proto == "SASL_PLAINTEXT" || proto == "SASL_SSL" {
+			s, err := saslSettings(g, l.Name, bit.jaasFile)
+			if err != nil {
+				return err
+			}
+			ls.SASL = s
+		}
+		sec.Listeners[l.Name] = ls
+	}
+	if err := refuseUnused(c, given, sec); err != nil {
+		return err
+	}
+	if err := applyBitnami(c, &sec, bit); err != nil {
+		return err
+	}
+	if ib, ok := sec.Listeners[c.InterBrokerListenerName]; ok && ib.UsesSASL() && c.HasRole("broker") {
+		if !slices.Contains(ib.SASL.Mechanisms, sec.InterBrokerMechanism) {
+			return fmt.Errorf("%w: sasl.mechanism.inter.broker.protocol %s is not enabled on the inter-broker listener %s (enabled: %s)",
+				ErrInvalid, sec.InterBrokerMechanism, ib.Listener, strings.Join(ib.SASL.Mechanisms, ","))
+		}
+	}
+	c.Security = sec
+	return nil
+}
+
+func tlsSettings(g securityLookup, listener string) (*TLSSettings, error) {
+	t := &TLSSettings{
+		KeystoreType:             strings.ToUpper(g.str(listener, "ssl.keystore.type", "")),
+		KeystoreLocation:         g.str(listener, "ssl.keystore.location", ""),
+		KeystorePassword:         g.str(listener, "ssl.keystore.password", ""),
+		KeyPassword:              g.str(listener, "ssl.key.password", ""),
+		KeystoreCertificateChain: g.str(listener, "ssl.keystore.certificate.chain", ""),
+		KeystoreKey:              g.str(listener, "ssl.keystore.key", ""),
+		TruststoreType:           strings.ToUpper(g.str(listener, "ssl.truststore.type", "")),
+		TruststoreLocation:       g.str(listener, "ssl.truststore.location", ""),
+		TruststorePassword:       g.str(listener, "ssl.truststore.password", ""),
+		TruststoreCertificates:   g.str(listener, "ssl.truststore.certificates", ""),
+		ClientAuth:               strings.ToLower(g.str(listener, "ssl.client.auth", "none")),
+		EnabledProtocols:         parseList(g.str(listener, "ssl.enabled.protocols", "TLSv1.2,TLSv1.3")),
+		CipherSuites:             parseList(g.str(listener, "ssl.cipher.suites", "")),
+		PrincipalMappingRules:    g.str(listener, "ssl.principal.mapping.rules", "DEFAULT"),
+		EndpointIdentification:   strings.ToLower(g.str(listener, "ssl.endpoint.identification.algorithm", "https")),
+	}
+	switch t.ClientAuth {
+	case "none", "requested", "required":
+	default:
+		k, v, _ := g.get(listener, "ssl.client.auth")
+		return nil, fmt.Errorf("%w for %s=%q (%s): want none, requested or required", ErrInvalidValue, k, v.value, v.where)
+	}
+	for _, p := range t.EnabledProtocols {
+		switch p {
+		case "TLSv1.2", "TLSv1.3", "TLSv1.1", "TLSv1":
+		default:
+			k, v, _ := g.get(listener, "ssl.enabled.protocols")
+			return nil, fmt.Errorf("%w for %s=%q (%s): unknown protocol %s (want TLSv1.2, TLSv1.3)", ErrInvalidValue, k, v.value, v.where, p)
+		}
+	}
+	if t.KeystoreLocation == "" && t.KeystoreCertificateChain == "" {
+		return nil, fmt.Errorf("%w: listener %s uses TLS but has no keystore: set ssl.keystore.location (or listener.name.%s.ssl.keystore.location), or ssl.keystore.certificate.chain and ssl.keystore.key",
+			ErrInvalid, listener, strings.ToLower(listener))
+	}
+	if (t.KeystoreCertificateChain == "") != (t.KeystoreKey == "") {
+		return nil, fmt.Errorf("%w: listener %s: ssl.keystore.certificate.chain and ssl.keystore.key must be given together", ErrInvalid, listener)
+	}
+	if _, err := ParsePrincipalMappingRules(t.PrincipalMappingRules); err != nil {
+		k, v, _ := g.get(listener, "ssl.principal.mapping.rules")
+		return nil, fmt.Errorf("%w for %s=%q (%s): %v", ErrInvalidValue, k, v.value, v.where, err)
+	}
+	return t, nil
+}
+
+func saslSettings(g securityLookup, listener string, jaasFile map[string][]JAASEntry) (*SASLSettings, error) {
+	s := &SASLSettings{PlainUsers: map[string]string{}, Credentials: map[string]SASLCredential{}}
+	for _, m := range parseList(g.str(listener, "sasl.enabled.mechanisms", "GSSAPI")) {
+		s.Mechanisms = append(s.Mechanisms, strings.ToUpper(m))
+	}
+	k, v, _ := g.get(listener, "sasl.enabled.mechanisms")
+	if len(s.Mechanisms) == 0 {
+		return nil, fmt.Errorf("%w: listener %s uses SASL but sasl.enabled.mechanisms is empty", ErrInvalid, listener)
+	}
+	for _, m := range s.Mechanisms {
+		if !slices.Contains(implementedMechanisms, m) {
+			if v.where == "" {
+				v.where = "Kafka's default"
+			}
+			return nil, refuse(k, givenSetting{value: strings.Join(s.Mechanisms, ","), where: v.where},
+				fmt.Sprintf("SASL listener %s enables mechanism %s, which samsa does not implement (it implements %s)", listener, m, strings.Join(implementedMechanisms, ", ")))
+		}
+	}
+	for _, m := range s.Mechanisms {
+		want := ScramLoginModule
+		if m == "PLAIN" {
+			want = PlainLoginModule
+		}
+		jk := "listener.name." + strings.ToLower(listener) + "." + strings.ToLower(m) + ".sasl.jaas.config"
+		gv, ok := g[jk]
+		var entries []JAASEntry
+		if ok {
+			var err error
+			if entries, err = ParseJAAS(gv.value); err != nil {
+				return nil, fmt.Errorf("%w for %s (%s): %v", ErrInvalidValue, jk, gv.where, err)
+			}
+		} else {
+			// Kafka's fallback: the static JAAS file's section of the
+			// listener, else KafkaServer; the module of the mechanism.
+			section, ok := jaasFile[strings.ToLower(listener)+".KafkaServer"]
+			if !ok {
+				section = jaasFile["KafkaServer"]
+			}
+			for _, e := range section {
+				if e.Module == want {
+					entries = append(entries, e)
+				}
+			}
+		}
+		for _, e := range entries {
+			if e.Module != want {
+				return nil, fmt.Errorf("%w for %s (%s): login module %s does not serve %s (want %s)", ErrInvalidValue, jk, gv.where, e.Module, m, want)
+			}
+			if u, ok := e.Options["username"]; ok {
+				s.Credentials[m] = SASLCredential{Username: u, Password: e.Options["password"]}
+			}
+			if m == "PLAIN" {
+				for opt, pw := range e.Options {
+					if name, ok := strings.CutPrefix(opt, "user_"); ok {
+						s.PlainUsers[name] = pw
+					}
+				}
+			}
+		}
+	}
+	return s, nil
+}
+
+// refuseUnused refuses ssl.* and sasl.* settings of listeners that do not
+// use them, and the broker-wide ssl.client.auth asking for client
+// certificates when no listener speaks TLS.
+func refuseUnused(c *Config, given map[string]givenSetting, sec Security) error {
+	anyTLS := false
+	for _, ls := range sec.Listeners {
+		anyTLS = anyTLS || ls.UsesTLS()
+	}
+	for _, k := range mapKeys(given) {
+		g := given[k]
+		lower := strings.ToLower(strings.TrimSpace(g.value))
+		if k == "ssl.client.auth" && !anyTLS && (lower == "required" || lower == "requested") {
+			return refuse(k, g, "TLS client authentication would restrict who may connect, but no listener uses TLS (SSL or SASL_SSL)")
+		}
+		rest, ok := strings.CutPrefix(k, "listener.name.")
+		if !ok {
+			continue
+		}
+		name, setting, _ := strings.Cut(rest, ".")
+		ls, ok := sec.Listeners[strings.ToUpper(name)]
+		if !ok {
+			continue // not a configured listener: ignored, as Kafka does
+		}
+		if _, after, ok := strings.Cut(setting, "."); ok && strings.HasPrefix(after, "sasl.") {
+			setting = after
+		}
+		switch {
+		case strings.HasPrefix(setting, "ssl.") && !ls.UsesTLS():
+			return refuse(k, g, fmt.Sprintf("listener %s is %s, which does not use TLS", ls.Listener, ls.Protocol))
+		case strings.HasPrefix(setting, "sasl.") && !ls.UsesSASL():
+			return refuse(k, g, fmt.Sprintf("listener %s is %s, which does not use SASL", ls.Listener, ls.Protocol))
+		}
+	}
+	return nil
+}
+
+// applyBitnami adds the bitnami image's users: KAFKA_CLIENT_USERS and
+// KAFKA_CLIENT_PASSWORDS (comma-separated, paired by position) are PLAIN
+// users of the client SASL listeners (KAFKA_CLIENT_LISTENER_NAME, or every
+// SASL listener but the inter-broker one) and SCRAM users;
+// KAFKA_INTER_BROKER_USER / _PASSWORD are the credentials of the
+// inter-broker listener, for the broker's own connections and as a user.
+func applyBitnami(c *Config, sec *Security, b bitnamiUsers) error {
+	users, pws := parseList(b.clientUsers), parseList(b.clientPasswords)
+	if len(users) != len(pws) {
+		return fmt.Errorf("%w: KAFKA_CLIENT_USERS has %d users but KAFKA_CLIENT_PASSWORDS has %d passwords", ErrInvalid, len(users), len(pws))
+	}
+	add := func(ls ListenerSecurity, u, p string) {
+		ls.SASL.PlainUsers[u] = p
+		if sec.ScramUsers == nil {
+			sec.ScramUsers = map[string]string{}
+		}
+		sec.ScramUsers[u] = p
+	}
+	for name, ls := range sec.Listeners {
+		if !ls.UsesSASL() {
+			continue
+		}
+		client := name != c.InterBrokerListenerName
+		if b.clientListener != "" {
+			client = name == b.clientListener
+		}
+		if client {
+			for i, u := range users {
+				add(ls, u, pws[i])
+			}
+		}
+		if name == c.InterBrokerListenerName && b.interBrokerUser != "" {
+			add(ls, b.interBrokerUser, b.interBrokerPw)
+			for _, m := range ls.SASL.Mechanisms {
+				if _, ok := ls.SASL.Credentials[m]; !ok {
+					ls.SASL.Credentials[m] = SASLCredential{Username: b.interBrokerUser, Password: b.interBrokerPw}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// unusedSecurityKeys returns the given security settings that no listener
+// uses (TLS settings without a TLS listener, settings of listeners that are
+// not configured), sorted: Kafka ignores them, and so does samsa, with a
+// warning.
+func unusedSecurityKeys(given map[string]givenSetting, sec Security) []string {
+	anyTLS, anySASL := false, false
+	for _, ls := range sec.Listeners {
+		anyTLS = anyTLS || ls.UsesTLS()
+		anySASL = anySASL || ls.UsesSASL()
+	}
+	var out []string
+	for _, k := range mapKeys(given) {
+		switch {
+		case k == "security.inter.broker.protocol" || k == "connections.max.reauth.ms":
+		case strings.HasPrefix(k, "listener.name."):
+			name, _, _ := strings.Cut(strings.TrimPrefix(k, "listener.name."), ".")
+			if _, ok := sec.Listeners[strings.ToUpper(name)]; !ok {
+				out = append(out, k)
+			}
+		case strings.HasPrefix(k, "ssl.") && !anyTLS, strings.HasPrefix(k, "sasl.") && !anySASL:
+			out = append(out, k)
+		}
+	}
+	return out
 }

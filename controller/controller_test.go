@@ -29,6 +29,10 @@ func allRecordKinds() []Record {
 		BrokerFenceRecord{BrokerID: 2, Fenced: true},
 		TopicRecord{Name: "gone", ID: Uuid{9}},
 		RemoveTopicRecord{ID: Uuid{9}},
+		ScramCredentialRecord{Name: "alice", Mechanism: ScramSHA256, ScramCredential: ScramCredential{Salt: []byte("s"), StoredKey: []byte("k"), ServerKey: []byte("v"), Iterations: 4096}},
+		ScramCredentialRecord{Name: "alice", Mechanism: ScramSHA512, ScramCredential: ScramCredential{Salt: []byte("s2"), StoredKey: []byte("k2"), ServerKey: []byte("v2"), Iterations: 8192}},
+		ScramCredentialRecord{Name: "bob", Mechanism: ScramSHA512, ScramCredential: ScramCredential{Salt: []byte("s"), StoredKey: []byte("k"), ServerKey: []byte("v"), Iterations: 4096}},
+		ScramCredentialRecord{Name: "bob", Mechanism: ScramSHA512, Remove: true},
 	}
 }
 

@@ -79,7 +79,8 @@
 // leave part of a change.
 //
 // Record types: 1 RegisterBroker, 2 Topic, 3 Partition, 4 PartitionChange,
-// 5 Config, 6 RemoveTopic, 7 BrokerFence, 8 ProducerIDs. Numbers are never
+// 5 Config, 6 RemoveTopic, 7 BrokerFence, 8 ProducerIDs, 9 ScramCredential
+// (scram.go: salt, stored key, server key and iterations, never a password). Numbers are never
 // reused.
 //
 // # Migration

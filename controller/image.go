@@ -77,6 +77,9 @@ type Image struct {
 	// NextProducerID is the first producer id of the next block the
 	// controller hands out (ProducerIDsRecord); 0 before any.
 	NextProducerID int64
+	// ScramCredentials are the SCRAM credentials by user and mechanism
+	// (ScramSHA256, ScramSHA512); see scram.go.
+	ScramCredentials map[string]map[int8]ScramCredential
 }
 
 // EmptyImage returns an image with no records applied.
@@ -143,6 +146,7 @@ type builder struct {
 	ownedTopics   map[*Topic]bool
 	ownedBrokerCf map[string]bool
 	ownedTopicCf  map[*Topic]bool
+	scramOwned    bool
 }
 
 func newBuilder(src *Image) *builder {
@@ -253,6 +257,8 @@ func (b *builder) apply(rec Record) error {
 		t.Partitions[r.Partition] = p
 	case ConfigRecord:
 		return b.applyConfig(r)
+	case ScramCredentialRecord:
+		return b.applyScram(r)
 	case ProducerIDsRecord:
 		if r.NextProducerID <= b.img.NextProducerID {
 			return fmt.Errorf("%w: next producer id %d is not above the current %d", ErrApply, r.NextProducerID, b.img.NextProducerID)

@@ -119,7 +119,7 @@ const recordVersion int8 = 1
 func encodeRecord(rec Record) ([]byte, error) {
 	switch rec.(type) {
 	case RegisterBrokerRecord, BrokerFenceRecord, TopicRecord, PartitionRecord,
-		PartitionChangeRecord, ConfigRecord, RemoveTopicRecord, ProducerIDsRecord:
+		PartitionChangeRecord, ConfigRecord, RemoveTopicRecord, ProducerIDsRecord, ScramCredentialRecord:
 	default:
 		return nil, fmt.Errorf("%w: %T", ErrUnknownRecord, rec)
 	}
@@ -152,6 +152,8 @@ func decodeRecord(version int8, typ RecordType, payload []byte) (Record, error) 
 		rec, err = decodeJSON[RemoveTopicRecord](payload)
 	case RecordProducerIDs:
 		rec, err = decodeJSON[ProducerIDsRecord](payload)
+	case RecordScramCredential:
+		rec, err = decodeJSON[ScramCredentialRecord](payload)
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownRecord, typ)
 	}

@@ -95,6 +95,10 @@ type Request struct {
 	// the segment files) to its socket; without it, Fetch copies the
 	// batches into the response.
 	SendFiles bool
+	// Principal is the authenticated principal of the connection
+	// ("User:alice", "User:CN=client,O=example"), User:ANONYMOUS when
+	// the listener authenticates nobody.
+	Principal string
 }
 
 // Handler answers one request. A returned Response is written back in

@@ -12,6 +12,11 @@ func Table() []Entry {
 		{Key: int16(kmsg.ListOffsets), MinVersion: 1, MaxVersion: 10, Handle: handleListOffsets},
 		{Key: int16(kmsg.Metadata), MinVersion: 0, MaxVersion: 13, Handle: handleMetadata},
 		{Key: int16(kmsg.ApiVersions), MinVersion: 0, MaxVersion: 4, Handle: handleApiVersions},
+		// SASL: answered by the connection on SASL listeners (broker/sasl.go)
+		{Key: int16(kmsg.SASLHandshake), MinVersion: 0, MaxVersion: 1, Handle: handleSaslHandshake},
+		{Key: int16(kmsg.SASLAuthenticate), MinVersion: 0, MaxVersion: 2, Handle: handleSaslAuthenticate},
+		{Key: int16(kmsg.DescribeUserSCRAMCredentials), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeUserScramCredentials},
+		{Key: int16(kmsg.AlterUserSCRAMCredentials), MinVersion: 0, MaxVersion: 0, Handle: handleAlterUserScramCredentials, Forward: true},
 		{Key: int16(kmsg.OffsetForLeaderEpoch), MinVersion: 0, MaxVersion: 4, Handle: handleOffsetForLeaderEpoch},
 		{Key: int16(kmsg.DeleteRecords), MinVersion: 0, MaxVersion: 2, Handle: handleDeleteRecords},
 		{Key: int16(kmsg.InitProducerID), MinVersion: 0, MaxVersion: 5, Handle: handleInitProducerID},

@@ -12,7 +12,9 @@ import (
 // restricting security setting (ssl.client.auth=required, SASL on a
 // configured listener, an authorizer) was accepted and stored with no
 // effect, so access stayed open while the operator believed it closed. It
-// is INVALID_CONFIG naming the setting; harmless values are still stored.
+// is INVALID_CONFIG naming the setting. Since samsa implements TLS and SASL
+// (read at start only), every change of listener security at runtime is
+// INVALID_CONFIG too.
 func TestDynamicSecurityConfigsFailClosed(t *testing.T) {
 	e := newAdminEnv(t)
 	legacy := func(kv ...string) int16 {
@@ -39,11 +41,17 @@ func TestDynamicSecurityConfigsFailClosed(t *testing.T) {
 			t.Errorf("incremental %s=%s: %d %q, want INVALID_CONFIG with a message", kv[0], kv[1], code, msg)
 		}
 	}
-	if code := legacy("ssl.client.auth", "none", "log.segment.bytes", "2000000"); code != 0 {
-		t.Errorf("harmless values: %d", code)
+	// Listener security is read at start only, so any change to it is
+	// refused rather than stored without effect, even one that would not
+	// restrict access; other settings are still stored.
+	if code := legacy("ssl.client.auth", "none", "log.segment.bytes", "2000000"); code != kerr.InvalidConfig.Code {
+		t.Errorf("ssl.client.auth=none at runtime: %d, want INVALID_CONFIG", code)
 	}
-	if code, _ := incremental("listener.name.external.ssl.keystore.location", "/ks.jks"); code != 0 {
-		t.Errorf("setting of a listener that is not configured: %d", code)
+	if code, _ := incremental("listener.name.external.ssl.keystore.location", "/ks.jks"); code != kerr.InvalidConfig.Code {
+		t.Errorf("keystore of a listener at runtime: %d, want INVALID_CONFIG", code)
+	}
+	if code := legacy("log.segment.bytes", "2000000"); code != 0 {
+		t.Errorf("harmless values: %d", code)
 	}
 	cfg := e.d.Controller.Image().BrokerConfigs
 	for _, res := range cfg {

@@ -91,6 +91,10 @@ type Options struct {
 	Env []string
 	// Dir is the data directory (log.dirs); "" means a fresh t.TempDir().
 	Dir string
+	// ListenersExtra is appended to listeners and advertised.listeners
+	// after the PLAINTEXT one ("SSL://127.0.0.1:9093,..."): listeners of
+	// other protocols, configured through Env or Overrides.
+	ListenersExtra string
 }
 
 // Broker is one running (or stopped) samsa process.
@@ -178,6 +182,9 @@ func (b *Broker) args() []string {
 		return []string{"--override", "log.dirs=" + b.Dir}
 	}
 	listener := "PLAINTEXT://" + b.Addr
+	if b.options.ListenersExtra != "" {
+		listener += "," + b.options.ListenersExtra
+	}
 	args := []string{
 		"--override", "listeners=" + listener,
 		"--override", "advertised.listeners=" + listener,

@@ -1,0 +1,264 @@
+package broker
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// SASL authentication of a connection, as Kafka's SaslServerAuthenticator.
+//
+// On a SASL_PLAINTEXT or SASL_SSL listener a connection starts
+// unauthenticated and may send only ApiVersions and SaslHandshake (17);
+// any other request closes it. SaslHandshake names the mechanism: one the
+// listener does not enable is answered UNSUPPORTED_SASL_MECHANISM (with the
+// enabled list) and the connection is closed. After SaslHandshake v1 the
+// client sends its tokens in SaslAuthenticate (36) requests; after v0 it
+// sends them as bare size-prefixed frames and gets bare frames back (the
+// pre-KIP-152 protocol). A failed authentication is answered
+// SASL_AUTHENTICATION_FAILED with a message, then the connection closes.
+// Once authenticated, requests go to the dispatch table, where SaslHandshake
+// and SaslAuthenticate answer ILLEGAL_SASL_STATE, except that with
+// connections.max.reauth.ms set a SaslHandshake of the same mechanism
+// starts a re-authentication (KIP-368) and SaslAuthenticate v1+ tells the
+// client its session lifetime; a request arriving after the session has
+// expired closes the connection.
+
+// errSASL marks a SASL protocol violation that closes the connection.
+var errSASL = errors.New("broker: SASL")
+
+// SASLServer is the SASL configuration of one listener.
+type SASLServer struct {
+	// Mechanisms are the enabled mechanisms (PLAIN, SCRAM-SHA-256,
+	// SCRAM-SHA-512).
+	Mechanisms []string
+	// PlainUsers are the PLAIN users and their passwords.
+	PlainUsers map[string]string
+	// Scram finds a user's SCRAM credential.
+	Scram func(user string, mech int8) (controller.ScramCredential, bool)
+	// Reauth is connections.max.reauth.ms (0: sessions do not expire).
+	Reauth time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+func (s *SASLServer) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+type saslPhase int
+
+const (
+	saslWaitHandshake saslPhase = iota // ApiVersions or SaslHandshake
+	saslAuthenticate                   // SaslAuthenticate requests
+	saslRawTokens                      // bare tokens after SaslHandshake v0
+	saslAuthenticated
+)
+
+// saslConn is the SASL state of one connection. Only the connection's
+// process goroutine uses it.
+type saslConn struct {
+	srv   *SASLServer
+	phase saslPhase
+	mech  string
+	scram *scramServer
+	// reauth: the exchange under way re-authenticates an authenticated
+	// session (requests keep flowing meanwhile).
+	reauth    bool
+	principal string
+	expiry    time.Time // zero: none
+	// closeAfter: the response just produced is the last one; failure
+	// says why, for the log.
+	closeAfter bool
+	failure    error
+}
+
+func newSASLConn(srv *SASLServer) *saslConn { return &saslConn{srv: srv} }
+
+// authenticated reports whether the connection may use the broker's APIs.
+func (s *saslConn) authenticated() bool { return s.principal != "" }
+
+// rawToken handles a frame that is a bare token (after SaslHandshake v0):
+// it returns the bare response frame, or an error that closes the
+// connection, as Kafka does for a failed v0 authentication.
+func (s *saslConn) rawToken(token []byte) ([]byte, error) {
+	out, err := s.step(token)
+	if err != nil {
+		return nil, err
+	}
+	frame := binary.BigEndian.AppendUint32(nil, uint32(len(out)))
+	return append(frame, out...), nil
+}
+
+// intercept handles hdr/req when SASL owns it; handled is false for
+// requests the dispatch table should answer. A returned error closes the
+// connection.
+func (s *saslConn) intercept(hdr wire.RequestHeader, req kmsg.Request) (out []byte, handled bool, err error) {
+	key := kmsg.Key(hdr.APIKey)
+	switch s.phase {
+	case saslWaitHandshake:
+		switch key {
+		case kmsg.ApiVersions:
+			return nil, false, nil
+		case kmsg.SASLHandshake:
+			return s.handshake(hdr, req.(*kmsg.SASLHandshakeRequest)), true, nil
+		}
+		return nil, true, fmt.Errorf("%w: %s request before SASL authentication", errSASL, kmsg.NameForKey(hdr.APIKey))
+	case saslAuthenticate:
+		if key == kmsg.SASLAuthenticate {
+			return s.authenticate(hdr, req.(*kmsg.SASLAuthenticateRequest)), true, nil
+		}
+		if !s.reauth {
+			return nil, true, fmt.Errorf("%w: %s request during SASL authentication", errSASL, kmsg.NameForKey(hdr.APIKey))
+		}
+	}
+	// Authenticated (or re-authenticating with the old session valid).
+	if !s.expiry.IsZero() && s.srv.now().After(s.expiry) && !(key == kmsg.SASLHandshake || key == kmsg.SASLAuthenticate) {
+		return nil, true, fmt.Errorf("%w: session expired (connections.max.reauth.ms) and the client did not re-authenticate", errSASL)
+	}
+	if key == kmsg.SASLHandshake && s.srv.Reauth > 0 && s.phase == saslAuthenticated && hdr.APIVersion >= 1 {
+		s.reauth = true
+		return s.handshake(hdr, req.(*kmsg.SASLHandshakeRequest)), true, nil
+	}
+	return nil, false, nil
+}
+
+func (s *saslConn) handshake(hdr wire.RequestHeader, req *kmsg.SASLHandshakeRequest) []byte {
+	resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
+	resp.SupportedMechanisms = slices.Clone(s.srv.Mechanisms)
+	switch {
+	case !slices.Contains(s.srv.Mechanisms, req.Mechanism):
+		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
+		s.closeAfter, s.failure = true, fmt.Errorf("%w: mechanism %q is not enabled", errSASL, req.Mechanism)
+	case s.reauth && req.Mechanism != s.mech:
+		// KIP-368: a re-authentication keeps the mechanism.
+		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
+		s.closeAfter, s.failure = true, fmt.Errorf("%w: re-authentication changes mechanism %s to %q", errSASL, s.mech, req.Mechanism)
+	default:
+		s.mech = req.Mechanism
+		s.scram = nil
+		if m := controller.ScramMechanismByName(req.Mechanism); m != 0 {
+			s.scram = &scramServer{mech: m, lookup: s.lookupScram}
+		}
+		s.phase = saslAuthenticate
+		if hdr.APIVersion == 0 {
+			s.phase = saslRawTokens
+		}
+	}
+	return wire.AppendResponse(nil, hdr, resp)
+}
+
+func (s *saslConn) lookupScram(user string, mech int8) (controller.ScramCredential, bool) {
+	if s.srv.Scram == nil {
+		return controller.ScramCredential{}, false
+	}
+	return s.srv.Scram(user, mech)
+}
+
+func (s *saslConn) authenticate(hdr wire.RequestHeader, req *kmsg.SASLAuthenticateRequest) []byte {
+	resp := req.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+	out, err := s.step(req.SASLAuthBytes)
+	if err != nil {
+		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+		msg := err.Error()
+		var fe failedAuth
+		if errors.As(err, &fe) {
+			msg = fe.clientMessage
+		}
+		resp.ErrorMessage = &msg
+		s.closeAfter, s.failure = true, err
+		return wire.AppendResponse(nil, hdr, resp)
+	}
+	resp.SASLAuthBytes = out
+	if s.phase == saslAuthenticated && s.srv.Reauth > 0 {
+		resp.SessionLifetimeMillis = s.srv.Reauth.Milliseconds()
+	}
+	return wire.AppendResponse(nil, hdr, resp)
+}
+
+// failedAuth is an authentication failure with the message Kafka gives the
+// client (the error itself, with details, is logged).
+type failedAuth struct {
+	err           error
+	clientMessage string
+}
+
+func (f failedAuth) Error() string { return f.err.Error() }
+func (f failedAuth) Unwrap() error { return f.err }
+
+// step runs one token of the mechanism; on success of the last step the
+// connection is authenticated.
+func (s *saslConn) step(token []byte) ([]byte, error) {
+	var (
+		out  []byte
+		user string
+		done bool
+		err  error
+	)
+	if s.scram != nil {
+		out, done, err = s.scram.next(token)
+		user = s.scram.user
+		if err != nil {
+			err = failedAuth{err, "Authentication failed during authentication due to invalid credentials with SASL mechanism " + s.mech}
+		}
+	} else {
+		user, err = s.plain(token)
+		done = err == nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !done {
+		return out, nil
+	}
+	principal := "User:" + user
+	if s.reauth && principal != s.principal {
+		return nil, failedAuth{fmt.Errorf("%w: re-authentication as %s of a session of %s", errSASL, principal, s.principal),
+			"Cannot change principals during re-authentication from " + s.principal + ": " + principal}
+	}
+	s.principal, s.phase, s.reauth = principal, saslAuthenticated, false
+	s.expiry = time.Time{}
+	if s.srv.Reauth > 0 {
+		s.expiry = s.srv.now().Add(s.srv.Reauth)
+	}
+	return out, nil
+}
+
+// plain checks a PLAIN token: authzid NUL authcid NUL password (RFC 4616).
+func (s *saslConn) plain(token []byte) (string, error) {
+	parts := bytes.Split(token, []byte{0})
+	if len(parts) != 3 {
+		msg := fmt.Sprintf("Invalid SASL/PLAIN response: expected 3 tokens, got %d", len(parts))
+		return "", failedAuth{fmt.Errorf("%w: %s", errSASL, msg), msg}
+	}
+	authz, user, pw := string(parts[0]), string(parts[1]), parts[2]
+	fail := func(msg string) (string, error) {
+		return "", failedAuth{fmt.Errorf("%w: PLAIN user %q: %s", errSASL, user, msg), "Authentication failed: " + msg}
+	}
+	switch {
+	case user == "":
+		return fail("username not specified")
+	case len(pw) == 0:
+		return fail("password not specified")
+	case authz != "" && authz != user:
+		return fail("Client requested an authorization id that is different from username")
+	}
+	want, ok := s.srv.PlainUsers[user]
+	if !ok || subtle.ConstantTimeCompare([]byte(want), pw) != 1 {
+		return fail("Invalid username or password")
+	}
+	return user, nil
+}

@@ -1,0 +1,144 @@
+package broker
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"time"
+
+	"github.com/samsa-broker/samsa/config"
+	"github.com/samsa-broker/samsa/controller"
+)
+
+// ListenerSecurity is how a listener secures its connections: TLS (nil for
+// PLAINTEXT and SASL_PLAINTEXT) and SASL (nil for PLAINTEXT and SSL).
+type ListenerSecurity struct {
+	TLS *tls.Config
+	// PrincipalRules are ssl.principal.mapping.rules, which turn a client
+	// certificate's subject into the principal name.
+	PrincipalRules []config.PrincipalMappingRule
+	SASL           *SASLServer
+}
+
+// tlsHandshakeTimeout bounds a TLS handshake (Kafka has no such setting;
+// a client that opens a TLS connection and sends nothing is idle).
+const tlsHandshakeTimeout = 30 * time.Second
+
+// listenerSecurity builds the security of each listener that has any,
+// reading keystores and truststores. scram finds SCRAM credentials in the
+// metadata image; the users of cfg.Security.ScramUsers come after it.
+func listenerSecurity(cfg *config.Config, scram func(user string, mech int8) (controller.ScramCredential, bool)) (map[string]*ListenerSecurity, error) {
+	static := map[string]map[int8]controller.ScramCredential{}
+	for user, pw := range cfg.Security.ScramUsers {
+		static[user] = map[int8]controller.ScramCredential{}
+		for _, m := range []int8{controller.ScramSHA256, controller.ScramSHA512} {
+			cred, err := scramFromPassword(m, pw, controller.ScramMinIterations)
+			if err != nil {
+				return nil, fmt.Errorf("broker: SCRAM credential of %s: %w", user, err)
+			}
+			static[user][m] = cred
+		}
+	}
+	lookup := func(user string, mech int8) (controller.ScramCredential, bool) {
+		if scram != nil {
+			if c, ok := scram(user, mech); ok {
+				return c, true
+			}
+		}
+		c, ok := static[user][mech]
+		return c, ok
+	}
+	out := map[string]*ListenerSecurity{}
+	for name, ls := range cfg.Security.Listeners {
+		if !ls.UsesTLS() && !ls.UsesSASL() {
+			continue
+		}
+		sec := &ListenerSecurity{}
+		if ls.UsesTLS() {
+			tc, err := serverTLSConfig(name, ls.TLS)
+			if err != nil {
+				return nil, err
+			}
+			sec.TLS = tc
+			rules, err := config.ParsePrincipalMappingRules(ls.TLS.PrincipalMappingRules)
+			if err != nil {
+				return nil, fmt.Errorf("%w: listener %s: %w", errTLSConfig, name, err)
+			}
+			sec.PrincipalRules = rules
+		}
+		if ls.UsesSASL() {
+			sec.SASL = &SASLServer{
+				Mechanisms: ls.SASL.Mechanisms,
+				PlainUsers: ls.SASL.PlainUsers,
+				Scram:      lookup,
+				Reauth:     time.Duration(cfg.Security.ReauthMs) * time.Millisecond,
+			}
+		}
+		out[name] = sec
+	}
+	return out, nil
+}
+
+// imageScram finds SCRAM credentials in the latest metadata image.
+func imageScram(image func() *controller.Image) func(user string, mech int8) (controller.ScramCredential, bool) {
+	return func(user string, mech int8) (controller.ScramCredential, bool) {
+		img := image()
+		if img == nil {
+			return controller.ScramCredential{}, false
+		}
+		c, ok := img.ScramCredentials[user][mech]
+		return c, ok
+	}
+}
+
+// secure sets up a new connection's security: the TLS server side (the
+// connection becomes a *tls.Conn) and the SASL state.
+func (c *conn) secure(sec *ListenerSecurity) {
+	if sec == nil {
+		return
+	}
+	c.sec = sec
+	if sec.TLS != nil {
+		c.nc = tls.Server(c.nc, sec.TLS)
+	}
+	if sec.SASL != nil {
+		c.sasl = newSASLConn(sec.SASL)
+	}
+}
+
+// handshake completes the TLS handshake of a TLS connection and takes the
+// principal from the client certificate. A client that does not speak TLS
+// fails here and is disconnected.
+func (c *conn) handshake() error {
+	tc, ok := c.nc.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	timeout := tlsHandshakeTimeout
+	if idle := c.srv.opts.ConnectionsMaxIdle; idle > 0 && idle < timeout {
+		timeout = idle
+	}
+	ctx, cancel := context.WithTimeout(c.srv.ctx, timeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return fmt.Errorf("TLS handshake: %w", err)
+	}
+	p, err := tlsPrincipal(tc.ConnectionState(), c.sec.PrincipalRules)
+	if err != nil {
+		return fmt.Errorf("TLS principal: %w", err)
+	}
+	c.tlsPrincipal = p
+	return nil
+}
+
+// principal is the authenticated principal of the connection: the SASL
+// user, else the TLS client certificate's, else User:ANONYMOUS.
+func (c *conn) principal() string {
+	if c.sasl != nil && c.sasl.authenticated() {
+		return c.sasl.principal
+	}
+	if c.tlsPrincipal != "" {
+		return c.tlsPrincipal
+	}
+	return anonymous
+}

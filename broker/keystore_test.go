@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/samsa-broker/samsa/config"
-	"github.com/samsa-broker/samsa/internal/testcerts"
+	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
 )
 
 // TestPKCS12Keystores reads PKCS#12 keystores and truststores as openssl

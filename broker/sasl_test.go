@@ -16,7 +16,7 @@ import (
 
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
-	"github.com/samsa-broker/samsa/internal/testcerts"
+	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
 	"github.com/samsa-broker/samsa/wire"
 )
 

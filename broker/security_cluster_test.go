@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
-	"github.com/samsa-broker/samsa/internal/testcerts"
+	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
 )
 
 // TestSecureInterBroker: a three-node cluster whose broker listener (also

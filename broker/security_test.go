@@ -23,7 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/samsa-broker/samsa/config"
-	"github.com/samsa-broker/samsa/internal/testcerts"
+	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
 )
 
 // secureNode is a node with one listener of each protocol, in this order:

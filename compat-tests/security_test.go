@@ -27,7 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/samsa-broker/samsa/compat-tests/harness"
-	"github.com/samsa-broker/samsa/internal/testcerts"
+	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
 )
 
 // secureBroker is a samsa process with PLAINTEXT (for administration), SSL

@@ -55,6 +55,7 @@ func Script(s *Session) error {
 		scriptConsumerGroups,
 		scriptTxns,
 		scriptAdminTail,
+		scriptSecurity,
 		scriptWrongVersions,
 	} {
 		if err := section(s); err != nil {

@@ -2,7 +2,7 @@
 // configured the way a docker-compose file configures apache/kafka: KAFKA_*
 // environment variables for the ssl.* and sasl.* settings, and bitnami's
 // KAFKA_CLIENT_USERS/KAFKA_CLIENT_PASSWORDS. Certificates are generated per
-// test run (internal/testcerts); no key is committed.
+// test run (compat-tests/harness/testcerts); no key is committed.
 
 package compattests
 

@@ -50,6 +50,7 @@ func subcommands() []subcommand {
 		{"consume", "print records of a topic as lines on stdout", runConsume},
 		{"cluster", "show the cluster id, the controller and the brokers", runCluster},
 		{"health", "exit 0 when the broker answers Metadata listing itself (for healthchecks)", runHealth},
+		{"users", "list, set or delete users' SCRAM credentials", runUsers},
 	}
 }
 
@@ -164,9 +165,10 @@ func versionString() string {
 
 // common are the flags every subcommand takes.
 type common struct {
-	bootstrap string
-	format    string
-	timeout   time.Duration
+	bootstrap     string
+	format        string
+	timeout       time.Duration
+	commandConfig string
 }
 
 // flagSet returns a subcommand's flags with the common ones added.
@@ -182,6 +184,7 @@ func (c *cli) flagSet(name, usage string) (*pflag.FlagSet, *common) {
 	fs.StringVarP(&co.bootstrap, "bootstrap-server", "b", dflt, "brokers to connect to, host:port,... (env SAMSA_BROKERS)")
 	fs.StringVar(&co.format, "format", "table", "output format: table (aligned, for people) or json (for scripts)")
 	fs.DurationVar(&co.timeout, "timeout", 30*time.Second, "give up after this long")
+	fs.StringVar(&co.commandConfig, "command-config", c.getenv("SAMSA_COMMAND_CONFIG"), "Kafka client properties for TLS/SASL listeners (security.protocol, sasl.*, ssl.* PEM), as the Kafka tools take (env SAMSA_COMMAND_CONFIG)")
 	fs.Usage = func() {
 		fmt.Fprintf(c.stderr, "Usage: samsa %s %s\n\n%s", name, usage, fs.FlagUsages())
 	}
@@ -208,8 +211,12 @@ func parse(fs *pflag.FlagSet, co *common, args []string) error {
 // client connects to the bootstrap brokers; kgo dials lazily, so an
 // unreachable broker shows as the first request's error.
 func (co *common) client(opts ...kgo.Opt) (*kgo.Client, error) {
-	opts = append([]kgo.Opt{kgo.SeedBrokers(co.bootstrapList()...), kgo.ClientID("samsa-cli"),
-		kgo.DialTimeout(min(co.timeout, 10*time.Second)), kgo.RetryTimeout(co.timeout)}, opts...)
+	sec, err := securityOpts(co.commandConfig)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(append([]kgo.Opt{kgo.SeedBrokers(co.bootstrapList()...), kgo.ClientID("samsa-cli"),
+		kgo.DialTimeout(min(co.timeout, 10*time.Second)), kgo.RetryTimeout(co.timeout)}, sec...), opts...)
 	return kgo.NewClient(opts...)
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -86,8 +87,17 @@ func (l *Listener) acceptLoop() {
 	}
 }
 
-// route reads the first bytes of c and hands it to Raft or to Kafka.
+// route reads the first bytes of c and hands it to Raft or to Kafka. A
+// panic while routing closes that connection with an ERROR line and leaves
+// the listener serving (issue 11 item 6).
 func (l *Listener) route(c net.Conn) {
+	defer func() {
+		if r := recover(); r != nil {
+			l.logger.Error("quorum: panic while routing a controller connection; closing it",
+				"remote", c.RemoteAddr(), "panic", r, "stack", string(debug.Stack()))
+			c.Close()
+		}
+	}()
 	c.SetReadDeadline(time.Now().Add(preambleTimeout))
 	br := bufio.NewReaderSize(c, len(Preamble))
 	first, err := br.Peek(1)

@@ -203,10 +203,25 @@ func (q *Quorum) Raft() *raft.Raft { return q.raft }
 // applied, so decisions never read an image that misses committed changes.
 func (q *Quorum) followLeadership() {
 	defer q.wg.Done()
+	for !q.followLeadershipOnce() {
+	}
+}
+
+// followLeadershipOnce runs the leadership loop until the quorum stops
+// (true) or a panic in it, which is logged and answered by running the loop
+// again (false), so a bug here never stops the process nor leaves the node
+// deaf to leadership changes (issue 11 item 6).
+func (q *Quorum) followLeadershipOnce() (stopped bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			q.logger.Error("quorum: panic while following leadership; restarting the loop", "panic", r, "stack", string(debug.Stack()))
+			stopped = false
+		}
+	}()
 	for {
 		select {
 		case <-q.stop:
-			return
+			return true
 		case leader := <-q.notify:
 			if !leader {
 				q.setLeading(false)

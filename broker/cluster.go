@@ -382,12 +382,21 @@ type coordinatorReconciler struct {
 // newCoordinatorReconciler builds the reconciler of n's coordinators; it
 // reads n.groups and n.txns when it runs, so they may be built later.
 func newCoordinatorReconciler(n *Node) *coordinatorReconciler {
-	return &coordinatorReconciler{n: n, wake: make(chan struct{}, 1),
-		groups: shardSet{topic: coordinator.OffsetsTopic, loaded: map[int32]bool{},
+	r := &coordinatorReconciler{n: n, wake: make(chan struct{}, 1),
+		groups: shardSet{topic: coordinator.OffsetsTopic, loaded: map[int32]int32{},
 			load: func(p int32) error { return n.groups.LoadPartition(p) }, unload: func(p int32) { n.groups.UnloadPartition(p) }},
-		txns: shardSet{topic: txn.TransactionStateTopic, loaded: map[int32]bool{},
+		txns: shardSet{topic: txn.TransactionStateTopic, loaded: map[int32]int32{},
 			load: func(p int32) error { return n.txns.LoadPartition(p) }, unload: func(p int32) { n.txns.UnloadPartition(p) }},
 	}
+	r.groups.epochs.m = map[int32]int32{}
+	r.txns.epochs.m = map[int32]int32{}
+	return r
+}
+
+// transactionCoordinatorEpoch is the coordinator epoch of a loaded
+// __transaction_state partition (txn.Options.CoordinatorEpoch).
+func (r *coordinatorReconciler) transactionCoordinatorEpoch(p int32) int32 {
+	return r.txns.coordinatorEpoch(p)
 }
 
 // notify asks for a reconcile; it never blocks (the controller's OnChange
@@ -412,13 +421,14 @@ func (r *coordinatorReconciler) run(ctx context.Context) {
 	}
 }
 
-// ledPartitions returns the partitions of topic that node leads in img.
-func ledPartitions(img *controller.Image, topic string, node int32) map[int32]bool {
-	out := map[int32]bool{}
+// ledPartitions returns the partitions of topic that node leads in img,
+// with their leader epochs.
+func ledPartitions(img *controller.Image, topic string, node int32) map[int32]int32 {
+	out := map[int32]int32{}
 	if t, ok := img.Topics[topic]; ok {
 		for _, p := range t.Partitions {
 			if p.Leader == node {
-				out[p.Partition] = true
+				out[p.Partition] = p.LeaderEpoch
 			}
 		}
 	}
@@ -426,15 +436,19 @@ func ledPartitions(img *controller.Image, topic string, node int32) map[int32]bo
 }
 
 // shardChanges returns, in ascending order, the loaded partitions that
-// are no longer led (to unload) and the led ones not loaded (to load).
-func shardChanges(loaded, led map[int32]bool) (unload, load []int32) {
+// are no longer led, or led in another leader epoch (to unload), and the
+// led ones not loaded in their current epoch (to load). A node that lost
+// and regained leadership between two reconciles reloads the shard, as
+// Kafka reloads a coordinator partition at every leader epoch: the
+// partition's log may have changed under another leader meanwhile.
+func shardChanges(loaded, led map[int32]int32) (unload, load []int32) {
 	for _, p := range sortedKeys(loaded) {
-		if !led[p] {
+		if e, ok := led[p]; !ok || e != loaded[p] {
 			unload = append(unload, p)
 		}
 	}
 	for _, p := range sortedKeys(led) {
-		if !loaded[p] {
+		if e, ok := loaded[p]; !ok || e != led[p] {
 			load = append(load, p)
 		}
 	}
@@ -443,25 +457,64 @@ func shardChanges(loaded, led map[int32]bool) (unload, load []int32) {
 
 // shardSet is one coordinator's loaded partitions of its internal topic.
 type shardSet struct {
-	topic  string
-	loaded map[int32]bool
+	topic string
+	// loaded maps each loaded partition to the leader epoch it was
+	// loaded in. REQUIRES: the reconciler's mu.
+	loaded map[int32]int32
 	load   func(int32) error
 	unload func(int32)
+	// epochs is loaded for the shards themselves, which ask for their
+	// coordinator epoch from their own goroutines: it has a lock of its
+	// own because the reconciler holds its mu while an unload waits for
+	// a shard to stop.
+	epochs struct {
+		sync.Mutex
+		m map[int32]int32
+	}
+}
+
+// coordinatorEpoch returns the leader epoch partition p was loaded in:
+// the coordinator epoch of Kafka's transaction markers, which fences the
+// markers of a coordinator that lost the partition
+// (TRANSACTION_COORDINATOR_FENCED). -1 when it is not loaded.
+func (s *shardSet) coordinatorEpoch(p int32) int32 {
+	s.epochs.Lock()
+	defer s.epochs.Unlock()
+	if e, ok := s.epochs.m[p]; ok {
+		return e
+	}
+	return -1
+}
+
+func (s *shardSet) setEpoch(p, epoch int32, loaded bool) {
+	s.epochs.Lock()
+	defer s.epochs.Unlock()
+	if loaded {
+		s.epochs.m[p] = epoch
+	} else {
+		delete(s.epochs.m, p)
+	}
 }
 
 // follow loads and unloads the set's shards to match what node leads in img.
 func (s *shardSet) follow(img *controller.Image, node int32, logger *slog.Logger) {
-	unload, load := shardChanges(s.loaded, ledPartitions(img, s.topic, node))
+	led := ledPartitions(img, s.topic, node)
+	unload, load := shardChanges(s.loaded, led)
 	for _, p := range unload {
 		s.unload(p)
 		delete(s.loaded, p)
+		s.setEpoch(p, -1, false)
 	}
 	for _, p := range load {
+		// The epoch is set before the shard starts: a loaded shard may
+		// write markers at once (transactions left to complete).
+		s.setEpoch(p, led[p], true)
 		if err := s.load(p); err != nil {
 			logger.Error("cannot load coordinator partition", "topic", s.topic, "partition", p, "err", err)
+			s.setEpoch(p, -1, false)
 			continue
 		}
-		s.loaded[p] = true
+		s.loaded[p] = led[p]
 	}
 }
 
@@ -478,7 +531,7 @@ func (r *coordinatorReconciler) reconcile() {
 	}
 }
 
-func sortedKeys(m map[int32]bool) []int32 {
+func sortedKeys(m map[int32]int32) []int32 {
 	out := make([]int32, 0, len(m))
 	for k := range m {
 		out = append(out, k)

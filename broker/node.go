@@ -116,8 +116,9 @@ func (n *Node) startTransactions(deps *handlers.Deps, pids txn.ProducerIDs) erro
 			}
 			return rp.CoordinatorLog(0), true
 		},
-		ProducerIDs: pids,
-		Markers:     handlers.MarkerWriter{D: deps},
+		ProducerIDs:      pids,
+		Markers:          handlers.MarkerWriter{D: deps},
+		CoordinatorEpoch: n.coord.transactionCoordinatorEpoch,
 		PartitionExists: func(topic string, partition int32) bool {
 			t, ok := n.ctrl.Image().Topics[topic]
 			return ok && partition >= 0 && int(partition) < len(t.Partitions)
@@ -190,7 +191,7 @@ func (n *Node) start() (_ *Node, err error) {
 		Logger:                 logger.With("component", "storage"),
 		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 		FlushCheckInterval:     flushCheckInterval(cfg),
-		CheckpointInterval:     time.Minute,
+		CheckpointInterval:     5 * time.Second, // replica.high.watermark.checkpoint.interval.ms: a restarted replica's HW
 		CleanerEnable:          cfg.LogCleanerEnable,
 		CleanerBackoff:         time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
 		CleanerMapBytes:        cfg.LogCleanerDedupeBufferSize,

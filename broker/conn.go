@@ -319,7 +319,7 @@ func (c *conn) handle(frame []byte, read time.Time) (out []byte, err error) {
 			return out, nil
 		}
 	}
-	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener})
+	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, Controller: c.controller})
 	if err != nil {
 		return nil, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
 	}

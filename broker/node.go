@@ -342,6 +342,7 @@ func (n *Node) start() (_ *Node, err error) {
 		SendToBroker: n.peers.send,
 		// Refuse partitions the open file limit cannot hold (issue 11 item 5).
 		PartitionFiles: CheckPartitionFiles,
+		QuorumStatus:   n.quorum.Status,
 	}
 	deps.Init()
 	if isBroker {

@@ -256,6 +256,35 @@ func (n *Node) controllerDuties() {
 		n.logger.Warn("fenced broker: no heartbeat within broker.session.timeout.ms", "broker", id, "timeout_ms", n.cfg.BrokerSessionTimeoutMs)
 	}
 	n.ensureInternalTopics()
+	if elected, err := n.ctrl.ElectUnclean(); err != nil {
+		n.logger.Warn("cannot run unclean leader elections", "err", err)
+	} else if elected > 0 {
+		n.logger.Warn("unclean leader election: out-of-sync replicas became leaders (unclean.leader.election.enable)", "partitions", elected)
+	}
+	n.balanceLeaders(time.Now())
+}
+
+// balanceLeaders moves leadership back to the preferred replicas every
+// leader.imbalance.check.interval.seconds when auto.leader.rebalance.enable
+// is set (the first time one interval after this node became active).
+func (n *Node) balanceLeaders(now time.Time) {
+	if !n.cfg.AutoLeaderRebalanceEnable {
+		return
+	}
+	interval := time.Duration(n.cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second
+	if n.lastLeaderBalance.IsZero() {
+		n.lastLeaderBalance = now
+		return
+	}
+	if now.Sub(n.lastLeaderBalance) < interval {
+		return
+	}
+	n.lastLeaderBalance = now
+	if moved, err := n.ctrl.BalanceLeaders(); err != nil {
+		n.logger.Warn("cannot balance partition leaders", "err", err)
+	} else if moved > 0 {
+		n.logger.Info("moved partition leaders back to their preferred replicas", "partitions", moved)
+	}
 }
 
 // internalTopicRF is the replication factor the internal topics are

@@ -62,6 +62,9 @@ type Node struct {
 	// http is the samsa.http.listener server (ops.go); nil when off.
 	http     *metrics.HTTPServer
 	replicas *replica.Manager
+	// lastLeaderBalance is when controllerDuties last balanced leaders
+	// (auto.leader.rebalance.enable); only its ticker goroutine uses it.
+	lastLeaderBalance time.Time
 }
 
 // startGroups builds the group coordinator; the coordinator reconciler
@@ -274,6 +277,9 @@ func (n *Node) start() (_ *Node, err error) {
 		OnChange: func(prev, next *controller.Image) {
 			syncer.Apply(prev, next)
 			n.coord.notify()
+		},
+		UncleanLeaderElection: func(t *controller.Topic) bool {
+			return cfg.TopicConfig(t.Configs).UncleanLeaderElectionEnable
 		},
 	})
 	if err != nil {

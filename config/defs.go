@@ -132,6 +132,9 @@ func brokerDefs() []Def {
 		dyn(d("unclean.leader.election.enable", Boolean, "false", "Allow an out-of-sync replica to become leader.", nil)),
 		d("fetch.max.bytes", Int, "57671680", "Largest number of record bytes returned by one fetch (clients and followers); a request's max_bytes above it is lowered to it.", atLeast(Int, 1024)),
 		d("replica.lag.time.max.ms", Long, "30000", "A follower that has not caught up for this long leaves the ISR.", atLeast(Long, 0)),
+		d("auto.leader.rebalance.enable", Boolean, "true", "Move leadership back to each partition's preferred replica when it is in the ISR, every leader.imbalance.check.interval.seconds.", nil),
+		d("leader.imbalance.check.interval.seconds", Long, "300", "How often the active controller balances leaders (auto.leader.rebalance.enable).", atLeast(Long, 1)),
+		d("leader.imbalance.per.broker.percentage", Int, "10", "Accepted for compatibility; as in Kafka's KRaft controller, every imbalanced partition is balanced.", atLeast(Int, 0)),
 		d("max.incremental.fetch.session.cache.slots", Int, "1000", "Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one.", atLeast(Int, 0)),
 
 		// Groups and offsets.

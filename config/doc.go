@@ -168,6 +168,9 @@
 //	| `unclean.leader.election.enable` | `false` | Allow an out-of-sync replica to become leader. (dynamic) |
 //	| `fetch.max.bytes` | `57671680` | Largest number of record bytes returned by one fetch (clients and followers); a request's max_bytes above it is lowered to it. |
 //	| `replica.lag.time.max.ms` | `30000` | A follower that has not caught up for this long leaves the ISR. |
+//	| `auto.leader.rebalance.enable` | `true` | Move leadership back to each partition's preferred replica when it is in the ISR, every leader.imbalance.check.interval.seconds. |
+//	| `leader.imbalance.check.interval.seconds` | `300` | How often the active controller balances leaders (auto.leader.rebalance.enable). |
+//	| `leader.imbalance.per.broker.percentage` | `10` | Accepted for compatibility; as in Kafka's KRaft controller, every imbalanced partition is balanced. |
 //	| `max.incremental.fetch.session.cache.slots` | `1000` | Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one. |
 //	| `offsets.topic.num.partitions` | `50` | Partitions of __consumer_offsets. |
 //	| `offsets.topic.replication.factor` | `3` | Replication factor of __consumer_offsets. samsa caps it at the number of live brokers, with a warning. |

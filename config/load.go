@@ -74,6 +74,10 @@ type Config struct {
 	MinInsyncReplicas           int32
 	UncleanLeaderElectionEnable bool
 	ReplicaLagTimeMaxMs         int64
+	// AutoLeaderRebalanceEnable and LeaderImbalanceCheckIntervalSeconds:
+	// preferred-leader balancing by the active controller.
+	AutoLeaderRebalanceEnable           bool
+	LeaderImbalanceCheckIntervalSeconds int64
 	// MaxIncrementalFetchSessionCacheSlots is max.incremental.fetch.session.cache.slots.
 	MaxIncrementalFetchSessionCacheSlots int32
 
@@ -567,6 +571,8 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.MinInsyncReplicas = d.i32("min.insync.replicas")
 	c.UncleanLeaderElectionEnable = d.boolean("unclean.leader.election.enable")
 	c.ReplicaLagTimeMaxMs = d.i64("replica.lag.time.max.ms")
+	c.AutoLeaderRebalanceEnable = d.boolean("auto.leader.rebalance.enable")
+	c.LeaderImbalanceCheckIntervalSeconds = d.i64("leader.imbalance.check.interval.seconds")
 	c.MaxIncrementalFetchSessionCacheSlots = d.i32("max.incremental.fetch.session.cache.slots")
 
 	c.OffsetsTopicNumPartitions = d.i32("offsets.topic.num.partitions")

@@ -32,6 +32,10 @@ type Options struct {
 	DefaultPartitions        int32 // for NumPartitions -1; values < 1 mean 1
 	DefaultReplicationFactor int16 // for ReplicationFactor -1; values < 1 mean 1
 
+	// UncleanLeaderElection tells which topics allow unclean leader
+	// election (unclean.leader.election.enable); nil: none.
+	UncleanLeaderElection UncleanPolicy
+
 	// SessionTimeout is how long a broker may go without Heartbeat before
 	// ExpireSessions fences it; 0 disables expiry.
 	SessionTimeout time.Duration
@@ -347,7 +351,7 @@ func (c *Controller) FenceBroker(id int32, fenced bool) error {
 	var known bool
 	err := c.write(false, func(img *Image) []Record {
 		var recs []Record
-		known, recs = decideFenceBroker(img, id, fenced)
+		known, recs = decideFenceBroker(img, id, fenced, c.opts.UncleanLeaderElection)
 		return recs
 	})
 	if !known {

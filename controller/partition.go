@@ -70,7 +70,9 @@ func decideAlterPartition(img *Image, req AlterPartition) (int16, string, []Reco
 	if slices.Equal(req.NewISR, p.ISR) {
 		return 0, "", nil
 	}
-	return 0, "", []Record{PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition, ISR: slices.Clone(req.NewISR)}}
+	change := PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition, ISR: slices.Clone(req.NewISR)}
+	completeReassignment(img, p, &change)
+	return 0, "", []Record{change}
 }
 
 // electLeader picks the first replica, in replica order, that is in isr and

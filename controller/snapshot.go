@@ -47,6 +47,7 @@ func ImageRecords(img *Image) []Record {
 			recs = append(recs, PartitionRecord{
 				TopicID: t.ID, Partition: p.Partition, Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.ISR),
 				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+				AddingReplicas: slices.Clone(p.AddingReplicas), RemovingReplicas: slices.Clone(p.RemovingReplicas),
 			})
 		}
 		recs = appendConfigRecords(recs, ConfigResourceTopic, name, t.Configs)

@@ -20,6 +20,7 @@ import (
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/replica"
+	"github.com/samsa-broker/samsa/wire"
 )
 
 // This file is the broker's side of the cluster: registration and
@@ -332,7 +333,7 @@ func (n *Node) ensureInternalTopics() {
 // leader is known the local handler answers (NOT_CONTROLLER, which
 // clients retry).
 func (n *Node) forward(frame []byte) ([]byte, bool) {
-	if n.quorum.Leading() {
+	if n.quorum.Leading() || namesOtherBroker(frame, n.cfg.NodeID) {
 		return nil, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), controllerRequestTimeout)
@@ -345,6 +346,36 @@ func (n *Node) forward(frame []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// namesOtherBroker reports whether frame is an AlterConfigs or
+// IncrementalAlterConfigs naming the BROKER resource of another node. As
+// Kafka's brokers (ConfigAdminManager), the receiving node refuses those
+// itself (INVALID_REQUEST "Unexpected node id") instead of forwarding
+// them: the active controller cannot tell which node they were sent to.
+func namesOtherBroker(frame []byte, self int32) bool {
+	_, req, err := wire.ParseRequest(frame)
+	if err != nil {
+		return false
+	}
+	other := func(typ kmsg.ConfigResourceType, name string) bool {
+		return typ == kmsg.ConfigResourceTypeBroker && name != "" && name != strconv.Itoa(int(self))
+	}
+	switch req := req.(type) {
+	case *kmsg.AlterConfigsRequest:
+		for _, r := range req.Resources {
+			if other(r.ResourceType, r.ResourceName) {
+				return true
+			}
+		}
+	case *kmsg.IncrementalAlterConfigsRequest:
+		for _, r := range req.Resources {
+			if other(r.ResourceType, r.ResourceName) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // toController sends req to the active controller, or returns nil, nil

@@ -4,6 +4,10 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/wire"
 )
 
 // TestAutoLeaderRebalance: with auto.leader.rebalance.enable (Kafka's
@@ -57,4 +61,43 @@ func TestAutoLeaderRebalance(t *testing.T) {
 		t.Fatalf("leaders not balanced back: %+v", c.nodes[leader].ctrl.Image().Topics["balanced"].Partitions)
 	}
 	t.Logf("node %d leads its preferred partitions again %v after its restart", id, time.Since(start).Round(time.Millisecond))
+}
+
+// TestNamesOtherBroker: an AlterConfigs or IncrementalAlterConfigs naming
+// another node's BROKER resource is answered by the receiving node, not
+// forwarded (kafka-reassign-partitions --verify clears the throttles of
+// every broker through each broker: node 3's request reached the active
+// controller, node 1, which refused it as "Unexpected node id").
+func TestNamesOtherBroker(t *testing.T) {
+	frame := func(req kmsg.Request) []byte {
+		client := "t"
+		return wire.AppendRequest(nil, wire.RequestHeader{APIVersion: req.GetVersion(), CorrelationID: 1, ClientID: &client}, req)[4:]
+	}
+	inc := func(typ kmsg.ConfigResourceType, name string) []byte {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		r := kmsg.NewIncrementalAlterConfigsRequestResource()
+		r.ResourceType, r.ResourceName = typ, name
+		req.Resources = append(req.Resources, r)
+		return frame(req)
+	}
+	alter := kmsg.NewPtrAlterConfigsRequest()
+	ar := kmsg.NewAlterConfigsRequestResource()
+	ar.ResourceType, ar.ResourceName = kmsg.ConfigResourceTypeBroker, "2"
+	alter.Resources = append(alter.Resources, ar)
+	for _, tc := range []struct {
+		name  string
+		frame []byte
+		want  bool
+	}{
+		{"other broker", inc(kmsg.ConfigResourceTypeBroker, "3"), true},
+		{"this broker", inc(kmsg.ConfigResourceTypeBroker, "1"), false},
+		{"cluster default", inc(kmsg.ConfigResourceTypeBroker, ""), false},
+		{"topic", inc(kmsg.ConfigResourceTypeTopic, "3"), false},
+		{"AlterConfigs other broker", frame(alter), true},
+		{"garbage", []byte{0, 1}, false},
+	} {
+		if got := namesOtherBroker(tc.frame, 1); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

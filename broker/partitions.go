@@ -88,6 +88,22 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 	if s.Replicas != nil {
 		s.Replicas.Apply(prev, next)
 	}
+	// Partitions reassigned away from this node: their Partition stopped
+	// above; the log goes.
+	if prev != nil {
+		for name, t := range next.Topics {
+			old := prev.Topics[name]
+			if old == nil || old.ID != t.ID {
+				continue
+			}
+			for _, p := range old.Partitions {
+				if int(p.Partition) < len(t.Partitions) && contains(p.Replicas, s.NodeID) && !contains(t.Partitions[p.Partition].Replicas, s.NodeID) {
+					s.Logger.Info("deleting the log of a partition reassigned away", "topic", name, "partition", p.Partition)
+					s.deleteLog(storage.TopicPartition{Topic: name, Partition: p.Partition})
+				}
+			}
+		}
+	}
 }
 
 // RemoveStray deletes local logs the image does not know, e.g. of a topic
@@ -95,7 +111,8 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 func (s *LogSyncer) RemoveStray(img *controller.Image) {
 	for tp := range s.Logs.Logs() {
 		t, ok := img.Topics[tp.Topic]
-		if ok && int(tp.Partition) < len(t.Partitions) && s.Logs.TopicID(tp) == [16]byte(t.ID) {
+		if ok && int(tp.Partition) < len(t.Partitions) && s.Logs.TopicID(tp) == [16]byte(t.ID) &&
+			contains(t.Partitions[tp.Partition].Replicas, s.NodeID) {
 			continue
 		}
 		s.Logger.Warn("deleting log not in metadata", "topic", tp.Topic, "partition", tp.Partition)

@@ -130,7 +130,8 @@ func kafkaErr(code int16) error {
 
 // register registers this broker with the active controller.
 func (n *Node) register(ctx context.Context) error {
-	b := controller.Broker{ID: n.cfg.NodeID, Host: n.adv.Host, Port: int32(n.adv.Port), Listeners: brokerListeners(n.advs)}
+	b := controller.Broker{ID: n.cfg.NodeID, Host: n.adv.Host, Port: int32(n.adv.Port), Listeners: brokerListeners(n.advs),
+		Incarnation: n.incarnation.String()}
 	if n.cfg.BrokerRack != "" {
 		rack := n.cfg.BrokerRack
 		b.Rack = &rack
@@ -145,18 +146,22 @@ func (n *Node) register(ctx context.Context) error {
 		if err := n.ctrl.RegisterBroker(b); err != nil {
 			return err
 		}
+		n.brokerEpoch.Store(n.ctrl.Image().Brokers[b.ID].Epoch)
 		return n.ctrl.Heartbeat(b.ID)
 	}, func(ctx context.Context) error {
 		req := kmsg.NewPtrBrokerRegistrationRequest()
 		req.BrokerID, req.ClusterID, req.Rack = b.ID, n.clusterID, b.Rack
+		req.IncarnationID = n.incarnation
 		req.Listeners = registrationListeners(n.advs)
 		resp, err := n.channel.Request(ctx, req, 0)
 		if err != nil {
 			return err
 		}
-		if err := kafkaErr(resp.(*kmsg.BrokerRegistrationResponse).ErrorCode); err != nil {
+		rr := resp.(*kmsg.BrokerRegistrationResponse)
+		if err := kafkaErr(rr.ErrorCode); err != nil {
 			return err
 		}
+		n.brokerEpoch.Store(rr.BrokerEpoch)
 		return n.heartbeat(ctx, false)
 	})
 }
@@ -191,7 +196,7 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
 		return n.ctrl.Heartbeat(id)
 	}
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
-	req.BrokerID, req.BrokerEpoch, req.WantShutdown = id, -1, shutdown
+	req.BrokerID, req.BrokerEpoch, req.WantShutdown = id, n.brokerEpoch.Load(), shutdown
 	req.CurrentMetadataOffset = -1
 	if n.ctrl != nil {
 		req.CurrentMetadataOffset = n.ctrl.Image().Offset
@@ -201,10 +206,13 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
 		return err
 	}
 	hb := resp.(*kmsg.BrokerHeartbeatResponse)
-	if hb.ErrorCode == kerr.BrokerIDNotRegistered.Code {
+	if hb.ErrorCode == kerr.BrokerIDNotRegistered.Code || hb.ErrorCode == kerr.StaleBrokerEpoch.Code {
 		// A new active controller restored from a snapshot taken before
 		// this broker registered cannot miss it (registrations are
-		// records), so this is a broker the cluster forgot: register again.
+		// records), so this is a broker the cluster forgot, or one whose
+		// registration this process did not see answered (STALE: a
+		// registration of this incarnation was committed, the answer
+		// lost): register again (the same incarnation gets its epoch).
 		return n.register(ctx)
 	}
 	return kafkaErr(hb.ErrorCode)
@@ -749,7 +757,7 @@ func (c nodeISRChanger) AlterPartition(ctx context.Context, req controller.Alter
 		return p, code, nil
 	}
 	ar := kmsg.NewPtrAlterPartitionRequest()
-	ar.BrokerID, ar.BrokerEpoch = n.cfg.NodeID, -1
+	ar.BrokerID, ar.BrokerEpoch = n.cfg.NodeID, n.brokerEpoch.Load()
 	rt := kmsg.NewAlterPartitionRequestTopic()
 	rt.TopicID = req.TopicID
 	rp := kmsg.NewAlterPartitionRequestTopicPartition()

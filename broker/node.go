@@ -65,6 +65,10 @@ type Node struct {
 	// lastLeaderBalance is when controllerDuties last balanced leaders
 	// (auto.leader.rebalance.enable); only its ticker goroutine uses it.
 	lastLeaderBalance time.Time
+	// incarnation identifies this process in its broker registration, and
+	// brokerEpoch is the epoch the registration got (cluster.go).
+	incarnation controller.Uuid
+	brokerEpoch atomic.Int64
 }
 
 // startGroups builds the group coordinator; the coordinator reconciler
@@ -175,6 +179,10 @@ func StartNode(cfg *config.Config, logger *slog.Logger) (*Node, error) {
 
 func (n *Node) start() (_ *Node, err error) {
 	cfg, logger := n.cfg, n.logger
+	if _, err := rand.Read(n.incarnation[:]); err != nil {
+		return nil, fmt.Errorf("incarnation id: %w", err)
+	}
+	n.brokerEpoch.Store(-1)
 	for _, dir := range cfg.LogDirs {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("log dir: %w", err)

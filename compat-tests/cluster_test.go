@@ -276,6 +276,7 @@ func TestClusterSeparateRoles(t *testing.T) {
 	if err != nil || resp.Err != nil {
 		t.Fatalf("CreateTopic: %v / %v", err, resp.Err)
 	}
+	waitTopicEverywhere(t, ctx, brokers, "split-topic", 3)
 	for i := range 60 {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "%d", i)}).FirstErr(); err != nil {
 			t.Fatalf("produce %d: %v", i, err)

@@ -82,6 +82,31 @@ func rawFetchFrom(ctx context.Context, cl *kgo.Client, id int32, topic string, t
 	return p.HighWatermark, values, nil
 }
 
+// waitTopicEverywhere waits until every addr's Metadata shows topic with
+// partitions partitions, each with a leader: broker-only nodes follow the
+// metadata log and may learn of a new topic a moment after CreateTopics
+// answered (a produce meanwhile is UNKNOWN_TOPIC_OR_PARTITION, which a
+// client retries only a few times).
+func waitTopicEverywhere(t *testing.T, ctx context.Context, addrs []string, topic string, partitions int) {
+	t.Helper()
+	for _, addr := range addrs {
+		if !pollUntil(30*time.Second, func() bool {
+			m, err := rawMetadata(ctx, addr, topic)
+			if err != nil || len(m.Topics) != 1 || len(m.Topics[0].Partitions) != partitions {
+				return false
+			}
+			for _, p := range m.Topics[0].Partitions {
+				if p.Leader < 0 {
+					return false
+				}
+			}
+			return true
+		}) {
+			t.Fatalf("%s does not show topic %s with %d led partitions", addr, topic, partitions)
+		}
+	}
+}
+
 // TestMinISRTwoOfThreeBrokersDown: three brokers (separate controllers,
 // so the quorum outlives them), a topic with RF=3 and
 // min.insync.replicas=2. Both followers of its partition are killed with
@@ -125,6 +150,7 @@ func TestMinISRTwoOfThreeBrokersDown(t *testing.T) {
 	if err != nil || r.Err != nil {
 		t.Fatalf("CreateTopic: %v / %v", err, r.Err)
 	}
+	waitTopicEverywhere(t, ctx, brokers, topic, 1)
 	var acked []string
 	produce := func(prefix string, n int) {
 		for i := range n {

@@ -341,7 +341,7 @@ func (c *Controller) RegisterBroker(b Broker) error {
 	c.liveness.Lock()
 	c.liveness.lastSeen[b.ID] = c.opts.Now()
 	c.liveness.Unlock()
-	return c.write(false, func(img *Image) []Record { return decideRegisterBroker(img, b) })
+	return c.write(false, func(img *Image) []Record { return decideRegisterBroker(img, b, c.opts.UncleanLeaderElection) })
 }
 
 // FenceBroker fences (or unfences) a registered broker and moves

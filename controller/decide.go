@@ -814,11 +814,28 @@ func validBrokerResource(name string) (int16, string) {
 
 // decideRegisterBroker returns the record that registers b, or nothing when
 // the registration is unchanged.
-func decideRegisterBroker(img *Image, b Broker) []Record {
-	if old, ok := img.Brokers[b.ID]; ok && old.Host == b.Host && old.Port == b.Port && old.Fenced == b.Fenced && equalPtr(old.Rack, b.Rack) && slices.Equal(old.Listeners, b.Listeners) {
+func decideRegisterBroker(img *Image, b Broker, unclean UncleanPolicy) []Record {
+	old, known := img.Brokers[b.ID]
+	newIncarnation := b.Incarnation != "" && (!known || old.Incarnation != b.Incarnation)
+	if known && !newIncarnation && old.Host == b.Host && old.Port == b.Port && old.Fenced == b.Fenced && equalPtr(old.Rack, b.Rack) && slices.Equal(old.Listeners, b.Listeners) {
 		return nil
 	}
-	return []Record{RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Listeners: slices.Clone(b.Listeners), Rack: b.Rack, Fenced: b.Fenced}}
+	var recs []Record
+	epoch := old.Epoch
+	if newIncarnation {
+		// A new incarnation starts fenced (Kafka's registration): the
+		// leaderships of the old one move away first, then the heartbeat
+		// unfences it once it caught up with its registration.
+		b.Fenced = true
+		if known && !old.Fenced {
+			_, recs = decideFenceBroker(img, b.ID, true, unclean)
+		}
+		epoch = img.Offset + 1 + int64(len(recs))
+	} else if !known {
+		epoch = img.Offset + 1
+	}
+	return append(recs, RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Listeners: slices.Clone(b.Listeners), Rack: b.Rack, Fenced: b.Fenced,
+		Epoch: epoch, Incarnation: b.Incarnation})
 }
 
 func equalPtr(a, b *string) bool {

@@ -19,6 +19,11 @@ type Broker struct {
 	Listeners []BrokerListener
 	Rack      *string
 	Fenced    bool
+	// Epoch is the broker epoch, the offset of the registration of the
+	// current Incarnation (a process start); heartbeats and ISR changes
+	// of an older incarnation are STALE_BROKER_EPOCH.
+	Epoch       int64
+	Incarnation string
 }
 
 // BrokerListener is one advertised listener of a broker, by listener name
@@ -197,7 +202,8 @@ func (b *builder) apply(rec Record) error {
 		if r.BrokerID < 0 {
 			return fmt.Errorf("%w: broker id %d", ErrApply, r.BrokerID)
 		}
-		b.brokers()[r.BrokerID] = Broker{ID: r.BrokerID, Host: r.Host, Port: r.Port, Listeners: slices.Clone(r.Listeners), Rack: r.Rack, Fenced: r.Fenced}
+		b.brokers()[r.BrokerID] = Broker{ID: r.BrokerID, Host: r.Host, Port: r.Port, Listeners: slices.Clone(r.Listeners), Rack: r.Rack, Fenced: r.Fenced,
+			Epoch: r.Epoch, Incarnation: r.Incarnation}
 	case BrokerFenceRecord:
 		br, ok := b.img.Brokers[r.BrokerID]
 		if !ok {

@@ -41,6 +41,11 @@ type RegisterBrokerRecord struct {
 	Listeners []BrokerListener `json:"listeners,omitempty"`
 	Rack      *string          `json:"rack,omitempty"`
 	Fenced    bool             `json:"fenced,omitempty"`
+	// Epoch is the broker epoch: the log offset of the record that
+	// registered this incarnation (broker_epochs.go); Incarnation is the
+	// process's incarnation id. Both absent in records of older builds.
+	Epoch       int64  `json:"epoch,omitempty"`
+	Incarnation string `json:"incarnation,omitempty"`
 }
 
 // BrokerFenceRecord fences or unfences a registered broker.

@@ -35,7 +35,8 @@ func ImageRecords(img *Image) []Record {
 	var recs []Record
 	for _, id := range slices.Sorted(maps.Keys(img.Brokers)) {
 		b := img.Brokers[id]
-		recs = append(recs, RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Listeners: b.Listeners, Rack: b.Rack, Fenced: b.Fenced})
+		recs = append(recs, RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Listeners: b.Listeners, Rack: b.Rack, Fenced: b.Fenced,
+			Epoch: b.Epoch, Incarnation: b.Incarnation})
 	}
 	for _, res := range slices.Sorted(maps.Keys(img.BrokerConfigs)) {
 		recs = appendConfigRecords(recs, ConfigResourceBroker, res, img.BrokerConfigs[res])

@@ -168,14 +168,26 @@ func (n *Node) register(ctx context.Context) error {
 
 // waitRegistered waits until this node's image holds its registration
 // (committed at the active controller, it reaches this node's image a
-// moment later), so that the node never answers Metadata without itself.
-// It checks every 10 ms: the image has no per-offset notification.
+// moment later), so that the node never answers Metadata without itself,
+// and until the broker is unfenced: a registration starts fenced and a
+// heartbeat sent once the image holds it is caught up and unfences it
+// (Kafka's brokers also wait to be unfenced before they serve). It checks
+// every 10 ms: the image has no per-offset notification.
 func (n *Node) waitRegistered(ctx context.Context) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
+	var lastHeartbeat time.Time
 	for {
 		if b, ok := n.ctrl.Image().Brokers[n.cfg.NodeID]; ok && b.Host == n.adv.Host && b.Port == int32(n.adv.Port) && slices.Equal(b.Listeners, brokerListeners(n.advs)) {
-			return nil
+			if !b.Fenced {
+				return nil
+			}
+			if time.Since(lastHeartbeat) >= 100*time.Millisecond {
+				lastHeartbeat = time.Now()
+				if err := n.heartbeat(ctx, false); err != nil && ctx.Err() == nil {
+					n.logger.Warn("heartbeat after registration failed", "err", err)
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -48,6 +48,12 @@ func TestPartitionReassignment(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	if !pollUntil(30*time.Second, func() bool {
+		m, err := rawMetadata(ctx, c.Brokers[0].Addr)
+		return err == nil && len(m.Brokers) == 3
+	}) {
+		t.Fatal("the 3 brokers are not registered and unfenced")
+	}
 	createAssigned(ctx, t, cl, topic, []int32{1, 2}, nil)
 	var acked []string
 	produce := func(prefix string, n int) {

@@ -20,6 +20,7 @@ import (
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/replica"
+	"github.com/samsa-broker/samsa/wire"
 )
 
 // This file is the broker's side of the cluster: registration and
@@ -129,7 +130,8 @@ func kafkaErr(code int16) error {
 
 // register registers this broker with the active controller.
 func (n *Node) register(ctx context.Context) error {
-	b := controller.Broker{ID: n.cfg.NodeID, Host: n.adv.Host, Port: int32(n.adv.Port), Listeners: brokerListeners(n.advs)}
+	b := controller.Broker{ID: n.cfg.NodeID, Host: n.adv.Host, Port: int32(n.adv.Port), Listeners: brokerListeners(n.advs),
+		Incarnation: n.incarnation.String()}
 	if n.cfg.BrokerRack != "" {
 		rack := n.cfg.BrokerRack
 		b.Rack = &rack
@@ -144,32 +146,48 @@ func (n *Node) register(ctx context.Context) error {
 		if err := n.ctrl.RegisterBroker(b); err != nil {
 			return err
 		}
+		n.brokerEpoch.Store(n.ctrl.Image().Brokers[b.ID].Epoch)
 		return n.ctrl.Heartbeat(b.ID)
 	}, func(ctx context.Context) error {
 		req := kmsg.NewPtrBrokerRegistrationRequest()
 		req.BrokerID, req.ClusterID, req.Rack = b.ID, n.clusterID, b.Rack
+		req.IncarnationID = n.incarnation
 		req.Listeners = registrationListeners(n.advs)
 		resp, err := n.channel.Request(ctx, req, 0)
 		if err != nil {
 			return err
 		}
-		if err := kafkaErr(resp.(*kmsg.BrokerRegistrationResponse).ErrorCode); err != nil {
+		rr := resp.(*kmsg.BrokerRegistrationResponse)
+		if err := kafkaErr(rr.ErrorCode); err != nil {
 			return err
 		}
+		n.brokerEpoch.Store(rr.BrokerEpoch)
 		return n.heartbeat(ctx, false)
 	})
 }
 
 // waitRegistered waits until this node's image holds its registration
 // (committed at the active controller, it reaches this node's image a
-// moment later), so that the node never answers Metadata without itself.
-// It checks every 10 ms: the image has no per-offset notification.
+// moment later), so that the node never answers Metadata without itself,
+// and until the broker is unfenced: a registration starts fenced and a
+// heartbeat sent once the image holds it is caught up and unfences it
+// (Kafka's brokers also wait to be unfenced before they serve). It checks
+// every 10 ms: the image has no per-offset notification.
 func (n *Node) waitRegistered(ctx context.Context) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
+	var lastHeartbeat time.Time
 	for {
 		if b, ok := n.ctrl.Image().Brokers[n.cfg.NodeID]; ok && b.Host == n.adv.Host && b.Port == int32(n.adv.Port) && slices.Equal(b.Listeners, brokerListeners(n.advs)) {
-			return nil
+			if !b.Fenced {
+				return nil
+			}
+			if time.Since(lastHeartbeat) >= 100*time.Millisecond {
+				lastHeartbeat = time.Now()
+				if err := n.heartbeat(ctx, false); err != nil && ctx.Err() == nil {
+					n.logger.Warn("heartbeat after registration failed", "err", err)
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -190,7 +208,7 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
 		return n.ctrl.Heartbeat(id)
 	}
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
-	req.BrokerID, req.BrokerEpoch, req.WantShutdown = id, -1, shutdown
+	req.BrokerID, req.BrokerEpoch, req.WantShutdown = id, n.brokerEpoch.Load(), shutdown
 	req.CurrentMetadataOffset = -1
 	if n.ctrl != nil {
 		req.CurrentMetadataOffset = n.ctrl.Image().Offset
@@ -200,10 +218,13 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
 		return err
 	}
 	hb := resp.(*kmsg.BrokerHeartbeatResponse)
-	if hb.ErrorCode == kerr.BrokerIDNotRegistered.Code {
+	if hb.ErrorCode == kerr.BrokerIDNotRegistered.Code || hb.ErrorCode == kerr.StaleBrokerEpoch.Code {
 		// A new active controller restored from a snapshot taken before
 		// this broker registered cannot miss it (registrations are
-		// records), so this is a broker the cluster forgot: register again.
+		// records), so this is a broker the cluster forgot, or one whose
+		// registration this process did not see answered (STALE: a
+		// registration of this incarnation was committed, the answer
+		// lost): register again (the same incarnation gets its epoch).
 		return n.register(ctx)
 	}
 	return kafkaErr(hb.ErrorCode)
@@ -256,6 +277,35 @@ func (n *Node) controllerDuties() {
 		n.logger.Warn("fenced broker: no heartbeat within broker.session.timeout.ms", "broker", id, "timeout_ms", n.cfg.BrokerSessionTimeoutMs)
 	}
 	n.ensureInternalTopics()
+	if elected, err := n.ctrl.ElectUnclean(); err != nil {
+		n.logger.Warn("cannot run unclean leader elections", "err", err)
+	} else if elected > 0 {
+		n.logger.Warn("unclean leader election: out-of-sync replicas became leaders (unclean.leader.election.enable)", "partitions", elected)
+	}
+	n.balanceLeaders(time.Now())
+}
+
+// balanceLeaders moves leadership back to the preferred replicas every
+// leader.imbalance.check.interval.seconds when auto.leader.rebalance.enable
+// is set (the first time one interval after this node became active).
+func (n *Node) balanceLeaders(now time.Time) {
+	if !n.cfg.AutoLeaderRebalanceEnable {
+		return
+	}
+	interval := time.Duration(n.cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second
+	if n.lastLeaderBalance.IsZero() {
+		n.lastLeaderBalance = now
+		return
+	}
+	if now.Sub(n.lastLeaderBalance) < interval {
+		return
+	}
+	n.lastLeaderBalance = now
+	if moved, err := n.ctrl.BalanceLeaders(); err != nil {
+		n.logger.Warn("cannot balance partition leaders", "err", err)
+	} else if moved > 0 {
+		n.logger.Info("moved partition leaders back to their preferred replicas", "partitions", moved)
+	}
 }
 
 // internalTopicRF is the replication factor the internal topics are
@@ -303,7 +353,7 @@ func (n *Node) ensureInternalTopics() {
 // leader is known the local handler answers (NOT_CONTROLLER, which
 // clients retry).
 func (n *Node) forward(frame []byte) ([]byte, bool) {
-	if n.quorum.Leading() {
+	if n.quorum.Leading() || namesOtherBroker(frame, n.cfg.NodeID) {
 		return nil, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), controllerRequestTimeout)
@@ -316,6 +366,36 @@ func (n *Node) forward(frame []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// namesOtherBroker reports whether frame is an AlterConfigs or
+// IncrementalAlterConfigs naming the BROKER resource of another node. As
+// Kafka's brokers (ConfigAdminManager), the receiving node refuses those
+// itself (INVALID_REQUEST "Unexpected node id") instead of forwarding
+// them: the active controller cannot tell which node they were sent to.
+func namesOtherBroker(frame []byte, self int32) bool {
+	_, req, err := wire.ParseRequest(frame)
+	if err != nil {
+		return false
+	}
+	other := func(typ kmsg.ConfigResourceType, name string) bool {
+		return typ == kmsg.ConfigResourceTypeBroker && name != "" && name != strconv.Itoa(int(self))
+	}
+	switch req := req.(type) {
+	case *kmsg.AlterConfigsRequest:
+		for _, r := range req.Resources {
+			if other(r.ResourceType, r.ResourceName) {
+				return true
+			}
+		}
+	case *kmsg.IncrementalAlterConfigsRequest:
+		for _, r := range req.Resources {
+			if other(r.ResourceType, r.ResourceName) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // toController sends req to the active controller, or returns nil, nil
@@ -382,12 +462,21 @@ type coordinatorReconciler struct {
 // newCoordinatorReconciler builds the reconciler of n's coordinators; it
 // reads n.groups and n.txns when it runs, so they may be built later.
 func newCoordinatorReconciler(n *Node) *coordinatorReconciler {
-	return &coordinatorReconciler{n: n, wake: make(chan struct{}, 1),
-		groups: shardSet{topic: coordinator.OffsetsTopic, loaded: map[int32]bool{},
+	r := &coordinatorReconciler{n: n, wake: make(chan struct{}, 1),
+		groups: shardSet{topic: coordinator.OffsetsTopic, loaded: map[int32]int32{},
 			load: func(p int32) error { return n.groups.LoadPartition(p) }, unload: func(p int32) { n.groups.UnloadPartition(p) }},
-		txns: shardSet{topic: txn.TransactionStateTopic, loaded: map[int32]bool{},
+		txns: shardSet{topic: txn.TransactionStateTopic, loaded: map[int32]int32{},
 			load: func(p int32) error { return n.txns.LoadPartition(p) }, unload: func(p int32) { n.txns.UnloadPartition(p) }},
 	}
+	r.groups.epochs.m = map[int32]int32{}
+	r.txns.epochs.m = map[int32]int32{}
+	return r
+}
+
+// transactionCoordinatorEpoch is the coordinator epoch of a loaded
+// __transaction_state partition (txn.Options.CoordinatorEpoch).
+func (r *coordinatorReconciler) transactionCoordinatorEpoch(p int32) int32 {
+	return r.txns.coordinatorEpoch(p)
 }
 
 // notify asks for a reconcile; it never blocks (the controller's OnChange
@@ -412,13 +501,14 @@ func (r *coordinatorReconciler) run(ctx context.Context) {
 	}
 }
 
-// ledPartitions returns the partitions of topic that node leads in img.
-func ledPartitions(img *controller.Image, topic string, node int32) map[int32]bool {
-	out := map[int32]bool{}
+// ledPartitions returns the partitions of topic that node leads in img,
+// with their leader epochs.
+func ledPartitions(img *controller.Image, topic string, node int32) map[int32]int32 {
+	out := map[int32]int32{}
 	if t, ok := img.Topics[topic]; ok {
 		for _, p := range t.Partitions {
 			if p.Leader == node {
-				out[p.Partition] = true
+				out[p.Partition] = p.LeaderEpoch
 			}
 		}
 	}
@@ -426,15 +516,19 @@ func ledPartitions(img *controller.Image, topic string, node int32) map[int32]bo
 }
 
 // shardChanges returns, in ascending order, the loaded partitions that
-// are no longer led (to unload) and the led ones not loaded (to load).
-func shardChanges(loaded, led map[int32]bool) (unload, load []int32) {
+// are no longer led, or led in another leader epoch (to unload), and the
+// led ones not loaded in their current epoch (to load). A node that lost
+// and regained leadership between two reconciles reloads the shard, as
+// Kafka reloads a coordinator partition at every leader epoch: the
+// partition's log may have changed under another leader meanwhile.
+func shardChanges(loaded, led map[int32]int32) (unload, load []int32) {
 	for _, p := range sortedKeys(loaded) {
-		if !led[p] {
+		if e, ok := led[p]; !ok || e != loaded[p] {
 			unload = append(unload, p)
 		}
 	}
 	for _, p := range sortedKeys(led) {
-		if !loaded[p] {
+		if e, ok := loaded[p]; !ok || e != led[p] {
 			load = append(load, p)
 		}
 	}
@@ -443,25 +537,64 @@ func shardChanges(loaded, led map[int32]bool) (unload, load []int32) {
 
 // shardSet is one coordinator's loaded partitions of its internal topic.
 type shardSet struct {
-	topic  string
-	loaded map[int32]bool
+	topic string
+	// loaded maps each loaded partition to the leader epoch it was
+	// loaded in. REQUIRES: the reconciler's mu.
+	loaded map[int32]int32
 	load   func(int32) error
 	unload func(int32)
+	// epochs is loaded for the shards themselves, which ask for their
+	// coordinator epoch from their own goroutines: it has a lock of its
+	// own because the reconciler holds its mu while an unload waits for
+	// a shard to stop.
+	epochs struct {
+		sync.Mutex
+		m map[int32]int32
+	}
+}
+
+// coordinatorEpoch returns the leader epoch partition p was loaded in:
+// the coordinator epoch of Kafka's transaction markers, which fences the
+// markers of a coordinator that lost the partition
+// (TRANSACTION_COORDINATOR_FENCED). -1 when it is not loaded.
+func (s *shardSet) coordinatorEpoch(p int32) int32 {
+	s.epochs.Lock()
+	defer s.epochs.Unlock()
+	if e, ok := s.epochs.m[p]; ok {
+		return e
+	}
+	return -1
+}
+
+func (s *shardSet) setEpoch(p, epoch int32, loaded bool) {
+	s.epochs.Lock()
+	defer s.epochs.Unlock()
+	if loaded {
+		s.epochs.m[p] = epoch
+	} else {
+		delete(s.epochs.m, p)
+	}
 }
 
 // follow loads and unloads the set's shards to match what node leads in img.
 func (s *shardSet) follow(img *controller.Image, node int32, logger *slog.Logger) {
-	unload, load := shardChanges(s.loaded, ledPartitions(img, s.topic, node))
+	led := ledPartitions(img, s.topic, node)
+	unload, load := shardChanges(s.loaded, led)
 	for _, p := range unload {
 		s.unload(p)
 		delete(s.loaded, p)
+		s.setEpoch(p, -1, false)
 	}
 	for _, p := range load {
+		// The epoch is set before the shard starts: a loaded shard may
+		// write markers at once (transactions left to complete).
+		s.setEpoch(p, led[p], true)
 		if err := s.load(p); err != nil {
 			logger.Error("cannot load coordinator partition", "topic", s.topic, "partition", p, "err", err)
+			s.setEpoch(p, -1, false)
 			continue
 		}
-		s.loaded[p] = true
+		s.loaded[p] = led[p]
 	}
 }
 
@@ -478,7 +611,7 @@ func (r *coordinatorReconciler) reconcile() {
 	}
 }
 
-func sortedKeys(m map[int32]bool) []int32 {
+func sortedKeys(m map[int32]int32) []int32 {
 	out := make([]int32, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -636,7 +769,7 @@ func (c nodeISRChanger) AlterPartition(ctx context.Context, req controller.Alter
 		return p, code, nil
 	}
 	ar := kmsg.NewPtrAlterPartitionRequest()
-	ar.BrokerID, ar.BrokerEpoch = n.cfg.NodeID, -1
+	ar.BrokerID, ar.BrokerEpoch = n.cfg.NodeID, n.brokerEpoch.Load()
 	rt := kmsg.NewAlterPartitionRequestTopic()
 	rt.TopicID = req.TopicID
 	rp := kmsg.NewAlterPartitionRequestTopicPartition()

@@ -73,6 +73,9 @@ func startTestCluster(t *testing.T, n int, overrides ...string) *testCluster {
 			"--override", "group.initial.rebalance.delay.ms=0",
 			"--override", "offsets.topic.num.partitions=6",
 			"--override", "transaction.state.log.num.partitions=3",
+			// Racks a, b, a, ...: Metadata shows them, and placement
+			// alternates racks (the order stays 1, 2, 3).
+			"--override", fmt.Sprintf("broker.rack=rack-%c", 'a'+i%2),
 		}
 		for _, o := range overrides {
 			args = append(args, "--override", o)
@@ -222,6 +225,11 @@ func TestThreeNodeCluster(t *testing.T) {
 				t.Logf("node %d image brokers %+v leader %d", j+1, n.ctrl.Image().Brokers, n.quorum.LeaderID())
 			}
 			t.Fatalf("node %d lists brokers %v, want 3", i+1, brokers)
+		}
+		for _, b := range brokers {
+			if want := fmt.Sprintf("rack-%c", 'a'+(b.NodeID-1)%2); b.Rack == nil || *b.Rack != want {
+				t.Fatalf("node %d lists broker %d with rack %v, want %s", i+1, b.NodeID, b.Rack, want)
+			}
 		}
 	}
 

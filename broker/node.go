@@ -65,6 +65,13 @@ type Node struct {
 	// http is the samsa.http.listener server (ops.go); nil when off.
 	http     *metrics.HTTPServer
 	replicas *replica.Manager
+	// lastLeaderBalance is when controllerDuties last balanced leaders
+	// (auto.leader.rebalance.enable); only its ticker goroutine uses it.
+	lastLeaderBalance time.Time
+	// incarnation identifies this process in its broker registration, and
+	// brokerEpoch is the epoch the registration got (cluster.go).
+	incarnation controller.Uuid
+	brokerEpoch atomic.Int64
 }
 
 // startGroups builds the group coordinator; the coordinator reconciler
@@ -119,8 +126,9 @@ func (n *Node) startTransactions(deps *handlers.Deps, pids txn.ProducerIDs) erro
 			}
 			return rp.CoordinatorLog(0), true
 		},
-		ProducerIDs: pids,
-		Markers:     handlers.MarkerWriter{D: deps},
+		ProducerIDs:      pids,
+		Markers:          handlers.MarkerWriter{D: deps},
+		CoordinatorEpoch: n.coord.transactionCoordinatorEpoch,
 		PartitionExists: func(topic string, partition int32) bool {
 			t, ok := n.ctrl.Image().Topics[topic]
 			return ok && partition >= 0 && int(partition) < len(t.Partitions)
@@ -183,6 +191,10 @@ func (n *Node) start() (_ *Node, err error) {
 	if n.peerDial, err = interBrokerDialer(cfg); err != nil {
 		return nil, err
 	}
+	if _, err := rand.Read(n.incarnation[:]); err != nil {
+		return nil, fmt.Errorf("incarnation id: %w", err)
+	}
+	n.brokerEpoch.Store(-1)
 	for _, dir := range cfg.LogDirs {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("log dir: %w", err)
@@ -205,7 +217,7 @@ func (n *Node) start() (_ *Node, err error) {
 		Logger:                 logger.With("component", "storage"),
 		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 		FlushCheckInterval:     flushCheckInterval(cfg),
-		CheckpointInterval:     time.Minute,
+		CheckpointInterval:     5 * time.Second, // replica.high.watermark.checkpoint.interval.ms: a restarted replica's HW
 		CleanerEnable:          cfg.LogCleanerEnable,
 		CleanerBackoff:         time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
 		CleanerMapBytes:        cfg.LogCleanerDedupeBufferSize,
@@ -297,6 +309,9 @@ func (n *Node) start() (_ *Node, err error) {
 			syncer.Apply(prev, next)
 			n.coord.notify()
 		},
+		UncleanLeaderElection: func(t *controller.Topic) bool {
+			return cfg.TopicConfig(t.Configs).UncleanLeaderElectionEnable
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -366,6 +381,7 @@ func (n *Node) start() (_ *Node, err error) {
 		SendToBroker: n.peers.send,
 		// Refuse partitions the open file limit cannot hold (issue 11 item 5).
 		PartitionFiles: CheckPartitionFiles,
+		QuorumStatus:   n.quorum.Status,
 	}
 	deps.Init()
 	if isBroker {

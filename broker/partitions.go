@@ -109,6 +109,22 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 	if s.Replicas != nil {
 		s.Replicas.Apply(prev, next)
 	}
+	// Partitions reassigned away from this node: their Partition stopped
+	// above; the log goes.
+	if prev != nil {
+		for name, t := range next.Topics {
+			old := prev.Topics[name]
+			if old == nil || old.ID != t.ID {
+				continue
+			}
+			for _, p := range old.Partitions {
+				if int(p.Partition) < len(t.Partitions) && contains(p.Replicas, s.NodeID) && !contains(t.Partitions[p.Partition].Replicas, s.NodeID) {
+					s.Logger.Info("deleting the log of a partition reassigned away", "topic", name, "partition", p.Partition)
+					s.deleteLog(storage.TopicPartition{Topic: name, Partition: p.Partition})
+				}
+			}
+		}
+	}
 }
 
 // SetAsideStray settles, once the first metadata image is known at start,

@@ -14,39 +14,52 @@ import (
 
 // TestCoordinatorShardChanges: the coordinator reconciler loads the
 // internal partitions this node leads and unloads those it stopped
-// leading, also when the topic goes away.
+// leading, also when the topic goes away; a partition led again in a new
+// leader epoch is reloaded, and each loaded shard's coordinator epoch is
+// the leader epoch it was loaded in (so an old coordinator's transaction
+// markers are fenced by TRANSACTION_COORDINATOR_FENCED).
 func TestCoordinatorShardChanges(t *testing.T) {
+	epoch := int32(0)
 	img := func(leaders ...int32) *controller.Image {
 		i := controller.EmptyImage("c", 1)
 		top := &controller.Topic{Name: "__consumer_offsets"}
 		for p, l := range leaders {
-			top.Partitions = append(top.Partitions, controller.Partition{Partition: int32(p), Leader: l})
+			top.Partitions = append(top.Partitions, controller.Partition{Partition: int32(p), Leader: l, LeaderEpoch: epoch})
 		}
 		i.Topics[top.Name] = top
 		return i
 	}
 	var events []string
-	s := shardSet{topic: "__consumer_offsets", loaded: map[int32]bool{},
-		load:   func(p int32) error { events = append(events, fmt.Sprintf("load %d", p)); return nil },
+	var s *shardSet
+	s = &shardSet{topic: "__consumer_offsets", loaded: map[int32]int32{},
+		load: func(p int32) error {
+			events = append(events, fmt.Sprintf("load %d epoch %d", p, s.coordinatorEpoch(p)))
+			return nil
+		},
 		unload: func(p int32) { events = append(events, fmt.Sprintf("unload %d", p)) }}
+	s.epochs.m = map[int32]int32{}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, step := range []struct {
-		img  *controller.Image
-		want []string
+		epoch int32
+		img   func() *controller.Image
+		want  []string
 	}{
-		{img(1, 1, 2), []string{"load 0", "load 1"}},
-		{img(2, 1, 1), []string{"unload 0", "load 2"}},
-		{img(2, 1, 1), nil},
-		{controller.EmptyImage("c", 1), []string{"unload 1", "unload 2"}},
+		{0, func() *controller.Image { return img(1, 1, 2) }, []string{"load 0 epoch 0", "load 1 epoch 0"}},
+		{0, func() *controller.Image { return img(2, 1, 1) }, []string{"unload 0", "load 2 epoch 0"}},
+		{0, func() *controller.Image { return img(2, 1, 1) }, nil},
+		// Leadership moved away and back between two images: epoch 3.
+		{3, func() *controller.Image { return img(2, 1, 1) }, []string{"unload 1", "unload 2", "load 1 epoch 3", "load 2 epoch 3"}},
+		{3, func() *controller.Image { return controller.EmptyImage("c", 1) }, []string{"unload 1", "unload 2"}},
 	} {
 		events = nil
-		s.follow(step.img, 1, logger)
+		epoch = step.epoch
+		s.follow(step.img(), 1, logger)
 		if !slices.Equal(events, step.want) {
 			t.Fatalf("events %v, want %v", events, step.want)
 		}
 	}
-	if len(s.loaded) != 0 {
-		t.Fatalf("still loaded: %v", s.loaded)
+	if len(s.loaded) != 0 || s.coordinatorEpoch(1) != -1 {
+		t.Fatalf("still loaded: %v, epoch %d", s.loaded, s.coordinatorEpoch(1))
 	}
 }
 

@@ -276,28 +276,7 @@ func TestClusterSeparateRoles(t *testing.T) {
 	if err != nil || resp.Err != nil {
 		t.Fatalf("CreateTopic: %v / %v", err, resp.Err)
 	}
-	// CreateTopics answers once the controller committed the topic; a
-	// broker-only node learns it when it has followed the metadata log
-	// that far (as in Kafka). franz-go fails a record after a few
-	// UNKNOWN_TOPIC_OR_PARTITION answers, which a loaded machine can
-	// produce (this test flaked 2 runs in 10): wait until every broker
-	// lists the topic with leaders first.
-	for _, b := range brokers {
-		if !pollUntil(30*time.Second, func() bool {
-			md, err := rawMetadata(ctx, b, "split-topic")
-			if err != nil || len(md.Topics) != 1 || md.Topics[0].ErrorCode != 0 || len(md.Topics[0].Partitions) != 3 {
-				return false
-			}
-			for _, p := range md.Topics[0].Partitions {
-				if p.ErrorCode != 0 || p.Leader < 0 {
-					return false
-				}
-			}
-			return true
-		}) {
-			t.Fatalf("broker %s does not list split-topic with leaders", b)
-		}
-	}
+	waitTopicEverywhere(t, ctx, brokers, "split-topic", 3)
 	for i := range 60 {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "%d", i)}).FirstErr(); err != nil {
 			t.Fatalf("produce %d: %v", i, err)

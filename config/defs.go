@@ -139,6 +139,9 @@ func brokerDefs() []Def {
 		d("replica.fetch.response.max.bytes", Int, "10485760", "Record bytes a follower asks for in one fetch response, over all partitions (the leader also caps it at fetch.max.bytes).", atLeast(Int, 0)),
 		d("replica.fetch.wait.max.ms", Int, "500", "How long a follower's fetch waits at the leader for data; at most replica.lag.time.max.ms.", atLeast(Int, 0)),
 		d("replica.fetch.backoff.ms", Int, "1000", "How long a follower waits after a failed fetch of a partition.", atLeast(Int, 0)),
+		d("auto.leader.rebalance.enable", Boolean, "true", "Move leadership back to each partition's preferred replica when it is in the ISR, every leader.imbalance.check.interval.seconds.", nil),
+		d("leader.imbalance.check.interval.seconds", Long, "300", "How often the active controller balances leaders (auto.leader.rebalance.enable).", atLeast(Long, 1)),
+		d("leader.imbalance.per.broker.percentage", Int, "10", "Accepted for compatibility; as in Kafka's KRaft controller, every imbalanced partition is balanced.", atLeast(Int, 0)),
 		d("max.incremental.fetch.session.cache.slots", Int, "1000", "Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one.", atLeast(Int, 0)),
 
 		// Groups and offsets.

@@ -180,6 +180,9 @@
 //	| `replica.fetch.response.max.bytes` | `10485760` | Record bytes a follower asks for in one fetch response, over all partitions (the leader also caps it at fetch.max.bytes). |
 //	| `replica.fetch.wait.max.ms` | `500` | How long a follower's fetch waits at the leader for data; at most replica.lag.time.max.ms. |
 //	| `replica.fetch.backoff.ms` | `1000` | How long a follower waits after a failed fetch of a partition. |
+//	| `auto.leader.rebalance.enable` | `true` | Move leadership back to each partition's preferred replica when it is in the ISR, every leader.imbalance.check.interval.seconds. |
+//	| `leader.imbalance.check.interval.seconds` | `300` | How often the active controller balances leaders (auto.leader.rebalance.enable). |
+//	| `leader.imbalance.per.broker.percentage` | `10` | Accepted for compatibility; as in Kafka's KRaft controller, every imbalanced partition is balanced. |
 //	| `max.incremental.fetch.session.cache.slots` | `1000` | Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one. |
 //	| `offsets.topic.num.partitions` | `50` | Partitions of __consumer_offsets. |
 //	| `offsets.topic.replication.factor` | `3` | Replication factor of __consumer_offsets. samsa caps it at the number of live brokers, with a warning. |

@@ -83,6 +83,10 @@ type Config struct {
 	// ReplicaFetchBackoffMs time them.
 	ReplicaFetchMaxBytes, ReplicaFetchResponseMaxBytes int32
 	ReplicaFetchWaitMaxMs, ReplicaFetchBackoffMs       int32
+	// AutoLeaderRebalanceEnable and LeaderImbalanceCheckIntervalSeconds:
+	// preferred-leader balancing by the active controller.
+	AutoLeaderRebalanceEnable           bool
+	LeaderImbalanceCheckIntervalSeconds int64
 	// MaxIncrementalFetchSessionCacheSlots is max.incremental.fetch.session.cache.slots.
 	MaxIncrementalFetchSessionCacheSlots int32
 
@@ -624,6 +628,8 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 		// Kafka's KafkaConfig requirement, with its wording.
 		return nil, fmt.Errorf("%w: replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR", ErrInvalid)
 	}
+	c.AutoLeaderRebalanceEnable = d.boolean("auto.leader.rebalance.enable")
+	c.LeaderImbalanceCheckIntervalSeconds = d.i64("leader.imbalance.check.interval.seconds")
 	c.MaxIncrementalFetchSessionCacheSlots = d.i32("max.incremental.fetch.session.cache.slots")
 
 	c.OffsetsTopicNumPartitions = d.i32("offsets.topic.num.partitions")

@@ -32,6 +32,10 @@ type Options struct {
 	DefaultPartitions        int32 // for NumPartitions -1; values < 1 mean 1
 	DefaultReplicationFactor int16 // for ReplicationFactor -1; values < 1 mean 1
 
+	// UncleanLeaderElection tells which topics allow unclean leader
+	// election (unclean.leader.election.enable); nil: none.
+	UncleanLeaderElection UncleanPolicy
+
 	// SessionTimeout is how long a broker may go without Heartbeat before
 	// ExpireSessions fences it; 0 disables expiry.
 	SessionTimeout time.Duration
@@ -337,7 +341,7 @@ func (c *Controller) RegisterBroker(b Broker) error {
 	c.liveness.Lock()
 	c.liveness.lastSeen[b.ID] = c.opts.Now()
 	c.liveness.Unlock()
-	return c.write(false, func(img *Image) []Record { return decideRegisterBroker(img, b) })
+	return c.write(false, func(img *Image) []Record { return decideRegisterBroker(img, b, c.opts.UncleanLeaderElection) })
 }
 
 // FenceBroker fences (or unfences) a registered broker and moves
@@ -347,7 +351,7 @@ func (c *Controller) FenceBroker(id int32, fenced bool) error {
 	var known bool
 	err := c.write(false, func(img *Image) []Record {
 		var recs []Record
-		known, recs = decideFenceBroker(img, id, fenced)
+		known, recs = decideFenceBroker(img, id, fenced, c.opts.UncleanLeaderElection)
 		return recs
 	})
 	if !known {

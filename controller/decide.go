@@ -118,22 +118,48 @@ func randomIndex(r io.Reader, n int) int {
 }
 
 // placeReplicas assigns rf replicas to each of count partitions numbered
-// from first, round-robin over brokers (sorted) beginning at start: the
-// leader (first replica) of partition p is brokers[(start+p) % n] and its
-// followers are the next rf-1 brokers. Spreading leaders this way balances
-// them across brokers.
-func placeReplicas(brokers []int32, first, count int32, rf int16, start int) [][]int32 {
+// from first, round-robin over brokers (rack-alternated, rackAlternated)
+// beginning at start: the leader (first replica) of partition p is
+// brokers[(start+p) % n], which spreads leaders across brokers. Its
+// followers are the next brokers in the list whose rack the partition
+// does not have yet, then, when every rack has a replica, the next
+// brokers of any rack: a partition spans min(rf, racks) racks also when
+// the racks are of uneven size (Kafka's rack-striped placement). With no
+// racks (rackOf "" for all) the followers are simply the next rf-1
+// brokers.
+func placeReplicas(brokers []int32, rackOf func(int32) string, first, count int32, rf int16, start int) [][]int32 {
 	n := len(brokers)
 	out := make([][]int32, count)
 	for i := range out {
-		p := int(first) + i
-		replicas := make([]int32, rf)
-		for j := range replicas {
-			replicas[j] = brokers[(start+p+j)%n]
+		at := start + int(first) + i
+		replicas := make([]int32, 0, rf)
+		leader := brokers[at%n]
+		replicas = append(replicas, leader)
+		racks := map[string]bool{rackOf(leader): true}
+		for j := 1; j < n && len(replicas) < int(rf); j++ {
+			if b := brokers[(at+j)%n]; !racks[rackOf(b)] {
+				replicas = append(replicas, b)
+				racks[rackOf(b)] = true
+			}
+		}
+		for j := 1; j < n && len(replicas) < int(rf); j++ {
+			if b := brokers[(at+j)%n]; !slices.Contains(replicas, b) {
+				replicas = append(replicas, b)
+			}
 		}
 		out[i] = replicas
 	}
 	return out
+}
+
+// rackOf returns a function giving a broker's rack ("" for none).
+func rackOf(img *Image) func(int32) string {
+	return func(id int32) string {
+		if b, ok := img.Brokers[id]; ok && b.Rack != nil {
+			return *b.Rack
+		}
+		return ""
+	}
 }
 
 // rackAlternated orders brokers (ascending ids) so that consecutive
@@ -204,8 +230,46 @@ func checkReplicas(img *Image, p int32, replicas []int32) (int16, string) {
 	return 0, ""
 }
 
+// placeNew assigns rf replicas to each of count new partitions numbered
+// from first, as Kafka's StripedReplicaPlacer decides what is possible:
+// the replication factor is checked against every registered broker,
+// fenced ones included ("registered"), at least one broker must be
+// unfenced, and fenced brokers get replicas only when the unfenced ones
+// are too few, after them (so never as leader; newPartitionRecord keeps
+// them out of the ISR). start picks the round-robin start among the
+// unfenced brokers.
+func placeNew(img *Image, first, count int32, rf int16, start func(unfenced []int32) int) ([][]int32, int16, string) {
+	unfenced := rackAlternated(img, img.UnfencedBrokers())
+	var fenced []int32
+	for id, b := range img.Brokers {
+		if b.Fenced {
+			fenced = append(fenced, id)
+		}
+	}
+	slices.Sort(fenced)
+	fenced = rackAlternated(img, fenced)
+	if len(unfenced) == 0 {
+		return nil, kerr.InvalidReplicationFactor.Code, "All brokers are currently fenced."
+	}
+	if total := len(unfenced) + len(fenced); int(rf) > total {
+		code, msg := rfUnreachable(rf, total)
+		return nil, code, msg
+	}
+	if int(rf) <= len(unfenced) {
+		return placeReplicas(unfenced, rackOf(img), first, count, rf, start(unfenced)), 0, ""
+	}
+	out := placeReplicas(unfenced, rackOf(img), first, count, int16(len(unfenced)), start(unfenced))
+	extra := int(rf) - len(unfenced)
+	for i := range out {
+		for j := range extra {
+			out[i] = append(out[i], fenced[(int(first)+i+j)%len(fenced)])
+		}
+	}
+	return out, 0, ""
+}
+
 func rfUnreachable(rf int16, brokers int) (int16, string) {
-	return kerr.InvalidReplicationFactor.Code, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, brokers)
+	return kerr.InvalidReplicationFactor.Code, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.", rf, rf, brokers)
 }
 
 // decideCreateTopic decides one topic against img (which already includes
@@ -264,11 +328,12 @@ func decideCreateTopic(img *Image, req CreateTopic, rules topicRules, rand io.Re
 		if rf <= 0 {
 			return fail(kerr.InvalidReplicationFactor.Code, "Replication factor must be larger than 0, or -1 to use the default value.")
 		}
-		brokers := rackAlternated(img, img.UnfencedBrokers())
-		if int(rf) > len(brokers) {
-			return fail(rfUnreachable(rf, len(brokers)))
+		var code int16
+		var msg string
+		assignment, code, msg = placeNew(img, 0, partitions, rf, func(unfenced []int32) int { return randomIndex(rand, len(unfenced)) })
+		if code != 0 {
+			return fail(code, msg)
 		}
-		assignment = placeReplicas(brokers, 0, partitions, rf, randomIndex(rand, len(brokers)))
 	}
 
 	if rules.validateConfig != nil {
@@ -591,18 +656,19 @@ func decideCreatePartitions(img *Image, topic string, count int32, assignment []
 			}
 		}
 	} else {
-		brokers := rackAlternated(img, img.UnfencedBrokers())
-		if int(rf) > len(brokers) {
-			code, msg := rfUnreachable(rf, len(brokers))
-			return code, msg, nil
-		}
 		// Continue the round-robin from where partition 0 started, so the new
 		// leaders follow the existing ones around the broker list.
-		start := slices.Index(brokers, t.Partitions[0].Replicas[0])
-		if start < 0 {
-			start = randomIndex(rand, len(brokers))
+		var code int16
+		var msg string
+		assignment, code, msg = placeNew(img, current, adding, rf, func(unfenced []int32) int {
+			if start := slices.Index(unfenced, t.Partitions[0].Replicas[0]); start >= 0 {
+				return start
+			}
+			return randomIndex(rand, len(unfenced))
+		})
+		if code != 0 {
+			return code, msg, nil
 		}
-		assignment = placeReplicas(brokers, current, adding, rf, start)
 	}
 	recs := make([]Record, 0, len(assignment))
 	for i, replicas := range assignment {
@@ -749,11 +815,28 @@ func validBrokerResource(name string) (int16, string) {
 
 // decideRegisterBroker returns the record that registers b, or nothing when
 // the registration is unchanged.
-func decideRegisterBroker(img *Image, b Broker) []Record {
-	if old, ok := img.Brokers[b.ID]; ok && old.Host == b.Host && old.Port == b.Port && old.Fenced == b.Fenced && equalPtr(old.Rack, b.Rack) && slices.Equal(old.Listeners, b.Listeners) {
+func decideRegisterBroker(img *Image, b Broker, unclean UncleanPolicy) []Record {
+	old, known := img.Brokers[b.ID]
+	newIncarnation := b.Incarnation != "" && (!known || old.Incarnation != b.Incarnation)
+	if known && !newIncarnation && old.Host == b.Host && old.Port == b.Port && old.Fenced == b.Fenced && equalPtr(old.Rack, b.Rack) && slices.Equal(old.Listeners, b.Listeners) {
 		return nil
 	}
-	return []Record{RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Listeners: slices.Clone(b.Listeners), Rack: b.Rack, Fenced: b.Fenced}}
+	var recs []Record
+	epoch := old.Epoch
+	if newIncarnation {
+		// A new incarnation starts fenced (Kafka's registration): the
+		// leaderships of the old one move away first, then the heartbeat
+		// unfences it once it caught up with its registration.
+		b.Fenced = true
+		if known && !old.Fenced {
+			_, recs = decideFenceBroker(img, b.ID, true, unclean)
+		}
+		epoch = img.Offset + 1 + int64(len(recs))
+	} else if !known {
+		epoch = img.Offset + 1
+	}
+	return append(recs, RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Listeners: slices.Clone(b.Listeners), Rack: b.Rack, Fenced: b.Fenced,
+		Epoch: epoch, Incarnation: b.Incarnation})
 }
 
 func equalPtr(a, b *string) bool {

@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestCreateTopicsRules(t *testing.T) {
 		{"zero rf", CreateTopic{Name: "new", NumPartitions: 1, ReplicationFactor: 0}, kerr.InvalidReplicationFactor.Code, "", 0, 0},
 		{"-2 rf", CreateTopic{Name: "new", NumPartitions: 1, ReplicationFactor: -2}, kerr.InvalidReplicationFactor.Code, "", 0, 0},
 		{"rf too big", CreateTopic{Name: "new", NumPartitions: 1, ReplicationFactor: 4}, kerr.InvalidReplicationFactor.Code,
-			"Unable to replicate the partition 4 time(s): The target replication factor of 4 cannot be reached because only 3 broker(s) are registered.", 0, 0},
+			"Unable to replicate the partition 4 time(s): The target replication factor of 4 cannot be reached because only 3 broker(s) are registered or some brokers have all their log directories cordoned.", 0, 0},
 		{"assignment", CreateTopic{Name: "new", NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {3, 1}, 1: {2, 3}}}, 0, "", 2, 2},
 		{"assignment with partitions", CreateTopic{Name: "new", NumPartitions: 2, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1}}}, kerr.InvalidRequest.Code, "", 0, 0},
 		{"assignment with rf", CreateTopic{Name: "new", NumPartitions: -1, ReplicationFactor: 1, Assignment: map[int32][]int32{0: {1}}}, kerr.InvalidRequest.Code, "", 0, 0},
@@ -159,7 +160,7 @@ func TestCreateTopicsSameRequest(t *testing.T) {
 }
 
 func TestPlacementSpreadsLeaders(t *testing.T) {
-	got := placeReplicas([]int32{1, 2, 3}, 0, 6, 2, 1)
+	got := placeReplicas([]int32{1, 2, 3}, func(int32) string { return "" }, 0, 6, 2, 1)
 	want := [][]int32{{2, 3}, {3, 1}, {1, 2}, {2, 3}, {3, 1}, {1, 2}}
 	for i := range want {
 		if !equalInt32s(got[i], want[i]) {
@@ -202,13 +203,55 @@ func TestRackAwarePlacement(t *testing.T) {
 	}
 }
 
+// TestRackAwarePlacementUnevenRacks: racks of uneven size (a: 1, 3; b:
+// 2). Every partition of replication factor 2 spans both racks, as with
+// Kafka's rack-striped placement (walking the rack-alternated list 1, 2,
+// 3 round-robin alone would give partition [3 1] in rack a only), and
+// leaders still rotate over the three brokers.
+func TestRackAwarePlacementUnevenRacks(t *testing.T) {
+	c := newTestController(t, 0)
+	for _, b := range []Broker{{ID: 1, Rack: ptr("a")}, {ID: 2, Rack: ptr("b")}, {ID: 3, Rack: ptr("a")}} {
+		b.Host, b.Port = "h", 1
+		if err := c.RegisterBroker(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: 6, ReplicationFactor: 2}}, false)[0]
+	if r.ErrorCode != 0 {
+		t.Fatalf("%+v", r)
+	}
+	img := c.Image()
+	leaders := map[int32]int{}
+	for _, p := range img.Topics["t"].Partitions {
+		if len(p.Replicas) != 2 || *img.Brokers[p.Replicas[0]].Rack == *img.Brokers[p.Replicas[1]].Rack {
+			t.Errorf("partition %d replicas %v in one rack", p.Partition, p.Replicas)
+		}
+		leaders[p.Leader]++
+	}
+	if len(leaders) != 3 {
+		t.Errorf("leaders %v, want all three brokers", leaders)
+	}
+}
+
 func TestCreateTopicsFencedBroker(t *testing.T) {
 	c := newTestController(t, 3)
 	if err := c.FenceBroker(2, true); err != nil {
 		t.Fatal(err)
 	}
-	r := c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: 1, ReplicationFactor: 3}}, false)[0]
-	if r.ErrorCode != kerr.InvalidReplicationFactor.Code || !strings.Contains(r.ErrorMessage, "only 2 broker(s)") {
+	// As Kafka's StripedReplicaPlacer: the replication factor counts
+	// every registered broker, fenced ones too, which get replicas (last,
+	// outside the ISR) only when the unfenced ones are too few.
+	r := c.CreateTopics([]CreateTopic{{Name: "t3", NumPartitions: 2, ReplicationFactor: 3}}, false)[0]
+	if r.ErrorCode != 0 {
+		t.Fatalf("%+v", r)
+	}
+	for _, p := range c.Image().Topics["t3"].Partitions {
+		if len(p.Replicas) != 3 || p.Replicas[2] != 2 || p.Leader == 2 || len(p.ISR) != 2 || slices.Contains(p.ISR, 2) {
+			t.Fatalf("RF=3 with broker 2 fenced: %+v", p)
+		}
+	}
+	r = c.CreateTopics([]CreateTopic{{Name: "t4", NumPartitions: 1, ReplicationFactor: 4}}, false)[0]
+	if r.ErrorCode != kerr.InvalidReplicationFactor.Code || !strings.Contains(r.ErrorMessage, "only 3 broker(s)") {
 		t.Fatalf("%+v", r)
 	}
 	r = c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: 4, ReplicationFactor: 2}}, false)[0]
@@ -234,6 +277,15 @@ func TestCreateTopicsFencedBroker(t *testing.T) {
 	r = c.CreateTopics([]CreateTopic{{Name: "f", NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {2}}}}, false)[0]
 	if r.ErrorCode != kerr.InvalidReplicaAssignment.Code {
 		t.Fatalf("%+v", r)
+	}
+	for _, id := range []int32{1, 3} {
+		if err := c.FenceBroker(id, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = c.CreateTopics([]CreateTopic{{Name: "none", NumPartitions: 1, ReplicationFactor: 1}}, false)[0]
+	if r.ErrorCode != kerr.InvalidReplicationFactor.Code || r.ErrorMessage != "All brokers are currently fenced." {
+		t.Fatalf("every broker fenced: %+v", r)
 	}
 }
 

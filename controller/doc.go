@@ -80,8 +80,24 @@
 //
 // Record types: 1 RegisterBroker, 2 Topic, 3 Partition, 4 PartitionChange,
 // 5 Config, 6 RemoveTopic, 7 BrokerFence, 8 ProducerIDs, 9 ScramCredential
-// (scram.go: salt, stored key, server key and iterations, never a password). Numbers are never
-// reused.
+// (scram.go: salt, stored key, server key and iterations, never a password).
+// Numbers are never reused. Optional fields added since: RegisterBroker epoch and
+// incarnation (broker epochs, broker_epochs.go); Partition and
+// PartitionChange adding_replicas and removing_replicas (reassignments,
+// reassign.go; in PartitionChange an empty list clears them, an absent
+// one leaves them).
+//
+// # Elections, reassignments, broker epochs
+//
+// elections.go: unclean.leader.election.enable (UncleanPolicy) when a
+// fencing leaves no eligible ISR member, when an out-of-sync replica is
+// unfenced, and in ElectUnclean's sweep; BalanceLeaders for
+// auto.leader.rebalance.enable. partition.go's decideElectLeaders serves
+// ElectLeaders. reassign.go: AlterReassignments starts, replaces and
+// cancels reassignments; the AlterPartition that brings the last adding
+// replica into the ISR completes one. broker_epochs.go: a new incarnation
+// registers fenced at a new epoch (the record's offset) and is unfenced
+// by a heartbeat caught up with it; other epochs are STALE_BROKER_EPOCH.
 //
 // # Migration
 //

@@ -19,6 +19,11 @@ type Broker struct {
 	Listeners []BrokerListener
 	Rack      *string
 	Fenced    bool
+	// Epoch is the broker epoch, the offset of the registration of the
+	// current Incarnation (a process start); heartbeats and ISR changes
+	// of an older incarnation are STALE_BROKER_EPOCH.
+	Epoch       int64
+	Incarnation string
 }
 
 // BrokerListener is one advertised listener of a broker, by listener name
@@ -52,6 +57,17 @@ type Partition struct {
 	PartitionEpoch int32
 	Replicas       []int32
 	ISR            []int32
+	// AddingReplicas and RemovingReplicas are set while a reassignment is
+	// in progress (reassign.go): Replicas then holds the target replicas
+	// followed by the removing ones.
+	AddingReplicas   []int32
+	RemovingReplicas []int32
+}
+
+// Reassigning reports whether a reassignment of the partition is in
+// progress.
+func (p Partition) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
 }
 
 // Topic is a topic with its partitions (indexed by partition id) and its
@@ -190,7 +206,8 @@ func (b *builder) apply(rec Record) error {
 		if r.BrokerID < 0 {
 			return fmt.Errorf("%w: broker id %d", ErrApply, r.BrokerID)
 		}
-		b.brokers()[r.BrokerID] = Broker{ID: r.BrokerID, Host: r.Host, Port: r.Port, Listeners: slices.Clone(r.Listeners), Rack: r.Rack, Fenced: r.Fenced}
+		b.brokers()[r.BrokerID] = Broker{ID: r.BrokerID, Host: r.Host, Port: r.Port, Listeners: slices.Clone(r.Listeners), Rack: r.Rack, Fenced: r.Fenced,
+			Epoch: r.Epoch, Incarnation: r.Incarnation}
 	case BrokerFenceRecord:
 		br, ok := b.img.Brokers[r.BrokerID]
 		if !ok {
@@ -226,12 +243,14 @@ func (b *builder) apply(rec Record) error {
 		}
 		t = b.ownTopic(t)
 		t.Partitions = append(t.Partitions, Partition{
-			Partition:      r.Partition,
-			Leader:         r.Leader,
-			LeaderEpoch:    r.LeaderEpoch,
-			PartitionEpoch: r.PartitionEpoch,
-			Replicas:       slices.Clone(r.Replicas),
-			ISR:            slices.Clone(r.ISR),
+			Partition:        r.Partition,
+			Leader:           r.Leader,
+			LeaderEpoch:      r.LeaderEpoch,
+			PartitionEpoch:   r.PartitionEpoch,
+			Replicas:         slices.Clone(r.Replicas),
+			ISR:              slices.Clone(r.ISR),
+			AddingReplicas:   slices.Clone(r.AddingReplicas),
+			RemovingReplicas: slices.Clone(r.RemovingReplicas),
 		})
 	case PartitionChangeRecord:
 		t, ok := b.img.TopicsByID[r.TopicID]
@@ -252,6 +271,12 @@ func (b *builder) apply(rec Record) error {
 		}
 		if r.Replicas != nil {
 			p.Replicas = slices.Clone(r.Replicas)
+		}
+		if r.AddingReplicas != nil {
+			p.AddingReplicas = nilIfEmpty(*r.AddingReplicas)
+		}
+		if r.RemovingReplicas != nil {
+			p.RemovingReplicas = nilIfEmpty(*r.RemovingReplicas)
 		}
 		p.PartitionEpoch++
 		t.Partitions[r.Partition] = p

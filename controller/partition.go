@@ -70,7 +70,9 @@ func decideAlterPartition(img *Image, req AlterPartition) (int16, string, []Reco
 	if slices.Equal(req.NewISR, p.ISR) {
 		return 0, "", nil
 	}
-	return 0, "", []Record{PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition, ISR: slices.Clone(req.NewISR)}}
+	change := PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition, ISR: slices.Clone(req.NewISR)}
+	completeReassignment(img, p, &change)
+	return 0, "", []Record{change}
 }
 
 // electLeader picks the first replica, in replica order, that is in isr and
@@ -99,8 +101,12 @@ func forEachPartition(img *Image, fn func(t *Topic, p Partition)) {
 // Fencing removes the broker from every ISR it is in, except where it is the
 // last member (an ISR never becomes empty, so the last in-sync replica stays
 // known), and elects a new leader where it led. Unfencing makes it leader of
-// leaderless partitions whose ISR holds it.
-func decideFenceBroker(img *Image, id int32, fenced bool) (bool, []Record) {
+// leaderless partitions whose ISR holds it. Where the topic allows
+// unclean election (unclean), a partition left without an eligible ISR
+// member gets its first unfenced replica as leader, with an ISR of it
+// alone, and a leaderless partition takes the unfenced broker when none
+// of its ISR is alive.
+func decideFenceBroker(img *Image, id int32, fenced bool, unclean UncleanPolicy) (bool, []Record) {
 	b, ok := img.Brokers[id]
 	if !ok {
 		return false, nil
@@ -125,13 +131,27 @@ func decideFenceBroker(img *Image, id int32, fenced bool) (bool, []Record) {
 				change.ISR = isr
 			}
 			if p.Leader == id {
-				change.Leader = ptrTo(electLeader(after, p.Replicas, isr))
+				leader := electLeader(after, p.Replicas, isr)
+				if leader == -1 && unclean.allowed(t) {
+					if leader = uncleanLeader(after, p); leader != -1 {
+						change.ISR = []int32{leader}
+					}
+				}
+				change.Leader = ptrTo(leader)
 			}
 		} else {
-			if p.Leader != -1 || !slices.Contains(p.ISR, id) {
+			if p.Leader != -1 || !slices.Contains(p.Replicas, id) {
 				return
 			}
-			change.Leader = ptrTo(electLeader(after, p.Replicas, p.ISR))
+			switch {
+			case slices.Contains(p.ISR, id):
+				change.Leader = ptrTo(electLeader(after, p.Replicas, p.ISR))
+			case unclean.allowed(t) && electLeader(after, p.Replicas, p.ISR) == -1:
+				leader := uncleanLeader(after, p)
+				change.Leader, change.ISR = ptrTo(leader), []int32{leader}
+			default:
+				return
+			}
 		}
 		recs = append(recs, change)
 	})
@@ -175,8 +195,14 @@ func decideElectLeaders(img *Image, typ ElectionType, parts []TopicPartition) ([
 		res := ElectLeaderResult{TopicPartition: tp}
 		results[i] = res
 		t := img.Topics[tp.Topic]
-		if t == nil || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
+		if t == nil {
 			results[i].ErrorCode = kerr.UnknownTopicOrPartition.Code
+			results[i].ErrorMessage = "No such topic as " + tp.Topic
+			continue
+		}
+		if tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
+			results[i].ErrorCode = kerr.UnknownTopicOrPartition.Code
+			results[i].ErrorMessage = fmt.Sprintf("No such partition as %s-%d", tp.Topic, tp.Partition)
 			continue
 		}
 		if done[tp] {
@@ -193,8 +219,8 @@ func decideElectLeaders(img *Image, typ ElectionType, parts []TopicPartition) ([
 				continue
 			}
 			if electLeader(img, p.Replicas[:1], p.ISR) != preferred {
+				// Kafka gives no message of its own here.
 				results[i].ErrorCode = kerr.PreferredLeaderNotAvailable.Code
-				results[i].ErrorMessage = fmt.Sprintf("Preferred leader %d is not in the ISR or is fenced.", preferred)
 				continue
 			}
 			change.Leader = ptrTo(preferred)

@@ -41,6 +41,11 @@ type RegisterBrokerRecord struct {
 	Listeners []BrokerListener `json:"listeners,omitempty"`
 	Rack      *string          `json:"rack,omitempty"`
 	Fenced    bool             `json:"fenced,omitempty"`
+	// Epoch is the broker epoch: the log offset of the record that
+	// registered this incarnation (broker_epochs.go); Incarnation is the
+	// process's incarnation id. Both absent in records of older builds.
+	Epoch       int64  `json:"epoch,omitempty"`
+	Incarnation string `json:"incarnation,omitempty"`
 }
 
 // BrokerFenceRecord fences or unfences a registered broker.
@@ -65,6 +70,10 @@ type PartitionRecord struct {
 	Leader         int32   `json:"leader"`
 	LeaderEpoch    int32   `json:"leader_epoch"`
 	PartitionEpoch int32   `json:"partition_epoch"`
+	// AddingReplicas and RemovingReplicas: a reassignment in progress
+	// (reassign.go); omitted when none.
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
 }
 
 // PartitionChangeRecord changes an existing partition. Nil fields are left
@@ -76,6 +85,11 @@ type PartitionChangeRecord struct {
 	Leader    *int32  `json:"leader,omitempty"`
 	ISR       []int32 `json:"isr,omitempty"`
 	Replicas  []int32 `json:"replicas,omitempty"`
+	// AddingReplicas and RemovingReplicas set the reassignment in
+	// progress when present (an empty list clears it); absent, it is
+	// unchanged.
+	AddingReplicas   *[]int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas *[]int32 `json:"removing_replicas,omitempty"`
 }
 
 // ConfigRecord sets (Value non-nil) or deletes (Value nil) one dynamic config

@@ -35,7 +35,8 @@ func ImageRecords(img *Image) []Record {
 	var recs []Record
 	for _, id := range slices.Sorted(maps.Keys(img.Brokers)) {
 		b := img.Brokers[id]
-		recs = append(recs, RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Listeners: b.Listeners, Rack: b.Rack, Fenced: b.Fenced})
+		recs = append(recs, RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Listeners: b.Listeners, Rack: b.Rack, Fenced: b.Fenced,
+			Epoch: b.Epoch, Incarnation: b.Incarnation})
 	}
 	for _, res := range slices.Sorted(maps.Keys(img.BrokerConfigs)) {
 		recs = appendConfigRecords(recs, ConfigResourceBroker, res, img.BrokerConfigs[res])
@@ -47,6 +48,7 @@ func ImageRecords(img *Image) []Record {
 			recs = append(recs, PartitionRecord{
 				TopicID: t.ID, Partition: p.Partition, Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.ISR),
 				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+				AddingReplicas: slices.Clone(p.AddingReplicas), RemovingReplicas: slices.Clone(p.RemovingReplicas),
 			})
 		}
 		recs = appendConfigRecords(recs, ConfigResourceTopic, name, t.Configs)

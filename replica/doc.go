@@ -75,10 +75,24 @@
 // Partition.mu, then the storage.Log's locks. No lock is held across a
 // network call or a wait.
 //
+// # Restarts and reassignment
+//
+// The high watermark a restarted replica starts from is the storage
+// Manager's replication-offset-checkpoint (written every 5 s by the
+// broker, replica.high.watermark.checkpoint.interval.ms, and at Close);
+// it is at most the high watermark exposed before, so a restart neither
+// exposes an uncommitted record nor hides a committed one for longer
+// than the followers take to fetch. A leader whose replicas change in
+// the same leader epoch (a reassignment adding or removing replicas)
+// gives the new ones a follower state and drops the old ones'; the new
+// ones join the ISR by the usual rule (CanJoinISR), which is what
+// completes the reassignment at the controller.
+//
 // # Not yet
 //
-// No high watermark checkpoint (a restarted leader starts at its log
-// start offset until its followers fetch), no fetch from followers
-// (KIP-392), no follower fetch sessions, no eligible leader replicas
-// (KIP-966), no reassignment.
+// No fetch from followers (KIP-392), no follower fetch sessions, no
+// eligible leader replicas (KIP-966: with min.insync.replicas=2 and the
+// ISR shrunk to the leader alone, Kafka 4.4 keeps the high watermark
+// where it is; samsa advances it, as Kafka did before KIP-966), no
+// leader epoch bump when a reassignment removes replicas.
 package replica

@@ -180,6 +180,20 @@ func (p *Partition) apply(cp controller.Partition, minISR int) (Role, error) {
 				}
 				p.mu.followers[r] = f
 			}
+		} else {
+			// The same leader epoch with other replicas (a reassignment):
+			// a replica that joined gets a follower state, one that left
+			// loses it.
+			for _, r := range cp.Replicas {
+				if _, ok := p.mu.followers[r]; !ok && r != local {
+					p.mu.followers[r] = FollowerState{LogEndOffset: -1, LastFetchLeaderLEO: -1}
+				}
+			}
+			for r := range p.mu.followers {
+				if !slices.Contains(cp.Replicas, r) {
+					delete(p.mu.followers, r)
+				}
+			}
 		}
 		p.mu.role = RoleLeader
 		p.maybeIncrementHighWatermarkLocked()

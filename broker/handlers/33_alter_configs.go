@@ -45,7 +45,7 @@ func handleAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 		if dups[keys[i]] {
 			code, msg = kerr.InvalidRequest.Code, "Each resource must appear at most once."
 		} else {
-			code, msg = alterConfigsResource(d, res, req.ValidateOnly)
+			code, msg = alterConfigsResource(d, r, res, req.ValidateOnly)
 		}
 		rr := kmsg.NewAlterConfigsResponseResource()
 		rr.ResourceType = res.ResourceType
@@ -58,7 +58,7 @@ func handleAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 }
 
 // alterConfigsResource applies one legacy AlterConfigs resource.
-func alterConfigsResource(d *Deps, res kmsg.AlterConfigsRequestResource, validateOnly bool) (int16, string) {
+func alterConfigsResource(d *Deps, r *Request, res kmsg.AlterConfigsRequestResource, validateOnly bool) (int16, string) {
 	names := make([]string, len(res.Configs))
 	var nulls []string
 	configs := make(map[string]string, len(res.Configs))
@@ -80,7 +80,7 @@ func alterConfigsResource(d *Deps, res kmsg.AlterConfigsRequestResource, validat
 	case kmsg.ConfigResourceTypeTopic:
 		return d.Controller.SetTopicConfigs(res.ResourceName, configs, validateOnly)
 	case kmsg.ConfigResourceTypeBroker:
-		if code, msg := alterBrokerResource(d, res.ResourceName); code != 0 {
+		if code, msg := alterBrokerResource(d, r, res.ResourceName); code != 0 {
 			return code, msg
 		}
 		if code, msg := d.validateBrokerConfigs(configs); code != 0 {
@@ -109,8 +109,12 @@ func alterConfigsResource(d *Deps, res kmsg.AlterConfigsRequestResource, validat
 // alterBrokerResource checks a BROKER resource name for the alter APIs,
 // like Kafka's ConfigAdminManager.validateResourceNameIsCurrentNodeId.
 // (Kafka's message prints its own id twice; we print the id received.)
-func alterBrokerResource(d *Deps, name string) (int16, string) {
-	if name == "" {
+// As in Kafka the receiving broker checks, before it forwards the
+// request (broker.Node.forward keeps a request naming another broker
+// here); a request that reached the active controller through its
+// controller listener was forwarded and is not checked again.
+func alterBrokerResource(d *Deps, r *Request, name string) (int16, string) {
+	if name == "" || r.Controller {
 		return 0, ""
 	}
 	id, err := strconv.ParseInt(name, 10, 32)

@@ -46,7 +46,7 @@ func handleIncrementalAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 		if dups[keys[i]] {
 			code, msg = kerr.InvalidRequest.Code, "Each resource must appear at most once."
 		} else {
-			code, msg = incrementalAlterResource(d, res, req.ValidateOnly)
+			code, msg = incrementalAlterResource(d, r, res, req.ValidateOnly)
 		}
 		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		rr.ResourceType = res.ResourceType
@@ -59,7 +59,7 @@ func handleIncrementalAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 }
 
 // incrementalAlterResource applies one IncrementalAlterConfigs resource.
-func incrementalAlterResource(d *Deps, res kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) (int16, string) {
+func incrementalAlterResource(d *Deps, r *Request, res kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) (int16, string) {
 	names := make([]string, len(res.Configs))
 	var nulls []string
 	for i, c := range res.Configs {
@@ -109,7 +109,7 @@ func incrementalAlterResource(d *Deps, res kmsg.IncrementalAlterConfigsRequestRe
 		return d.Controller.AlterTopicConfigs(res.ResourceName, ops, validateOnly)
 
 	case kmsg.ConfigResourceTypeBroker:
-		if code, msg := alterBrokerResource(d, res.ResourceName); code != 0 {
+		if code, msg := alterBrokerResource(d, r, res.ResourceName); code != 0 {
 			return code, msg
 		}
 		current := img.BrokerConfigs[res.ResourceName]

@@ -17,6 +17,11 @@ import (
 //     answered; 2 (CONTROLLERS) is MISMATCHED_ENDPOINT_TYPE and any other
 //     value UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST at v0, which has no
 //     such codes, as in Kafka). The response echoes endpoint_type 1.
+//     On a controller listener it is the other way round (Kafka's
+//     ControllerApis): 2 (CONTROLLERS) lists the voters at their
+//     controller listeners with the active controller as controller_id
+//     (kafka-metadata-quorum --bootstrap-controller starts with it), and
+//     1 is MISMATCHED_ENDPOINT_TYPE.
 //
 // controller_id is, as in Kafka's KRaft brokers, a broker the client can
 // reach: the controller node when it is an unfenced broker (always so
@@ -32,8 +37,17 @@ func handleDescribeCluster(d *Deps, r *Request) (kmsg.Response, error) {
 	if v < 1 {
 		endpoint = 1
 	}
+	if r.Controller && endpoint == 2 {
+		return describeControllers(d, resp), nil
+	}
 	switch endpoint {
 	case 1:
+		if r.Controller {
+			resp.ErrorCode = kerr.MismatchedEndpointType.Code
+			msg := "The request was sent to an endpoint of type CONTROLLER, but we wanted an endpoint of type BROKER"
+			resp.ErrorMessage = &msg
+			return resp, nil
+		}
 	case 2:
 		resp.ErrorCode = kerr.MismatchedEndpointType.Code
 		if v == 0 {
@@ -76,4 +90,20 @@ func handleDescribeCluster(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.Brokers = append(resp.Brokers, rb)
 	}
 	return resp, nil
+}
+
+// describeControllers answers DescribeCluster with endpoint type 2 on a
+// controller listener: the voters of controller.quorum.voters and the
+// active controller.
+func describeControllers(d *Deps, resp *kmsg.DescribeClusterResponse) *kmsg.DescribeClusterResponse {
+	img := d.Controller.Image()
+	resp.EndpointType = 2
+	resp.ClusterID = img.ClusterID
+	resp.ControllerID = d.Controller.ActiveController()
+	for _, v := range d.Config.QuorumVoters {
+		rb := kmsg.NewDescribeClusterResponseBroker()
+		rb.NodeID, rb.Host, rb.Port = v.ID, v.Host, int32(v.Port)
+		resp.Brokers = append(resp.Brokers, rb)
+	}
+	return resp
 }

@@ -19,13 +19,14 @@ import (
 //     the broker's default address, given to clients whose listener the
 //     broker lacks (and the only one in images from before listeners were
 //     recorded).
-//   - A broker registered before keeps its fenced state; the heartbeat
-//     that follows unfences it (Kafka starts a registration fenced and
-//     unfences it once the broker caught up with the metadata log).
+//   - A new incarnation_id (a broker process start) is a new registration:
+//     recorded fenced (the old incarnation's leaderships move away first),
+//     with the registration's log offset as the broker epoch, and unfenced
+//     by a heartbeat whose metadata offset reached it (Kafka's rule). A
+//     retry with the same incarnation changes nothing and gets the same
+//     epoch.
 //   - A wrong cluster id is INCONSISTENT_CLUSTER_ID; a node that is not
 //     the active controller answers NOT_CONTROLLER.
-//   - broker_epoch is the offset of the image the registration landed on
-//     (monotonic); samsa does not check broker epochs yet.
 func handleBrokerRegistration(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.BrokerRegistrationRequest)
 	resp := req.ResponseKind().(*kmsg.BrokerRegistrationResponse)
@@ -47,6 +48,9 @@ func handleBrokerRegistration(d *Deps, r *Request) (kmsg.Response, error) {
 	if old, ok := img.Brokers[req.BrokerID]; ok {
 		b.Fenced = old.Fenced
 	}
+	if req.IncarnationID != ([16]byte{}) {
+		b.Incarnation = controller.Uuid(req.IncarnationID).String()
+	}
 	if err := d.Controller.RegisterBroker(b); err != nil {
 		resp.ErrorCode = controllerErrorCode(err)
 		return resp, nil
@@ -60,34 +64,46 @@ func handleBrokerRegistration(d *Deps, r *Request) (kmsg.Response, error) {
 			return resp, nil
 		}
 	}
-	resp.BrokerEpoch = d.Controller.Image().Offset
+	resp.BrokerEpoch = d.Controller.Image().Brokers[req.BrokerID].Epoch
 	return resp, nil
 }
 
 // BrokerHeartbeat, key 63, versions 0-1: a registered broker's liveness.
-// A heartbeat unfences a fenced broker (it then takes over leaderless
-// partitions whose ISR holds it); want_shut_down moves its leaderships
-// away (controlled shutdown) and is answered should_shut_down once it
-// leads nothing.
+// broker_epoch must be the epoch of the broker's registration, else
+// STALE_BROKER_EPOCH (an older incarnation). A heartbeat whose
+// current_metadata_offset reached the registration is caught up and
+// unfences a fenced broker (it then takes over leaderless partitions
+// whose ISR holds it); before that it stays fenced. want_shut_down moves
+// its leaderships away (controlled shutdown) and is answered
+// should_shut_down once it leads nothing.
 func handleBrokerHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.BrokerHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
-	if _, ok := d.Controller.Image().Brokers[req.BrokerID]; !ok {
-		resp.ErrorCode = kerr.BrokerIDNotRegistered.Code
+	img := d.Controller.Image()
+	if code := img.CheckBrokerEpoch(req.BrokerID, req.BrokerEpoch); code != 0 || req.BrokerEpoch == -1 {
+		if code == 0 {
+			code = kerr.StaleBrokerEpoch.Code
+		}
+		resp.ErrorCode = code
 		resp.IsFenced = true
+		if b, ok := img.Brokers[req.BrokerID]; ok {
+			resp.IsFenced = b.Fenced
+		}
 		return resp, nil
 	}
-	var err error
+	resp.IsCaughtUp = req.CurrentMetadataOffset >= img.Brokers[req.BrokerID].Epoch
 	if req.WantShutdown || req.WantFence {
-		err = d.Controller.FenceBroker(req.BrokerID, true)
+		if err := d.Controller.FenceBroker(req.BrokerID, true); err != nil {
+			resp.ErrorCode = controllerErrorCode(err)
+		}
 	} else {
-		err = d.Controller.Heartbeat(req.BrokerID)
+		res, err := d.Controller.BrokerHeartbeat(req.BrokerID, req.BrokerEpoch, req.CurrentMetadataOffset)
+		resp.ErrorCode, resp.IsCaughtUp = res.Code, res.CaughtUp
+		if err != nil {
+			resp.ErrorCode = controllerErrorCode(err)
+		}
 	}
-	if err != nil {
-		resp.ErrorCode = controllerErrorCode(err)
-	}
-	img := d.Controller.Image()
-	resp.IsCaughtUp = true
+	img = d.Controller.Image()
 	resp.IsFenced = img.Brokers[req.BrokerID].Fenced
 	resp.ShouldShutdown = req.WantShutdown && resp.ErrorCode == 0 && leadsNothing(img, req.BrokerID)
 	return resp, nil
@@ -124,6 +140,11 @@ func handleAllocateProducerIDs(d *Deps, r *Request) (kmsg.Response, error) {
 func handleAlterPartition(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterPartitionRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
+	// A leader of an older incarnation of its broker is fenced as a whole.
+	if code := d.Controller.Image().CheckBrokerEpoch(req.BrokerID, req.BrokerEpoch); code != 0 {
+		resp.ErrorCode = code
+		return resp, nil
+	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewAlterPartitionResponseTopic()
 		st.TopidID = rt.TopicID // sic: kmsg spells it TopidID

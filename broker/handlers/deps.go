@@ -9,6 +9,7 @@ import (
 
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/controller/quorum"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/replica"
@@ -57,6 +58,11 @@ type Deps struct {
 	// metadata log). Nil: nothing to do.
 	AddObserver func(id int32, addr string) error
 
+	// QuorumStatus returns the metadata quorum as its leader sees it
+	// (DescribeQuorum); quorum.ErrNotLeader on other nodes. Nil: no quorum
+	// to describe (NOT_LEADER_OR_FOLLOWER).
+	QuorumStatus func() (quorum.Status, error)
+
 	// SendToBroker sends a request to another broker's client listener
 	// (transaction markers for partitions it leads). Nil: everything is
 	// written locally.
@@ -99,6 +105,9 @@ type Request struct {
 	// ("User:alice", "User:CN=client,O=example"), User:ANONYMOUS when
 	// the listener authenticates nobody.
 	Principal string
+	// Controller is set when the connection came in on a controller
+	// listener (DescribeCluster then describes the controllers).
+	Controller bool
 }
 
 // Handler answers one request. A returned Response is written back in

@@ -52,6 +52,10 @@ func Table() []Entry {
 		{Key: int16(kmsg.IncrementalAlterConfigs), MinVersion: 0, MaxVersion: 1, Handle: handleIncrementalAlterConfigs, Forward: true},
 		{Key: int16(kmsg.DescribeCluster), MinVersion: 0, MaxVersion: 1, Handle: handleDescribeCluster},
 		{Key: int16(kmsg.DescribeLogDirs), MinVersion: 0, MaxVersion: 4, Handle: handleDescribeLogDirs},
+		{Key: int16(kmsg.DescribeQuorum), MinVersion: 0, MaxVersion: 2, Handle: handleDescribeQuorum, Forward: true},
+		{Key: int16(kmsg.ElectLeaders), MinVersion: 0, MaxVersion: 2, Handle: handleElectLeaders, Forward: true},
+		{Key: int16(kmsg.AlterPartitionAssignments), MinVersion: 0, MaxVersion: 1, Handle: handleAlterPartitionReassignments, Forward: true},
+		{Key: int16(kmsg.ListPartitionReassignments), MinVersion: 0, MaxVersion: 0, Handle: handleListPartitionReassignments},
 		// controller APIs: see 56_alter_partition.go and friends
 		{Key: int16(kmsg.AlterPartition), MinVersion: 2, MaxVersion: 3, Handle: handleAlterPartition, ControllerOnly: true},
 		{Key: int16(kmsg.BrokerRegistration), MinVersion: 0, MaxVersion: 4, Handle: handleBrokerRegistration, ControllerOnly: true},

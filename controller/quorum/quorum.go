@@ -73,6 +73,9 @@ type Quorum struct {
 	wg      sync.WaitGroup
 	logger  *slog.Logger
 
+	// progress holds the followers' answers, for Status.
+	progress *progressTracker
+
 	mu struct {
 		sync.Mutex
 		leading bool
@@ -180,10 +183,12 @@ func Open(o Options) (_ *Quorum, err error) {
 		o.Logger.Info("quorum: bootstrapped a new metadata quorum", "voters", o.Voters)
 	}
 	q.machine = controller.NewMachine(o.ClusterID, o.NodeID)
-	q.raft, err = raft.NewRaft(conf, &fsm{machine: q.machine, logger: o.Logger}, q.store, q.store, snaps, q.trans)
+	q.progress = &progressTracker{peers: map[raft.ServerID]peerProgress{}}
+	q.raft, err = raft.NewRaft(conf, &fsm{machine: q.machine, logger: o.Logger}, q.store, q.store, snaps, track(q.trans, q.progress))
 	if err != nil {
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
+	q.progress.raft.Store(q.raft)
 	q.wg.Add(1)
 	go q.followLeadership()
 	return q, nil

@@ -1,0 +1,73 @@
+package diff
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// scriptCluster covers the quorum, election and reassignment APIs on the
+// single-node brokers of the suite: DescribeQuorum of the metadata
+// partition (and of one that is not), preferred and unclean elections of a
+// partition that needs none and of unknown ones, reassignments that change
+// nothing, name an unknown broker or topic, or cancel what is not running,
+// and the list of reassignments.
+func scriptCluster(s *Session) error {
+	each(kmsg.DescribeQuorum, func(v int16) {
+		mk := func(topic string) *kmsg.DescribeQuorumRequest {
+			req := kmsg.NewPtrDescribeQuorumRequest()
+			t := kmsg.NewDescribeQuorumRequestTopic()
+			t.Topic = topic
+			p := kmsg.NewDescribeQuorumRequestTopicPartition()
+			t.Partitions = append(t.Partitions, p)
+			req.Topics = append(req.Topics, t)
+			return req
+		}
+		s.Do("metadata-partition", v, mk("__cluster_metadata"))
+		s.Do("not-the-metadata-topic", v, mk(topicA))
+	})
+	each(kmsg.ElectLeaders, func(v int16) {
+		mk := func(electionType int8, topic string, partitions ...int32) *kmsg.ElectLeadersRequest {
+			req := kmsg.NewPtrElectLeadersRequest()
+			req.ElectionType, req.TimeoutMillis = electionType, 30000
+			t := kmsg.NewElectLeadersRequestTopic()
+			t.Topic, t.Partitions = topic, partitions
+			req.Topics = append(req.Topics, t)
+			return req
+		}
+		s.Do("preferred-not-needed", v, mk(0, topicA, 0))
+		s.Do("unknown-topic", v, mk(0, "diff-nope", 0))
+		s.Do("unknown-partition", v, mk(0, topicA, 99))
+		if v >= 1 {
+			s.Do("unclean-not-needed", v, mk(1, topicA, 0))
+		}
+	})
+	each(kmsg.AlterPartitionAssignments, func(v int16) {
+		mk := func(topic string, partition int32, replicas []int32) *kmsg.AlterPartitionAssignmentsRequest {
+			req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+			req.TimeoutMillis = 30000
+			t := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+			t.Topic = topic
+			p := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+			p.Partition, p.Replicas = partition, replicas
+			t.Partitions = append(t.Partitions, p)
+			req.Topics = append(req.Topics, t)
+			return req
+		}
+		s.Do("cancel-none-running", v, mk(topicA, 0, nil))
+		s.Do("unknown-broker", v, mk(topicA, 0, []int32{99}))
+		s.Do("unknown-topic", v, mk("diff-nope", 0, []int32{1}))
+		s.Do("empty-replicas", v, mk(topicA, 0, []int32{}))
+		s.Do("duplicate-replicas", v, mk(topicA, 0, []int32{1, 1}))
+	})
+	each(kmsg.ListPartitionReassignments, func(v int16) {
+		req := kmsg.NewPtrListPartitionReassignmentsRequest()
+		req.TimeoutMillis = 30000
+		s.Do("all", v, req)
+		named := kmsg.NewPtrListPartitionReassignmentsRequest()
+		named.TimeoutMillis = 30000
+		t := kmsg.NewListPartitionReassignmentsRequestTopic()
+		t.Topic, t.Partitions = topicA, []int32{0}
+		named.Topics = append(named.Topics, t)
+		s.Do("named", v, named)
+	})
+	return nil
+}

@@ -34,6 +34,7 @@ func (n *Node) startHTTP() error {
 		ActiveController:  n.ctrl.ActiveController,
 		MinInsyncReplicas: n.cfg.MinInsyncReplicas,
 		Logs:              n.logs.Logs,
+		ISRChanges:        n.replicas.ISRChanges,
 		Groups:            n.groups,
 		Connections:       n.srv.connectionsByListener,
 		RequestQueueSize:  n.srv.requestsInFlight,

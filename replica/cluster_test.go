@@ -322,6 +322,9 @@ func TestISRShrinkAndExpand(t *testing.T) {
 		if st := c.part(1).State(); !slices.Equal(st.ISR, []int32{1, 2}) || st.PendingISR != nil {
 			t.Fatalf("leader ISR %v pending %v", st.ISR, st.PendingISR)
 		}
+		if shrinks, expands := c.nodes[1].ISRChanges(); shrinks != 1 || expands != 0 {
+			t.Fatalf("leader counted %d shrinks, %d expands; want 1, 0", shrinks, expands)
+		}
 		// Node 2 goes too: ISR {1} < min.insync.replicas 2.
 		c.net.setDown(2, true)
 		time.Sleep(16 * time.Second) // let the lag time pass (fake clock)
@@ -342,6 +345,15 @@ func TestISRShrinkAndExpand(t *testing.T) {
 		synctest.Wait()
 		if isr := c.image().ISR; len(isr) != 3 {
 			t.Fatalf("image ISR %v after catching up", isr)
+		}
+		// The counters behind kafka_server_replicamanager_isrshrinks_total
+		// and _isrexpands_total: two shrinks, two expands (one per
+		// follower coming back), all on the leader.
+		if shrinks, expands := c.nodes[1].ISRChanges(); shrinks != 2 || expands != 2 {
+			t.Fatalf("leader counted %d shrinks, %d expands; want 2, 2", shrinks, expands)
+		}
+		if shrinks, expands := c.nodes[2].ISRChanges(); shrinks != 0 || expands != 0 {
+			t.Fatalf("follower counted %d shrinks, %d expands", shrinks, expands)
 		}
 		for id := int32(1); id <= 3; id++ {
 			if c.leo(id) != 4 || c.hw(id) != 4 {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -105,6 +106,17 @@ type Manager struct {
 
 	fetchers  map[int32]*fetcher // REQUIRES: only the reconcile goroutine
 	transport *kgoTransport
+
+	// isrShrinks and isrExpands count the ISR changes of partitions led
+	// here that the controller accepted (Kafka's IsrShrinksPerSec and
+	// IsrExpandsPerSec meters), for metrics.
+	isrShrinks, isrExpands atomic.Int64
+}
+
+// ISRChanges returns how many ISR shrinks and expands of partitions led by
+// this broker the controller has accepted since start.
+func (m *Manager) ISRChanges() (shrinks, expands int64) {
+	return m.isrShrinks.Load(), m.isrExpands.Load()
 }
 
 // NewManager starts a Manager; Close stops it.

@@ -155,6 +155,9 @@ func (p *Partition) apply(cp controller.Partition, minISR int) (Role, error) {
 	if cp.PartitionEpoch > p.mu.partitionEpoch || newEpoch {
 		// A newer partition epoch settles any ISR change in flight:
 		// it was committed or superseded.
+		if !newEpoch && cp.Leader == local && p.mu.pendingISR != nil && slices.Equal(cp.ISR, p.mu.pendingISR) {
+			p.countISRChangeLocked(cp.ISR) // committed; the image saw it before the answer
+		}
 		p.mu.pendingISR = nil
 	}
 	p.mu.leader = cp.Leader
@@ -433,6 +436,20 @@ func (p *Partition) proposeISRLocked(isr []int32) {
 	p.m.alterPartition(p, req)
 }
 
+// countISRChangeLocked counts a committed ISR change of this leader's own
+// proposal as a shrink or an expand, for metrics. Whichever of the
+// controller's answer and the next image applies it first counts it; the
+// other finds the ISR already equal.
+// REQUIRES: p.mu held.
+func (p *Partition) countISRChangeLocked(isr []int32) {
+	switch {
+	case len(isr) < len(p.mu.isr):
+		p.m.isrShrinks.Add(1)
+	case len(isr) > len(p.mu.isr):
+		p.m.isrExpands.Add(1)
+	}
+}
+
 // completeAlter applies the controller's answer to an AlterPartition.
 func (p *Partition) completeAlter(req controller.AlterPartition, got controller.Partition, code int16, err error) {
 	p.mu.Lock()
@@ -445,6 +462,7 @@ func (p *Partition) completeAlter(req controller.AlterPartition, got controller.
 	case err != nil || code != 0:
 		p.m.logger.Warn("AlterPartition refused", "topic", p.tp.Topic, "partition", p.tp.Partition, "isr", req.NewISR, "code", code, "err", err)
 	case got.PartitionEpoch > p.mu.partitionEpoch && got.LeaderEpoch == p.mu.leaderEpoch:
+		p.countISRChangeLocked(got.ISR)
 		p.mu.isr = slices.Clone(got.ISR)
 		p.mu.partitionEpoch = got.PartitionEpoch
 	}

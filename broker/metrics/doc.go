@@ -18,6 +18,7 @@
 //	kafka_server_socket_server_metrics_connection_count{listener,networkProcessor}
 //	kafka_network_requestchannel_requestqueuesize, kafka_server_kafkaserver_brokerstate
 //	kafka_server_replicamanager_partitioncount, _leadercount, _underreplicatedpartitions, ...
+//	kafka_server_replicamanager_isrshrinks_total, _isrexpands_total   IsrShrinksPerSec, IsrExpandsPerSec (counters)
 //	kafka_controller_kafkacontroller_activecontrollercount, _offlinepartitionscount, _fencedbrokercount, ...
 //	kafka_log_log_size{topic,partition}, _logstartoffset, _logendoffset
 //

@@ -39,6 +39,9 @@ type Options struct {
 	RequestQueueSize func() int
 	// BrokerState returns Kafka's BrokerState code (3 RUNNING, ...).
 	BrokerState func() BrokerState
+	// ISRChanges returns the ISR shrinks and expands of partitions led
+	// here since start (nil: not exported).
+	ISRChanges func() (shrinks, expands int64)
 	// TopicName resolves a topic id, for requests that carry ids.
 	TopicName func(id [16]byte) (string, bool)
 	// TopicExists reports whether a topic is in the image; counters of
@@ -182,6 +185,10 @@ var (
 		"Partitions led by this broker whose ISR is below min.insync.replicas (ReplicaManager UnderMinIsrPartitionCount).", nil, nil)
 	descAtMinISR = prometheus.NewDesc("kafka_server_replicamanager_atminisrpartitioncount",
 		"Partitions led by this broker whose ISR is exactly min.insync.replicas (ReplicaManager AtMinIsrPartitionCount).", nil, nil)
+	descISRShrinks = prometheus.NewDesc("kafka_server_replicamanager_isrshrinks_total",
+		"ISR shrinks of partitions led by this broker accepted by the controller (ReplicaManager IsrShrinksPerSec; rate() gives the per-second figure).", nil, nil)
+	descISRExpands = prometheus.NewDesc("kafka_server_replicamanager_isrexpands_total",
+		"ISR expands of partitions led by this broker accepted by the controller (ReplicaManager IsrExpandsPerSec).", nil, nil)
 	descOfflineReplicas = prometheus.NewDesc("kafka_server_replicamanager_offlinereplicacount",
 		"Partitions assigned to this broker that have no open local log (ReplicaManager OfflineReplicaCount).", nil, nil)
 

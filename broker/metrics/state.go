@@ -20,6 +20,7 @@ type stateCollector struct{ m *Metrics }
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descConnections, descRequestQueue, descBrokerState,
 		descPartitionCount, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR, descOfflineReplicas,
+		descISRShrinks, descISRExpands,
 		descActiveController, descOfflinePartitions, descFencedBrokers, descActiveBrokers, descGlobalTopics,
 		descGlobalPartitions, descPreferredImbalance, descLogSize, descLogStart, descLogEnd,
 		descTopicPartitions, descPartitionCurrent, descPartitionOldest, descPartitionISR, descPartitionLeader,
@@ -131,6 +132,11 @@ func (c stateCollector) collectImage(ch chan<- prometheus.Metric, img *controlle
 	gauge(ch, descUnderMinISR, float64(underMin))
 	gauge(ch, descAtMinISR, float64(atMin))
 	gauge(ch, descOfflineReplicas, float64(offline))
+	if o.ISRChanges != nil {
+		shrinks, expands := o.ISRChanges()
+		ch <- prometheus.MustNewConstMetric(descISRShrinks, prometheus.CounterValue, float64(shrinks))
+		ch <- prometheus.MustNewConstMetric(descISRExpands, prometheus.CounterValue, float64(expands))
+	}
 
 	gauge(ch, descActiveController, b2f(active))
 	var fenced, unfenced, topics int

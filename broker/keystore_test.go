@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
+	"github.com/samsa-broker/samsa/config"
 )
 
 // TestPKCS12Keystores reads PKCS#12 keystores and truststores as openssl

@@ -14,9 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
-	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
 	"github.com/samsa-broker/samsa/wire"
 )
 

@@ -22,8 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
+	"github.com/samsa-broker/samsa/config"
 )
 
 // secureNode is a node with one listener of each protocol, in this order:

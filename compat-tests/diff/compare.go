@@ -81,6 +81,8 @@ var fieldMasks = map[string]maskKind{
 	"TransactionStartTimestamp":  maskSet,
 	"TransactionStartTimeMillis": maskSet,
 	"LastUpdateTimestamp":        maskSet,
+	"LastFetchTimestamp":         maskSet, // DescribeQuorum: when each voter last fetched
+	"LastCaughtUpTimestamp":      maskSet,
 	"DurationMillis":             maskSet,
 	"CoordinatorEpoch":           maskSet,
 	"AssignmentEpoch":            maskSet,
@@ -184,6 +186,10 @@ var keyedSlices = map[reflect.Type]string{
 	reflect.TypeFor[kmsg.OffsetFetchResponseTopicPartition]():                  "Partition",
 	reflect.TypeFor[kmsg.OffsetFetchResponseGroupTopicPartition]():             "Partition",
 	reflect.TypeFor[kmsg.OffsetFetchResponseGroup]():                           "Group",
+	// SCRAM results: Kafka answers in the order it met the users,
+	// samsa sorted by name.
+	reflect.TypeFor[kmsg.AlterUserSCRAMCredentialsResponseResult]():    "User",
+	reflect.TypeFor[kmsg.DescribeUserSCRAMCredentialsResponseResult](): "User",
 }
 
 // walkKeyed compares two lists entry by entry, matched by the key field;

@@ -1,8 +1,34 @@
 package diff
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
+
+// waitScram polls (unrecorded) until user's SCRAM credentials are present
+// (want true) or gone, at most 10 s: Kafka answers AlterUserScramCredentials
+// once its controller committed the change, and the broker's metadata cache
+// applies it a moment later, so an immediate describe races with it.
+func waitScram(s *Session, user string, want bool) {
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for ; time.Now().Before(deadline); <-tick.C {
+		req := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		ru := kmsg.NewDescribeUserSCRAMCredentialsRequestUser()
+		ru.Name = user
+		req.Users = append(req.Users, ru)
+		resp, err := s.Quiet(0, req)
+		if err != nil {
+			return
+		}
+		r := resp.(*kmsg.DescribeUserSCRAMCredentialsResponse)
+		if len(r.Results) == 1 && (len(r.Results[0].CredentialInfos) > 0) == want {
+			return
+		}
+	}
+}
 
 // scriptSecurity covers the SASL and SCRAM APIs on the PLAINTEXT listener
 // both brokers run here: SASL requests on a listener that authenticates
@@ -58,6 +84,8 @@ func scriptSecurity(s *Session) error {
 		dup.Upsertions = append(dup.Upsertions, upsert("diff-twice", 1, 4096), upsert("diff-twice", 2, 4096))
 		s.Do("duplicate-user", v, dup)
 	})
+	waitScram(s, "diff-alice", true)
+	waitScram(s, "diff-bob", true)
 	describe("after-upsert", "diff-alice", "diff-bob", "diff-nobody")
 	each(kmsg.AlterUserSCRAMCredentials, func(v int16) {
 		req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
@@ -68,6 +96,7 @@ func scriptSecurity(s *Session) error {
 		req.Deletions = append(req.Deletions, d, miss)
 		s.Do("delete", v, req)
 	})
+	waitScram(s, "diff-alice", false)
 	describe("after-delete", "diff-alice", "diff-bob")
 	return nil
 }

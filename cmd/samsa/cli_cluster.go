@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -44,8 +46,15 @@ func runCluster(c *cli, args []string) error {
 	for _, b := range md.Brokers {
 		brokers = append(brokers, brokerJSON{ID: b.NodeID, Host: b.Host, Port: b.Port, Rack: b.Rack, Controller: b.NodeID == md.Controller})
 	}
+	q, qerr := describeQuorum(ctx, cl)
 	if co.format == "json" {
-		return writeJSON(c.stdout, map[string]any{"cluster_id": md.Cluster, "controller": md.Controller, "brokers": brokers})
+		out := map[string]any{"cluster_id": md.Cluster, "controller": md.Controller, "brokers": brokers}
+		if qerr == nil {
+			out["quorum"] = q
+		} else {
+			out["quorum_error"] = qerr.Error()
+		}
+		return writeJSON(c.stdout, out)
 	}
 	fmt.Fprintf(c.stdout, "Cluster ID: %s\nController: %d\n\n", md.Cluster, md.Controller)
 	t := newTable(c.stdout, "ID", "HOST", "PORT", "RACK", "CONTROLLER")
@@ -59,7 +68,69 @@ func runCluster(c *cli, args []string) error {
 		}
 		t.row(b.ID, b.Host, b.Port, rack, ctrl)
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if qerr != nil {
+		fmt.Fprintf(c.stdout, "\nQuorum: %v\n", qerr)
+		return nil
+	}
+	fmt.Fprintf(c.stdout, "\nMetadata quorum: leader %d, epoch %d, high watermark %d\n", q.Leader, q.Epoch, q.HighWatermark)
+	qt := newTable(c.stdout, "NODE", "ROLE", "LOG-END", "LAG")
+	for _, r := range q.Replicas {
+		qt.row(r.ID, r.Role, r.LogEndOffset, q.HighWatermark-r.LogEndOffset)
+	}
+	return qt.flush()
+}
+
+// quorumJSON is the metadata quorum as DescribeQuorum reports it.
+type quorumJSON struct {
+	Leader        int32               `json:"leader"`
+	Epoch         int32               `json:"epoch"`
+	HighWatermark int64               `json:"high_watermark"`
+	Replicas      []quorumReplicaJSON `json:"replicas"`
+}
+
+type quorumReplicaJSON struct {
+	ID           int32  `json:"id"`
+	Role         string `json:"role"` // leader, voter or observer
+	LogEndOffset int64  `json:"log_end_offset"`
+}
+
+// describeQuorum asks for the metadata quorum (DescribeQuorum, key 55), as
+// kafka-metadata-quorum describe --status/--replication does.
+func describeQuorum(ctx context.Context, cl *kgo.Client) (quorumJSON, error) {
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	t := kmsg.NewDescribeQuorumRequestTopic()
+	t.Topic = "__cluster_metadata"
+	t.Partitions = append(t.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return quorumJSON{}, err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return quorumJSON{}, err
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return quorumJSON{}, fmt.Errorf("DescribeQuorum: no metadata partition in the answer")
+	}
+	p := resp.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		return quorumJSON{}, err
+	}
+	q := quorumJSON{Leader: p.LeaderID, Epoch: p.LeaderEpoch, HighWatermark: p.HighWatermark, Replicas: []quorumReplicaJSON{}}
+	for _, v := range p.CurrentVoters {
+		role := "voter"
+		if v.ReplicaID == p.LeaderID {
+			role = "leader"
+		}
+		q.Replicas = append(q.Replicas, quorumReplicaJSON{ID: v.ReplicaID, Role: role, LogEndOffset: v.LogEndOffset})
+	}
+	for _, o := range p.Observers {
+		q.Replicas = append(q.Replicas, quorumReplicaJSON{ID: o.ReplicaID, Role: "observer", LogEndOffset: o.LogEndOffset})
+	}
+	return q, nil
 }
 
 // runHealth is `samsa health`: exit 0 when the first bootstrap broker

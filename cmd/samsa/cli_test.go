@@ -268,8 +268,14 @@ func TestCLIClusterHealth(t *testing.T) {
 	if cl["controller"] != float64(1) || len(brokers) != 1 || cl["cluster_id"] == "" {
 		t.Fatalf("cluster: %v", cl)
 	}
-	if out := ok(t, addr, "", "cluster"); !strings.Contains(out, "Controller: 1") {
+	if out := ok(t, addr, "", "cluster"); !strings.Contains(out, "Controller: 1") || !strings.Contains(out, "Metadata quorum: leader 1") {
 		t.Fatalf("cluster table:\n%s", out)
+	}
+	// The quorum (DescribeQuorum): a quorum of one, this node leading.
+	q, _ := cl["quorum"].(map[string]any)
+	reps, _ := q["replicas"].([]any)
+	if q["leader"] != float64(1) || len(reps) != 1 || reps[0].(map[string]any)["role"] != "leader" {
+		t.Fatalf("cluster quorum: %v (%v)", q, cl["quorum_error"])
 	}
 
 	h := decode[map[string]any](t, ok(t, addr, "", "health", "--format", "json"))

@@ -204,19 +204,12 @@ func TestTxnUnderFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	if os.Getenv("SAMSA_FAULTS_TXN") != "1" {
-		// Finding 2 of docs/DURABILITY.md: a transactional produce to a
-		// partition whose leader is not the transaction coordinator's node
-		// is answered NOT_COORDINATOR forever (the produce path asks the
-		// local coordinator instead of the coordinator's node), so on three
-		// nodes almost no transaction completes and this test proves
-		// nothing. Run it with SAMSA_FAULTS_TXN=1 once that is fixed.
-		t.Skip("transactions on a multi-node cluster: see docs/DURABILITY.md finding 2 (SAMSA_FAULTS_TXN=1 runs it)")
-	}
-	// Verification off: with it on (the default), a transactional produce
-	// to a leader that is not the transaction coordinator's node is
-	// answered NOT_COORDINATOR forever (docs/DURABILITY.md, finding 2).
-	c := StartCluster(t, Config{Nodes: 3, Env: []string{"KAFKA_TRANSACTION_PARTITION_VERIFICATION_ENABLE=false"}})
+	// Finding 2 of docs/DURABILITY.md (transactions answered
+	// NOT_COORDINATOR when a partition's leader is not the transaction
+	// coordinator's node) is fixed: this runs with the default
+	// transaction.partition.verification.enable=true, whose checks cross
+	// brokers too.
+	c := StartCluster(t, Config{Nodes: 3})
 	ctx := context.Background()
 	o := TxnOptions{Topic: "txn", Partitions: 3, TransactionID: "faults-txn", Size: 4, AbortEvery: 4}
 	if err := CreateTopic(ctx, c.Addrs(), QueueOptions{Topic: o.Topic, Partitions: o.Partitions}, 3); err != nil {

@@ -288,7 +288,11 @@ func (c *conn) write() {
 			// its responses do not stay queued forever.
 			c.nc.SetWriteDeadline(time.Now().Add(idle))
 		}
+		sendStart := time.Now()
 		err := writeOutgoing(c.nc, &out)
+		if o := c.srv.observer; o != nil && err == nil && out.sendSlot > 0 {
+			o.ObserveResponseSend(out.sendSlot-1, time.Since(sendStart))
+		}
 		out.release()
 		c.responseWritten(out.size())
 		if err != nil {
@@ -354,20 +358,24 @@ func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
 			return outgoing{buf: out}, nil
 		}
 	}
-	resp, err := entry.Handle(c.srv.opts.Deps, &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(), Controller: c.controller})
+	hr := &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(), Controller: c.controller}
+	resp, err := entry.Handle(c.srv.opts.Deps, hr)
 	if err != nil {
 		return outgoing{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
 	}
+	slot := int16(-1)
 	if o := c.srv.observer; o != nil {
-		o.ObserveRequest(hdr.APIKey, hdr.APIVersion, req, resp, start.Sub(read), time.Since(start))
+		slot = o.ObserveRequest(hdr.APIKey, hdr.APIVersion, req, resp, start.Sub(read), time.Since(start), hr.Remote)
 	}
 	if resp == nil {
 		return outgoing{}, nil
 	}
 	if ff, ok := resp.(*handlers.FileFetch); ok {
-		return encodeFileFetch(hdr, ff)
+		out, err := encodeFileFetch(hdr, ff)
+		out.sendSlot = slot + 1
+		return out, err
 	}
-	return outgoing{buf: wire.AppendResponse(make([]byte, 0, responseSizeHint(resp)), hdr, resp)}, nil
+	return outgoing{buf: wire.AppendResponse(make([]byte, 0, responseSizeHint(resp)), hdr, resp), sendSlot: slot + 1}, nil
 }
 
 // responseSizeHint is the buffer capacity to encode resp into: for a

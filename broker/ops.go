@@ -16,7 +16,8 @@ import (
 // requestObserver sees each handled request once, on its connection's
 // goroutine (metrics.Metrics.ObserveRequest).
 type requestObserver interface {
-	ObserveRequest(key, version int16, req kmsg.Request, resp kmsg.Response, queued, took time.Duration)
+	ObserveRequest(key, version int16, req kmsg.Request, resp kmsg.Response, queued, took, remote time.Duration) (slot int16)
+	ObserveResponseSend(slot int16, took time.Duration)
 }
 
 // startHTTP starts the HTTP listener of samsa.http.listener (metrics,

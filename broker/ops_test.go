@@ -169,6 +169,10 @@ func TestMetricsAndHealth(t *testing.T) {
 	expect("kafka_network_requestmetrics_totaltimems", any, "request", "Metadata", "quantile", "0.50")
 	expect("kafka_network_requestmetrics_requestqueuetimems_count", positive, "request", "Produce")
 	expect("kafka_network_requestmetrics_localtimems", any, "request", "FetchConsumer", "quantile", "0.999")
+	expect("kafka_network_requestmetrics_remotetimems_count", positive, "request", "FetchConsumer")
+	expect("kafka_network_requestmetrics_remotetimems", any, "request", "Produce", "quantile", "0.99")
+	expect("kafka_network_requestmetrics_responsesendtimems_count", positive, "request", "Produce")
+	expect("kafka_network_requestmetrics_responsesendtimems_count", positive, "request", "FetchConsumer")
 	expect("kafka_server_socket_server_metrics_connection_count", positive, "listener", "PLAINTEXT")
 	expect("kafka_server_replicamanager_partitioncount", func(v float64) bool { return v >= 4 }) // m1 + 3 of __consumer_offsets
 	expect("kafka_server_replicamanager_leadercount", func(v float64) bool { return v >= 4 })

@@ -37,6 +37,10 @@ type outgoing struct {
 	buf   []byte
 	spans []fileSpan
 	fetch *handlers.FileFetch // released once written or dropped
+	// sendSlot is 1 + the request's metrics series (ObserveRequest's
+	// slot), for its response send time; 0 (the zero value, as on every
+	// response not built by conn.handle's handler path) observes nothing.
+	sendSlot int16
 }
 
 // fileSpan is a file range sent after buf[:at] (and before buf[at:]).

@@ -114,6 +114,8 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 		// the request's timeout.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
 		defer cancel()
+		waitStart := time.Now()
+		defer func() { r.Remote = time.Since(waitStart) }()
 		for _, w := range waits {
 			if code := w.replica.WaitForHighWatermark(ctx, w.leaderEpoch, w.offset); code != 0 {
 				p := &resp.Topics[w.topic].Partitions[w.part]

@@ -105,6 +105,8 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	if wait := time.Duration(req.MaxWaitMillis) * time.Millisecond; total < minBytes && wait > 0 && !anyError && len(wants) > 0 {
 		deadline := time.NewTimer(wait)
 		defer deadline.Stop()
+		waitStart := time.Now()
+		defer func() { r.Remote = time.Since(waitStart) }()
 		for total < minBytes {
 			cases := make([]reflect.SelectCase, 0, len(results)+2)
 			cases = append(cases,

@@ -105,6 +105,10 @@ type Request struct {
 	// ("User:alice", "User:CN=client,O=example"), User:ANONYMOUS when
 	// the listener authenticates nobody.
 	Principal string
+	// Remote is set by the handler to how long it waited on others (an
+	// acks=all produce for the ISR, a long-poll fetch for data): Kafka's
+	// RemoteTimeMs, for metrics.
+	Remote time.Duration
 	// Controller is set when the connection came in on a controller
 	// listener (DescribeCluster then describes the controllers).
 	Controller bool

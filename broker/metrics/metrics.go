@@ -162,9 +162,11 @@ var (
 	// timeDescs are the JMX exporter's rendering of Kafka's RequestMetrics
 	// histograms: a gauge per quantile and a _count counter, by timeKind.
 	timeDescs = [numTimes]struct{ quantiles, count *prometheus.Desc }{
-		totalTime: timeDesc("totaltimems", "Milliseconds from a request's last byte read until its handler returned, quantiles over the last 5 minutes (RequestMetrics TotalTimeMs; samsa leaves out the response's send time)."),
-		queueTime: timeDesc("requestqueuetimems", "Milliseconds a request waited behind earlier requests of its connection (RequestMetrics RequestQueueTimeMs)."),
-		localTime: timeDesc("localtimems", "Milliseconds in the request's handler, waits for acks=all and long polls included (RequestMetrics LocalTimeMs; samsa reports no RemoteTimeMs)."),
+		totalTime:        timeDesc("totaltimems", "Milliseconds from a request's last byte read until its handler returned, quantiles over the last 5 minutes (RequestMetrics TotalTimeMs; samsa leaves out the response's send time)."),
+		queueTime:        timeDesc("requestqueuetimems", "Milliseconds a request waited behind earlier requests of its connection (RequestMetrics RequestQueueTimeMs)."),
+		localTime:        timeDesc("localtimems", "Milliseconds in the request's handler, less the remote time (RequestMetrics LocalTimeMs)."),
+		remoteTime:       timeDesc("remotetimems", "Milliseconds the handler waited on others: acks=all produces for the ISR, long-poll fetches for data (RequestMetrics RemoteTimeMs)."),
+		responseSendTime: timeDesc("responsesendtimems", "Milliseconds writing the response to the socket, sendfile included (RequestMetrics ResponseSendTimeMs)."),
 	}
 
 	descConnections = prometheus.NewDesc("kafka_server_socket_server_metrics_connection_count",

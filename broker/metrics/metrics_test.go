@@ -61,9 +61,9 @@ func TestCountRecords(t *testing.T) {
 func TestObserveRequestAllocs(t *testing.T) {
 	m := New(Options{})
 	req, resp := produce("t", 4)
-	m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond)
+	m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond, 0)
 	allocs := testing.AllocsPerRun(1000, func() {
-		m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond)
+		m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond, 0)
 	})
 	if allocs != 0 {
 		t.Fatalf("ObserveRequest allocates %v times per produce", allocs)
@@ -80,7 +80,7 @@ func TestErrorCounts(t *testing.T) {
 	req, resp := produce("t", 3)
 	resp.Topics[0].Partitions[1].ErrorCode = kerr.NotLeaderForPartition.Code
 	resp.Topics[0].Partitions[2].ErrorCode = kerr.InvalidTimestamp.Code
-	m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond)
+	m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond, 0)
 	r := m.requests
 	if got := r.stats(0).none.Load(); got != 1 {
 		t.Errorf("NONE %d, want 1", got)
@@ -101,7 +101,7 @@ func TestErrorCounts(t *testing.T) {
 		g.ErrorCode = code
 		dg.Groups = append(dg.Groups, g)
 	}
-	m.ObserveRequest(15, 5, kmsg.NewPtrDescribeGroupsRequest(), dg, 0, time.Millisecond)
+	m.ObserveRequest(15, 5, kmsg.NewPtrDescribeGroupsRequest(), dg, 0, time.Millisecond, 0)
 	if r.stats(15).none.Load() != 1 || r.errors.m[errorKey{15, kerr.GroupIDNotFound.Code}].Load() != 1 {
 		t.Error("DescribeGroups error codes not counted")
 	}
@@ -117,10 +117,10 @@ func TestUnknownTopicsNotKept(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		req, resp := produce(fmt.Sprintf("made-up-%d", i), 1)
 		resp.Topics[0].Partitions[0].ErrorCode = kerr.UnknownTopicOrPartition.Code
-		m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond)
+		m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond, 0)
 	}
 	req, resp := produce("real", 1)
-	m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond)
+	m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond, 0)
 	if n := len(m.requests.topics.m); n != 1 {
 		t.Fatalf("%d topics kept, want 1", n)
 	}
@@ -136,7 +136,7 @@ func BenchmarkObserveProduce(b *testing.B) {
 	req, resp := produce("t", 4)
 	b.ReportAllocs()
 	for b.Loop() {
-		m.ObserveRequest(0, 9, req, resp, time.Microsecond, time.Millisecond)
+		m.ObserveRequest(0, 9, req, resp, time.Microsecond, time.Millisecond, 0)
 	}
 }
 
@@ -216,4 +216,30 @@ func TestLatencyWindow(t *testing.T) {
 	if _, ok := l.quantiles(later+int64(10*time.Minute), qs); ok {
 		t.Error("window not empty after 10 idle minutes")
 	}
+}
+
+// TestRemoteAndSendTimes: the handler's wait on others is RemoteTimeMs and
+// the rest of its time LocalTimeMs; ObserveResponseSend fills
+// ResponseSendTimeMs of the slot ObserveRequest returned (issue 17's
+// request metrics).
+func TestRemoteAndSendTimes(t *testing.T) {
+	now := time.Date(2026, 12, 4, 15, 0, 0, 0, time.UTC)
+	m := New(Options{TopicExists: func(string) bool { return true }, Now: func() time.Time { return now }})
+	req, resp := produce("t", 1)
+	slot := m.ObserveRequest(0, 9, req, resp, time.Millisecond, 100*time.Millisecond, 80*time.Millisecond)
+	m.ObserveResponseSend(slot, 7*time.Millisecond)
+	s := m.requests.stats(slot)
+	qs := []float64{0.5}
+	for kind, want := range map[timeKind]float64{localTime: 20, remoteTime: 80, responseSendTime: 7, totalTime: 101, queueTime: 1} {
+		got, ok := s.times[kind].quantiles(now.UnixNano(), qs)
+		if !ok || got[0] < want*0.85 || got[0] > want*1.15 {
+			t.Errorf("time kind %d: p50 %v ms, want about %v", kind, got, want)
+		}
+	}
+	// A remote time beyond the handler's time is capped, never negative local.
+	slot = m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond, time.Second)
+	if got, _ := s.times[localTime].quantiles(now.UnixNano(), []float64{0}); got[0] < 0 {
+		t.Errorf("negative local time %v", got)
+	}
+	m.ObserveResponseSend(-1, time.Second) // no slot: ignored, no panic
 }

@@ -47,9 +47,14 @@ const (
 	// queueTime is how long the request waited behind earlier requests of
 	// its connection (RequestQueueTimeMs).
 	queueTime
-	// localTime is the time in its handler, parked acks=all produces and
-	// long-poll fetches included (Kafka splits those off as RemoteTimeMs).
+	// localTime is the time in its handler, less remoteTime.
 	localTime
+	// remoteTime is how long the handler waited on others: an acks=all
+	// produce for the ISR, a long-poll fetch for data (RemoteTimeMs).
+	remoteTime
+	// responseSendTime is how long the response took to write to the
+	// socket (ResponseSendTimeMs).
+	responseSendTime
 	numTimes
 )
 
@@ -162,9 +167,13 @@ func (r *requestCounters) countError(idx, code int16) {
 // response is due (acks=0). It is called once per request on the
 // connection's goroutine and allocates nothing once a request name and
 // topic have been seen.
-func (m *Metrics) ObserveRequest(key, version int16, req kmsg.Request, resp kmsg.Response, queued, took time.Duration) {
+//
+// remote is the part of took spent waiting on other replicas or for data;
+// the returned slot names the request's series for ObserveResponseSend (-1
+// for none).
+func (m *Metrics) ObserveRequest(key, version int16, req kmsg.Request, resp kmsg.Response, queued, took, remote time.Duration) int16 {
 	if key < 0 || key > kmsg.MaxKey {
-		return
+		return -1
 	}
 	r := m.requests
 	idx := key
@@ -180,12 +189,25 @@ func (m *Metrics) ObserveRequest(key, version int16, req kmsg.Request, resp kmsg
 	s := r.stats(idx)
 	s.byVersion[min(max(version, 0), maxVersion)].Add(1)
 	now := m.opts.Now().UnixNano()
+	remote = min(max(remote, 0), took)
 	s.times[queueTime].observe(queued, now)
-	s.times[localTime].observe(took, now)
+	s.times[localTime].observe(took-remote, now)
+	s.times[remoteTime].observe(remote, now)
 	s.times[totalTime].observe(queued+took, now)
 	if resp != nil {
 		r.countCodes(idx, resp)
 	}
+	return idx
+}
+
+// ObserveResponseSend records how long the response of the request that
+// ObserveRequest gave slot took to write to its socket. It is called on
+// the connection's writer goroutine.
+func (m *Metrics) ObserveResponseSend(slot int16, took time.Duration) {
+	if slot < 0 {
+		return
+	}
+	m.requests.stats(slot).times[responseSendTime].observe(took, m.opts.Now().UnixNano())
 }
 
 // Kafka does not count these as failed produce or fetch requests: they

@@ -26,6 +26,7 @@ func runProduce(c *cli, args []string) error {
 	headers := fs.StringArrayP("header", "H", nil, "header key=value added to every record (repeatable)")
 	acks := fs.String("acks", "all", "acks: all, 1 or 0")
 	topicFlag := fs.StringP("topic", "t", "", "topic (or give it as the argument)")
+	progressEvery := fs.Duration("progress", 5*time.Second, "print progress to stderr this often while producing (0: never)")
 	if err := parse(fs, co, args); err != nil {
 		return err
 	}
@@ -79,9 +80,38 @@ func runProduce(c *cli, args []string) error {
 		}
 		produced++
 	}
+	// Progress for long runs (a large file on stdin): one stderr line per
+	// interval, under mu so that it never interleaves with the summary.
+	read := 0
+	stopProgress := make(chan struct{})
+	progressDone := make(chan struct{})
+	go func() {
+		defer close(progressDone)
+		if *progressEvery <= 0 {
+			return
+		}
+		tick := time.NewTicker(*progressEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopProgress:
+				return
+			case <-tick.C:
+				mu.Lock()
+				fmt.Fprintf(c.stderr, "samsa: produce %s: %d lines read, %d acknowledged, %d failed\n", topic, read, produced, failed)
+				mu.Unlock()
+			}
+		}
+	}()
+	var stopOnce sync.Once
+	stop := func() { stopOnce.Do(func() { close(stopProgress); <-progressDone }) }
+	defer stop()
 	sc := bufio.NewScanner(c.stdin)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for sc.Scan() {
+		mu.Lock()
+		read++
+		mu.Unlock()
 		line := sc.Text()
 		r := &kgo.Record{Value: []byte(line), Headers: recHeaders}
 		if *keySep != "" {
@@ -98,6 +128,7 @@ func runProduce(c *cli, args []string) error {
 	ctx, cancel := context.WithTimeout(c.ctx, co.timeout)
 	defer cancel()
 	flushErr := cl.Flush(ctx)
+	stop()
 	mu.Lock()
 	defer mu.Unlock()
 	if co.format == "json" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,4 +89,58 @@ func TestCLIUsers(t *testing.T) {
 		t.Fatalf("after delete: %+v", users)
 	}
 	fails(t, addr, exitFailed, "users", "delete", "alice")
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestCLIProduceProgress: a long produce (stdin still open) reports its
+// progress on stderr at --progress intervals (issue 17: progress output
+// for long operations), and the summary comes last.
+func TestCLIProduceProgress(t *testing.T) {
+	addr := startNode(t)
+	ok(t, addr, "", "topics", "create", "progress-topic", "--partitions", "1")
+	pr, pw := io.Pipe()
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		code, _ := dispatch([]string{"produce", "progress-topic", "--progress", "100ms", "-b", addr}, pr, &stdout, &stderr, func(string) string { return "" })
+		done <- code
+	}()
+	if _, err := io.WriteString(pw, "one\ntwo\nthree\n"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(stderr.String(), "3 lines read, 3 acknowledged, 0 failed") {
+		if time.Now().After(deadline) {
+			out := stderr.String()
+			t.Fatalf("no progress line: %q", out[max(0, len(out)-500):])
+		}
+		<-tick.C
+	}
+	pw.Close()
+	if code := <-done; code != 0 {
+		t.Fatalf("produce exit %d: %s", code, stderr.String())
+	}
+	out := stderr.String()
+	if !strings.HasSuffix(out, "samsa: produced 3 records to progress-topic\n") {
+		t.Fatalf("summary not last: %q", out)
+	}
 }

@@ -36,7 +36,14 @@ async def create_topics(c, bootstrap, names):
         res = await admin.create_topics([NewTopic(n, num_partitions=PARTITIONS, replication_factor=1) for n in names])
         errs = [e for e in res.topic_errors if e[1] != 0]
         c.check(not errs, "create_topics %s: errors %s" % (names, errs))
+        # Kafka answers CreateTopics once its controller committed them;
+        # its broker's metadata cache lists them a moment later: poll,
+        # bounded, as a client would.
+        deadline = time.monotonic() + 30
         listed = await admin.list_topics()
+        while not set(names) <= set(listed) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+            listed = await admin.list_topics()
         c.check(set(names) <= set(listed), "list_topics holds %s" % names)
     finally:
         await admin.close()

@@ -144,6 +144,24 @@ def group(c, bootstrap, prefix, protocol):
     while not (balanced() and len(seen) >= RECORDS) and time.monotonic() < deadline:
         for m in members:
             poll(m)
+    # Every record was seen, but a partition that moved in a rebalance may
+    # have been read by its previous owner only: its new owner has no
+    # position there yet, and its final commit would leave the partition's
+    # committed offset where the previous owner's periodic commit put it.
+    # Poll until each member's position is at the end of every partition it
+    # owns.
+    want_end = {p: len(range(p, RECORDS, PARTITIONS)) for p in range(PARTITIONS)}
+
+    def at_end():
+        for m in members:
+            for tp in m.position(m.assignment()):
+                if tp.offset != want_end[tp.partition]:
+                    return False
+        return True
+
+    while not (balanced() and at_end()) and time.monotonic() < deadline:
+        for m in members:
+            poll(m)
     sizes = [len(m.assignment()) for m in members]
     c.check(balanced(), "%s: two members own disjoint, non-empty assignments covering %d partitions (%s)"
             % (gid, PARTITIONS, sizes))

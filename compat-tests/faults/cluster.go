@@ -15,9 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 )
 
@@ -373,31 +370,10 @@ func (n *Node) WaitReady(ctx context.Context) error {
 			return fmt.Errorf("%w: node %d after %v: %v", ErrNotReady, n.ID, readyTimeout, last)
 		case <-tick.C:
 		}
-		if last = apiVersions(ctx, n.Addr); last == nil {
+		if last = harness.Probe(ctx, n.Addr); last == nil {
 			return nil
 		}
 	}
-}
-
-func apiVersions(ctx context.Context, addr string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.DialTimeout(time.Second))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req := kmsg.NewPtrApiVersionsRequest()
-	req.ClientSoftwareName = "samsa-faults"
-	req.ClientSoftwareVersion = "1"
-	resp, err := req.RequestWith(rctx, cl)
-	if err != nil {
-		return err
-	}
-	if resp.ErrorCode != 0 {
-		return fmt.Errorf("ApiVersions error %d", resp.ErrorCode)
-	}
-	return nil
 }
 
 // teardown kills the process (continuing it first if paused) and closes the log.

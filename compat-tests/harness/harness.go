@@ -280,13 +280,18 @@ func (b *Broker) waitReady() error {
 	}
 }
 
-func (b *Broker) probe(ctx context.Context) error {
-	conn, err := net.DialTimeout("tcp", b.Addr, time.Second)
+func (b *Broker) probe(ctx context.Context) error { return Probe(ctx, b.Addr) }
+
+// Probe reports whether the broker at addr answers ApiVersions with its API
+// keys within 2 s (a TCP connect first, so that a closed port costs no
+// client): the readiness check of the harness and of the fault test bed.
+func Probe(ctx context.Context, addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		return err
 	}
 	conn.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.RequestRetries(0), kgo.DialTimeout(time.Second))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.DialTimeout(time.Second))
 	if err != nil {
 		return err
 	}

@@ -313,6 +313,21 @@ func overrides(code int16, err error) bool {
 	return code == 0 || errors.Is(err, ErrNotController)
 }
 
+// failResults gives the code of a commit failure err (none when nil) to
+// every result that had not failed on its own, and to every one on
+// NOT_CONTROLLER; fields returns a result's error code and message.
+func failResults[R any](results []R, err error, fields func(*R) (*int16, *string)) {
+	if err == nil {
+		return
+	}
+	code, msg := errorCode(err)
+	for i := range results {
+		if c, m := fields(&results[i]); overrides(*c, err) {
+			*c, *m = code, msg
+		}
+	}
+}
+
 // errorCode maps a commit failure to a Kafka error for the client.
 func errorCode(err error) (int16, string) {
 	if errors.Is(err, ErrBatchTooLarge) {
@@ -387,14 +402,7 @@ func (c *Controller) ElectLeaders(typ ElectionType, partitions []TopicPartition)
 		results, recs = decideElectLeaders(img, typ, partitions)
 		return recs
 	})
-	if err != nil {
-		code, msg := errorCode(err)
-		for i := range results {
-			if overrides(results[i].ErrorCode, err) {
-				results[i].ErrorCode, results[i].ErrorMessage = code, msg
-			}
-		}
-	}
+	failResults(results, err, func(r *ElectLeaderResult) (*int16, *string) { return &r.ErrorCode, &r.ErrorMessage })
 	return results
 }
 
@@ -485,14 +493,7 @@ func (c *Controller) DeleteTopics(names []string, ids []Uuid) []DeleteTopicResul
 		results, recs = decideDeleteTopics(img, names, ids)
 		return recs
 	})
-	if err != nil {
-		code, msg := errorCode(err)
-		for i := range results {
-			if overrides(results[i].ErrorCode, err) {
-				results[i].ErrorCode, results[i].ErrorMessage = code, msg
-			}
-		}
-	}
+	failResults(results, err, func(r *DeleteTopicResult) (*int16, *string) { return &r.ErrorCode, &r.ErrorMessage })
 	return results
 }
 
@@ -519,14 +520,7 @@ func (c *Controller) CreatePartitionsRequest(reqs []CreatePartitionsTopic, valid
 		results, recs, rerr = decideCreatePartitionsBatch(img, reqs, c.opts.MaxPartitions, c.opts.Rand)
 		return recs
 	})
-	if err != nil {
-		code, msg := errorCode(err)
-		for i := range results {
-			if overrides(results[i].ErrorCode, err) {
-				results[i].ErrorCode, results[i].ErrorMessage = code, msg
-			}
-		}
-	}
+	failResults(results, err, func(r *CreatePartitionsResult) (*int16, *string) { return &r.ErrorCode, &r.ErrorMessage })
 	if errors.Is(err, ErrNotController) {
 		rerr = nil // a verdict on a possibly stale image; NOT_CONTROLLER stands
 	}

@@ -182,13 +182,6 @@ func (c *Controller) AlterReassignments(reqs []Reassignment) []ReassignmentResul
 		results, recs = decideReassignments(img, reqs)
 		return recs
 	})
-	if err != nil {
-		code, msg := errorCode(err)
-		for i := range results {
-			if overrides(results[i].ErrorCode, err) {
-				results[i].ErrorCode, results[i].ErrorMessage = code, msg
-			}
-		}
-	}
+	failResults(results, err, func(r *ReassignmentResult) (*int16, *string) { return &r.ErrorCode, &r.ErrorMessage })
 	return results
 }

@@ -398,18 +398,25 @@ func (m *Manager) CreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) 
 	return l, nil
 }
 
+// detach removes tp's log from the manager, so that no new reader finds
+// it, and returns it for the caller to close, rename or delete.
+func (m *Manager) detach(tp TopicPartition) (*managedLog, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ml, ok := m.mu.logs[tp]
+	if ok {
+		delete(m.mu.logs, tp)
+	}
+	return ml, ok
+}
+
 // DeleteLog closes the log of tp, renames its directory to
 // "topic-N.<random hex>-delete" (the topic cut to fit 255 bytes, as Kafka
 // does) and removes it. A crash in between leaves a "-delete" directory
 // that OpenManager removes. If the rename fails the directory stays where
 // it is and CreateLog will not reuse it for another topic id.
 func (m *Manager) DeleteLog(tp TopicPartition) error {
-	m.mu.Lock()
-	ml, ok := m.mu.logs[tp]
-	if ok {
-		delete(m.mu.logs, tp)
-	}
-	m.mu.Unlock()
+	ml, ok := m.detach(tp)
 	if !ok {
 		return nil
 	}

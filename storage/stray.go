@@ -96,12 +96,7 @@ func (m *Manager) TakeOffline(tp TopicPartition, reason string) {
 // never deletes. reason is logged at ERROR with the partition, its offsets
 // and bytes. A tp without a log is a no-op.
 func (m *Manager) MoveStray(tp TopicPartition, reason string) error {
-	m.mu.Lock()
-	ml, ok := m.mu.logs[tp]
-	if ok {
-		delete(m.mu.logs, tp)
-	}
-	m.mu.Unlock()
+	ml, ok := m.detach(tp)
 	if !ok {
 		return nil
 	}

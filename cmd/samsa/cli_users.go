@@ -140,20 +140,20 @@ func usersSet(c *cli, args []string) error {
 
 func usersDelete(c *cli, args []string) error {
 	fs, co := c.flagSet("users delete", "USER... [flags]")
-	mechanism := fs.String("mechanism", "", "delete only this mechanism's credential (default: both)")
+	mechanism := fs.String("mechanism", "", "delete only this mechanism's credential (default: every one the user has)")
 	if err := parse(fs, co, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return usagef("no user given")
 	}
-	mechs := []kadm.ScramMechanism{kadm.ScramSha256, kadm.ScramSha512}
+	var mech kadm.ScramMechanism
 	if *mechanism != "" {
 		m, err := parseMechanism(*mechanism)
 		if err != nil {
 			return err
 		}
-		mechs = []kadm.ScramMechanism{m}
+		mech = m
 	}
 	adm, cl, err := co.admin()
 	if err != nil {
@@ -162,14 +162,18 @@ func usersDelete(c *cli, args []string) error {
 	defer cl.Close()
 	ctx, cancel := c.withTimeout(co)
 	defer cancel()
-	// Without --mechanism, only the mechanisms the user has are deleted:
-	// deleting one that does not exist is an error in Kafka.
-	if *mechanism == "" {
+	var del []kadm.DeleteSCRAM
+	if *mechanism != "" {
+		for _, user := range fs.Args() {
+			del = append(del, kadm.DeleteSCRAM{User: user, Mechanism: mech})
+		}
+	} else {
+		// Without --mechanism, only the mechanisms the user has are
+		// deleted: deleting one that does not exist is an error in Kafka.
 		described, err := adm.DescribeUserSCRAMs(ctx, fs.Args()...)
 		if err != nil {
 			return err
 		}
-		var del []kadm.DeleteSCRAM
 		for _, user := range fs.Args() {
 			for _, ci := range described[user].CredInfos {
 				del = append(del, kadm.DeleteSCRAM{User: user, Mechanism: ci.Mechanism})
@@ -177,17 +181,6 @@ func usersDelete(c *cli, args []string) error {
 		}
 		if len(del) == 0 {
 			return fmt.Errorf("no SCRAM credentials for %s", strings.Join(fs.Args(), ", "))
-		}
-		altered, err := adm.AlterUserSCRAMs(ctx, del, nil)
-		if err != nil {
-			return err
-		}
-		return reportResults(c, co, "deleted", alteredResults(altered, fs.Args()))
-	}
-	var del []kadm.DeleteSCRAM
-	for _, user := range fs.Args() {
-		for _, m := range mechs {
-			del = append(del, kadm.DeleteSCRAM{User: user, Mechanism: m})
 		}
 	}
 	altered, err := adm.AlterUserSCRAMs(ctx, del, nil)

@@ -78,6 +78,10 @@ func brokerDefs() []Def {
 		// settings at runtime; samsa reads them at start.
 		d("queued.max.request.bytes", Long, defaultQueuedMaxRequestBytes, "Budget of request bytes read but not yet processed, over all connections; when it is used up, connections stop reading until requests finish. -1 is unbounded. Kafka's default is -1; samsa defaults to 256 MiB so that clients cannot exhaust memory.", anyOf(intRange(Long, -1, -1), atLeast(Long, 1))),
 		d("connections.max.idle.ms", Long, "600000", "Close connections with no request in progress and no traffic for this long.", typeOnly(Long)),
+		// Authorization (authorizer.go).
+		d("authorizer.class.name", Class, "", "The authorizer: empty (every client may do everything) or "+StandardAuthorizerClass+", which checks the ACLs stored in the metadata log (CreateAcls, kafka-acls). Any other class refuses to start.", validateAuthorizerClass),
+		d("super.users", String, "", "Principals allowed everything whatever the ACLs, as User:a;User:b (semicolon-separated). Used with authorizer.class.name.", validateSuperUsers),
+		d("allow.everyone.if.no.acl.found", Boolean, "false", "With an authorizer: allow an operation on a resource that no ACL matches. Kafka's default false denies it.", typeOnly(Boolean)),
 		d("max.connections", Int, maxIntStr, "Largest number of client connections; at the limit the broker stops accepting until one closes (read at start).", atLeast(Int, 0)),
 		d("max.connections.per.ip", Int, maxIntStr, "Largest number of connections from one IP address; a new connection over it is closed at once (read at start).", atLeast(Int, 0)),
 		d("max.connections.per.ip.overrides", String, "", "Per-IP or host name limits overriding max.connections.per.ip, as host:count,... (read at start).", validateConnectionOverrides),

@@ -124,6 +124,9 @@
 //	| `socket.request.max.bytes` | `104857600` | Largest request the broker accepts, in bytes; a larger size prefix closes the connection before anything is allocated. |
 //	| `queued.max.request.bytes` | `268435456` | Budget of request bytes read but not yet processed, over all connections; when it is used up, connections stop reading until requests finish. -1 is unbounded. Kafka's default is -1; samsa defaults to 256 MiB so that clients cannot exhaust memory. |
 //	| `connections.max.idle.ms` | `600000` | Close connections with no request in progress and no traffic for this long. |
+//	| `authorizer.class.name` | "" | The authorizer: empty (every client may do everything) or org.apache.kafka.metadata.authorizer.StandardAuthorizer, which checks the ACLs stored in the metadata log (CreateAcls, kafka-acls). Any other class refuses to start. |
+//	| `super.users` | "" | Principals allowed everything whatever the ACLs, as User:a;User:b (semicolon-separated). Used with authorizer.class.name. |
+//	| `allow.everyone.if.no.acl.found` | `false` | With an authorizer: allow an operation on a resource that no ACL matches. Kafka's default false denies it. |
 //	| `max.connections` | `2147483647` | Largest number of client connections; at the limit the broker stops accepting until one closes (read at start). |
 //	| `max.connections.per.ip` | `2147483647` | Largest number of connections from one IP address; a new connection over it is closed at once (read at start). |
 //	| `max.connections.per.ip.overrides` | "" | Per-IP or host name limits overriding max.connections.per.ip, as host:count,... (read at start). |

@@ -35,7 +35,10 @@ type Config struct {
 	InterBrokerListenerName     string
 	// Security is the TLS and SASL configuration of each listener
 	// (security.go), resolved from the ssl.* and sasl.* settings.
-	Security              Security
+	Security Security
+	// Authorizer is authorizer.class.name, super.users and
+	// allow.everyone.if.no.acl.found (authorizer.go).
+	Authorizer            Authorizer
 	NumNetworkThreads     int32
 	NumIOThreads          int32
 	SocketRequestMaxBytes int32
@@ -508,6 +511,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 		return nil, fmt.Errorf("%w: node.id=%d and broker.id=%d disagree", ErrInvalid, c.NodeID, d.i32("broker.id"))
 	}
 	c.ClusterID = d.str("cluster.id")
+	c.Authorizer = decodeAuthorizer(d)
 	c.ProcessRoles = parseList(d.str("process.roles"))
 	c.BrokerRack = d.str("broker.rack")
 	c.Listeners = d.listeners("listeners")

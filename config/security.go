@@ -26,8 +26,8 @@ import (
 // everyone. So such a setting refuses to start, naming the setting and
 // where it came from:
 //
-//   - authorizer.class.name (non-empty), super.users (non-empty) and
-//     allow.everyone.if.no.acl.found=false: samsa has no authorizer yet;
+//   - authorizer.class.name naming another class than Kafka's
+//     StandardAuthorizer (authorizer.go);
 //   - a SASL listener whose enabled mechanisms include one samsa does not
 //     implement (GSSAPI, which is Kafka's default, or OAUTHBEARER);
 //   - ssl.engine.factory.class (a custom TLS engine);
@@ -176,21 +176,6 @@ func isSecurityKey(key string) bool {
 // setting, must refuse to start, or "" when it may be ignored.
 func securityRefusal(key, value string) string {
 	v := strings.TrimSpace(value)
-	lower := strings.ToLower(v)
-	switch key {
-	case "authorizer.class.name":
-		if v != "" {
-			return "an authorizer would restrict what clients may do, but samsa has no authorization yet"
-		}
-	case "super.users":
-		if v != "" {
-			return "super users only mean something with an authorizer, and samsa has no authorization yet"
-		}
-	case "allow.everyone.if.no.acl.found":
-		if lower == "false" {
-			return "it denies access to resources without ACLs, but samsa has no authorization yet"
-		}
-	}
 	setting := key
 	if rest, ok := strings.CutPrefix(key, "listener.name."); ok {
 		if _, s, ok := strings.Cut(rest, "."); ok {
@@ -205,9 +190,8 @@ func securityRefusal(key, value string) string {
 
 // SecurityRefusal returns why setting key to value at runtime must be
 // refused (a non-empty reason), or "". AlterConfigs of BROKER resources
-// uses it: samsa reads its security settings at start only, and has no
-// authorizer, so a change to either is refused rather than stored and
-// silently not applied.
+// uses it: samsa reads its security settings at start only, so a change
+// is refused rather than stored and silently not applied.
 func SecurityRefusal(key, value string, listeners []Listener) string {
 	if isSecurityKey(key) || strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") ||
 		strings.HasPrefix(key, "listener.name.") && (strings.Contains(key, ".ssl.") || strings.Contains(key, ".sasl.")) {

@@ -20,9 +20,6 @@ func TestSecuritySettingsFailClosed(t *testing.T) {
 		env  []string
 		name string
 	}{
-		{args: []string{"--override", "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"}, name: "authorizer.class.name"},
-		{env: []string{"KAFKA_SUPER_USERS=User:admin"}, name: "super.users"},
-		{env: []string{"KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND=false"}, name: "allow.everyone.if.no.acl.found"},
 		{env: []string{"KAFKA_SSL_CLIENT_AUTH=required"}, name: "ssl.client.auth"},
 		{args: []string{"--override", "ssl.client.auth=requested"}, name: "ssl.client.auth"},
 		{env: []string{"KAFKA_LISTENER_NAME_PLAINTEXT_SSL_CLIENT_AUTH=required"}, name: "listener.name.plaintext.ssl.client.auth"},
@@ -50,7 +47,7 @@ func TestSecuritySettingsFailClosed(t *testing.T) {
 		t.Errorf("JAAS configuration in the message: %v", err)
 	}
 	// A file names its line.
-	if _, err := Load([]string{writeFile(t, "# x\nsuper.users=User:a\n")}, nil); err == nil || !strings.Contains(err.Error(), "server.properties:2") {
+	if _, err := Load([]string{writeFile(t, "# x\nssl.engine.factory.class=a.B\n")}, nil); err == nil || !strings.Contains(err.Error(), "server.properties:2") {
 		t.Errorf("file: %v", err)
 	}
 	// A TLS listener needs a keystore.
@@ -60,9 +57,7 @@ func TestSecuritySettingsFailClosed(t *testing.T) {
 
 	// Settings that no listener uses stay warnings, as Kafka ignores them.
 	harmless := [][]string{
-		{"KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND=true"},
 		{"KAFKA_SSL_CLIENT_AUTH=none"},
-		{"KAFKA_AUTHORIZER_CLASS_NAME="},
 		{"KAFKA_SSL_KEYSTORE_LOCATION=/ks.jks"},
 		{"KAFKA_SASL_ENABLED_MECHANISMS=PLAIN"},                               // SASL listeners only
 		{"KAFKA_LISTENER_NAME_SASL__PLAINTEXT_SASL_ENABLED_MECHANISMS=PLAIN"}, // not a configured listener

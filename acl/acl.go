@@ -21,13 +21,13 @@ const (
 // Binding is one ACL: a resource pattern and an access control entry,
 // as Kafka's AclBinding.
 type Binding struct {
-	ResourceType kmsg.ACLResourceType       
-	ResourceName string                     
+	ResourceType kmsg.ACLResourceType
+	ResourceName string
 	PatternType  kmsg.ACLResourcePatternType
-	Principal    string                     
-	Host         string                     
-	Operation    kmsg.ACLOperation          
-	Permission   kmsg.ACLPermissionType     
+	Principal    string
+	Host         string
+	Operation    kmsg.ACLOperation
+	Permission   kmsg.ACLPermissionType
 }
 
 // String describes b as Kafka's AclBinding does, for messages.

@@ -148,8 +148,16 @@ func TestFilterMatches(t *testing.T) {
 		want [3]bool // lit, star, pre
 	}{
 		{"any", func(f Filter) Filter { return f }, [3]bool{true, true, true}},
-		{"match orders", func(f Filter) Filter { f.PatternType = kmsg.ACLResourcePatternTypeMatch; f.ResourceName = str("orders"); return f }, [3]bool{true, true, true}},
-		{"match other", func(f Filter) Filter { f.PatternType = kmsg.ACLResourcePatternTypeMatch; f.ResourceName = str("x"); return f }, [3]bool{false, true, false}},
+		{"match orders", func(f Filter) Filter {
+			f.PatternType = kmsg.ACLResourcePatternTypeMatch
+			f.ResourceName = str("orders")
+			return f
+		}, [3]bool{true, true, true}},
+		{"match other", func(f Filter) Filter {
+			f.PatternType = kmsg.ACLResourcePatternTypeMatch
+			f.ResourceName = str("x")
+			return f
+		}, [3]bool{false, true, false}},
 		{"any name exact", func(f Filter) Filter { f.ResourceName = str("ord"); return f }, [3]bool{false, false, true}},
 		{"literal", func(f Filter) Filter { f.PatternType = literal; return f }, [3]bool{true, true, false}},
 		{"literal star is exact", func(f Filter) Filter { f.PatternType = literal; f.ResourceName = str("*"); return f }, [3]bool{false, true, false}},

@@ -33,6 +33,10 @@ func allRecordKinds() []Record {
 		ScramCredentialRecord{Name: "alice", Mechanism: ScramSHA512, ScramCredential: ScramCredential{Salt: []byte("s2"), StoredKey: []byte("k2"), ServerKey: []byte("v2"), Iterations: 8192}},
 		ScramCredentialRecord{Name: "bob", Mechanism: ScramSHA512, ScramCredential: ScramCredential{Salt: []byte("s"), StoredKey: []byte("k"), ServerKey: []byte("v"), Iterations: 4096}},
 		ScramCredentialRecord{Name: "bob", Mechanism: ScramSHA512, Remove: true},
+		ACLRecord{ID: Uuid{1}, ResourceType: 2, ResourceName: "t", PatternType: 3, Principal: "User:a", Host: "*", Operation: 3, Permission: 3},
+		ACLRecord{ID: Uuid{2}, ResourceType: 3, ResourceName: "g-", PatternType: 4, Principal: "User:*", Host: "10.0.0.1", Operation: 2, Permission: 2},
+		ACLRecord{ID: Uuid{3}, ResourceType: 4, ResourceName: "kafka-cluster", PatternType: 3, Principal: "User:b", Host: "*", Operation: 9, Permission: 3},
+		RemoveACLRecord{ID: Uuid{2}},
 	}
 }
 

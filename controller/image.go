@@ -96,6 +96,8 @@ type Image struct {
 	// ScramCredentials are the SCRAM credentials by user and mechanism
 	// (ScramSHA256, ScramSHA512); see scram.go.
 	ScramCredentials map[string]map[int8]ScramCredential
+	// ACLs are the ACLs of the authorizer (acl.go).
+	ACLs ACLSet
 }
 
 // EmptyImage returns an image with no records applied.
@@ -284,6 +286,8 @@ func (b *builder) apply(rec Record) error {
 		return b.applyConfig(r)
 	case ScramCredentialRecord:
 		return b.applyScram(r)
+	case ACLRecord, RemoveACLRecord:
+		return b.applyACL(r)
 	case ProducerIDsRecord:
 		if r.NextProducerID <= b.img.NextProducerID {
 			return fmt.Errorf("%w: next producer id %d is not above the current %d", ErrApply, r.NextProducerID, b.img.NextProducerID)

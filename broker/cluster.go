@@ -352,13 +352,13 @@ func (n *Node) ensureInternalTopics() {
 // controller when that is another node (Server Options.Forward). When no
 // leader is known the local handler answers (NOT_CONTROLLER, which
 // clients retry).
-func (n *Node) forward(frame []byte) ([]byte, bool) {
+func (n *Node) forward(frame []byte, principal, clientHost string) ([]byte, bool) {
 	if n.quorum.Leading() || namesOtherBroker(frame, n.cfg.NodeID) {
 		return nil, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), controllerRequestTimeout)
 	defer cancel()
-	out, err := n.channel.Forward(ctx, frame)
+	out, err := n.channel.ForwardEnveloped(ctx, frame, principal, clientHost)
 	if err != nil {
 		if !errors.Is(err, ErrNoController) {
 			n.logger.Warn("cannot forward a request to the active controller; answering here", "err", err)

@@ -354,12 +354,12 @@ func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
 		}
 	}
 	if entry.Forward && c.srv.opts.Forward != nil {
-		if out, forwarded := c.srv.opts.Forward(frame); forwarded {
+		if out, forwarded := c.srv.opts.Forward(frame, c.principal(), c.host); forwarded {
 			return outgoing{buf: out}, nil
 		}
 	}
 	hr := &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(), Controller: c.controller}
-	resp, err := entry.Handle(c.srv.opts.Deps, hr)
+	resp, err := handlers.Serve(entry, c.srv.opts.Deps, hr)
 	if err != nil {
 		return outgoing{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
 	}

@@ -382,6 +382,7 @@ func (n *Node) start() (_ *Node, err error) {
 		// Refuse partitions the open file limit cannot hold (issue 11 item 5).
 		PartitionFiles: CheckPartitionFiles,
 		QuorumStatus:   n.quorum.Status,
+		Authz:          handlers.NewAuthz(cfg.Authorizer),
 	}
 	deps.Init()
 	if isBroker {

@@ -42,9 +42,10 @@ type Options struct {
 	// Forward, when set, may answer a request that changes cluster
 	// metadata (handlers.Entry.Forward) in place of the local handler: a
 	// node that is not the active controller sends it on. It gets the
-	// request frame without its size prefix and returns a response frame
-	// with it, or forwarded=false to handle the request here.
-	Forward func(frame []byte) (out []byte, forwarded bool)
+	// request frame without its size prefix, and the client's principal
+	// and address for the controller to authorize, and returns a response
+	// frame with it, or forwarded=false to handle the request here.
+	Forward func(frame []byte, principal, clientHost string) (out []byte, forwarded bool)
 	// Prebound holds listeners bound by someone else, by listener name: a
 	// broker-only node's listener that it shares with Raft (its Kafka
 	// connections come through a connQueue).

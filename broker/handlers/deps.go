@@ -30,6 +30,10 @@ type Deps struct {
 	Now      func() time.Time
 	Logger   *slog.Logger
 
+	// Authz is the authorizer (authz.go); nil when authorizer.class.name
+	// is unset: nothing is checked.
+	Authz *Authz
+
 	// Groups is the group coordinator; with nil, group APIs answer
 	// COORDINATOR_NOT_AVAILABLE.
 	Groups *coordinator.Coordinator

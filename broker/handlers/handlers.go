@@ -56,10 +56,15 @@ func Table() []Entry {
 		{Key: int16(kmsg.ElectLeaders), MinVersion: 0, MaxVersion: 2, Handle: handleElectLeaders, Forward: true},
 		{Key: int16(kmsg.AlterPartitionAssignments), MinVersion: 0, MaxVersion: 1, Handle: handleAlterPartitionReassignments, Forward: true},
 		{Key: int16(kmsg.ListPartitionReassignments), MinVersion: 0, MaxVersion: 0, Handle: handleListPartitionReassignments},
+		// ACLs: see 29_describe_acls.go and authz.go
+		{Key: int16(kmsg.DescribeACLs), MinVersion: 1, MaxVersion: 3, Handle: handleDescribeAcls},
+		{Key: int16(kmsg.CreateACLs), MinVersion: 1, MaxVersion: 3, Handle: handleCreateAcls, Forward: true},
+		{Key: int16(kmsg.DeleteACLs), MinVersion: 1, MaxVersion: 3, Handle: handleDeleteAcls, Forward: true},
 		// controller APIs: see 56_alter_partition.go and friends
 		{Key: int16(kmsg.AlterPartition), MinVersion: 2, MaxVersion: 3, Handle: handleAlterPartition, ControllerOnly: true},
 		{Key: int16(kmsg.BrokerRegistration), MinVersion: 0, MaxVersion: 4, Handle: handleBrokerRegistration, ControllerOnly: true},
 		{Key: int16(kmsg.BrokerHeartbeat), MinVersion: 0, MaxVersion: 1, Handle: handleBrokerHeartbeat, ControllerOnly: true},
 		{Key: int16(kmsg.AllocateProducerIDs), MinVersion: 0, MaxVersion: 0, Handle: handleAllocateProducerIDs, ControllerOnly: true},
+		{Key: int16(kmsg.Envelope), MinVersion: 0, MaxVersion: 0, Handle: handleEnvelope, ControllerOnly: true},
 	}
 }

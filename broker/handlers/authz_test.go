@@ -1,0 +1,220 @@
+package handlers
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/acl"
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// callAs sends req at version v as principal, through the wire encoding
+// and Serve (so with the authorization of the API).
+func (e *adminEnv) callAs(t *testing.T, principal string, req kmsg.Request, v int16) kmsg.Response {
+	t.Helper()
+	req.SetVersion(v)
+	client := "authz-test"
+	frame := wire.AppendRequest(nil, wire.RequestHeader{APIVersion: v, CorrelationID: 7, ClientID: &client}, req)
+	hdr, decoded, err := wire.ParseRequest(frame[4:])
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	var entry *Entry
+	for _, en := range Table() {
+		if en.Key == req.Key() {
+			entry = &en
+		}
+	}
+	resp, err := Serve(*entry, e.d, &Request{Header: hdr, Body: decoded, Principal: principal, ClientHost: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("handler: %v", err)
+	}
+	resp.SetVersion(v)
+	back := decoded.ResponseKind()
+	back.SetVersion(v)
+	if err := back.ReadFrom(resp.AppendTo(nil)); err != nil {
+		t.Fatalf("decoding response v%d: %v", v, err)
+	}
+	return back
+}
+
+func aclCreation(typ kmsg.ACLResourceType, name string, pat kmsg.ACLResourcePatternType, principal string, op kmsg.ACLOperation) kmsg.CreateACLsRequestCreation {
+	c := kmsg.NewCreateACLsRequestCreation()
+	c.ResourceType, c.ResourceName, c.ResourcePatternType = typ, name, pat
+	c.Principal, c.Host, c.Operation, c.PermissionType = principal, "*", op, kmsg.ACLPermissionTypeAllow
+	return c
+}
+
+// TestACLAPIsWithoutAuthorizer: Kafka answers SECURITY_DISABLED.
+func TestACLAPIsWithoutAuthorizer(t *testing.T) {
+	e := newAdminEnv(t)
+	d := kmsg.NewPtrDescribeACLsRequest()
+	if r := e.callAs(t, "User:ANONYMOUS", d, 3).(*kmsg.DescribeACLsResponse); r.ErrorCode != kerr.SecurityDisabled.Code {
+		t.Errorf("describe: %d", r.ErrorCode)
+	}
+	c := kmsg.NewPtrCreateACLsRequest()
+	c.Creations = append(c.Creations, aclCreation(kmsg.ACLResourceTypeTopic, "t", kmsg.ACLResourcePatternTypeLiteral, "User:a", kmsg.ACLOperationRead))
+	if r := e.callAs(t, "User:ANONYMOUS", c, 3).(*kmsg.CreateACLsResponse); r.Results[0].ErrorCode != kerr.SecurityDisabled.Code {
+		t.Errorf("create: %+v", r.Results)
+	}
+	del := kmsg.NewPtrDeleteACLsRequest()
+	del.Filters = append(del.Filters, kmsg.NewDeleteACLsRequestFilter())
+	if r := e.callAs(t, "User:ANONYMOUS", del, 3).(*kmsg.DeleteACLsResponse); r.Results[0].ErrorCode != kerr.SecurityDisabled.Code {
+		t.Errorf("delete: %+v", r.Results)
+	}
+}
+
+// TestAuthorizationThroughServe: the ACL APIs as a super user and as
+// principals with and without ACLs, and what Metadata, ListOffsets,
+// CreateTopics and DescribeConfigs let each of them see or do; and the
+// same CreateAcls forwarded in an Envelope, authorized as the principal
+// it carries.
+func TestAuthorizationThroughServe(t *testing.T) {
+	e := newAdminEnv(t)
+	e.d.Authz = &Authz{acl.Authorizer{SuperUsers: []string{"User:admin"}}}
+	e.createTopic(t, "orders", 1, nil)
+	e.createTopic(t, "secret", 1, nil)
+
+	c := kmsg.NewPtrCreateACLsRequest()
+	c.Creations = []kmsg.CreateACLsRequestCreation{
+		aclCreation(kmsg.ACLResourceTypeTopic, "ord", kmsg.ACLResourcePatternTypePrefixed, "User:alice", kmsg.ACLOperationRead),
+		aclCreation(kmsg.ACLResourceTypeTopic, "new-", kmsg.ACLResourcePatternTypePrefixed, "User:alice", kmsg.ACLOperationCreate),
+		aclCreation(kmsg.ACLResourceTypeTopic, "x", kmsg.ACLResourcePatternTypeLiteral, "alice", kmsg.ACLOperationRead),
+		aclCreation(kmsg.ACLResourceTypeCluster, "other", kmsg.ACLResourcePatternTypeLiteral, "User:alice", kmsg.ACLOperationAlter),
+	}
+	if r := e.callAs(t, "User:alice", c, 3).(*kmsg.CreateACLsResponse); r.Results[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("create as alice: %+v", r.Results)
+	}
+	r := e.callAs(t, "User:admin", c, 3).(*kmsg.CreateACLsResponse)
+	if codes := [4]int16{r.Results[0].ErrorCode, r.Results[1].ErrorCode, r.Results[2].ErrorCode, r.Results[3].ErrorCode}; codes != [4]int16{0, 0, 42, 42} {
+		t.Fatalf("create as admin: %+v", r.Results)
+	}
+	if n := e.d.Controller.Image().ACLs.Len(); n != 2 {
+		t.Fatalf("%d ACLs stored", n)
+	}
+
+	// Describe with MATCH of a topic name finds the prefixed ACL.
+	dr := kmsg.NewPtrDescribeACLsRequest()
+	dr.ResourceType, dr.ResourcePatternType, dr.ResourceName = kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeMatch, ptrTo("orders")
+	dr.Operation, dr.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	if got := e.callAs(t, "User:bob", dr, 2).(*kmsg.DescribeACLsResponse); got.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("describe as bob: %d", got.ErrorCode)
+	}
+	got := e.callAs(t, "User:admin", dr, 2).(*kmsg.DescribeACLsResponse)
+	if got.ErrorCode != 0 || len(got.Resources) != 1 || got.Resources[0].ResourceName != "ord" || len(got.Resources[0].ACLs) != 1 {
+		t.Fatalf("describe: %+v", got)
+	}
+
+	// Metadata: alice sees orders (READ implies DESCRIBE) but not secret.
+	md := kmsg.NewPtrMetadataRequest()
+	mr := e.callAs(t, "User:alice", md, 12).(*kmsg.MetadataResponse)
+	if len(mr.Topics) != 1 || *mr.Topics[0].Topic != "orders" {
+		t.Fatalf("alice's topics: %+v", mr.Topics)
+	}
+	if mr := e.callAs(t, "User:bob", md, 12).(*kmsg.MetadataResponse); len(mr.Topics) != 0 {
+		t.Fatalf("bob's topics: %+v", mr.Topics)
+	}
+	md.Topics = []kmsg.MetadataRequestTopic{{Topic: ptrTo("secret")}, {Topic: ptrTo("orders")}}
+	md.IncludeTopicAuthorizedOperations = true
+	mr = e.callAs(t, "User:alice", md, 12).(*kmsg.MetadataResponse)
+	codes := map[string]int16{}
+	for _, t := range mr.Topics {
+		codes[*t.Topic] = t.ErrorCode
+	}
+	if codes["orders"] != 0 || codes["secret"] != kerr.TopicAuthorizationFailed.Code || mr.Topics[0].AuthorizedOperations != 1<<kmsg.ACLOperationRead|1<<kmsg.ACLOperationDescribe {
+		t.Fatalf("named topics: %+v", mr.Topics)
+	}
+
+	// ListOffsets: DESCRIBE per topic.
+	lo := kmsg.NewPtrListOffsetsRequest()
+	for _, name := range []string{"orders", "secret"} {
+		lt := kmsg.NewListOffsetsRequestTopic()
+		lt.Topic = name
+		lp := kmsg.NewListOffsetsRequestTopicPartition()
+		lp.Timestamp = -1
+		lt.Partitions = append(lt.Partitions, lp)
+		lo.Topics = append(lo.Topics, lt)
+	}
+	// (This environment hosts no logs: orders answers NOT_LEADER, which
+	// shows it got past the authorization.)
+	lr := e.callAs(t, "User:alice", lo, 7).(*kmsg.ListOffsetsResponse)
+	for _, lt := range lr.Topics {
+		if denied := lt.Partitions[0].ErrorCode == kerr.TopicAuthorizationFailed.Code; denied != (lt.Topic == "secret") {
+			t.Errorf("list offsets %s: %d", lt.Topic, lt.Partitions[0].ErrorCode)
+		}
+	}
+
+	// CreateTopics: CREATE on the new- prefix only.
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	for _, name := range []string{"new-a", "other"} {
+		tt := kmsg.NewCreateTopicsRequestTopic()
+		tt.Topic, tt.NumPartitions, tt.ReplicationFactor = name, 1, 1
+		ct.Topics = append(ct.Topics, tt)
+	}
+	cr := e.callAs(t, "User:alice", ct, 7).(*kmsg.CreateTopicsResponse)
+	for _, tt := range cr.Topics {
+		want := int16(0)
+		if tt.Topic == "other" {
+			want = kerr.TopicAuthorizationFailed.Code
+		}
+		if tt.ErrorCode != want {
+			t.Errorf("create %s: %d, want %d", tt.Topic, tt.ErrorCode, want)
+		}
+		// No DESCRIBE_CONFIGS on new-a: its configs are withheld.
+		if tt.Topic == "new-a" && (tt.ConfigErrorCode != kerr.TopicAuthorizationFailed.Code || len(tt.Configs) != 0) {
+			t.Errorf("configs of new-a: %d %d", tt.ConfigErrorCode, len(tt.Configs))
+		}
+	}
+
+	// DescribeConfigs of a broker needs DESCRIBE_CONFIGS on the cluster.
+	dc := kmsg.NewPtrDescribeConfigsRequest()
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	dc.Resources = append(dc.Resources, res)
+	if got := e.callAs(t, "User:alice", dc, 4).(*kmsg.DescribeConfigsResponse); got.Resources[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("describe broker configs: %d", got.Resources[0].ErrorCode)
+	}
+
+	// The same CreateAcls forwarded in an Envelope: authorized as the
+	// principal inside, not as the forwarding node.
+	one := kmsg.NewPtrCreateACLsRequest()
+	one.Creations = []kmsg.CreateACLsRequestCreation{aclCreation(kmsg.ACLResourceTypeGroup, "g", kmsg.ACLResourcePatternTypeLiteral, "User:alice", kmsg.ACLOperationRead)}
+	enveloped := func(principal string) *kmsg.CreateACLsResponse {
+		client := "c"
+		frame := wire.AppendRequest(nil, wire.RequestHeader{APIVersion: 3, CorrelationID: 99, ClientID: &client}, one)
+		env := e.callAs(t, "User:ANONYMOUS", EnvelopeFor(frame[4:], principal, "127.0.0.1"), 0).(*kmsg.EnvelopeResponse)
+		if env.ErrorCode != 0 {
+			t.Fatalf("envelope: %d", env.ErrorCode)
+		}
+		inner := kmsg.NewPtrCreateACLsResponse()
+		inner.SetVersion(3)
+		body, err := wire.SkipTags(env.ResponseData[4:]) // correlation id, then the flexible header's tags
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := inner.ReadFrom(body); err != nil {
+			t.Fatal(err)
+		}
+		return inner
+	}
+	if r := enveloped("User:alice"); r.Results[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("enveloped as alice: %+v", r.Results)
+	}
+	if r := enveloped("User:admin"); r.Results[0].ErrorCode != 0 {
+		t.Errorf("enveloped as admin: %+v", r.Results)
+	}
+
+	// DeleteAcls lists what each filter matched.
+	del := kmsg.NewPtrDeleteACLsRequest()
+	f := kmsg.NewDeleteACLsRequestFilter()
+	f.ResourceType, f.ResourcePatternType, f.Operation, f.PermissionType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	del.Filters = append(del.Filters, f)
+	if r := e.callAs(t, "User:admin", del, 3).(*kmsg.DeleteACLsResponse); r.Results[0].ErrorCode != 0 || len(r.Results[0].MatchingACLs) != 3 {
+		t.Fatalf("delete: %+v", r.Results)
+	}
+	if n := e.d.Controller.Image().ACLs.Len(); n != 0 {
+		t.Fatalf("%d ACLs left", n)
+	}
+}

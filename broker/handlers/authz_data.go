@@ -39,7 +39,8 @@ func authzCheck(key int16) authzFunc {
 
 // topicName is the name of a request's topic: name, or the topic of id
 // when name is empty (requests that carry topic ids). ok is false for an
-// unknown id: the handler answers UNKNOWN_TOPIC_ID.
+// unknown (or zero) id: the handler answers UNKNOWN_TOPIC_ID, as Kafka
+// does before it authorizes.
 func topicName(img *controller.Image, name string, id [16]byte) (string, bool) {
 	if name != "" {
 		return name, true
@@ -47,7 +48,7 @@ func topicName(img *controller.Image, name string, id [16]byte) (string, bool) {
 	if t := img.TopicsByID[controller.Uuid(id)]; t != nil {
 		return t.Name, true
 	}
-	return "", id == [16]byte{}
+	return "", false
 }
 
 // splitTopics keeps in *topics the elements whose topic r may perform op

@@ -26,6 +26,15 @@ type Authorizer struct {
 	AllowEveryoneIfNoACLFound bool
 }
 
+// AuthorizerPluginSetting reports whether name is a setting of the
+// authorizer itself rather than of the broker (super.users,
+// allow.everyone.if.no.acl.found): Kafka reads those from the authorizer
+// plugin's configuration, and its DescribeConfigs of a broker does not
+// list them.
+func AuthorizerPluginSetting(name string) bool {
+	return name == "super.users" || name == "allow.everyone.if.no.acl.found"
+}
+
 func decodeAuthorizer(d *decoder) Authorizer {
 	return Authorizer{
 		Enabled:                   strings.TrimSpace(d.str("authorizer.class.name")) == StandardAuthorizerClass,

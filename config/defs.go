@@ -79,7 +79,7 @@ func brokerDefs() []Def {
 		d("queued.max.request.bytes", Long, defaultQueuedMaxRequestBytes, "Budget of request bytes read but not yet processed, over all connections; when it is used up, connections stop reading until requests finish. -1 is unbounded. Kafka's default is -1; samsa defaults to 256 MiB so that clients cannot exhaust memory.", anyOf(intRange(Long, -1, -1), atLeast(Long, 1))),
 		d("connections.max.idle.ms", Long, "600000", "Close connections with no request in progress and no traffic for this long.", typeOnly(Long)),
 		// Authorization (authorizer.go).
-		d("authorizer.class.name", Class, "", "The authorizer: empty (every client may do everything) or "+StandardAuthorizerClass+", which checks the ACLs stored in the metadata log (CreateAcls, kafka-acls). Any other class refuses to start.", validateAuthorizerClass),
+		d("authorizer.class.name", String, "", "The authorizer: empty (every client may do everything) or "+StandardAuthorizerClass+", which checks the ACLs stored in the metadata log (CreateAcls, kafka-acls). Any other class refuses to start.", validateAuthorizerClass),
 		d("super.users", String, "", "Principals allowed everything whatever the ACLs, as User:a;User:b (semicolon-separated). Used with authorizer.class.name.", validateSuperUsers),
 		d("allow.everyone.if.no.acl.found", Boolean, "false", "With an authorizer: allow an operation on a resource that no ACL matches. Kafka's default false denies it.", typeOnly(Boolean)),
 		d("max.connections", Int, maxIntStr, "Largest number of client connections; at the limit the broker stops accepting until one closes (read at start).", atLeast(Int, 0)),

@@ -94,7 +94,9 @@ func describeBrokerConfigs(d *Deps, levels brokerLevels, name string, withSynony
 	var names []string
 	if perBroker {
 		for _, def := range config.BrokerDefs {
-			names = append(names, def.Name)
+			if !config.AuthorizerPluginSetting(def.Name) {
+				names = append(names, def.Name)
+			}
 		}
 	} else {
 		for n := range levels.clusterWD {

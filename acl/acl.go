@@ -138,15 +138,14 @@ func ValidateNew(b Binding) string {
 	return ""
 }
 
-// ParsePrincipal checks a principal is "Type:name" and returns an error
-// message as Kafka's SecurityUtils.parseKafkaPrincipal, or "".
+// ParsePrincipal checks a principal is "Type:name" and returns Kafka's
+// message (SecurityUtils.parseKafkaPrincipal) when it is not, or "".
 func ParsePrincipal(p string) string {
 	if p == "" {
-		return "principal must not be empty"
-	}
-	typ, name, ok := strings.Cut(p, ":")
-	if !ok || typ == "" || name == "" {
 		return "expected a string in format principalType:principalName but got " + p
+	}
+	if !strings.Contains(p, ":") {
+		return "Could not parse principal from `" + p + "` (no colon is present separating the principal type from the principal name)"
 	}
 	return ""
 }

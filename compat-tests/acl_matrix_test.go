@@ -779,7 +779,7 @@ func aclMatrix(t *testing.T, ctx context.Context, addr string) []string {
 // principal with the ACLs the API needs and one without any.
 func TestACLMatrix(t *testing.T) {
 	samsaAddr, kafkaAddr := startACLBrokers(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testContext(t, 4*time.Minute)
 	var samsa, kafka []string
 	var wg sync.WaitGroup
 	wg.Go(func() { samsa = aclMatrix(t, ctx, samsaAddr) })
@@ -788,15 +788,39 @@ func TestACLMatrix(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	for i := range kafka {
-		if i >= len(samsa) || samsa[i] != kafka[i] {
-			got := "(none)"
-			if i < len(samsa) {
-				got = samsa[i]
-			}
-			t.Errorf("kafka: %s\n        samsa: %s", kafka[i], got)
+	compareLines(t, kafka, samsa)
+	if t.Failed() {
+		return
+	}
+	// The ACL APIs themselves: validation of creations, each kind of
+	// filter, and what deletions match.
+	wg.Go(func() { samsa = aclAPIProbe(t, ctx, samsaAddr) })
+	wg.Go(func() { kafka = aclAPIProbe(t, ctx, kafkaAddr) })
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	compareLines(t, kafka, samsa)
+	// Kafka's kafka-acls tool and franz-go's kadm against samsa.
+	aclToolAndKadm(t, ctx, samsaAddr)
+}
+
+func compareLines(t *testing.T, kafka, samsa []string) {
+	t.Helper()
+	for i := range max(len(kafka), len(samsa)) {
+		k, s := "(none)", "(none)"
+		if i < len(kafka) {
+			k = kafka[i]
+		}
+		if i < len(samsa) {
+			s = samsa[i]
+		}
+		if knownACLDiff(k, s) {
+			t.Logf("explained difference (FINDINGS.md): kafka %q, samsa %q", k, s)
+		} else if k != s {
+			t.Errorf("kafka: %s\n        samsa: %s", k, s)
 		} else {
-			t.Logf("same: %s", kafka[i])
+			t.Logf("same: %s", k)
 		}
 	}
 }

@@ -83,11 +83,19 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 			results[i].file.Release()
 		}
 	}()
+	// A consumer needs READ on each topic, checked on every fetch for
+	// every partition it reads, those of its session included (authz.go).
+	denied := d.fetchDenied(r, img, wants)
 	read := func() (total int, anyError bool) {
 		remaining := maxBytes
 		first := true
 		for i, k := range wants {
 			results[i].file.Release()
+			if denied != nil && denied[i] {
+				results[i] = fetchResult{code: kerr.TopicAuthorizationFailed.Code, highWatermark: -1, lastStable: -1, logStart: -1, leader: -1, leaderEpoch: -1}
+				anyError = true
+				continue
+			}
 			res := d.readPartition(img, k, wantParts[k], remaining, first, req.IsolationLevel == 1, r.SendFiles)
 			results[i] = res
 			if n := res.size(); n > 0 {

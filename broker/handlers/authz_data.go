@@ -110,21 +110,36 @@ func authzProduce(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	return pr, nil
 }
 
+// fetchDenied returns, for a consumer's fetch, which of wants (the
+// partitions it reads, its session's included) it may not READ; nil when
+// every one is allowed.
+func (d *Deps) fetchDenied(r *Request, img *controller.Image, wants []sessionKey) []bool {
+	if d.Authz == nil {
+		return nil
+	}
+	var denied []bool
+	for i, k := range wants {
+		name, ok := topicName(img, k.topic, k.topicID)
+		if ok && !d.authorized(r, kmsg.ACLOperationRead, acl.Topic(name)) {
+			if denied == nil {
+				denied = make([]bool, len(wants))
+			}
+			denied[i] = true
+		}
+	}
+	return denied
+}
+
 // authzFetch: a follower's fetch needs CLUSTER_ACTION (else every
-// partition is TOPIC_AUTHORIZATION_FAILED, as Kafka); a consumer's needs
-// READ on each topic (TOPIC_AUTHORIZATION_FAILED). Partitions an
-// incremental fetch session already holds are not checked again.
+// partition is TOPIC_AUTHORIZATION_FAILED, as Kafka). A consumer's needs
+// READ on each topic: checked by the handler (fetchDenied), so that the
+// partitions of an incremental fetch session are checked on every fetch.
 func authzFetch(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.FetchRequest)
 	req.Version = r.Header.APIVersion
-	key := func(t *kmsg.FetchRequestTopic) (string, [16]byte) { return t.Topic, t.TopicID }
 	var denied []kmsg.FetchRequestTopic
-	if replica.FetchReplicaID(req) >= 0 {
-		if !d.authorizedCluster(r, kmsg.ACLOperationClusterAction) {
-			denied, req.Topics = req.Topics, nil
-		}
-	} else {
-		denied = splitTopics(d, r, kmsg.ACLOperationRead, &req.Topics, key)
+	if replica.FetchReplicaID(req) >= 0 && !d.authorizedCluster(r, kmsg.ACLOperationClusterAction) {
+		denied, req.Topics = req.Topics, nil
 	}
 	if len(denied) == 0 {
 		return next(d, r)

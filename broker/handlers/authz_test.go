@@ -218,3 +218,47 @@ func TestAuthorizationThroughServe(t *testing.T) {
 		t.Fatalf("%d ACLs left", n)
 	}
 }
+
+// TestFetchSessionReauthorized: the partitions of an incremental fetch
+// session are authorized on every fetch, so an ACL deleted while a
+// consumer's session is open applies to its next fetch.
+func TestFetchSessionReauthorized(t *testing.T) {
+	e := newAdminEnv(t)
+	e.d.Init()
+	e.d.Authz = &Authz{acl.Authorizer{}}
+	e.createTopic(t, "orders", 1, nil)
+	if res := e.d.Controller.CreateACLs([]acl.Binding{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "orders",
+		PatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:alice", Host: "*", Operation: kmsg.ACLOperationRead,
+		Permission: kmsg.ACLPermissionTypeAllow}}); res[0].ErrorCode != 0 {
+		t.Fatal(res)
+	}
+	fetch := func(sessionID, epoch int32, withTopic bool) (*kmsg.FetchResponse, int16) {
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.MaxBytes, req.SessionID, req.SessionEpoch = -1, 1<<20, sessionID, epoch
+		if withTopic {
+			ft := kmsg.NewFetchRequestTopic()
+			ft.Topic = "orders"
+			fp := kmsg.NewFetchRequestTopicPartition()
+			fp.PartitionMaxBytes = 1 << 20
+			ft.Partitions = append(ft.Partitions, fp)
+			req.Topics = append(req.Topics, ft)
+		}
+		resp := e.callAs(t, "User:alice", req, 12).(*kmsg.FetchResponse)
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			return resp, -100
+		}
+		return resp, resp.Topics[0].Partitions[0].ErrorCode
+	}
+	// This environment hosts no logs: NOT_LEADER shows the authorization
+	// passed.
+	resp, code := fetch(0, 0, true)
+	if code == kerr.TopicAuthorizationFailed.Code || resp.SessionID == 0 {
+		t.Fatalf("first fetch: session %d code %d", resp.SessionID, code)
+	}
+	name := "orders"
+	e.d.Controller.DeleteACLs([]acl.Filter{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: &name,
+		PatternType: kmsg.ACLResourcePatternTypeAny, Operation: kmsg.ACLOperationAny, Permission: kmsg.ACLPermissionTypeAny}})
+	if _, code := fetch(resp.SessionID, 1, false); code != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("incremental fetch after the ACL was deleted: %d, want TOPIC_AUTHORIZATION_FAILED", code)
+	}
+}

@@ -149,6 +149,10 @@ func (p *Partition) apply(cp controller.Partition, minISR int) (Role, error) {
 		if err := p.log.AssignEpochStartOffset(cp.LeaderEpoch, leo); err != nil {
 			return role, err
 		}
+		// Kafka logs each leadership it takes the same way; the
+		// restart tests read these lines.
+		p.m.logger.Info("becoming leader", "topic", p.tp.Topic, "partition", p.tp.Partition,
+			"leader_epoch", cp.LeaderEpoch, "start_offset", leo, "partition_epoch", cp.PartitionEpoch, "isr", cp.ISR)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -92,10 +92,11 @@
 //
 // # Not yet
 //
-// No fetch from followers (KIP-392), no follower fetch sessions, no
-// eligible leader replicas (KIP-966: with min.insync.replicas=2 and the
-// ISR shrunk to the leader alone, Kafka 4.4 keeps the high watermark
-// where it is; samsa advances it, as Kafka did before KIP-966).
+// No fetch from followers (KIP-392), no follower fetch sessions. Of
+// eligible leader replicas (KIP-966, on by default in Kafka 4.4) only the
+// strict min ISR rule is here (UnderMinISR: a leader whose ISR is below
+// min.insync.replicas keeps its high watermark); the controller tracks no
+// ELR.
 //
 // # Restarts
 //

@@ -272,6 +272,9 @@ func (p *Partition) setHighWatermarkLocked(hw int64) {
 // maximal ISR.
 // REQUIRES: p.mu held, role leader.
 func (p *Partition) maybeIncrementHighWatermarkLocked() {
+	if UnderMinISR(len(p.mu.isr), len(p.mu.replicas), p.mu.minISR) {
+		return
+	}
 	cur := p.log.HighWatermark()
 	hw := HighWatermark(cur, p.m.opts.NodeID, p.log.LogEndOffset(), MaximalISR(p.mu.isr, p.mu.pendingISR), p.mu.followers)
 	if hw > cur {

@@ -312,6 +312,7 @@ func (n *Node) start() (_ *Node, err error) {
 		UncleanLeaderElection: func(t *controller.Topic) bool {
 			return cfg.TopicConfig(t.Configs).UncleanLeaderElectionEnable
 		},
+		CaughtUp: n.catchUpGate(), // catchup.go
 	})
 	if err != nil {
 		return nil, err

@@ -120,9 +120,10 @@ func waitTopicEverywhere(t *testing.T, ctx context.Context, addrs []string, topi
 // again, and every acknowledged record is read back once and in order
 // from another broker (anomalies: lost, duplicated, reordered).
 //
-// As in Kafka without eligible leader replicas, a record whose produce
-// timed out before the shrink may be committed by it (the ISR of the
-// leader alone then covers it); such records are allowed at most once.
+// A record whose produce timed out may be committed later (once the
+// brokers are back in the ISR, under the strict min ISR rule of Kafka
+// 4.x; before it, by the shrink itself); such records are allowed at most
+// once.
 func TestMinISRTwoOfThreeBrokersDown(t *testing.T) {
 	t.Parallel()
 	const lag = 10 * time.Second

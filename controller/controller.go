@@ -65,6 +65,22 @@ type Options struct {
 	// OnChange(prev, next) returned. OnChange must not call the
 	// controller's write methods (it would deadlock).
 	OnChange func(prev, next *Image)
+
+	// CaughtUp, when set, holds publishing back (OnChange and Image) until
+	// it returns true for an applied image: the changes applied until then
+	// are coalesced, and the first one published goes from the empty image
+	// straight to the first image CaughtUp accepts. It is Kafka's initial
+	// catch-up of a broker's metadata publishers: a restarting node
+	// replays the snapshot and log it kept on disk before it learns what
+	// the quorum committed since, and reconciling its logs, replicas and
+	// coordinators against those old images would make it act, for a
+	// moment, on leaderships and epochs the cluster left long ago (an old
+	// leader epoch assigned at the log end, logs deleted and re-created;
+	// docs/DURABILITY.md, finding 3). A broker passes "my registration of
+	// this process is in the image": that record was committed after the
+	// node started, so an image holding it holds every change committed
+	// before. Nil publishes every change as it is applied.
+	CaughtUp func(*Image) bool
 }
 
 // Quorum replicates batches of metadata records. Implementations apply
@@ -109,6 +125,11 @@ type Controller struct {
 	failed  error      // REQUIRES: writeMu held; sticky log failure
 
 	notifyMu sync.Mutex // held while calling OnChange
+	// caughtUp is set once Options.CaughtUp accepted an image (or at New
+	// without one); held counts the changes coalesced before.
+	// REQUIRES: notifyMu held.
+	caughtUp bool
+	held     int
 
 	stop chan struct{} // closed by Close; stops the publisher
 	done chan struct{} // closed when the publisher returned (nil: none)
@@ -150,9 +171,11 @@ func New(o Options) (*Controller, error) {
 	}
 	empty := c.machine.Empty()
 	c.image.Store(empty)
+	c.caughtUp = o.CaughtUp == nil
 	c.notify()
-	img := c.Image()
-	o.Logger.Info("controller: metadata loaded", "offset", img.Offset, "brokers", len(img.Brokers), "topics", len(img.Topics))
+	img := c.machine.Image()
+	o.Logger.Info("controller: metadata loaded", "offset", img.Offset, "brokers", len(img.Brokers), "topics", len(img.Topics),
+		"published_offset", c.Image().Offset)
 	if o.Log == nil {
 		c.done = make(chan struct{})
 		go c.publish()
@@ -257,6 +280,16 @@ func (c *Controller) notify() {
 		ch, ok := c.machine.pop()
 		if !ok {
 			return
+		}
+		if !c.caughtUp {
+			if !c.opts.CaughtUp(ch.next) {
+				c.held++
+				continue
+			}
+			c.caughtUp = true
+			ch.prev = c.image.Load()
+			c.opts.Logger.Info("controller: metadata caught up with the quorum; publishing",
+				"offset", ch.next.Offset, "coalesced_changes", c.held, "since_start", c.opts.Now().Sub(c.started).Round(time.Millisecond))
 		}
 		if c.opts.OnChange != nil {
 			c.deliver(ch)

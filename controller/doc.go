@@ -86,7 +86,13 @@
 // incarnation (broker epochs, broker_epochs.go); Partition and
 // PartitionChange adding_replicas and removing_replicas (reassignments,
 // reassign.go; in PartitionChange an empty list clears them, an absent
-// one leaves them).
+// one leaves them). PartitionChange bump_leader_epoch (a change that
+// removes a replica bumps the leader epoch although the leader stays, as
+// Kafka's PartitionChangeBuilder does) changes what applying the record
+// does, so a record that sets it is written with payload version 2, the
+// only version 2 payload: a build that does not know it refuses the record
+// (ErrUnsupportedVersion) rather than compute another leader epoch than
+// its peers; records without it stay version 1.
 //
 // # Elections, reassignments, broker epochs
 //

@@ -264,8 +264,10 @@ func (b *builder) apply(rec Record) error {
 		}
 		t = b.ownTopic(t)
 		p := t.Partitions[r.Partition]
-		if r.Leader != nil && *r.Leader != p.Leader {
-			p.Leader = *r.Leader
+		if r.Leader != nil && *r.Leader != p.Leader || r.BumpLeaderEpoch {
+			if r.Leader != nil {
+				p.Leader = *r.Leader
+			}
 			p.LeaderEpoch++
 		}
 		if r.ISR != nil {

@@ -304,7 +304,7 @@ func appendFrame(buf []byte, rec Record) ([]byte, error) {
 	if len(payload)+2 > maxFrameSize {
 		return buf, fmt.Errorf("controller: record of %d bytes exceeds frame limit", len(payload))
 	}
-	vt := []byte{byte(recordVersion), byte(rec.recordType())}
+	vt := []byte{byte(payloadVersion(rec)), byte(rec.recordType())}
 	crc := crc32.Update(crc32.Checksum(vt, crcTable), crcTable, payload)
 	buf = binary.BigEndian.AppendUint32(buf, uint32(len(payload)+2))
 	buf = binary.BigEndian.AppendUint32(buf, crc)
@@ -325,7 +325,7 @@ func appendBatch(buf []byte, recs []Record) ([]byte, error) {
 			return buf[:start], err
 		}
 		buf = binary.BigEndian.AppendUint32(buf, uint32(len(payload)+2))
-		buf = append(buf, byte(recordVersion), byte(rec.recordType()))
+		buf = append(buf, byte(payloadVersion(rec)), byte(rec.recordType()))
 		buf = append(buf, payload...)
 		if len(buf)-start > maxBatchSize {
 			return buf[:start], fmt.Errorf("%w: more than %d bytes", ErrBatchTooLarge, maxBatchSize)

@@ -84,7 +84,29 @@ func settle(img *Image, p Partition, target, isr []int32, change *PartitionChang
 	if !slices.Contains(target, p.Leader) {
 		change.Leader = ptrTo(electLeader(img, target, newISR))
 	}
+	bumpIfReplicaRemoved(p, change)
 	return true
+}
+
+// bumpIfReplicaRemoved makes a change whose replicas lack one of the
+// partition's current replicas bump the leader epoch even when the leader
+// stays, as Kafka's PartitionChangeBuilder does since KRaft (KIP-841's
+// follow-up, triggerLeaderEpochBumpForReplicaReassignmentIfNeeded): the
+// removed replica, which may still be fetching, is fenced by the new epoch
+// and the leader starts its followers' state afresh. A change that only
+// adds replicas, reorders them, or shrinks or expands the ISR bumps only
+// the partition epoch (the ISR-shrink bump of metadata versions before 3.6
+// is gone in Kafka 4.x).
+func bumpIfReplicaRemoved(p Partition, change *PartitionChangeRecord) {
+	if change.Replicas == nil || change.Leader != nil && *change.Leader != p.Leader {
+		return // no replica change, or a new leader: its epoch is new anyway
+	}
+	for _, r := range p.Replicas {
+		if !slices.Contains(change.Replicas, r) {
+			change.BumpLeaderEpoch = true
+			return
+		}
+	}
 }
 
 // decideReassignments decides each partition's reassignment against img.
@@ -156,6 +178,7 @@ func decideReassignment(img *Image, req Reassignment) (int16, string, *Partition
 			change.Leader = ptrTo(electLeader(img, change.Replicas, isr))
 		}
 	}
+	bumpIfReplicaRemoved(p, change)
 	return 0, "", change
 }
 

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 
@@ -107,5 +108,92 @@ func TestReassignmentCancelReplaceAndRemove(t *testing.T) {
 		if res := reassign(t, c, tc.topic, 0, tc.replicas); res.ErrorCode != tc.code {
 			t.Errorf("%s %v: %+v, want %d", tc.topic, tc.replicas, res, tc.code)
 		}
+	}
+}
+
+// TestLeaderEpochBumps follows Kafka 4.4's PartitionChangeBuilder: the
+// leader epoch goes up when the leader changes and when a change removes
+// a replica while the leader stays (reassignment completion, cancellation
+// of an added replica, a removal, a replaced target dropping an added
+// replica); adding replicas, reordering them, and ISR shrink or expand
+// bump only the partition epoch. Every step bumps the partition epoch.
+func TestLeaderEpochBumps(t *testing.T) {
+	c := newTestController(t, 5)
+	r := c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1, 2, 3}}}}, false)[0]
+	if r.ErrorCode != 0 {
+		t.Fatalf("%+v", r)
+	}
+	part := func() Partition { return c.Image().Topics["t"].Partitions[0] }
+	alterISR := func(isr ...int32) {
+		t.Helper()
+		p := part()
+		if _, code, msg := c.AlterPartition(AlterPartition{TopicID: r.ID, LeaderID: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, NewISR: isr}); code != 0 {
+			t.Fatalf("AlterPartition %v: %d %s", isr, code, msg)
+		}
+	}
+	steps := []struct {
+		name   string
+		do     func()
+		bumped bool
+		leader int32
+	}{
+		{"ISR shrink", func() { alterISR(1, 2) }, false, 1},
+		{"ISR expand", func() { alterISR(1, 2, 3) }, false, 1},
+		{"reorder", func() { reassign(t, c, "t", 0, []int32{1, 3, 2}) }, false, 1},
+		{"start adding 4", func() { reassign(t, c, "t", 0, []int32{1, 3, 2, 4}) }, false, 1},
+		{"cancel: 4 leaves", func() { reassign(t, c, "t", 0, nil) }, true, 1},
+		{"start replacing 2 by 4", func() { reassign(t, c, "t", 0, []int32{1, 3, 4}) }, false, 1},
+		{"replace target: 4 leaves, 5 comes", func() { reassign(t, c, "t", 0, []int32{1, 3, 5}) }, true, 1},
+		{"5 joins the ISR: complete, 2 leaves", func() { alterISR(1, 2, 3, 5) }, true, 1},
+		{"remove 5", func() { reassign(t, c, "t", 0, []int32{1, 3}) }, true, 1},
+		{"leader 1 fenced", func() {
+			if err := c.FenceBroker(1, true); err != nil {
+				t.Fatal(err)
+			}
+		}, true, 3},
+	}
+	for _, s := range steps {
+		before := part()
+		s.do()
+		after := part()
+		if after.PartitionEpoch <= before.PartitionEpoch {
+			t.Errorf("%s: partition epoch %d -> %d, want a bump", s.name, before.PartitionEpoch, after.PartitionEpoch)
+		}
+		if got := after.LeaderEpoch > before.LeaderEpoch; got != s.bumped || after.Leader != s.leader {
+			t.Errorf("%s: leader %d epoch %d -> leader %d epoch %d, want leader %d and bump %v (replicas %v -> %v)",
+				s.name, before.Leader, before.LeaderEpoch, after.Leader, after.LeaderEpoch, s.leader, s.bumped, before.Replicas, after.Replicas)
+		}
+	}
+	// The bump survives the log: a replay (and a snapshot) gives the same epochs.
+	rebuilt := EmptyImage("test-cluster", 1)
+	for _, rec := range ImageRecords(c.Image()) {
+		var err error
+		if rebuilt, err = Apply(rebuilt, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rebuilt.Topics["t"].Partitions[0]; got.LeaderEpoch != part().LeaderEpoch {
+		t.Fatalf("snapshot: leader epoch %d, want %d", got.LeaderEpoch, part().LeaderEpoch)
+	}
+}
+
+// TestBumpLeaderEpochRecordVersion: a PartitionChangeRecord that bumps the
+// leader epoch without a new leader is written as payload version 2 and
+// reads back; version 2 of any other record type is refused.
+func TestBumpLeaderEpochRecordVersion(t *testing.T) {
+	rec := PartitionChangeRecord{TopicID: Uuid{1}, Partition: 0, Replicas: []int32{1, 2}, BumpLeaderEpoch: true}
+	entry, err := EncodeEntry(4, []Record{rec, PartitionChangeRecord{TopicID: Uuid{1}, ISR: []int32{1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := entry[entryHeaderSize+8]; v != 2 {
+		t.Fatalf("payload version %d, want 2", v)
+	}
+	_, recs, err := DecodeEntry(entry)
+	if err != nil || !reflect.DeepEqual(recs[0], rec) {
+		t.Fatalf("decode: %v %+v", err, recs)
+	}
+	if _, err := decodeRecord(2, RecordConfig, []byte(`{}`)); !errors.Is(err, ErrUnsupportedVersion) {
+		t.Fatalf("version 2 ConfigRecord: %v", err)
 	}
 }

@@ -90,6 +90,12 @@ type PartitionChangeRecord struct {
 	// unchanged.
 	AddingReplicas   *[]int32 `json:"adding_replicas,omitempty"`
 	RemovingReplicas *[]int32 `json:"removing_replicas,omitempty"`
+	// BumpLeaderEpoch bumps the leader epoch although the leader stays
+	// (Kafka's PartitionChangeBuilder sets the leader field to the current
+	// leader for it): a change that removes a replica fences the removed
+	// one. A record that sets it is written as payload version 2, which
+	// builds that do not know the field refuse instead of ignoring it.
+	BumpLeaderEpoch bool `json:"bump_leader_epoch,omitempty"`
 }
 
 // ConfigRecord sets (Value non-nil) or deletes (Value nil) one dynamic config
@@ -126,8 +132,22 @@ func (ConfigRecord) recordType() RecordType          { return RecordConfig }
 func (RemoveTopicRecord) recordType() RecordType     { return RecordRemoveTopic }
 func (ProducerIDsRecord) recordType() RecordType     { return RecordProducerIDs }
 
-// recordVersion is the payload version written in every frame.
+// recordVersion is the payload version written in every frame but those
+// of payloadVersion's exceptions.
 const recordVersion int8 = 1
+
+// partitionChangeV2 is the payload version of a PartitionChangeRecord that
+// sets BumpLeaderEpoch (a field version 1 did not have: a build that
+// ignored it would compute another leader epoch than its peers).
+const partitionChangeV2 int8 = 2
+
+// payloadVersion is the version byte written for rec.
+func payloadVersion(rec Record) int8 {
+	if r, ok := rec.(PartitionChangeRecord); ok && r.BumpLeaderEpoch {
+		return partitionChangeV2
+	}
+	return recordVersion
+}
 
 // encodeRecord returns the JSON payload of rec.
 func encodeRecord(rec Record) ([]byte, error) {
@@ -143,8 +163,8 @@ func encodeRecord(rec Record) ([]byte, error) {
 
 // decodeRecord parses a payload of the given version and type.
 func decodeRecord(version int8, typ RecordType, payload []byte) (Record, error) {
-	if version != recordVersion {
-		return nil, fmt.Errorf("%w: record version %d", ErrUnsupportedVersion, version)
+	if version != recordVersion && (version != partitionChangeV2 || typ != RecordPartitionChange) {
+		return nil, fmt.Errorf("%w: record version %d of type %d", ErrUnsupportedVersion, version, typ)
 	}
 	var (
 		rec Record

@@ -363,10 +363,15 @@ func TestISRShrinkAndExpand(t *testing.T) {
 	})
 }
 
-// TestNotEnoughReplicasAfterAppend: an acks=-1 produce waiting while the
-// ISR shrinks below min.insync.replicas answers
-// NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's DelayedProduce).
-func TestNotEnoughReplicasAfterAppend(t *testing.T) {
+// TestUnderMinISRHoldsHighWatermark: Kafka 4.x's strict min ISR rule
+// (KIP-966). An acks=-1 produce waits while follower 3 is down; the leader
+// drops 3 from the ISR, which leaves it below min.insync.replicas=3, so the
+// high watermark stays below the record although both ISR members have it:
+// the produce times out (REQUEST_TIMED_OUT, as Kafka's DelayedProduce; it
+// used to answer NOT_ENOUGH_REPLICAS_AFTER_APPEND with the record already
+// exposed), an acks=1 record is not exposed either, and both become visible
+// once 3 is back in the ISR.
+func TestUnderMinISRHoldsHighWatermark(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newCluster(t, 3)
 		synctest.Wait()
@@ -375,8 +380,23 @@ func TestNotEnoughReplicasAfterAppend(t *testing.T) {
 		if code != 0 {
 			t.Fatal(code)
 		}
-		if code := c.part(1).WaitForHighWatermark(context.Background(), epoch, want); code != kerr.NotEnoughReplicasAfterAppend.Code {
-			t.Fatalf("wait: %d", code)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if code := c.part(1).WaitForHighWatermark(ctx, epoch, want); code != kerr.RequestTimedOut.Code {
+			t.Fatalf("wait: %d, want REQUEST_TIMED_OUT", code)
+		}
+		if isr := c.image().ISR; !slices.Equal(isr, []int32{1, 2}) {
+			t.Fatalf("ISR %v, want [1 2]", isr)
+		}
+		_, want, _ = c.produce(1, 1, 1)
+		c.settle()
+		if c.leo(2) != want || c.hw(1) != 0 {
+			t.Fatalf("under min ISR: follower 2 LEO %d, leader HW %d, want %d and 0", c.leo(2), c.hw(1), want)
+		}
+		c.net.setDown(3, false)
+		c.settle()
+		if isr := c.image().ISR; len(isr) != 3 || c.hw(1) != want {
+			t.Fatalf("after 3 is back: ISR %v, HW %d, want 3 members and %d", isr, c.hw(1), want)
 		}
 	})
 }

@@ -83,16 +83,26 @@
 // it is at most the high watermark exposed before, so a restart neither
 // exposes an uncommitted record nor hides a committed one for longer
 // than the followers take to fetch. A leader whose replicas change in
-// the same leader epoch (a reassignment adding or removing replicas)
-// gives the new ones a follower state and drops the old ones'; the new
+// the same leader epoch (a reassignment adding replicas; one that removes
+// a replica comes with a new leader epoch, as in Kafka, and the leader
+// starts every follower's state afresh) gives the new ones a follower
+// state and drops the old ones'; the new
 // ones join the ISR by the usual rule (CanJoinISR), which is what
 // completes the reassignment at the controller.
 //
 // # Not yet
 //
-// No fetch from followers (KIP-392), no follower fetch sessions, no
-// eligible leader replicas (KIP-966: with min.insync.replicas=2 and the
-// ISR shrunk to the leader alone, Kafka 4.4 keeps the high watermark
-// where it is; samsa advances it, as Kafka did before KIP-966), no
-// leader epoch bump when a reassignment removes replicas.
+// No fetch from followers (KIP-392), no follower fetch sessions. Of
+// eligible leader replicas (KIP-966, on by default in Kafka 4.4) only the
+// strict min ISR rule is here (UnderMinISR: a leader whose ISR is below
+// min.insync.replicas keeps its high watermark); the controller tracks no
+// ELR.
+//
+// # Restarts
+//
+// The node publishes metadata to the Manager only once it caught up with
+// the quorum (controller Options.CaughtUp: its own registration is in the
+// image), so a restarting broker never takes a role from the images it
+// replays from its own metadata log (docs/DURABILITY.md, finding 3); the
+// first Apply goes from the empty image to the caught-up one.
 package replica

@@ -149,6 +149,10 @@ func (p *Partition) apply(cp controller.Partition, minISR int) (Role, error) {
 		if err := p.log.AssignEpochStartOffset(cp.LeaderEpoch, leo); err != nil {
 			return role, err
 		}
+		// Kafka logs each leadership it takes the same way; the
+		// restart tests read these lines.
+		p.m.logger.Info("becoming leader", "topic", p.tp.Topic, "partition", p.tp.Partition,
+			"leader_epoch", cp.LeaderEpoch, "start_offset", leo, "partition_epoch", cp.PartitionEpoch, "isr", cp.ISR)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -268,6 +272,9 @@ func (p *Partition) setHighWatermarkLocked(hw int64) {
 // maximal ISR.
 // REQUIRES: p.mu held, role leader.
 func (p *Partition) maybeIncrementHighWatermarkLocked() {
+	if UnderMinISR(len(p.mu.isr), len(p.mu.replicas), p.mu.minISR) {
+		return
+	}
 	cur := p.log.HighWatermark()
 	hw := HighWatermark(cur, p.m.opts.NodeID, p.log.LogEndOffset(), MaximalISR(p.mu.isr, p.mu.pendingISR), p.mu.followers)
 	if hw > cur {

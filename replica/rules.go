@@ -74,6 +74,17 @@ func HighWatermark(current int64, leader int32, leaderLEO int64, isr []int32, fo
 	return max(hw, current)
 }
 
+// UnderMinISR is Kafka's isUnderMinIsr, the "strict min ISR" rule of
+// KIP-966 that Kafka 4.x applies to every partition: a leader whose
+// committed ISR has fewer members than min.insync.replicas (capped at the
+// number of replicas, Kafka's effectiveMinIsr) does not advance its high
+// watermark. A record a lone leader took (acks=1, or an acks=all produce
+// that timed out before the shrink) stays invisible until enough replicas
+// have it again, so a consumer never reads what one failure could erase.
+func UnderMinISR(isr, replicas, minISR int) bool {
+	return isr < min(minISR, replicas)
+}
+
 // MaximalISR is the ISR the high watermark must honour while an ISR change
 // is in flight: the union of the committed and the proposed ISR (Kafka's
 // maximalIsr). Until the controller confirms a shrink, the removed replica

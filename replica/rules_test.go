@@ -180,3 +180,24 @@ func TestTruncationOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestUnderMinISR: the strict min ISR rule with Kafka's effective min ISR
+// (min.insync.replicas capped at the replica count).
+func TestUnderMinISR(t *testing.T) {
+	for _, tc := range []struct {
+		isr, replicas, minISR int
+		under                 bool
+	}{
+		{3, 3, 2, false},
+		{2, 3, 2, false},
+		{1, 3, 2, true},
+		{1, 1, 2, false}, // RF=1: the effective min ISR is 1
+		{2, 2, 3, false}, // RF=2 with min.insync.replicas=3: capped at 2
+		{1, 2, 3, true},
+		{1, 3, 1, false},
+	} {
+		if got := UnderMinISR(tc.isr, tc.replicas, tc.minISR); got != tc.under {
+			t.Errorf("UnderMinISR(isr %d, replicas %d, min %d) = %v", tc.isr, tc.replicas, tc.minISR, got)
+		}
+	}
+}

@@ -96,6 +96,9 @@ type Image struct {
 	// ScramCredentials are the SCRAM credentials by user and mechanism
 	// (ScramSHA256, ScramSHA512); see scram.go.
 	ScramCredentials map[string]map[int8]ScramCredential
+	// ClientQuotas are the client quota values by entity and key; see
+	// quota.go.
+	ClientQuotas map[QuotaEntity]map[string]float64
 }
 
 // EmptyImage returns an image with no records applied.
@@ -163,6 +166,7 @@ type builder struct {
 	ownedBrokerCf map[string]bool
 	ownedTopicCf  map[*Topic]bool
 	scramOwned    bool
+	quotasOwned   bool
 }
 
 func newBuilder(src *Image) *builder {
@@ -284,6 +288,8 @@ func (b *builder) apply(rec Record) error {
 		return b.applyConfig(r)
 	case ScramCredentialRecord:
 		return b.applyScram(r)
+	case ClientQuotaRecord:
+		return b.applyClientQuota(r)
 	case ProducerIDsRecord:
 		if r.NextProducerID <= b.img.NextProducerID {
 			return fmt.Errorf("%w: next producer id %d is not above the current %d", ErrApply, r.NextProducerID, b.img.NextProducerID)

@@ -54,6 +54,7 @@ func ImageRecords(img *Image) []Record {
 		recs = appendConfigRecords(recs, ConfigResourceTopic, name, t.Configs)
 	}
 	recs = scramRecords(recs, img)
+	recs = clientQuotaRecords(recs, img)
 	if img.NextProducerID > 0 {
 		recs = append(recs, ProducerIDsRecord{BrokerID: -1, NextProducerID: img.NextProducerID})
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/samsa-broker/samsa/broker/handlers"
+	"github.com/samsa-broker/samsa/broker/quota"
 	"github.com/samsa-broker/samsa/config"
 )
 
@@ -123,6 +124,9 @@ type Server struct {
 	observer requestObserver
 	serving  atomic.Bool
 
+	// quotas are the client quotas' rates (quota_conn.go).
+	quotas *quota.Manager
+
 	mu struct {
 		sync.Mutex
 		conns map[*conn]struct{}
@@ -139,7 +143,7 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{opts: o, table: make(map[int16]handlers.Entry), budget: newByteBudget(o.QueuedMaxRequestBytes)}
+	s := &Server{opts: o, table: make(map[int16]handlers.Entry), budget: newByteBudget(o.QueuedMaxRequestBytes), quotas: quota.NewManager(quota.Options{})}
 	for _, e := range handlers.Table() {
 		s.table[e.Key] = e
 	}

@@ -56,6 +56,7 @@ func Script(s *Session) error {
 		scriptTxns,
 		scriptAdminTail,
 		scriptSecurity,
+		scriptQuotas,
 		scriptCluster,
 		scriptWrongVersions,
 	} {

@@ -308,3 +308,49 @@ func runQuotaMeasurement(t *testing.T, name, addr string) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestClientQuotaKafkaConfigs sets, describes and deletes client quotas
+// with Kafka's kafka-configs tool (users, clients, their defaults and the
+// user/client-id pair), and checks an invalid value is refused.
+func TestClientQuotaKafkaConfigs(t *testing.T) {
+	t.Parallel()
+	kafkaref.Require(t)
+	b := harness.Start(t, harness.Options{})
+	run := func(wantOK bool, args ...string) string {
+		t.Helper()
+		cmd := kafkaref.Tool(t, "kafka-configs", append([]string{"--bootstrap-server", b.Addr}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if (err == nil) != wantOK {
+			t.Fatalf("kafka-configs %s: err %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run(true, "--alter", "--entity-type", "users", "--entity-name", "alice", "--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152")
+	run(true, "--alter", "--entity-type", "clients", "--entity-default", "--add-config", "request_percentage=50.5")
+	run(true, "--alter", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "--entity-name", "app", "--add-config", "controller_mutation_rate=10")
+	run(true, "--alter", "--entity-type", "users", "--entity-default", "--add-config", "producer_byte_rate=4096")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--entity-type", "users", "--entity-name", "alice"}, []string{"Quota configs for user-principal 'alice' are", "producer_byte_rate=1048576.0", "consumer_byte_rate=2097152.0"}},
+		{[]string{"--entity-type", "clients", "--entity-default"}, []string{"Quota configs for the default client-id are request_percentage=50.5"}},
+		{[]string{"--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "--entity-name", "app"}, []string{"Quota configs for user-principal 'alice', client-id 'app' are controller_mutation_rate=10.0"}},
+		{[]string{"--entity-type", "users", "--entity-default"}, []string{"Quota configs for the default user-principal are producer_byte_rate=4096.0"}},
+		{[]string{"--entity-type", "users"}, []string{"user-principal 'alice'", "the default user-principal"}},
+	} {
+		out := run(true, append([]string{"--describe"}, c.args...)...)
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("describe %v: output lacks %q:\n%s", c.args, w, out)
+			}
+		}
+	}
+	run(true, "--alter", "--entity-type", "users", "--entity-name", "alice", "--delete-config", "producer_byte_rate")
+	if out := run(true, "--describe", "--entity-type", "users", "--entity-name", "alice"); strings.Contains(out, "producer_byte_rate") || !strings.Contains(out, "consumer_byte_rate=2097152.0") {
+		t.Errorf("after --delete-config producer_byte_rate:\n%s", out)
+	}
+	if out := run(false, "--alter", "--entity-type", "users", "--entity-name", "bob", "--add-config", "producer_byte_rate=1.5"); !strings.Contains(out, "producer_byte_rate cannot be a fractional value") {
+		t.Errorf("fractional producer_byte_rate:\n%s", out)
+	}
+}

@@ -357,9 +357,10 @@ func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
 			return outgoing{buf: buf}, err
 		}
 	}
+	mutations, frame := c.mutationQuota(hdr, req, frame)
 	if entry.Forward && c.srv.opts.Forward != nil {
 		if out, forwarded := c.srv.opts.Forward(frame); forwarded {
-			return outgoing{buf: out}, nil
+			return outgoing{buf: mutations.patchFrame(c, hdr, req, out)}, nil
 		}
 	}
 	hr := &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(), Controller: c.controller}
@@ -367,6 +368,7 @@ func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
 	if err != nil {
 		return outgoing{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
 	}
+	mutations.patch(c, resp)
 	c.enforceQuotas(hdr, req, resp, len(frame), time.Since(start)-hr.Remote)
 	slot := int16(-1)
 	if o := c.srv.observer; o != nil {

@@ -26,6 +26,10 @@ type Manager struct {
 		sync.Mutex
 		rates     map[rateKey]*entityRate
 		lastSweep time.Time
+		// buckets are the controller mutation quotas' token buckets
+		// (mutation.go), with when each was last used.
+		buckets    map[rateKey]*TokenBucket
+		bucketUsed map[rateKey]time.Time
 	}
 }
 
@@ -55,6 +59,8 @@ func NewManager(o Options) *Manager {
 	}
 	m := &Manager{opts: o}
 	m.mu.rates = map[rateKey]*entityRate{}
+	m.mu.buckets = map[rateKey]*TokenBucket{}
+	m.mu.bucketUsed = map[rateKey]time.Time{}
 	return m
 }
 
@@ -127,18 +133,31 @@ func (m *Manager) Exceeded(quotas Quotas, key, user, clientID string, now time.T
 	return m.rateLocked(rateKey{key, shared}, now).ThrottleTime(bound, now)
 }
 
-// rateLocked returns the rate of k, created on first use, and forgets
-// rates unused for Expiry (checked at most once a minute).
+// sweepLocked forgets the rates and buckets unused for Expiry (checked
+// at most once a minute).
 // REQUIRES: m.mu held.
-func (m *Manager) rateLocked(k rateKey, now time.Time) *Rate {
-	if now.Sub(m.mu.lastSweep) >= time.Minute {
-		m.mu.lastSweep = now
-		for key, r := range m.mu.rates {
-			if now.Sub(r.lastUsed) >= m.opts.Expiry {
-				delete(m.mu.rates, key)
-			}
+func (m *Manager) sweepLocked(now time.Time) {
+	if now.Sub(m.mu.lastSweep) < time.Minute {
+		return
+	}
+	m.mu.lastSweep = now
+	for key, r := range m.mu.rates {
+		if now.Sub(r.lastUsed) >= m.opts.Expiry {
+			delete(m.mu.rates, key)
 		}
 	}
+	for key, used := range m.mu.bucketUsed {
+		if now.Sub(used) >= m.opts.Expiry {
+			delete(m.mu.buckets, key)
+			delete(m.mu.bucketUsed, key)
+		}
+	}
+}
+
+// rateLocked returns the rate of k, created on first use.
+// REQUIRES: m.mu held.
+func (m *Manager) rateLocked(k rateKey, now time.Time) *Rate {
+	m.sweepLocked(now)
 	r, ok := m.mu.rates[k]
 	if !ok {
 		r = &entityRate{rate: NewRate(m.opts.Window, m.opts.Samples)}
@@ -148,9 +167,9 @@ func (m *Manager) rateLocked(k rateKey, now time.Time) *Rate {
 	return r.rate
 }
 
-// Len returns the number of rates kept (for tests).
+// Len returns the number of rates and buckets kept (for tests).
 func (m *Manager) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.mu.rates)
+	return len(m.mu.rates) + len(m.mu.buckets)
 }

@@ -173,3 +173,34 @@ func TestRequestPercentageCap(t *testing.T) {
 		t.Fatalf("throttle %v, want the 1s cap", got)
 	}
 }
+
+// TestMutationQuota follows Kafka's TokenBucket: a client starts with
+// quota × 11 s of tokens, may take more than it holds once (strict mode
+// refuses the next mutation), and is back at zero after -tokens/quota.
+func TestMutationQuota(t *testing.T) {
+	m := NewManager(Options{})
+	q := Quotas{{ClientID: controller.QuotaEntityName{Present: true, Name: "admin"}}: {controller.QuotaControllerMutationRate: 2}}
+	if got := m.MutationExceeded(q, "u", "admin", t0); got != 0 {
+		t.Fatalf("fresh client exceeded: %v", got)
+	}
+	if got := m.RecordMutations(q, "u", "admin", 20, t0); got != 0 {
+		t.Fatalf("20 of 22 tokens: throttle %v", got)
+	}
+	// 22 tokens at the start; 20 + 10 leaves -8: 4 s at 2 per second.
+	if got := m.RecordMutations(q, "u", "admin", 10, t0); got != 4*time.Second {
+		t.Fatalf("throttle %v, want 4s", got)
+	}
+	if got := m.MutationExceeded(q, "u", "admin", t0.Add(time.Second)); got != 3*time.Second {
+		t.Fatalf("exceeded after 1 s: %v, want 3s", got)
+	}
+	if got := m.MutationExceeded(q, "u", "admin", t0.Add(4*time.Second)); got != 0 {
+		t.Fatalf("exceeded after 4 s: %v", got)
+	}
+	// The bucket never holds more than its burst.
+	if got := m.RecordMutations(q, "u", "admin", 23, t0.Add(time.Hour-time.Second)); got != 500*time.Millisecond {
+		t.Fatalf("after a long idle: throttle %v, want 500ms", got)
+	}
+	if got := m.RecordMutations(q, "u", "other", 1000, t0); got != 0 {
+		t.Fatalf("unlimited client throttled %v", got)
+	}
+}

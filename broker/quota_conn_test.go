@@ -10,6 +10,15 @@ import (
 
 func setClientQuota(t *testing.T, c *rawClient, clientID, key string, value float64) {
 	t.Helper()
+	if code := alterClientQuota(t, c, clientID, key, value); code != 0 {
+		t.Fatalf("AlterClientQuotas: error %d", code)
+	}
+}
+
+// alterClientQuota sets one quota of a client id and returns the entry's
+// error code.
+func alterClientQuota(t *testing.T, c *rawClient, clientID, key string, value float64) int16 {
+	t.Helper()
 	req := kmsg.NewPtrAlterClientQuotasRequest()
 	e := kmsg.NewAlterClientQuotasRequestEntry()
 	ent := kmsg.NewAlterClientQuotasRequestEntryEntity()
@@ -22,9 +31,11 @@ func setClientQuota(t *testing.T, c *rawClient, clientID, key string, value floa
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := resp.(*kmsg.AlterClientQuotasResponse); len(r.Entries) != 1 || r.Entries[0].ErrorCode != 0 {
+	r := resp.(*kmsg.AlterClientQuotasResponse)
+	if len(r.Entries) != 1 {
 		t.Fatalf("AlterClientQuotas: %+v", r.Entries)
 	}
+	return r.Entries[0].ErrorCode
 }
 
 func createTopicsReq(partitions map[string]int32, order ...string) *kmsg.CreateTopicsRequest {
@@ -92,5 +103,48 @@ func TestControllerMutationQuota(t *testing.T) {
 	}
 	if img := n.ctrl.Image(); img.Topics["mq-c"] != nil || img.Topics["mq-d"] == nil || img.Topics["mq-a"] == nil {
 		t.Errorf("topics in the image: c %v, d %v, a %v", img.Topics["mq-c"] != nil, img.Topics["mq-d"] != nil, img.Topics["mq-a"] != nil)
+	}
+}
+
+// TestClientQuotasForwarded: AlterClientQuotas sent to a node that is not
+// the active controller is forwarded, the quota reaches every node's
+// image and DescribeClientQuotas, and a CreateTopics through that node is
+// held by the mutation quota there (its refused topic put back into the
+// forwarded response).
+func TestClientQuotasForwarded(t *testing.T) {
+	c := startTestCluster(t, 2)
+	leader := c.activeController(20 * time.Second)
+	follower := 1 - leader
+	raw := dialRaw(t, c.addr(follower))
+	// NOT_CONTROLLER (which clients retry) until the follower reaches
+	// the active controller.
+	if !poll(20*time.Second, func() bool {
+		return alterClientQuota(t, raw, "raw", "controller_mutation_rate", 1) != kerr.NotController.Code
+	}) {
+		t.Fatal("AlterClientQuotas answered NOT_CONTROLLER for 20 s")
+	}
+	for i := range c.nodes {
+		if !poll(10*time.Second, func() bool { return len(c.nodes[i].ctrl.Image().ClientQuotas) == 1 }) {
+			t.Fatalf("node %d never saw the quota", i+1)
+		}
+		resp, err := dialRaw(t, c.addr(i)).roundTrip(kmsg.NewPtrDescribeClientQuotasRequest(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := resp.(*kmsg.DescribeClientQuotasResponse)
+		if r.ErrorCode != 0 || len(r.Entries) != 1 || len(r.Entries[0].Values) != 1 || r.Entries[0].Values[0].Key != "controller_mutation_rate" || r.Entries[0].Values[0].Value != 1 {
+			t.Fatalf("node %d describes %+v", i+1, r)
+		}
+	}
+	// 11 tokens: 12 partitions take the bucket to -1, the next topic is
+	// refused.
+	resp, err := raw.roundTrip(createTopicsReq(map[string]int32{"fq-a": 12, "fq-b": 1}, "fq-a", "fq-b"), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resp.(*kmsg.CreateTopicsResponse)
+	if len(r.Topics) != 2 || r.Topics[0].Topic != "fq-a" || r.Topics[0].ErrorCode != 0 ||
+		r.Topics[1].Topic != "fq-b" || r.Topics[1].ErrorCode != kerr.ThrottlingQuotaExceeded.Code || r.ThrottleMillis < 900 {
+		t.Fatalf("forwarded CreateTopics: %+v throttle %d", r.Topics, r.ThrottleMillis)
 	}
 }

@@ -1,11 +1,15 @@
 package broker
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/broker/quota"
+	"github.com/samsa-broker/samsa/config"
 )
 
 func setClientQuota(t *testing.T, c *rawClient, clientID, key string, value float64) {
@@ -146,5 +150,30 @@ func TestClientQuotasForwarded(t *testing.T) {
 	if len(r.Topics) != 2 || r.Topics[0].Topic != "fq-a" || r.Topics[0].ErrorCode != 0 ||
 		r.Topics[1].Topic != "fq-b" || r.Topics[1].ErrorCode != kerr.ThrottlingQuotaExceeded.Code || r.ThrottleMillis < 900 {
 		t.Fatalf("forwarded CreateTopics: %+v throttle %d", r.Topics, r.ThrottleMillis)
+	}
+}
+
+// TestQuotaWindowConfig: quota.window.* and controller.quota.window.*
+// reach the quota manager's options, with Kafka's defaults.
+func TestQuotaWindowConfig(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want quota.Options
+	}{
+		{nil, quota.Options{Window: time.Second, Samples: 11, MutationWindow: time.Second, MutationSamples: 11}},
+		{[]string{"--override", "quota.window.num=5", "--override", "quota.window.size.seconds=2",
+			"--override", "controller.quota.window.num=3", "--override", "controller.quota.window.size.seconds=4"},
+			quota.Options{Window: 2 * time.Second, Samples: 5, MutationWindow: 4 * time.Second, MutationSamples: 3}},
+	} {
+		cfg, err := config.Load(tc.args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := serverOptions(cfg, nil, slog.New(slog.DiscardHandler)).Quotas; got != tc.want {
+			t.Errorf("%v: %+v, want %+v", tc.args, got, tc.want)
+		}
+	}
+	if _, err := config.Load([]string{"--override", "quota.window.num=0"}, nil); err == nil {
+		t.Error("quota.window.num=0 accepted")
 	}
 }

@@ -13,6 +13,11 @@ type Options struct {
 	// quota.window.num (default 11).
 	Window  time.Duration
 	Samples int
+	// MutationWindow and MutationSamples are controller.quota.window.*
+	// (default 1 s and 11): the controller mutation quota's burst is the
+	// quota times MutationSamples windows.
+	MutationWindow  time.Duration
+	MutationSamples int
 	// Expiry: a rate not recorded for this long is forgotten (Kafka's
 	// inactive sensor expiry, 1 hour).
 	Expiry time.Duration
@@ -53,6 +58,12 @@ func NewManager(o Options) *Manager {
 	}
 	if o.Samples <= 0 {
 		o.Samples = 11
+	}
+	if o.MutationWindow <= 0 {
+		o.MutationWindow = time.Second
+	}
+	if o.MutationSamples <= 0 {
+		o.MutationSamples = 11
 	}
 	if o.Expiry <= 0 {
 		o.Expiry = time.Hour

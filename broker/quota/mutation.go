@@ -53,7 +53,7 @@ func (m *Manager) mutationBucketLocked(quotas Quotas, user, clientID string, now
 	}
 	m.sweepLocked(now)
 	m.mu.bucketUsed[k] = now
-	b.refill(bound, bound*float64(m.opts.Samples)*m.opts.Window.Seconds(), now)
+	b.refill(bound, bound*float64(m.opts.MutationSamples)*m.opts.MutationWindow.Seconds(), now)
 	return b, bound, true
 }
 

@@ -204,3 +204,14 @@ func TestMutationQuota(t *testing.T) {
 		t.Fatalf("unlimited client throttled %v", got)
 	}
 }
+
+// TestMutationWindowOptions: the burst is the quota times
+// controller.quota.window.num windows of controller.quota.window.size.
+func TestMutationWindowOptions(t *testing.T) {
+	m := NewManager(Options{MutationSamples: 5, MutationWindow: 2 * time.Second})
+	q := Quotas{{ClientID: controller.QuotaEntityName{Present: true, Default: true}}: {controller.QuotaControllerMutationRate: 1}}
+	// 10 tokens: 12 leave -2, 2 s at 1 per second.
+	if got := m.RecordMutations(q, "u", "c", 12, t0); got != 2*time.Second {
+		t.Fatalf("throttle %v, want 2s", got)
+	}
+}

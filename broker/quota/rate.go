@@ -13,17 +13,19 @@ import (
 //
 // Where it departs from Kafka's Rate, on purpose: Kafka divides by the
 // time since the oldest sample still kept, stretched to samples-1 windows
-// (10 to 11 s with the defaults), while the bytes it counts may be up to
-// samples windows old; when a burst's sample expires the client gets
-// about samples-1 windows of credit back for a samples-window period,
-// so a client that sends as fast as it may is held to about 10/11 of its
-// quota, in steps (measured: 0.86 to 0.96 of the quota against Kafka 4.4
-// in compat-tests/quota_test.go). Here the span is the whole
-// samples×window once the client has been active that long (a new
+// (so 10 to 11 s with the defaults, jumping back by a window each time a
+// whole window passes), while the bytes it counts may be up to samples
+// windows old, and its throttle, (rate - quota) / quota × that span,
+// assumes no sample expires meanwhile. A client that sends as fast as it
+// may then moves in irregular steps around its quota (compat-tests/
+// quota_test.go measured Kafka 4.4 at 0.86 to 1.10 of the quota over 36 s,
+// depending on batch size and where the steps fall). Here the span is the
+// whole samples×window once the client has been active that long (a new
 // client is counted as having samples-1 idle windows behind it, which
-// gives the same first burst as Kafka), and ThrottleTime accounts for the
-// samples that expire during the wait, so such a client is held to its
-// quota.
+// gives the same first burst as Kafka), and ThrottleTime is the exact
+// time until the rate is back within the quota, samples expiring during
+// the wait included, so such a client is held to its quota (measured at
+// 1.015 and 1.016 of it).
 type Rate struct {
 	window  time.Duration
 	samples []sample

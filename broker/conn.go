@@ -55,6 +55,9 @@ type conn struct {
 	// when busy is 0 and lastActive is connections.max.idle.ms old.
 	lastActive atomic.Int64
 	busy       atomic.Int32
+	// quotaMutedUntil: no request runs before this time (unix
+	// nanoseconds), a client quota's throttle (quota_conn.go).
+	quotaMutedUntil atomic.Int64
 
 	queued struct {
 		sync.Mutex
@@ -223,6 +226,7 @@ func (c *conn) process() {
 			c.busy.Add(-1)
 			continue // drain; the reader stops once the socket closes
 		}
+		c.waitQuotaMute()
 		c.waitResponseRoom()
 		out, err := c.handle(f.buf, f.read)
 		recycleFrame(f.buf)
@@ -353,9 +357,10 @@ func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
 			return outgoing{buf: buf}, err
 		}
 	}
+	mutations, frame := c.mutationQuota(hdr, req, frame)
 	if entry.Forward && c.srv.opts.Forward != nil {
 		if out, forwarded := c.srv.opts.Forward(frame, c.principal(), c.host); forwarded {
-			return outgoing{buf: out}, nil
+			return outgoing{buf: mutations.patchFrame(c, hdr, req, out)}, nil
 		}
 	}
 	hr := &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(), Controller: c.controller}
@@ -363,6 +368,8 @@ func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
 	if err != nil {
 		return outgoing{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
 	}
+	mutations.patch(c, resp)
+	c.enforceQuotas(hdr, req, resp, len(frame), time.Since(start)-hr.Remote)
 	slot := int16(-1)
 	if o := c.srv.observer; o != nil {
 		slot = o.ObserveRequest(hdr.APIKey, hdr.APIVersion, req, resp, start.Sub(read), time.Since(start), hr.Remote)

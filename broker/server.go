@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/samsa-broker/samsa/broker/handlers"
+	"github.com/samsa-broker/samsa/broker/quota"
 	"github.com/samsa-broker/samsa/config"
 )
 
@@ -53,6 +54,8 @@ type Options struct {
 	// Security holds the TLS and SASL of each secured listener, by name
 	// (security.go); listeners not in it are PLAINTEXT.
 	Security map[string]*ListenerSecurity
+	// Quotas are the client quotas' windows (quota_conn.go).
+	Quotas quota.Options
 }
 
 // serverOptions maps the broker settings to Options. Host names in
@@ -66,6 +69,10 @@ func serverOptions(cfg *config.Config, listeners []config.Listener, logger *slog
 		MaxConnections:        int(cfg.MaxConnections),
 		MaxConnectionsPerIP:   int(cfg.MaxConnectionsPerIP),
 		Logger:                logger,
+		Quotas: quota.Options{
+			Window: time.Duration(cfg.QuotaWindowSizeSeconds) * time.Second, Samples: int(cfg.QuotaWindowNum),
+			MutationWindow: time.Duration(cfg.ControllerQuotaWindowSizeSeconds) * time.Second, MutationSamples: int(cfg.ControllerQuotaWindowNum),
+		},
 	}
 	if len(cfg.MaxConnectionsPerIPOverrides) > 0 {
 		o.PerIPOverrides = make(map[string]int)
@@ -124,6 +131,9 @@ type Server struct {
 	observer requestObserver
 	serving  atomic.Bool
 
+	// quotas are the client quotas' rates (quota_conn.go).
+	quotas *quota.Manager
+
 	mu struct {
 		sync.Mutex
 		conns map[*conn]struct{}
@@ -140,7 +150,7 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{opts: o, table: make(map[int16]handlers.Entry), budget: newByteBudget(o.QueuedMaxRequestBytes)}
+	s := &Server{opts: o, table: make(map[int16]handlers.Entry), budget: newByteBudget(o.QueuedMaxRequestBytes), quotas: quota.NewManager(o.Quotas)}
 	for _, e := range handlers.Table() {
 		s.table[e.Key] = e
 	}

@@ -130,6 +130,10 @@
 //	| `max.connections` | `2147483647` | Largest number of client connections; at the limit the broker stops accepting until one closes (read at start). |
 //	| `max.connections.per.ip` | `2147483647` | Largest number of connections from one IP address; a new connection over it is closed at once (read at start). |
 //	| `max.connections.per.ip.overrides` | "" | Per-IP or host name limits overriding max.connections.per.ip, as host:count,... (read at start). |
+//	| `quota.window.num` | `11` | Number of samples client byte-rate and request quotas are measured over (read at start). |
+//	| `quota.window.size.seconds` | `1` | Length of each client quota sample, in seconds (read at start). |
+//	| `controller.quota.window.num` | `11` | Number of samples of the controller mutation quota: a client's burst is its controller_mutation_rate times this many windows (read at start). |
+//	| `controller.quota.window.size.seconds` | `1` | Length of each controller mutation quota sample, in seconds (read at start). |
 //	| `log.dirs` | null | Directories of the partition logs. Overrides log.dir. |
 //	| `log.dir` | `./samsa-data` | Log directories used when log.dirs is unset. Kafka's default is /tmp/kafka-logs. |
 //	| `metadata.log.dir` | null | Directory of the metadata log. Default: the first log directory. |

@@ -51,6 +51,12 @@ type Config struct {
 	MaxConnectionsPerIPOverrides map[string]int32
 	FetchMaxBytes                int32
 
+	// Client quota windows (quota.window.*, controller.quota.window.*).
+	QuotaWindowNum                   int32
+	QuotaWindowSizeSeconds           int32
+	ControllerQuotaWindowNum         int32
+	ControllerQuotaWindowSizeSeconds int32
+
 	LogDirs                     []string
 	MetadataLogDir              string
 	LogSegmentBytes             int64
@@ -575,6 +581,10 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.ConnectionsMaxIdleMs = d.i64("connections.max.idle.ms")
 	c.MaxConnections = d.i32("max.connections")
 	c.MaxConnectionsPerIP = d.i32("max.connections.per.ip")
+	c.QuotaWindowNum = d.i32("quota.window.num")
+	c.QuotaWindowSizeSeconds = d.i32("quota.window.size.seconds")
+	c.ControllerQuotaWindowNum = d.i32("controller.quota.window.num")
+	c.ControllerQuotaWindowSizeSeconds = d.i32("controller.quota.window.size.seconds")
 	c.MaxConnectionsPerIPOverrides, _ = parseConnectionOverrides(d.str("max.connections.per.ip.overrides"))
 	if c.MaxConnectionsPerIP == 0 && len(c.MaxConnectionsPerIPOverrides) == 0 {
 		return nil, fmt.Errorf("%w: max.connections.per.ip can be 0 only if max.connections.per.ip.overrides is set", ErrInvalid)

@@ -98,6 +98,9 @@ type Image struct {
 	ScramCredentials map[string]map[int8]ScramCredential
 	// ACLs are the ACLs of the authorizer (acl.go).
 	ACLs ACLSet
+	// ClientQuotas are the client quota values by entity and key; see
+	// quota.go.
+	ClientQuotas map[QuotaEntity]map[string]float64
 }
 
 // EmptyImage returns an image with no records applied.
@@ -165,6 +168,7 @@ type builder struct {
 	ownedBrokerCf map[string]bool
 	ownedTopicCf  map[*Topic]bool
 	scramOwned    bool
+	quotasOwned   bool
 }
 
 func newBuilder(src *Image) *builder {
@@ -290,6 +294,8 @@ func (b *builder) apply(rec Record) error {
 		return b.applyScram(r)
 	case ACLRecord, RemoveACLRecord:
 		return b.applyACL(r)
+	case ClientQuotaRecord:
+		return b.applyClientQuota(r)
 	case ProducerIDsRecord:
 		if r.NextProducerID <= b.img.NextProducerID {
 			return fmt.Errorf("%w: next producer id %d is not above the current %d", ErrApply, r.NextProducerID, b.img.NextProducerID)

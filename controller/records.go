@@ -154,7 +154,7 @@ func encodeRecord(rec Record) ([]byte, error) {
 	switch rec.(type) {
 	case RegisterBrokerRecord, BrokerFenceRecord, TopicRecord, PartitionRecord,
 		PartitionChangeRecord, ConfigRecord, RemoveTopicRecord, ProducerIDsRecord, ScramCredentialRecord,
-		ACLRecord, RemoveACLRecord:
+		ACLRecord, RemoveACLRecord, ClientQuotaRecord:
 	default:
 		return nil, fmt.Errorf("%w: %T", ErrUnknownRecord, rec)
 	}
@@ -193,6 +193,8 @@ func decodeRecord(version int8, typ RecordType, payload []byte) (Record, error) 
 		rec, err = decodeJSON[ACLRecord](payload)
 	case RecordRemoveACL:
 		rec, err = decodeJSON[RemoveACLRecord](payload)
+	case RecordClientQuota:
+		rec, err = decodeJSON[ClientQuotaRecord](payload)
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownRecord, typ)
 	}

@@ -17,6 +17,9 @@ func Table() []Entry {
 		{Key: int16(kmsg.SASLAuthenticate), MinVersion: 0, MaxVersion: 2, Handle: handleSaslAuthenticate},
 		{Key: int16(kmsg.DescribeUserSCRAMCredentials), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeUserScramCredentials},
 		{Key: int16(kmsg.AlterUserSCRAMCredentials), MinVersion: 0, MaxVersion: 0, Handle: handleAlterUserScramCredentials, Forward: true},
+		// client quotas: see 49_alter_client_quotas.go and broker/quota
+		{Key: int16(kmsg.DescribeClientQuotas), MinVersion: 0, MaxVersion: 1, Handle: handleDescribeClientQuotas},
+		{Key: int16(kmsg.AlterClientQuotas), MinVersion: 0, MaxVersion: 1, Handle: handleAlterClientQuotas, Forward: true},
 		{Key: int16(kmsg.OffsetForLeaderEpoch), MinVersion: 0, MaxVersion: 4, Handle: handleOffsetForLeaderEpoch},
 		{Key: int16(kmsg.DeleteRecords), MinVersion: 0, MaxVersion: 2, Handle: handleDeleteRecords},
 		{Key: int16(kmsg.InitProducerID), MinVersion: 0, MaxVersion: 5, Handle: handleInitProducerID},

@@ -14,7 +14,7 @@
 //	kafka_network_requestmetrics_requests_total{request,version}
 //	kafka_network_requestmetrics_errors_total{request,error}
 //	kafka_network_requestmetrics_totaltimems{request,quantile}  quantile="0.50" ... "0.999", and _count
-//	kafka_network_requestmetrics_requestqueuetimems, _localtimems, _remotetimems, _responsesendtimems  the same shape
+//	kafka_network_requestmetrics_requestqueuetimems, _localtimems, _remotetimems, _responsesendtimems, _throttletimems  the same shape
 //	kafka_server_socket_server_metrics_connection_count{listener,networkProcessor}
 //	kafka_network_requestchannel_requestqueuesize, kafka_server_kafkaserver_brokerstate
 //	kafka_server_replicamanager_partitioncount, _leadercount, _underreplicatedpartitions, ...

@@ -167,6 +167,7 @@ var (
 		localTime:        timeDesc("localtimems", "Milliseconds in the request's handler, less the remote time (RequestMetrics LocalTimeMs)."),
 		remoteTime:       timeDesc("remotetimems", "Milliseconds the handler waited on others: acks=all produces for the ISR, long-poll fetches for data (RequestMetrics RemoteTimeMs)."),
 		responseSendTime: timeDesc("responsesendtimems", "Milliseconds writing the response to the socket, sendfile included (RequestMetrics ResponseSendTimeMs)."),
+		throttleTime:     timeDesc("throttletimems", "Milliseconds of client quota throttle in the response, 0 when not throttled (RequestMetrics ThrottleTimeMs)."),
 	}
 
 	descConnections = prometheus.NewDesc("kafka_server_socket_server_metrics_connection_count",

@@ -243,3 +243,17 @@ func TestRemoteAndSendTimes(t *testing.T) {
 	}
 	m.ObserveResponseSend(-1, time.Second) // no slot: ignored, no panic
 }
+
+// TestThrottleTime: the throttle a client quota put in a response is
+// RequestMetrics ThrottleTimeMs of its request.
+func TestThrottleTime(t *testing.T) {
+	now := time.Date(2026, 12, 4, 15, 0, 0, 0, time.UTC)
+	m := New(Options{TopicExists: func(string) bool { return true }, Now: func() time.Time { return now }})
+	req, resp := produce("t", 1)
+	resp.SetThrottle(250)
+	slot := m.ObserveRequest(0, 9, req, resp, 0, time.Millisecond, 0)
+	got, ok := m.requests.stats(slot).times[throttleTime].quantiles(now.UnixNano(), []float64{0.5})
+	if !ok || got[0] < 0.85*250 || got[0] > 1.15*250 {
+		t.Errorf("ThrottleTimeMs p50 %v, want about 250", got)
+	}
+}

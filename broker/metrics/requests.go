@@ -55,6 +55,9 @@ const (
 	// responseSendTime is how long the response took to write to the
 	// socket (ResponseSendTimeMs).
 	responseSendTime
+	// throttleTime is the throttle a client quota put in the response
+	// (ThrottleTimeMs; broker/quota_conn.go).
+	throttleTime
 	numTimes
 )
 
@@ -194,6 +197,10 @@ func (m *Metrics) ObserveRequest(key, version int16, req kmsg.Request, resp kmsg
 	s.times[localTime].observe(took-remote, now)
 	s.times[remoteTime].observe(remote, now)
 	s.times[totalTime].observe(queued+took, now)
+	if tr, ok := resp.(kmsg.ThrottleResponse); ok {
+		ms, _ := tr.Throttle()
+		s.times[throttleTime].observe(time.Duration(ms)*time.Millisecond, now)
+	}
 	if resp != nil {
 		r.countCodes(idx, resp)
 	}

@@ -57,6 +57,7 @@ func Script(s *Session) error {
 		scriptAdminTail,
 		scriptSecurity,
 		scriptACLs,
+		scriptQuotas,
 		scriptCluster,
 		scriptWrongVersions,
 	} {

@@ -166,6 +166,7 @@ func (s *Session) WaitTopics(timeout time.Duration, gone bool, topics ...string)
 // record batches (the partition leader epoch is compared, not the CRC of
 // log-append-time batches).
 func normalize(resp kmsg.Response) {
+	normalizeQuotas(resp)
 	switch r := resp.(type) {
 	case *kmsg.MetadataResponse:
 		sort.SliceStable(r.Topics, func(i, j int) bool { return deref(r.Topics[i].Topic) < deref(r.Topics[j].Topic) })

@@ -73,6 +73,13 @@ func listenerSecurity(cfg *config.Config, scram func(user string, mech int8) (co
 				Scram:      lookup,
 				Reauth:     time.Duration(cfg.Security.ReauthMs) * time.Millisecond,
 			}
+			if ls.SASL.OAuth != nil {
+				v, err := newTokenValidator(ls.SASL.OAuth)
+				if err != nil {
+					return nil, fmt.Errorf("broker: listener %s OAUTHBEARER: %w", name, err)
+				}
+				sec.SASL.OAuth = v
+			}
 		}
 		out[name] = sec
 	}

@@ -436,6 +436,9 @@ type jwksKeys struct {
 func (j *jwksKeys) stale(now time.Time) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.mu.err != nil && now.Sub(j.mu.lastAttempt) < jwksUnknownKidBackoff {
+		return false // the last attempt failed: back off
+	}
 	return j.mu.fetched.IsZero() || j.refresh > 0 && now.Sub(j.mu.fetched) >= j.refresh
 }
 
@@ -501,8 +504,13 @@ func (j *jwksKeys) candidates(kid string, now time.Time) ([]jwk, error) {
 		keys = pick()
 	}
 	if len(keys) == 0 {
+		if ferr == nil {
+			j.mu.Lock()
+			ferr = j.mu.err
+			j.mu.Unlock()
+		}
 		if ferr != nil {
-			return nil, ferr
+			return nil, fmt.Errorf("%w: no key with kid %q (last JWKS fetch: %w)", errJWT, kid, ferr)
 		}
 		return nil, fmt.Errorf("%w: no key with kid %q in the JWKS", errJWT, kid)
 	}

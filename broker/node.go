@@ -418,6 +418,11 @@ func (n *Node) start() (_ *Node, err error) {
 	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "coordinator leadership", n.coord.run) }()
 	n.bg.Add(1)
 	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "broker heartbeat", n.heartbeatLoop) }()
+	n.bg.Add(1)
+	go func() {
+		defer n.bg.Done()
+		superviseLoop(ctx, logger, "security reload", func(ctx context.Context) { runSecurityReload(ctx, logger, security) })
+	}()
 	return n, nil
 }
 

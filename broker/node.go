@@ -382,6 +382,8 @@ func (n *Node) start() (_ *Node, err error) {
 		// Refuse partitions the open file limit cannot hold (issue 11 item 5).
 		PartitionFiles: CheckPartitionFiles,
 		QuorumStatus:   n.quorum.Status,
+		// Dynamic keystore updates (security_reload.go).
+		ValidateListenerTLS: func(l string, o map[string]string) error { return validateListenerTLS(security, l, o) },
 	}
 	deps.Init()
 	if isBroker {
@@ -421,7 +423,7 @@ func (n *Node) start() (_ *Node, err error) {
 	n.bg.Add(1)
 	go func() {
 		defer n.bg.Done()
-		superviseLoop(ctx, logger, "security reload", func(ctx context.Context) { runSecurityReload(ctx, logger, security) })
+		superviseLoop(ctx, logger, "security reload", func(ctx context.Context) { runSecurityReload(ctx, logger, security, n.tlsOverrides) })
 	}()
 	return n, nil
 }

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
@@ -48,7 +50,7 @@ func TestCertificateRotation(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, adm := newAdmin(t, b.Addr)
+	admCl, adm := newAdmin(t, b.Addr)
 	const topic = "rotation"
 	if r, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil || r.Err != nil {
 		t.Fatalf("CreateTopic: %v %v", err, r.Err)
@@ -128,4 +130,76 @@ func TestCertificateRotation(t *testing.T) {
 		t.Fatalf("after a broken keystore was written: %v", err)
 	}
 	cl.Close()
+
+	// The dynamic update Kafka does: IncrementalAlterConfigs of
+	// listener.name.ssl.ssl.keystore.location on this broker's resource.
+	// Answers checked against Kafka 4.4 (codes and messages' shape).
+	thirdCA := testcerts.NewCA("rotation CA 3")
+	write := func(name string, data []byte) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	third := thirdCA.Server("localhost", "127.0.0.1")
+	thirdFile := write("third.pem", append(append([]byte{}, third.CertPEM...), third.KeyPEM...))
+	other := thirdCA.Server("other.example")
+	otherFile := write("other.pem", append(append([]byte{}, other.CertPEM...), other.KeyPEM...))
+	caOnly := write("ca-only.pem", thirdCA.CertPEM)
+	alter := func(resource, key, value string) (int16, string) {
+		t.Helper()
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		r := kmsg.NewIncrementalAlterConfigsRequestResource()
+		r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeBroker, resource
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = key, kmsg.StringPtr(value)
+		r.Configs = append(r.Configs, c)
+		req.Resources = append(req.Resources, r)
+		resp, err := req.RequestWith(ctx, admCl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := ""
+		if m := resp.Resources[0].ErrorMessage; m != nil {
+			msg = *m
+		}
+		return resp.Resources[0].ErrorCode, msg
+	}
+	for _, tc := range []struct {
+		resource, key, value string
+		code                 int16
+		msg                  string
+	}{
+		{"1", "listener.name.ssl.ssl.keystore.location", filepath.Join(dir, "missing.pem"), kerr.InvalidRequest.Code, "Validation of dynamic config update of SSLFactory failed"},
+		{"1", "listener.name.ssl.ssl.keystore.location", caOnly, kerr.InvalidRequest.Code, "Validation of dynamic config update of SSLFactory failed"},
+		{"1", "listener.name.ssl.ssl.keystore.location", otherFile, kerr.InvalidRequest.Code, "DistinguishedName does not match"},
+		{"", "listener.name.ssl.ssl.keystore.location", thirdFile, kerr.InvalidRequest.Code, "Cannot update these configs at default cluster level, broker id must be specified: [listener.name.ssl.ssl.keystore.location]"},
+		{"1", "ssl.keystore.location", thirdFile, kerr.InvalidRequest.Code, "These security configs can be dynamically updated only per-listener using the listener prefix: [ssl.keystore.location]"},
+		{"1", "listener.name.ssl.ssl.keystore.location", thirdFile, 0, ""},
+	} {
+		code, msg := alter(tc.resource, tc.key, tc.value)
+		if code != tc.code || !strings.Contains(msg, tc.msg) {
+			t.Errorf("%q %s=%s: code %d %q, want %d %q", tc.resource, tc.key, filepath.Base(tc.value), code, msg, tc.code, tc.msg)
+		}
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		cl := trusting(thirdCA)
+		err := cl.Ping(ctx)
+		cl.Close()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the keystore set by IncrementalAlterConfigs is not served a minute later: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	roundTrip("after the dynamic update, on the connections opened before", 1)
 }

@@ -93,6 +93,11 @@ type TLSSettings struct {
 	CipherSuites []string
 	// PrincipalMappingRules is ssl.principal.mapping.rules.
 	PrincipalMappingRules string
+	// AllowDNChanges and AllowSANChanges are ssl.allow.dn.changes and
+	// ssl.allow.san.changes: whether a reloaded keystore may carry a
+	// certificate with another subject or other alternative names.
+	AllowDNChanges  bool
+	AllowSANChanges bool
 	// EndpointIdentification is ssl.endpoint.identification.algorithm
 	// ("https" checks the server's host name; "" does not), used when this
 	// broker connects to the listener.
@@ -211,9 +216,10 @@ func securityRefusal(key, value string) string {
 
 // SecurityRefusal returns why setting key to value at runtime must be
 // refused (a non-empty reason), or "". AlterConfigs of BROKER resources
-// uses it: samsa reads its security settings at start only, and has no
-// authorizer, so a change to either is refused rather than stored and
-// silently not applied.
+// uses it: samsa reads its security settings at start only (but for a TLS
+// listener's keystore and truststore, tls_dynamic.go, which the caller
+// handles before), and has no authorizer, so a change to either is refused
+// rather than stored and silently not applied.
 func SecurityRefusal(key, value string, listeners []Listener) string {
 	if isSecurityKey(key) || strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") ||
 		strings.HasPrefix(key, "listener.name.") && (strings.Contains(key, ".ssl.") || strings.Contains(key, ".sasl.")) {
@@ -391,6 +397,8 @@ func tlsSettings(g securityLookup, listener string) (*TLSSettings, error) {
 		CipherSuites:             parseList(g.str(listener, "ssl.cipher.suites", "")),
 		PrincipalMappingRules:    g.str(listener, "ssl.principal.mapping.rules", "DEFAULT"),
 		EndpointIdentification:   strings.ToLower(g.str(listener, "ssl.endpoint.identification.algorithm", "https")),
+		AllowDNChanges:           strings.EqualFold(g.str(listener, "ssl.allow.dn.changes", "false"), "true"),
+		AllowSANChanges:          strings.EqualFold(g.str(listener, "ssl.allow.san.changes", "false"), "true"),
 	}
 	switch t.ClientAuth {
 	case "none", "requested", "required":

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -219,6 +220,26 @@ func TestOAuthBearer(t *testing.T) {
 		roundTrip(t, o.fileAddr, "oauth-file", o.fileKey.sign(t, o.claims("alice", hour)))
 	})
 	t.Run("unsecured token on the DEV listener", func(t *testing.T) { roundTrip(t, o.dev, "oauth-dev", unsecuredToken("dev", hour)) })
+	t.Run("kcat unsecured JWT on the DEV listener", func(t *testing.T) {
+		kcat := lookTool(t, "kcat")
+		args := []string{"-b", o.dev, "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=OAUTHBEARER",
+			"-X", "enable.sasl.oauthbearer.unsecure.jwt=true", "-X", "sasl.oauthbearer.config=principal=kcatdev scope=kafka"}
+		run := func(stdin string, extra ...string) string {
+			cctx, ccancel := context.WithTimeout(ctx, 60*time.Second)
+			defer ccancel()
+			cmd := exec.CommandContext(cctx, kcat, append(append([]string{}, args...), extra...)...)
+			cmd.Stdin = strings.NewReader(stdin)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("kcat %v: %v\n%s", extra, err, out)
+			}
+			return string(out)
+		}
+		run("one\ntwo\n", "-P", "-t", "oauth-dev")
+		if out := run("", "-C", "-t", "oauth-dev", "-o", "-2", "-c", "2", "-e"); !strings.Contains(out, "one\ntwo") {
+			t.Fatalf("kcat consumed %q", out)
+		}
+	})
 	t.Run("expired", func(t *testing.T) {
 		refused(t, o.httpsAddr, o.key.sign(t, o.claims("alice", time.Now().Add(-time.Minute))))
 	})
@@ -271,4 +292,35 @@ func TestOAuthBearer(t *testing.T) {
 			}
 		}
 	})
+}
+
+// javaOAuthChecks are the checks of samsa.compat.OAuthChecks.
+var javaOAuthChecks = []string{"oauth-unsecured-login", "oauth-jwt-token-file", "oauth-expired-jwt"}
+
+// TestJavaOAuthBearer runs samsa.compat.OAuthChecks (kafka-clients 4.4.0):
+// the unsecured OAUTHBEARER login against the DEV listener, a signed JWT
+// from a token file (OAuthBearerLoginCallbackHandler) against the JWKS
+// listener, and an expired JWT refused.
+func TestJavaOAuthBearer(t *testing.T) {
+	t.Parallel()
+	cp := javaClasspath(t)
+	o := startOAuthBroker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, adm := newAdmin(t, o.b.Addr)
+	if r, err := adm.CreateTopics(ctx, 1, 1, nil, "java-oauth-dev", "java-oauth-jwt"); err != nil || r.Error() != nil {
+		t.Fatalf("CreateTopics: %v %v", err, r.Error())
+	}
+	dir := t.TempDir()
+	token := filepath.Join(dir, "token.jwt")
+	expired := filepath.Join(dir, "expired.jwt")
+	if err := os.WriteFile(token, []byte(o.key.sign(t, o.claims("javauser", time.Now().Add(time.Hour)))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	past := o.claims("javauser", time.Now().Add(-time.Hour))
+	past["iat"] = time.Now().Add(-2 * time.Hour).Unix()
+	if err := os.WriteFile(expired, []byte(o.key.sign(t, past)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reportJavaChecks(t, runJavaChecks(t, cp, "samsa.compat.OAuthChecks", o.dev, o.httpsAddr, token, expired, "java-oauth", "all"), javaOAuthChecks)
 }

@@ -30,8 +30,8 @@ import (
 // exchange with SASL_AUTHENTICATION_FAILED carrying that JSON as the
 // message. A malformed message fails at once with Kafka's generic message.
 //
-// Token validation is jwt.go (signed JWTs against a JWKS) or
-// unsecuredJWS in jwt.go (Kafka's unsecured development tokens).
+// Token validation is jwtValidator (signed JWTs against a JWKS) or
+// unsecuredValidator (Kafka's unsecured development tokens), in jwt.go.
 
 // errOAuth marks a failed OAUTHBEARER exchange.
 var errOAuth = errors.New("broker: OAUTHBEARER")

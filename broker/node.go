@@ -384,6 +384,8 @@ func (n *Node) start() (_ *Node, err error) {
 		PartitionFiles: CheckPartitionFiles,
 		QuorumStatus:   n.quorum.Status,
 		Authz:          handlers.NewAuthz(cfg.Authorizer),
+		// Dynamic keystore updates (security_reload.go).
+		ValidateListenerTLS: func(l string, o map[string]string) error { return validateListenerTLS(security, l, o) },
 	}
 	deps.Init()
 	if isBroker {
@@ -420,6 +422,11 @@ func (n *Node) start() (_ *Node, err error) {
 	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "coordinator leadership", n.coord.run) }()
 	n.bg.Add(1)
 	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "broker heartbeat", n.heartbeatLoop) }()
+	n.bg.Add(1)
+	go func() {
+		defer n.bg.Done()
+		superviseLoop(ctx, logger, "security reload", func(ctx context.Context) { runSecurityReload(ctx, logger, security, n.tlsOverrides) })
+	}()
 	return n, nil
 }
 

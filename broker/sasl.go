@@ -46,7 +46,11 @@ type SASLServer struct {
 	PlainUsers map[string]string
 	// Scram finds a user's SCRAM credential.
 	Scram func(user string, mech int8) (controller.ScramCredential, bool)
-	// Reauth is connections.max.reauth.ms (0: sessions do not expire).
+	// OAuth validates OAUTHBEARER tokens (oauth.go, jwt.go); set when the
+	// mechanism is enabled.
+	OAuth tokenValidator
+	// Reauth is connections.max.reauth.ms (0: sessions do not expire,
+	// unless the credential does: an OAUTHBEARER token's expiry).
 	Reauth time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
@@ -75,6 +79,7 @@ type saslConn struct {
 	phase saslPhase
 	mech  string
 	scram *scramServer
+	oauth *oauthExchange
 	// reauth: the exchange under way re-authenticates an authenticated
 	// session (requests keep flowing meanwhile).
 	reauth    bool
@@ -129,7 +134,7 @@ func (s *saslConn) intercept(hdr wire.RequestHeader, req kmsg.Request) (out []by
 	if !s.expiry.IsZero() && s.srv.now().After(s.expiry) && !(key == kmsg.SASLHandshake || key == kmsg.SASLAuthenticate) {
 		return nil, true, fmt.Errorf("%w: session expired (connections.max.reauth.ms) and the client did not re-authenticate", errSASL)
 	}
-	if key == kmsg.SASLHandshake && s.srv.Reauth > 0 && s.phase == saslAuthenticated && hdr.APIVersion >= 1 {
+	if key == kmsg.SASLHandshake && (s.srv.Reauth > 0 || !s.expiry.IsZero()) && s.phase == saslAuthenticated && hdr.APIVersion >= 1 {
 		s.reauth = true
 		return s.handshake(hdr, req.(*kmsg.SASLHandshakeRequest)), true, nil
 	}
@@ -149,9 +154,12 @@ func (s *saslConn) handshake(hdr wire.RequestHeader, req *kmsg.SASLHandshakeRequ
 		s.closeAfter, s.failure = true, fmt.Errorf("%w: re-authentication changes mechanism %s to %q", errSASL, s.mech, req.Mechanism)
 	default:
 		s.mech = req.Mechanism
-		s.scram = nil
+		s.scram, s.oauth = nil, nil
 		if m := controller.ScramMechanismByName(req.Mechanism); m != 0 {
 			s.scram = &scramServer{mech: m, lookup: s.lookupScram}
+		}
+		if req.Mechanism == "OAUTHBEARER" {
+			s.oauth = &oauthExchange{validator: s.srv.OAuth}
 		}
 		s.phase = saslAuthenticate
 		if hdr.APIVersion == 0 {
@@ -183,8 +191,8 @@ func (s *saslConn) authenticate(hdr wire.RequestHeader, req *kmsg.SASLAuthentica
 		return wire.AppendResponse(nil, hdr, resp)
 	}
 	resp.SASLAuthBytes = out
-	if s.phase == saslAuthenticated && s.srv.Reauth > 0 {
-		resp.SessionLifetimeMillis = s.srv.Reauth.Milliseconds()
+	if s.phase == saslAuthenticated && !s.expiry.IsZero() {
+		resp.SessionLifetimeMillis = max(0, s.expiry.Sub(s.srv.now()).Milliseconds())
 	}
 	return wire.AppendResponse(nil, hdr, resp)
 }
@@ -208,15 +216,29 @@ func (s *saslConn) step(token []byte) ([]byte, error) {
 		done bool
 		err  error
 	)
-	if s.scram != nil {
+	var credExpiry time.Time
+	switch {
+	case s.scram != nil:
 		out, done, err = s.scram.next(token)
 		user = s.scram.user
 		if err != nil {
 			err = failedAuth{err, "Authentication failed during authentication due to invalid credentials with SASL mechanism " + s.mech}
 		}
-	} else {
+	case s.oauth != nil:
+		if s.oauth.validator == nil {
+			return nil, fmt.Errorf("%w: OAUTHBEARER has no token validator", errSASL)
+		}
+		out, user, done, err = s.oauth.next(token, s.srv.now())
+		credExpiry = s.oauth.expiry
+		var fe failedAuth
+		if err != nil && !errors.As(err, &fe) {
+			err = failedAuth{err, "Authentication failed during authentication due to invalid credentials with SASL mechanism " + s.mech}
+		}
+	case s.mech == "PLAIN":
 		user, err = s.plain(token)
 		done = err == nil
+	default:
+		return nil, fmt.Errorf("%w: mechanism %q has no server", errSASL, s.mech)
 	}
 	if err != nil {
 		return nil, err
@@ -230,10 +252,7 @@ func (s *saslConn) step(token []byte) ([]byte, error) {
 			"Cannot change principals during re-authentication from " + s.principal + ": " + principal}
 	}
 	s.principal, s.phase, s.reauth = principal, saslAuthenticated, false
-	s.expiry = time.Time{}
-	if s.srv.Reauth > 0 {
-		s.expiry = s.srv.now().Add(s.srv.Reauth)
-	}
+	s.expiry = sessionExpiry(s.srv.now(), credExpiry, s.srv.Reauth)
 	return out, nil
 }
 
@@ -261,4 +280,27 @@ func (s *saslConn) plain(token []byte) (string, error) {
 		return fail("Invalid username or password")
 	}
 	return user, nil
+}
+
+// sessionExpiry is when a session authenticated at now ends (zero: never),
+// as Kafka's SaslServerAuthenticator: the credential's expiry (an
+// OAUTHBEARER token's exp) bounds it even when connections.max.reauth.ms
+// (reauth) is 0, and the shorter of the two wins when both are set.
+func sessionExpiry(now, credExpiry time.Time, reauth time.Duration) time.Time {
+	switch {
+	case credExpiry.IsZero() && reauth <= 0:
+		return time.Time{}
+	case credExpiry.IsZero():
+		return now.Add(reauth)
+	case reauth <= 0:
+		return credExpiry
+	}
+	return minTime(credExpiry, now.Add(reauth))
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }

@@ -18,6 +18,9 @@ type ListenerSecurity struct {
 	// certificate's subject into the principal name.
 	PrincipalRules []config.PrincipalMappingRule
 	SASL           *SASLServer
+	// reloader re-reads the listener's keystore and truststore when they
+	// change (security_reload.go); nil without TLS.
+	reloader *tlsReloader
 }
 
 // tlsHandshakeTimeout bounds a TLS handshake (Kafka has no such setting;
@@ -55,11 +58,11 @@ func listenerSecurity(cfg *config.Config, scram func(user string, mech int8) (co
 		}
 		sec := &ListenerSecurity{}
 		if ls.UsesTLS() {
-			tc, err := serverTLSConfig(name, ls.TLS)
+			r, err := newTLSReloader(name, ls.TLS)
 			if err != nil {
 				return nil, err
 			}
-			sec.TLS = tc
+			sec.reloader, sec.TLS = r, r.config()
 			rules, err := config.ParsePrincipalMappingRules(ls.TLS.PrincipalMappingRules)
 			if err != nil {
 				return nil, fmt.Errorf("%w: listener %s: %w", errTLSConfig, name, err)
@@ -72,6 +75,13 @@ func listenerSecurity(cfg *config.Config, scram func(user string, mech int8) (co
 				PlainUsers: ls.SASL.PlainUsers,
 				Scram:      lookup,
 				Reauth:     time.Duration(cfg.Security.ReauthMs) * time.Millisecond,
+			}
+			if ls.SASL.OAuth != nil {
+				v, err := newTokenValidator(ls.SASL.OAuth)
+				if err != nil {
+					return nil, fmt.Errorf("broker: listener %s OAUTHBEARER: %w", name, err)
+				}
+				sec.SASL.OAuth = v
 			}
 		}
 		out[name] = sec

@@ -29,7 +29,8 @@ import (
 //   - authorizer.class.name naming another class than Kafka's
 //     StandardAuthorizer (authorizer.go);
 //   - a SASL listener whose enabled mechanisms include one samsa does not
-//     implement (GSSAPI, which is Kafka's default, or OAUTHBEARER);
+//     implement (GSSAPI, which is Kafka's default), and OAUTHBEARER without
+//     an explicitly chosen token validator (oauth.go);
 //   - ssl.engine.factory.class (a custom TLS engine);
 //   - ssl.* or sasl.* settings of a listener whose protocol does not use
 //     them (listener.name.plaintext.ssl.client.auth=required on a PLAINTEXT
@@ -92,6 +93,11 @@ type TLSSettings struct {
 	CipherSuites []string
 	// PrincipalMappingRules is ssl.principal.mapping.rules.
 	PrincipalMappingRules string
+	// AllowDNChanges and AllowSANChanges are ssl.allow.dn.changes and
+	// ssl.allow.san.changes: whether a reloaded keystore may carry a
+	// certificate with another subject or other alternative names.
+	AllowDNChanges  bool
+	AllowSANChanges bool
 	// EndpointIdentification is ssl.endpoint.identification.algorithm
 	// ("https" checks the server's host name; "" does not), used when this
 	// broker connects to the listener.
@@ -106,6 +112,8 @@ type SASLSettings struct {
 	// PlainUsers are the PLAIN users and passwords: the user_<name>
 	// options of the listener's PlainLoginModule, and bitnami's users.
 	PlainUsers map[string]string
+	// OAuth is set when OAUTHBEARER is enabled (oauth.go).
+	OAuth *OAuthSettings
 	// Credentials are the username and password options of the
 	// listener's JAAS login module for each mechanism: what this broker
 	// sends when it connects to the listener as a client.
@@ -125,7 +133,7 @@ func (l ListenerSecurity) UsesTLS() bool { return l.TLS != nil }
 func (l ListenerSecurity) UsesSASL() bool { return l.SASL != nil }
 
 // Mechanisms samsa implements.
-var implementedMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
+var implementedMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"}
 
 // tlsKeys are the ssl.* settings samsa implements (and those it accepts
 // because they need nothing: the JVM's key and trust manager algorithms).
@@ -154,7 +162,7 @@ func isSecurityKey(key string) bool {
 	case "security.inter.broker.protocol", "connections.max.reauth.ms":
 		return true
 	}
-	if tlsKeys[key] || saslKeys[key] {
+	if tlsKeys[key] || saslKeys[key] || oauthKeys[key] {
 		return true
 	}
 	rest, ok := strings.CutPrefix(key, "listener.name.")
@@ -165,10 +173,13 @@ func isSecurityKey(key string) bool {
 	if !ok {
 		return false
 	}
-	if tlsKeys[setting] || saslKeys[setting] {
+	if tlsKeys[setting] || saslKeys[setting] || oauthKeys[setting] {
 		return true
 	}
 	mech, after, ok := strings.Cut(setting, ".")
+	if ok && mech == "oauthbearer" && (oauthKeys[after] || after == "sasl.server.callback.handler.class") {
+		return true
+	}
 	return ok && after == "sasl.jaas.config" && mech != ""
 }
 
@@ -190,8 +201,10 @@ func securityRefusal(key, value string) string {
 
 // SecurityRefusal returns why setting key to value at runtime must be
 // refused (a non-empty reason), or "". AlterConfigs of BROKER resources
-// uses it: samsa reads its security settings at start only, so a change
-// is refused rather than stored and silently not applied.
+// uses it: samsa reads its security settings at start only (but for a TLS
+// listener's keystore and truststore, tls_dynamic.go, which the caller
+// handles before), so a change is refused rather than stored and silently
+// not applied.
 func SecurityRefusal(key, value string, listeners []Listener) string {
 	if isSecurityKey(key) || strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") ||
 		strings.HasPrefix(key, "listener.name.") && (strings.Contains(key, ".ssl.") || strings.Contains(key, ".sasl.")) {
@@ -339,6 +352,10 @@ func buildSecurity(c *Config, given map[string]givenSetting, bit bitnamiUsers) e
 		return err
 	}
 	if ib, ok := sec.Listeners[c.InterBrokerListenerName]; ok && ib.UsesSASL() && c.HasRole("broker") {
+		if sec.InterBrokerMechanism == "OAUTHBEARER" {
+			return fmt.Errorf("%w: sasl.mechanism.inter.broker.protocol=OAUTHBEARER: samsa brokers cannot fetch tokens to log in to each other; use PLAIN or SCRAM on the inter-broker listener %s",
+				ErrUnsupported, ib.Listener)
+		}
 		if !slices.Contains(ib.SASL.Mechanisms, sec.InterBrokerMechanism) {
 			return fmt.Errorf("%w: sasl.mechanism.inter.broker.protocol %s is not enabled on the inter-broker listener %s (enabled: %s)",
 				ErrInvalid, sec.InterBrokerMechanism, ib.Listener, strings.Join(ib.SASL.Mechanisms, ","))
@@ -365,6 +382,8 @@ func tlsSettings(g securityLookup, listener string) (*TLSSettings, error) {
 		CipherSuites:             parseList(g.str(listener, "ssl.cipher.suites", "")),
 		PrincipalMappingRules:    g.str(listener, "ssl.principal.mapping.rules", "DEFAULT"),
 		EndpointIdentification:   strings.ToLower(g.str(listener, "ssl.endpoint.identification.algorithm", "https")),
+		AllowDNChanges:           strings.EqualFold(g.str(listener, "ssl.allow.dn.changes", "false"), "true"),
+		AllowSANChanges:          strings.EqualFold(g.str(listener, "ssl.allow.san.changes", "false"), "true"),
 	}
 	switch t.ClientAuth {
 	case "none", "requested", "required":
@@ -414,8 +433,11 @@ func saslSettings(g securityLookup, listener string, jaasFile map[string][]JAASE
 	}
 	for _, m := range s.Mechanisms {
 		want := ScramLoginModule
-		if m == "PLAIN" {
+		switch m {
+		case "PLAIN":
 			want = PlainLoginModule
+		case "OAUTHBEARER":
+			want = OAuthBearerLoginModule
 		}
 		jk := "listener.name." + strings.ToLower(listener) + "." + strings.ToLower(m) + ".sasl.jaas.config"
 		gv, ok := g[jk]
@@ -442,7 +464,7 @@ func saslSettings(g securityLookup, listener string, jaasFile map[string][]JAASE
 			if e.Module != want {
 				return nil, fmt.Errorf("%w for %s (%s): login module %s does not serve %s (want %s)", ErrInvalidValue, jk, gv.where, e.Module, m, want)
 			}
-			if u, ok := e.Options["username"]; ok {
+			if u, ok := e.Options["username"]; ok && m != "OAUTHBEARER" {
 				s.Credentials[m] = SASLCredential{Username: u, Password: e.Options["password"]}
 			}
 			if m == "PLAIN" {
@@ -452,6 +474,13 @@ func saslSettings(g securityLookup, listener string, jaasFile map[string][]JAASE
 					}
 				}
 			}
+		}
+		if m == "OAUTHBEARER" {
+			o, err := oauthSettings(g, listener, entries)
+			if err != nil {
+				return nil, err
+			}
+			s.OAuth = o
 		}
 	}
 	return s, nil

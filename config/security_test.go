@@ -27,10 +27,13 @@ func TestSecuritySettingsFailClosed(t *testing.T) {
 		{env: []string{"KAFKA_LISTENER_NAME_PLAINTEXT_SASL_ENABLED_MECHANISMS=PLAIN"}, name: "listener.name.plaintext.sasl.enabled.mechanisms"},
 		{args: []string{"--override", "listener.name.plaintext.plain.sasl.jaas.config=x"}, name: "listener.name.plaintext.plain.sasl.jaas.config"},
 		{args: []string{"--override", "ssl.engine.factory.class=com.example.Engine"}, name: "ssl.engine.factory.class"},
-		// A SASL listener with Kafka's default mechanism (GSSAPI), or
-		// OAUTHBEARER, which samsa does not implement.
+		// A SASL listener with Kafka's default mechanism (GSSAPI), which
+		// samsa does not implement, or OAUTHBEARER without a validator
+		// chosen (Kafka's default is the unsecured one).
 		{env: []string{"KAFKA_LISTENERS=SASL_PLAINTEXT://:9092"}, name: "sasl.enabled.mechanisms"},
-		{env: []string{"KAFKA_LISTENERS=SASL_PLAINTEXT://:9092", "KAFKA_SASL_ENABLED_MECHANISMS=PLAIN,OAUTHBEARER"}, name: "sasl.enabled.mechanisms"},
+		{env: []string{"KAFKA_LISTENERS=SASL_PLAINTEXT://:9092", "KAFKA_SASL_ENABLED_MECHANISMS=PLAIN,OAUTHBEARER"}, name: "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class"},
+		{env: []string{"KAFKA_LISTENERS=SASL_PLAINTEXT://:9092", "KAFKA_SASL_ENABLED_MECHANISMS=OAUTHBEARER",
+			"KAFKA_LISTENER_NAME_SASL__PLAINTEXT_OAUTHBEARER_SASL_SERVER_CALLBACK_HANDLER_CLASS=com.example.MyHandler"}, name: "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class"},
 	}
 	for _, tc := range refused {
 		_, err := Load(tc.args, tc.env)

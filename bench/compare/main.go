@@ -41,15 +41,21 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
 )
 
 type config struct {
 	samsaBin, loadBin, kafkaRef, work string
-	rounds                            int
-	records1k, records100             int
-	e2eRate                           int
-	e2eDuration                       time.Duration
-	settle                            time.Duration
+	// ssl: also measure samsa-load over each broker's SSL listener, with
+	// the PEM keystore and CA below (made per run in work).
+	ssl                   bool
+	keystore, caFile      string
+	rounds                int
+	records1k, records100 int
+	e2eRate               int
+	e2eDuration           time.Duration
+	settle                time.Duration
 }
 
 func main() {
@@ -64,6 +70,7 @@ func main() {
 	flag.IntVar(&c.e2eRate, "e2e-rate", 1000, "records per second of the end-to-end latency run")
 	flag.DurationVar(&c.e2eDuration, "e2e-duration", 20*time.Second, "duration of the end-to-end latency run")
 	flag.DurationVar(&c.settle, "settle", 10*time.Second, "idle time after start-up before the idle RSS sample")
+	flag.BoolVar(&c.ssl, "ssl", true, "also measure samsa-load produce and consume 1 KiB over an SSL listener")
 	flag.Parse()
 	if c.samsaBin == "" || c.loadBin == "" {
 		fmt.Fprintln(os.Stderr, "compare: -samsa and -load are required (use bench/compare.sh)")
@@ -77,6 +84,12 @@ func main() {
 		}
 		defer os.RemoveAll(d)
 		c.work = d
+	}
+	if c.ssl {
+		if err := writeTLSFiles(&c); err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
 	}
 	all := map[string][]map[string]float64{}
 	load := [2]string{loadavg(), ""}
@@ -100,6 +113,18 @@ func main() {
 	printTable(c, all, load, time.Since(began))
 }
 
+// writeTLSFiles makes a throwaway CA and a server certificate for
+// 127.0.0.1 and writes the brokers' PEM keystore and the clients' CA file.
+func writeTLSFiles(c *config) error {
+	ca := testcerts.NewCA("samsa bench CA")
+	srv := ca.Server("localhost", "127.0.0.1")
+	c.keystore, c.caFile = filepath.Join(c.work, "server-keystore.pem"), filepath.Join(c.work, "ca.pem")
+	if err := os.WriteFile(c.keystore, append(append([]byte{}, srv.CertPEM...), srv.KeyPEM...), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(c.caFile, ca.CertPEM, 0o600)
+}
+
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "compare %s: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
@@ -107,6 +132,7 @@ func logf(format string, args ...any) {
 // broker is one running broker under test.
 type broker struct {
 	addr    string
+	sslAddr string // "" without -ssl
 	pid     int
 	startup time.Duration
 	stop    func() error
@@ -175,6 +201,17 @@ func runBroker(c config, name string, round int) (map[string]float64, error) {
 			return nil, err
 		}
 	}
+	if c.ssl {
+		// The same 1 KiB load over TLS (TLS 1.3, the clients' and brokers'
+		// default), next to the plaintext figures above.
+		res, err := samsaLoad(c, b.sslAddr, "-records", strconv.Itoa(c.records1k), "-size", "1024",
+			"-X", "security.protocol=SSL", "-X", "ssl.truststore.location="+c.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("SSL: %w", err)
+		}
+		m["load_produce_1k_ssl_mbps"] = res["produce"].MBps
+		m["load_consume_1k_ssl_mbps"] = res["consume"].MBps
+	}
 	res, err := samsaLoad(c, b.addr, "-mode", "e2e", "-size", "1024",
 		"-e2e-rate", strconv.Itoa(c.e2eRate), "-e2e-duration", c.e2eDuration.String())
 	if err != nil {
@@ -198,7 +235,18 @@ func startSamsa(c config, dir string) (*broker, error) {
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	l := "PLAINTEXT://" + addr
-	args := []string{}
+	var sslAddr string
+	var tlsArgs []string
+	if c.ssl {
+		sport, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		sslAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(sport))
+		l += ",SSL://" + sslAddr
+		tlsArgs = []string{"--override", "listener.name.ssl.ssl.keystore.type=PEM", "--override", "listener.name.ssl.ssl.keystore.location=" + c.keystore}
+	}
+	args := tlsArgs
 	for _, kv := range []string{"listeners=" + l, "advertised.listeners=" + l, "log.dirs=" + filepath.Join(dir, "data"), "node.id=1",
 		"num.partitions=1", "auto.create.topics.enable=true", "offsets.topic.replication.factor=1",
 		"transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1",
@@ -247,13 +295,18 @@ func startSamsa(c config, dir string) (*broker, error) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return &broker{addr: addr, pid: cmd.Process.Pid, startup: time.Since(t0), stop: stop}, nil
+	return &broker{addr: addr, sslAddr: sslAddr, pid: cmd.Process.Pid, startup: time.Since(t0), stop: stop}, nil
 }
 
 // startKafka starts one Kafka node through kafka-ref.sh; the script records when it
 // launched the JVM and when the node first answered ApiVersions (polled every 50 ms).
 func startKafka(c config, dir string) (*broker, error) {
-	out, err := exec.Command(c.kafkaRef, "start", dir).CombinedOutput()
+	cmd := exec.Command(c.kafkaRef, "start", dir)
+	if c.ssl {
+		cmd.Env = append(os.Environ(), "KAFKA_REF_SSL=1",
+			"KAFKA_REF_OVERRIDES=listener.name.ssl.ssl.keystore.type=PEM\nlistener.name.ssl.ssl.keystore.location="+c.keystore)
+	}
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("kafka-ref.sh start: %v\n%s", err, out)
 	}
@@ -283,7 +336,14 @@ func startKafka(c config, dir string) (*broker, error) {
 		stop()
 		return nil, err
 	}
-	return &broker{addr: strings.TrimSpace(string(addr)), pid: int(pid), startup: time.Duration(answered - launched), stop: stop}, nil
+	var sslAddr []byte
+	if c.ssl {
+		if sslAddr, err = os.ReadFile(filepath.Join(dir, "ssl-bootstrap")); err != nil {
+			stop()
+			return nil, err
+		}
+	}
+	return &broker{addr: strings.TrimSpace(string(addr)), sslAddr: strings.TrimSpace(string(sslAddr)), pid: int(pid), startup: time.Duration(answered - launched), stop: stop}, nil
 }
 
 func firstErr(errs ...error) error {
@@ -533,6 +593,8 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 		{"rss_load_mib", "RSS peak under the loads below (MiB)", false},
 		{"load_produce_1k_mbps", fmt.Sprintf("samsa-load produce %d x 1 KiB, acks=all (MB/s)", c.records1k), true},
 		{"load_consume_1k_mbps", "samsa-load consume 1 KiB (MB/s)", true},
+		{"load_produce_1k_ssl_mbps", fmt.Sprintf("samsa-load produce %d x 1 KiB over SSL, acks=all (MB/s)", c.records1k), true},
+		{"load_consume_1k_ssl_mbps", "samsa-load consume 1 KiB over SSL (MB/s)", true},
 		{"load_produce_100_rps", fmt.Sprintf("samsa-load produce %d x 100 B, acks=all (records/s)", c.records100), true},
 		{"load_consume_100_rps", "samsa-load consume 100 B (records/s)", true},
 		{"perf_produce_1k_mbps", "kafka-producer-perf-test 1 KiB, acks=all (MB/s)", true},

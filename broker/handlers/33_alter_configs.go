@@ -83,7 +83,7 @@ func alterConfigsResource(d *Deps, r *Request, res kmsg.AlterConfigsRequestResou
 		if code, msg := alterBrokerResource(d, r, res.ResourceName); code != 0 {
 			return code, msg
 		}
-		if code, msg := d.validateBrokerConfigs(configs); code != 0 {
+		if code, msg := d.brokerConfigValidator(res.ResourceName)(configs); code != 0 {
 			return code, msg
 		}
 		// Replace-all as a diff against the current image. A concurrent

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -331,13 +332,68 @@ func brokerResource(d *Deps, name string) (perBroker bool, code int16, msg strin
 // that would restrict access, such as ssl.client.auth=required or
 // listener.name.plaintext.sasl.enabled.mechanisms, is INVALID_CONFIG while
 // samsa cannot enforce it, rather than stored and silently not applied.
+// A TLS listener's keystore and truststore settings are the exception
+// (validateTLSConfigs).
 func (d *Deps) validateBrokerConfigs(configs map[string]string) (int16, string) {
 	if code, msg := validateDynamicBrokerConfigs(configs); code != 0 {
 		return code, msg
 	}
 	for _, n := range sortedConfigNames(configs) {
+		if l, _, ok := config.ReconfigurableTLSKey(n); ok && l != "" && d.ValidateListenerTLS != nil {
+			continue // validateTLSConfigs
+		}
 		if why := config.SecurityRefusal(n, configs[n], d.Config.Listeners); why != "" {
 			return kerr.InvalidConfig.Code, fmt.Sprintf("Cannot set %s: %s", n, why)
+		}
+	}
+	return 0, ""
+}
+
+// brokerConfigValidator returns the validation of BROKER resource name's
+// complete dynamic configs: validateTLSConfigs, then validateBrokerConfigs.
+func (d *Deps) brokerConfigValidator(name string) func(map[string]string) (int16, string) {
+	return func(configs map[string]string) (int16, string) {
+		if code, msg := d.validateTLSConfigs(name, configs); code != 0 {
+			return code, msg
+		}
+		return d.validateBrokerConfigs(configs)
+	}
+}
+
+// validateTLSConfigs checks the runtime-changeable TLS settings among a
+// BROKER resource's configs as Kafka 4.4 does: only per broker (not the
+// cluster default) and only with a listener prefix, both INVALID_REQUEST;
+// and the listener's new keystore and truststore must load and keep the
+// certificate's subject and alternative names (SslFactory's validation),
+// else INVALID_REQUEST with the reason.
+func (d *Deps) validateTLSConfigs(name string, configs map[string]string) (int16, string) {
+	if d.ValidateListenerTLS == nil {
+		return 0, "" // refused by validateBrokerConfigs
+	}
+	var bare, prefixed []string
+	for _, n := range sortedConfigNames(configs) {
+		if l, _, ok := config.ReconfigurableTLSKey(n); ok {
+			if l == "" {
+				bare = append(bare, n)
+			} else {
+				prefixed = append(prefixed, n)
+			}
+		}
+	}
+	if len(bare) > 0 {
+		return kerr.InvalidRequest.Code, "These security configs can be dynamically updated only per-listener using the listener prefix: [" + strings.Join(bare, ", ") + "]"
+	}
+	if len(prefixed) == 0 {
+		return 0, ""
+	}
+	if name == "" {
+		return kerr.InvalidRequest.Code, "Cannot update these configs at default cluster level, broker id must be specified: [" + strings.Join(prefixed, ", ") + "]"
+	}
+	byListener := config.ListenerTLSOverrides(configs)
+	for _, l := range slices.Sorted(maps.Keys(byListener)) {
+		if err := d.ValidateListenerTLS(l, byListener[l]); err != nil {
+			return kerr.InvalidRequest.Code, "Invalid value org.apache.kafka.common.config.ConfigException: Validation of dynamic config update of SSLFactory failed: " +
+				err.Error() + " for configuration Invalid dynamic configuration"
 		}
 	}
 	return 0, ""

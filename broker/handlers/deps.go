@@ -57,6 +57,12 @@ type Deps struct {
 	// local Controller answers). Nil: always local.
 	ToController func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
 
+	// ValidateListenerTLS checks dynamic TLS settings of a listener
+	// (listener.name.<l>.ssl.keystore.location, ...; by setting name)
+	// before they are stored: the keystore must load and may replace the
+	// current certificate. Nil: such settings are refused.
+	ValidateListenerTLS func(listener string, overrides map[string]string) error
+
 	// AddObserver, on a controller, makes a registering broker-only node
 	// a non-voting member of the metadata quorum (it then receives the
 	// metadata log). Nil: nothing to do.

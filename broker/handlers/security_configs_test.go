@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -64,5 +66,51 @@ func TestDynamicSecurityConfigsFailClosed(t *testing.T) {
 				t.Errorf("stored %s=%s", n, v)
 			}
 		}
+	}
+}
+
+// TestDynamicListenerKeystore: with a TLS validator (the node's), a TLS
+// listener's keystore settings may change at runtime as on Kafka 4.4: per
+// broker and listener-prefixed only (INVALID_REQUEST otherwise), refused
+// with INVALID_REQUEST and the reason when the keystore does not validate,
+// stored when it does.
+func TestDynamicListenerKeystore(t *testing.T) {
+	e := newAdminEnv(t)
+	var asked []string
+	e.d.ValidateListenerTLS = func(l string, o map[string]string) error {
+		asked = append(asked, l+" "+o["ssl.keystore.location"])
+		if o["ssl.keystore.location"] == "/bad.pem" {
+			return errors.New("Failed to load PEM SSL keystore /bad.pem")
+		}
+		return nil
+	}
+	incremental := func(resource, name, value string) (int16, string) {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.Resources = append(req.Resources, incResource(kmsg.ConfigResourceTypeBroker, resource, incOp{name, kmsg.IncrementalAlterConfigOpSet, strp(value)}))
+		r := e.call(t, req, 1).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]
+		return r.ErrorCode, deref(r.ErrorMessage)
+	}
+	for _, tc := range []struct {
+		resource, name, value string
+		code                  int16
+		msg                   string
+	}{
+		{"1", "ssl.keystore.location", "/ks.pem", kerr.InvalidRequest.Code, "only per-listener using the listener prefix: [ssl.keystore.location]"},
+		{"", "listener.name.ssl.ssl.keystore.location", "/ks.pem", kerr.InvalidRequest.Code, "Cannot update these configs at default cluster level, broker id must be specified"},
+		{"1", "listener.name.ssl.ssl.keystore.location", "/bad.pem", kerr.InvalidRequest.Code, "Validation of dynamic config update of SSLFactory failed: Failed to load PEM SSL keystore /bad.pem"},
+		{"1", "listener.name.ssl.ssl.keystore.location", "/ks.pem", 0, ""},
+		// Other listener security stays read at start.
+		{"1", "listener.name.ssl.ssl.client.auth", "required", kerr.InvalidConfig.Code, ""},
+	} {
+		code, msg := incremental(tc.resource, tc.name, tc.value)
+		if code != tc.code || !strings.Contains(msg, tc.msg) {
+			t.Errorf("%q %s=%s: %d %q, want %d %q", tc.resource, tc.name, tc.value, code, msg, tc.code, tc.msg)
+		}
+	}
+	if got := e.d.Controller.Image().BrokerConfigs["1"]["listener.name.ssl.ssl.keystore.location"]; got != "/ks.pem" {
+		t.Errorf("stored keystore location %q", got)
+	}
+	if len(asked) == 0 || asked[0] != "SSL /bad.pem" {
+		t.Errorf("validator calls %v", asked)
 	}
 }

@@ -22,6 +22,13 @@
 //
 // With -json every result is also printed as one JSON object per line (bench/compare
 // reads these).
+//
+// Against a TLS or SASL listener, give the client properties Kafka's tools take
+// (security.protocol, ssl.truststore.location, ssl.keystore.location, sasl.mechanism,
+// sasl.jaas.config; PEM stores only) in a file with -command-config, or one by one
+// with -X name=value (which win over the file):
+//
+//	samsa-load -brokers 127.0.0.1:9093 -X security.protocol=SSL -X ssl.truststore.location=ca.pem
 package main
 
 import (
@@ -32,16 +39,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-broker/samsa/cmd/internal/clientsec"
+	"github.com/samsa-broker/samsa/config"
 )
 
 func main() {
@@ -60,8 +72,22 @@ func main() {
 	e2eDuration := flag.Duration("e2e-duration", 30*time.Second, "how long to send with -mode e2e")
 	e2eWarmup := flag.Duration("e2e-warmup", 2*time.Second, "records sent in this first part of -mode e2e are not counted")
 	jsonOut := flag.Bool("json", false, "also print each result as a JSON line")
+	commandConfig := flag.String("command-config", "", "Kafka client properties file (security.protocol, ssl.*, sasl.*)")
+	props := map[string]string{}
+	flag.Func("X", "client property name=value (security.protocol, ssl.*, sasl.*); repeatable, wins over -command-config", func(kv string) error {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("want name=value, got %q", kv)
+		}
+		props[strings.TrimSpace(k)] = v
+		return nil
+	})
 	flag.Parse()
 	emitJSON = *jsonOut
+	if err := setSecurity(*commandConfig, props); err != nil {
+		fmt.Fprintln(os.Stderr, "samsa-load:", err)
+		os.Exit(2)
+	}
 
 	if *mode == "e2e" {
 		if err := e2e(*brokers, *e2eRate, *size, *partitions, *acks, *e2eDuration, *e2eWarmup); err != nil {
@@ -105,7 +131,7 @@ func main() {
 func run(brokers string, n, size, partitions int, acks, codec string, perTxn int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	opts := []kgo.Opt{kgo.SeedBrokers(brokers), kgo.ProducerBatchMaxBytes(1 << 20), kgo.ProducerLinger(5 * time.Millisecond)}
+	opts := append(seed(brokers), kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond))
 	if perTxn > 0 {
 		opts = append(opts, kgo.TransactionalID(fmt.Sprintf("samsa-load-%d", time.Now().UnixNano())))
 	}
@@ -221,8 +247,8 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 	if perTxn > 0 {
 		isolation, consumeMode = kgo.ReadCommitted(), "consume (read_committed)"
 	}
-	cons, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.FetchMaxBytes(50<<20), kgo.FetchMaxPartitionBytes(10<<20), kgo.FetchIsolationLevel(isolation))
+	cons, err := kgo.NewClient(append(seed(brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
+		kgo.FetchMaxBytes(50<<20), kgo.FetchMaxPartitionBytes(10<<20), kgo.FetchIsolationLevel(isolation))...)
 	if err != nil {
 		return err
 	}
@@ -248,6 +274,38 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 	}
 	printJSON(result{Phase: phase, Records: got, Size: size, Seconds: el.Seconds(), MBps: mb / el.Seconds(), RecordsPerSec: float64(got) / el.Seconds()})
 	return nil
+}
+
+// security are the TLS and SASL options of every client, set from
+// -command-config and -X in main before any client is made.
+var security []kgo.Opt
+
+// setSecurity reads the client properties of path (if any) with props
+// over them.
+func setSecurity(path string, props map[string]string) error {
+	all := map[string]string{}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("-command-config: %w", err)
+		}
+		if all, err = config.ParseClientProperties(string(data)); err != nil {
+			return fmt.Errorf("-command-config %s: %w", path, err)
+		}
+	}
+	maps.Copy(all, props)
+	opts, err := clientsec.Options(all)
+	if err != nil {
+		return err
+	}
+	security = opts
+	return nil
+}
+
+// seed returns the options every client starts with: the brokers and
+// the security options.
+func seed(brokers string) []kgo.Opt {
+	return append(slices.Clone(security), kgo.SeedBrokers(brokers))
 }
 
 // emitJSON is set from -json in main before any result is printed.
@@ -286,7 +344,7 @@ func e2e(brokers string, rate, size, partitions int, acks string, d, warmup time
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d+2*time.Minute)
 	defer cancel()
-	opts := []kgo.Opt{kgo.SeedBrokers(brokers)}
+	opts := seed(brokers)
 	switch acks {
 	case "all":
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -310,7 +368,7 @@ func e2e(brokers string, rate, size, partitions int, acks string, d, warmup time
 	for p := 0; p < partitions; p++ {
 		offsets[int32(p)] = kgo.NewOffset().AtStart()
 	}
-	cons, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))
+	cons, err := kgo.NewClient(append(seed(brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))...)
 	if err != nil {
 		return err
 	}

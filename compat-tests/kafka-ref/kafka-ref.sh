@@ -20,6 +20,10 @@
 #   KAFKA_REF_CACHE           where the resolved classpath is cached
 #                             (default ${XDG_CACHE_HOME:-~/.cache}/samsa-kafka-ref)
 #   KAFKA_REF_OVERRIDES       extra server.properties lines, separated by newlines
+#   KAFKA_REF_SSL             1: each node also gets a listener named SSL (protocol SSL) on
+#                             a free port, its addresses written to DIR/ssl-bootstrap; give
+#                             its keystore in KAFKA_REF_OVERRIDES
+#                             (listener.name.ssl.ssl.keystore.location=...)
 #   KAFKA_REF_TOOL_LOG_LEVEL  log level of tools on stderr (default WARN)
 #   KAFKA_REF_OWNER_PID       stop the cluster when this process is gone (a watcher
 #                             polls it every second)
@@ -202,14 +206,16 @@ start() {
 	local cp
 	cp=$(classpath)
 
-	local -a ports bports cports
-	mapfile -t ports < <(free_ports $((2 * nodes)))
-	local i voters="" bootstrap=""
+	local -a ports bports cports sports
+	mapfile -t ports < <(free_ports $((3 * nodes)))
+	local i voters="" bootstrap="" ssl_bootstrap=""
 	for ((i = 0; i < nodes; i++)); do
-		bports[i]=${ports[2 * i]}
-		cports[i]=${ports[2 * i + 1]}
+		bports[i]=${ports[3 * i]}
+		cports[i]=${ports[3 * i + 1]}
+		sports[i]=${ports[3 * i + 2]}
 		voters+="${voters:+,}$((i + 1))@127.0.0.1:${cports[i]}"
 		bootstrap+="${bootstrap:+,}127.0.0.1:${bports[i]}"
+		ssl_bootstrap+="${ssl_bootstrap:+,}127.0.0.1:${sports[i]}"
 	done
 	local rf=3 minisr=2
 	if ((nodes < 3)); then
@@ -225,14 +231,19 @@ start() {
 	for ((i = 0; i < nodes; i++)); do
 		local nd=$dir/node$((i + 1))
 		mkdir -p "$nd"
+		local ssl_listener="" ssl_map=""
+		if [[ ${KAFKA_REF_SSL:-} == 1 ]]; then
+			ssl_listener=",SSL://127.0.0.1:${sports[i]}"
+			ssl_map=",SSL:SSL"
+		fi
 		cat >"$nd/server.properties" <<EOF
 # Written by kafka-ref.sh.
 process.roles=broker,controller
 node.id=$((i + 1))
 controller.quorum.voters=$voters
-listeners=PLAINTEXT://127.0.0.1:${bports[i]},CONTROLLER://127.0.0.1:${cports[i]}
-advertised.listeners=PLAINTEXT://127.0.0.1:${bports[i]}
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=PLAINTEXT://127.0.0.1:${bports[i]},CONTROLLER://127.0.0.1:${cports[i]}${ssl_listener}
+advertised.listeners=PLAINTEXT://127.0.0.1:${bports[i]}${ssl_listener}
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${ssl_map}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$nd/data
@@ -278,6 +289,9 @@ EOF
 	done
 	mv "$dir/pids.tmp" "$dir/pids"
 	echo "$bootstrap" >"$dir/bootstrap"
+	if [[ ${KAFKA_REF_SSL:-} == 1 ]]; then
+		echo "$ssl_bootstrap" >"$dir/ssl-bootstrap"
+	fi
 	echo "$voters" >"$dir/controllers"
 
 	# Bounded wait: every broker answers ApiVersions and has logged that it started

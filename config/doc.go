@@ -108,7 +108,7 @@
 //	| `broker.id` | `-1` | Legacy alias of node.id; if both are set they must agree. |
 //	| `cluster.id` | null | Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties. Validated as Kafka does (kafka-storage.sh random-uuid makes one). |
 //	| `process.roles` | `broker,controller` | Roles of this process: broker, controller, or both (combined mode). A controller votes in the metadata quorum (controller.quorum.voters); a broker-only node follows the metadata log without voting. |
-//	| `controller.quorum.voters` | null | The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners. |
+//	| `controller.quorum.voters` | "" | The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners. |
 //	| `controller.quorum.bootstrap.servers` | "" | host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; dynamic quorums (a bootstrap list naming other nodes without controller.quorum.voters) refuse to start: set controller.quorum.voters. |
 //	| `controller.quorum.election.timeout.ms` | `1000` | How long a controller waits without hearing from the active controller before it starts an election; the active controller steps down after half of it without a majority. A quorum of one uses at most 50 ms. |
 //	| `broker.rack` | null | Rack of this broker, reported in Metadata. |
@@ -124,9 +124,9 @@
 //	| `socket.request.max.bytes` | `104857600` | Largest request the broker accepts, in bytes; a larger size prefix closes the connection before anything is allocated. |
 //	| `queued.max.request.bytes` | `268435456` | Budget of request bytes read but not yet processed, over all connections; when it is used up, connections stop reading until requests finish. -1 is unbounded. Kafka's default is -1; samsa defaults to 256 MiB so that clients cannot exhaust memory. |
 //	| `connections.max.idle.ms` | `600000` | Close connections with no request in progress and no traffic for this long. |
-//	| `max.connections` | `2147483647` | Largest number of client connections; at the limit the broker stops accepting until one closes (read at start). |
-//	| `max.connections.per.ip` | `2147483647` | Largest number of connections from one IP address; a new connection over it is closed at once (read at start). |
-//	| `max.connections.per.ip.overrides` | "" | Per-IP or host name limits overriding max.connections.per.ip, as host:count,... (read at start). |
+//	| `max.connections` | `2147483647` | Largest number of client connections; at the limit the broker stops accepting until one closes (read at start). (dynamic) |
+//	| `max.connections.per.ip` | `2147483647` | Largest number of connections from one IP address; a new connection over it is closed at once (read at start). (dynamic) |
+//	| `max.connections.per.ip.overrides` | "" | Per-IP or host name limits overriding max.connections.per.ip, as host:count,... (read at start). (dynamic) |
 //	| `log.dirs` | null | Directories of the partition logs. Overrides log.dir. |
 //	| `log.dir` | `./samsa-data` | Log directories used when log.dirs is unset. Kafka's default is /tmp/kafka-logs. |
 //	| `metadata.log.dir` | null | Directory of the metadata log. Default: the first log directory. |
@@ -148,8 +148,8 @@
 //	| `log.segment.delete.delay.ms` | `60000` | Delay before a deleted segment is removed from disk. (dynamic) |
 //	| `log.cleanup.policy` | `delete` | Default cleanup policy: delete, compact, or both. (dynamic) |
 //	| `log.cleaner.enable` | `true` | Run the log cleaner for compacted topics. |
-//	| `log.cleaner.backoff.ms` | `15000` | How often the cleaner looks for logs to clean (read at start). |
-//	| `log.cleaner.dedupe.buffer.size` | `134217728` | Memory for the key map of one clean (read at start). |
+//	| `log.cleaner.backoff.ms` | `15000` | How often the cleaner looks for logs to clean (read at start). (dynamic) |
+//	| `log.cleaner.dedupe.buffer.size` | `134217728` | Memory for the key map of one clean (read at start). (dynamic) |
 //	| `log.cleaner.delete.retention.ms` | `86400000` | How long tombstones are kept in compacted topics. (dynamic) |
 //	| `log.cleaner.min.compaction.lag.ms` | `0` | Least time a message stays uncompacted. (dynamic) |
 //	| `log.cleaner.max.compaction.lag.ms` | `9223372036854775807` | Largest time a message stays uncompacted. (dynamic) |
@@ -211,7 +211,7 @@
 //	| `transaction.state.log.segment.bytes` | `104857600` | Segment size of __transaction_state. |
 //	| `transaction.abort.timed.out.transaction.cleanup.interval.ms` | `10000` | How often transactions past their timeout are aborted. |
 //	| `transaction.remove.expired.transaction.cleanup.interval.ms` | `3600000` | How often expired transactional ids are removed. |
-//	| `transaction.partition.verification.enable` | `true` | Reject transactional produce to a partition not added to the transaction (KIP-890). |
+//	| `transaction.partition.verification.enable` | `true` | Reject transactional produce to a partition not added to the transaction (KIP-890). (dynamic) |
 //	| `samsa.log.format` | `text` | Format of the log lines on standard error: text (key=value) or json (one JSON object per line, for log shippers). Environment: KAFKA_SAMSA_LOG_FORMAT. |
 //	| `samsa.log.level` | `INFO` | Lowest level of the log lines written: DEBUG, INFO, WARN or ERROR. DEBUG also logs every setting's effective value and source at start. Environment: KAFKA_SAMSA_LOG_LEVEL. |
 //	| `samsa.http.listener` | "" | Address (host:port, or http://host:port) of the HTTP listener that serves /metrics (Prometheus, with the JMX exporter's names), /healthz and /readyz. An empty host means all interfaces. Empty: no HTTP listener. Environment: KAFKA_SAMSA_HTTP_LISTENER. |

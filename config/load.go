@@ -137,6 +137,11 @@ type Config struct {
 	// Sources tells, for each key of Values, whether it is a default or was
 	// set statically (file, environment or flag).
 	Sources map[string]Source
+	// OtherValues holds, by name, the static values of the settings given
+	// that are not in BrokerDefs: Kafka settings samsa accepts without
+	// acting on them, and the ssl.* and sasl.* settings (listener-prefixed
+	// too), for DescribeConfigs. They may be secrets: never log them.
+	OtherValues map[string]string
 	// Ignored lists Kafka settings that were given but that samsa does not
 	// implement, sorted. Warnings has one human-readable line per ignored
 	// setting, for the caller to log.
@@ -410,6 +415,12 @@ func load(in loadInput) (*Config, error) {
 	}
 	for k := range ignored {
 		c.Ignored = append(c.Ignored, k)
+	}
+	c.OtherValues = map[string]string{}
+	for _, given := range []map[string]givenSetting{securityGiven, ignoredGiven} {
+		for k, g := range given {
+			c.OtherValues[k] = strings.TrimSpace(g.value)
+		}
 	}
 	sort.Strings(c.Ignored)
 	c.Warnings = warnings

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -53,7 +54,7 @@ func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 		case kmsg.ConfigResourceTypeTopic:
 			entries, code, msg = describeTopicConfigs(d, img, levels, res.ResourceName, withSynonyms)
 		case kmsg.ConfigResourceTypeBroker:
-			entries, code, msg = describeBrokerConfigs(d, levels, res.ResourceName, withSynonyms)
+			entries, code, msg = describeBrokerConfigs(d, levels, res.ResourceName, res.ConfigNames, withSynonyms)
 		default:
 			code, msg = kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type: %s", res.ResourceType)
 		}
@@ -84,17 +85,34 @@ func describeTopicConfigs(d *Deps, img *controller.Image, levels brokerLevels, n
 	return entries, 0, ""
 }
 
-// describeBrokerConfigs lists the settings of BROKER resource name: all
-// of them for this node, only the cluster-wide dynamic ones for "".
-func describeBrokerConfigs(d *Deps, levels brokerLevels, name string, withSynonyms bool) ([]configEntry, int16, string) {
+// describeBrokerConfigs lists the settings of BROKER resource name: for
+// this node, like Kafka's listing of its originals and non-internal
+// settings, every setting of Kafka 4.4 (config.AllBrokerDefs, implemented
+// or only accepted) but the unlisted ones (Kafka's internal settings,
+// samsa's own), plus any setting given statically (listener-prefixed ones
+// too) and any known one asked for by name; for "", only the cluster-wide
+// dynamic ones.
+func describeBrokerConfigs(d *Deps, levels brokerLevels, name string, asked []string, withSynonyms bool) ([]configEntry, int16, string) {
 	perBroker, code, msg := brokerResource(d, name)
 	if code != 0 {
 		return nil, code, msg
 	}
 	var names []string
 	if perBroker {
-		for _, def := range config.BrokerDefs {
-			names = append(names, def.Name)
+		seen := map[string]bool{}
+		add := func(n string) {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+		for _, def := range config.AllBrokerDefs() {
+			if _, given := levels.static(def.Name); !def.Unlisted || given || slices.Contains(asked, def.Name) {
+				add(def.Name)
+			}
+		}
+		for n := range levels.cfg.OtherValues {
+			add(n)
 		}
 	} else {
 		for n := range levels.clusterWD {

@@ -159,10 +159,37 @@ func TestDescribeBrokerConfigs(t *testing.T) {
 
 	resp := e.call(t, describeConfigsReq(true, false, describeResource(kmsg.ConfigResourceTypeBroker, "1")), 3).(*kmsg.DescribeConfigsResponse)
 	configs := resp.Resources[0].Configs
-	if len(configs) != len(config.BrokerDefs) {
-		t.Fatalf("%d configs, want %d", len(configs), len(config.BrokerDefs))
+	// Every setting Kafka 4.4 lists (350), implemented or only accepted;
+	// samsa's own and Kafka's internal ones only when named or given.
+	listed := 0
+	for _, def := range config.AllBrokerDefs() {
+		if !def.Unlisted {
+			listed++
+		}
 	}
-	c := findConfig(t, configs, "num.io.threads")
+	if len(configs) != listed || listed != 350 {
+		t.Fatalf("%d configs, want %d (350 in Kafka 4.4)", len(configs), listed)
+	}
+	c := findConfig(t, configs, "background.threads")
+	if deref(c.Value) != "10" || c.Source != kmsg.ConfigSourceDefaultConfig || c.ReadOnly || c.ConfigType != kmsg.ConfigTypeInt {
+		t.Errorf("background.threads (accepted, not acted on): %+v", c)
+	}
+	c = findConfig(t, configs, "ssl.keystore.password")
+	if c.Value != nil || !c.IsSensitive || c.ConfigType != kmsg.ConfigTypePassword || c.ReadOnly {
+		t.Errorf("ssl.keystore.password: %+v", c)
+	}
+	for _, own := range []string{"samsa.log.level", "cluster.id", "producer.id.expiration.check.interval.ms"} {
+		for _, c := range configs {
+			if c.Name == own {
+				t.Errorf("%s is listed; Kafka does not list it", own)
+			}
+		}
+	}
+	named := e.call(t, describeConfigsReq(true, false, describeResource(kmsg.ConfigResourceTypeBroker, "1", "samsa.log.level")), 3).(*kmsg.DescribeConfigsResponse)
+	if cs := named.Resources[0].Configs; len(cs) != 1 || deref(cs[0].Value) != "INFO" {
+		t.Errorf("samsa.log.level asked by name: %+v", cs)
+	}
+	c = findConfig(t, configs, "num.io.threads")
 	if deref(c.Value) != "16" || c.Source != kmsg.ConfigSourceDynamicBrokerConfig || c.ReadOnly || len(c.ConfigSynonyms) != 3 {
 		t.Errorf("num.io.threads: %s %v ro=%v %+v", deref(c.Value), c.Source, c.ReadOnly, c.ConfigSynonyms)
 	}

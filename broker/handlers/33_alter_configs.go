@@ -83,7 +83,7 @@ func alterConfigsResource(d *Deps, r *Request, res kmsg.AlterConfigsRequestResou
 		if code, msg := alterBrokerResource(d, r, res.ResourceName); code != 0 {
 			return code, msg
 		}
-		if code, msg := d.validateBrokerConfigs(configs); code != 0 {
+		if code, msg := d.brokerConfigValidator(res.ResourceName)(configs); code != 0 {
 			return code, msg
 		}
 		// Replace-all as a diff against the current image. A concurrent
@@ -101,7 +101,10 @@ func alterConfigsResource(d *Deps, r *Request, res kmsg.AlterConfigsRequestResou
 			v := configs[n]
 			ops = append(ops, controller.ConfigOp{Name: n, Value: &v, Op: controller.OpSet})
 		}
-		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, validateDynamicBrokerConfigs)
+		perBroker := res.ResourceName != ""
+		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, func(m map[string]string) (int16, string) {
+			return validateDynamicBrokerConfigs(m, perBroker)
+		})
 	}
 	return unsupportedAlterResource(res.ResourceType)
 }

@@ -136,7 +136,7 @@ func incrementalAlterResource(d *Deps, r *Request, res kmsg.IncrementalAlterConf
 			}
 			ops = append(ops, controller.ConfigOp{Name: c.Name, Value: c.Value, Op: controller.OpType(c.Op)})
 		}
-		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, d.validateBrokerConfigs)
+		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, d.brokerConfigValidator(res.ResourceName))
 	}
 	return unsupportedAlterResource(res.ResourceType)
 }

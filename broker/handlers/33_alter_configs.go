@@ -101,10 +101,7 @@ func alterConfigsResource(d *Deps, r *Request, res kmsg.AlterConfigsRequestResou
 			v := configs[n]
 			ops = append(ops, controller.ConfigOp{Name: n, Value: &v, Op: controller.OpSet})
 		}
-		perBroker := res.ResourceName != ""
-		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, func(m map[string]string) (int16, string) {
-			return validateDynamicBrokerConfigs(m, perBroker)
-		})
+		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, d.brokerConfigValidator(res.ResourceName))
 	}
 	return unsupportedAlterResource(res.ResourceType)
 }

@@ -358,7 +358,8 @@ func brokerResource(d *Deps, name string) (perBroker bool, code int16, msg strin
 // samsa's reason while samsa cannot enforce it, rather than stored and
 // silently not applied (Kafka would apply it); then
 // validateDynamicBrokerConfigs for resource (the cluster-wide default
-// when "").
+// when ""); then Kafka's checks against this node's current values
+// (reconfigurationRefusal).
 func (d *Deps) brokerConfigValidator(resource string) func(map[string]string) (int16, string) {
 	return func(configs map[string]string) (int16, string) {
 		for _, n := range sortedConfigNames(configs) {
@@ -366,7 +367,13 @@ func (d *Deps) brokerConfigValidator(resource string) func(map[string]string) (i
 				return kerr.InvalidConfig.Code, fmt.Sprintf("Cannot set %s: %s", n, why)
 			}
 		}
-		return validateDynamicBrokerConfigs(configs, resource != "")
+		if code, msg := validateDynamicBrokerConfigs(configs, resource != ""); code != 0 {
+			return code, msg
+		}
+		if why := reconfigurationRefusal(newBrokerLevels(d, d.Controller.Image()), configs); why != "" {
+			return kerr.InvalidRequest.Code, why
+		}
+		return 0, ""
 	}
 }
 

@@ -20,10 +20,11 @@
 //
 // Image plumbing variables (KAFKA_HEAP_OPTS, KAFKA_OPTS, KAFKA_VERSION, ...)
 // and Kubernetes service variables are skipped with a DEBUG notice. Kafka
-// settings samsa knows but does not implement (ssl.*, sasl.*,
-// controller.quorum.voters, transaction.state.log.*, ...) are accepted and
+// settings samsa knows but does not implement (every other broker setting
+// of Kafka 4.4, AllBrokerDefs, and a few older names) are accepted and
 // listed in Config.Ignored with a line in Config.Warnings and a WARN notice
-// ("setting accepted but not implemented"). An unknown setting in the file
+// ("setting accepted but not implemented"); their values are kept in
+// Config.OtherValues for DescribeConfigs. An unknown setting in the file
 // or an override is an error wrapping ErrUnknownSetting; a KAFKA_* variable
 // that names no Kafka setting (a typo such as KAFKA_NUM_PARTITION) is only a
 // warning that names the variable and the closest setting's variable,
@@ -86,13 +87,30 @@
 // is its override, else the broker synonym's effective value (with Kafka's
 // fallbacks such as log.retention.hours), else Kafka's default.
 //
+// # The registry of Kafka's settings
+//
+// kafka_broker_configs.tsv lists every broker setting of Kafka 4.4 with
+// Kafka's type, default, update mode (read-only, per-broker,
+// cluster-wide), validator and synonyms, one line per setting sorted by
+// name; config/kafkadefs/gen.sh generates it from the Kafka jars that
+// compat-tests/kafka-ref resolves. BrokerDefs (defs.go) are the settings
+// samsa implements, with samsa's validators and text, and take their
+// update mode, synonyms and listing from the table; AllBrokerDefs adds the
+// other Kafka settings (Def.Ignored), validated with Kafka's validators.
+// Kafka's internal settings and samsa's own (samsa.*, cluster.id) are
+// Def.Unlisted: DescribeConfigs shows them only when named or given.
+// TestBrokerDefsMatchKafka holds samsa's types and defaults to Kafka's,
+// with the deliberate differences listed below.
+//
 // # Dynamic broker configs
 //
 // Def.Dynamic marks the settings Kafka lets AlterConfigs change on a BROKER
-// resource. WithDynamic layers the stored dynamic values (cluster-wide
-// default, then per broker) over the static configuration and returns a new
-// Config, with Sources saying which level won; Load's Config is never
-// modified.
+// resource (Def.PerBroker: only on a broker's own resource). WithDynamic
+// layers the stored dynamic values (cluster-wide default, then per broker)
+// over the static configuration and returns a new Config, with Sources
+// saying which level won; Load's Config is never modified. The broker
+// stores and describes dynamic values but does not apply them at runtime
+// yet.
 //
 // # Settings
 //

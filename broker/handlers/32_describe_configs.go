@@ -32,9 +32,10 @@ import (
 // (else UNKNOWN_TOPIC_OR_PARTITION). A BROKER resource is "" (the
 // cluster-wide dynamic defaults only) or this node's id (every broker
 // setting); another id is INVALID_REQUEST, as in Kafka, which answers
-// only for itself. Other resource types (BROKER_LOGGER, CLIENT_METRICS,
-// GROUP) are INVALID_REQUEST "Unsupported resource type". Settings are
-// listed sorted by name; names we do not know are left out.
+// only for itself. A BROKER_LOGGER resource lists samsa's one logger,
+// root (broker_logger.go). Other resource types (CLIENT_METRICS, GROUP)
+// are INVALID_REQUEST "Unsupported resource type". Settings are listed
+// sorted by name; names we do not know are left out.
 func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
@@ -55,6 +56,8 @@ func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 			entries, code, msg = describeTopicConfigs(d, img, levels, res.ResourceName, withSynonyms)
 		case kmsg.ConfigResourceTypeBroker:
 			entries, code, msg = describeBrokerConfigs(d, levels, res.ResourceName, res.ConfigNames, withSynonyms)
+		case kmsg.ConfigResourceTypeBrokerLogger:
+			entries, code, msg = describeBrokerLoggers(d, res.ResourceName)
 		default:
 			code, msg = kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type: %s", res.ResourceType)
 		}

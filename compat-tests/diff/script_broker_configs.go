@@ -68,6 +68,13 @@ func scriptBrokerConfigs(s *Session) error {
 			append([]string{"log.cleaner.threads"}, brokerConfigNames...)...))
 	})
 	s.Do("broker-default-after-set", 4, describeConfigsReq(4, kmsg.ConfigResourceTypeBroker, "", "log.cleaner.threads"))
+	each(kmsg.DescribeConfigs, func(v int16) {
+		// Kafka lists its log4j loggers by Java class name; root is the
+		// one both brokers have.
+		s.Do("broker-logger-root", v, describeConfigsReq(v, kmsg.ConfigResourceTypeBrokerLogger, "1", "root"))
+		s.Do("broker-logger-empty-id", v, describeConfigsReq(v, kmsg.ConfigResourceTypeBrokerLogger, ""))
+		s.Do("broker-logger-bad-id", v, describeConfigsReq(v, kmsg.ConfigResourceTypeBrokerLogger, "x"))
+	})
 	s.Do("broker-unset-accepted", 1, incremental("1", false, kmsg.IncrementalAlterConfigOpDelete, "background.threads", ""))
 	s.Do("broker-unset-accepted-default", 1, incremental("", false, kmsg.IncrementalAlterConfigOpDelete, "log.cleaner.threads", ""))
 	return nil

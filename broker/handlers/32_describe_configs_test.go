@@ -51,7 +51,9 @@ func TestDescribeConfigsResourceErrors(t *testing.T) {
 		{kmsg.ConfigResourceTypeBroker, "", 0},
 		{kmsg.ConfigResourceTypeBroker, "2", kerr.InvalidRequest.Code},
 		{kmsg.ConfigResourceTypeBroker, "x", kerr.InvalidRequest.Code},
-		{kmsg.ConfigResourceTypeBrokerLogger, "1", kerr.InvalidRequest.Code},
+		{kmsg.ConfigResourceTypeBrokerLogger, "1", 0},
+		{kmsg.ConfigResourceTypeBrokerLogger, "", kerr.InvalidRequest.Code},
+		{kmsg.ConfigResourceTypeClientMetrics, "m", kerr.InvalidRequest.Code},
 		{kmsg.ConfigResourceType(3), "1", kerr.InvalidRequest.Code},
 	} {
 		for _, v := range []int16{0, 1, 2, 3, 4} {

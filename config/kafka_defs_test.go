@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -216,5 +217,21 @@ func TestEnvCoversEveryKafkaSetting(t *testing.T) {
 	// A file may name any of them too (it used to be an unknown setting).
 	if _, err := Load([]string{"--override", "num.replica.alter.log.dirs.threads=2", "--override", "add.partitions.to.txn.retry.backoff.ms=30"}, nil); err != nil {
 		t.Errorf("accepted settings in overrides: %v", err)
+	}
+}
+
+// TestAcceptedSettingsValidated: Kafka refuses to start on a bad value of
+// any of its settings, so samsa does for those it accepts without acting
+// on them too, naming the setting and where it came from.
+func TestAcceptedSettingsValidated(t *testing.T) {
+	for _, kv := range []string{"background.threads=0", "num.replica.fetchers=abc", "log.cleaner.io.buffer.load.factor=x"} {
+		_, err := Load([]string{"--override", kv}, nil)
+		if !errors.Is(err, ErrInvalidValue) || !strings.Contains(err.Error(), strings.Split(kv, "=")[0]) {
+			t.Errorf("%s: %v", kv, err)
+		}
+	}
+	_, err := Load(nil, []string{"KAFKA_BACKGROUND_THREADS=-1"})
+	if !errors.Is(err, ErrInvalidValue) || !strings.Contains(err.Error(), "KAFKA_BACKGROUND_THREADS") {
+		t.Errorf("from the environment: %v", err)
 	}
 }

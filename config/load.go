@@ -416,6 +416,16 @@ func load(in loadInput) (*Config, error) {
 	for k := range ignored {
 		c.Ignored = append(c.Ignored, k)
 	}
+	// Kafka refuses to start on a bad value of any of its settings, so
+	// the ones samsa accepts without acting on them are checked too, with
+	// Kafka's validators.
+	for _, k := range mapKeys(ignoredGiven) {
+		if def, ok := BrokerDef(k); ok && def.Ignored {
+			if err := def.Validate(ignoredGiven[k].value); err != nil {
+				return nil, fmt.Errorf("%w for %s=%q (%s): %v", ErrInvalidValue, k, ignoredGiven[k].value, ignoredGiven[k].where, err)
+			}
+		}
+	}
 	c.OtherValues = map[string]string{}
 	for _, given := range []map[string]givenSetting{securityGiven, ignoredGiven} {
 		for k, g := range given {

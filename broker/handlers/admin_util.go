@@ -370,6 +370,11 @@ func (d *Deps) brokerConfigValidator(resource string) func(map[string]string) (i
 		if code, msg := validateDynamicBrokerConfigs(configs, resource != ""); code != 0 {
 			return code, msg
 		}
+		// The current values are this node's: a request for another
+		// broker's resource, forwarded here, is not checked against them.
+		if resource != "" && resource != strconv.Itoa(int(d.Config.NodeID)) {
+			return 0, ""
+		}
 		if why := reconfigurationRefusal(newBrokerLevels(d, d.Controller.Image()), configs); why != "" {
 			return kerr.InvalidRequest.Code, why
 		}

@@ -51,6 +51,9 @@
 //   - node.id defaults to 1 and process.roles to broker,controller (Kafka
 //     requires both): samsa always runs broker and controller in one process.
 //   - listener.security.protocol.map also maps CONTROLLER to PLAINTEXT.
+//   - queued.max.request.bytes is 256 MiB (Kafka: -1, unbounded).
+//   - group.coordinator.rebalance.protocols is classic,consumer (Kafka:
+//     classic,consumer,streams): samsa has no streams groups.
 //   - The topic setting segment.bytes accepts values down to 14 bytes, as
 //     Kafka 3.x did, so tests can roll segments quickly; Kafka 4.x requires
 //     1 MiB there (and for log.segment.bytes, which samsa follows).

@@ -235,3 +235,12 @@ func TestAcceptedSettingsValidated(t *testing.T) {
 		t.Errorf("from the environment: %v", err)
 	}
 }
+
+// TestSuggestAcceptedSetting: a typo of a Kafka setting samsa only
+// accepts is still an unknown setting, and the hint names the setting.
+func TestSuggestAcceptedSetting(t *testing.T) {
+	_, err := Load([]string{"--override", "num.replica.fetcher=2"}, nil)
+	if !errors.Is(err, ErrUnknownSetting) || !strings.Contains(err.Error(), "did you mean num.replica.fetchers?") {
+		t.Errorf("got %v", err)
+	}
+}

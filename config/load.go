@@ -422,7 +422,7 @@ func load(in loadInput) (*Config, error) {
 	for _, k := range mapKeys(ignoredGiven) {
 		if def, ok := BrokerDef(k); ok && def.Ignored {
 			if err := def.Validate(ignoredGiven[k].value); err != nil {
-				return nil, fmt.Errorf("%w for %s=%q (%s): %v", ErrInvalidValue, k, ignoredGiven[k].value, ignoredGiven[k].where, err)
+				return nil, fmt.Errorf("%w for %s=%q (%s): %v", ErrInvalidValue, k, redact(k, ignoredGiven[k].value), ignoredGiven[k].where, err)
 			}
 		}
 	}

@@ -1,6 +1,9 @@
 package diff
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -38,8 +41,8 @@ func scriptBrokerConfigs(s *Session) error {
 	}
 	set := kmsg.IncrementalAlterConfigOpSet
 	// Kafka applies a dynamic setting asynchronously, after the metadata
-	// commit: the changes go first, so that the validate-only requests
-	// below give it time before the describes read the value.
+	// commit: the changes go first, and waitBrokerConfig waits for them
+	// before the describes.
 	s.Do("broker-set-accepted", 1, incremental("1", false, set, "background.threads", "5"))
 	s.Do("broker-set-accepted-default", 1, incremental("", false, set, "log.cleaner.threads", "2"))
 	each(kmsg.IncrementalAlterConfigs, func(v int16) {
@@ -63,6 +66,9 @@ func scriptBrokerConfigs(s *Session) error {
 		req.Resources = append(req.Resources, r)
 		s.Do("broker-bad-value", v, req)
 	})
+	if err := s.waitBrokerConfig(30*time.Second, map[string]string{"background.threads": "5", "log.cleaner.threads": "2"}); err != nil {
+		return err
+	}
 	each(kmsg.DescribeConfigs, func(v int16) {
 		s.Do("broker-named-all-kinds", v, describeConfigsReq(v, kmsg.ConfigResourceTypeBroker, "1",
 			append([]string{"log.cleaner.threads"}, brokerConfigNames...)...))
@@ -78,4 +84,37 @@ func scriptBrokerConfigs(s *Session) error {
 	s.Do("broker-unset-accepted", 1, incremental("1", false, kmsg.IncrementalAlterConfigOpDelete, "background.threads", ""))
 	s.Do("broker-unset-accepted-default", 1, incremental("", false, kmsg.IncrementalAlterConfigOpDelete, "log.cleaner.threads", ""))
 	return nil
+}
+
+// waitBrokerConfig polls (unrecorded) DescribeConfigs of broker 1 until
+// each setting of want has its value.
+func (s *Session) waitBrokerConfig(timeout time.Duration, want map[string]string) error {
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := s.Quiet(4, describeConfigsReq(4, kmsg.ConfigResourceTypeBroker, "1", names...))
+		if err != nil {
+			return err
+		}
+		got := map[string]string{}
+		for _, r := range resp.(*kmsg.DescribeConfigsResponse).Resources {
+			for _, c := range r.Configs {
+				got[c.Name] = deref(c.Value)
+			}
+		}
+		done := true
+		for n, v := range want {
+			done = done && got[n] == v
+		}
+		if done {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: %s: broker configs %v, want %v", ErrDiffTimeout, s.Broker, got, want)
+		}
+		<-time.After(50 * time.Millisecond)
+	}
 }

@@ -81,6 +81,23 @@ func scriptBrokerConfigs(s *Session) error {
 		s.Do("broker-logger-empty-id", v, describeConfigsReq(v, kmsg.ConfigResourceTypeBrokerLogger, ""))
 		s.Do("broker-logger-bad-id", v, describeConfigsReq(v, kmsg.ConfigResourceTypeBrokerLogger, "x"))
 	})
+	logger := func(name string, validate bool, op kmsg.IncrementalAlterConfigOp, value string) *kmsg.IncrementalAlterConfigsRequest {
+		req := incremental(name, validate, op, "root", value)
+		req.Resources[0].ResourceType = kmsg.ConfigResourceTypeBrokerLogger
+		return req
+	}
+	each(kmsg.IncrementalAlterConfigs, func(v int16) {
+		s.Do("broker-logger-set-validate", v, logger("1", true, set, "DEBUG"))
+		s.Do("broker-logger-bad-level", v, logger("1", false, set, "debug"))
+		s.Do("broker-logger-delete-root", v, logger("1", false, kmsg.IncrementalAlterConfigOpDelete, ""))
+		s.Do("broker-logger-append", v, logger("1", false, kmsg.IncrementalAlterConfigOpAppend, "DEBUG"))
+		s.Do("broker-logger-empty-id", v, logger("", false, set, "DEBUG"))
+	})
+	// The level changes and is described; then back to INFO, both brokers'
+	// configured level.
+	s.Do("broker-logger-set", 1, logger("1", false, set, "WARN"))
+	s.Do("broker-logger-after-set", 4, describeConfigsReq(4, kmsg.ConfigResourceTypeBrokerLogger, "1", "root"))
+	s.Do("broker-logger-reset", 1, logger("1", false, set, "INFO"))
 	s.Do("broker-unset-accepted", 1, incremental("1", false, kmsg.IncrementalAlterConfigOpDelete, "background.threads", ""))
 	s.Do("broker-unset-accepted-default", 1, incremental("", false, kmsg.IncrementalAlterConfigOpDelete, "log.cleaner.threads", ""))
 	return nil

@@ -373,12 +373,17 @@ func (n *Node) forward(frame []byte, principal, clientHost string) ([]byte, bool
 // Kafka's brokers (ConfigAdminManager), the receiving node refuses those
 // itself (INVALID_REQUEST "Unexpected node id") instead of forwarding
 // them: the active controller cannot tell which node they were sent to.
+// A BROKER_LOGGER resource (a node's log level) is answered likewise by
+// the node that receives it, as Kafka does.
 func namesOtherBroker(frame []byte, self int32) bool {
 	_, req, err := wire.ParseRequest(frame)
 	if err != nil {
 		return false
 	}
 	other := func(typ kmsg.ConfigResourceType, name string) bool {
+		if typ == kmsg.ConfigResourceTypeBrokerLogger {
+			return true
+		}
 		return typ == kmsg.ConfigResourceTypeBroker && name != "" && name != strconv.Itoa(int(self))
 	}
 	switch req := req.(type) {

@@ -92,6 +92,7 @@ func TestNamesOtherBroker(t *testing.T) {
 		{"other broker", inc(kmsg.ConfigResourceTypeBroker, "3"), true},
 		{"this broker", inc(kmsg.ConfigResourceTypeBroker, "1"), false},
 		{"cluster default", inc(kmsg.ConfigResourceTypeBroker, ""), false},
+		{"broker logger", inc(kmsg.ConfigResourceTypeBrokerLogger, "1"), true},
 		{"topic", inc(kmsg.ConfigResourceTypeTopic, "3"), false},
 		{"AlterConfigs other broker", frame(alter), true},
 		{"garbage", []byte{0, 1}, false},

@@ -699,6 +699,10 @@ func TestDynamicMatchesKafka(t *testing.T) {
 		"compression.type": true, "compression.gzip.level": true, "compression.lz4.level": true,
 		"compression.zstd.level": true, "min.insync.replicas": true, "unclean.leader.election.enable": true,
 		"producer.id.expiration.ms": true,
+		// Dynamic in Kafka; samsa stores them and reads them at start.
+		"max.connections": true, "max.connections.per.ip": true, "max.connections.per.ip.overrides": true,
+		"log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,
+		"transaction.partition.verification.enable": true,
 	}
 	for _, d := range BrokerDefs {
 		if d.Dynamic != want[d.Name] {

@@ -10,6 +10,10 @@ import (
 //
 // A Def without a default (HasDefault false) is Kafka's "null": the setting is
 // unset unless given, and DescribeConfigs reports it as null.
+//
+// For Kafka's settings, Dynamic, PerBroker, ListenerOnly, Unlisted,
+// KafkaRequired and Synonyms come from Kafka's table (kafka_defs.go), not
+// from this file.
 type Def struct {
 	Name       string
 	Type       Type
@@ -18,11 +22,31 @@ type Def struct {
 	Doc        string
 	Dynamic    bool
 	Validate   func(string) error
+
+	// PerBroker: dynamic on a broker's own resource only, never as the
+	// cluster-wide default (Kafka's per-broker update mode).
+	PerBroker bool
+	// ListenerOnly: AlterConfigs takes it only with a listener prefix
+	// (Kafka's keystore and truststore settings).
+	ListenerOnly bool
+	// Unlisted: not in a DescribeConfigs listing of a broker unless named
+	// (Kafka's internal settings, samsa's own ones).
+	Unlisted bool
+	// KafkaRequired: Kafka has no default and requires the setting
+	// (node.id, process.roles, ...), so DescribeConfigs shows no default.
+	KafkaRequired bool
+	// Ignored: a Kafka setting samsa accepts and lists but does not act on.
+	Ignored bool
+	// Synonyms are the names the setting falls back to, most specific
+	// first, itself included (log.retention.ms, log.retention.minutes,
+	// log.retention.hours), as Kafka's brokerConfigSynonyms.
+	Synonyms []string
 }
 
 // BrokerDefs lists every broker setting samsa implements, in the order of
-// MarkdownTable. It is an immutable table: do not modify it.
-var BrokerDefs = brokerDefs()
+// MarkdownTable. It is an immutable table: do not modify it. AllBrokerDefs
+// adds the Kafka settings samsa accepts without acting on them.
+var BrokerDefs = withKafkaModes(brokerDefs())
 
 const (
 	maxLongStr = "9223372036854775807" // math.MaxInt64, Kafka's Long.MAX_VALUE defaults
@@ -58,7 +82,7 @@ func brokerDefs() []Def {
 		d("broker.id", Int, "-1", "Legacy alias of node.id; if both are set they must agree.", atLeast(Int, -1)),
 		null("cluster.id", String, "Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties. Validated as Kafka does (kafka-storage.sh random-uuid makes one).", validateClusterID),
 		d("process.roles", List, "broker,controller", "Roles of this process: broker, controller, or both (combined mode). A controller votes in the metadata quorum (controller.quorum.voters); a broker-only node follows the metadata log without voting.", listOf("broker", "controller")),
-		null("controller.quorum.voters", List, "The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners.", validateVoters),
+		d("controller.quorum.voters", List, "", "The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners.", validateVoters),
 		d("controller.quorum.bootstrap.servers", List, "", "host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; dynamic quorums (a bootstrap list naming other nodes without controller.quorum.voters) refuse to start: set controller.quorum.voters.", nil),
 		d("controller.quorum.election.timeout.ms", Int, "1000", "How long a controller waits without hearing from the active controller before it starts an election; the active controller steps down after half of it without a majority. A quorum of one uses at most 50 ms.", atLeast(Int, 10)),
 		null("broker.rack", String, "Rack of this broker, reported in Metadata.", nil),

@@ -20,10 +20,11 @@
 //
 // Image plumbing variables (KAFKA_HEAP_OPTS, KAFKA_OPTS, KAFKA_VERSION, ...)
 // and Kubernetes service variables are skipped with a DEBUG notice. Kafka
-// settings samsa knows but does not implement (ssl.*, sasl.*,
-// controller.quorum.voters, transaction.state.log.*, ...) are accepted and
+// settings samsa knows but does not implement (every other broker setting
+// of Kafka 4.4, AllBrokerDefs, and a few older names) are accepted and
 // listed in Config.Ignored with a line in Config.Warnings and a WARN notice
-// ("setting accepted but not implemented"). An unknown setting in the file
+// ("setting accepted but not implemented"); their values are kept in
+// Config.OtherValues for DescribeConfigs. An unknown setting in the file
 // or an override is an error wrapping ErrUnknownSetting; a KAFKA_* variable
 // that names no Kafka setting (a typo such as KAFKA_NUM_PARTITION) is only a
 // warning that names the variable and the closest setting's variable,
@@ -50,6 +51,9 @@
 //   - node.id defaults to 1 and process.roles to broker,controller (Kafka
 //     requires both): samsa always runs broker and controller in one process.
 //   - listener.security.protocol.map also maps CONTROLLER to PLAINTEXT.
+//   - queued.max.request.bytes is 256 MiB (Kafka: -1, unbounded).
+//   - group.coordinator.rebalance.protocols is classic,consumer (Kafka:
+//     classic,consumer,streams): samsa has no streams groups.
 //   - The topic setting segment.bytes accepts values down to 14 bytes, as
 //     Kafka 3.x did, so tests can roll segments quickly; Kafka 4.x requires
 //     1 MiB there (and for log.segment.bytes, which samsa follows).
@@ -86,13 +90,30 @@
 // is its override, else the broker synonym's effective value (with Kafka's
 // fallbacks such as log.retention.hours), else Kafka's default.
 //
+// # The registry of Kafka's settings
+//
+// kafka_broker_configs.tsv lists every broker setting of Kafka 4.4 with
+// Kafka's type, default, update mode (read-only, per-broker,
+// cluster-wide), validator and synonyms, one line per setting sorted by
+// name; config/kafkadefs/gen.sh generates it from the Kafka jars that
+// compat-tests/kafka-ref resolves. BrokerDefs (defs.go) are the settings
+// samsa implements, with samsa's validators and text, and take their
+// update mode, synonyms and listing from the table; AllBrokerDefs adds the
+// other Kafka settings (Def.Ignored), validated with Kafka's validators.
+// Kafka's internal settings and samsa's own (samsa.*, cluster.id) are
+// Def.Unlisted: DescribeConfigs shows them only when named or given.
+// TestBrokerDefsMatchKafka holds samsa's types and defaults to Kafka's,
+// with the deliberate differences listed below.
+//
 // # Dynamic broker configs
 //
 // Def.Dynamic marks the settings Kafka lets AlterConfigs change on a BROKER
-// resource. WithDynamic layers the stored dynamic values (cluster-wide
-// default, then per broker) over the static configuration and returns a new
-// Config, with Sources saying which level won; Load's Config is never
-// modified.
+// resource (Def.PerBroker: only on a broker's own resource). WithDynamic
+// layers the stored dynamic values (cluster-wide default, then per broker)
+// over the static configuration and returns a new Config, with Sources
+// saying which level won; Load's Config is never modified. The broker
+// stores and describes dynamic values but does not apply them at runtime
+// yet.
 //
 // # Settings
 //
@@ -108,7 +129,7 @@
 //	| `broker.id` | `-1` | Legacy alias of node.id; if both are set they must agree. |
 //	| `cluster.id` | null | Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties. Validated as Kafka does (kafka-storage.sh random-uuid makes one). |
 //	| `process.roles` | `broker,controller` | Roles of this process: broker, controller, or both (combined mode). A controller votes in the metadata quorum (controller.quorum.voters); a broker-only node follows the metadata log without voting. |
-//	| `controller.quorum.voters` | null | The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners. |
+//	| `controller.quorum.voters` | "" | The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners. |
 //	| `controller.quorum.bootstrap.servers` | "" | host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; dynamic quorums (a bootstrap list naming other nodes without controller.quorum.voters) refuse to start: set controller.quorum.voters. |
 //	| `controller.quorum.election.timeout.ms` | `1000` | How long a controller waits without hearing from the active controller before it starts an election; the active controller steps down after half of it without a majority. A quorum of one uses at most 50 ms. |
 //	| `broker.rack` | null | Rack of this broker, reported in Metadata. |
@@ -127,9 +148,9 @@
 //	| `authorizer.class.name` | "" | The authorizer: empty (every client may do everything) or org.apache.kafka.metadata.authorizer.StandardAuthorizer, which checks the ACLs stored in the metadata log (CreateAcls, kafka-acls). Any other class refuses to start. |
 //	| `super.users` | "" | Principals allowed everything whatever the ACLs, as User:a;User:b (semicolon-separated). Used with authorizer.class.name. |
 //	| `allow.everyone.if.no.acl.found` | `false` | With an authorizer: allow an operation on a resource that no ACL matches. Kafka's default false denies it. |
-//	| `max.connections` | `2147483647` | Largest number of client connections; at the limit the broker stops accepting until one closes (read at start). |
-//	| `max.connections.per.ip` | `2147483647` | Largest number of connections from one IP address; a new connection over it is closed at once (read at start). |
-//	| `max.connections.per.ip.overrides` | "" | Per-IP or host name limits overriding max.connections.per.ip, as host:count,... (read at start). |
+//	| `max.connections` | `2147483647` | Largest number of client connections; at the limit the broker stops accepting until one closes (read at start). (dynamic) |
+//	| `max.connections.per.ip` | `2147483647` | Largest number of connections from one IP address; a new connection over it is closed at once (read at start). (dynamic) |
+//	| `max.connections.per.ip.overrides` | "" | Per-IP or host name limits overriding max.connections.per.ip, as host:count,... (read at start). (dynamic) |
 //	| `quota.window.num` | `11` | Number of samples client byte-rate and request quotas are measured over (read at start). |
 //	| `quota.window.size.seconds` | `1` | Length of each client quota sample, in seconds (read at start). |
 //	| `controller.quota.window.num` | `11` | Number of samples of the controller mutation quota: a client's burst is its controller_mutation_rate times this many windows (read at start). |
@@ -155,8 +176,8 @@
 //	| `log.segment.delete.delay.ms` | `60000` | Delay before a deleted segment is removed from disk. (dynamic) |
 //	| `log.cleanup.policy` | `delete` | Default cleanup policy: delete, compact, or both. (dynamic) |
 //	| `log.cleaner.enable` | `true` | Run the log cleaner for compacted topics. |
-//	| `log.cleaner.backoff.ms` | `15000` | How often the cleaner looks for logs to clean (read at start). |
-//	| `log.cleaner.dedupe.buffer.size` | `134217728` | Memory for the key map of one clean (read at start). |
+//	| `log.cleaner.backoff.ms` | `15000` | How often the cleaner looks for logs to clean (read at start). (dynamic) |
+//	| `log.cleaner.dedupe.buffer.size` | `134217728` | Memory for the key map of one clean (read at start). (dynamic) |
 //	| `log.cleaner.delete.retention.ms` | `86400000` | How long tombstones are kept in compacted topics. (dynamic) |
 //	| `log.cleaner.min.compaction.lag.ms` | `0` | Least time a message stays uncompacted. (dynamic) |
 //	| `log.cleaner.max.compaction.lag.ms` | `9223372036854775807` | Largest time a message stays uncompacted. (dynamic) |
@@ -218,7 +239,7 @@
 //	| `transaction.state.log.segment.bytes` | `104857600` | Segment size of __transaction_state. |
 //	| `transaction.abort.timed.out.transaction.cleanup.interval.ms` | `10000` | How often transactions past their timeout are aborted. |
 //	| `transaction.remove.expired.transaction.cleanup.interval.ms` | `3600000` | How often expired transactional ids are removed. |
-//	| `transaction.partition.verification.enable` | `true` | Reject transactional produce to a partition not added to the transaction (KIP-890). |
+//	| `transaction.partition.verification.enable` | `true` | Reject transactional produce to a partition not added to the transaction (KIP-890). (dynamic) |
 //	| `samsa.log.format` | `text` | Format of the log lines on standard error: text (key=value) or json (one JSON object per line, for log shippers). Environment: KAFKA_SAMSA_LOG_FORMAT. |
 //	| `samsa.log.level` | `INFO` | Lowest level of the log lines written: DEBUG, INFO, WARN or ERROR. DEBUG also logs every setting's effective value and source at start. Environment: KAFKA_SAMSA_LOG_LEVEL. |
 //	| `samsa.http.listener` | "" | Address (host:port, or http://host:port) of the HTTP listener that serves /metrics (Prometheus, with the JMX exporter's names), /healthz and /readyz. An empty host means all interfaces. Empty: no HTTP listener. Environment: KAFKA_SAMSA_HTTP_LISTENER. |

@@ -51,6 +51,7 @@ func (c *Config) WithDynamic(clusterDefault, perBroker map[string]string) (out *
 		return nil, nil, err
 	}
 	out.Ignored, out.Warnings, out.UnknownEnv, out.Notices = c.Ignored, c.Warnings, c.UnknownEnv, c.Notices
+	out.OtherValues = c.OtherValues
 	out.staticValues, out.staticSources = c.staticValues, c.staticSources
 	out.Security, out.InterBrokerListenerName = c.Security, c.InterBrokerListenerName
 	for _, l := range out.Listeners {

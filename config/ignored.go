@@ -77,9 +77,10 @@ var ignoredPrefixes = []string{
 }
 
 // isIgnoredKey reports whether key is a Kafka setting samsa accepts without
-// acting on it.
+// acting on it: any setting of Kafka 4.4 (kafka_defs.go) that is not in
+// BrokerDefs, and the older or vendor names above.
 func isIgnoredKey(key string) bool {
-	if ignoredKeys[key] {
+	if ignoredKeys[key] || isKafkaSetting(key) {
 		return true
 	}
 	for _, p := range ignoredPrefixes {

@@ -146,6 +146,11 @@ type Config struct {
 	// Sources tells, for each key of Values, whether it is a default or was
 	// set statically (file, environment or flag).
 	Sources map[string]Source
+	// OtherValues holds, by name, the static values of the settings given
+	// that are not in BrokerDefs: Kafka settings samsa accepts without
+	// acting on them, and the ssl.* and sasl.* settings (listener-prefixed
+	// too), for DescribeConfigs. They may be secrets: never log them.
+	OtherValues map[string]string
 	// Ignored lists Kafka settings that were given but that samsa does not
 	// implement, sorted. Warnings has one human-readable line per ignored
 	// setting, for the caller to log.
@@ -419,6 +424,22 @@ func load(in loadInput) (*Config, error) {
 	}
 	for k := range ignored {
 		c.Ignored = append(c.Ignored, k)
+	}
+	// Kafka refuses to start on a bad value of any of its settings, so
+	// the ones samsa accepts without acting on them are checked too, with
+	// Kafka's validators.
+	for _, k := range mapKeys(ignoredGiven) {
+		if def, ok := BrokerDef(k); ok && def.Ignored {
+			if err := def.Validate(ignoredGiven[k].value); err != nil {
+				return nil, fmt.Errorf("%w for %s=%q (%s): %v", ErrInvalidValue, k, redact(k, ignoredGiven[k].value), ignoredGiven[k].where, err)
+			}
+		}
+	}
+	c.OtherValues = map[string]string{}
+	for _, given := range []map[string]givenSetting{securityGiven, ignoredGiven} {
+		for k, g := range given {
+			c.OtherValues[k] = strings.TrimSpace(g.value)
+		}
 	}
 	sort.Strings(c.Ignored)
 	c.Warnings = warnings

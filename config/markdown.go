@@ -46,3 +46,37 @@ func TopicMarkdownTable() string {
 	}
 	return b.String()
 }
+
+// AcceptedMarkdownTable returns the table of the Kafka 4.4 broker settings
+// samsa accepts, lists in DescribeConfigs and validates like Kafka, but does
+// not act on (Def.Ignored; Kafka's internal settings left out): name,
+// type, Kafka's default and update mode.
+func AcceptedMarkdownTable() string {
+	var b strings.Builder
+	b.WriteString("| Name | Type | Default | Update mode |\n")
+	b.WriteString("|------|------|---------|-------------|\n")
+	for _, d := range allBrokerDefs {
+		if !d.Ignored || d.Unlisted {
+			continue
+		}
+		dflt := "null"
+		if d.HasDefault {
+			dflt = "`" + d.Default + "`"
+			if d.Default == "" {
+				dflt = `""`
+			}
+		}
+		if d.KafkaRequired {
+			dflt = "required"
+		}
+		mode := ReadOnly
+		switch {
+		case d.PerBroker:
+			mode = PerBroker
+		case d.Dynamic:
+			mode = ClusterWide
+		}
+		b.WriteString("| `" + d.Name + "` | " + strings.ToLower(d.Type.String()) + " | " + strings.ReplaceAll(dflt, "|", `\|`) + " | " + mode.String() + " |\n")
+	}
+	return b.String()
+}

@@ -26,6 +26,9 @@ func closestSetting(defs []Def, key string) string {
 	for k := range ignoredKeys {
 		names = append(names, k)
 	}
+	for k := range kafkaDefs {
+		names = append(names, k)
+	}
 	sort.Strings(names)
 	best, bestDist := "", 3
 	for _, n := range names {

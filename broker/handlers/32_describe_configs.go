@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -31,9 +32,10 @@ import (
 // (else UNKNOWN_TOPIC_OR_PARTITION). A BROKER resource is "" (the
 // cluster-wide dynamic defaults only) or this node's id (every broker
 // setting); another id is INVALID_REQUEST, as in Kafka, which answers
-// only for itself. Other resource types (BROKER_LOGGER, CLIENT_METRICS,
-// GROUP) are INVALID_REQUEST "Unsupported resource type". Settings are
-// listed sorted by name; names we do not know are left out.
+// only for itself. A BROKER_LOGGER resource lists samsa's one logger,
+// root (broker_logger.go). Other resource types (CLIENT_METRICS, GROUP)
+// are INVALID_REQUEST "Unsupported resource type". Settings are listed
+// sorted by name; names we do not know are left out.
 func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
@@ -53,7 +55,9 @@ func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 		case kmsg.ConfigResourceTypeTopic:
 			entries, code, msg = describeTopicConfigs(d, img, levels, res.ResourceName, withSynonyms)
 		case kmsg.ConfigResourceTypeBroker:
-			entries, code, msg = describeBrokerConfigs(d, levels, res.ResourceName, withSynonyms)
+			entries, code, msg = describeBrokerConfigs(d, levels, res.ResourceName, res.ConfigNames, withSynonyms)
+		case kmsg.ConfigResourceTypeBrokerLogger:
+			entries, code, msg = describeBrokerLoggers(d, res.ResourceName)
 		default:
 			code, msg = kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type: %s", res.ResourceType)
 		}
@@ -84,19 +88,35 @@ func describeTopicConfigs(d *Deps, img *controller.Image, levels brokerLevels, n
 	return entries, 0, ""
 }
 
-// describeBrokerConfigs lists the settings of BROKER resource name: all
-// of them for this node, only the cluster-wide dynamic ones for "".
-func describeBrokerConfigs(d *Deps, levels brokerLevels, name string, withSynonyms bool) ([]configEntry, int16, string) {
+// describeBrokerConfigs lists the settings of BROKER resource name: for
+// this node, like Kafka's listing of its originals and non-internal
+// settings, every setting of Kafka 4.4 (config.AllBrokerDefs, implemented
+// or only accepted) but the unlisted ones (Kafka's internal settings,
+// samsa's own), plus any setting given statically (listener-prefixed ones
+// too) and any known one asked for by name; for "", only the cluster-wide
+// dynamic ones.
+func describeBrokerConfigs(d *Deps, levels brokerLevels, name string, asked []string, withSynonyms bool) ([]configEntry, int16, string) {
 	perBroker, code, msg := brokerResource(d, name)
 	if code != 0 {
 		return nil, code, msg
 	}
 	var names []string
 	if perBroker {
-		for _, def := range config.BrokerDefs {
-			if !config.AuthorizerPluginSetting(def.Name) {
-				names = append(names, def.Name)
+		seen := map[string]bool{}
+		add := func(n string) {
+			// The authorizer's own settings are not listed, as Kafka's.
+			if !seen[n] && !config.AuthorizerPluginSetting(n) {
+				seen[n] = true
+				names = append(names, n)
 			}
+		}
+		for _, def := range config.AllBrokerDefs() {
+			if _, given := levels.static(def.Name); !def.Unlisted || given || slices.Contains(asked, def.Name) {
+				add(def.Name)
+			}
+		}
+		for n := range levels.cfg.OtherValues {
+			add(n)
 		}
 	} else {
 		for n := range levels.clusterWD {

@@ -51,7 +51,9 @@ func TestDescribeConfigsResourceErrors(t *testing.T) {
 		{kmsg.ConfigResourceTypeBroker, "", 0},
 		{kmsg.ConfigResourceTypeBroker, "2", kerr.InvalidRequest.Code},
 		{kmsg.ConfigResourceTypeBroker, "x", kerr.InvalidRequest.Code},
-		{kmsg.ConfigResourceTypeBrokerLogger, "1", kerr.InvalidRequest.Code},
+		{kmsg.ConfigResourceTypeBrokerLogger, "1", 0},
+		{kmsg.ConfigResourceTypeBrokerLogger, "", kerr.InvalidRequest.Code},
+		{kmsg.ConfigResourceTypeClientMetrics, "m", kerr.InvalidRequest.Code},
 		{kmsg.ConfigResourceType(3), "1", kerr.InvalidRequest.Code},
 	} {
 		for _, v := range []int16{0, 1, 2, 3, 4} {
@@ -159,10 +161,37 @@ func TestDescribeBrokerConfigs(t *testing.T) {
 
 	resp := e.call(t, describeConfigsReq(true, false, describeResource(kmsg.ConfigResourceTypeBroker, "1")), 3).(*kmsg.DescribeConfigsResponse)
 	configs := resp.Resources[0].Configs
-	if len(configs) != len(config.BrokerDefs) {
-		t.Fatalf("%d configs, want %d", len(configs), len(config.BrokerDefs))
+	// Every setting Kafka 4.4 lists (350), implemented or only accepted;
+	// samsa's own and Kafka's internal ones only when named or given.
+	listed := 0
+	for _, def := range config.AllBrokerDefs() {
+		if !def.Unlisted {
+			listed++
+		}
 	}
-	c := findConfig(t, configs, "num.io.threads")
+	if len(configs) != listed || listed != 350 {
+		t.Fatalf("%d configs, want %d (350 in Kafka 4.4)", len(configs), listed)
+	}
+	c := findConfig(t, configs, "background.threads")
+	if deref(c.Value) != "10" || c.Source != kmsg.ConfigSourceDefaultConfig || c.ReadOnly || c.ConfigType != kmsg.ConfigTypeInt {
+		t.Errorf("background.threads (accepted, not acted on): %+v", c)
+	}
+	c = findConfig(t, configs, "ssl.keystore.password")
+	if c.Value != nil || !c.IsSensitive || c.ConfigType != kmsg.ConfigTypePassword || c.ReadOnly {
+		t.Errorf("ssl.keystore.password: %+v", c)
+	}
+	for _, own := range []string{"samsa.log.level", "cluster.id", "producer.id.expiration.check.interval.ms"} {
+		for _, c := range configs {
+			if c.Name == own {
+				t.Errorf("%s is listed; Kafka does not list it", own)
+			}
+		}
+	}
+	named := e.call(t, describeConfigsReq(true, false, describeResource(kmsg.ConfigResourceTypeBroker, "1", "samsa.log.level")), 3).(*kmsg.DescribeConfigsResponse)
+	if cs := named.Resources[0].Configs; len(cs) != 1 || deref(cs[0].Value) != "INFO" {
+		t.Errorf("samsa.log.level asked by name: %+v", cs)
+	}
+	c = findConfig(t, configs, "num.io.threads")
 	if deref(c.Value) != "16" || c.Source != kmsg.ConfigSourceDynamicBrokerConfig || c.ReadOnly || len(c.ConfigSynonyms) != 3 {
 		t.Errorf("num.io.threads: %s %v ro=%v %+v", deref(c.Value), c.Source, c.ReadOnly, c.ConfigSynonyms)
 	}

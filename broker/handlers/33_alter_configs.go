@@ -101,7 +101,7 @@ func alterConfigsResource(d *Deps, r *Request, res kmsg.AlterConfigsRequestResou
 			v := configs[n]
 			ops = append(ops, controller.ConfigOp{Name: n, Value: &v, Op: controller.OpSet})
 		}
-		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, validateDynamicBrokerConfigs)
+		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, d.brokerConfigValidator(res.ResourceName))
 	}
 	return unsupportedAlterResource(res.ResourceType)
 }

@@ -30,8 +30,9 @@ import (
 // named twice in one resource is INVALID_REQUEST "Error due to duplicate
 // config keys"; a null value for any operation but DELETE is
 // INVALID_REQUEST "Null value not supported for : name"; an unknown
-// operation is INVALID_REQUEST. Other resource types (BROKER_LOGGER,
-// CLIENT_METRICS, GROUP) are INVALID_REQUEST. Results are in request order.
+// operation is INVALID_REQUEST. BROKER_LOGGER resources set this node's
+// log level (broker_logger.go). Other resource types (CLIENT_METRICS,
+// GROUP) are INVALID_REQUEST. Results are in request order.
 func handleIncrementalAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
@@ -85,6 +86,8 @@ func incrementalAlterResource(d *Deps, r *Request, res kmsg.IncrementalAlterConf
 
 	img := d.Controller.Image()
 	switch res.ResourceType {
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		return alterBrokerLoggers(d, res, validateOnly)
 	case kmsg.ConfigResourceTypeTopic:
 		t := img.Topics[res.ResourceName]
 		if t == nil {

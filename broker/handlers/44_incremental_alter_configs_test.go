@@ -135,9 +135,11 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 			codes:     []int16{kerr.InvalidRequest.Code},
 		},
 		{
+			// As Kafka for a logger it does not have (samsa has only root).
 			name:      "broker logger",
 			resources: []kmsg.IncrementalAlterConfigsRequestResource{incResource(kmsg.ConfigResourceTypeBrokerLogger, "1", incOp{"kafka", set, strp("DEBUG")})},
-			codes:     []int16{kerr.InvalidRequest.Code},
+			codes:     []int16{kerr.InvalidConfig.Code},
+			msg:       "Logger kafka does not exist!",
 		},
 	} {
 		for _, v := range []int16{0, 1} {

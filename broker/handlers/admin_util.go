@@ -34,12 +34,22 @@ func adminErrorMessage(code int16, msg string) *string {
 	return &msg
 }
 
-// findBrokerDef returns the broker setting called name.
+// findBrokerDef returns the broker setting called name: one samsa
+// implements or any other setting of Kafka 4.4 (config.AllBrokerDefs).
 func findBrokerDef(name string) (config.Def, bool) {
-	for _, d := range config.BrokerDefs {
-		if d.Name == name {
-			return d, true
-		}
+	return config.BrokerDef(name)
+}
+
+// brokerDefOrBase returns the setting called name, or for a
+// listener-prefixed name (listener.name.<l>.ssl.keystore.location) the
+// setting it overrides, which gives its type, as Kafka's configType looks
+// through the synonyms. known is false for a name of neither kind.
+func brokerDefOrBase(name string) (def config.Def, known bool) {
+	if def, ok := config.BrokerDef(name); ok {
+		return def, true
+	}
+	if base, ok := config.ListenerBaseSetting(name); ok {
+		return config.BrokerDef(base)
 	}
 	return config.Def{}, false
 }
@@ -154,12 +164,14 @@ func (b brokerLevels) synonyms(self string, names []string, sensitive bool) []co
 		}
 	}
 	for _, n := range names {
-		if v, ok := b.cfg.Values[n]; ok && b.cfg.Sources[n] == config.SourceStatic {
+		if v, ok := b.static(n); ok {
 			add(n, v, kmsg.ConfigSourceStaticBrokerConfig)
 		}
 	}
 	for _, n := range names {
-		if def, ok := findBrokerDef(n); ok && def.HasDefault {
+		// A setting Kafka requires (node.id, process.roles) shows no
+		// default, as in Kafka, even where samsa has one.
+		if def, ok := findBrokerDef(n); ok && def.HasDefault && !def.KafkaRequired {
 			add(n, def.Default, kmsg.ConfigSourceDefaultConfig)
 		}
 	}
@@ -170,6 +182,17 @@ func (b brokerLevels) synonyms(self string, names []string, sensitive bool) []co
 		out = out[1:]
 	}
 	return out
+}
+
+// static returns the value of setting name given in the static
+// configuration (server.properties, environment, flags), implemented or
+// only accepted.
+func (b brokerLevels) static(name string) (string, bool) {
+	if v, ok := b.cfg.Values[name]; ok && b.cfg.Sources[name] == config.SourceStatic {
+		return v, true
+	}
+	v, ok := b.cfg.OtherValues[name]
+	return v, ok
 }
 
 // dynamicTopicDefault returns the dynamic broker value that a topic setting
@@ -261,19 +284,14 @@ func topicConfigEntry(d *Deps, levels brokerLevels, def config.TopicDef, overrid
 // createBrokerConfigEntry does. With perBroker false (the "" resource) only
 // the cluster-wide dynamic level counts.
 func brokerConfigEntry(levels brokerLevels, name string, perBroker, withSynonyms bool) configEntry {
-	def, known := findBrokerDef(name)
+	def, known := brokerDefOrBase(name)
 	sensitive := sensitiveType(def.Type, known)
-	// Every unit of the setting, finest first; synonyms then drops, like
-	// Kafka's dropWhile, whatever comes before the first entry named name.
-	names := []string{name}
-	if known {
-		names = nil
-		for _, u := range retentionUnits(name) {
-			names = append(names, u.name)
-		}
-		if !slices.Contains(names, name) {
-			names = []string{name}
-		}
+	// Every synonym of the setting, most specific first (Kafka's
+	// brokerConfigSynonyms); synonyms then drops, like Kafka's dropWhile,
+	// whatever comes before the first entry named name.
+	names := config.BrokerSynonyms(name)
+	if !slices.Contains(names, name) {
+		names = []string{name}
 	}
 	all := levels.synonyms(name, names, sensitive)
 	if !perBroker {
@@ -285,9 +303,10 @@ func brokerConfigEntry(levels brokerLevels, name string, perBroker, withSynonyms
 		}
 		all = kept
 	}
+	exact, _ := findBrokerDef(name)
 	e := configEntry{
 		name:      name,
-		readOnly:  !known || !def.Dynamic,
+		readOnly:  !exact.Dynamic,
 		sensitive: sensitive,
 		source:    kmsg.ConfigSourceDefaultConfig,
 		typ:       wireConfigType(def.Type, known),
@@ -304,6 +323,11 @@ func brokerConfigEntry(levels brokerLevels, name string, perBroker, withSynonyms
 			e.value = s.value
 			break
 		}
+	}
+	if v, ok := levels.cfg.Values[name]; ok && e.value == nil && perBroker && !sensitive && exact.KafkaRequired {
+		// samsa's own default of a setting Kafka requires (node.id=1):
+		// the value in use, without a DEFAULT_CONFIG synonym.
+		e.value = &v
 	}
 	if withSynonyms {
 		e.synonyms = all
@@ -327,36 +351,43 @@ func brokerResource(d *Deps, name string) (perBroker bool, code int16, msg strin
 	return true, 0, ""
 }
 
-// validateBrokerConfigs is validateDynamicBrokerConfigs followed by the
-// fail-closed security check (config.SecurityRefusal): a dynamic setting
-// that would restrict access, such as ssl.client.auth=required or
-// listener.name.plaintext.sasl.enabled.mechanisms, is INVALID_CONFIG while
-// samsa cannot enforce it, rather than stored and silently not applied.
-// A TLS listener's keystore and truststore settings are the exception
-// (validateTLSConfigs).
-func (d *Deps) validateBrokerConfigs(configs map[string]string) (int16, string) {
-	if code, msg := validateDynamicBrokerConfigs(configs); code != 0 {
-		return code, msg
-	}
-	for _, n := range sortedConfigNames(configs) {
-		if l, _, ok := config.ReconfigurableTLSKey(n); ok && l != "" && d.ValidateListenerTLS != nil {
-			continue // validateTLSConfigs
-		}
-		if why := config.SecurityRefusal(n, configs[n], d.Config.Listeners); why != "" {
-			return kerr.InvalidConfig.Code, fmt.Sprintf("Cannot set %s: %s", n, why)
-		}
-	}
-	return 0, ""
-}
-
-// brokerConfigValidator returns the validation of BROKER resource name's
-// complete dynamic configs: validateTLSConfigs, then validateBrokerConfigs.
-func (d *Deps) brokerConfigValidator(name string) func(map[string]string) (int16, string) {
+// brokerConfigValidator returns the check of a BROKER resource's dynamic
+// configs: first a TLS listener's keystore and truststore settings
+// (validateTLSConfigs); then the fail-closed security check
+// (config.SecurityRefusal) of the others:
+// a dynamic setting that would restrict access, such as
+// ssl.client.auth=required or
+// listener.name.plaintext.sasl.enabled.mechanisms, is INVALID_CONFIG with
+// samsa's reason while samsa cannot enforce it, rather than stored and
+// silently not applied (Kafka would apply it); then
+// validateDynamicBrokerConfigs for resource (the cluster-wide default
+// when ""); then Kafka's checks against this node's current values
+// (reconfigurationRefusal).
+func (d *Deps) brokerConfigValidator(resource string) func(map[string]string) (int16, string) {
 	return func(configs map[string]string) (int16, string) {
-		if code, msg := d.validateTLSConfigs(name, configs); code != 0 {
+		if code, msg := d.validateTLSConfigs(resource, configs); code != 0 {
 			return code, msg
 		}
-		return d.validateBrokerConfigs(configs)
+		for _, n := range sortedConfigNames(configs) {
+			if l, _, ok := config.ReconfigurableTLSKey(n); ok && l != "" && d.ValidateListenerTLS != nil {
+				continue // validateTLSConfigs
+			}
+			if why := config.SecurityRefusal(n, configs[n], d.Config.Listeners); why != "" {
+				return kerr.InvalidConfig.Code, fmt.Sprintf("Cannot set %s: %s", n, why)
+			}
+		}
+		if code, msg := validateDynamicBrokerConfigs(configs, resource != ""); code != 0 {
+			return code, msg
+		}
+		// The current values are this node's: a request for another
+		// broker's resource, forwarded here, is not checked against them.
+		if resource != "" && resource != strconv.Itoa(int(d.Config.NodeID)) {
+			return 0, ""
+		}
+		if why := reconfigurationRefusal(newBrokerLevels(d, d.Controller.Image()), configs); why != "" {
+			return kerr.InvalidRequest.Code, why
+		}
+		return 0, ""
 	}
 }
 
@@ -368,7 +399,7 @@ func (d *Deps) brokerConfigValidator(name string) func(map[string]string) (int16
 // else INVALID_REQUEST with the reason.
 func (d *Deps) validateTLSConfigs(name string, configs map[string]string) (int16, string) {
 	if d.ValidateListenerTLS == nil {
-		return 0, "" // refused by validateBrokerConfigs
+		return 0, "" // refused by config.SecurityRefusal
 	}
 	var bare, prefixed []string
 	for _, n := range sortedConfigNames(configs) {
@@ -400,34 +431,44 @@ func (d *Deps) validateTLSConfigs(name string, configs map[string]string) (int16
 }
 
 // validateDynamicBrokerConfigs checks a broker resource's complete dynamic
-// config map, as Kafka's DynamicBrokerConfig.validateConfigs does: settings
-// that cannot change at runtime are refused together, then each value must
-// parse. Names Kafka does not know are accepted and stored, like Kafka
-// (custom settings of plugins).
-func validateDynamicBrokerConfigs(configs map[string]string) (int16, string) {
-	names := make([]string, 0, len(configs))
-	for n := range configs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var static []string
-	for _, n := range names {
-		if def, ok := findBrokerDef(n); ok && !def.Dynamic {
-			static = append(static, n)
-		}
-	}
-	if len(static) > 0 {
-		// INVALID_REQUEST, not INVALID_CONFIG: what Kafka 4.4 answers
-		// (compat-tests/diff).
-		return kerr.InvalidRequest.Code, "Cannot update these configs dynamically: [" + strings.Join(static, ", ") + "]"
-	}
+// config map in the order of Kafka's DynamicBrokerConfig.validateConfigs,
+// each failure INVALID_REQUEST as Kafka 4.4 answers (compat-tests/diff):
+// settings that cannot change at runtime are refused together; then the
+// keystore and truststore settings given without a listener prefix; then,
+// on the cluster-wide default (perBroker false), the per-broker settings
+// (listeners, listener-prefixed ones, ...); then each value must be valid.
+// Names Kafka does not know are accepted and stored, like Kafka (custom
+// settings of plugins).
+func validateDynamicBrokerConfigs(configs map[string]string, perBroker bool) (int16, string) {
+	names := sortedConfigNames(configs)
+	var static, listenerOnly, brokerOnly []string
 	for _, n := range names {
 		def, ok := findBrokerDef(n)
+		switch {
+		case ok && !def.Dynamic:
+			static = append(static, n)
+		case ok && def.ListenerOnly:
+			listenerOnly = append(listenerOnly, n)
+		}
+		if (ok && def.PerBroker) || strings.HasPrefix(n, "listener.name.") {
+			brokerOnly = append(brokerOnly, n)
+		}
+	}
+	switch {
+	case len(static) > 0:
+		return kerr.InvalidRequest.Code, "Cannot update these configs dynamically: [" + strings.Join(static, ", ") + "]"
+	case len(listenerOnly) > 0:
+		return kerr.InvalidRequest.Code, "These security configs can be dynamically updated only per-listener using the listener prefix: [" + strings.Join(listenerOnly, ", ") + "]"
+	case !perBroker && len(brokerOnly) > 0:
+		return kerr.InvalidRequest.Code, "Cannot update these configs at default cluster level, broker id must be specified: [" + strings.Join(brokerOnly, ", ") + "]"
+	}
+	for _, n := range names {
+		def, ok := brokerDefOrBase(n)
 		if !ok || def.Validate == nil {
 			continue
 		}
 		if err := def.Validate(configs[n]); err != nil {
-			return kerr.InvalidConfig.Code, fmt.Sprintf("Invalid value %s for configuration %s: %v", configs[n], n, err)
+			return kerr.InvalidRequest.Code, fmt.Sprintf("Invalid value %s for configuration %s: %v", configs[n], n, err)
 		}
 	}
 	return 0, ""

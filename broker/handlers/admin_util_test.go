@@ -162,18 +162,35 @@ func TestClusterAuthorizedOperations(t *testing.T) {
 	}
 }
 
+// TestValidateDynamicBrokerConfigs pins the answers Kafka 4.4 gives to
+// IncrementalAlterConfigs of a BROKER resource (asked of the real broker
+// with validate_only): every refusal is INVALID_REQUEST (42), checked in
+// Kafka's order.
 func TestValidateDynamicBrokerConfigs(t *testing.T) {
 	for _, tc := range []struct {
-		configs map[string]string
-		code    int16
-		msg     string
+		configs   map[string]string
+		perBroker bool
+		code      int16
+		msg       string
 	}{
-		{map[string]string{"log.segment.bytes": "2000000"}, 0, ""},
-		{map[string]string{"some.plugin.setting": "x"}, 0, ""},
-		{map[string]string{"node.id": "3", "log.dirs": "/x", "log.segment.bytes": "2000000"}, 42, "Cannot update these configs dynamically: [log.dirs, node.id]"},
-		{map[string]string{"log.segment.bytes": "nope"}, 40, ""},
+		{map[string]string{"log.segment.bytes": "2000000"}, false, 0, ""},
+		{map[string]string{"some.plugin.setting": "x"}, false, 0, ""},
+		{map[string]string{"node.id": "3", "log.dirs": "/x", "log.segment.bytes": "2000000"}, true, 42, "Cannot update these configs dynamically: [log.dirs, node.id]"},
+		{map[string]string{"log.segment.bytes": "nope"}, false, 42, ""},
+		// Settings samsa accepts without acting on them are validated
+		// with Kafka's validators.
+		{map[string]string{"background.threads": "0"}, false, 42, "Invalid value 0 for configuration background.threads: value must be at least 1"},
+		{map[string]string{"background.threads": "4"}, false, 0, ""},
+		{map[string]string{"log.dirs": "/x", "ssl.keystore.location": "/x"}, false, 42, "Cannot update these configs dynamically: [log.dirs]"},
+		{map[string]string{"ssl.keystore.location": "/x"}, true, 42, "These security configs can be dynamically updated only per-listener using the listener prefix: [ssl.keystore.location]"},
+		{map[string]string{"listeners": "PLAINTEXT://:1"}, false, 42, "Cannot update these configs at default cluster level, broker id must be specified: [listeners]"},
+		{map[string]string{"sasl.jaas.config": "x"}, false, 42, "Cannot update these configs at default cluster level, broker id must be specified: [sasl.jaas.config]"},
+		{map[string]string{"listener.name.ssl.ssl.keystore.location": "/x"}, false, 42, "Cannot update these configs at default cluster level, broker id must be specified: [listener.name.ssl.ssl.keystore.location]"},
+		{map[string]string{"listener.name.ssl.ssl.keystore.location": "/x"}, true, 0, ""},
+		{map[string]string{"compression.type": "bogus"}, false, 42, ""},
+		{map[string]string{"max.connections": "-5"}, true, 42, ""},
 	} {
-		code, msg := validateDynamicBrokerConfigs(tc.configs)
+		code, msg := validateDynamicBrokerConfigs(tc.configs, tc.perBroker)
 		if code != tc.code || (tc.msg != "" && msg != tc.msg) {
 			t.Errorf("%v: got %d %q, want %d %q", tc.configs, code, msg, tc.code, tc.msg)
 		}

@@ -21,12 +21,36 @@ func newLogger(w io.Writer, cfg *config.Config) *slog.Logger {
 		_ = level.UnmarshalText([]byte(cfg.LogLevel))
 		format = cfg.LogFormat
 	}
-	opts := &slog.HandlerOptions{Level: level}
+	levelVar := new(slog.LevelVar)
+	levelVar.Set(level)
+	opts := &slog.HandlerOptions{Level: levelVar}
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(levelHandler{slog.NewJSONHandler(w, opts), levelVar})
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(levelHandler{slog.NewTextHandler(w, opts), levelVar})
 }
+
+// levelHandler is the process's log handler with its level in a LevelVar,
+// which it hands out (LevelVar) to loggers derived from it: the broker
+// changes the level at runtime when IncrementalAlterConfigs sets the root
+// BROKER_LOGGER (broker/handlers/broker_logger.go).
+type levelHandler struct {
+	slog.Handler
+	level *slog.LevelVar
+}
+
+// WithAttrs keeps the level with the derived handler.
+func (h levelHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return levelHandler{h.Handler.WithAttrs(attrs), h.level}
+}
+
+// WithGroup keeps the level with the derived handler.
+func (h levelHandler) WithGroup(name string) slog.Handler {
+	return levelHandler{h.Handler.WithGroup(name), h.level}
+}
+
+// LevelVar returns the level shared by every logger of the process.
+func (h levelHandler) LevelVar() *slog.LevelVar { return h.level }
 
 // logEffectiveConfig writes, at DEBUG, one line per setting with its
 // effective value and where it came from (default, or the file, environment

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -67,5 +68,24 @@ func TestSecretSettingsMasked(t *testing.T) {
 	}
 	if secretSetting("num.partitions") {
 		t.Error("num.partitions treated as secret")
+	}
+}
+
+// TestLoggerLevelChangesAtRuntime: loggers derived from the process logger
+// (With, WithGroup) share one level, which the broker changes when
+// IncrementalAlterConfigs sets the root BROKER_LOGGER.
+func TestLoggerLevelChangesAtRuntime(t *testing.T) {
+	var buf bytes.Buffer
+	logger := newLogger(&buf, nil)
+	derived := logger.With("component", "handlers").WithGroup("g")
+	h, ok := derived.Handler().(interface{ LevelVar() *slog.LevelVar })
+	if !ok {
+		t.Fatalf("derived handler %T has no LevelVar", derived.Handler())
+	}
+	logger.Debug("hidden")
+	h.LevelVar().Set(slog.LevelDebug)
+	logger.Debug("shown")
+	if out := buf.String(); strings.Contains(out, "hidden") || !strings.Contains(out, "shown") {
+		t.Errorf("output %q", out)
 	}
 }

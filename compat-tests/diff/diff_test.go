@@ -17,14 +17,21 @@ import (
 )
 
 // samsaOverrides make samsa's static configuration match the reference
-// Kafka's server.properties (kafka-ref.sh), so broker configs compare.
+// Kafka's server.properties (kafka-ref.sh), so broker configs compare;
+// harness.Options.ControllerListener adds the CONTROLLER listener,
+// controller.listener.names and controller.quorum.voters.
 var samsaOverrides = map[string]string{
-	"num.partitions":                           "1",
-	"auto.create.topics.enable":                "true",
-	"offsets.topic.replication.factor":         "1",
-	"transaction.state.log.replication.factor": "1",
-	"transaction.state.log.min.isr":            "1",
-	"group.initial.rebalance.delay.ms":         "0",
+	"process.roles":                                    "broker,controller",
+	"listener.security.protocol.map":                   "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+	"inter.broker.listener.name":                       "PLAINTEXT",
+	"num.partitions":                                   "1",
+	"auto.create.topics.enable":                        "true",
+	"offsets.topic.replication.factor":                 "1",
+	"transaction.state.log.replication.factor":         "1",
+	"transaction.state.log.min.isr":                    "1",
+	"share.coordinator.state.topic.replication.factor": "1",
+	"share.coordinator.state.topic.min.isr":            "1",
+	"group.initial.rebalance.delay.ms":                 "0",
 }
 
 // TestDifferential runs Script against Apache Kafka 4.4 and against
@@ -44,7 +51,7 @@ func TestDifferential(t *testing.T) {
 	}
 	kafkaUp := time.Now()
 	if samsaAddr == "" {
-		samsaAddr = harness.Start(t, harness.Options{Overrides: samsaOverrides}).Addr
+		samsaAddr = harness.Start(t, harness.Options{Overrides: samsaOverrides, ControllerListener: true}).Addr
 	}
 	samsaUp := time.Now()
 	// Whole seconds, so the value is the same however it is printed.

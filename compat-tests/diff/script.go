@@ -379,5 +379,5 @@ func scriptConfigs(s *Session) error {
 	s.Do("broker-all", 4, describeConfigsReq(4, kmsg.ConfigResourceTypeBroker, "1"))
 	s.Do("after-incremental", 4, describeConfigsReq(4, kmsg.ConfigResourceTypeTopic, topicB))
 	s.Do("broker-after-incremental", 4, describeConfigsReq(4, kmsg.ConfigResourceTypeBroker, "", "log.retention.ms"))
-	return nil
+	return scriptBrokerConfigs(s)
 }

@@ -188,6 +188,8 @@ func normalize(resp kmsg.Response) {
 				sort.SliceStable(ps, func(a, b int) bool { return ps[a].Partition < ps[b].Partition })
 			}
 		}
+	case *kmsg.DescribeConfigsResponse:
+		maskConfigValues(r)
 	case *kmsg.FetchResponse:
 		for i := range r.Topics {
 			for j := range r.Topics[i].Partitions {

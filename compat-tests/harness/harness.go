@@ -95,6 +95,11 @@ type Options struct {
 	// after the PLAINTEXT one ("SSL://127.0.0.1:9093,..."): listeners of
 	// other protocols, configured through Env or Overrides.
 	ListenersExtra string
+	// ControllerListener adds a CONTROLLER listener on a free loopback
+	// port to listeners (not advertised), with controller.listener.names
+	// and controller.quorum.voters naming it: a quorum of one over Raft,
+	// configured as kafka-ref.sh configures Kafka.
+	ControllerListener bool
 }
 
 // Broker is one running (or stopped) samsa process.
@@ -107,6 +112,8 @@ type Broker struct {
 	binary  string
 	options Options
 	port    int
+	// controllerPort is the CONTROLLER listener's (ControllerListener).
+	controllerPort int
 	// clusterEnv: the node is configured by its environment block alone
 	// (StartCluster), and args pass only log.dirs.
 	clusterEnv bool
@@ -153,6 +160,11 @@ func Start(t testing.TB, o Options) *Broker {
 		}
 		b.port = port
 		b.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if o.ControllerListener {
+			if b.controllerPort, err = freePort(); err != nil {
+				t.Fatalf("harness: free port: %v", err)
+			}
+		}
 		if lastErr = b.launch(); lastErr != nil {
 			t.Fatalf("harness: %v", lastErr)
 		}
@@ -185,12 +197,20 @@ func (b *Broker) args() []string {
 	if b.options.ListenersExtra != "" {
 		listener += "," + b.options.ListenersExtra
 	}
+	listeners := listener
 	args := []string{
-		"--override", "listeners=" + listener,
 		"--override", "advertised.listeners=" + listener,
 		"--override", "log.dirs=" + b.Dir,
 		"--override", "node.id=1",
 	}
+	if b.options.ControllerListener {
+		ctrl := net.JoinHostPort("127.0.0.1", strconv.Itoa(b.controllerPort))
+		listeners += ",CONTROLLER://" + ctrl
+		args = append(args,
+			"--override", "controller.listener.names=CONTROLLER",
+			"--override", "controller.quorum.voters=1@"+ctrl)
+	}
+	args = append([]string{"--override", "listeners=" + listeners}, args...)
 	keys := make([]string, 0, len(b.options.Overrides))
 	for k := range b.options.Overrides {
 		keys = append(keys, k)

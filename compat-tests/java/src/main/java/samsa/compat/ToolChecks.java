@@ -294,8 +294,27 @@ public final class ToolChecks {
         require(r.status != 0, "alter retention.ms=notanumber: want a failure, got %s", r.out);
         String broker = c.admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).iterator().next().idString();
         r = ok("kafka-configs", withBootstrap("--entity-type", "brokers", "--entity-name", broker, "--describe", "--all"));
-        require(r.out.contains("log.retention.hours=168") && r.out.contains("num.partitions=1"),
-                "describe broker %s --all: want log.retention.hours=168 and num.partitions=1, got %s", broker,
+        require(r.out.contains("log.retention.hours=168") && r.out.contains("num.partitions=1")
+                && r.out.contains("background.threads=10") && r.out.contains("ssl.keystore.password=null"),
+                "describe broker %s --all: want log.retention.hours=168, num.partitions=1, background.threads=10"
+                        + " and ssl.keystore.password=null, got %s", broker, ClientChecks.abbreviate(r.out));
+        // A dynamic broker setting (one samsa stores and describes without acting on it), set and
+        // removed per broker; a read-only one refused.
+        ok("kafka-configs", withBootstrap("--entity-type", "brokers", "--entity-name", broker, "--alter",
+                "--add-config", "log.cleaner.threads=2"));
+        r = ok("kafka-configs", withBootstrap("--entity-type", "brokers", "--entity-name", broker, "--describe"));
+        require(r.out.contains("log.cleaner.threads=2") && r.out.contains("DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2"),
+                "describe broker %s after --add-config log.cleaner.threads=2: %s", broker, r.out);
+        ok("kafka-configs", withBootstrap("--entity-type", "brokers", "--entity-name", broker, "--alter",
+                "--delete-config", "log.cleaner.threads"));
+        r = ok("kafka-configs", withBootstrap("--entity-type", "brokers", "--entity-name", broker, "--describe"));
+        require(!r.out.contains("log.cleaner.threads=2"), "describe broker %s after --delete-config: %s", broker, r.out);
+        r = tool("kafka-configs", null, withBootstrap("--entity-type", "brokers", "--entity-name", broker, "--alter",
+                "--add-config", "log.dirs=/x"));
+        require(r.status != 0 && (r.out + r.err).contains("Cannot update these configs dynamically"),
+                "alter read-only log.dirs: want a failure, got exit %d: %s %s", r.status, r.out, r.err);
+        r = ok("kafka-configs", withBootstrap("--entity-type", "broker-loggers", "--entity-name", broker, "--describe"));
+        require(r.out.contains("root="), "describe broker-loggers %s: want root, got %s", broker,
                 ClientChecks.abbreviate(r.out));
     }
 

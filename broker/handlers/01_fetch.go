@@ -107,6 +107,8 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		defer deadline.Stop()
 		waitStart := time.Now()
 		defer func() { r.Remote = time.Since(waitStart) }()
+		// Later requests of the connection need not wait for this one.
+		r.Detach()
 		for total < minBytes {
 			cases := make([]reflect.SelectCase, 0, len(results)+2)
 			cases = append(cases,

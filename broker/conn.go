@@ -302,11 +302,11 @@ func (c *conn) write() {
 
 // handle decodes and runs one request and returns the encoded response, or
 // nil when no response is due (acks=0 produce). detach is the handler's
-// Request.Detach (pipeline.go).
+// Request.Detacher (pipeline.go).
 //
 // A panic while handling is recovered here: it is logged with its stack,
 // counted (Server.PanicCount) and closes this connection only.
-func (c *conn) handle(frame []byte, read time.Time, detach func()) (out outgoing, err error) {
+func (c *conn) handle(frame []byte, read time.Time, detach handlers.Detacher) (out outgoing, err error) {
 	start := time.Now()
 	var hdr wire.RequestHeader
 	defer func() {

@@ -38,14 +38,23 @@ const maxDetached = 8
 
 // pending is the place of one request's response in the connection's
 // response order. The request's goroutine delivers its outgoing once (an
-// empty one when no response is due); the writer takes it.
+// empty one when no response is due); the writer takes it. It is also the
+// request's handlers.Request.Detacher.
 type pending struct {
 	ch chan outgoing // capacity 1
+	// c and detached are the request's connection and whether its
+	// handler detached; only the request's goroutine uses them.
+	c        *conn
+	detached bool
 }
 
 var pendingPool = sync.Pool{New: func() any { return &pending{ch: make(chan outgoing, 1)} }}
 
-func newPending() *pending { return pendingPool.Get().(*pending) }
+func newPending(c *conn) *pending {
+	p := pendingPool.Get().(*pending)
+	p.c, p.detached = c, false
+	return p
+}
 
 // deliver hands the response to the writer.
 func (p *pending) deliver(out outgoing) { p.ch <- out }
@@ -53,6 +62,7 @@ func (p *pending) deliver(out outgoing) { p.ch <- out }
 // wait returns the delivered response and recycles p.
 func (p *pending) wait() outgoing {
 	out := <-p.ch
+	p.c = nil
 	pendingPool.Put(p)
 	return out
 }
@@ -69,7 +79,7 @@ func (c *conn) process() {
 			continue // drain; the reader stops once the socket closes
 		}
 		c.waitResponseRoom()
-		p := newPending()
+		p := newPending(c)
 		c.responses <- p
 		if c.runRequest(f, p) {
 			return
@@ -78,19 +88,23 @@ func (c *conn) process() {
 	close(c.responses)
 }
 
+// Detach makes a new goroutine the connection's dispatcher, unless the
+// handler detached already or maxDetached handlers are detached.
+func (p *pending) Detach() {
+	c := p.c
+	if p.detached || c.detached.Load() >= maxDetached {
+		return
+	}
+	p.detached = true
+	c.detached.Add(1)
+	c.dispatchers.Add(1)
+	go func() { defer c.dispatchers.Done(); c.process() }()
+}
+
 // runRequest handles frame f, delivers its response to p and reports
 // whether the handler detached (another goroutine is now the dispatcher).
 func (c *conn) runRequest(f frame, p *pending) (detached bool) {
-	detach := func() {
-		if detached || c.detached.Load() >= maxDetached {
-			return
-		}
-		detached = true
-		c.detached.Add(1)
-		c.dispatchers.Add(1)
-		go func() { defer c.dispatchers.Done(); c.process() }()
-	}
-	out, err := c.handle(f.buf, f.read, detach)
+	out, err := c.handle(f.buf, f.read, p)
 	recycleFrame(f.buf)
 	c.srv.budget.release(f.charged)
 	c.busy.Add(-1)
@@ -101,6 +115,7 @@ func (c *conn) runRequest(f frame, p *pending) (detached bool) {
 		c.broken.Store(true)
 		c.nc.Close()
 	}
+	detached = p.detached
 	c.queueResponse(out.size())
 	p.deliver(out)
 	if detached {

@@ -112,9 +112,13 @@ type Request struct {
 	// Controller is set when the connection came in on a controller
 	// listener (DescribeCluster then describes the controllers).
 	Controller bool
-	// Detacher is called by Detach; nil outside a connection.
-	Detacher func()
+	// Detacher is what Detach calls; nil outside a connection.
+	Detacher Detacher
 }
+
+// Detacher lets a handler's later wait run apart from its connection's
+// request order (Request.Detach).
+type Detacher interface{ Detach() }
 
 // Detach tells the connection that the handler is about to wait on
 // something other than this connection (a long-poll Fetch for records, an
@@ -126,7 +130,7 @@ type Request struct {
 // already, and without a connection.
 func (r *Request) Detach() {
 	if r.Detacher != nil {
-		r.Detacher()
+		r.Detacher.Detach()
 	}
 }
 

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -153,4 +154,80 @@ func testBatch(t *testing.T, n int) []byte {
 		t.Fatal(err)
 	}
 	return batch
+}
+
+// TestLongPollGathersAppends: a long poll over two partitions whose
+// min_bytes takes three appends is woken by each, extends the woken
+// partition's range by the new batch, and answers once the third lands
+// with every batch, whole and in offset order, long before its max wait.
+// The appends come pipelined behind the fetch on the same connection.
+func TestLongPollGathersAppends(t *testing.T) {
+	n := startTestNode(t, t.TempDir())
+	defer closeTestNode(t, n)
+	addr := n.Addrs()[0].String()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 2, 1, nil, "gather"); err != nil {
+		t.Fatal(err)
+	}
+	batch := testBatch(t, 2)
+	c := dialRaw(t, addr)
+	const maxWait = 60 * time.Second
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.ReplicaID, fetch.MaxBytes, fetch.MaxWaitMillis = -1, 1<<20, int32(maxWait/time.Millisecond)
+	fetch.MinBytes = int32(3 * len(batch))
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "gather"
+	for p := range int32(2) {
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition, fp.PartitionMaxBytes = p, 1<<20
+		ft.Partitions = append(ft.Partitions, fp)
+	}
+	fetch.Topics = append(fetch.Topics, ft)
+	start := time.Now()
+	fc := c.send(fetch, 12)
+	var produces []int32
+	for _, p := range []int32{1, 0, 1} {
+		produce := kmsg.NewPtrProduceRequest()
+		produce.Acks, produce.TimeoutMillis = 1, 30000
+		pt := kmsg.NewProduceRequestTopic()
+		pt.Topic = "gather"
+		pp := kmsg.NewProduceRequestTopicPartition()
+		pp.Partition, pp.Records = p, testBatch(t, 2)
+		pt.Partitions = append(pt.Partitions, pp)
+		produce.Topics = append(produce.Topics, pt)
+		produces = append(produces, c.send(produce, 9))
+	}
+	fr, err := c.readResponse(fetch, fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took >= maxWait/2 {
+		t.Fatalf("fetch answered after %v", took)
+	}
+	wantBatches := map[int32][]int64{0: {0}, 1: {0, 2}} // base offsets per partition
+	for _, p := range fr.(*kmsg.FetchResponse).Topics[0].Partitions {
+		var bases []int64
+		for recs := p.RecordBatches; len(recs) > 0; {
+			h, err := wire.ParseBatchHeader(recs)
+			if err != nil || h.TotalSize() > len(recs) {
+				t.Fatalf("partition %d: bad or partial batch at %d: %v", p.Partition, len(p.RecordBatches)-len(recs), err)
+			}
+			bases = append(bases, h.BaseOffset)
+			recs = recs[h.TotalSize():]
+		}
+		if p.ErrorCode != 0 || !slices.Equal(bases, wantBatches[p.Partition]) {
+			t.Fatalf("partition %d: error %d, batches at %v, want %v", p.Partition, p.ErrorCode, bases, wantBatches[p.Partition])
+		}
+	}
+	for _, corr := range produces {
+		if _, err := c.readFrame(); err != nil {
+			t.Fatalf("produce %d: %v", corr, err)
+		}
+	}
 }

@@ -19,8 +19,14 @@ import (
 )
 
 // conn is one client connection. The read goroutine (run) hands frames to
-// the process goroutine, which runs requests strictly one at a time and
-// hands encoded responses, in the same order, to the write goroutine.
+// a dispatcher goroutine (process), which starts requests in the order
+// they came and queues, in that order, a slot for each response; the
+// write goroutine writes the slots' responses in that order as they
+// complete. A request runs on the dispatcher until its handler detaches
+// (pipeline.go): then the dispatcher role passes to a new goroutine and the
+// next request starts while the detached one waits (a long poll, an
+// acks=all produce), so responses can complete out of order but leave in
+// request order.
 //
 // Memory per connection is bounded: a body is read in chunks that grow as
 // its bytes arrive (never the announced size up front), every frame is
@@ -46,18 +52,27 @@ type conn struct {
 	tlsPrincipal string
 
 	frames    chan frame
-	responses chan outgoing
+	responses chan *pending
 	stopOnce  sync.Once
 	stopping  atomic.Bool
+
+	// dispatchers counts the goroutines that ran process (the first
+	// and those a detaching request started); detached counts requests
+	// whose handlers detached and have not finished; broken is set once
+	// a request failed and the connection closes.
+	dispatchers sync.WaitGroup
+	detached    atomic.Int32
+	broken      atomic.Bool
+
+	// mutedUntil (unix nanoseconds) is when the reader may read the next
+	// request again; see afterResponse.
+	mutedUntil atomic.Int64
 
 	// lastActive is when bytes last moved either way (unix nanoseconds);
 	// busy counts requests read and not yet handled. A connection is idle
 	// when busy is 0 and lastActive is connections.max.idle.ms old.
 	lastActive atomic.Int64
 	busy       atomic.Int32
-	// quotaMutedUntil: no request runs before this time (unix
-	// nanoseconds), a client quota's throttle (quota_conn.go).
-	quotaMutedUntil atomic.Int64
 
 	queued struct {
 		sync.Mutex
@@ -89,7 +104,7 @@ var errIdle = errors.New("idle for longer than connections.max.idle.ms")
 
 func newConn(s *Server, nc net.Conn, listener string, controller bool) *conn {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
-	c := &conn{srv: s, nc: nc, host: host, listener: listener, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan outgoing, frameQueue)}
+	c := &conn{srv: s, nc: nc, host: host, listener: listener, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan *pending, frameQueue)}
 	c.queued.freed = make(chan struct{})
 	c.secure(s.opts.Security[listener])
 	c.touch()
@@ -119,14 +134,16 @@ func (c *conn) run() {
 		return
 	}
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); c.process() }()
+	wg.Add(1)
+	c.dispatchers.Add(1)
+	go func() { defer c.dispatchers.Done(); c.process() }()
 	go func() { defer wg.Done(); c.write() }()
 	err := c.read()
 	close(c.frames)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.srv.ctx.Err() == nil && !c.stopping.Load() {
 		log.Info("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
 	}
+	c.dispatchers.Wait()
 	wg.Wait()
 	c.nc.Close()
 }
@@ -135,6 +152,9 @@ func (c *conn) read() error {
 	var sizeBuf [4]byte
 	done := c.srv.ctx.Done()
 	for {
+		if !c.waitUnmuted(done) {
+			return nil
+		}
 		if err := c.readFull(sizeBuf[:]); err != nil {
 			return err
 		}
@@ -152,6 +172,14 @@ func (c *conn) read() error {
 		if err != nil {
 			c.srv.budget.release(int64(size))
 			return fmt.Errorf("reading request body: %w", err)
+		}
+		// A request that arrived while the connection was muted (the
+		// reader was already waiting for it when a throttled response
+		// went out) waits as if unread: Kafka reads nothing from a
+		// muted channel.
+		if !c.waitUnmuted(done) {
+			c.srv.budget.release(int64(size))
+			return nil
 		}
 		// Busy from here: a body that stops arriving is idle like any
 		// other silence, so a stalled sender cannot hold its budget.
@@ -216,43 +244,6 @@ func (c *conn) readFull(p []byte) error {
 	return nil
 }
 
-func (c *conn) process() {
-	defer close(c.responses)
-	log := c.srv.opts.Logger
-	broken := false
-	for f := range c.frames {
-		if broken {
-			c.srv.budget.release(f.charged)
-			c.busy.Add(-1)
-			continue // drain; the reader stops once the socket closes
-		}
-		c.waitQuotaMute()
-		c.waitResponseRoom()
-		out, err := c.handle(f.buf, f.read)
-		recycleFrame(f.buf)
-		c.srv.budget.release(f.charged)
-		c.busy.Add(-1)
-		if err != nil {
-			out.release()
-			log.Info("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
-			broken = true
-			c.nc.Close()
-			continue
-		}
-		if !out.empty() {
-			c.queueResponse(out.size())
-			c.responses <- out
-		}
-		if c.sasl != nil && c.sasl.closeAfter {
-			// A failed SASL handshake or authentication: the answer
-			// goes out, then the connection closes, as in Kafka.
-			broken = true
-			log.Info("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", c.sasl.failure)
-			c.stopReading()
-		}
-	}
-}
-
 // waitResponseRoom blocks while more than maxQueuedResponseBytes of
 // responses wait for the socket. The writer always makes progress or
 // fails (its write deadline is connections.max.idle.ms), and on failure it
@@ -286,37 +277,50 @@ func (c *conn) responseWritten(n int) {
 
 func (c *conn) write() {
 	idle := c.srv.opts.ConnectionsMaxIdle
-	for out := range c.responses {
-		if idle > 0 {
-			// A peer that reads nothing for this long is dropped, so that
-			// its responses do not stay queued forever.
-			c.nc.SetWriteDeadline(time.Now().Add(idle))
-		}
-		sendStart := time.Now()
-		err := writeOutgoing(c.nc, &out)
-		if o := c.srv.observer; o != nil && err == nil && out.sendSlot > 0 {
-			o.ObserveResponseSend(out.sendSlot-1, time.Since(sendStart))
+	failed := false
+	for p := range c.responses {
+		out := p.wait()
+		switch {
+		case failed:
+		case out.empty():
+			continue
+		default:
+			if idle > 0 {
+				// A peer that reads nothing for this long is dropped, so
+				// that its responses do not stay queued forever.
+				c.nc.SetWriteDeadline(time.Now().Add(idle))
+			}
+			if out.throttle > 0 {
+				// Muted before the client can see the response, so a
+				// request it sends on receipt waits too; afterResponse
+				// then counts the throttle from the end of the write.
+				c.muteFor(out.throttle)
+			}
+			sendStart := time.Now()
+			err := writeOutgoing(c.nc, &out)
+			if o := c.srv.observer; o != nil && err == nil && out.sendSlot > 0 {
+				o.ObserveResponseSend(out.sendSlot-1, time.Since(sendStart))
+			}
+			if err != nil {
+				failed = true
+				c.nc.Close()
+			} else {
+				c.touch()
+				c.afterResponse(&out)
+			}
 		}
 		out.release()
 		c.responseWritten(out.size())
-		if err != nil {
-			c.nc.Close()
-			for out := range c.responses {
-				out.release()
-				c.responseWritten(out.size())
-			}
-			return
-		}
-		c.touch()
 	}
 }
 
 // handle decodes and runs one request and returns the encoded response, or
-// nil when no response is due (acks=0 produce).
+// nil when no response is due (acks=0 produce). detach is the handler's
+// Request.Detacher (pipeline.go).
 //
 // A panic while handling is recovered here: it is logged with its stack,
 // counted (Server.PanicCount) and closes this connection only.
-func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
+func (c *conn) handle(frame []byte, read time.Time, detach handlers.Detacher) (out outgoing, err error) {
 	start := time.Now()
 	var hdr wire.RequestHeader
 	defer func() {
@@ -360,16 +364,16 @@ func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
 	mutations, frame := c.mutationQuota(hdr, req, frame)
 	if entry.Forward && c.srv.opts.Forward != nil {
 		if out, forwarded := c.srv.opts.Forward(frame, c.principal(), c.host); forwarded {
-			return outgoing{buf: mutations.patchFrame(c, hdr, req, out)}, nil
+			return outgoing{buf: mutations.patchFrame(c, hdr, req, out), throttle: mutations.muteTime()}, nil
 		}
 	}
-	hr := &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(), Controller: c.controller}
+	hr := &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(), Controller: c.controller, Detacher: detach}
 	resp, err := handlers.Serve(entry, c.srv.opts.Deps, hr)
 	if err != nil {
 		return outgoing{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
 	}
 	mutations.patch(c, resp)
-	c.enforceQuotas(hdr, req, resp, len(frame), time.Since(start)-hr.Remote)
+	throttle := max(mutations.muteTime(), c.enforceQuotas(hdr, req, resp, len(frame), time.Since(start)-hr.Remote))
 	slot := int16(-1)
 	if o := c.srv.observer; o != nil {
 		slot = o.ObserveRequest(hdr.APIKey, hdr.APIVersion, req, resp, start.Sub(read), time.Since(start), hr.Remote)
@@ -380,9 +384,10 @@ func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
 	if ff, ok := resp.(*handlers.FileFetch); ok {
 		out, err := encodeFileFetch(hdr, ff)
 		out.sendSlot = slot + 1
+		out.throttle = throttle
 		return out, err
 	}
-	return outgoing{buf: wire.AppendResponse(make([]byte, 0, responseSizeHint(resp)), hdr, resp), sendSlot: slot + 1}, nil
+	return outgoing{buf: wire.AppendResponse(make([]byte, 0, responseSizeHint(resp)), hdr, resp), sendSlot: slot + 1, throttle: throttle}, nil
 }
 
 // responseSizeHint is the buffer capacity to encode resp into: for a

@@ -35,16 +35,17 @@ func quotaExempt(key int16) bool {
 }
 
 // enforceQuotas records the request against the client's quotas and,
-// when one is exceeded, sets resp's throttle time and mutes the
-// connection. requestBytes is the request's size; handled is the time
+// when one is exceeded, sets resp's throttle time and returns it: the
+// caller puts it in the outgoing response, and the writer mutes the
+// connection for it once the response is written (conn.afterResponse). requestBytes is the request's size; handled is the time
 // the handler ran, without what it waited for (Request.Remote).
-func (c *conn) enforceQuotas(hdr wire.RequestHeader, req kmsg.Request, resp kmsg.Response, requestBytes int, handled time.Duration) {
+func (c *conn) enforceQuotas(hdr wire.RequestHeader, req kmsg.Request, resp kmsg.Response, requestBytes int, handled time.Duration) time.Duration {
 	if c.controller || quotaExempt(hdr.APIKey) || c.srv.opts.Deps == nil || c.srv.opts.Deps.Controller == nil {
-		return
+		return 0
 	}
 	quotas := c.srv.opts.Deps.Controller.Image().ClientQuotas
 	if len(quotas) == 0 {
-		return
+		return 0
 	}
 	user := strings.TrimPrefix(c.principal(), "User:")
 	clientID := ""
@@ -58,14 +59,14 @@ func (c *conn) enforceQuotas(hdr wire.RequestHeader, req kmsg.Request, resp kmsg
 		throttle = c.srv.quotas.Record(quotas, controller.QuotaProducerByteRate, user, clientID, float64(requestBytes), now)
 	case *kmsg.FetchRequest:
 		if r.ReplicaID >= 0 || r.ReplicaState.ID >= 0 {
-			return // replication is never throttled
+			return 0 // replication is never throttled
 		}
 		throttle = c.srv.quotas.Record(quotas, controller.QuotaConsumerByteRate, user, clientID, float64(fetchResponseBytes(resp)), now)
 	}
 	percent := handled.Seconds() * 100
 	throttle = max(throttle, c.srv.quotas.Record(quotas, controller.QuotaRequestPercentage, user, clientID, percent, now))
 	if throttle <= 0 {
-		return
+		return 0
 	}
 	ms := int32(min(throttle.Milliseconds(), int64(1<<31-1)))
 	switch r := resp.(type) {
@@ -74,7 +75,7 @@ func (c *conn) enforceQuotas(hdr wire.RequestHeader, req kmsg.Request, resp kmsg
 	case kmsg.SetThrottleResponse:
 		r.SetThrottle(ms)
 	}
-	c.quotaMutedUntil.Store(now.Add(throttle).UnixNano())
+	return throttle
 }
 
 // fetchResponseBytes is about the encoded size of a fetch response: its
@@ -103,23 +104,4 @@ func fetchResponseBytes(resp kmsg.Response) int {
 		}
 	}
 	return n
-}
-
-// waitQuotaMute blocks while the connection is muted for a quota
-// throttle; shutdown ends the wait.
-func (c *conn) waitQuotaMute() {
-	until := c.quotaMutedUntil.Load()
-	if until == 0 {
-		return
-	}
-	d := time.Until(time.Unix(0, until))
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-c.srv.ctx.Done():
-	}
 }

@@ -208,8 +208,8 @@ func (m *mutationThrottle) patchFrame(c *conn, hdr wire.RequestHeader, req kmsg.
 }
 
 // patch puts the refused topics back into resp, in request order, with
-// THROTTLING_QUOTA_EXCEEDED, and sets the throttle and mutes the
-// connection when there is one.
+// THROTTLING_QUOTA_EXCEEDED, and sets the throttle when there is one (the
+// caller mutes the connection for muteTime).
 func (m *mutationThrottle) patch(c *conn, resp kmsg.Response) {
 	if m == nil || (len(m.refused) == 0 && m.throttle <= 0) {
 		return
@@ -248,10 +248,15 @@ func (m *mutationThrottle) patch(c *conn, resp kmsg.Response) {
 		cur, _ := tr.Throttle()
 		resp.(kmsg.SetThrottleResponse).SetThrottle(max(cur, int32(min(m.throttle.Milliseconds(), 1<<31-1))))
 	}
-	until := time.Now().Add(m.throttle).UnixNano()
-	if until > c.quotaMutedUntil.Load() {
-		c.quotaMutedUntil.Store(until)
+}
+
+// muteTime is how long the connection stays muted after the response is
+// written (conn.afterResponse): the mutation throttle, or 0.
+func (m *mutationThrottle) muteTime() time.Duration {
+	if m == nil || m.throttle <= 0 {
+		return 0
 	}
+	return m.throttle
 }
 
 // sortByOrder orders topics as the request named them.

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/samsa-broker/samsa/broker/handlers"
 	"github.com/samsa-broker/samsa/storage"
@@ -41,6 +42,9 @@ type outgoing struct {
 	// slot), for its response send time; 0 (the zero value, as on every
 	// response not built by conn.handle's handler path) observes nothing.
 	sendSlot int16
+	// throttle mutes the connection for this long once the response is
+	// written (conn.afterResponse): the hook for client quotas.
+	throttle time.Duration
 }
 
 // fileSpan is a file range sent after buf[:at] (and before buf[at:]).

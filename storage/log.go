@@ -173,8 +173,12 @@ type Log struct {
 		recoveryPoint  int64
 		lastFlush      time.Time
 		waitCh         chan struct{}
-		closed         bool
-		failed         error
+		// changes counts wakeLocked calls; watchers are the Waiters
+		// woken with them, each with its key (waiter.go).
+		changes  uint64
+		watchers map[*Waiter]int
+		closed   bool
+		failed   error
 		// cleanerCheckpoint is the first dirty offset (cleaner.go).
 		cleanerCheckpoint int64
 		// uncleanable is set when a clean failed on the log's data.
@@ -429,9 +433,13 @@ func (l *Log) fail(err error) error {
 // wakeLocked closes the channel handed out by Wait.
 // REQUIRES: l.mu held.
 func (l *Log) wakeLocked() {
+	l.mu.changes++
 	if l.mu.waitCh != nil {
 		close(l.mu.waitCh)
 		l.mu.waitCh = nil
+	}
+	for w, key := range l.mu.watchers {
+		w.fire(key)
 	}
 }
 

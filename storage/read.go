@@ -114,10 +114,11 @@ func (l *Log) ReadSlice(offset int64, maxBytes int, maxOffset int64, minOneBatch
 	}
 	end, last := start, int64(-1)
 	stop := min(v.size, v.seg.nextDamage(start))
-	var hbuf [batchHeaderSize]byte
+	hs := newHeaderScanner(v.seg)
+	defer hs.release()
 	for first := true; end < stop; first = false {
 		if !first {
-			if h, err = v.seg.readHeaderInto(&hbuf, end, stop); err != nil {
+			if h, err = hs.header(end, stop); err != nil {
 				// Serve the intact batches before the damage.
 				l.reportDamage(v.seg, end, err)
 				break
@@ -132,6 +133,11 @@ func (l *Log) ReadSlice(offset int64, maxBytes int, maxOffset int64, minOneBatch
 		}
 		end += size
 		last = h.LastOffset()
+		if first {
+			// Jump over the whole batches that surely fit, to the end
+			// of the last indexed batch within maxBytes.
+			end, last = hs.jump(v.seg.offsetIndex, end, last, start+int64(maxBytes), maxOffset, stop)
+		}
 	}
 	return FileSlice{File: v.seg.log, Offset: start, Length: end - start, LastOffset: last, seg: v.seg}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,6 +71,12 @@ type segment struct {
 	// once a read found damage and logged it.
 	damaged        atomic.Pointer[[]damagedRange]
 	damageReported atomic.Bool
+	// appendedFrom is the position from which every batch in the file
+	// was appended by this process (so checked on the way in): 0 for a
+	// segment created here, the size at the first append for one opened
+	// from disk (math.MaxInt64 before). Reads may trust the offset index
+	// to skip over batches from there on (read_scan.go).
+	appendedFrom atomic.Int64
 
 	// REQUIRES: Log.writeMu to write; Log.mu to write size, nextOffset,
 	// maxTimestamp, offsetOfMaxTimestamp and to read them without writeMu.
@@ -89,13 +96,15 @@ type segment struct {
 }
 
 func newSegmentShell(fsys vfs.FS, dir string, base int64, cfg LogConfig, now time.Time) *segment {
-	return &segment{
+	s := &segment{
 		fs: fsys, dir: dir, baseOffset: base, created: now,
 		nextOffset: base, maxTimestamp: -1, offsetOfMaxTimestamp: -1, firstBatchTimestamp: -1,
 		offsetIndex: &offsetIndex{baseOffset: base, maxEntries: maxOffsetEntries(cfg)},
 		timeIndex:   &timeIndex{baseOffset: base, maxEntries: maxTimeEntries(cfg)},
 		txnIndex:    &txnIndex{fs: fsys, name: segmentFileName(dir, base, txnIndexSuffix)},
 	}
+	s.appendedFrom.Store(math.MaxInt64)
+	return s
 }
 
 func maxOffsetEntries(cfg LogConfig) int {
@@ -124,6 +133,7 @@ func createSegment(fsys vfs.FS, dir string, base int64, cfg LogConfig, now time.
 		return nil, fmt.Errorf("storage: create segment time index: %w", err)
 	}
 	s.dirty = true
+	s.appendedFrom.Store(0)
 	return s, nil
 }
 
@@ -531,6 +541,11 @@ func (s *segment) commitAppend(size int, hs []batchHeader) {
 		if h.MaxTimestamp > s.maxTimestamp {
 			s.maxTimestamp, s.offsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
 		}
+	}
+	if s.appendedFrom.Load() > s.size {
+		// The first append since open, or since a truncation below
+		// the appended part.
+		s.appendedFrom.Store(s.size)
 	}
 	s.size += int64(size)
 	s.nextOffset = hs[len(hs)-1].LastOffset() + 1

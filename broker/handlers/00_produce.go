@@ -117,6 +117,15 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 		waitStart := time.Now()
 		defer func() { r.Remote = time.Since(waitStart) }()
 		for _, w := range waits {
+			if w.replica.HighWatermark() < w.offset {
+				// The appends are done, in request order: the
+				// connection's later requests need not wait for the
+				// ISR (their responses still follow this one's).
+				r.Detach()
+				break
+			}
+		}
+		for _, w := range waits {
 			if code := w.replica.WaitForHighWatermark(ctx, w.leaderEpoch, w.offset); code != 0 {
 				p := &resp.Topics[w.topic].Partitions[w.part]
 				p.ErrorCode = code

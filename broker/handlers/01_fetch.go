@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"errors"
-	"reflect"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -86,51 +85,40 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	// A consumer needs READ on each topic, checked on every fetch for
 	// every partition it reads, those of its session included (authz.go).
 	denied := d.fetchDenied(r, img, wants)
-	read := func() (total int, anyError bool) {
-		remaining := maxBytes
-		first := true
-		for i, k := range wants {
-			results[i].file.Release()
-			if denied != nil && denied[i] {
-				results[i] = fetchResult{code: kerr.TopicAuthorizationFailed.Code, highWatermark: -1, lastStable: -1, logStart: -1, leader: -1, leaderEpoch: -1}
-				anyError = true
-				continue
-			}
-			res := d.readPartition(img, k, wantParts[k], remaining, first, req.IsolationLevel == 1, r.SendFiles)
-			results[i] = res
-			if n := res.size(); n > 0 {
-				first = false
-				remaining -= n
-				total += n
-			}
-			if res.code != 0 {
-				anyError = true
-			}
+	readCommitted := req.IsolationLevel == 1
+	total, anyError := 0, false
+	for i, k := range wants {
+		if denied != nil && denied[i] {
+			results[i] = fetchResult{code: kerr.TopicAuthorizationFailed.Code, highWatermark: -1, lastStable: -1, logStart: -1, leader: -1, leaderEpoch: -1}
+			anyError = true
+			continue
 		}
-		return total, anyError
+		res := d.readPartition(img, k, wantParts[k], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, sendFiles: r.SendFiles})
+		results[i] = res
+		total += res.size()
+		anyError = anyError || res.code != 0
 	}
-	total, anyError := read()
 	if wait := time.Duration(req.MaxWaitMillis) * time.Millisecond; total < minBytes && wait > 0 && !anyError && len(wants) > 0 {
-		deadline := time.NewTimer(wait)
-		defer deadline.Stop()
 		waitStart := time.Now()
 		defer func() { r.Remote = time.Since(waitStart) }()
-		for total < minBytes {
-			cases := make([]reflect.SelectCase, 0, len(results)+2)
-			cases = append(cases,
-				reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline.C)},
-				reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(d.Stopping)})
-			for _, res := range results {
-				if res.wait != nil {
-					cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(res.wait)})
-				}
-			}
-			if chosen, _, _ := reflect.Select(cases); chosen < 2 {
-				break
-			}
+		// Later requests of the connection need not wait for this one.
+		r.Detach()
+		d.longPoll(results, wait, func(i int) (done bool) {
+			// Only partition i changed: what it has read so far is
+			// extended by what was appended since, within what the
+			// others leave of max_bytes. A partition that now fails
+			// (leadership moved, log deleted) answers at once, as does
+			// one whose new batches are in a newer segment than those
+			// it holds (one response carries one range per partition):
+			// both as Kafka's DelayedFetch.
+			prev := results[i]
+			total -= prev.size()
 			img = d.Controller.Image()
-			total, _ = read()
-		}
+			res := d.readPartition(img, wants[i], wantParts[wants[i]], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, sendFiles: r.SendFiles, prev: &prev})
+			results[i] = res
+			total += res.size()
+			return total >= minBytes || res.code != 0 || res.rolled
+		})
 	}
 
 	// Build the response, topics grouped in request/session order.
@@ -188,6 +176,58 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	return resp, nil
 }
 
+// longPoll waits, for at most wait, until a partition of results changes
+// (an append, a high watermark move, a truncation) and then calls reread
+// with its index, which says whether the fetch is done; it returns when
+// reread says so, when wait passes or when the broker stops. It watches
+// each partition with one storage.Waiter, so an append costs only the
+// fetches that read its partition, and a wake-up rereads only the
+// partitions that changed.
+func (d *Deps) longPoll(results []fetchResult, wait time.Duration, reread func(i int) (done bool)) {
+	w := storage.NewWaiter()
+	watched := make([]*storage.Log, len(results))
+	for i := range results {
+		if l := results[i].log; l != nil {
+			l.Watch(w, i, results[i].since)
+			watched[i] = l
+		}
+	}
+	defer func() {
+		for _, l := range watched {
+			if l != nil {
+				l.Unwatch(w)
+			}
+		}
+	}()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	var fired []int
+	for {
+		select {
+		case <-deadline.C:
+			return
+		case <-d.Stopping:
+			return
+		case <-w.C():
+		}
+		fired = w.Fired(fired[:0])
+		for _, i := range fired {
+			if reread(i) {
+				return
+			}
+			if l := results[i].log; l != watched[i] {
+				// Another log now serves the partition.
+				if watched[i] != nil {
+					watched[i].Unwatch(w)
+				}
+				if watched[i] = l; l != nil {
+					l.Watch(w, i, results[i].since)
+				}
+			}
+		}
+	}
+}
+
 // defaultFetchMaxBytes is Kafka's fetch.max.bytes default (55 MiB), for a
 // Config built without it.
 const defaultFetchMaxBytes = 57671680
@@ -213,10 +253,31 @@ type fetchResult struct {
 	records []byte
 	file    storage.FileSlice
 	aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction
-	wait    <-chan struct{}
+	// log and since are what a long poll watches: the partition's log
+	// and its change count taken before the read (nil: nothing to watch).
+	log   *storage.Log
+	since uint64
 	// leader and leaderEpoch are KIP-951's CurrentLeader (v12+) for
 	// NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH; -1 otherwise.
 	leader, leaderEpoch int32
+	// rolled: a long poll's later batches are in a newer segment than
+	// the range file holds, so the fetch should answer now.
+	rolled bool
+}
+
+// partitionRead is how readPartition reads one partition of a fetch.
+type partitionRead struct {
+	// remaining is what is left of the fetch's max_bytes for this
+	// partition; first is set while no partition before it returned
+	// data (its first batch then comes whole, whatever its size).
+	remaining int
+	first     bool
+	// readCommitted reads up to the last stable offset instead of the
+	// high watermark; sendFiles returns file ranges (Request.SendFiles).
+	readCommitted, sendFiles bool
+	// prev is what a long poll read of the partition before it changed:
+	// readPartition takes it over (releases or extends its range).
+	prev *fetchResult
 }
 
 // size is the number of record bytes the result carries.
@@ -224,7 +285,19 @@ func (r *fetchResult) size() int {
 	return len(r.records) + int(r.file.Length)
 }
 
-func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPartition, remaining int, first, readCommitted, sendFiles bool) fetchResult {
+func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPartition, pr partitionRead) fetchResult {
+	remaining, first, readCommitted, sendFiles := pr.remaining, pr.first, pr.readCommitted, pr.sendFiles
+	var prev storage.FileSlice
+	if pr.prev != nil {
+		prev = pr.prev.file
+		if pr.prev.log == nil || pr.prev.size() != int(prev.Length) {
+			// Records read into memory (no file range): read again.
+			prev.Release()
+			prev = storage.FileSlice{}
+		}
+	}
+	// prev is released on every return that does not keep it.
+	defer func() { prev.Release() }()
 	res := fetchResult{highWatermark: -1, lastStable: -1, logStart: -1, leader: -1, leaderEpoch: -1}
 	var t *controller.Topic
 	if k.topic != "" {
@@ -245,7 +318,10 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 		return res
 	}
 	l := ref.log
-	res.wait = l.Wait()
+	res.log, res.since = l, l.Changes()
+	if pr.prev != nil && pr.prev.log != l {
+		prev.Release() // another log serves the partition now
+	}
 	hw := l.HighWatermark()
 	lso := min(l.LastStableOffset(), hw)
 	res.highWatermark, res.lastStable, res.logStart = hw, lso, l.LogStartOffset()
@@ -257,19 +333,35 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 	if remaining < limit {
 		limit = remaining
 	}
-	if limit <= 0 && !first {
-		return res
-	}
 	var recs []byte
 	var file storage.FileSlice
 	var err error
-	if sendFiles {
+	if sendFiles && prev.Length > 0 {
+		// A long poll's partition that changed: read on from where
+		// the range read before ends. A failure to (the log was
+		// truncated under it) reads the partition again below.
+		next, nextErr := l.ReadSlice(prev.LastOffset+1, limit-int(prev.Length), upTo, false)
+		if nextErr == nil {
+			file, prev = prev, storage.FileSlice{}
+			if next.Length > 0 && !file.Extend(&next) {
+				res.rolled = true
+			}
+		}
+		next.Release()
+		prev.Release()
+	}
+	if limit <= 0 && !first && file.Length == 0 {
+		return res
+	}
+	switch {
+	case file.Length > 0:
+	case sendFiles:
 		file, err = l.ReadSlice(sp.fetchOffset, limit, upTo, first)
 		if file.Length == 0 {
 			file.Release()
 			file = storage.FileSlice{}
 		}
-	} else {
+	default:
 		recs, err = l.Read(sp.fetchOffset, limit, upTo, first)
 	}
 	if err != nil {

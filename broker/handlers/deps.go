@@ -122,6 +122,26 @@ type Request struct {
 	// Controller is set when the connection came in on a controller
 	// listener (DescribeCluster then describes the controllers).
 	Controller bool
+	// Detacher is what Detach calls; nil outside a connection.
+	Detacher Detacher
+}
+
+// Detacher lets a handler's later wait run apart from its connection's
+// request order (Request.Detach).
+type Detacher interface{ Detach() }
+
+// Detach tells the connection that the handler is about to wait on
+// something other than this connection (a long-poll Fetch for records, an
+// acks=all Produce for the ISR): the connection may start its next
+// requests meanwhile, and still writes the responses in request order.
+// Whatever must happen in request order (a produce's appends) has to be
+// done before. Call it only right before such a wait, from the handler's
+// goroutine; it is a no-op when the connection runs enough requests
+// already, and without a connection.
+func (r *Request) Detach() {
+	if r.Detacher != nil {
+		r.Detacher.Detach()
+	}
 }
 
 // Handler answers one request. A returned Response is written back in

@@ -20,6 +20,16 @@
 // it prints p50, p99, p99.9 and max of receive time minus send time, leaving out the
 // first -e2e-warmup.
 //
+// With -procs N (N > 1) the produce and consume phases, and -mode e2e, run in N
+// producer and N consumer processes of this binary (at most one consumer per
+// partition), so that the load generator's own CPU is not the limit; e2e
+// latency then compares the wall clocks of two processes (same machine). See
+// procs.go.
+//
+// With -broker-pid PID (a broker on this machine) each result also gives the
+// broker's CPU seconds used in the phase, per GB moved (produced, consumed, or
+// both for e2e), and its peak RSS.
+//
 // With -json every result is also printed as one JSON object per line (bench/compare
 // reads these).
 //
@@ -82,11 +92,46 @@ func main() {
 		props[strings.TrimSpace(k)] = v
 		return nil
 	})
+	procs := flag.Int("procs", 1, "producer and consumer processes (1: both in this process)")
+	brokerPID := flag.Int("broker-pid", 0, "pid of the broker (same machine), for its CPU per GB and RSS")
+	childRole := flag.String("child", "", "internal: run as a child process of -procs (producer, consumer, e2e-producer, e2e-consumer)")
+	childTopic := flag.String("topic", "", "internal: the child's topic")
+	childParts := flag.String("child-partitions", "", "internal: the child consumer's partitions (P or P:END_OFFSET, comma-separated)")
+	childOut := flag.String("child-out", "", "internal: the e2e child consumer's latency file")
 	flag.Parse()
 	emitJSON = *jsonOut
 	if err := setSecurity(*commandConfig, props); err != nil {
 		fmt.Fprintln(os.Stderr, "samsa-load:", err)
 		os.Exit(2)
+	}
+	// Child processes of -procs get the same security options.
+	if *commandConfig != "" {
+		securityArgs = append(securityArgs, "-command-config", *commandConfig)
+	}
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		securityArgs = append(securityArgs, "-X", k+"="+props[k])
+	}
+	brokerPid = *brokerPID
+	o := options{brokers: *brokers, records: *records, size: *size, partitions: *partitions, acks: *acks, codec: *codec,
+		procs: *procs, rate: *e2eRate, duration: *e2eDuration, warmup: *e2eWarmup, brokerPID: *brokerPID}
+	if *childRole != "" {
+		child(*childRole, o, *childTopic, *childParts, *childOut)
+		return
+	}
+	if *procs > 1 {
+		if *size < 8 {
+			fmt.Fprintln(os.Stderr, "samsa-load: -size must be at least 8")
+			os.Exit(2)
+		}
+		run := runProcs
+		if *mode == "e2e" {
+			run = e2eProcs
+		}
+		if err := run(o); err != nil {
+			fmt.Fprintln(os.Stderr, "samsa-load:", err)
+			os.Exit(1)
+		}
+		return
 	}
 
 	if *mode == "e2e" {
@@ -183,6 +228,7 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 		}
 		wg.Done()
 	}
+	stat := watchBroker(brokerPid)
 	txns := 0
 	// flushTime and endTime add up the time spent waiting for each
 	// transaction's records to be acknowledged and for EndTxn.
@@ -231,13 +277,15 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 		mode = fmt.Sprintf("produce (transactional, %d records/txn, %d txns, per txn: %.2f ms waiting for acks, %.2f ms in EndTxn)",
 			perTxn, txns, float64(flushTime.Microseconds())/1000/float64(txns), float64(endTime.Microseconds())/1000/float64(txns))
 	}
-	fmt.Printf("%s: %d records x %d B, %d partitions, acks=%s, compression=%s: %.1f MB/s, %.0f records/s (%.2fs)\n",
-		mode, n, size, partitions, acks, codec, mb/el.Seconds(), float64(n)/el.Seconds(), el.Seconds())
 	phase := "produce"
 	if perTxn > 0 {
 		phase = "produce-transactional"
 	}
-	printJSON(result{Phase: phase, Records: n, Size: size, Seconds: el.Seconds(), MBps: mb / el.Seconds(), RecordsPerSec: float64(n) / el.Seconds()})
+	res := result{Phase: phase, Records: n, Size: size, Seconds: el.Seconds(), MBps: mb / el.Seconds(), RecordsPerSec: float64(n) / el.Seconds()}
+	stat.stop(&res, int64(n*size))
+	fmt.Printf("%s: %d records x %d B, %d partitions, acks=%s, compression=%s: %.1f MB/s, %.0f records/s (%.2fs)%s\n",
+		mode, n, size, partitions, acks, codec, mb/el.Seconds(), float64(n)/el.Seconds(), el.Seconds(), res.brokerText())
+	printJSON(res)
 
 	offsets := make(map[int32]kgo.Offset, partitions)
 	for p := 0; p < partitions; p++ {
@@ -254,6 +302,7 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 	}
 	defer cons.Close()
 	got := 0
+	stat = watchBroker(brokerPid)
 	start = time.Now()
 	for got < n {
 		fs := cons.PollFetches(ctx)
@@ -267,18 +316,24 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 		got += fs.NumRecords()
 	}
 	el = time.Since(start)
-	fmt.Printf("%s: %d records: %.1f MB/s, %.0f records/s (%.2fs)\n", consumeMode, got, mb/el.Seconds(), float64(got)/el.Seconds(), el.Seconds())
 	phase = "consume"
 	if perTxn > 0 {
 		phase = "consume-read-committed"
 	}
-	printJSON(result{Phase: phase, Records: got, Size: size, Seconds: el.Seconds(), MBps: mb / el.Seconds(), RecordsPerSec: float64(got) / el.Seconds()})
+	res = result{Phase: phase, Records: got, Size: size, Seconds: el.Seconds(), MBps: mb / el.Seconds(), RecordsPerSec: float64(got) / el.Seconds()}
+	stat.stop(&res, int64(n*size))
+	fmt.Printf("%s: %d records: %.1f MB/s, %.0f records/s (%.2fs)%s\n", consumeMode, got, mb/el.Seconds(), float64(got)/el.Seconds(), el.Seconds(), res.brokerText())
+	printJSON(res)
 	return nil
 }
 
 // security are the TLS and SASL options of every client, set from
-// -command-config and -X in main before any client is made.
-var security []kgo.Opt
+// -command-config and -X in main before any client is made;
+// securityArgs are the same as flags, for the children of -procs.
+var (
+	security     []kgo.Opt
+	securityArgs []string
+)
 
 // setSecurity reads the client properties of path (if any) with props
 // over them.
@@ -308,8 +363,12 @@ func seed(brokers string) []kgo.Opt {
 	return append(slices.Clone(security), kgo.SeedBrokers(brokers))
 }
 
-// emitJSON is set from -json in main before any result is printed.
-var emitJSON bool
+// emitJSON and brokerPid are set from -json and -broker-pid in main
+// before any phase runs.
+var (
+	emitJSON  bool
+	brokerPid int
+)
 
 // result is one measured phase, printed as a JSON line with -json.
 type result struct {
@@ -324,6 +383,13 @@ type result struct {
 	P99ms         float64 `json:"p99_ms,omitempty"`
 	P999ms        float64 `json:"p999_ms,omitempty"`
 	MaxMs         float64 `json:"max_ms,omitempty"`
+	// Procs is the number of producer (or consumer) processes with -procs.
+	Procs int `json:"procs,omitempty"`
+	// The broker's CPU time in the phase, per GB moved, and its peak
+	// RSS, with -broker-pid.
+	BrokerCPUSeconds  float64 `json:"broker_cpu_s,omitempty"`
+	BrokerCPUSecPerGB float64 `json:"broker_cpu_s_per_gb,omitempty"`
+	BrokerPeakRSSMB   float64 `json:"broker_peak_rss_mb,omitempty"`
 }
 
 func printJSON(r result) {
@@ -344,7 +410,9 @@ func e2e(brokers string, rate, size, partitions int, acks string, d, warmup time
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d+2*time.Minute)
 	defer cancel()
-	opts := seed(brokers)
+	// No linger: franz-go lingers 10 ms by default since v1.20, which
+	// would be most of what this measures.
+	opts := append(seed(brokers), kgo.ProducerLinger(0))
 	switch acks {
 	case "all":
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -374,6 +442,7 @@ func e2e(brokers string, rate, size, partitions int, acks string, d, warmup time
 	}
 	defer cons.Close()
 
+	stat := watchBroker(brokerPid)
 	base := time.Now()
 	n := int(d.Seconds() * float64(rate))
 	skip := int(warmup.Seconds() * float64(rate))
@@ -434,8 +503,9 @@ func e2e(brokers string, rate, size, partitions int, acks string, d, warmup time
 	}
 	r := result{Phase: "e2e", Records: len(lat), Size: size, Seconds: d.Seconds(), Rate: rate,
 		P50ms: pct(0.50), P99ms: pct(0.99), P999ms: pct(0.999), MaxMs: float64(lat[len(lat)-1].Microseconds()) / 1000}
-	fmt.Printf("e2e: %d records/s x %d B, %d partitions, acks=%s, %d measured: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms\n",
-		rate, size, partitions, acks, len(lat), r.P50ms, r.P99ms, r.P999ms, r.MaxMs)
+	stat.stop(&r, 2*int64(n*size)) // each byte in and out
+	fmt.Printf("e2e: %d records/s x %d B, %d partitions, acks=%s, %d measured: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms%s\n",
+		rate, size, partitions, acks, len(lat), r.P50ms, r.P99ms, r.P999ms, r.MaxMs, r.brokerText())
 	printJSON(r)
 	return nil
 }

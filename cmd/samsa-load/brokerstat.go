@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// brokerStat watches the broker process (same machine, -broker-pid) during
+// one phase: the CPU time it used (utime+stime of /proc/PID/stat) and its
+// peak resident memory (VmRSS of /proc/PID/status, sampled every 100 ms).
+// A zero pid watches nothing.
+type brokerStat struct {
+	pid      int
+	cpu0     time.Duration
+	done     chan struct{}
+	wg       sync.WaitGroup
+	peakKiB  int64
+	sampleMu sync.Mutex
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every
+// Linux architecture Go runs on.
+const clockTicks = 100
+
+func watchBroker(pid int) *brokerStat {
+	s := &brokerStat{pid: pid, done: make(chan struct{})}
+	if pid <= 0 {
+		return s
+	}
+	s.cpu0, _ = procCPU(pid)
+	s.sample()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-t.C:
+				s.sample()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *brokerStat) sample() {
+	kib, err := procRSSKiB(s.pid)
+	if err != nil {
+		return
+	}
+	s.sampleMu.Lock()
+	s.peakKiB = max(s.peakKiB, kib)
+	s.sampleMu.Unlock()
+}
+
+// stop ends the phase and sets r's broker figures for bytes moved in it.
+func (s *brokerStat) stop(r *result, bytes int64) {
+	if s.pid <= 0 {
+		return
+	}
+	close(s.done)
+	s.wg.Wait()
+	s.sample()
+	cpu, err := procCPU(s.pid)
+	if err != nil {
+		return
+	}
+	used := (cpu - s.cpu0).Seconds()
+	r.BrokerCPUSeconds = used
+	if bytes > 0 {
+		r.BrokerCPUSecPerGB = used / (float64(bytes) / 1e9)
+	}
+	r.BrokerPeakRSSMB = float64(s.peakKiB) / 1024
+}
+
+// brokerText is the human-readable broker part of a result line.
+func (r *result) brokerText() string {
+	if r.BrokerPeakRSSMB == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; broker: %.2f CPU s (%.1f CPU s/GB), peak RSS %.0f MB", r.BrokerCPUSeconds, r.BrokerCPUSecPerGB, r.BrokerPeakRSSMB)
+}
+
+// procCPU returns the user+system CPU time of pid.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces: fields count from the
+	// closing parenthesis. utime and stime are fields 14 and 15.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("samsa-load: /proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("samsa-load: /proc/%d/stat: %d fields", pid, len(f))
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("samsa-load: /proc/%d/stat: bad times", pid)
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
+
+// procRSSKiB returns VmRSS of pid in KiB.
+func procRSSKiB(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				return strconv.ParseInt(f[0], 10, 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("samsa-load: /proc/%d/status: no VmRSS", pid)
+}

@@ -63,7 +63,7 @@ type kafkaDef struct {
 	listenerOnly bool
 }
 
-// kafkaDefs is the parsed table, sorted by name.
+// kafkaDefs is the parsed table, by name.
 var kafkaDefs = mustParseKafkaDefs(kafkaBrokerTable)
 
 func mustParseKafkaDefs(s string) map[string]kafkaDef {

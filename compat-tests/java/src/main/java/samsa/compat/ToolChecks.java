@@ -302,13 +302,18 @@ public final class ToolChecks {
         // removed per broker; a read-only one refused.
         ok("kafka-configs", withBootstrap("--entity-type", "brokers", "--entity-name", broker, "--alter",
                 "--add-config", "log.cleaner.threads=2"));
-        r = ok("kafka-configs", withBootstrap("--entity-type", "brokers", "--entity-name", broker, "--describe"));
-        require(r.out.contains("log.cleaner.threads=2") && r.out.contains("DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2"),
-                "describe broker %s after --add-config log.cleaner.threads=2: %s", broker, r.out);
+        // Kafka applies a dynamic setting after its metadata commit: poll.
+        Result[] described = new Result[1];
+        String[] describe = withBootstrap("--entity-type", "brokers", "--entity-name", broker, "--describe");
+        boolean shown = pollUntil(() -> described[0] = ok("kafka-configs", describe),
+                () -> described[0].out.contains("log.cleaner.threads=2")
+                        && described[0].out.contains("DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2"));
+        require(shown, "describe broker %s after --add-config log.cleaner.threads=2: %s", broker, described[0].out);
         ok("kafka-configs", withBootstrap("--entity-type", "brokers", "--entity-name", broker, "--alter",
                 "--delete-config", "log.cleaner.threads"));
-        r = ok("kafka-configs", withBootstrap("--entity-type", "brokers", "--entity-name", broker, "--describe"));
-        require(!r.out.contains("log.cleaner.threads=2"), "describe broker %s after --delete-config: %s", broker, r.out);
+        boolean gone = pollUntil(() -> described[0] = ok("kafka-configs", describe),
+                () -> !described[0].out.contains("log.cleaner.threads=2"));
+        require(gone, "describe broker %s after --delete-config: %s", broker, described[0].out);
         r = tool("kafka-configs", null, withBootstrap("--entity-type", "brokers", "--entity-name", broker, "--alter",
                 "--add-config", "log.dirs=/x"));
         require(r.status != 0 && (r.out + r.err).contains("Cannot update these configs dynamically"),

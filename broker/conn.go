@@ -357,7 +357,7 @@ func (c *conn) handle(frame []byte, read time.Time) (out outgoing, err error) {
 			return outgoing{buf: buf}, err
 		}
 	}
-	mutations, frame := c.mutationQuota(hdr, req, frame)
+	mutations, frame := c.quotasBefore(hdr, req, frame)
 	if entry.Forward && c.srv.opts.Forward != nil {
 		if out, forwarded := c.srv.opts.Forward(frame); forwarded {
 			return outgoing{buf: mutations.patchFrame(c, hdr, req, out)}, nil

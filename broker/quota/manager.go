@@ -131,6 +131,13 @@ func (m *Manager) Record(quotas Quotas, key, user, clientID string, value float6
 	return t
 }
 
+// MaxInWindow returns the most a client with quota bound may move at
+// once without being throttled: bound over samples-1 windows (Kafka's
+// maxValueInQuotaWindow, which caps a consumer fetch).
+func (m *Manager) MaxInWindow(bound float64) float64 {
+	return bound * float64(m.opts.Samples-1) * m.opts.Window.Seconds()
+}
+
 // Exceeded returns the throttle time of a client already over its quota
 // of key at now, without recording anything (0 when within it): Kafka's
 // strict controller mutation quota refuses a mutation then.

@@ -135,6 +135,7 @@ func (c *conn) read() error {
 	var sizeBuf [4]byte
 	done := c.srv.ctx.Done()
 	for {
+		c.waitQuotaMute() // a throttled client's next request stays in the socket
 		if err := c.readFull(sizeBuf[:]); err != nil {
 			return err
 		}

@@ -132,7 +132,10 @@ func fetchResponseBytes(resp kmsg.Response) int {
 }
 
 // waitQuotaMute blocks while the connection is muted for a quota
-// throttle; shutdown ends the wait.
+// throttle; shutdown ends the wait. The reader calls it before each
+// request (what the client sends meanwhile stays in the socket, as with
+// Kafka's muted channel) and the processor too, for requests read before
+// the throttle began.
 func (c *conn) waitQuotaMute() {
 	until := c.quotaMutedUntil.Load()
 	if until == 0 {

@@ -185,8 +185,11 @@ func TestQuotaWindowConfig(t *testing.T) {
 // TestRequestPercentageQuota: a request quota far below what the
 // client's requests take throttles it, at most one window (1 s) per
 // response, on the APIs the quota counts, never on ApiVersions.
+//
+// The throttles show in the request metrics and the per-client quota
+// metrics (kafka_server_request_throttle_time).
 func TestRequestPercentageQuota(t *testing.T) {
-	n := startTestNode(t, t.TempDir())
+	n := startTestNode(t, t.TempDir(), "samsa.http.listener=127.0.0.1:0")
 	defer closeTestNode(t, n)
 	c := dialRaw(t, n.Addrs()[0].String())
 	setClientQuota(t, c, "raw", "request_percentage", 0.0001)
@@ -212,6 +215,16 @@ func TestRequestPercentageQuota(t *testing.T) {
 	}
 	if ms := resp.(*kmsg.ApiVersionsResponse).ThrottleMillis; ms != 0 {
 		t.Errorf("ApiVersions throttled %d ms", ms)
+	}
+	m := scrapeMetrics(t, "http://"+n.HTTPAddr().String())
+	if v, ok := m.sum("kafka_server_request_throttle_time", "user", "", "client_id", "raw"); !ok || v <= 0 {
+		t.Errorf("kafka_server_request_throttle_time{client_id=raw} = %v (found %v)", v, ok)
+	}
+	if v, ok := m.sum("kafka_server_request_request_time", "client_id", "raw"); !ok || v <= 0 {
+		t.Errorf("kafka_server_request_request_time{client_id=raw} = %v (found %v)", v, ok)
+	}
+	if _, ok := m.sum("kafka_network_requestmetrics_throttletimems", "request", "Metadata"); !ok {
+		t.Error("no kafka_network_requestmetrics_throttletimems of Metadata")
 	}
 }
 

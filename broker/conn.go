@@ -361,7 +361,7 @@ func (c *conn) handle(frame []byte, read time.Time, detach handlers.Detacher) (o
 			return outgoing{buf: buf}, err
 		}
 	}
-	mutations, frame := c.mutationQuota(hdr, req, frame)
+	mutations, frame := c.quotasBefore(hdr, req, frame)
 	if entry.Forward && c.srv.opts.Forward != nil {
 		if out, forwarded := c.srv.opts.Forward(frame, c.principal(), c.host); forwarded {
 			return outgoing{buf: mutations.patchFrame(c, hdr, req, out), throttle: mutations.muteTime()}, nil

@@ -43,6 +43,11 @@
 // listener are set up by peer_dial.go. The principal reaches handlers as
 // handlers.Request.Principal.
 //
+// Client quotas (quota_conn.go, quota_mutation.go, rules in broker/quota):
+// each request's cost is recorded against the quotas of its principal
+// and client id; a client over one gets throttle_time_ms and its
+// connection runs no further request until the throttle has passed.
+//
 // Usage:
 //
 //	srv, err := broker.New(broker.Options{Deps: deps, Listeners: cfg.Listeners, MaxRequestBytes: cfg.SocketRequestMaxBytes, QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes})

@@ -56,6 +56,7 @@ func (n *Node) startHTTP() error {
 	n.http = srv
 	n.srv.observer = m
 	m.Registry().MustRegister(panicMetric(n.srv))
+	m.Registry().MustRegister(newQuotaCollector(n.srv.quotas))
 	n.logger.Info("HTTP listener serving /metrics, /healthz and /readyz", "addr", srv.Addr().String())
 	return nil
 }

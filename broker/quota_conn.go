@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/broker/handlers"
+	"github.com/samsa-broker/samsa/broker/quota"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/wire"
 )
@@ -76,6 +77,31 @@ func (c *conn) enforceQuotas(hdr wire.RequestHeader, req kmsg.Request, resp kmsg
 		r.SetThrottle(ms)
 	}
 	return throttle
+}
+
+// quotasBefore applies the quotas that act before a request is handled:
+// a consumer fetch's max bytes is capped at what its quota allows over
+// samples-1 windows (as Kafka: more would always be throttled), and the
+// controller mutation quota (quota_mutation.go) may refuse topics, in
+// which case frame is the request re-encoded without them.
+func (c *conn) quotasBefore(hdr wire.RequestHeader, req kmsg.Request, frame []byte) (*mutationThrottle, []byte) {
+	if f, ok := req.(*kmsg.FetchRequest); ok && !c.controller && f.ReplicaID < 0 && f.ReplicaState.ID < 0 &&
+		c.srv.opts.Deps != nil && c.srv.opts.Deps.Controller != nil {
+		quotas := c.srv.opts.Deps.Controller.Image().ClientQuotas
+		if len(quotas) > 0 {
+			clientID := ""
+			if hdr.ClientID != nil {
+				clientID = *hdr.ClientID
+			}
+			if bound, _, ok := quota.Resolve(quotas, controller.QuotaConsumerByteRate, strings.TrimPrefix(c.principal(), "User:"), clientID); ok {
+				if limit := c.srv.quotas.MaxInWindow(bound); limit < float64(f.MaxBytes) {
+					f.MaxBytes = int32(max(limit, 1))
+					f.MinBytes = min(f.MinBytes, f.MaxBytes)
+				}
+			}
+		}
+	}
+	return c.mutationQuota(hdr, req, frame)
 }
 
 // fetchResponseBytes is about the encoded size of a fetch response: its

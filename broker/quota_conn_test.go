@@ -10,6 +10,7 @@ import (
 
 	"github.com/samsa-broker/samsa/broker/quota"
 	"github.com/samsa-broker/samsa/config"
+	"github.com/samsa-broker/samsa/wire"
 )
 
 func setClientQuota(t *testing.T, c *rawClient, clientID, key string, value float64) {
@@ -179,4 +180,119 @@ func TestQuotaWindowConfig(t *testing.T) {
 	if _, err := config.Load([]string{"--override", "quota.window.num=0"}, nil); err == nil {
 		t.Error("quota.window.num=0 accepted")
 	}
+}
+
+// TestRequestPercentageQuota: a request quota far below what the
+// client's requests take throttles it, at most one window (1 s) per
+// response, on the APIs the quota counts, never on ApiVersions.
+//
+// The throttles show in the request metrics and the per-client quota
+// metrics (kafka_server_request_throttle_time).
+func TestRequestPercentageQuota(t *testing.T) {
+	n := startTestNode(t, t.TempDir(), "samsa.http.listener=127.0.0.1:0")
+	defer closeTestNode(t, n)
+	c := dialRaw(t, n.Addrs()[0].String())
+	setClientQuota(t, c, "raw", "request_percentage", 0.0001)
+	throttled := false
+	deadline := time.Now().Add(30 * time.Second)
+	for !throttled && time.Now().Before(deadline) {
+		resp, err := c.roundTrip(kmsg.NewPtrMetadataRequest(), 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := resp.(*kmsg.MetadataResponse).ThrottleMillis
+		if ms > 1000 {
+			t.Fatalf("request quota throttle %d ms, more than one window", ms)
+		}
+		throttled = ms > 0
+	}
+	if !throttled {
+		t.Fatal("Metadata never throttled under a request_percentage of 0.0001")
+	}
+	resp, err := c.roundTrip(kmsg.NewPtrApiVersionsRequest(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := resp.(*kmsg.ApiVersionsResponse).ThrottleMillis; ms != 0 {
+		t.Errorf("ApiVersions throttled %d ms", ms)
+	}
+	m := scrapeMetrics(t, "http://"+n.HTTPAddr().String())
+	if v, ok := m.sum("kafka_server_request_throttle_time", "user", "", "client_id", "raw"); !ok || v <= 0 {
+		t.Errorf("kafka_server_request_throttle_time{client_id=raw} = %v (found %v)", v, ok)
+	}
+	if v, ok := m.sum("kafka_server_request_request_time", "client_id", "raw"); !ok || v <= 0 {
+		t.Errorf("kafka_server_request_request_time{client_id=raw} = %v (found %v)", v, ok)
+	}
+	if _, ok := m.sum("kafka_network_requestmetrics_throttletimems", "request", "Metadata"); !ok {
+		t.Error("no kafka_network_requestmetrics_throttletimems of Metadata")
+	}
+}
+
+// TestConsumerFetchCap: a consumer fetch asks for at most what its quota
+// allows over ten windows (Kafka's maxValueInQuotaWindow), so a fetch of
+// a topic holding more comes back no larger than that, and the next one
+// carries a throttle.
+func TestConsumerFetchCap(t *testing.T) {
+	n := startTestNode(t, t.TempDir())
+	defer closeTestNode(t, n)
+	c := dialRaw(t, n.Addrs()[0].String())
+	ct := createTopicsReq(map[string]int32{"capped": 1}, "capped")
+	if resp, err := c.roundTrip(ct, 7); err != nil || resp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode != 0 {
+		t.Fatalf("create: %v %+v", err, resp)
+	}
+	// 20 batches of 10 000 bytes.
+	for i := range 20 {
+		req := kmsg.NewPtrProduceRequest()
+		req.Acks, req.TimeoutMillis = 1, 10000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "capped"
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = oneRecordBatch(t, 10_000)
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := c.roundTrip(req, 9)
+		if err != nil || resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("produce %d: %v %+v", i, err, resp)
+		}
+	}
+	setClientQuota(t, c, "raw", "consumer_byte_rate", 5_000) // 50 000 bytes over ten windows
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxBytes, req.MaxWaitMillis = -1, 50<<20, 100
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "capped"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes, fp.LogStartOffset = 50<<20, -1
+	ft.Partitions = append(ft.Partitions, fp)
+	req.Topics = append(req.Topics, ft)
+	resp, err := c.roundTrip(req, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resp.(*kmsg.FetchResponse)
+	got := len(r.Topics[0].Partitions[0].RecordBatches)
+	if got == 0 || got > 50_000 {
+		t.Fatalf("fetched %d bytes, want 1..50000", got)
+	}
+	// The credit of a new client is the same ten windows: the next fetch
+	// goes over and is throttled.
+	batches := 0
+	wire.SplitBatches(r.Topics[0].Partitions[0].RecordBatches, func([]byte, wire.BatchHeader) error { batches++; return nil })
+	req.Topics[0].Partitions[0].FetchOffset = int64(batches)
+	if resp, err = c.roundTrip(req, 11); err != nil {
+		t.Fatal(err)
+	}
+	if r = resp.(*kmsg.FetchResponse); r.ThrottleMillis <= 0 || len(r.Topics[0].Partitions[0].RecordBatches) == 0 {
+		t.Errorf("second fetch: %d bytes, throttle %d ms; want data and a throttle", len(r.Topics[0].Partitions[0].RecordBatches), r.ThrottleMillis)
+	}
+}
+
+// oneRecordBatch is a batch of one record of size bytes.
+func oneRecordBatch(t *testing.T, size int) []byte {
+	t.Helper()
+	b, err := wire.EncodeBatch(wire.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: time.Now().UnixMilli(),
+		Records: []wire.Record{{Value: make([]byte, size)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

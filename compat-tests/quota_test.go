@@ -354,3 +354,52 @@ func TestClientQuotaKafkaConfigs(t *testing.T) {
 		t.Errorf("fractional producer_byte_rate:\n%s", out)
 	}
 }
+
+// TestClientQuotaJavaProducer: Kafka's Java producer (kafka-producer-perf-test)
+// held to 1 MB/s reports the broker's throttle in its own metrics
+// (produce-throttle-time-max), after its first 10 s of credit.
+func TestClientQuotaJavaProducer(t *testing.T) {
+	t.Parallel()
+	kafkaref.Require(t)
+	b := harness.Start(t, harness.Options{})
+	ctx := testContext(t, 3*time.Minute)
+	_, adm := newAdmin(t, b.Addr)
+	if r, err := adm.CreateTopic(ctx, 1, 1, nil, "quota-java"); err != nil || r.Err != nil {
+		t.Fatalf("CreateTopic: %v / %v", err, r.Err)
+	}
+	res, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{
+		Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: ptrTo("quota-java")}},
+		Ops:    []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: quotaRate}},
+	}})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("AlterClientQuotas: %v %+v", err, res)
+	}
+	// 16 MB: the 10 MB of a new client's credit, then about 6 s held
+	// to the quota.
+	start := time.Now()
+	out, err := kafkaref.Tool(t, "kafka-producer-perf-test", "--topic", "quota-java", "--num-records", "1600", "--record-size", "10000",
+		"--throughput", "-1", "--print-metrics", "--producer-props", "bootstrap.servers="+b.Addr, "client.id=quota-java",
+		"compression.type=none", "batch.size=262144", "linger.ms=5").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kafka-producer-perf-test: %v\n%s", err, out)
+	}
+	took := time.Since(start)
+	var summary, throttleAvg, throttleMax string
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.Contains(line, "records sent"):
+			summary = strings.TrimSpace(line)
+		case strings.HasPrefix(line, "producer-metrics:produce-throttle-time-avg:"):
+			throttleAvg = strings.TrimSpace(line[strings.LastIndex(line, ":")+1:])
+		case strings.HasPrefix(line, "producer-metrics:produce-throttle-time-max:"):
+			throttleMax = strings.TrimSpace(line[strings.LastIndex(line, ":")+1:])
+		}
+	}
+	t.Logf("Java producer, 16 MB at 1 MB/s: %s; produce-throttle-time-avg %s ms, max %s ms; %v with the JVM's start", summary, throttleAvg, throttleMax, took.Round(time.Millisecond))
+	if throttleMax == "" || strings.HasPrefix(throttleMax, "0.0") || strings.HasPrefix(throttleMax, "NaN") {
+		t.Errorf("the Java producer reported no throttle (produce-throttle-time-max %q)\n%s", throttleMax, out)
+	}
+	if took < 5*time.Second {
+		t.Errorf("16 MB went out in %v against a 1 MB/s quota", took)
+	}
+}

@@ -26,8 +26,9 @@ func handleDescribeClientQuotas(d *Deps, r *Request) (kmsg.Response, error) {
 		comps = append(comps, controller.QuotaFilterComponent{EntityType: c.EntityType, MatchType: int8(c.MatchType), Match: c.Match})
 	}
 	entries, code, msg := controller.DescribeClientQuotas(d.Controller.Image(), comps, req.Strict)
+	// Kafka's answer carries an empty (not null) message on success.
+	resp.ErrorCode, resp.ErrorMessage = code, ptrTo(msg)
 	if code != 0 {
-		resp.ErrorCode, resp.ErrorMessage = code, ptrTo(msg)
 		return resp, nil
 	}
 	resp.Entries = make([]kmsg.DescribeClientQuotasResponseEntry, 0, len(entries))

@@ -49,6 +49,17 @@ type rateKey struct {
 type entityRate struct {
 	rate     *Rate
 	lastUsed time.Time
+	// throttleMs and throttled sum the throttles given and count the
+	// requests throttled over the same span, for Stats.
+	throttleMs, throttled *Rate
+}
+
+// noteThrottle counts a throttle t given at now.
+func (e *entityRate) noteThrottle(t time.Duration, now time.Time) {
+	if t > 0 {
+		e.throttleMs.Record(float64(t)/float64(time.Millisecond), now)
+		e.throttled.Record(1, now)
+	}
 }
 
 // NewManager returns a Manager with no rates.
@@ -122,13 +133,21 @@ func (m *Manager) Record(quotas Quotas, key, user, clientID string, value float6
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.rateLocked(rateKey{key, shared}, now)
-	r.Record(value, now)
-	t := r.ThrottleTime(bound, now)
+	e := m.entityLocked(rateKey{key, shared}, now)
+	e.rate.Record(value, now)
+	t := e.rate.ThrottleTime(bound, now)
 	if key == controller.QuotaRequestPercentage {
 		t = min(t, m.opts.Window)
 	}
+	e.noteThrottle(t, now)
 	return t
+}
+
+// MaxInWindow returns the most a client with quota bound may move at
+// once without being throttled: bound over samples-1 windows (Kafka's
+// maxValueInQuotaWindow, which caps a consumer fetch).
+func (m *Manager) MaxInWindow(bound float64) float64 {
+	return bound * float64(m.opts.Samples-1) * m.opts.Window.Seconds()
 }
 
 // Exceeded returns the throttle time of a client already over its quota
@@ -168,14 +187,21 @@ func (m *Manager) sweepLocked(now time.Time) {
 // rateLocked returns the rate of k, created on first use.
 // REQUIRES: m.mu held.
 func (m *Manager) rateLocked(k rateKey, now time.Time) *Rate {
+	return m.entityLocked(k, now).rate
+}
+
+// entityLocked returns the measures of k, created on first use.
+// REQUIRES: m.mu held.
+func (m *Manager) entityLocked(k rateKey, now time.Time) *entityRate {
 	m.sweepLocked(now)
 	r, ok := m.mu.rates[k]
 	if !ok {
-		r = &entityRate{rate: NewRate(m.opts.Window, m.opts.Samples)}
+		r = &entityRate{rate: NewRate(m.opts.Window, m.opts.Samples),
+			throttleMs: NewRate(m.opts.Window, m.opts.Samples), throttled: NewRate(m.opts.Window, m.opts.Samples)}
 		m.mu.rates[k] = r
 	}
 	r.lastUsed = now
-	return r.rate
+	return r
 }
 
 // Len returns the number of rates and buckets kept (for tests).

@@ -38,14 +38,14 @@ func (b *TokenBucket) throttle(bound float64) time.Duration {
 }
 
 // mutationBucketLocked returns the bucket of a client, refilled to now,
-// and its quota; ok is false when the client has no mutation quota.
+// its quota and its key; ok is false when the client has no mutation quota.
 // REQUIRES: m.mu held.
-func (m *Manager) mutationBucketLocked(quotas Quotas, user, clientID string, now time.Time) (b *TokenBucket, bound float64, ok bool) {
+func (m *Manager) mutationBucketLocked(quotas Quotas, user, clientID string, now time.Time) (b *TokenBucket, bound float64, k rateKey, ok bool) {
 	bound, shared, ok := Resolve(quotas, controller.QuotaControllerMutationRate, user, clientID)
 	if !ok {
-		return nil, 0, false
+		return nil, 0, k, false
 	}
-	k := rateKey{controller.QuotaControllerMutationRate, shared}
+	k = rateKey{controller.QuotaControllerMutationRate, shared}
 	b, found := m.mu.buckets[k]
 	if !found {
 		b = &TokenBucket{}
@@ -54,7 +54,7 @@ func (m *Manager) mutationBucketLocked(quotas Quotas, user, clientID string, now
 	m.sweepLocked(now)
 	m.mu.bucketUsed[k] = now
 	b.refill(bound, bound*float64(m.opts.MutationSamples)*m.opts.MutationWindow.Seconds(), now)
-	return b, bound, true
+	return b, bound, k, true
 }
 
 // MutationExceeded returns, for a client already over its
@@ -64,11 +64,13 @@ func (m *Manager) mutationBucketLocked(quotas Quotas, user, clientID string, now
 func (m *Manager) MutationExceeded(quotas Quotas, user, clientID string, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b, bound, ok := m.mutationBucketLocked(quotas, user, clientID, now)
+	b, bound, k, ok := m.mutationBucketLocked(quotas, user, clientID, now)
 	if !ok {
 		return 0
 	}
-	return b.throttle(bound)
+	t := b.throttle(bound)
+	m.entityLocked(k, now).noteThrottle(t, now)
+	return t
 }
 
 // RecordMutations takes permits partition mutations from the client's
@@ -77,10 +79,14 @@ func (m *Manager) MutationExceeded(quotas Quotas, user, clientID string, now tim
 func (m *Manager) RecordMutations(quotas Quotas, user, clientID string, permits float64, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b, bound, ok := m.mutationBucketLocked(quotas, user, clientID, now)
+	b, bound, k, ok := m.mutationBucketLocked(quotas, user, clientID, now)
 	if !ok {
 		return 0
 	}
 	b.tokens -= permits
-	return b.throttle(bound)
+	e := m.entityLocked(k, now)
+	e.rate.Record(permits, now)
+	t := b.throttle(bound)
+	e.noteThrottle(t, now)
+	return t
 }

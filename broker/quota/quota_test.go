@@ -215,3 +215,30 @@ func TestMutationWindowOptions(t *testing.T) {
 		t.Fatalf("throttle %v, want 2s", got)
 	}
 }
+
+// TestStats: each entity in use reports its rate and the average of the
+// throttles it was given, under Kafka's quota type names.
+func TestStats(t *testing.T) {
+	m := NewManager(Options{})
+	q := Quotas{
+		{ClientID: controller.QuotaEntityName{Present: true, Default: true}}: {controller.QuotaProducerByteRate: 1e6},
+		{User: controller.QuotaEntityName{Present: true, Name: "alice"}}:     {controller.QuotaControllerMutationRate: 1},
+	}
+	m.Record(q, controller.QuotaProducerByteRate, "alice", "app", 5e6, t0)
+	m.Record(q, controller.QuotaProducerByteRate, "alice", "app", 5.5e6, t0) // 10.5 MB: 0.5 s over
+	m.RecordMutations(q, "alice", "admin", 3, t0)
+	got := m.Stats(t0)
+	want := []Stat{
+		{Type: "ControllerMutation", User: "alice", Rate: 3.0 / 10},
+		{Type: "Produce", ClientID: "app", Rate: 10.5e6 / 10, ThrottleMs: 500},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("stats %+v", got)
+	}
+	for i := range want {
+		if got[i].Type != want[i].Type || got[i].User != want[i].User || got[i].ClientID != want[i].ClientID ||
+			math.Abs(got[i].Rate-want[i].Rate) > 1e-6 || math.Abs(got[i].ThrottleMs-want[i].ThrottleMs) > 1e-6 {
+			t.Errorf("stat %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

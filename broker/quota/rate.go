@@ -108,6 +108,12 @@ func (r *Rate) total() float64 {
 	return total
 }
 
+// Sum returns the total of the samples still counted at now.
+func (r *Rate) Sum(now time.Time) float64 {
+	r.purge(now)
+	return r.total()
+}
+
 // Measure returns the rate per second at now.
 func (r *Rate) Measure(now time.Time) float64 {
 	w := r.Window(now)

@@ -1,0 +1,25 @@
+package handlers
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestEveryAPIAuthorized: with an authorizer, every API the broker serves
+// is checked, by Serve's table (authzCheck) or in its handler (the ACL
+// APIs); the exceptions are the APIs Kafka serves before authentication
+// and the controller-only ones (served on the controller listener, which
+// samsa trusts as it trusts BrokerRegistration). A new API added to the
+// table without a check fails here instead of being open to everyone.
+func TestEveryAPIAuthorized(t *testing.T) {
+	inHandler := map[kmsg.Key]bool{kmsg.DescribeACLs: true, kmsg.CreateACLs: true, kmsg.DeleteACLs: true}
+	open := map[kmsg.Key]bool{kmsg.ApiVersions: true, kmsg.SASLHandshake: true, kmsg.SASLAuthenticate: true}
+	for _, e := range Table() {
+		k := kmsg.Key(e.Key)
+		if authzCheck(e.Key) != nil || inHandler[k] || open[k] || e.ControllerOnly {
+			continue
+		}
+		t.Errorf("%s is served without an authorization check: add it to authzCheck (authz_*.go)", kmsg.NameForKey(e.Key))
+	}
+}

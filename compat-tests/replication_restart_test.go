@@ -238,17 +238,19 @@ func topicNames(t *testing.T, ctx context.Context, adm *kadm.Client) []string {
 	return td.Names()
 }
 
-// TestBrokerOnlyDamagedMetadataStore (issue 13): a broker-only node whose
-// metadata store (its Raft state, __samsa_metadata/raft/raft.db) is
-// damaged while it is down starts again: the damaged state is moved aside
-// (not deleted), the node fetches the metadata from the controller quorum,
-// and its partition data is untouched: every record written before is read
-// back from it.
+// TestBrokerOnlyDamagedMetadataStore (issue 13): one controller-only node
+// and one broker-only node (a layout Kafka allows; a lone controller-only
+// voter used to open no controller listener, so no broker could join it).
+// The broker's metadata store (its Raft state,
+// __samsa_metadata/raft/raft.db) is damaged while it is down; it starts
+// again: the damaged state is moved aside (not deleted), the node fetches
+// the metadata from the controller, and its partition data is untouched:
+// every record written before is read back from it.
 func TestBrokerOnlyDamagedMetadataStore(t *testing.T) {
 	t.Parallel()
-	c := harness.StartSplitCluster(t, 3, 1, harness.ClusterOptions{})
+	c := harness.StartSplitCluster(t, 1, 1, harness.ClusterOptions{})
 	ctx := testContext(t, 2*time.Minute)
-	b := c.Brokers[3]
+	b := c.Brokers[1]
 	cl, adm := newAdmin(t, b.Addr)
 	if r, err := adm.CreateTopic(ctx, 2, 1, nil, "damaged-meta"); err != nil || r.Err != nil {
 		t.Fatalf("CreateTopic: %v / %v", err, r.Err)

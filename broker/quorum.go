@@ -84,12 +84,15 @@ func isOwnControllerAddr(cfg *config.Config, addr string) bool {
 const singleVoterElectionTimeout = 15 * time.Millisecond
 
 // openQuorum starts this node's metadata quorum in metaDir/raft. A quorum
-// of one voter runs Raft over an in-memory transport (no port is opened);
+// of one voter that is also a broker (a single node) runs Raft over an
+// in-memory transport (no port is opened);
 // it waits until the node is its active controller and imports the
 // metadata.log of earlier builds on first start. Several voters run Raft
 // on the controller listener, whose other connections (Kafka requests to
 // the controller) go to kafka; it waits until the quorum has a leader and
-// this node applied what is committed.
+// this node applied what is committed. So does a lone controller-only
+// voter: its brokers are other processes (one controller and broker-only
+// nodes, as Kafka allows), which reach it there.
 func openQuorum(cfg *config.Config, clusterID, metaDir string, kafka func(net.Conn), logger *slog.Logger) (*quorum.Quorum, io.Closer, net.Addr, error) {
 	self, voters, err := quorumOf(cfg)
 	if err != nil {
@@ -103,7 +106,7 @@ func openQuorum(cfg *config.Config, clusterID, metaDir string, kafka func(net.Co
 		ElectionTimeout: time.Duration(cfg.QuorumElectionTimeoutMs) * time.Millisecond,
 		Logger:          logger,
 	}
-	if len(voters) == 1 {
+	if len(voters) == 1 && cfg.HasRole("broker") {
 		// No peer can ever connect to a lone voter, so its election timer
 		// only delays start-up (Raft waits one to two timeouts before the
 		// first election): keep it short.

@@ -82,7 +82,7 @@ func (k *kafkaGoFaultProducer) send(ctx context.Context, key, value string) (int
 	k.mu.Lock()
 	k.lastPartition, k.lastOffset = -1, -1
 	k.mu.Unlock()
-	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, 6*time.Second)
 	defer cancel()
 	if err := k.w.WriteMessages(wctx, kafkago.Message{Key: []byte(key), Value: []byte(value)}); err != nil {
 		return 0, 0, err

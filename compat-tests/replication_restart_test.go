@@ -3,6 +3,8 @@ package compattests
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -234,4 +236,57 @@ func topicNames(t *testing.T, ctx context.Context, adm *kadm.Client) []string {
 		t.Fatal(err)
 	}
 	return td.Names()
+}
+
+// TestBrokerOnlyDamagedMetadataStore (issue 13): one controller-only node
+// and one broker-only node (a layout Kafka allows; a lone controller-only
+// voter used to open no controller listener, so no broker could join it).
+// The broker's metadata store (its Raft state,
+// __samsa_metadata/raft/raft.db) is damaged while it is down; it starts
+// again: the damaged state is moved aside (not deleted), the node fetches
+// the metadata from the controller, and its partition data is untouched:
+// every record written before is read back from it.
+func TestBrokerOnlyDamagedMetadataStore(t *testing.T) {
+	t.Parallel()
+	c := harness.StartSplitCluster(t, 1, 1, harness.ClusterOptions{})
+	ctx := testContext(t, 2*time.Minute)
+	b := c.Brokers[1]
+	cl, adm := newAdmin(t, b.Addr)
+	if r, err := adm.CreateTopic(ctx, 2, 1, nil, "damaged-meta"); err != nil || r.Err != nil {
+		t.Fatalf("CreateTopic: %v / %v", err, r.Err)
+	}
+	waitTopicReady(t, ctx, adm, "damaged-meta", 2)
+	for i := range 40 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "damaged-meta", Value: fmt.Appendf(nil, "%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.Close()
+	b.Stop(t)
+	db := filepath.Join(b.Dir, "__samsa_metadata", "raft", "raft.db")
+	raw, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range min(2*4096, len(raw)) {
+		raw[i] = byte(i*7 + 0xa5) // both bbolt meta pages
+	}
+	if err := os.WriteFile(db, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.Restart(t)
+	if !strings.Contains(b.LastRunOutput(), "moved it aside and fetching the metadata from the quorum again") {
+		t.Errorf("no repair line in the restarted broker's output")
+	}
+	if aside, _ := filepath.Glob(filepath.Join(b.Dir, "__samsa_metadata", "raft.damaged-*")); len(aside) != 1 {
+		t.Errorf("damaged metadata store set aside as %v, want one dir", aside)
+	}
+	_, adm = newAdmin(t, b.Addr)
+	got := 0
+	for _, recs := range consumeAll(t, ctx, b.Addr, adm, "damaged-meta") {
+		got += len(recs)
+	}
+	if got != 40 {
+		t.Fatalf("read %d of 40 records back from the repaired broker", got)
+	}
 }

@@ -61,9 +61,10 @@ type Options struct {
 	// changes committed elsewhere (another controller of the quorum, or a
 	// snapshot) are delivered by the controller's publisher goroutine.
 	// New delivers every change applied so far (with a Log: one call from
-	// the empty image to the replayed one). Image() returns next only after
-	// OnChange(prev, next) returned. OnChange must not call the
-	// controller's write methods (it would deadlock).
+	// the empty image to the replayed one), unless CaughtUp holds them.
+	// Image() returns next only after OnChange(prev, next) returned.
+	// OnChange must not call the controller's write methods (it would
+	// deadlock).
 	OnChange func(prev, next *Image)
 
 	// CaughtUp, when set, holds publishing back (OnChange and Image) until

@@ -79,3 +79,78 @@ func openOneErr(dir string) (*Quorum, *raft.InmemTransport, error) {
 	}
 	return q, trans, nil
 }
+
+// TestDamagedObserverStoreRefetched: a broker-only node (a Raft observer)
+// whose raft.db is damaged does not refuse to start: its Raft state is
+// moved aside (nothing deleted) and it fetches the metadata log from the
+// active controller again, ending with the leader's image. A voter with a
+// damaged store still refuses (TestDamagedStore): it must not forget its
+// vote.
+func TestDamagedObserverStoreRefetched(t *testing.T) {
+	leaderDir, obsDir := t.TempDir(), filepath.Join(t.TempDir(), "raft")
+	leader, ltrans := openOne(t, leaderDir)
+	defer func() { leader.Close(); ltrans.Close() }()
+	if err := leader.WaitLeading(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	openObs := func() (*Quorum, *raft.InmemTransport) {
+		t.Helper()
+		_, otrans := raft.NewInmemTransport("obs")
+		ltrans.Connect("obs", otrans)
+		otrans.Connect("one", ltrans)
+		q, err := Open(Options{NodeID: 2, ClusterID: "c", Dir: obsDir, Voters: []Voter{{1, "one"}}, Observer: true, Transport: otrans, Logger: testLogger()})
+		if err != nil {
+			t.Fatalf("open observer: %v", err)
+		}
+		return q, otrans
+	}
+	propose := func(n int) {
+		t.Helper()
+		for i := range n {
+			v := fmt.Sprint(i)
+			rec := controller.ConfigRecord{ResourceType: controller.ConfigResourceBroker, Name: "x" + v, Value: &v}
+			if err := leader.Propose(leader.Machine().Image().Offset, []controller.Record{rec}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	caughtUp := func(obs *Quorum) {
+		t.Helper()
+		want := leader.Machine().Image().Offset
+		waitFor(t, 30*time.Second, fmt.Sprintf("the observer at the leader's offset %d", want), func() bool {
+			return obs.Machine().Image().Offset == want
+		})
+	}
+	obs, otrans := openObs()
+	if err := leader.AddObserver(2, "obs"); err != nil {
+		t.Fatal(err)
+	}
+	propose(20)
+	caughtUp(obs)
+	obs.Close()
+	otrans.Close()
+
+	db := filepath.Join(obsDir, "raft.db")
+	good, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte(nil), good...)
+	for i := range min(2*4096, len(bad)) {
+		bad[i] = byte(i*7 + 0xa5) // both meta pages: bbolt refuses the file
+	}
+	if err := os.WriteFile(db, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	propose(5)
+	obs, otrans = openObs()
+	defer func() { obs.Close(); otrans.Close() }()
+	caughtUp(obs)
+	aside, _ := filepath.Glob(obsDir + ".damaged-*")
+	if len(aside) != 1 {
+		t.Fatalf("damaged state set aside as %v, want one dir", aside)
+	}
+	if kept, err := os.ReadFile(filepath.Join(aside[0], "raft.db")); err != nil || len(kept) != len(bad) {
+		t.Fatalf("the damaged raft.db was not kept: %v", err)
+	}
+}

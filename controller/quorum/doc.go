@@ -39,6 +39,12 @@
 // raft's. A Raft entry is controller.EncodeEntry's format (version byte 1,
 // base offset, record count, record frames).
 //
+// A raft.db that fails the page check at Open (checkStore) stops a voter
+// (ErrCorrupt: a voter that forgot its term and vote could vote twice in
+// one term). A broker-only node (an observer) holds no vote: its Dir is
+// renamed Dir.damaged-<unix ms>, kept for inspection, and it starts
+// afresh and fetches the log or a snapshot from the active controller.
+//
 // # Transport
 //
 // Raft speaks its own RPCs (hashicorp's network transport) on the port of

@@ -133,7 +133,16 @@ func Open(o Options) (_ *Quorum, err error) {
 	}()
 	dbPath := filepath.Join(o.Dir, "raft.db")
 	if err := checkStore(dbPath); err != nil {
-		return nil, fmt.Errorf("quorum: the metadata store is damaged; this node cannot start its controller from it (%w)", err)
+		if !o.Observer {
+			// A voter must not forget its term and vote: one that
+			// started afresh could vote twice in one term and help elect
+			// two leaders (Kafka likewise needs a voter with a lost disk
+			// removed and added again, KIP-853).
+			return nil, fmt.Errorf("quorum: the metadata store is damaged; this node cannot start its controller from it (%w)", err)
+		}
+		if err := setAsideDamaged(o.Dir, err, o.Logger); err != nil {
+			return nil, err
+		}
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverOpen(dbPath, &err)
@@ -192,6 +201,25 @@ func Open(o Options) (_ *Quorum, err error) {
 	q.wg.Add(1)
 	go q.followLeadership()
 	return q, nil
+}
+
+// setAsideDamaged moves the damaged Raft state of a broker-only node (an
+// observer) aside, as dir.damaged-<unix ms>, and leaves an empty dir: an
+// observer holds no vote, so it can start afresh and fetch the metadata
+// log (or a snapshot) from the active controller again, which re-adds it
+// when it registers. Nothing is deleted: the old files stay for an
+// operator to look at. Partition data is not touched.
+func setAsideDamaged(dir string, cause error, logger *slog.Logger) error {
+	aside := fmt.Sprintf("%s.damaged-%d", dir, time.Now().UnixMilli())
+	if err := os.Rename(dir, aside); err != nil {
+		return fmt.Errorf("quorum: the metadata store is damaged (%w) and cannot be set aside: %w", cause, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("quorum: %w", err)
+	}
+	logger.Error("quorum: the metadata store of this broker-only node is damaged; moved it aside and fetching the metadata from the quorum again",
+		"err", cause, "moved_to", aside)
+	return nil
 }
 
 func serverID(id int32) raft.ServerID { return raft.ServerID(strconv.Itoa(int(id))) }

@@ -252,6 +252,7 @@ func TestOAuthClientFirst(t *testing.T) {
 		{"n,,\x01auth=Bearer abc.def.ghi\x01\x01", "", "abc.def.ghi", true},
 		{"n,a=alice,\x01auth=bearer abc.def.\x01host=b1\x01port=9092\x01\x01", "alice", "abc.def.", true},
 		{"n,a=a=2Cb,\x01auth=Bearer t\x01\x01", "a,b", "t", true},
+		{"n,,\x01auth=Bearer a~b+c/d==\x01\x01", "", "a~b+c/d==", true},
 		{"y,,\x01auth=Bearer t\x01\x01", "", "", false},
 		{"n,,\x01auth=Basic dXNlcg\x01\x01", "", "", false},
 		{"n,,\x01host=b1\x01\x01", "", "", false},

@@ -445,8 +445,8 @@ func (j *jwksKeys) stale(now time.Time) bool {
 
 // fetch reads the key set and installs it; on failure the previous keys
 // stay in use. REQUIRES: j.fetchMu held.
-func (j *jwksKeys) fetchLocked(now time.Time) error {
-	ctx, cancel := context.WithTimeout(context.Background(), jwksFetchTimeout)
+func (j *jwksKeys) fetchLocked(ctx context.Context, now time.Time) error {
+	ctx, cancel := context.WithTimeout(ctx, jwksFetchTimeout)
 	defer cancel()
 	data, err := j.source(ctx)
 	var keys []jwk
@@ -464,7 +464,7 @@ func (j *jwksKeys) fetchLocked(now time.Time) error {
 }
 
 // refreshIfStale fetches the key set when it is due.
-func (j *jwksKeys) refreshIfStale(now time.Time) error {
+func (j *jwksKeys) refreshIfStale(ctx context.Context, now time.Time) error {
 	if !j.stale(now) {
 		return nil
 	}
@@ -473,13 +473,14 @@ func (j *jwksKeys) refreshIfStale(now time.Time) error {
 	if !j.stale(now) {
 		return nil // another caller fetched it meanwhile
 	}
-	return j.fetchLocked(now)
+	return j.fetchLocked(ctx, now)
 }
 
 // candidates returns the keys that may have signed a token naming kid:
 // that key, or every key when the token names none.
 func (j *jwksKeys) candidates(kid string, now time.Time) ([]jwk, error) {
-	ferr := j.refreshIfStale(now)
+	ctx := context.Background() // a connection's authentication: bounded by jwksFetchTimeout
+	ferr := j.refreshIfStale(ctx, now)
 	pick := func() []jwk {
 		j.mu.Lock()
 		defer j.mu.Unlock()
@@ -499,7 +500,7 @@ func (j *jwksKeys) candidates(kid string, now time.Time) ([]jwk, error) {
 		due := now.Sub(j.mu.lastAttempt) >= jwksUnknownKidBackoff
 		j.mu.Unlock()
 		if due {
-			ferr = j.fetchLocked(now)
+			ferr = j.fetchLocked(ctx, now)
 		}
 		j.fetchMu.Unlock()
 		keys = pick()

@@ -234,7 +234,7 @@ func TestJWKSRefresh(t *testing.T) {
 	// Periodic refresh: a key removed at the provider stops verifying.
 	only := jwksJSON(newKey)
 	doc.Store(&only)
-	if err := set.refreshIfStale(now.Add(2 * time.Minute)); err != nil || fetches.Load() != 3 {
+	if err := set.refreshIfStale(context.Background(), now.Add(2*time.Minute)); err != nil || fetches.Load() != 3 {
 		t.Fatalf("refresh: %v, %d fetches", err, fetches.Load())
 	}
 	if _, err := v.validate(oldKey.sign(t, claims), now.Add(2*time.Minute)); err == nil {

@@ -258,7 +258,7 @@ func runSecurityReload(ctx context.Context, logger *slog.Logger, security map[st
 				r.reload(logger)
 			}
 			for _, k := range keySets {
-				if err := k.refreshIfStale(now); err != nil {
+				if err := k.refreshIfStale(ctx, now); err != nil {
 					logger.Warn("OAUTHBEARER key set refresh failed; keeping the keys held", "err", err)
 				}
 			}

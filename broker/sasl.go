@@ -191,6 +191,9 @@ func (s *saslConn) authenticate(hdr wire.RequestHeader, req *kmsg.SASLAuthentica
 		return wire.AppendResponse(nil, hdr, resp)
 	}
 	resp.SASLAuthBytes = out
+	// Kafka 4.4 answers a successful step with an empty, not a null,
+	// error message (the schema's default).
+	resp.ErrorMessage = kmsg.StringPtr("")
 	if s.phase == saslAuthenticated && !s.expiry.IsZero() {
 		resp.SessionLifetimeMillis = max(0, s.expiry.Sub(s.srv.now()).Milliseconds())
 	}

@@ -240,6 +240,14 @@ func TestOAuthBearer(t *testing.T) {
 			t.Fatalf("kcat consumed %q", out)
 		}
 	})
+	t.Run("kafkajs", func(t *testing.T) {
+		node := lookTool(t, "node")
+		if _, err := os.Stat("scripts/js/node_modules/kafkajs/package.json"); err != nil {
+			missingClient(t, "KafkaJS is not installed (run npm ci in compat-tests/scripts/js): %v", err)
+		}
+		runScript(t, nil, node, "scripts/js/oauth.js", o.httpsAddr, "oauth-https",
+			o.key.sign(t, o.claims("jsuser", hour)), o.key.sign(t, o.claims("jsuser", time.Now().Add(-time.Minute))))
+	})
 	t.Run("session bounded by the token, franz-go re-authenticates", func(t *testing.T) {
 		// Tokens live 6 s: the broker tells the client a session
 		// lifetime of at most that (KIP-368), and franz-go logs in again

@@ -248,6 +248,11 @@ func TestOAuthBearer(t *testing.T) {
 		runScript(t, nil, node, "scripts/js/oauth.js", o.httpsAddr, "oauth-https",
 			o.key.sign(t, o.claims("jsuser", hour)), o.key.sign(t, o.claims("jsuser", time.Now().Add(-time.Minute))))
 	})
+	t.Run("kafka-python", func(t *testing.T) {
+		py := pythonWith(t, "kafka")
+		runScript(t, []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1"}, py, "scripts/python/oauth_kafka_python.py",
+			o.fileAddr, "oauth-file", o.fileKey.sign(t, o.claims("pyuser", hour)), o.fileKey.sign(t, o.claims("pyuser", time.Now().Add(-time.Minute))))
+	})
 	t.Run("session bounded by the token, franz-go re-authenticates", func(t *testing.T) {
 		// Tokens live 6 s: the broker tells the client a session
 		// lifetime of at most that (KIP-368), and franz-go logs in again

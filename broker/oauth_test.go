@@ -370,3 +370,34 @@ func TestUnsecuredValidator(t *testing.T) {
 		}
 	}
 }
+
+// TestJWKSFailedFetchBackoff: after a failed fetch the key set is not
+// fetched again before sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms,
+// so an unreachable provider is not hammered by every login.
+func TestJWKSFailedFetchBackoff(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	key := newTestSigner(t, "ES256", "k")
+	var fetches atomic.Int32
+	var up atomic.Bool
+	set := &jwksKeys{refresh: time.Hour, failBackoff: 5 * time.Second, source: func(context.Context) ([]byte, error) {
+		fetches.Add(1)
+		if !up.Load() {
+			return nil, errors.New("connection refused")
+		}
+		return jwksJSON(key), nil
+	}}
+	v := &jwtValidator{set: set, subClaim: "sub", scopeClaim: "scope"}
+	tok := key.sign(t, map[string]any{"sub": "a", "iat": now.Unix(), "exp": now.Unix() + 3600})
+	for i := range 3 {
+		if _, err := v.validate(tok, now.Add(time.Duration(i)*time.Second)); err == nil || !strings.Contains(err.Error(), "connection refused") {
+			t.Fatalf("provider down: %v", err)
+		}
+	}
+	if fetches.Load() != 1 {
+		t.Fatalf("%d fetches within the backoff, want 1", fetches.Load())
+	}
+	up.Store(true)
+	if _, err := v.validate(tok, now.Add(6*time.Second)); err != nil || fetches.Load() != 2 {
+		t.Fatalf("after the backoff: %v, %d fetches", err, fetches.Load())
+	}
+}

@@ -51,6 +51,11 @@ var errJWT = errors.New("broker: JWT")
 // identity provider.
 const jwksUnknownKidBackoff = 10 * time.Second
 
+// jwksFailedFetchBackoff is how long after a failed fetch the next one
+// waits when sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms is not
+// given (Kafka's default, 10 s).
+const jwksFailedFetchBackoff = 10 * time.Second
+
 // jwksFetchTimeout bounds one fetch of the key set.
 const jwksFetchTimeout = 10 * time.Second
 
@@ -77,7 +82,8 @@ func newJWTValidator(o *config.OAuthSettings) (*jwtValidator, error) {
 		return nil, err
 	}
 	return &jwtValidator{
-		set:        &jwksKeys{source: src, refresh: time.Duration(o.JWKSRefreshMs) * time.Millisecond},
+		set: &jwksKeys{source: src, refresh: time.Duration(o.JWKSRefreshMs) * time.Millisecond,
+			failBackoff: time.Duration(o.JWKSRetryBackoffMaxMs) * time.Millisecond},
 		audience:   o.ExpectedAudience,
 		issuer:     o.ExpectedIssuer,
 		subClaim:   o.SubClaim,
@@ -420,6 +426,9 @@ func loadTruststoreCerts(o *config.OAuthSettings) ([]*x509.Certificate, error) {
 type jwksKeys struct {
 	source  jwksSource
 	refresh time.Duration
+	// failBackoff spaces fetches after a failed one (0:
+	// jwksFailedFetchBackoff).
+	failBackoff time.Duration
 	// fetchMu serializes fetches; mu guards the fields below it. A fetch
 	// holds fetchMu but never mu, so validations with a fresh set do not
 	// wait for the network.
@@ -437,7 +446,11 @@ type jwksKeys struct {
 func (j *jwksKeys) stale(now time.Time) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.mu.err != nil && now.Sub(j.mu.lastAttempt) < jwksUnknownKidBackoff {
+	backoff := j.failBackoff
+	if backoff <= 0 {
+		backoff = jwksFailedFetchBackoff
+	}
+	if j.mu.err != nil && now.Sub(j.mu.lastAttempt) < backoff {
 		return false // the last attempt failed: back off
 	}
 	return j.mu.fetched.IsZero() || j.refresh > 0 && now.Sub(j.mu.fetched) >= j.refresh
@@ -445,8 +458,8 @@ func (j *jwksKeys) stale(now time.Time) bool {
 
 // fetch reads the key set and installs it; on failure the previous keys
 // stay in use. REQUIRES: j.fetchMu held.
-func (j *jwksKeys) fetchLocked(now time.Time) error {
-	ctx, cancel := context.WithTimeout(context.Background(), jwksFetchTimeout)
+func (j *jwksKeys) fetchLocked(ctx context.Context, now time.Time) error {
+	ctx, cancel := context.WithTimeout(ctx, jwksFetchTimeout)
 	defer cancel()
 	data, err := j.source(ctx)
 	var keys []jwk
@@ -464,7 +477,7 @@ func (j *jwksKeys) fetchLocked(now time.Time) error {
 }
 
 // refreshIfStale fetches the key set when it is due.
-func (j *jwksKeys) refreshIfStale(now time.Time) error {
+func (j *jwksKeys) refreshIfStale(ctx context.Context, now time.Time) error {
 	if !j.stale(now) {
 		return nil
 	}
@@ -473,13 +486,14 @@ func (j *jwksKeys) refreshIfStale(now time.Time) error {
 	if !j.stale(now) {
 		return nil // another caller fetched it meanwhile
 	}
-	return j.fetchLocked(now)
+	return j.fetchLocked(ctx, now)
 }
 
 // candidates returns the keys that may have signed a token naming kid:
 // that key, or every key when the token names none.
 func (j *jwksKeys) candidates(kid string, now time.Time) ([]jwk, error) {
-	ferr := j.refreshIfStale(now)
+	ctx := context.Background() // a connection's authentication: bounded by jwksFetchTimeout
+	ferr := j.refreshIfStale(ctx, now)
 	pick := func() []jwk {
 		j.mu.Lock()
 		defer j.mu.Unlock()
@@ -499,7 +513,7 @@ func (j *jwksKeys) candidates(kid string, now time.Time) ([]jwk, error) {
 		due := now.Sub(j.mu.lastAttempt) >= jwksUnknownKidBackoff
 		j.mu.Unlock()
 		if due {
-			ferr = j.fetchLocked(now)
+			ferr = j.fetchLocked(ctx, now)
 		}
 		j.fetchMu.Unlock()
 		keys = pick()

@@ -188,7 +188,7 @@ func (n *Node) start() (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.peerDial, err = interBrokerDialer(cfg); err != nil {
+	if n.peerDial, err = interBrokerDialer(cfg, security); err != nil {
 		return nil, err
 	}
 	if _, err := rand.Read(n.incarnation[:]); err != nil {

@@ -66,7 +66,8 @@ type oauthExchange struct {
 // character but ',' and '=', or the escapes =2C and =3D.
 var (
 	oauthClientFirst = regexp.MustCompile(`^n,(?:a=((?:[\x01-\x2B\x2D-\x3C\x3E-\x7F]|=2C|=3D)+))?,\x01((?:[A-Za-z]+=[\x21-\x7E \t\r\n]+\x01)*)\x01$`)
-	oauthAuthValue   = regexp.MustCompile(`^(\w+) +([-_.a-zA-Z0-9]+)$`)
+	// The token is an RFC 6750 b64token.
+	oauthAuthValue = regexp.MustCompile(`^(\w+) +([-_~+/.a-zA-Z0-9]+=*)$`)
 )
 
 // parseOAuthClientFirst returns the authorization id, the token and the

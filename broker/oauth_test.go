@@ -234,7 +234,7 @@ func TestJWKSRefresh(t *testing.T) {
 	// Periodic refresh: a key removed at the provider stops verifying.
 	only := jwksJSON(newKey)
 	doc.Store(&only)
-	if err := set.refreshIfStale(now.Add(2 * time.Minute)); err != nil || fetches.Load() != 3 {
+	if err := set.refreshIfStale(context.Background(), now.Add(2*time.Minute)); err != nil || fetches.Load() != 3 {
 		t.Fatalf("refresh: %v, %d fetches", err, fetches.Load())
 	}
 	if _, err := v.validate(oldKey.sign(t, claims), now.Add(2*time.Minute)); err == nil {
@@ -252,6 +252,7 @@ func TestOAuthClientFirst(t *testing.T) {
 		{"n,,\x01auth=Bearer abc.def.ghi\x01\x01", "", "abc.def.ghi", true},
 		{"n,a=alice,\x01auth=bearer abc.def.\x01host=b1\x01port=9092\x01\x01", "alice", "abc.def.", true},
 		{"n,a=a=2Cb,\x01auth=Bearer t\x01\x01", "a,b", "t", true},
+		{"n,,\x01auth=Bearer a~b+c/d==\x01\x01", "", "a~b+c/d==", true},
 		{"y,,\x01auth=Bearer t\x01\x01", "", "", false},
 		{"n,,\x01auth=Basic dXNlcg\x01\x01", "", "", false},
 		{"n,,\x01host=b1\x01\x01", "", "", false},
@@ -367,5 +368,36 @@ func TestUnsecuredValidator(t *testing.T) {
 		if _, err := u.validate(token, now); !errors.Is(err, errJWT) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestJWKSFailedFetchBackoff: after a failed fetch the key set is not
+// fetched again before sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms,
+// so an unreachable provider is not hammered by every login.
+func TestJWKSFailedFetchBackoff(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	key := newTestSigner(t, "ES256", "k")
+	var fetches atomic.Int32
+	var up atomic.Bool
+	set := &jwksKeys{refresh: time.Hour, failBackoff: 5 * time.Second, source: func(context.Context) ([]byte, error) {
+		fetches.Add(1)
+		if !up.Load() {
+			return nil, errors.New("connection refused")
+		}
+		return jwksJSON(key), nil
+	}}
+	v := &jwtValidator{set: set, subClaim: "sub", scopeClaim: "scope"}
+	tok := key.sign(t, map[string]any{"sub": "a", "iat": now.Unix(), "exp": now.Unix() + 3600})
+	for i := range 3 {
+		if _, err := v.validate(tok, now.Add(time.Duration(i)*time.Second)); err == nil || !strings.Contains(err.Error(), "connection refused") {
+			t.Fatalf("provider down: %v", err)
+		}
+	}
+	if fetches.Load() != 1 {
+		t.Fatalf("%d fetches within the backoff, want 1", fetches.Load())
+	}
+	up.Store(true)
+	if _, err := v.validate(tok, now.Add(6*time.Second)); err != nil || fetches.Load() != 2 {
+		t.Fatalf("after the backoff: %v, %d fetches", err, fetches.Load())
 	}
 }

@@ -32,8 +32,10 @@ var errPeerAuth = errors.New("broker: authenticating to a peer")
 type peerDialer func(ctx context.Context, addr string) (net.Conn, error)
 
 // interBrokerDialer returns the dialer for cfg's inter-broker listener, or
-// nil when it is PLAINTEXT.
-func interBrokerDialer(cfg *config.Config) (peerDialer, error) {
+// nil when it is PLAINTEXT. With security (the listeners' reloaders), each
+// connection takes the listener's current client TLS, so a reloaded
+// keystore or truststore also serves this broker's own connections.
+func interBrokerDialer(cfg *config.Config, security map[string]*ListenerSecurity) (peerDialer, error) {
 	ls, ok := cfg.Security.Listeners[cfg.InterBrokerListenerName]
 	if !ok || (!ls.UsesTLS() && !ls.UsesSASL()) {
 		return nil, nil
@@ -65,6 +67,10 @@ func interBrokerDialer(cfg *config.Config) (peerDialer, error) {
 		}
 	}
 	client := fmt.Sprintf("samsa-node-%d", cfg.NodeID)
+	var reloader *tlsReloader
+	if sec := security[ls.Listener]; sec != nil {
+		reloader = sec.reloader
+	}
 	return func(ctx context.Context, addr string) (net.Conn, error) {
 		var d net.Dialer
 		conn, err := d.DialContext(ctx, "tcp", addr)
@@ -76,7 +82,13 @@ func interBrokerDialer(cfg *config.Config) (peerDialer, error) {
 		}
 		host, _, _ := net.SplitHostPort(addr)
 		if tc != nil {
-			c := tc.Clone()
+			base := tc
+			if reloader != nil {
+				if cur := reloader.client.Load(); cur != nil {
+					base = cur
+				}
+			}
+			c := base.Clone()
 			c.ServerName = host
 			t := tls.Client(conn, c)
 			if err := t.HandshakeContext(ctx); err != nil {

@@ -132,7 +132,7 @@ func (s *saslConn) intercept(hdr wire.RequestHeader, req kmsg.Request) (out []by
 	}
 	// Authenticated (or re-authenticating with the old session valid).
 	if !s.expiry.IsZero() && s.srv.now().After(s.expiry) && !(key == kmsg.SASLHandshake || key == kmsg.SASLAuthenticate) {
-		return nil, true, fmt.Errorf("%w: session expired (connections.max.reauth.ms) and the client did not re-authenticate", errSASL)
+		return nil, true, fmt.Errorf("%w: session expired (connections.max.reauth.ms or the token's expiry) and the client did not re-authenticate", errSASL)
 	}
 	if key == kmsg.SASLHandshake && (s.srv.Reauth > 0 || !s.expiry.IsZero()) && s.phase == saslAuthenticated && hdr.APIVersion >= 1 {
 		s.reauth = true
@@ -191,6 +191,9 @@ func (s *saslConn) authenticate(hdr wire.RequestHeader, req *kmsg.SASLAuthentica
 		return wire.AppendResponse(nil, hdr, resp)
 	}
 	resp.SASLAuthBytes = out
+	// Kafka 4.4 answers a successful step with an empty, not a null,
+	// error message (the schema's default).
+	resp.ErrorMessage = kmsg.StringPtr("")
 	if s.phase == saslAuthenticated && !s.expiry.IsZero() {
 		resp.SessionLifetimeMillis = max(0, s.expiry.Sub(s.srv.now()).Milliseconds())
 	}

@@ -51,6 +51,9 @@ type tlsReloader struct {
 	listener string
 	static   *config.TLSSettings // from the configuration
 	current  atomic.Pointer[tls.Config]
+	// client is the TLS this broker connects to the listener with (its
+	// inter-broker connections, peer_dial.go), rebuilt with current.
+	client atomic.Pointer[tls.Config]
 	// settings are static with overrides (the dynamic settings stored
 	// for this broker) applied; only the security loop changes them
 	// after start.
@@ -69,7 +72,16 @@ func newTLSReloader(listener string, t *config.TLSSettings) (*tlsReloader, error
 		return nil, err
 	}
 	r.current.Store(tc)
+	r.storeClient(t)
 	return r, nil
+}
+
+// storeClient rebuilds the client TLS of settings; on failure the previous
+// one stays (the server side, built first, has reported the error).
+func (r *tlsReloader) storeClient(settings *config.TLSSettings) {
+	if c, err := clientTLSConfig(r.listener, settings); err == nil {
+		r.client.Store(c)
+	}
 }
 
 // config returns the tls.Config a listener serves with: each handshake
@@ -123,6 +135,7 @@ func (r *tlsReloader) reload(logger *slog.Logger) bool {
 		return false
 	}
 	r.current.Store(tc)
+	r.storeClient(r.settings)
 	logger.Info("reloaded the listener's keystore and truststore", "listener", r.listener)
 	return true
 }
@@ -168,6 +181,7 @@ func (r *tlsReloader) applyOverrides(overrides map[string]string, logger *slog.L
 			r.settings = settings
 			r.fingerprint = r.fingerprintFiles()
 			r.current.Store(tc)
+			r.storeClient(settings)
 			logger.Info("applied the listener's dynamic TLS settings", "listener", r.listener)
 			return
 		}
@@ -258,7 +272,7 @@ func runSecurityReload(ctx context.Context, logger *slog.Logger, security map[st
 				r.reload(logger)
 			}
 			for _, k := range keySets {
-				if err := k.refreshIfStale(now); err != nil {
+				if err := k.refreshIfStale(ctx, now); err != nil {
 					logger.Warn("OAUTHBEARER key set refresh failed; keeping the keys held", "err", err)
 				}
 			}

@@ -57,9 +57,16 @@ func TestTLSReload(t *testing.T) {
 	if r.reload(logger) {
 		t.Fatal("reloaded an unchanged file")
 	}
+	clientCert := func() []byte { return r.client.Load().Certificates[0].Certificate[0] }
+	if string(clientCert()) != string(first.Cert.Raw) {
+		t.Fatal("the inter-broker client certificate is not the first")
+	}
 	write(append(second.CertPEM, second.KeyPEM...))
 	if !r.reload(logger) || string(served()) != string(second.Cert.Raw) {
 		t.Fatal("the rotated certificate is not served")
+	}
+	if string(clientCert()) != string(second.Cert.Raw) {
+		t.Fatal("the inter-broker client certificate was not reloaded")
 	}
 	write(append(first.CertPEM, second.KeyPEM...)) // key of another certificate
 	if r.reload(logger) || string(served()) != string(second.Cert.Raw) {

@@ -240,6 +240,54 @@ func TestOAuthBearer(t *testing.T) {
 			t.Fatalf("kcat consumed %q", out)
 		}
 	})
+	t.Run("kafkajs", func(t *testing.T) {
+		node := lookTool(t, "node")
+		if _, err := os.Stat("scripts/js/node_modules/kafkajs/package.json"); err != nil {
+			missingClient(t, "KafkaJS is not installed (run npm ci in compat-tests/scripts/js): %v", err)
+		}
+		runScript(t, nil, node, "scripts/js/oauth.js", o.httpsAddr, "oauth-https",
+			o.key.sign(t, o.claims("jsuser", hour)), o.key.sign(t, o.claims("jsuser", time.Now().Add(-time.Minute))))
+	})
+	t.Run("kafka-python", func(t *testing.T) {
+		py := pythonWith(t, "kafka")
+		runScript(t, []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1"}, py, "scripts/python/oauth_kafka_python.py",
+			o.fileAddr, "oauth-file", o.fileKey.sign(t, o.claims("pyuser", hour)), o.fileKey.sign(t, o.claims("pyuser", time.Now().Add(-time.Minute))))
+	})
+	t.Run("session bounded by the token, franz-go re-authenticates", func(t *testing.T) {
+		// Tokens live 6 s: the broker tells the client a session
+		// lifetime of at most that (KIP-368), and franz-go logs in again
+		// with a fresh token before it ends. It keeps producing across
+		// two token lifetimes, and the broker never had to close a
+		// connection for an expired session.
+		var logins atomic.Int32
+		mech := oauth.Oauth(func(context.Context) (oauth.Auth, error) {
+			logins.Add(1)
+			return oauth.Auth{Token: o.key.sign(t, o.claims("alice", time.Now().Add(6*time.Second)))}, nil
+		})
+		cl, err := kgo.NewClient(kgo.SeedBrokers(o.httpsAddr), kgo.SASL(mech), kgo.DefaultProduceTopic("oauth-https"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		start := time.Now()
+		for time.Since(start) < 13*time.Second {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("across token lifetimes")}).FirstErr(); err != nil {
+				t.Fatalf("produce %v after the first login: %v", time.Since(start).Round(time.Millisecond), err)
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatal(ctx.Err())
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		if out := o.b.Output(); strings.Contains(out, "session expired") {
+			t.Errorf("the broker closed an expired session: franz-go did not re-authenticate in time")
+		}
+		if n := logins.Load(); n < 3 {
+			t.Errorf("%d logins in 13 s with 6 s tokens: no re-authentication", n)
+		}
+		t.Logf("%d logins in %v", logins.Load(), time.Since(start).Round(time.Millisecond))
+	})
 	t.Run("expired", func(t *testing.T) {
 		refused(t, o.httpsAddr, o.key.sign(t, o.claims("alice", time.Now().Add(-time.Minute))))
 	})

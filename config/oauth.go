@@ -39,6 +39,11 @@ type OAuthSettings struct {
 	// as often.
 	JWKSURL       string
 	JWKSRefreshMs int64
+	// JWKSRetryBackoffMaxMs is sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms:
+	// how long after a failed fetch the next one waits. (Kafka also has
+	// .retry.backoff.ms, the first of its growing backoffs; samsa accepts
+	// it and always waits this maximum.)
+	JWKSRetryBackoffMaxMs int64
 	// ExpectedAudience is sasl.oauthbearer.expected.audience (any one of
 	// them must be in the token's aud); empty with AllowUnverifiedAudience.
 	ExpectedAudience        []string
@@ -138,6 +143,12 @@ func oauthSettings(g securityLookup, listener string, jaas []JAASEntry) (*OAuthS
 	o.ExpectedAudience = parseList(str("sasl.oauthbearer.expected.audience", ""))
 	var err error
 	if o.JWKSRefreshMs, err = num("sasl.oauthbearer.jwks.endpoint.refresh.ms", 3_600_000); err != nil {
+		return nil, err
+	}
+	if o.JWKSRetryBackoffMaxMs, err = num("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", 10_000); err != nil {
+		return nil, err
+	}
+	if _, err = num("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", 100); err != nil {
 		return nil, err
 	}
 	if o.ClockSkewSeconds, err = num("sasl.oauthbearer.clock.skew.seconds", 30); err != nil {

@@ -32,7 +32,7 @@ func TestOAuthSettings(t *testing.T) {
 	}
 	got := c.Security.Listeners["SASL_PLAINTEXT"].SASL.OAuth
 	want := &OAuthSettings{
-		JWKSURL: "https://idp.example/jwks", JWKSRefreshMs: 60000, ExpectedAudience: []string{"kafka", "other"},
+		JWKSURL: "https://idp.example/jwks", JWKSRefreshMs: 60000, JWKSRetryBackoffMaxMs: 10000, ExpectedAudience: []string{"kafka", "other"},
 		ExpectedIssuer: "https://idp.example", SubClaim: "client_id", ScopeClaim: "scope", ClockSkewSeconds: 5,
 		JWKSTruststoreLocation: "/ca.pem", JWKSTruststoreType: "PEM", UnsecuredPrincipalClaim: "sub", UnsecuredScopeClaim: "scope",
 	}

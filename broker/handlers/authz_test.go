@@ -73,7 +73,7 @@ func TestACLAPIsWithoutAuthorizer(t *testing.T) {
 // it carries.
 func TestAuthorizationThroughServe(t *testing.T) {
 	e := newAdminEnv(t)
-	e.d.Authz = &Authz{acl.Authorizer{SuperUsers: []string{"User:admin"}}}
+	e.d.Authz = &Authz{Authorizer: acl.Authorizer{SuperUsers: []string{"User:admin"}}}
 	e.createTopic(t, "orders", 1, nil)
 	e.createTopic(t, "secret", 1, nil)
 
@@ -225,7 +225,7 @@ func TestAuthorizationThroughServe(t *testing.T) {
 func TestFetchSessionReauthorized(t *testing.T) {
 	e := newAdminEnv(t)
 	e.d.Init()
-	e.d.Authz = &Authz{acl.Authorizer{}}
+	e.d.Authz = &Authz{Authorizer: acl.Authorizer{}}
 	e.createTopic(t, "orders", 1, nil)
 	if res := e.d.Controller.CreateACLs([]acl.Binding{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "orders",
 		PatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:alice", Host: "*", Operation: kmsg.ACLOperationRead,

@@ -434,6 +434,11 @@ func aclCases() []aclCase {
 			r.ProtocolType, r.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
 			return r
 		}, func(resp kmsg.Response) string { return strconv.Itoa(int(resp.(*kmsg.SyncGroupResponse).ErrorCode)) }},
+		{"SyncGroup without protocol", func() kmsg.Request {
+			r := kmsg.NewPtrSyncGroupRequest()
+			r.Group, r.MemberID, r.Generation = aclJoinGroup, "nobody", 1
+			return r
+		}, func(resp kmsg.Response) string { return strconv.Itoa(int(resp.(*kmsg.SyncGroupResponse).ErrorCode)) }},
 		{"LeaveGroup", func() kmsg.Request {
 			r := kmsg.NewPtrLeaveGroupRequest()
 			r.Group = aclJoinGroup

@@ -262,3 +262,24 @@ func TestFetchSessionReauthorized(t *testing.T) {
 		t.Fatalf("incremental fetch after the ACL was deleted: %d, want TOPIC_AUTHORIZATION_FAILED", code)
 	}
 }
+
+// TestSyncGroupMandatoryProtocol: from v5 a SyncGroup without protocol
+// type or name is INCONSISTENT_GROUP_PROTOCOL before anything else, the
+// authorization included, as Kafka's KafkaApis (found by the ACL matrix:
+// samsa did not check them).
+func TestSyncGroupMandatoryProtocol(t *testing.T) {
+	e := newAdminEnv(t)
+	e.d.Authz = &Authz{Authorizer: acl.Authorizer{}}
+	req := kmsg.NewPtrSyncGroupRequest()
+	req.Group, req.MemberID, req.Generation = "g", "m", 1
+	if r := e.callAs(t, "User:bob", req, 5).(*kmsg.SyncGroupResponse); r.ErrorCode != kerr.InconsistentGroupProtocol.Code {
+		t.Errorf("v5 without protocol: %d", r.ErrorCode)
+	}
+	if r := e.callAs(t, "User:bob", req, 4).(*kmsg.SyncGroupResponse); r.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Errorf("v4 without protocol, no ACL: %d", r.ErrorCode)
+	}
+	req.ProtocolType, req.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+	if r := e.callAs(t, "User:bob", req, 5).(*kmsg.SyncGroupResponse); r.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Errorf("v5 with protocol, no ACL: %d", r.ErrorCode)
+	}
+}

@@ -36,8 +36,40 @@ func authzAdminCheck(key int16) authzFunc {
 		return authzClusterDescribe
 	case kmsg.AlterUserSCRAMCredentials:
 		return authzAlterUserScram
+	case kmsg.DescribeClientQuotas, kmsg.AlterClientQuotas:
+		// Ready for the client quota APIs (served by other work).
+		return authzClientQuotas
 	}
 	return nil
+}
+
+// authzClientQuotas: DescribeClientQuotas needs DESCRIBE_CONFIGS on the
+// cluster (top-level CLUSTER_AUTHORIZATION_FAILED), AlterClientQuotas
+// ALTER_CONFIGS (every entry CLUSTER_AUTHORIZATION_FAILED), as Kafka.
+func authzClientQuotas(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	code, msg := kerr.ClusterAuthorizationFailed.Code, ptrTo(kerr.ClusterAuthorizationFailed.Message)
+	switch req := r.Body.(type) {
+	case *kmsg.DescribeClientQuotasRequest:
+		if !d.authorizedCluster(r, kmsg.ACLOperationDescribeConfigs) {
+			resp := req.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
+			resp.ErrorCode, resp.ErrorMessage = code, msg
+			return resp, nil
+		}
+	case *kmsg.AlterClientQuotasRequest:
+		if !d.authorizedCluster(r, kmsg.ACLOperationAlterConfigs) {
+			resp := req.ResponseKind().(*kmsg.AlterClientQuotasResponse)
+			for _, e := range req.Entries {
+				re := kmsg.NewAlterClientQuotasResponseEntry()
+				re.ErrorCode, re.ErrorMessage = code, msg
+				for _, ent := range e.Entity {
+					re.Entity = append(re.Entity, kmsg.AlterClientQuotasResponseEntryEntity{Type: ent.Type, Name: ent.Name})
+				}
+				resp.Entries = append(resp.Entries, re)
+			}
+			return resp, nil
+		}
+	}
+	return next(d, r)
 }
 
 // authorizationFailed is Kafka's message of authorization failures of

@@ -283,3 +283,27 @@ func TestSyncGroupMandatoryProtocol(t *testing.T) {
 		t.Errorf("v5 with protocol, no ACL: %d", r.ErrorCode)
 	}
 }
+
+// TestClientQuotasAuthorization: the client quota APIs (served by other
+// work) need DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster.
+func TestClientQuotasAuthorization(t *testing.T) {
+	e := newAdminEnv(t)
+	e.d.Authz = &Authz{Authorizer: acl.Authorizer{}}
+	next := func(*Deps, *Request) (kmsg.Response, error) { return nil, nil }
+	d := kmsg.NewPtrDescribeClientQuotasRequest()
+	resp, _ := authzCheck(d.Key())(e.d, &Request{Body: d, Principal: "User:bob"}, next)
+	if r := resp.(*kmsg.DescribeClientQuotasResponse); r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("describe: %d", r.ErrorCode)
+	}
+	a := kmsg.NewPtrAlterClientQuotasRequest()
+	a.Entries = []kmsg.AlterClientQuotasRequestEntry{{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "user", Name: kmsg.StringPtr("bob")}}}}
+	resp, _ = authzCheck(a.Key())(e.d, &Request{Body: a, Principal: "User:bob"}, next)
+	if r := resp.(*kmsg.AlterClientQuotasResponse); len(r.Entries) != 1 || r.Entries[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code || *r.Entries[0].Entity[0].Name != "bob" {
+		t.Errorf("alter: %+v", r.Entries)
+	}
+	// A super user passes to the handler.
+	e.d.Authz.SuperUsers = []string{"User:admin"}
+	if resp, _ := authzCheck(a.Key())(e.d, &Request{Body: a, Principal: "User:admin"}, next); resp != nil {
+		t.Errorf("super user: %+v", resp)
+	}
+}

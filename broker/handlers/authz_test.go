@@ -307,3 +307,34 @@ func TestClientQuotasAuthorization(t *testing.T) {
 		t.Errorf("super user: %+v", resp)
 	}
 }
+
+// TestEnvelopeOfOtherNodesBrokerConfig is the regression test of a bug the
+// Envelope brought: an IncrementalAlterConfigs of another node's BROKER
+// resource, forwarded by that node (which checked the id), was refused by
+// the active controller with "Unexpected node id" (kafka-reassign-partitions
+// --verify clears throttles so; TestPartitionReassignment).
+func TestEnvelopeOfOtherNodesBrokerConfig(t *testing.T) {
+	e := newAdminEnv(t)
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, "3"
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Op = "leader.replication.throttled.rate", kmsg.IncrementalAlterConfigOpDelete
+	res.Configs = append(res.Configs, c)
+	req.Resources = append(req.Resources, res)
+	client := "c"
+	frame := wire.AppendRequest(nil, wire.RequestHeader{APIVersion: 1, CorrelationID: 5, ClientID: &client}, req)
+	env := e.callAs(t, "User:ANONYMOUS", EnvelopeFor(frame[4:], "User:admin", "127.0.0.1"), 0).(*kmsg.EnvelopeResponse)
+	inner := kmsg.NewPtrIncrementalAlterConfigsResponse()
+	inner.SetVersion(1)
+	body, err := wire.SkipTags(env.ResponseData[4:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inner.ReadFrom(body); err != nil {
+		t.Fatal(err)
+	}
+	if code := inner.Resources[0].ErrorCode; code == kerr.InvalidRequest.Code {
+		t.Fatalf("forwarded alter of broker 3: INVALID_REQUEST %v", inner.Resources[0].ErrorMessage)
+	}
+}

@@ -18,6 +18,10 @@ const (
 	ClusterName = "kafka-cluster"
 )
 
+// maxOperation is the highest operation code Kafka 4.4 knows,
+// TWO_PHASE_COMMIT (KIP-939); higher codes are UNKNOWN to it.
+const maxOperation kmsg.ACLOperation = 15
+
 // Binding is one ACL: a resource pattern and an access control entry,
 // as Kafka's AclBinding.
 type Binding struct {
@@ -126,9 +130,11 @@ func ValidateNew(b Binding) string {
 	default:
 		return "Invalid patternType " + b.PatternType.String()
 	}
-	switch b.Operation {
-	case kmsg.ACLOperationUnknown, kmsg.ACLOperationAny:
+	switch {
+	case b.Operation == kmsg.ACLOperationUnknown || b.Operation == kmsg.ACLOperationAny:
 		return "Invalid operation " + b.Operation.String()
+	case b.Operation > maxOperation:
+		return "Invalid operation UNKNOWN"
 	}
 	switch b.Permission {
 	case kmsg.ACLPermissionTypeAllow, kmsg.ACLPermissionTypeDeny:

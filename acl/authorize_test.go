@@ -189,6 +189,8 @@ func TestValidateNew(t *testing.T) {
 		{func(b *Binding) { b.ResourceType = kmsg.ACLResourceTypeAny }, "Invalid resourceType ANY"},
 		{func(b *Binding) { b.PatternType = kmsg.ACLResourcePatternTypeMatch }, "Invalid patternType MATCH"},
 		{func(b *Binding) { b.Operation = kmsg.ACLOperationAny }, "Invalid operation ANY"},
+		{func(b *Binding) { b.Operation = 15 }, ""},
+		{func(b *Binding) { b.Operation = 16 }, "Invalid operation UNKNOWN"},
 		{func(b *Binding) { b.Permission = kmsg.ACLPermissionTypeAny }, "Invalid permissionType ANY"},
 	}
 	for i, tc := range tests {

@@ -155,3 +155,30 @@ func ParsePrincipal(p string) string {
 	}
 	return ""
 }
+
+// Highest codes Kafka 4.4 knows of each enum; a higher code is UNKNOWN
+// to it, like 0.
+const (
+	maxResourceType = kmsg.ACLResourceTypeUser
+	maxPatternType  = kmsg.ACLResourcePatternTypePrefixed
+	maxPermission   = kmsg.ACLPermissionTypeAllow
+)
+
+func unknownValues(typ kmsg.ACLResourceType, pat kmsg.ACLResourcePatternType, op kmsg.ACLOperation, perm kmsg.ACLPermissionType) bool {
+	return typ <= 0 || typ > maxResourceType || pat <= 0 || pat > maxPatternType ||
+		op <= 0 || op > maxOperation || perm <= 0 || perm > maxPermission
+}
+
+// HasUnknown reports whether b holds an UNKNOWN (or unknown) enum value.
+// Kafka refuses such a CreateAcls while parsing it, and closes the
+// connection.
+func (b Binding) HasUnknown() bool {
+	return unknownValues(b.ResourceType, b.PatternType, b.Operation, b.Permission)
+}
+
+// HasUnknown reports whether f holds an UNKNOWN (or unknown) enum value;
+// Kafka refuses such a DescribeAcls or DeleteAcls while parsing it, and
+// closes the connection.
+func (f Filter) HasUnknown() bool {
+	return unknownValues(f.ResourceType, f.PatternType, f.Operation, f.Permission)
+}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -117,6 +118,12 @@ func Serve(e Entry, d *Deps, r *Request) (kmsg.Response, error) {
 	}
 	return e.Handle(d, r)
 }
+
+// ErrUnknownACLElements closes the connection of a CreateAcls, DescribeAcls
+// or DeleteAcls holding an UNKNOWN resource type, pattern type, operation
+// or permission: Kafka fails to parse such a request and closes the
+// connection (checked against Kafka 4.4 by compat-tests/acl_tools_test.go).
+var ErrUnknownACLElements = errors.New("handlers: ACL request with UNKNOWN elements")
 
 // authzFunc authorizes r and answers it: with next (the API's handler)
 // for what is allowed, and with Kafka's authorization errors for the rest.

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -51,6 +52,8 @@ func aclCreation(typ kmsg.ACLResourceType, name string, pat kmsg.ACLResourcePatt
 func TestACLAPIsWithoutAuthorizer(t *testing.T) {
 	e := newAdminEnv(t)
 	d := kmsg.NewPtrDescribeACLsRequest()
+	d.ResourceType, d.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+	d.Operation, d.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
 	if r := e.callAs(t, "User:ANONYMOUS", d, 3).(*kmsg.DescribeACLsResponse); r.ErrorCode != kerr.SecurityDisabled.Code {
 		t.Errorf("describe: %d", r.ErrorCode)
 	}
@@ -60,7 +63,10 @@ func TestACLAPIsWithoutAuthorizer(t *testing.T) {
 		t.Errorf("create: %+v", r.Results)
 	}
 	del := kmsg.NewPtrDeleteACLsRequest()
-	del.Filters = append(del.Filters, kmsg.NewDeleteACLsRequestFilter())
+	f := kmsg.NewDeleteACLsRequestFilter()
+	f.ResourceType, f.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+	f.Operation, f.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	del.Filters = append(del.Filters, f)
 	if r := e.callAs(t, "User:ANONYMOUS", del, 3).(*kmsg.DeleteACLsResponse); r.Results[0].ErrorCode != kerr.SecurityDisabled.Code {
 		t.Errorf("delete: %+v", r.Results)
 	}
@@ -336,5 +342,37 @@ func TestEnvelopeOfOtherNodesBrokerConfig(t *testing.T) {
 	}
 	if code := inner.Resources[0].ErrorCode; code == kerr.InvalidRequest.Code {
 		t.Fatalf("forwarded alter of broker 3: INVALID_REQUEST %v", inner.Resources[0].ErrorMessage)
+	}
+}
+
+// TestUnknownACLElementsClose: an UNKNOWN value in a CreateAcls creation
+// or a DescribeAcls / DeleteAcls filter closes the connection (a handler
+// error), as Kafka, which fails to parse the request.
+func TestUnknownACLElementsClose(t *testing.T) {
+	e := newAdminEnv(t)
+	e.d.Authz = &Authz{Authorizer: acl.Authorizer{SuperUsers: []string{"User:admin"}}}
+	serve := func(req kmsg.Request) error {
+		var entry Entry
+		for _, en := range Table() {
+			if en.Key == req.Key() {
+				entry = en
+			}
+		}
+		_, err := Serve(entry, e.d, &Request{Header: wire.RequestHeader{APIKey: req.Key(), APIVersion: 3}, Body: req, Principal: "User:admin"})
+		return err
+	}
+	d := kmsg.NewPtrDescribeACLsRequest() // resource type 0: UNKNOWN
+	if err := serve(d); !errors.Is(err, ErrUnknownACLElements) {
+		t.Errorf("describe: %v", err)
+	}
+	c := kmsg.NewPtrCreateACLsRequest()
+	c.Creations = append(c.Creations, aclCreation(kmsg.ACLResourceTypeTopic, "t", kmsg.ACLResourcePatternTypeLiteral, "User:a", 16))
+	if err := serve(c); !errors.Is(err, ErrUnknownACLElements) {
+		t.Errorf("create with operation 16: %v", err)
+	}
+	del := kmsg.NewPtrDeleteACLsRequest()
+	del.Filters = append(del.Filters, kmsg.NewDeleteACLsRequestFilter())
+	if err := serve(del); !errors.Is(err, ErrUnknownACLElements) {
+		t.Errorf("delete: %v", err)
 	}
 }

@@ -18,6 +18,10 @@ const (
 	ClusterName = "kafka-cluster"
 )
 
+// maxOperation is the highest operation code Kafka 4.4 knows,
+// TWO_PHASE_COMMIT (KIP-939); higher codes are UNKNOWN to it.
+const maxOperation kmsg.ACLOperation = 15
+
 // Binding is one ACL: a resource pattern and an access control entry,
 // as Kafka's AclBinding.
 type Binding struct {
@@ -126,9 +130,11 @@ func ValidateNew(b Binding) string {
 	default:
 		return "Invalid patternType " + b.PatternType.String()
 	}
-	switch b.Operation {
-	case kmsg.ACLOperationUnknown, kmsg.ACLOperationAny:
+	switch {
+	case b.Operation == kmsg.ACLOperationUnknown || b.Operation == kmsg.ACLOperationAny:
 		return "Invalid operation " + b.Operation.String()
+	case b.Operation > maxOperation:
+		return "Invalid operation UNKNOWN"
 	}
 	switch b.Permission {
 	case kmsg.ACLPermissionTypeAllow, kmsg.ACLPermissionTypeDeny:
@@ -148,4 +154,31 @@ func ParsePrincipal(p string) string {
 		return "Could not parse principal from `" + p + "` (no colon is present separating the principal type from the principal name)"
 	}
 	return ""
+}
+
+// Highest codes Kafka 4.4 knows of each enum; a higher code is UNKNOWN
+// to it, like 0.
+const (
+	maxResourceType = kmsg.ACLResourceTypeUser
+	maxPatternType  = kmsg.ACLResourcePatternTypePrefixed
+	maxPermission   = kmsg.ACLPermissionTypeAllow
+)
+
+func unknownValues(typ kmsg.ACLResourceType, pat kmsg.ACLResourcePatternType, op kmsg.ACLOperation, perm kmsg.ACLPermissionType) bool {
+	return typ <= 0 || typ > maxResourceType || pat <= 0 || pat > maxPatternType ||
+		op <= 0 || op > maxOperation || perm <= 0 || perm > maxPermission
+}
+
+// HasUnknown reports whether b holds an UNKNOWN (or unknown) enum value.
+// Kafka refuses such a CreateAcls while parsing it, and closes the
+// connection.
+func (b Binding) HasUnknown() bool {
+	return unknownValues(b.ResourceType, b.PatternType, b.Operation, b.Permission)
+}
+
+// HasUnknown reports whether f holds an UNKNOWN (or unknown) enum value;
+// Kafka refuses such a DescribeAcls or DeleteAcls while parsing it, and
+// closes the connection.
+func (f Filter) HasUnknown() bool {
+	return unknownValues(f.ResourceType, f.PatternType, f.Operation, f.Permission)
 }

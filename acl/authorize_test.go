@@ -189,6 +189,8 @@ func TestValidateNew(t *testing.T) {
 		{func(b *Binding) { b.ResourceType = kmsg.ACLResourceTypeAny }, "Invalid resourceType ANY"},
 		{func(b *Binding) { b.PatternType = kmsg.ACLResourcePatternTypeMatch }, "Invalid patternType MATCH"},
 		{func(b *Binding) { b.Operation = kmsg.ACLOperationAny }, "Invalid operation ANY"},
+		{func(b *Binding) { b.Operation = 15 }, ""},
+		{func(b *Binding) { b.Operation = 16 }, "Invalid operation UNKNOWN"},
 		{func(b *Binding) { b.Permission = kmsg.ACLPermissionTypeAny }, "Invalid permissionType ANY"},
 	}
 	for i, tc := range tests {
@@ -196,6 +198,35 @@ func TestValidateNew(t *testing.T) {
 		tc.f(&b)
 		if got := ValidateNew(b); got != tc.want {
 			t.Errorf("%d: %q, want %q", i, got, tc.want)
+		}
+	}
+}
+
+// TestIndexDecidesAsAll: deciding over an index's candidates gives the
+// same answers as over every ACL.
+func TestIndexDecidesAsAll(t *testing.T) {
+	acls := []Binding{
+		allow(topicT, "orders", literal, "User:alice", "*", opRead),
+		allow(topicT, "*", literal, "User:bob", "*", opWrite),
+		deny(topicT, "ord", prefixed, "User:bob", "*", opWrite),
+		allow(topicT, "o", prefixed, "User:carol", "*", opAll),
+		allow(groupT, "orders", literal, "User:alice", "*", opRead),
+		allow(clusterT, ClusterName, literal, "User:alice", "*", opDesc),
+	}
+	ix := NewIndex(acls)
+	for _, a := range []Authorizer{{}, {AllowEveryoneIfNoACLFound: true}} {
+		for _, p := range []string{"User:alice", "User:bob", "User:carol", "User:dave"} {
+			req := Request{Principal: p, Host: "h"}
+			for _, res := range []Resource{Topic("orders"), Topic("other"), Topic("o"), Topic("*"), Group("orders"), Group("x"), Cluster, TransactionalID("t")} {
+				for _, op := range []kmsg.ACLOperation{opRead, opWrite, opDesc, opAlter} {
+					if got, want := a.Authorize(ix.Candidates(res), req, op, res), a.Authorize(acls, req, op, res); got != want {
+						t.Errorf("%+v %s %s %v: indexed %v, all %v", a, p, op, res, got, want)
+					}
+				}
+			}
+			if got, want := a.AuthorizeAny(ix.OfType(topicT), req, opWrite, topicT), a.AuthorizeAny(acls, req, opWrite, topicT); got != want {
+				t.Errorf("AuthorizeAny %+v %s: indexed %v, all %v", a, p, got, want)
+			}
 		}
 	}
 }

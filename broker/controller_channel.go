@@ -150,16 +150,6 @@ func (c *controllerChannel) Request(ctx context.Context, req kmsg.Request, versi
 	return resp, nil
 }
 
-// Forward sends a client's request frame (without its size prefix) as it
-// is, and returns the controller's response frame, which carries the
-// client's correlation id: the client cannot tell it was forwarded.
-func (c *controllerChannel) Forward(ctx context.Context, frame []byte) ([]byte, error) {
-	return c.roundTrip(ctx, func(int32) []byte {
-		out := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(frame)), uint32(len(frame)))
-		return append(out, frame...)
-	})
-}
-
 // Close closes the connection.
 func (c *controllerChannel) Close() {
 	c.mu.Lock()

@@ -41,7 +41,11 @@
 // PLAIN or SCRAM-SHA-256/512 (sasl.go, scram.go; SCRAM credentials live in
 // the metadata log). Connections to other brokers' TLS or SASL inter-broker
 // listener are set up by peer_dial.go. The principal reaches handlers as
-// handlers.Request.Principal.
+// handlers.Request.Principal; with authorizer.class.name set to Kafka's
+// StandardAuthorizer, handlers.Serve authorizes every request with it
+// against the ACLs of the metadata image (handlers/authz*.go, package
+// acl), and a request forwarded to the active controller travels in an
+// Envelope carrying it (envelope.go, handlers/58_envelope.go).
 //
 // Client quotas (quota_conn.go, quota_mutation.go, rules in broker/quota):
 // each request's cost is recorded against the quotas of its principal

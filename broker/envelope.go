@@ -21,7 +21,9 @@ var errEnvelope = errors.New("broker: envelope refused by the active controller"
 // principal and address (KIP-590, handlers/58_envelope.go), so that the
 // controller authorizes the client rather than this node, and returns the
 // response frame (with its size prefix, carrying the client's correlation
-// id).
+// id: the client cannot tell it was forwarded). It replaces the forwarding
+// of the bare frame, which the controller could only authorize as the
+// forwarding node.
 func (c *controllerChannel) ForwardEnveloped(ctx context.Context, frame []byte, principal, clientHost string) ([]byte, error) {
 	resp, err := c.Request(ctx, handlers.EnvelopeFor(frame, principal, clientHost), 0)
 	if err != nil {

@@ -54,8 +54,9 @@ func aclJAAS(withClient bool) string {
 }
 
 // startACLBrokers starts samsa and Kafka with authorization on and
-// returns the address of each one's SASL PLAIN listener.
-func startACLBrokers(t *testing.T) (samsaAddr, kafkaAddr string) {
+// returns the address of each one's SASL PLAIN listener, and the samsa
+// process.
+func startACLBrokers(t *testing.T) (samsaAddr, kafkaAddr string, samsaBroker *harness.Broker) {
 	kafkaref.Require(t)
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -66,7 +67,7 @@ func startACLBrokers(t *testing.T) (samsaAddr, kafkaAddr string) {
 		}
 		samsaAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 		l.Close()
-		harness.Start(t, harness.Options{
+		samsaBroker = harness.Start(t, harness.Options{
 			ListenersExtra: "SASL_PLAINTEXT://" + samsaAddr,
 			Env: []string{
 				"KAFKA_AUTHORIZER_CLASS_NAME=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -92,7 +93,7 @@ func startACLBrokers(t *testing.T) (samsaAddr, kafkaAddr string) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	return samsaAddr, kafkaAddr
+	return samsaAddr, kafkaAddr, samsaBroker
 }
 
 // aclClient is a client of addr authenticated as user.
@@ -432,6 +433,11 @@ func aclCases() []aclCase {
 			r := kmsg.NewPtrSyncGroupRequest()
 			r.Group, r.MemberID, r.Generation = aclJoinGroup, "nobody", 1
 			r.ProtocolType, r.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+			return r
+		}, func(resp kmsg.Response) string { return strconv.Itoa(int(resp.(*kmsg.SyncGroupResponse).ErrorCode)) }},
+		{"SyncGroup without protocol", func() kmsg.Request {
+			r := kmsg.NewPtrSyncGroupRequest()
+			r.Group, r.MemberID, r.Generation = aclJoinGroup, "nobody", 1
 			return r
 		}, func(resp kmsg.Response) string { return strconv.Itoa(int(resp.(*kmsg.SyncGroupResponse).ErrorCode)) }},
 		{"LeaveGroup", func() kmsg.Request {
@@ -778,7 +784,7 @@ func aclMatrix(t *testing.T, ctx context.Context, addr string) []string {
 // TestACLMatrix compares, API by API, what samsa and Kafka answer a
 // principal with the ACLs the API needs and one without any.
 func TestACLMatrix(t *testing.T) {
-	samsaAddr, kafkaAddr := startACLBrokers(t)
+	samsaAddr, kafkaAddr, samsaBroker := startACLBrokers(t)
 	ctx := testContext(t, 4*time.Minute)
 	var samsa, kafka []string
 	var wg sync.WaitGroup
@@ -803,6 +809,26 @@ func TestACLMatrix(t *testing.T) {
 	compareLines(t, kafka, samsa)
 	// Kafka's kafka-acls tool and franz-go's kadm against samsa.
 	aclToolAndKadm(t, ctx, samsaAddr)
+
+	// The ACLs are replayed from the metadata log at restart: alice's
+	// are still in force, bob still has none.
+	samsaBroker.Stop(t)
+	samsaBroker.Restart(t)
+	for _, c := range aclCases() {
+		if c.name != "Metadata named" {
+			continue
+		}
+		for user, want := range map[string]string{"alice": "0 ops=3576", "bob": "29 ops=-2147483648"} {
+			resp, err := send(ctx, aclClient(t, samsaAddr, user), c.req())
+			if err != nil || c.codes(resp) != want {
+				got := ""
+				if err == nil {
+					got = c.codes(resp)
+				}
+				t.Errorf("after restart, Metadata as %s: %q %v, want %q", user, got, err, want)
+			}
+		}
+	}
 }
 
 func compareLines(t *testing.T, kafka, samsa []string) {

@@ -46,12 +46,17 @@ func aclAPIProbe(t *testing.T, ctx context.Context, addr string) []string {
 	// One request per creation: Kafka fails a whole request, every
 	// creation UNKNOWN_SERVER_ERROR, when one has resource type ANY or
 	// pattern type MATCH or ANY (its ResourcePattern refuses them).
+	creations = append(creations, struct {
+		label string
+		c     kmsg.CreateACLsRequestCreation
+	}{"operation UNKNOWN", aclBinding(topic, "x", lit, "User:carol", kmsg.ACLOperationUnknown, allow)})
 	for _, c := range creations {
 		ca := kmsg.NewPtrCreateACLsRequest()
 		ca.Creations = append(ca.Creations, c.c)
-		resp, err := send(ctx, admin, ca)
+		resp, err := admin.SeedBrokers()[0].Request(ctx, ca)
 		if err != nil {
-			t.Fatalf("%s: CreateAcls: %v", addr, err)
+			out = append(out, fmt.Sprintf("create %s: connection error", c.label))
+			continue
 		}
 		for _, r := range resp.(*kmsg.CreateACLsResponse).Results {
 			msg := ""
@@ -108,6 +113,40 @@ func aclAPIProbe(t *testing.T, ctx context.Context, addr string) []string {
 	describe("host", func(r *kmsg.DescribeACLsRequest) { r.Host = kmsg.StringPtr("10.0.0.1") })
 	describe("deny", func(r *kmsg.DescribeACLsRequest) { r.PermissionType = kmsg.ACLPermissionTypeDeny })
 	describe("operation read", func(r *kmsg.DescribeACLsRequest) { r.Operation = kmsg.ACLOperationRead })
+	// Filters with an UNKNOWN value, each alone.
+	for _, bad := range []struct {
+		label string
+		fill  func(*kmsg.DescribeACLsRequest)
+	}{
+		{"unknown operation", func(r *kmsg.DescribeACLsRequest) { r.Operation = kmsg.ACLOperationUnknown }},
+		{"unknown pattern", func(r *kmsg.DescribeACLsRequest) { r.ResourcePatternType = kmsg.ACLResourcePatternTypeUnknown }},
+	} {
+		req := kmsg.NewPtrDescribeACLsRequest()
+		req.ResourceType, req.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+		req.Operation, req.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		bad.fill(req)
+		resp, err := admin.SeedBrokers()[0].Request(ctx, req)
+		if err != nil {
+			out = append(out, fmt.Sprintf("describe %s: connection error", bad.label))
+			continue
+		}
+		r := resp.(*kmsg.DescribeACLsResponse)
+		out = append(out, fmt.Sprintf("describe %s: %d resources=%d", bad.label, r.ErrorCode, len(r.Resources)))
+	}
+	{
+		req := kmsg.NewPtrDeleteACLsRequest()
+		f := kmsg.NewDeleteACLsRequestFilter()
+		f.ResourceType, f.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+		f.Operation, f.PermissionType = kmsg.ACLOperationUnknown, kmsg.ACLPermissionTypeAny
+		req.Filters = append(req.Filters, f)
+		resp, err := admin.SeedBrokers()[0].Request(ctx, req)
+		if err != nil {
+			out = append(out, "delete unknown operation: connection error")
+		} else {
+			r := resp.(*kmsg.DeleteACLsResponse).Results[0]
+			out = append(out, fmt.Sprintf("delete unknown operation: %d matched=%d", r.ErrorCode, len(r.MatchingACLs)))
+		}
+	}
 
 	del := kmsg.NewPtrDeleteACLsRequest()
 	for _, fill := range []func(*kmsg.DeleteACLsRequestFilter){

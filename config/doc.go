@@ -38,10 +38,11 @@
 // (listener.name.<l>.<setting>) first, into Config.Security; the SASL JAAS
 // configuration is listener.name.<l>.<mechanism>.sasl.jaas.config. What
 // samsa does not implement still fails closed: a setting that would
-// restrict access (authorizer.class.name, super.users,
-// allow.everyone.if.no.acl.found=false, mechanisms other than PLAIN and
-// SCRAM-SHA-256/512, ssl.* or sasl.* settings of a listener that does not
-// use them) makes Load fail with ErrUnsupported naming it.
+// restrict access (mechanisms other than PLAIN and SCRAM-SHA-256/512,
+// ssl.* or sasl.* settings of a listener that does not use them) makes
+// Load fail with ErrUnsupported naming it, and authorizer.class.name
+// naming another class than Kafka's StandardAuthorizer (authorizer.go)
+// fails as an invalid value naming the class.
 //
 // # Differences from Kafka's defaults
 //

@@ -110,7 +110,7 @@ func TestGroupHandlersWithoutCoordinator(t *testing.T) {
 	na := kerr.CoordinatorNotAvailable.Code
 	fc := groupCall(t, e.d, handleFindCoordinator, &kmsg.FindCoordinatorRequest{CoordinatorKeys: []string{"g"}}, 6).(*kmsg.FindCoordinatorResponse)
 	jg := groupCall(t, e.d, handleJoinGroup, &kmsg.JoinGroupRequest{Group: "g"}, 9).(*kmsg.JoinGroupResponse)
-	sg := groupCall(t, e.d, handleSyncGroup, &kmsg.SyncGroupRequest{Group: "g"}, 5).(*kmsg.SyncGroupResponse)
+	sg := groupCall(t, e.d, handleSyncGroup, &kmsg.SyncGroupRequest{Group: "g", ProtocolType: kmsg.StringPtr("consumer"), Protocol: kmsg.StringPtr("range")}, 5).(*kmsg.SyncGroupResponse)
 	hb := groupCall(t, e.d, handleHeartbeat, &kmsg.HeartbeatRequest{Group: "g"}, 4).(*kmsg.HeartbeatResponse)
 	lg := groupCall(t, e.d, handleLeaveGroup, &kmsg.LeaveGroupRequest{Group: "g"}, 5).(*kmsg.LeaveGroupResponse)
 	dg := groupCall(t, e.d, handleDescribeGroups, &kmsg.DescribeGroupsRequest{Groups: []string{"g"}}, 6).(*kmsg.DescribeGroupsResponse)

@@ -36,6 +36,7 @@ func joinOne(t *testing.T, d *Deps, group string, v int16, topics ...string) (st
 	}
 	sync := kmsg.NewPtrSyncGroupRequest()
 	sync.Group, sync.MemberID, sync.Generation = group, jr.MemberID, jr.Generation
+	sync.ProtocolType, sync.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range") // mandatory at v5
 	sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: jr.MemberID, MemberAssignment: []byte("asg")}}
 	sr := groupCall(t, d, handleSyncGroup, sync, min(v, 5)).(*kmsg.SyncGroupResponse)
 	if sr.ErrorCode != 0 || string(sr.MemberAssignment) != "asg" {

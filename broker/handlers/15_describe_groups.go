@@ -13,7 +13,8 @@ import (
 //   - Per group: state, protocol type, and members (id, client id, client
 //     host; protocol metadata and assignment only in Stable, as Kafka).
 //   - v3 adds authorized operations (READ, DELETE, DESCRIBE without an
-//     authorizer; -2147483648 when not asked); v4 group.instance.id; v5 is
+//     authorizer, the principal's with one, authz_groups.go; -2147483648
+//     when not asked); v4 group.instance.id; v5 is
 //     flexible; v6 answers an unknown group GROUP_ID_NOT_FOUND with a
 //     message (KIP-1043), where older versions say state "Dead".
 func handleDescribeGroups(d *Deps, r *Request) (kmsg.Response, error) {

@@ -30,9 +30,10 @@ import (
 // (ReplicationControlManager.deleteTopic) deletes them for any client its
 // authorizer lets through, and with no authorizer that is everyone, so one
 // request loses every committed offset and open transaction; only its
-// kafka-topics tool refuses, on the client side. samsa has no ACLs yet, so
-// it refuses on the broker, with the code Kafka uses for the other
-// operations it forbids on internal topics (Produce, DeleteRecords).
+// kafka-topics tool refuses, on the client side. samsa refuses on the
+// broker whatever the ACLs (a super user too), with the code Kafka uses
+// for the other operations it forbids on internal topics (Produce,
+// DeleteRecords).
 func handleDeleteTopics(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DeleteTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)

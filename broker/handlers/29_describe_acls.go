@@ -11,6 +11,9 @@ import (
 // DescribeAcls, key 29, versions 1-3 (v2+ flexible; v0 was removed in
 // Kafka 4.0). v1 added the resource pattern type of the filter.
 //
+// A filter with an UNKNOWN value closes the connection, as Kafka, which
+// fails to parse it (ErrUnknownACLElements).
+//
 // Without an authorizer: SECURITY_DISABLED "No Authorizer is configured
 // on the broker", as Kafka. Otherwise the principal needs DESCRIBE on the
 // CLUSTER (CLUSTER_AUTHORIZATION_FAILED), and the answer is the ACLs of
@@ -21,6 +24,13 @@ import (
 func handleDescribeAcls(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeACLsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeACLsResponse)
+	f := acl.Filter{
+		ResourceType: req.ResourceType, ResourceName: req.ResourceName, PatternType: req.ResourcePatternType,
+		Principal: req.Principal, Host: req.Host, Operation: req.Operation, Permission: req.PermissionType,
+	}
+	if f.HasUnknown() {
+		return nil, ErrUnknownACLElements
+	}
 	if !d.authorizedCluster(r, kmsg.ACLOperationDescribe) {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		resp.ErrorMessage = ptrTo(kerr.ClusterAuthorizationFailed.Message)
@@ -29,15 +39,6 @@ func handleDescribeAcls(d *Deps, r *Request) (kmsg.Response, error) {
 	if d.Authz == nil {
 		resp.ErrorCode = kerr.SecurityDisabled.Code
 		resp.ErrorMessage = ptrTo("No Authorizer is configured on the broker")
-		return resp, nil
-	}
-	f := acl.Filter{
-		ResourceType: req.ResourceType, ResourceName: req.ResourceName, PatternType: req.ResourcePatternType,
-		Principal: req.Principal, Host: req.Host, Operation: req.Operation, Permission: req.PermissionType,
-	}
-	if f.FilterError() != "" {
-		resp.ErrorCode = kerr.InvalidRequest.Code
-		resp.ErrorMessage = ptrTo("Filter contain UNKNOWN elements")
 		return resp, nil
 	}
 	type pattern struct {

@@ -17,10 +17,20 @@ import (
 // Kafka's messages; a principal without a type is INVALID_REQUEST too)
 // and stored in the metadata log by the active controller
 // (controller.CreateACLs), to which other nodes forward the request.
-// Creating an ACL that exists succeeds and stores nothing.
+// Creating an ACL that exists succeeds and stores nothing. A creation with
+// an UNKNOWN value closes the connection, as Kafka, which fails to parse
+// it (ErrUnknownACLElements); one with ANY or MATCH values is
+// INVALID_REQUEST, where Kafka fails the whole request with
+// UNKNOWN_SERVER_ERROR (compat-tests/FINDINGS.md).
 func handleCreateAcls(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreateACLsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateACLsResponse)
+	for _, c := range req.Creations {
+		b := acl.Binding{ResourceType: c.ResourceType, PatternType: c.ResourcePatternType, Operation: c.Operation, Permission: c.PermissionType}
+		if b.HasUnknown() {
+			return nil, ErrUnknownACLElements
+		}
+	}
 	fail := func(code int16, msg string) (kmsg.Response, error) {
 		for range req.Creations {
 			res := kmsg.NewCreateACLsResponseResult()

@@ -15,10 +15,21 @@ import (
 // for every filter); the active controller (to which other nodes forward
 // the request) removes every ACL any filter matches, atomically, and each
 // filter's result lists the ACLs it matched. A filter with an UNKNOWN
-// field is INVALID_REQUEST.
+// value closes the connection, as Kafka, which fails to parse it
+// (ErrUnknownACLElements).
 func handleDeleteAcls(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DeleteACLsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteACLsResponse)
+	filters := make([]acl.Filter, len(req.Filters))
+	for i, f := range req.Filters {
+		filters[i] = acl.Filter{
+			ResourceType: f.ResourceType, ResourceName: f.ResourceName, PatternType: f.ResourcePatternType,
+			Principal: f.Principal, Host: f.Host, Operation: f.Operation, Permission: f.PermissionType,
+		}
+		if filters[i].HasUnknown() {
+			return nil, ErrUnknownACLElements
+		}
+	}
 	fail := func(code int16, msg string) (kmsg.Response, error) {
 		for range req.Filters {
 			res := kmsg.NewDeleteACLsResponseResult()
@@ -32,13 +43,6 @@ func handleDeleteAcls(d *Deps, r *Request) (kmsg.Response, error) {
 	}
 	if d.Authz == nil {
 		return fail(kerr.SecurityDisabled.Code, "No Authorizer is configured.")
-	}
-	filters := make([]acl.Filter, len(req.Filters))
-	for i, f := range req.Filters {
-		filters[i] = acl.Filter{
-			ResourceType: f.ResourceType, ResourceName: f.ResourceName, PatternType: f.ResourcePatternType,
-			Principal: f.Principal, Host: f.Host, Operation: f.Operation, Permission: f.PermissionType,
-		}
 	}
 	for _, res := range d.Controller.DeleteACLs(filters) {
 		out := kmsg.NewDeleteACLsResponseResult()

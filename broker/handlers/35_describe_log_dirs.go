@@ -22,7 +22,8 @@ import (
 //     AlterReplicaLogDirs).
 //   - v1: throttle_time_ms after the response (always 0).
 //   - v2: flexible.
-//   - v3: top-level error_code (0; we have no authorizer).
+//   - v3: top-level error_code (CLUSTER_AUTHORIZATION_FAILED without
+//     DESCRIBE on the cluster, authz_admin.go).
 //   - v4: total_bytes and usable_bytes of the directory's volume (statfs).
 //
 // A directory whose volume cannot be read is KAFKA_STORAGE_ERROR, which

@@ -12,7 +12,8 @@ import (
 //   - v0: cluster_id, controller_id, the unfenced brokers (id, host, port,
 //     rack) sorted by id, and cluster_authorized_operations when
 //     include_cluster_authorized_operations is set (else -2147483648, "not
-//     requested"). With no authorizer every CLUSTER operation is allowed.
+//     requested"). With no authorizer every CLUSTER operation is allowed;
+//     with one, the principal's (authz_admin.go).
 //   - v1: endpoint_type: we are a broker endpoint, so 1 (BROKERS) is
 //     answered; 2 (CONTROLLERS) is MISMATCHED_ENDPOINT_TYPE and any other
 //     value UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST at v0, which has no

@@ -13,7 +13,9 @@ import (
 //     epoch, target assignment epoch, the assignor in use, and each member
 //     with its epoch, subscription, current and target assignment (topic
 //     IDs and names). Authorized operations are READ, DELETE, DESCRIBE when
-//     asked (no authorizer), else -2147483648.
+//     asked (no authorizer; with one, the principal's and a group it may
+//     not DESCRIBE is GROUP_AUTHORIZATION_FAILED, authz_groups.go), else
+//     -2147483648.
 //   - GROUP_ID_NOT_FOUND for an unknown group or a classic one;
 //     INVALID_GROUP_ID for an empty id.
 //   - v1 adds the member type (1: consumer protocol).

@@ -36,12 +36,39 @@ func authzAdminCheck(key int16) authzFunc {
 		return authzClusterDescribe
 	case kmsg.AlterUserSCRAMCredentials:
 		return authzAlterUserScram
-	case kmsg.DescribeClientQuotas:
-		return authzDescribeClientQuotas
-	case kmsg.AlterClientQuotas:
-		return authzAlterClientQuotas
+	case kmsg.DescribeClientQuotas, kmsg.AlterClientQuotas:
+		return authzClientQuotas
 	}
 	return nil
+}
+
+// authzClientQuotas: DescribeClientQuotas needs DESCRIBE_CONFIGS on the
+// cluster (top-level CLUSTER_AUTHORIZATION_FAILED), AlterClientQuotas
+// ALTER_CONFIGS (every entry CLUSTER_AUTHORIZATION_FAILED), as Kafka.
+func authzClientQuotas(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	code, msg := kerr.ClusterAuthorizationFailed.Code, ptrTo(kerr.ClusterAuthorizationFailed.Message)
+	switch req := r.Body.(type) {
+	case *kmsg.DescribeClientQuotasRequest:
+		if !d.authorizedCluster(r, kmsg.ACLOperationDescribeConfigs) {
+			resp := req.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
+			resp.ErrorCode, resp.ErrorMessage = code, msg
+			return resp, nil
+		}
+	case *kmsg.AlterClientQuotasRequest:
+		if !d.authorizedCluster(r, kmsg.ACLOperationAlterConfigs) {
+			resp := req.ResponseKind().(*kmsg.AlterClientQuotasResponse)
+			for _, e := range req.Entries {
+				re := kmsg.NewAlterClientQuotasResponseEntry()
+				re.ErrorCode, re.ErrorMessage = code, msg
+				for _, ent := range e.Entity {
+					re.Entity = append(re.Entity, kmsg.AlterClientQuotasResponseEntryEntity{Type: ent.Type, Name: ent.Name})
+				}
+				resp.Entries = append(resp.Entries, re)
+			}
+			return resp, nil
+		}
+	}
+	return next(d, r)
 }
 
 // authorizationFailed is Kafka's message of authorization failures of
@@ -401,40 +428,6 @@ func authzAlterUserScram(d *Deps, r *Request, next Handler) (kmsg.Response, erro
 	}
 	for _, up := range req.Upsertions {
 		add(up.Name)
-	}
-	return resp, nil
-}
-
-// authzDescribeClientQuotas: DESCRIBE_CONFIGS on the cluster, else the
-// response is CLUSTER_AUTHORIZATION_FAILED (Kafka's
-// handleDescribeClientQuotasRequest).
-func authzDescribeClientQuotas(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
-	if d.authorizedCluster(r, kmsg.ACLOperationDescribeConfigs) {
-		return next(d, r)
-	}
-	resp := r.Body.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
-	resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, ptrTo(kerr.ClusterAuthorizationFailed.Message)
-	return resp, nil
-}
-
-// authzAlterClientQuotas: ALTER_CONFIGS on the cluster, else every
-// entity's result is CLUSTER_AUTHORIZATION_FAILED (Kafka's controller
-// answers the request's error response, one entry per entity).
-func authzAlterClientQuotas(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
-	if d.authorizedCluster(r, kmsg.ACLOperationAlterConfigs) {
-		return next(d, r)
-	}
-	req := r.Body.(*kmsg.AlterClientQuotasRequest)
-	resp := req.ResponseKind().(*kmsg.AlterClientQuotasResponse)
-	for _, e := range req.Entries {
-		out := kmsg.NewAlterClientQuotasResponseEntry()
-		out.ErrorCode, out.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, ptrTo(kerr.ClusterAuthorizationFailed.Message)
-		for _, ent := range e.Entity {
-			oe := kmsg.NewAlterClientQuotasResponseEntryEntity()
-			oe.Type, oe.Name = ent.Type, ent.Name
-			out.Entity = append(out.Entity, oe)
-		}
-		resp.Entries = append(resp.Entries, out)
 	}
 	return resp, nil
 }

@@ -57,7 +57,7 @@ func authzGroupMembership(d *Deps, r *Request, next Handler) (kmsg.Response, err
 			return resp, nil
 		}
 	case *kmsg.SyncGroupRequest:
-		if !d.authorizedGroup(r, kmsg.ACLOperationRead, req.Group) {
+		if !syncGroupLacksProtocol(r) && !d.authorizedGroup(r, kmsg.ACLOperationRead, req.Group) {
 			resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
 			resp.ErrorCode = code
 			return resp, nil

@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-broker/samsa/acl"
+	"github.com/samsa-broker/samsa/controller/acl"
 )
 
 // ACLs in the metadata log, as Kafka's AccessControlEntryRecord and

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-broker/samsa/acl"
+	"github.com/samsa-broker/samsa/controller/acl"
 )
 
 func testBinding(name string, pat kmsg.ACLResourcePatternType, principal string, op kmsg.ACLOperation) acl.Binding {

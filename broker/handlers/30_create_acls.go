@@ -4,7 +4,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-broker/samsa/acl"
+	"github.com/samsa-broker/samsa/controller/acl"
 )
 
 // CreateAcls, key 30, versions 1-3 (v2+ flexible; v0 was removed in

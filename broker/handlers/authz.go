@@ -6,9 +6,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-broker/samsa/acl"
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/controller/acl"
 )
 
 // Authorization: with authorizer.class.name set to Kafka's

@@ -4,8 +4,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-broker/samsa/acl"
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/controller/acl"
 	"github.com/samsa-broker/samsa/replica"
 )
 

@@ -6,7 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-broker/samsa/acl"
+	"github.com/samsa-broker/samsa/controller/acl"
 )
 
 // Group APIs: the group needs READ to join, sync, heartbeat, leave and

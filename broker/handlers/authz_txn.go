@@ -4,7 +4,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-broker/samsa/acl"
+	"github.com/samsa-broker/samsa/controller/acl"
 )
 
 // Transaction APIs: a transactional id needs WRITE to be used

@@ -249,3 +249,37 @@ func TestTxnUnderFaults(t *testing.T) {
 		t.Errorf("transaction anomalies:\n%s", r)
 	}
 }
+
+// TestDiskFullLeader fills the log directory (a tmpfs of its own) of a
+// partition leader while the queue workload runs, twice, then gives the
+// space back: no acknowledged record may be lost, duplicated or moved, and
+// the node must serve again (by itself, or after the restart an operator
+// would do: Kafka halts a broker whose last log directory failed).
+func TestDiskFullLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	if !DiskAvailable() {
+		t.Skip("a tmpfs per node needs root")
+	}
+	p := Plan{
+		Nodes: 3, Seed: SeedFromEnvOrTime(), Deadline: 4 * time.Minute, Quiet: 2 * time.Second,
+		DiskLimit: 256 << 20,
+		Steps: []Step{
+			{Kind: DiskFullLeader, Hold: 8 * time.Second, Pick: 0},
+			{Kind: DiskFullLeader, Hold: 8 * time.Second, Pick: 1},
+		},
+		Queue: QueueOptions{Topic: "queue", Partitions: 4, Producers: 2, Interval: 5 * time.Millisecond,
+			Group: "queue-group", GroupMembers: 2, Acks: -1},
+	}
+	rep, res := RunPlan(t, p)
+	if rep.Acked == 0 {
+		t.Fatal("no record was acknowledged")
+	}
+	if n := res.Faults[DiskFullLeader]; n != 2 {
+		t.Errorf("%d disk-full steps ran, want 2 (skipped: %v)", n, res.Skipped)
+	}
+	if rep.Anomalies() != 0 {
+		t.Errorf("anomalies (seed %d):\n%s", p.Seed, rep)
+	}
+}

@@ -23,6 +23,10 @@ type Plan struct {
 	// Quiet is the pause between steps (the workload runs on a healthy
 	// cluster), besides recovery.
 	Quiet time.Duration
+	// DiskLimit gives every node a tmpfs log directory of this size
+	// (Config.DiskLimit) where mount(2) is allowed, for disk-full steps;
+	// elsewhere those steps are skipped.
+	DiskLimit int64
 }
 
 // SoakTargets are the minimum numbers of the three headline faults a soak

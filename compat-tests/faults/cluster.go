@@ -43,8 +43,13 @@ type Config struct {
 	Brokers, Spares int
 	// Env is added after the generated environment of every node.
 	Env []string
-	// Loopback forces the loopback fallback even where namespaces work.
+	// Loopback forces the loopback fallback even where namespaces work:
+	// no network faults.
 	Loopback bool
+	// Proxy forces the proxy network (ProxyNet) even where namespaces
+	// work. Without either, namespaces are used where available (root and
+	// ip(8)), else the proxy network.
+	Proxy bool
 	// DiskLimit, when positive, gives every node's log directory a tmpfs
 	// of that many bytes of its own, so that one node's disk can be
 	// filled (Node.FillDisk). It needs root (mount(2)).
@@ -184,6 +189,10 @@ func StartCluster(t testing.TB, cfg Config) *Cluster {
 			c.spares = append(c.spares, n)
 		}
 	}
+	if pn, ok := c.Net.(*ProxyNet); ok {
+		all := slices.Clone(c.all)
+		pn.SetPids(func(i int) int { return all[i].pid() })
+	}
 	t.Cleanup(func() {
 		for _, n := range c.all {
 			n.teardown()
@@ -235,15 +244,15 @@ func StartCluster(t testing.TB, cfg Config) *Cluster {
 	return c
 }
 
-// network sets up the nodes' network (namespaces, else loopback) and
-// returns every node's addresses.
+// network sets up the nodes' network (namespaces, else proxies, else
+// plain loopback) and returns every node's addresses.
 func (c *Cluster) network(t testing.TB, cfg Config, total int) []nodeAddrs {
 	t.Helper()
 	addrs := make([]nodeAddrs, total)
-	if !cfg.Loopback && NamespacesAvailable() {
+	if !cfg.Loopback && !cfg.Proxy && NamespacesAvailable() {
 		nn, err := NewNamespaceNet(total)
 		if err != nil {
-			t.Logf("faults: namespaces unavailable, falling back to loopback: %v", err)
+			t.Logf("faults: namespaces unavailable, falling back to proxies: %v", err)
 		} else {
 			c.Net, c.NetName = nn, "namespaces"
 			for i := range total {
@@ -252,21 +261,62 @@ func (c *Cluster) network(t testing.TB, cfg Config, total int) []nodeAddrs {
 		}
 	}
 	if c.Net == nil {
-		c.NetName = "loopback"
 		ports := freePorts(t, 2*total)
 		for i := range total {
 			addrs[i] = nodeAddrs{host: "127.0.0.1", client: ports[i], controller: ports[total+i]}
+			addrs[i].advertised = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i]))
+		}
+		c.NetName = "loopback"
+		if !cfg.Loopback && ProxyAvailable() {
+			c.proxyNetwork(t, cfg, addrs)
 		}
 	}
 	var voters []string
 	for i := range cfg.Nodes {
-		voters = append(voters, fmt.Sprintf("%d@%s:%d", i+1, addrs[i].host, addrs[i].controller))
+		if c.NetName == "proxy" {
+			voters = append(voters, fmt.Sprintf("%d@%s", i+1, addrs[i].voters))
+		} else {
+			voters = append(voters, fmt.Sprintf("%d@%s:%d", i+1, addrs[i].host, addrs[i].controller))
+		}
 	}
 	for i := range addrs {
-		addrs[i].advertised = net.JoinHostPort(addrs[i].host, strconv.Itoa(addrs[i].client))
+		if addrs[i].advertised == "" {
+			addrs[i].advertised = net.JoinHostPort(addrs[i].host, strconv.Itoa(addrs[i].client))
+		}
 		addrs[i].voters = strings.Join(voters, ",")
 	}
 	return addrs
+}
+
+// proxyNetwork puts a proxy in front of every node's listeners: the
+// client listener is advertised at its proxy, and the controller
+// listener's voter entry is its proxy (addrs[i].voters holds that
+// host:port until network joins the list).
+func (c *Cluster) proxyNetwork(t testing.TB, cfg Config, addrs []nodeAddrs) {
+	t.Helper()
+	var front []net.Listener
+	var targets []proxyTarget
+	listen := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			for _, f := range front {
+				f.Close()
+			}
+			t.Fatalf("%v: %v", ErrProxy, err)
+		}
+		front = append(front, l)
+		return l.Addr().String()
+	}
+	for i := range addrs {
+		addrs[i].advertised = listen()
+		targets = append(targets, proxyTarget{dst: i, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(addrs[i].client))})
+		if i < cfg.Nodes {
+			addrs[i].voters = listen()
+			targets = append(targets, proxyTarget{dst: i, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(addrs[i].controller))})
+		}
+	}
+	c.Net = NewProxyNet(len(addrs), front, targets)
+	c.NetName = "proxy"
 }
 
 // AddBroker starts the next spare broker-only node (a member the cluster
@@ -379,6 +429,21 @@ func (n *Node) Running() bool {
 		return false
 	default:
 		return true
+	}
+}
+
+// pid is the process id of the node's current run, 0 when it is down.
+func (n *Node) pid() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil || n.cmd.Process == nil {
+		return 0
+	}
+	select {
+	case <-n.exited:
+		return 0
+	default:
+		return n.cmd.Process.Pid
 	}
 }
 

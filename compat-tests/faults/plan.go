@@ -20,6 +20,9 @@ type Plan struct {
 	// Loopback runs the nodes on loopback even where namespaces work
 	// (network faults are then skipped).
 	Loopback bool
+	// Proxy runs the nodes behind the proxy network (ProxyNet) even
+	// where namespaces work.
+	Proxy bool
 	// Quiet is the pause between steps (the workload runs on a healthy
 	// cluster), besides recovery.
 	Quiet time.Duration
@@ -93,9 +96,15 @@ func SoakSteps(seed uint64, t SoakTargets, holdMin, holdMax time.Duration) []Ste
 //	SAMSA_FAULTS_ACKS       1 for the acks=1 comparison run
 //	SAMSA_FAULTS_UNCLEAN    true for unclean.leader.election.enable=true
 //	SAMSA_FAULTS_LOOPBACK   1 to run on loopback (no network faults)
+//	SAMSA_FAULTS_PROXY      1 to run behind the proxy network
+//	SAMSA_FAULTS_DISK       1 to give every node a tmpfs log dir and add
+//	                        disk-full steps to a soak
 func EnvPlan(p *Plan) error {
 	if os.Getenv("SAMSA_FAULTS_LOOPBACK") == "1" {
 		p.Loopback = true
+	}
+	if os.Getenv("SAMSA_FAULTS_PROXY") == "1" {
+		p.Proxy = true
 	}
 	if v := os.Getenv("SAMSA_FAULTS_NODES"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -16,14 +16,31 @@ import (
 // TestRefusedExpandKeepsMaximalISR is the regression test of finding 7 of
 // docs/DURABILITY.md. A leader proposed adding a caught-up replica to the
 // ISR; the controller committed it together with the completion of a
-// reassignment that made the added replica the leader, and the leader got
-// NOT_LEADER_OR_FOLLOWER back (the answer to a retry of its forwarded
-// request). It dropped its proposal and advanced the high watermark over
+// reassignment that made the added replica the leader, and answered with
+// the new leader epoch (to a second proposal: NOT_LEADER_OR_FOLLOWER).
+// The leader dropped its proposal and advanced the high watermark over
 // the old ISR, acknowledging records the new leader never had: the fault
 // test bed lost five acknowledged records moving a partition onto a new
-// broker. A refusal that says the partition moved on must keep the
+// broker. An answer that says the partition moved on must keep the
 // proposed (maximal) ISR until the metadata settles it.
 func TestRefusedExpandKeepsMaximalISR(t *testing.T) {
+	answers := []struct {
+		name   string
+		answer func(req controller.AlterPartition) (controller.Partition, int16)
+	}{
+		{"committed with a new leader", func(req controller.AlterPartition) (controller.Partition, int16) {
+			return controller.Partition{Leader: 3, LeaderEpoch: req.LeaderEpoch + 1, PartitionEpoch: req.PartitionEpoch + 1, ISR: []int32{2, 3}}, 0
+		}},
+		{"not the leader", func(controller.AlterPartition) (controller.Partition, int16) {
+			return controller.Partition{}, kerr.NotLeaderForPartition.Code
+		}},
+	}
+	for _, a := range answers {
+		t.Run(a.name, func(t *testing.T) { refusedExpand(t, a.answer) })
+	}
+}
+
+func refusedExpand(t *testing.T, answer func(controller.AlterPartition) (controller.Partition, int16)) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newCluster(t, 1)
 		synctest.Wait()
@@ -43,7 +60,8 @@ func TestRefusedExpandKeepsMaximalISR(t *testing.T) {
 			}
 			once.Do(func() { close(held) })
 			<-release
-			return controller.Partition{}, kerr.NotLeaderForPartition.Code, nil, true
+			got, code := answer(req)
+			return got, code, nil, true
 		}
 		c.hookMu.Unlock()
 		c.net.setDown(3, false)
@@ -59,10 +77,10 @@ func TestRefusedExpandKeepsMaximalISR(t *testing.T) {
 		close(release)
 		synctest.Wait()
 		if hw := c.hw(1); hw > caughtUp || hw >= want {
-			t.Fatalf("after NOT_LEADER_OR_FOLLOWER for the proposal: HW %d, replica 3 has %d (records up to %d not on it)", hw, caughtUp, want)
+			t.Fatalf("after the answer to the proposal: HW %d, replica 3 has %d (records up to %d not on it)", hw, caughtUp, want)
 		}
 		if st := c.part(1).State(); !slices.Equal(st.PendingISR, []int32{1, 2, 3}) {
-			t.Fatalf("pending ISR %v after the refusal, want [1 2 3]", st.PendingISR)
+			t.Fatalf("pending ISR %v after the answer, want [1 2 3]", st.PendingISR)
 		}
 	})
 }

@@ -457,21 +457,23 @@ func (p *Partition) completeAlter(req controller.AlterPartition, got controller.
 	if p.mu.role != RoleLeader || p.mu.leaderEpoch != req.LeaderEpoch || !slices.Equal(p.mu.pendingISR, req.NewISR) {
 		return // settled by a newer image already
 	}
-	if err == nil && stateMovedOn(code) {
+	if err == nil && (stateMovedOn(code) || code == 0 && got.LeaderEpoch > p.mu.leaderEpoch) {
 		// The partition moved on under this proposal, and the proposal
-		// may be part of how it did: a forwarded AlterPartition retried
-		// after its first attempt committed the ISR and also completed a
-		// reassignment that moved leadership away gets "not the leader"
-		// for the retry. Dropping the proposal here would let the high
-		// watermark advance over the old ISR without a replica the
-		// controller counts in sync, and the new leader may be that
-		// replica: acknowledged records lost (docs/DURABILITY.md finding
-		// 7). The maximal ISR stays until the image that moved the
-		// partition on settles it (apply clears pendingISR), as Kafka's
+		// may be how it did: an ISR addition that completes a
+		// reassignment moving leadership away is committed with a new
+		// leader (answered with that newer leader epoch, Kafka's
+		// NEW_LEADER_ELECTED), and a second proposal, or a retry, is
+		// then refused as "not the leader". Dropping the proposal here
+		// let the high watermark advance over the old ISR, without the
+		// replica the controller had just put in it and made leader:
+		// acknowledged records lost (docs/DURABILITY.md finding 7). The
+		// maximal ISR stays until the image that moved the partition on
+		// settles it (apply clears pendingISR), as Kafka's
 		// Partition.handleAlterPartitionError keeps its pending state
 		// for every error but OPERATION_NOT_ATTEMPTED and
 		// INELIGIBLE_REPLICA.
-		p.m.logger.Warn("AlterPartition refused; the ISR proposed stays in force until the metadata settles it", "topic", p.tp.Topic, "partition", p.tp.Partition, "isr", req.NewISR, "code", code)
+		p.m.logger.Info("AlterPartition answered with a newer partition state; the ISR proposed stays in force until the metadata settles it",
+			"topic", p.tp.Topic, "partition", p.tp.Partition, "isr", req.NewISR, "code", code, "leader_epoch", got.LeaderEpoch)
 		return
 	}
 	p.mu.pendingISR = nil

@@ -314,9 +314,7 @@ func TestCheckEOSFindsEachAnomaly(t *testing.T) {
 // the node must serve again (by itself, or after the restart an operator
 // would do: Kafka halts a broker whose last log directory failed).
 func TestDiskFullLeader(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster")
-	}
+	extraTests(t)
 	if !DiskAvailable() {
 		t.Skip("a tmpfs per node needs root")
 	}

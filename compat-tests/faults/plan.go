@@ -36,6 +36,9 @@ type Plan struct {
 // plan contains; the other kinds are mixed in at a quarter of their total.
 type SoakTargets struct {
 	LeaderKills, LeaderPartitions, Pauses int
+	// DiskFulls is the number of disk-full steps (DiskFullLeader); they
+	// need Plan.DiskLimit.
+	DiskFulls int
 }
 
 // SoakSteps builds a shuffled schedule with exactly the target counts of
@@ -65,6 +68,7 @@ func SoakSteps(seed uint64, t SoakTargets, holdMin, holdMax time.Duration) []Ste
 			kinds = append(kinds, PauseLeader)
 		}
 	}
+	add(DiskFullLeader, t.DiskFulls)
 	extra := (t.LeaderKills + t.LeaderPartitions + t.Pauses) / 4
 	others := []Kind{KillCoordinator, KillController, IsolateCoordinator, IsolateTxnCoordinator,
 		SplitLeaderInMajority, BridgeSplit, KillMinority, RollingRestart}
@@ -87,18 +91,21 @@ func SoakSteps(seed uint64, t SoakTargets, holdMin, holdMax time.Duration) []Ste
 	return steps
 }
 
+// soakDiskLimit is each node's tmpfs in a soak with disk-full steps.
+const soakDiskLimit = 256 << 20
+
 // EnvPlan reads a plan's overrides from the environment (run.sh sets them):
 //
 //	SAMSA_FAULTS_NODES      3 or 5
 //	SAMSA_FAULTS_SEED       schedule seed (default: time-based, printed)
-//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses for a soak (e.g. 100,50,50)
+//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses[,disk-fulls] for a soak
+//	                        (e.g. 100,50,50); disk-full steps give every
+//	                        node a tmpfs log directory
 //	SAMSA_FAULTS_DEADLINE   Go duration bounding the fault phase
 //	SAMSA_FAULTS_ACKS       1 for the acks=1 comparison run
 //	SAMSA_FAULTS_UNCLEAN    true for unclean.leader.election.enable=true
 //	SAMSA_FAULTS_LOOPBACK   1 to run on loopback (no network faults)
 //	SAMSA_FAULTS_PROXY      1 to run behind the proxy network
-//	SAMSA_FAULTS_DISK       1 to give every node a tmpfs log dir and add
-//	                        disk-full steps to a soak
 func EnvPlan(p *Plan) error {
 	if os.Getenv("SAMSA_FAULTS_LOOPBACK") == "1" {
 		p.Loopback = true
@@ -129,10 +136,10 @@ func EnvPlan(p *Plan) error {
 	}
 	if v := os.Getenv("SAMSA_FAULTS_TARGETS"); v != "" {
 		f := strings.Split(v, ",")
-		if len(f) != 3 {
-			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses: %q", v)
+		if len(f) != 3 && len(f) != 4 {
+			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses[,disk-fulls]: %q", v)
 		}
-		var n [3]int
+		var n [4]int
 		for i := range f {
 			x, err := strconv.Atoi(strings.TrimSpace(f[i]))
 			if err != nil {
@@ -140,7 +147,10 @@ func EnvPlan(p *Plan) error {
 			}
 			n[i] = x
 		}
-		p.Steps = SoakSteps(p.Seed, SoakTargets{LeaderKills: n[0], LeaderPartitions: n[1], Pauses: n[2]}, 2*time.Second, 8*time.Second)
+		p.Steps = SoakSteps(p.Seed, SoakTargets{LeaderKills: n[0], LeaderPartitions: n[1], Pauses: n[2], DiskFulls: n[3]}, 2*time.Second, 8*time.Second)
+		if n[3] > 0 {
+			p.DiskLimit = soakDiskLimit
+		}
 	}
 	if os.Getenv("SAMSA_FAULTS_ACKS") == "1" {
 		p.Queue.Acks = 1

@@ -2,14 +2,21 @@
 # run.sh runs a long fault soak of the queue workload (see doc.go) and prints
 # the seed, so that a failing schedule can be replayed.
 #
-#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses] [-s seed]
-#                              [-d deadline] [-r results.jsonl] [--acks1] [--unclean] [--loopback]
+#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls]] [-s seed]
+#                              [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
+#                              [--loopback | --proxy]
+#   compat-tests/faults/run.sh --extra     # the scenarios too long for CI (below)
 #
 # Defaults: 3 nodes, 100 leader kills, 50 leader partitions, 50 pauses (plus
 # a quarter as many coordinator, controller, bridge, majority-split,
-# minority-kill and rolling-restart steps), deadline 6h, results appended to
-# compat-tests/faults/results.jsonl. Needs root for network namespaces;
-# without, network faults are skipped and counted as skipped.
+# minority-kill and rolling-restart steps), no disk-full steps, deadline 6h,
+# results appended to compat-tests/faults/results.jsonl. Disk-full steps give
+# every node a tmpfs log directory (root). Network namespaces need root and
+# ip(8); without, the nodes run behind the proxy network (--proxy forces it;
+# --loopback runs without network faults, counted as skipped).
+#
+# --extra runs TestDiskFullLeader, TestUncleanElection and
+# TestMemberRemovedAndAdded (a few minutes in all).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -24,7 +31,11 @@ while (($#)); do
 	--acks1) acks=1 ;;
 	--unclean) unclean=true ;;
 	--loopback) export SAMSA_FAULTS_LOOPBACK=1 ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean]" >&2; exit 2 ;;
+	--proxy) export SAMSA_FAULTS_PROXY=1 ;;
+	--extra)
+		export SAMSA_FAULTS_EXTRA=1
+		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestUncleanElection|TestMemberRemovedAndAdded)$' -v ./compat-tests/faults/ ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] | --extra" >&2; exit 2 ;;
 	esac
 	shift
 done

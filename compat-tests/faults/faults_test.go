@@ -98,8 +98,15 @@ func TestScheduleReplaysFromSeed(t *testing.T) {
 			t.Fatalf("hold %v out of bounds", s.Hold)
 		}
 	}
-	if n[IsolateLeader]+n[SplitLeaderInMinority] != 50 || n[PauseLeader]+n[PauseCoordinator] != 50 || n[KillLeader] < 100 {
+	if n[IsolateLeader]+n[SplitLeaderInMinority] != 50 || n[PauseLeader]+n[PauseCoordinator] != 50 || n[KillLeader] < 100 || n[DiskFullLeader] != 0 {
 		t.Fatalf("soak counts: %v", n)
+	}
+	n = map[Kind]int{}
+	for _, s := range SoakSteps(7, SoakTargets{LeaderKills: 4, LeaderPartitions: 2, Pauses: 2, DiskFulls: 3}, time.Second, 2*time.Second) {
+		n[s.Kind]++
+	}
+	if n[DiskFullLeader] != 3 || n[KillLeader] < 4 {
+		t.Fatalf("soak counts with disk-full steps: %v", n)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -114,6 +115,8 @@ type Nemesis struct {
 	slow    int // recoveries that did not finish within their bound
 	// disk counts how nodes came out of a full disk (DiskOutcome).
 	disk map[DiskOutcome]int
+	// probes numbers probeProduce calls.
+	probes atomic.Int64
 }
 
 // ErrNoTarget is returned when a fault's target cannot be found.
@@ -623,19 +626,22 @@ func (nm *Nemesis) afterDiskFull(ctx context.Context, n *Node) error {
 	return nil
 }
 
-// probeProduce produces one acks=all record ("probe-<partition>") to every
-// workload partition and returns the first error.
+// probeProduce produces one acks=all record to every workload partition
+// and returns the first error. Each record's value is new
+// ("probe-<n>-<partition>") and the producer idempotent, so that no probe
+// can be taken for a duplicate by the checker.
 func (nm *Nemesis) probeProduce(ctx context.Context) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(nm.C.Addrs()...), kgo.DefaultProduceTopic(nm.Topic),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite(),
-		kgo.RequestRetries(1), kgo.RecordRetries(1), kgo.RecordDeliveryTimeout(4*time.Second))
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequestRetries(1), kgo.RecordDeliveryTimeout(4*time.Second))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
+	n := nm.probes.Add(1)
 	var recs []*kgo.Record
 	for p := range nm.Partitions {
-		recs = append(recs, &kgo.Record{Partition: p, Value: fmt.Appendf(nil, "probe-%d", p)})
+		recs = append(recs, &kgo.Record{Partition: p, Value: fmt.Appendf(nil, "probe-%d-%d", n, p)})
 	}
 	return cl.ProduceSync(ctx, recs...).FirstErr()
 }

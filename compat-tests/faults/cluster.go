@@ -199,7 +199,10 @@ func StartCluster(t testing.TB, cfg Config) *Cluster {
 		}
 		if t.Failed() {
 			for _, n := range c.all {
-				if n.runs > 0 {
+				n.mu.Lock()
+				ran := n.runs > 0
+				n.mu.Unlock()
+				if ran {
 					t.Logf("node %d log tail (%s):\n%s", n.ID, n.Log, n.Tail(60))
 				}
 			}

@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-nodes=3 targets=100,50,50 seed="" deadline=6h results="" acks="" unclean=""
+nodes=3 targets=100,50,50 seed="" deadline=6h results="" acks="" unclean="" flags=""
 while (($#)); do
 	case $1 in
 	-n) nodes=$2; shift ;;
@@ -28,10 +28,10 @@ while (($#)); do
 	-s) seed=$2; shift ;;
 	-d) deadline=$2; shift ;;
 	-r) results=$2; shift ;;
-	--acks1) acks=1 ;;
-	--unclean) unclean=true ;;
-	--loopback) export SAMSA_FAULTS_LOOPBACK=1 ;;
-	--proxy) export SAMSA_FAULTS_PROXY=1 ;;
+	--acks1) acks=1 flags+=" --acks1" ;;
+	--unclean) unclean=true flags+=" --unclean" ;;
+	--loopback) export SAMSA_FAULTS_LOOPBACK=1 flags+=" --loopback" ;;
+	--proxy) export SAMSA_FAULTS_PROXY=1 flags+=" --proxy" ;;
 	--extra)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestUncleanElection|TestMemberRemovedAndAdded)$' -v ./compat-tests/faults/ ;;
@@ -42,7 +42,7 @@ done
 seed=${seed:-$(date +%s%N)}
 results=${results:-$PWD/compat-tests/faults/results.jsonl}
 echo "faults soak: nodes=$nodes targets=$targets seed=$seed deadline=$deadline results=$results"
-echo "replay: $0 -n $nodes -t $targets -s $seed"
+echo "replay: $0 -n $nodes -t $targets -s $seed$flags"
 export SAMSA_FAULTS_NODES=$nodes SAMSA_FAULTS_TARGETS=$targets SAMSA_FAULTS_SEED=$seed
 export SAMSA_FAULTS_DEADLINE=$deadline SAMSA_FAULTS_RESULTS=$results
 export SAMSA_FAULTS_ACKS=$acks SAMSA_FAULTS_UNCLEAN=$unclean

@@ -30,8 +30,8 @@ while (($#)); do
 	-r) results=$2; shift ;;
 	--acks1) acks=1 flags+=" --acks1" ;;
 	--unclean) unclean=true flags+=" --unclean" ;;
-	--loopback) export SAMSA_FAULTS_LOOPBACK=1 flags+=" --loopback" ;;
-	--proxy) export SAMSA_FAULTS_PROXY=1 flags+=" --proxy" ;;
+	--loopback) export SAMSA_FAULTS_LOOPBACK=1; flags+=" --loopback" ;;
+	--proxy) export SAMSA_FAULTS_PROXY=1; flags+=" --proxy" ;;
 	--extra)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestUncleanElection|TestMemberRemovedAndAdded)$' -v ./compat-tests/faults/ ;;

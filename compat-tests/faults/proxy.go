@@ -103,6 +103,13 @@ func (p *ProxyNet) handle(down net.Conn, t proxyTarget) {
 	defer p.wg.Done()
 	up, err := net.Dial("tcp", t.addr)
 	if err != nil {
+		// The node is down: reset the connection, the nearest a proxy
+		// that already accepted can come to a refused connect. A plain
+		// close reads as an EOF during the client's first request, which
+		// franz-go takes for a TLS mismatch and fails records with.
+		if tc, ok := down.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
 		down.Close()
 		return
 	}

@@ -85,10 +85,20 @@ func (w testLogWriter) Write(b []byte) (int, error) {
 
 // lazyISR forwards to the controller once it exists (the managers are
 // built before it, since New calls OnChange).
-type lazyISR struct{ c **controller.Controller }
+// A test may set the cluster's isrHook to answer some AlterPartitions
+// itself (handled true).
+type lazyISR struct{ c *cluster }
 
 func (l lazyISR) AlterPartition(ctx context.Context, req controller.AlterPartition) (controller.Partition, int16, error) {
-	return LocalISRChanger{Controller: func() *controller.Controller { return *l.c }}.AlterPartition(ctx, req)
+	l.c.hookMu.Lock()
+	hook := l.c.isrHook
+	l.c.hookMu.Unlock()
+	if hook != nil {
+		if got, code, err, handled := hook(ctx, req); handled {
+			return got, code, err
+		}
+	}
+	return LocalISRChanger{Controller: func() *controller.Controller { return l.c.ctrl }}.AlterPartition(ctx, req)
 }
 
 type cluster struct {
@@ -99,6 +109,9 @@ type cluster struct {
 	nodes  map[int32]*Manager
 	topic  controller.Uuid
 	minISR int
+
+	hookMu  sync.Mutex
+	isrHook func(context.Context, controller.AlterPartition) (controller.Partition, int16, error, bool)
 }
 
 const testTopic = "t"
@@ -117,7 +130,7 @@ func newCluster(t *testing.T, minISR int) *cluster {
 		}
 		c.logs[id] = logs
 		c.nodes[id] = NewManager(Options{
-			NodeID: id, Logs: logs, ISR: lazyISR{&c.ctrl},
+			NodeID: id, Logs: logs, ISR: lazyISR{c},
 			MinInsyncReplicas: func(*controller.Topic) int { return minISR },
 			ReplicaLagTimeMax: 10 * time.Second,
 			Fetch:             c.net.fetchFrom(id),

@@ -464,6 +464,25 @@ func (p *Partition) completeAlter(req controller.AlterPartition, got controller.
 	if p.mu.role != RoleLeader || p.mu.leaderEpoch != req.LeaderEpoch || !slices.Equal(p.mu.pendingISR, req.NewISR) {
 		return // settled by a newer image already
 	}
+	if err == nil && (stateMovedOn(code) || code == 0 && got.LeaderEpoch > p.mu.leaderEpoch) {
+		// The partition moved on under this proposal, and the proposal
+		// may be how it did: an ISR addition that completes a
+		// reassignment moving leadership away is committed with a new
+		// leader (answered with that newer leader epoch, Kafka's
+		// NEW_LEADER_ELECTED), and a second proposal, or a retry, is
+		// then refused as "not the leader". Dropping the proposal here
+		// let the high watermark advance over the old ISR, without the
+		// replica the controller had just put in it and made leader:
+		// acknowledged records lost (docs/DURABILITY.md finding 7). The
+		// maximal ISR stays until the image that moved the partition on
+		// settles it (apply clears pendingISR), as Kafka's
+		// Partition.handleAlterPartitionError keeps its pending state
+		// for every error but OPERATION_NOT_ATTEMPTED and
+		// INELIGIBLE_REPLICA.
+		p.m.logger.Info("AlterPartition answered with a newer partition state; the ISR proposed stays in force until the metadata settles it",
+			"topic", p.tp.Topic, "partition", p.tp.Partition, "isr", req.NewISR, "code", code, "leader_epoch", got.LeaderEpoch)
+		return
+	}
 	p.mu.pendingISR = nil
 	switch {
 	case err != nil || code != 0:
@@ -475,6 +494,19 @@ func (p *Partition) completeAlter(req controller.AlterPartition, got controller.
 	}
 	p.maybeIncrementHighWatermarkLocked()
 	p.notifyLocked()
+}
+
+// stateMovedOn reports whether an AlterPartition refusal says the
+// controller holds a newer state of the partition (leader, leader epoch,
+// partition epoch, or the topic gone), which the metadata image will
+// bring: NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
+// INVALID_UPDATE_VERSION, UNKNOWN_TOPIC_OR_PARTITION.
+func stateMovedOn(code int16) bool {
+	switch code {
+	case kerr.NotLeaderForPartition.Code, kerr.FencedLeaderEpoch.Code, kerr.InvalidUpdateVersion.Code, kerr.UnknownTopicOrPartition.Code:
+		return true
+	}
+	return false
 }
 
 // appendFromLeader appends batches fetched from the leader of leaderEpoch

@@ -80,6 +80,9 @@ type Report struct {
 	CommittedBackwards Anomaly // a group's committed offset decreased
 	CommittedSkipped   Anomaly // below the group's committed offset, never delivered to the group
 	DataLossReported   int     // client-side data-loss reports (informative)
+	// FailureErrors are the first distinct errors of failed sends, with
+	// their counts (informative).
+	FailureErrors map[string]int
 }
 
 // Anomaly counts one kind of anomaly and keeps a few examples.
@@ -108,6 +111,14 @@ func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "acked=%d failed=%d (present %d) final=%d data-loss-reports=%d\n",
 		r.Acked, r.Failed, r.FailedPresent, r.FinalRecords, r.DataLossReported)
+	errs := make([]string, 0, len(r.FailureErrors))
+	for e := range r.FailureErrors {
+		errs = append(errs, e)
+	}
+	sort.Strings(errs)
+	for _, e := range errs {
+		fmt.Fprintf(&b, "  failed send: %dx %s\n", r.FailureErrors[e], e)
+	}
 	for _, a := range []struct {
 		name string
 		a    Anomaly
@@ -189,6 +200,12 @@ func Check(h *History) *Report {
 	for _, f := range h.Failures {
 		if len(finalAt[f.Value]) > 0 {
 			r.FailedPresent++
+		}
+		if _, ok := r.FailureErrors[f.Err]; ok || len(r.FailureErrors) < maxExamples {
+			if r.FailureErrors == nil {
+				r.FailureErrors = make(map[string]int)
+			}
+			r.FailureErrors[f.Err]++
 		}
 	}
 

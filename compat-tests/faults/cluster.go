@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,32 +33,67 @@ var ErrNotReady = errors.New("faults: node not ready")
 
 // Config describes a cluster to start.
 type Config struct {
-	// Nodes is the number of combined broker+controller nodes (3 or 5).
+	// Nodes is the number of combined broker+controller nodes (3 or 5):
+	// the metadata quorum's voters.
 	Nodes int
+	// Brokers is the number of broker-only nodes started with the cluster
+	// (ids Nodes+1...), and Spares that of broker-only nodes prepared but
+	// not started (ids after them): AddBroker starts one, a fresh member
+	// with a node.id the cluster never saw.
+	Brokers, Spares int
 	// Env is added after the generated environment of every node.
 	Env []string
-	// Loopback forces the loopback fallback even where namespaces work.
+	// Loopback forces the loopback fallback even where namespaces work:
+	// no network faults.
 	Loopback bool
+	// Proxy forces the proxy network (ProxyNet) even where namespaces
+	// work. Without either, namespaces are used where available (root and
+	// ip(8)), else the proxy network.
+	Proxy bool
+	// DiskLimit, when positive, gives every node's log directory a tmpfs
+	// of that many bytes of its own, so that one node's disk can be
+	// filled (Node.FillDisk). It needs root (mount(2)).
+	DiskLimit int64
+}
+
+// Network cuts and heals links between nodes, numbered from 0 in the
+// order of Cluster.all (node id - 1).
+type Network interface {
+	// Partition sets the links: nodes in different groups cannot reach
+	// each other; a node in no group reaches everyone. nil heals all.
+	Partition(groups [][]int) error
+	Heal() error
+	Close()
 }
 
 // Cluster is N samsa processes forming one KRaft cluster, each in its own
 // network namespace (or all on loopback, the fallback).
 type Cluster struct {
+	// Nodes are the members: started nodes not retired.
 	Nodes []*Node
 	// Net is nil in loopback mode: network faults are then unavailable.
-	Net *NamespaceNet
-	t   testing.TB
+	Net Network
+	// NetName says which network the nodes run on: "namespaces",
+	// "loopback" or "proxy".
+	NetName string
+	t       testing.TB
+	all     []*Node // every node, started, spare or retired, by id
+	spares  []*Node
 }
 
 // Node is one samsa process of a Cluster.
 type Node struct {
-	ID   int // KAFKA_NODE_ID, 1-based
-	Addr string
-	Dir  string
-	Log  string // path of the node's combined stdout/stderr over all runs
+	ID      int // KAFKA_NODE_ID, 1-based
+	Addr    string
+	Dir     string
+	DataDir string // the log directory (log.dirs)
+	Log     string // path of the node's combined stdout/stderr over all runs
+	// Controller is true for quorum voters (combined nodes).
+	Controller bool
 
-	argv []string
-	env  []string
+	argv    []string
+	env     []string
+	mounted bool // DataDir is a tmpfs of its own
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -86,86 +122,112 @@ func BaseEnv(nodes int) []string {
 	}
 }
 
+// nodeAddrs is where one node listens and how the others reach it.
+type nodeAddrs struct {
+	host               string
+	client, controller int // listener ports
+	// advertised is the client listener's advertised host:port; voters
+	// is this node's controller.quorum.voters (proxies give each node a
+	// view of its own).
+	advertised string
+	voters     string
+}
+
 // StartCluster starts the cluster and waits until every node answers
 // ApiVersions. Everything is torn down at test cleanup, also on failure.
 func StartCluster(t testing.TB, cfg Config) *Cluster {
 	t.Helper()
 	bin := harness.Build(t)
 	c := &Cluster{t: t}
-	var hosts []string
-	var clientPorts, ctrlPorts []int
-	if !cfg.Loopback && NamespacesAvailable() {
-		nn, err := NewNamespaceNet(cfg.Nodes)
-		if err != nil {
-			t.Logf("faults: namespaces unavailable, falling back to loopback: %v", err)
-		} else {
-			c.Net = nn
-		}
-	}
-	if c.Net != nil {
-		for i := range cfg.Nodes {
-			hosts = append(hosts, c.Net.IP(i))
-			clientPorts = append(clientPorts, 9092)
-			ctrlPorts = append(ctrlPorts, 9093)
-		}
-	} else {
-		ports := freePorts(t, 2*cfg.Nodes)
-		for i := range cfg.Nodes {
-			hosts = append(hosts, "127.0.0.1")
-			clientPorts = append(clientPorts, ports[i])
-			ctrlPorts = append(ctrlPorts, ports[cfg.Nodes+i])
-		}
-	}
-	var voters []string
-	for i := range cfg.Nodes {
-		voters = append(voters, fmt.Sprintf("%d@%s:%d", i+1, hosts[i], ctrlPorts[i]))
-	}
+	total := cfg.Nodes + cfg.Brokers + cfg.Spares
+	addrs := c.network(t, cfg, total)
 	root := t.TempDir()
-	for i := range cfg.Nodes {
-		client := fmt.Sprintf("PLAINTEXT://%s:%d", hosts[i], clientPorts[i])
+	for i := range total {
+		a := addrs[i]
+		client := fmt.Sprintf("PLAINTEXT://%s:%d", a.host, a.client)
+		controller := i < cfg.Nodes
 		env := []string{
 			"KAFKA_NODE_ID=" + strconv.Itoa(i+1),
-			"KAFKA_PROCESS_ROLES=broker,controller",
-			"KAFKA_LISTENERS=" + client + fmt.Sprintf(",CONTROLLER://%s:%d", hosts[i], ctrlPorts[i]),
-			"KAFKA_ADVERTISED_LISTENERS=" + client,
+			"KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://" + a.advertised,
 			"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER",
 			"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
 			"KAFKA_INTER_BROKER_LISTENER_NAME=PLAINTEXT",
-			"KAFKA_CONTROLLER_QUORUM_VOTERS=" + strings.Join(voters, ","),
+			"KAFKA_CONTROLLER_QUORUM_VOTERS=" + a.voters,
 			"CLUSTER_ID=4L6g3nShT-eMCtK--X86sw",
+		}
+		if controller {
+			env = append(env, "KAFKA_PROCESS_ROLES=broker,controller",
+				"KAFKA_LISTENERS="+client+fmt.Sprintf(",CONTROLLER://%s:%d", a.host, a.controller))
+		} else {
+			env = append(env, "KAFKA_PROCESS_ROLES=broker", "KAFKA_LISTENERS="+client)
 		}
 		env = append(env, BaseEnv(cfg.Nodes)...)
 		env = append(env, cfg.Env...)
 		dir := filepath.Join(root, fmt.Sprintf("node%d", i+1))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		data := filepath.Join(dir, "data")
+		if err := os.MkdirAll(data, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		argv := []string{bin, "--override", "log.dirs=" + filepath.Join(dir, "data")}
-		if c.Net != nil {
-			argv = c.Net.Wrap(i, argv)
+		argv := []string{bin, "--override", "log.dirs=" + data}
+		if nn, ok := c.Net.(*NamespaceNet); ok {
+			argv = nn.Wrap(i, argv)
 		}
-		c.Nodes = append(c.Nodes, &Node{
-			ID:   i + 1,
-			Addr: net.JoinHostPort(hosts[i], strconv.Itoa(clientPorts[i])),
-			Dir:  dir,
-			Log:  filepath.Join(root, fmt.Sprintf("node%d.log", i+1)),
-			argv: argv,
-			env:  append(os.Environ(), env...),
-		})
+		n := &Node{
+			ID:         i + 1,
+			Addr:       a.advertised,
+			Dir:        dir,
+			DataDir:    data,
+			Controller: controller,
+			Log:        filepath.Join(root, fmt.Sprintf("node%d.log", i+1)),
+			argv:       argv,
+			env:        append(os.Environ(), env...),
+		}
+		c.all = append(c.all, n)
+		if i < cfg.Nodes+cfg.Brokers {
+			c.Nodes = append(c.Nodes, n)
+		} else {
+			c.spares = append(c.spares, n)
+		}
+	}
+	if pn, ok := c.Net.(*ProxyNet); ok {
+		all := slices.Clone(c.all)
+		pn.SetPids(func(i int) int { return all[i].pid() })
 	}
 	t.Cleanup(func() {
-		for _, n := range c.Nodes {
+		for _, n := range c.all {
 			n.teardown()
 		}
 		if t.Failed() {
-			for _, n := range c.Nodes {
-				t.Logf("node %d log tail (%s):\n%s", n.ID, n.Log, n.Tail(60))
+			for _, n := range c.all {
+				n.mu.Lock()
+				ran := n.runs > 0
+				n.mu.Unlock()
+				if ran {
+					t.Logf("node %d log tail (%s):\n%s", n.ID, n.Log, n.Tail(60))
+				}
 			}
+		}
+		if dir := os.Getenv("SAMSA_FAULTS_KEEP_LOGS"); dir != "" {
+			for _, n := range c.all {
+				if b, err := os.ReadFile(n.Log); err == nil {
+					_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-node%d.log", strings.ReplaceAll(t.Name(), "/", "_"), n.ID)), b, 0o644)
+				}
+			}
+		}
+		for _, n := range c.all {
+			n.unmountDisk()
 		}
 		if c.Net != nil {
 			c.Net.Close()
 		}
 	})
+	if cfg.DiskLimit > 0 {
+		for _, n := range c.all {
+			if err := n.mountDisk(cfg.DiskLimit); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for _, n := range c.Nodes {
 		if err := n.launch(); err != nil {
 			t.Fatal(err)
@@ -183,6 +245,105 @@ func StartCluster(t testing.TB, cfg Config) *Cluster {
 		}
 	}
 	return c
+}
+
+// network sets up the nodes' network (namespaces, else proxies, else
+// plain loopback) and returns every node's addresses.
+func (c *Cluster) network(t testing.TB, cfg Config, total int) []nodeAddrs {
+	t.Helper()
+	addrs := make([]nodeAddrs, total)
+	if !cfg.Loopback && !cfg.Proxy && NamespacesAvailable() {
+		nn, err := NewNamespaceNet(total)
+		if err != nil {
+			t.Logf("faults: namespaces unavailable, falling back to proxies: %v", err)
+		} else {
+			c.Net, c.NetName = nn, "namespaces"
+			for i := range total {
+				addrs[i] = nodeAddrs{host: nn.IP(i), client: 9092, controller: 9093}
+			}
+		}
+	}
+	if c.Net == nil {
+		ports := freePorts(t, 2*total)
+		for i := range total {
+			addrs[i] = nodeAddrs{host: "127.0.0.1", client: ports[i], controller: ports[total+i]}
+			addrs[i].advertised = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i]))
+		}
+		c.NetName = "loopback"
+		if !cfg.Loopback && ProxyAvailable() {
+			c.proxyNetwork(t, cfg, addrs)
+		}
+	}
+	var voters []string
+	for i := range cfg.Nodes {
+		if c.NetName == "proxy" {
+			voters = append(voters, fmt.Sprintf("%d@%s", i+1, addrs[i].voters))
+		} else {
+			voters = append(voters, fmt.Sprintf("%d@%s:%d", i+1, addrs[i].host, addrs[i].controller))
+		}
+	}
+	for i := range addrs {
+		if addrs[i].advertised == "" {
+			addrs[i].advertised = net.JoinHostPort(addrs[i].host, strconv.Itoa(addrs[i].client))
+		}
+		addrs[i].voters = strings.Join(voters, ",")
+	}
+	return addrs
+}
+
+// proxyNetwork puts a proxy in front of every node's listeners: the
+// client listener is advertised at its proxy, and the controller
+// listener's voter entry is its proxy (addrs[i].voters holds that
+// host:port until network joins the list).
+func (c *Cluster) proxyNetwork(t testing.TB, cfg Config, addrs []nodeAddrs) {
+	t.Helper()
+	var front []net.Listener
+	var targets []proxyTarget
+	listen := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			for _, f := range front {
+				f.Close()
+			}
+			t.Fatalf("%v: %v", ErrProxy, err)
+		}
+		front = append(front, l)
+		return l.Addr().String()
+	}
+	for i := range addrs {
+		addrs[i].advertised = listen()
+		targets = append(targets, proxyTarget{dst: i, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(addrs[i].client))})
+		if i < cfg.Nodes {
+			addrs[i].voters = listen()
+			targets = append(targets, proxyTarget{dst: i, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(addrs[i].controller))})
+		}
+	}
+	c.Net = NewProxyNet(len(addrs), front, targets)
+	c.NetName = "proxy"
+}
+
+// AddBroker starts the next spare broker-only node (a member the cluster
+// never saw, with a fresh node.id and an empty log directory), makes it a
+// member and waits until it answers ApiVersions.
+func (c *Cluster) AddBroker(ctx context.Context) (*Node, error) {
+	if len(c.spares) == 0 {
+		return nil, fmt.Errorf("%w: no spare node left (Config.Spares)", ErrNodeState)
+	}
+	n := c.spares[0]
+	c.spares = c.spares[1:]
+	c.Nodes = append(c.Nodes, n)
+	if err := n.Restart(ctx); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// Retire stops node n for good (SIGTERM, a controlled shutdown) and takes
+// it out of the members, so that recovery no longer restarts it: a
+// decommissioned broker.
+func (c *Cluster) Retire(n *Node) error {
+	c.Nodes = slices.DeleteFunc(c.Nodes, func(o *Node) bool { return o == n })
+	return n.Stop()
 }
 
 func freePorts(t testing.TB, n int) []int {
@@ -214,7 +375,7 @@ func (c *Cluster) Addrs() []string {
 
 // NodeByID returns the node with the given KAFKA_NODE_ID, or nil.
 func (c *Cluster) NodeByID(id int32) *Node {
-	for _, n := range c.Nodes {
+	for _, n := range c.all {
 		if int32(n.ID) == id {
 			return n
 		}
@@ -271,6 +432,21 @@ func (n *Node) Running() bool {
 		return false
 	default:
 		return true
+	}
+}
+
+// pid is the process id of the node's current run, 0 when it is down.
+func (n *Node) pid() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil || n.cmd.Process == nil {
+		return 0
+	}
+	select {
+	case <-n.exited:
+		return 0
+	default:
+		return n.cmd.Process.Pid
 	}
 }
 

@@ -11,21 +11,35 @@
 // routes inside the namespaces (isolate a leader or coordinator, a
 // majority/minority split with the leader on either side, a bridge node
 // that sees two halves that do not see each other); rolling restarts with
-// SIGTERM. Where namespaces are unavailable (not root, no ip(8)) the nodes
-// run on loopback and the network faults are skipped and counted as such.
+// SIGTERM; a full disk on a partition leader (each node's log directory a
+// tmpfs of its own, filled from outside). Where namespaces are unavailable
+// (not root, no ip(8)) the nodes run on loopback behind the proxy network
+// (ProxyNet: a TCP proxy per node listener that finds the source node of a
+// connection through /proc and stalls the connections of a cut link).
+//
+// Scenarios beside the random schedules: a forced unclean election (the
+// ISR shrunk to the leader by a cut link, then the leader killed; RunUnclean)
+// and a broker decommissioned and a fresh one added with partition
+// reassignments under load (RunMembership, with broker-only and spare nodes:
+// Cluster.AddBroker, Cluster.Retire).
 //
 // Checkers (History -> Report): lost (acknowledged, not in the final log),
 // duplicated, reordered (one producer's records of a partition out of send
 // order), inconsistent offsets (two values at one offset across acks, polls
 // and the final read), non-monotonic polls (a consumer's offsets going
 // backwards within one assignment), committed offsets moving backwards, and
-// offsets below the group's commit never delivered to the group.
+// offsets below the group's commit never delivered to the group. The
+// transaction workload checks read_committed (aborted or partial
+// transactions visible, committed ones lost); the consume-transform-produce
+// workload (EOSWorkload) checks that every acknowledged input record is in
+// the transactional output exactly once (CheckEOS).
 //
 // Usage:
 //
 //	go test ./compat-tests/faults/                      # short CI schedule
 //	compat-tests/faults/run.sh -n 5 -t 100,50,50       # soak, prints the seed
-//	SAMSA_FAULTS_SEED=123 compat-tests/faults/run.sh   # replay a schedule
+//	compat-tests/faults/run.sh -s 123                   # replay a schedule
+//	compat-tests/faults/run.sh --extra                  # disk full, unclean, members
 //
 // Every name the package creates (namespaces samsaf-<pid>-<node>, bridge
 // sfb<pid>, veths sfh<pid>x<node>) carries the test process id; a sweep at

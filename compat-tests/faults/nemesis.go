@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -36,6 +37,9 @@ const (
 	BridgeSplit           Kind = "bridge"
 	RollingRestart        Kind = "rolling-restart"
 	KillMinority          Kind = "kill-minority"
+	// DiskFullLeader fills the log directory of a partition leader (a
+	// tmpfs of its own, Config.DiskLimit) for the hold, then frees it.
+	DiskFullLeader Kind = "disk-full-leader"
 )
 
 // NetworkKind reports whether k needs the namespace network.
@@ -109,6 +113,10 @@ type Nemesis struct {
 	done    map[Kind]int
 	skipped map[Kind]int
 	slow    int // recoveries that did not finish within their bound
+	// disk counts how nodes came out of a full disk (DiskOutcome).
+	disk map[DiskOutcome]int
+	// probes numbers probeProduce calls.
+	probes atomic.Int64
 }
 
 // ErrNoTarget is returned when a fault's target cannot be found.
@@ -244,7 +252,7 @@ func (nm *Nemesis) target(ctx context.Context, s Step) (*Node, string, error) {
 	var what string
 	var err error
 	switch s.Kind {
-	case KillLeader, PauseLeader, IsolateLeader, SplitLeaderInMinority, SplitLeaderInMajority, BridgeSplit, KillMinority:
+	case KillLeader, PauseLeader, IsolateLeader, SplitLeaderInMinority, SplitLeaderInMajority, BridgeSplit, KillMinority, DiskFullLeader:
 		var ls map[int32]int32
 		ls, err = nm.leaders(ctx)
 		if err == nil {
@@ -347,6 +355,25 @@ func (nm *Nemesis) Run(ctx context.Context, s Step) error {
 			if err := o.Restart(ctx); err != nil {
 				return err
 			}
+		}
+	case DiskFullLeader:
+		if !n.mounted {
+			nm.logf("nemesis: %v: skipped: node %d has no disk of its own", s, n.ID)
+			nm.count(s.Kind, true)
+			return nm.recover(ctx)
+		}
+		written, err := n.FillDisk()
+		if err != nil {
+			return err
+		}
+		nm.logf("nemesis: disk of node %d (%s) full (%d bytes of filler); for %v", n.ID, what, written, s.Hold)
+		holdFor(ctx, s.Hold)
+		if err := n.FreeDisk(); err != nil {
+			return err
+		}
+		nm.logf("nemesis: disk of node %d has space again", n.ID)
+		if err := nm.afterDiskFull(ctx, n); err != nil {
+			return err
 		}
 	case PauseLeader, PauseCoordinator:
 		if err := n.Pause(); err != nil {
@@ -479,34 +506,9 @@ func (nm *Nemesis) recover(ctx context.Context) error {
 	var state string
 	begin := time.Now()
 	err := pollUntil(ctx, recoverBound, func(ctx context.Context) (bool, error) {
-		cl, err := nm.admin()
-		if err != nil {
-			return false, err
-		}
-		defer cl.Close()
-		req := kmsg.NewPtrMetadataRequest()
-		t := kmsg.NewMetadataRequestTopic()
-		t.Topic = kmsg.StringPtr(nm.Topic)
-		req.Topics = append(req.Topics, t)
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			return false, err
-		}
-		ok := len(resp.Topics) == 1
-		var b strings.Builder
-		for _, t := range resp.Topics {
-			if len(t.Partitions) != int(nm.Partitions) {
-				ok = false
-			}
-			for _, p := range t.Partitions {
-				fmt.Fprintf(&b, " p%d:leader=%d,epoch=%d,isr=%v,err=%d", p.Partition, p.Leader, p.LeaderEpoch, p.ISR, p.ErrorCode)
-				if p.Leader < 0 || len(p.ISR) < nm.RF || p.ErrorCode != 0 {
-					ok = false
-				}
-			}
-		}
-		state = fmt.Sprintf("controller=%d%s", resp.ControllerID, b.String())
-		return ok, nil
+		ok, st, err := nm.isrFull(ctx)
+		state = st
+		return ok, err
 	})
 	if err == nil {
 		nm.logf("nemesis: recovered in %v:%s", time.Since(begin).Round(100*time.Millisecond), state)
@@ -521,6 +523,138 @@ func (nm *Nemesis) recover(ctx context.Context) error {
 		nm.logf("nemesis: recovery incomplete: %v", err)
 	}
 	return nil
+}
+
+// isrFull reports whether every workload partition has a leader and an
+// ISR of RF replicas, with the state it saw.
+func (nm *Nemesis) isrFull(ctx context.Context) (bool, string, error) {
+	cl, err := nm.admin()
+	if err != nil {
+		return false, "", err
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrMetadataRequest()
+	t := kmsg.NewMetadataRequestTopic()
+	t.Topic = kmsg.StringPtr(nm.Topic)
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return false, "", err
+	}
+	ok := len(resp.Topics) == 1
+	var b strings.Builder
+	for _, t := range resp.Topics {
+		if len(t.Partitions) != int(nm.Partitions) {
+			ok = false
+		}
+		for _, p := range t.Partitions {
+			fmt.Fprintf(&b, " p%d:leader=%d,epoch=%d,isr=%v,err=%d", p.Partition, p.Leader, p.LeaderEpoch, p.ISR, p.ErrorCode)
+			if p.Leader < 0 || len(p.ISR) < nm.RF || p.ErrorCode != 0 {
+				ok = false
+			}
+		}
+	}
+	return ok, fmt.Sprintf("controller=%d%s", resp.ControllerID, b.String()), nil
+}
+
+// DiskOutcome is how a node came out of a full disk once the space
+// returned.
+type DiskOutcome string
+
+// Disk outcomes: the node served again by itself (every ISR full within
+// diskSelfBound), it had exited (recovery restarted it), or it was still
+// running but had not recovered, and was restarted (Kafka halts a broker
+// whose last log dir failed, so an operator restart is the Kafka answer).
+const (
+	DiskSelfRecovered DiskOutcome = "self-recovered"
+	DiskExited        DiskOutcome = "exited"
+	DiskRestarted     DiskOutcome = "restarted"
+)
+
+// diskSelfBound is how long a node gets to recover by itself after its
+// disk has space again.
+const diskSelfBound = 30 * time.Second
+
+// afterDiskFull waits for node n to recover by itself from a full disk and
+// restarts it when it does not.
+func (nm *Nemesis) afterDiskFull(ctx context.Context, n *Node) error {
+	outcome := DiskSelfRecovered
+	begin := time.Now()
+	var state string
+	err := pollUntil(ctx, diskSelfBound, func(ctx context.Context) (bool, error) {
+		if !n.Running() {
+			return true, nil
+		}
+		ok, st, err := nm.isrFull(ctx)
+		state = st
+		if err != nil {
+			state = "metadata: " + err.Error()
+		}
+		if !ok || err != nil {
+			return false, err
+		}
+		// The ISRs do not show a node whose logs went offline (it keeps
+		// its leaderships): a produce to every partition does.
+		if err := nm.probeProduce(ctx); err != nil {
+			state += " probe: " + err.Error()
+			return false, nil
+		}
+		return true, nil
+	})
+	switch {
+	case !n.Running():
+		outcome = DiskExited
+		nm.logf("nemesis: node %d exited on its full disk; restarting it", n.ID)
+	case err != nil:
+		outcome = DiskRestarted
+		nm.logf("nemesis: node %d not recovered %v after its disk had space again (%s); restarting it", n.ID, diskSelfBound, state)
+		if err := n.Kill(); err != nil {
+			return err
+		}
+		if err := n.Restart(ctx); err != nil {
+			return err
+		}
+	default:
+		nm.logf("nemesis: node %d recovered by itself %v after its disk had space again", n.ID, time.Since(begin).Round(100*time.Millisecond))
+	}
+	nm.mu.Lock()
+	if nm.disk == nil {
+		nm.disk = make(map[DiskOutcome]int)
+	}
+	nm.disk[outcome]++
+	nm.mu.Unlock()
+	return nil
+}
+
+// probeProduce produces one acks=all record to every workload partition
+// and returns the first error. Each record's value is new
+// ("probe-<n>-<partition>") and the producer idempotent, so that no probe
+// can be taken for a duplicate by the checker.
+func (nm *Nemesis) probeProduce(ctx context.Context) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(nm.C.Addrs()...), kgo.DefaultProduceTopic(nm.Topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequestRetries(1), kgo.RecordDeliveryTimeout(4*time.Second))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	n := nm.probes.Add(1)
+	var recs []*kgo.Record
+	for p := range nm.Partitions {
+		recs = append(recs, &kgo.Record{Partition: p, Value: fmt.Appendf(nil, "probe-%d-%d", n, p)})
+	}
+	return cl.ProduceSync(ctx, recs...).FirstErr()
+}
+
+// DiskOutcomes returns how nodes came out of full disks.
+func (nm *Nemesis) DiskOutcomes() map[DiskOutcome]int {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	out := make(map[DiskOutcome]int, len(nm.disk))
+	for k, v := range nm.disk {
+		out[k] = v
+	}
+	return out
 }
 
 // KindsIn lists the distinct kinds of steps, in first-use order.

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -32,6 +33,22 @@ func TestHelperProcess(t *testing.T) {
 			os.Exit(1)
 		}
 		c.Close()
+		os.Exit(0)
+	case "echo-dial":
+		// Through an echo server: exit 0 when "ping" comes back in time.
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			os.Exit(1)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte("ping")); err != nil {
+			os.Exit(1)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 4)
+		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "ping" {
+			os.Exit(1)
+		}
 		os.Exit(0)
 	}
 }

@@ -20,15 +20,25 @@ type Plan struct {
 	// Loopback runs the nodes on loopback even where namespaces work
 	// (network faults are then skipped).
 	Loopback bool
+	// Proxy runs the nodes behind the proxy network (ProxyNet) even
+	// where namespaces work.
+	Proxy bool
 	// Quiet is the pause between steps (the workload runs on a healthy
 	// cluster), besides recovery.
 	Quiet time.Duration
+	// DiskLimit gives every node a tmpfs log directory of this size
+	// (Config.DiskLimit) where mount(2) is allowed, for disk-full steps;
+	// elsewhere those steps are skipped.
+	DiskLimit int64
 }
 
 // SoakTargets are the minimum numbers of the three headline faults a soak
 // plan contains; the other kinds are mixed in at a quarter of their total.
 type SoakTargets struct {
 	LeaderKills, LeaderPartitions, Pauses int
+	// DiskFulls is the number of disk-full steps (DiskFullLeader); they
+	// need Plan.DiskLimit.
+	DiskFulls int
 }
 
 // SoakSteps builds a shuffled schedule with exactly the target counts of
@@ -58,6 +68,7 @@ func SoakSteps(seed uint64, t SoakTargets, holdMin, holdMax time.Duration) []Ste
 			kinds = append(kinds, PauseLeader)
 		}
 	}
+	add(DiskFullLeader, t.DiskFulls)
 	extra := (t.LeaderKills + t.LeaderPartitions + t.Pauses) / 4
 	others := []Kind{KillCoordinator, KillController, IsolateCoordinator, IsolateTxnCoordinator,
 		SplitLeaderInMajority, BridgeSplit, KillMinority, RollingRestart}
@@ -80,18 +91,27 @@ func SoakSteps(seed uint64, t SoakTargets, holdMin, holdMax time.Duration) []Ste
 	return steps
 }
 
+// soakDiskLimit is each node's tmpfs in a soak with disk-full steps.
+const soakDiskLimit = 256 << 20
+
 // EnvPlan reads a plan's overrides from the environment (run.sh sets them):
 //
 //	SAMSA_FAULTS_NODES      3 or 5
 //	SAMSA_FAULTS_SEED       schedule seed (default: time-based, printed)
-//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses for a soak (e.g. 100,50,50)
+//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses[,disk-fulls] for a soak
+//	                        (e.g. 100,50,50); disk-full steps give every
+//	                        node a tmpfs log directory
 //	SAMSA_FAULTS_DEADLINE   Go duration bounding the fault phase
 //	SAMSA_FAULTS_ACKS       1 for the acks=1 comparison run
 //	SAMSA_FAULTS_UNCLEAN    true for unclean.leader.election.enable=true
 //	SAMSA_FAULTS_LOOPBACK   1 to run on loopback (no network faults)
+//	SAMSA_FAULTS_PROXY      1 to run behind the proxy network
 func EnvPlan(p *Plan) error {
 	if os.Getenv("SAMSA_FAULTS_LOOPBACK") == "1" {
 		p.Loopback = true
+	}
+	if os.Getenv("SAMSA_FAULTS_PROXY") == "1" {
+		p.Proxy = true
 	}
 	if v := os.Getenv("SAMSA_FAULTS_NODES"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -116,10 +136,10 @@ func EnvPlan(p *Plan) error {
 	}
 	if v := os.Getenv("SAMSA_FAULTS_TARGETS"); v != "" {
 		f := strings.Split(v, ",")
-		if len(f) != 3 {
-			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses: %q", v)
+		if len(f) != 3 && len(f) != 4 {
+			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses[,disk-fulls]: %q", v)
 		}
-		var n [3]int
+		var n [4]int
 		for i := range f {
 			x, err := strconv.Atoi(strings.TrimSpace(f[i]))
 			if err != nil {
@@ -127,7 +147,10 @@ func EnvPlan(p *Plan) error {
 			}
 			n[i] = x
 		}
-		p.Steps = SoakSteps(p.Seed, SoakTargets{LeaderKills: n[0], LeaderPartitions: n[1], Pauses: n[2]}, 2*time.Second, 8*time.Second)
+		p.Steps = SoakSteps(p.Seed, SoakTargets{LeaderKills: n[0], LeaderPartitions: n[1], Pauses: n[2], DiskFulls: n[3]}, 2*time.Second, 8*time.Second)
+		if n[3] > 0 {
+			p.DiskLimit = soakDiskLimit
+		}
 	}
 	if os.Getenv("SAMSA_FAULTS_ACKS") == "1" {
 		p.Queue.Acks = 1

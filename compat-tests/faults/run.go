@@ -12,23 +12,24 @@ import (
 
 // Result is one run's outcome, as run.sh appends it to its results file.
 type Result struct {
-	Nodes      int            `json:"nodes"`
-	Seed       uint64         `json:"seed"`
-	Network    string         `json:"network"`
-	Acks       int            `json:"acks"`
-	Unclean    bool           `json:"unclean"`
-	Faults     map[Kind]int   `json:"faults"`
-	Skipped    map[Kind]int   `json:"skipped,omitempty"`
-	Slow       int            `json:"slow_recoveries"`
-	StepsLeft  int            `json:"steps_not_run"`
-	Sent       int64          `json:"sent"`
-	Acked      int            `json:"acked"`
-	Failed     int            `json:"failed"`
-	Final      int            `json:"final_records"`
-	Anomalies  map[string]int `json:"anomalies"`
-	DataLoss   int            `json:"client_data_loss_reports"`
-	Duration   string         `json:"duration"`
-	FinishedAt string         `json:"finished_at"`
+	Nodes      int                 `json:"nodes"`
+	Seed       uint64              `json:"seed"`
+	Network    string              `json:"network"`
+	Acks       int                 `json:"acks"`
+	Unclean    bool                `json:"unclean"`
+	Faults     map[Kind]int        `json:"faults"`
+	Skipped    map[Kind]int        `json:"skipped,omitempty"`
+	Slow       int                 `json:"slow_recoveries"`
+	Disk       map[DiskOutcome]int `json:"disk_full_outcomes,omitempty"`
+	StepsLeft  int                 `json:"steps_not_run"`
+	Sent       int64               `json:"sent"`
+	Acked      int                 `json:"acked"`
+	Failed     int                 `json:"failed"`
+	Final      int                 `json:"final_records"`
+	Anomalies  map[string]int      `json:"anomalies"`
+	DataLoss   int                 `json:"client_data_loss_reports"`
+	Duration   string              `json:"duration"`
+	FinishedAt string              `json:"finished_at"`
 }
 
 // RunPlan starts a cluster, runs the queue workload under the plan's steps,
@@ -39,11 +40,12 @@ func RunPlan(t *testing.T, p Plan) (*Report, *Result) {
 	start := time.Now()
 	t.Logf("faults: %d nodes, seed %d, %d steps, deadline %v (replay with SAMSA_FAULTS_SEED=%d)",
 		p.Nodes, p.Seed, len(p.Steps), p.Deadline, p.Seed)
-	c := StartCluster(t, Config{Nodes: p.Nodes, Loopback: p.Loopback})
-	network := "namespaces"
-	if c.Net == nil {
-		network = "loopback"
+	cfg := Config{Nodes: p.Nodes, Loopback: p.Loopback, Proxy: p.Proxy}
+	if p.DiskLimit > 0 && DiskAvailable() {
+		cfg.DiskLimit = p.DiskLimit
 	}
+	c := StartCluster(t, cfg)
+	network := c.NetName
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rf := int16(min(3, p.Nodes))
@@ -109,7 +111,11 @@ func RunPlan(t *testing.T, p Plan) (*Report, *Result) {
 			"committed_backwards": rep.CommittedBackwards.Count, "committed_skipped": rep.CommittedSkipped.Count,
 		},
 	}
+	res.Disk = nm.DiskOutcomes()
 	t.Logf("faults: %s\nfaults: %s", nm.CountsString(), rep)
+	if len(res.Disk) > 0 {
+		t.Logf("faults: disk-full outcomes: %v", res.Disk)
+	}
 	if path := os.Getenv("SAMSA_FAULTS_RESULTS"); path != "" {
 		if err := appendResult(path, res); err != nil {
 			t.Errorf("faults: results file: %v", err)

@@ -2,18 +2,25 @@
 # run.sh runs a long fault soak of the queue workload (see doc.go) and prints
 # the seed, so that a failing schedule can be replayed.
 #
-#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses] [-s seed]
-#                              [-d deadline] [-r results.jsonl] [--acks1] [--unclean] [--loopback]
+#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls]] [-s seed]
+#                              [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
+#                              [--loopback | --proxy]
+#   compat-tests/faults/run.sh --extra     # the scenarios too long for CI (below)
 #
 # Defaults: 3 nodes, 100 leader kills, 50 leader partitions, 50 pauses (plus
 # a quarter as many coordinator, controller, bridge, majority-split,
-# minority-kill and rolling-restart steps), deadline 6h, results appended to
-# compat-tests/faults/results.jsonl. Needs root for network namespaces;
-# without, network faults are skipped and counted as skipped.
+# minority-kill and rolling-restart steps), no disk-full steps, deadline 6h,
+# results appended to compat-tests/faults/results.jsonl. Disk-full steps give
+# every node a tmpfs log directory (root). Network namespaces need root and
+# ip(8); without, the nodes run behind the proxy network (--proxy forces it;
+# --loopback runs without network faults, counted as skipped).
+#
+# --extra runs TestDiskFullLeader, TestUncleanElection and
+# TestMemberRemovedAndAdded (a few minutes in all).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-nodes=3 targets=100,50,50 seed="" deadline=6h results="" acks="" unclean=""
+nodes=3 targets=100,50,50 seed="" deadline=6h results="" acks="" unclean="" flags=""
 while (($#)); do
 	case $1 in
 	-n) nodes=$2; shift ;;
@@ -21,17 +28,21 @@ while (($#)); do
 	-s) seed=$2; shift ;;
 	-d) deadline=$2; shift ;;
 	-r) results=$2; shift ;;
-	--acks1) acks=1 ;;
-	--unclean) unclean=true ;;
-	--loopback) export SAMSA_FAULTS_LOOPBACK=1 ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean]" >&2; exit 2 ;;
+	--acks1) acks=1 flags+=" --acks1" ;;
+	--unclean) unclean=true flags+=" --unclean" ;;
+	--loopback) export SAMSA_FAULTS_LOOPBACK=1; flags+=" --loopback" ;;
+	--proxy) export SAMSA_FAULTS_PROXY=1; flags+=" --proxy" ;;
+	--extra)
+		export SAMSA_FAULTS_EXTRA=1
+		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestUncleanElection|TestMemberRemovedAndAdded)$' -v ./compat-tests/faults/ ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] | --extra" >&2; exit 2 ;;
 	esac
 	shift
 done
 seed=${seed:-$(date +%s%N)}
 results=${results:-$PWD/compat-tests/faults/results.jsonl}
 echo "faults soak: nodes=$nodes targets=$targets seed=$seed deadline=$deadline results=$results"
-echo "replay: $0 -n $nodes -t $targets -s $seed"
+echo "replay: $0 -n $nodes -t $targets -s $seed$flags"
 export SAMSA_FAULTS_NODES=$nodes SAMSA_FAULTS_TARGETS=$targets SAMSA_FAULTS_SEED=$seed
 export SAMSA_FAULTS_DEADLINE=$deadline SAMSA_FAULTS_RESULTS=$results
 export SAMSA_FAULTS_ACKS=$acks SAMSA_FAULTS_UNCLEAN=$unclean

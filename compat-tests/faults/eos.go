@@ -1,0 +1,296 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// EOSHistory is what the consume-transform-produce workload saw.
+type EOSHistory struct {
+	// Acked and Failed are the input records (values) the input producer
+	// had acknowledged, and those whose outcome it does not know.
+	Acked, Failed []string
+	// Output is every value of a read_committed read of the whole output
+	// topic after the faults healed.
+	Output []string
+	// Committed and Aborted count the transforming transactions by
+	// outcome (informative).
+	Committed, Aborted int
+}
+
+// EOSReport is what CheckEOS found.
+type EOSReport struct {
+	Inputs, Outputs, Committed, Aborted int
+	// Lost: an acknowledged input with no output. Duplicated: one input's
+	// output visible twice (an aborted or a replayed transaction's copy).
+	// Foreign: an output of no input the producer ever sent.
+	Lost, Duplicated, Foreign Anomaly
+}
+
+// Anomalies is the number of anomalies of every kind.
+func (r *EOSReport) Anomalies() int { return r.Lost.Count + r.Duplicated.Count + r.Foreign.Count }
+
+func (r *EOSReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "consume-transform-produce: inputs acked=%d outputs=%d transactions committed=%d aborted=%d\n",
+		r.Inputs, r.Outputs, r.Committed, r.Aborted)
+	for _, a := range []struct {
+		name string
+		a    Anomaly
+	}{{"lost", r.Lost}, {"duplicated", r.Duplicated}, {"foreign", r.Foreign}} {
+		fmt.Fprintf(&b, "  %-12s %d", a.name, a.a.Count)
+		for _, e := range a.a.Examples {
+			fmt.Fprintf(&b, "\n    %s", e)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// eosOutput is the output value the transform makes of input value v.
+func eosOutput(v string) string { return "out:" + v }
+
+// CheckEOS checks that every acknowledged input appears exactly once in
+// the output, an unknown-outcome input at most once, and nothing else.
+// Pure.
+func CheckEOS(h *EOSHistory) *EOSReport {
+	r := &EOSReport{Inputs: len(h.Acked), Outputs: len(h.Output), Committed: h.Committed, Aborted: h.Aborted}
+	sent := make(map[string]bool, len(h.Acked)+len(h.Failed))
+	for _, v := range h.Acked {
+		sent[eosOutput(v)] = true
+	}
+	for _, v := range h.Failed {
+		sent[eosOutput(v)] = true
+	}
+	seen := make(map[string]int, len(h.Output))
+	for _, v := range h.Output {
+		seen[v]++
+		switch {
+		case !sent[v]:
+			r.Foreign.add("output %q of no input", v)
+		case seen[v] == 2:
+			r.Duplicated.add("output %q visible more than once", v)
+		}
+	}
+	for _, v := range h.Acked {
+		if seen[eosOutput(v)] == 0 {
+			r.Lost.add("input %q acknowledged, no output", v)
+		}
+	}
+	return r
+}
+
+// EOSOptions configures the consume-transform-produce workload.
+type EOSOptions struct {
+	Input, Output string
+	Partitions    int32
+	Group         string
+	// Workers is the number of transforming members of Group, each with
+	// its own transactional id.
+	Workers  int
+	Interval time.Duration
+}
+
+// EOSWorkload runs an idempotent input producer and Workers transforming
+// members: each reads the input with read_committed in one consumer
+// group and, in one transaction per poll, produces the transformed
+// records to the output and commits its input offsets with
+// SendOffsetsToTransaction (franz-go's GroupTransactSession).
+type EOSWorkload struct {
+	o     EOSOptions
+	addrs []string
+
+	mu   sync.Mutex
+	hist EOSHistory
+
+	stopInput, stopWorkers context.CancelFunc
+	inputWG, workersWG     sync.WaitGroup
+	outputs                atomic.Int64
+}
+
+// StartEOS starts the workload; topics must exist.
+func StartEOS(addrs []string, o EOSOptions) (*EOSWorkload, error) {
+	w := &EOSWorkload{o: o, addrs: addrs}
+	in, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(o.Input),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(2*time.Minute))
+	if err != nil {
+		return nil, err
+	}
+	var sessions []*kgo.GroupTransactSession
+	for i := range o.Workers {
+		s, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(addrs...),
+			kgo.TransactionalID(fmt.Sprintf("%s-worker-%d", o.Group, i)), kgo.TransactionTimeout(20*time.Second),
+			kgo.ConsumerGroup(o.Group), kgo.ConsumeTopics(o.Input),
+			kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.RequireStableFetchOffsets(),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			kgo.SessionTimeout(10*time.Second), kgo.FetchMaxWait(500*time.Millisecond),
+			kgo.DefaultProduceTopic(o.Output), kgo.RecordDeliveryTimeout(30*time.Second),
+			kgo.RequestTimeoutOverhead(10*time.Second))
+		if err != nil {
+			in.Close()
+			for _, s := range sessions {
+				s.Close()
+			}
+			return nil, err
+		}
+		sessions = append(sessions, s)
+	}
+	ictx, icancel := context.WithCancel(context.Background())
+	wctx, wcancel := context.WithCancel(context.Background())
+	w.stopInput, w.stopWorkers = icancel, wcancel
+	w.inputWG.Add(1)
+	go w.produceInput(ictx, in)
+	for _, s := range sessions {
+		w.workersWG.Add(1)
+		go w.transform(wctx, s)
+	}
+	return w, nil
+}
+
+func (w *EOSWorkload) produceInput(ctx context.Context, cl *kgo.Client) {
+	defer w.inputWG.Done()
+	defer cl.Close()
+	tick := time.NewTicker(w.o.Interval)
+	defer tick.Stop()
+	for seq := 0; ; seq++ {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			_ = cl.Flush(fctx)
+			cancel()
+			return
+		case <-tick.C:
+		}
+		if cl.BufferedProduceRecords() >= maxBuffered {
+			seq--
+			continue
+		}
+		cl.Produce(context.Background(), &kgo.Record{Value: fmt.Appendf(nil, "e%d", seq)}, func(r *kgo.Record, err error) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if err != nil {
+				w.hist.Failed = append(w.hist.Failed, string(r.Value))
+			} else {
+				w.hist.Acked = append(w.hist.Acked, string(r.Value))
+			}
+		})
+	}
+}
+
+// transform is one member's loop: poll, begin, produce the outputs, end
+// (commit, or abort when a produce failed; End commits the offsets
+// within the transaction).
+func (w *EOSWorkload) transform(ctx context.Context, s *kgo.GroupTransactSession) {
+	defer w.workersWG.Done()
+	defer s.Close()
+	for ctx.Err() == nil {
+		fs := s.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if fs.Empty() {
+			continue
+		}
+		if err := s.Begin(); err != nil {
+			continue
+		}
+		tctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var outs []*kgo.Record
+		fs.EachRecord(func(r *kgo.Record) {
+			outs = append(outs, &kgo.Record{Key: r.Key, Value: []byte(eosOutput(string(r.Value)))})
+		})
+		failed := s.ProduceSync(tctx, outs...).FirstErr() != nil
+		try := kgo.TryCommit
+		if failed {
+			try = kgo.TryAbort
+		}
+		committed, _ := s.End(tctx, try)
+		cancel()
+		w.mu.Lock()
+		if committed {
+			w.hist.Committed++
+			w.outputs.Add(int64(len(outs)))
+		} else {
+			w.hist.Aborted++
+		}
+		w.mu.Unlock()
+	}
+}
+
+// Inputs is the number of acknowledged input records so far.
+func (w *EOSWorkload) Inputs() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.hist.Acked)
+}
+
+// Outputs is the number of records in committed transforming
+// transactions so far (replays after a rebalance count again).
+func (w *EOSWorkload) Outputs() int64 { return w.outputs.Load() }
+
+// Stop stops the input producer, lets the workers drain the input until
+// their committed outputs cover every acknowledged input (bounded by
+// drain), then stops them.
+func (w *EOSWorkload) Stop(ctx context.Context, drain time.Duration) {
+	w.stopInput()
+	w.inputWG.Wait()
+	n := w.Inputs()
+	_ = pollUntil(ctx, drain, func(context.Context) (bool, error) { return w.Outputs() >= int64(n), nil })
+	w.stopWorkers()
+	w.workersWG.Wait()
+}
+
+// FinalRead reads the whole output topic with read_committed until no
+// record has come for finalQuiet, at most d.
+func (w *EOSWorkload) FinalRead(ctx context.Context, d time.Duration) error {
+	vals, err := readCommittedAll(ctx, w.addrs, w.o.Output, w.o.Partitions, d)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.hist.Output = vals
+	w.mu.Unlock()
+	return nil
+}
+
+// History returns the recorded history.
+func (w *EOSWorkload) History() *EOSHistory {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return &w.hist
+}
+
+// readCommittedAll reads every partition of topic from the start with
+// read_committed until no record has come for finalQuiet, at most d.
+func readCommittedAll(ctx context.Context, addrs []string, topic string, partitions int32, d time.Duration) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: allAtStart(partitions)}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(500*time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	var vals []string
+	last := time.Now()
+	for time.Since(last) < finalQuiet {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		fs := cl.PollFetches(pctx)
+		pcancel()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: read_committed read of %s still receiving records after %v", ErrFinalRead, topic, d)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			vals = append(vals, string(r.Value))
+			last = time.Now()
+		})
+	}
+	return vals, nil
+}

@@ -1,0 +1,115 @@
+package faults
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// extraTests gates the fault tests that are too long for the CI budget
+// (run.sh --extra sets it): each starts its own cluster and takes one to
+// three minutes.
+func extraTests(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	if os.Getenv("SAMSA_FAULTS_EXTRA") != "1" {
+		t.Skip("SAMSA_FAULTS_EXTRA=1 (run.sh --extra) runs it")
+	}
+}
+
+// TestUncleanElection forces what unclean.leader.election.enable decides
+// (RunUnclean: the ISR shrunk to the leader by a cut link, the leader
+// acknowledging alone with min.insync.replicas=1, then killed), once with
+// false and once with true, and reports what each loses and how long the
+// partition has no leader. With false nothing acknowledged may be lost
+// and no other replica may lead before the old leader is back; with true
+// the loss is measured, not failed on.
+func TestUncleanElection(t *testing.T) {
+	extraTests(t)
+	c := StartCluster(t, Config{Nodes: 3})
+	if c.Net == nil {
+		t.Skip("needs a network that can cut links")
+	}
+	ctx := context.Background()
+	for _, unclean := range []bool{false, true} {
+		topic := "unclean-false"
+		if unclean {
+			topic = "unclean-true"
+		}
+		r, err := RunUnclean(ctx, c, topic, unclean, t.Logf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("faults: %s", r)
+		t.Logf("faults: %s", r.Report)
+		if r.AckedLeaderOnly == 0 {
+			t.Errorf("unclean=%v: nothing acknowledged while the leader was alone in the ISR: the scenario tested nothing", unclean)
+		}
+		if !unclean {
+			if r.Report.Lost.Count != 0 || r.Report.InconsistentOffset.Count != 0 {
+				t.Errorf("unclean=false lost acknowledged records:\n%s", r.Report)
+			}
+			if r.ElectedAfter < r.OldLeaderDown && r.LeaderAfterKill >= 0 {
+				t.Errorf("unclean=false: out-of-sync replica %d elected %v after the kill, before the old leader was back", r.LeaderAfterKill, r.ElectedAfter)
+			}
+		}
+	}
+}
+
+// TestMemberRemovedAndAdded decommissions a broker and adds a fresh one
+// under the queue workload: three voters and a broker-only node 4 that
+// holds a replica of every workload partition (the leader of some); every
+// partition on node 4 (internal topics too) is reassigned to a voter with
+// AlterPartitionReassignments and node 4 is stopped for good; then a
+// broker with a node.id the cluster never saw (5) starts on an empty disk
+// and half of the workload partitions are reassigned onto it, as their
+// preferred leader. Nothing acknowledged may be lost, duplicated or moved.
+func TestMemberRemovedAndAdded(t *testing.T) {
+	extraTests(t)
+	c := StartCluster(t, Config{Nodes: 3, Brokers: 1, Spares: 1})
+	ctx := context.Background()
+	o := QueueOptions{Topic: "members", Partitions: 4, Producers: 2, Interval: 5 * time.Millisecond,
+		Group: "members-group", GroupMembers: 2, Acks: -1}
+	// Node 4 in every partition, first (the leader) in partitions 0 and 2.
+	replicas := [][]int32{{4, 1, 2}, {2, 4, 3}, {4, 3, 1}, {1, 2, 4}}
+	if err := CreateAssignedTopic(ctx, c.Addrs(), o.Topic, replicas, nil); err != nil {
+		t.Fatal(err)
+	}
+	q, err := StartQueue(c.Addrs(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			q.Stop()
+		}
+	}()
+	if err := pollUntil(ctx, time.Minute, func(context.Context) (bool, error) { return q.Acked() >= 2000, nil }); err != nil {
+		t.Fatal(err)
+	}
+	r, err := RunMembership(ctx, c, q, o.Topic, c.NodeByID(4), t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("faults: %s", r)
+	holdFor(ctx, 3*time.Second)
+	q.StopProducers()
+	holdFor(ctx, 3*time.Second)
+	q.Stop()
+	stopped = true
+	if err := q.FinalRead(ctx, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	rep := Check(q.History())
+	t.Logf("faults: %s", rep)
+	if r.AckedEnd <= r.AckedBefore {
+		t.Errorf("nothing acknowledged during the membership changes (%d before, %d after)", r.AckedBefore, r.AckedEnd)
+	}
+	if rep.Anomalies() != 0 {
+		t.Errorf("anomalies:\n%s", rep)
+	}
+}

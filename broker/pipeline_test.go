@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -229,5 +230,43 @@ func TestLongPollGathersAppends(t *testing.T) {
 		if _, err := c.readFrame(); err != nil {
 			t.Fatalf("produce %d: %v", corr, err)
 		}
+	}
+	// Every response written is off the connection's queue again (a
+	// response whose size was counted after its buffer went back to a
+	// pool left its bytes queued forever, and the connection stalled
+	// once 4 MiB had piled up).
+	sc := serverConnOf(t, n, c)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		sc.queued.Lock()
+		q := sc.queued.bytes
+		sc.queued.Unlock()
+		if q == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d response bytes still queued after every response was read", q)
+		}
+		runtime.Gosched()
+	}
+}
+
+// serverConnOf returns the broker's side of the raw client's connection.
+func serverConnOf(t *testing.T, n *Node, c *rawClient) *conn {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n.srv.mu.Lock()
+		for x := range n.srv.mu.conns {
+			if x.nc.RemoteAddr().String() == c.nc.LocalAddr().String() {
+				n.srv.mu.Unlock()
+				return x
+			}
+		}
+		n.srv.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("no server connection for the client")
+		}
+		runtime.Gosched()
 	}
 }

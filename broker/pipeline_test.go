@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -269,4 +270,40 @@ func serverConnOf(t *testing.T, n *Node, c *rawClient) *conn {
 		}
 		runtime.Gosched()
 	}
+}
+
+// TestMuteDelaysReading: the quota hook. A response carrying a throttle
+// mutes the connection's reader from when it is written: waitUnmuted
+// blocks until the throttle time passed (a later, shorter mute does not
+// shorten it), returns at once when not muted, and gives up when the
+// server stops. Runs on synctest's fake clock.
+func TestMuteDelaysReading(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &conn{}
+		done := make(chan struct{})
+		if !c.waitUnmuted(done) {
+			t.Fatal("an unmuted connection waited")
+		}
+		c.afterResponse(&outgoing{throttle: time.Second})
+		c.muteFor(10 * time.Millisecond) // does not shorten the second
+		start := time.Now()
+		returned := make(chan bool, 1)
+		go func() { returned <- c.waitUnmuted(done) }()
+		synctest.Wait()
+		select {
+		case <-returned:
+			t.Fatal("the reader did not wait for the throttle")
+		default:
+		}
+		if ok := <-returned; !ok || time.Since(start) != time.Second {
+			t.Fatalf("waitUnmuted returned %v after %v, want true after 1s", ok, time.Since(start))
+		}
+		c.muteFor(time.Hour)
+		go func() { returned <- c.waitUnmuted(done) }()
+		synctest.Wait()
+		close(done)
+		if <-returned {
+			t.Fatal("waitUnmuted reported unmuted after the server stopped")
+		}
+	})
 }

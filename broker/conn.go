@@ -309,8 +309,9 @@ func (c *conn) write() {
 				c.afterResponse(&out)
 			}
 		}
+		n := out.size()
 		out.release()
-		c.responseWritten(out.size())
+		c.responseWritten(n)
 	}
 }
 
@@ -383,6 +384,9 @@ func (c *conn) handle(frame []byte, read time.Time, detach handlers.Detacher) (o
 	}
 	if ff, ok := resp.(*handlers.FileFetch); ok {
 		out, err := encodeFileFetch(hdr, ff)
+		if err == nil {
+			err = inlineSmall(&out, inlineFileBytes)
+		}
 		out.sendSlot = slot + 1
 		out.throttle = throttle
 		return out, err

@@ -3,9 +3,18 @@
 // them through the handler table of package handlers and writes responses
 // back in request order.
 //
-// Each connection has one read goroutine, one goroutine that runs its
-// requests one at a time (as Apache Kafka does: a connection is muted while
-// its request is processed), and one write goroutine. A malformed,
+// Each connection has one read goroutine, a dispatcher goroutine that
+// starts its requests one at a time, in order, and one write goroutine
+// that writes the responses in request order (pipeline.go). A handler
+// about to wait on others (a long-poll Fetch, an acks=all Produce waiting
+// for the ISR) detaches: the dispatcher role passes to a new goroutine and
+// the next requests run meanwhile, so a long poll no longer holds up a
+// Heartbeat or Produce behind it (Apache Kafka runs one request per
+// connection at a time). Everything before the detach (appends, SASL
+// steps) keeps request order. conn.afterResponse, called by the writer
+// after each response, is where a quota throttle mutes the connection.
+// Fetch responses with at most 32 KiB of records are copied into one
+// pooled buffer and written at once. A malformed,
 // oversized or unknown request closes that connection with a log line and
 // never affects other connections; so does a panic while handling it
 // (logged with its stack and counted in Server.PanicCount).

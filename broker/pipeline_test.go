@@ -2,8 +2,10 @@ package broker
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -230,4 +232,78 @@ func TestLongPollGathersAppends(t *testing.T) {
 			t.Fatalf("produce %d: %v", corr, err)
 		}
 	}
+	// Every response written is off the connection's queue again (a
+	// response whose size was counted after its buffer went back to a
+	// pool left its bytes queued forever, and the connection stalled
+	// once 4 MiB had piled up).
+	sc := serverConnOf(t, n, c)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		sc.queued.Lock()
+		q := sc.queued.bytes
+		sc.queued.Unlock()
+		if q == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d response bytes still queued after every response was read", q)
+		}
+		runtime.Gosched()
+	}
+}
+
+// serverConnOf returns the broker's side of the raw client's connection.
+func serverConnOf(t *testing.T, n *Node, c *rawClient) *conn {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n.srv.mu.Lock()
+		for x := range n.srv.mu.conns {
+			if x.nc.RemoteAddr().String() == c.nc.LocalAddr().String() {
+				n.srv.mu.Unlock()
+				return x
+			}
+		}
+		n.srv.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("no server connection for the client")
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestMuteDelaysReading: the quota hook. A response carrying a throttle
+// mutes the connection's reader from when it is written: waitUnmuted
+// blocks until the throttle time passed (a later, shorter mute does not
+// shorten it), returns at once when not muted, and gives up when the
+// server stops. Runs on synctest's fake clock.
+func TestMuteDelaysReading(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &conn{}
+		done := make(chan struct{})
+		if !c.waitUnmuted(done) {
+			t.Fatal("an unmuted connection waited")
+		}
+		c.afterResponse(&outgoing{throttle: time.Second})
+		c.muteFor(10 * time.Millisecond) // does not shorten the second
+		start := time.Now()
+		returned := make(chan bool, 1)
+		go func() { returned <- c.waitUnmuted(done) }()
+		synctest.Wait()
+		select {
+		case <-returned:
+			t.Fatal("the reader did not wait for the throttle")
+		default:
+		}
+		if ok := <-returned; !ok || time.Since(start) != time.Second {
+			t.Fatalf("waitUnmuted returned %v after %v, want true after 1s", ok, time.Since(start))
+		}
+		c.muteFor(time.Hour)
+		go func() { returned <- c.waitUnmuted(done) }()
+		synctest.Wait()
+		close(done)
+		if <-returned {
+			t.Fatal("waitUnmuted reported unmuted after the server stopped")
+		}
+	})
 }

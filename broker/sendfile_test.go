@@ -116,6 +116,11 @@ func TestEncodeFileFetchMatchesKmsg(t *testing.T) {
 		if !bytes.Equal(got.Bytes(), exp) {
 			t.Fatalf("v%d: encoded %d bytes, kmsg %d; differ", v, got.Len(), len(exp))
 		}
+		// The same response with its ranges copied in (a small fetch).
+		inlined := o
+		if err := inlineSmall(&inlined, len(data)); err != nil || len(inlined.spans) != 0 || !bytes.Equal(inlined.buf, exp) {
+			t.Fatalf("v%d: inlined: %v, %d spans left, equal %v", v, err, len(inlined.spans), bytes.Equal(inlined.buf, exp))
+		}
 		if o.size() != len(exp) {
 			t.Fatalf("v%d: size() = %d, want %d", v, o.size(), len(exp))
 		}

@@ -282,7 +282,8 @@
 //
 // Lock order: Log.cleanMu (one clean at a time), then Log.syncMu (one
 // group-commit fsync at a time, group_commit.go), then Log.writeMu, then
-// Log.mu, then the mutex of a segment or index. Manager.mu is never held while calling into a Log. Log.writeMu serializes mutations (Append, roll,
+// Log.mu, then the mutex of a segment or index, or of a Waiter (a long
+// poll's, woken under Log.mu, waiter.go). Manager.mu is never held while calling into a Log. Log.writeMu serializes mutations (Append, roll,
 // truncation, retention, flush) and is held across their file IO; Log.mu
 // guards what readers snapshot and is never held across file IO. The
 // producer state is changed with both held and read with either. Readers pin
@@ -293,7 +294,11 @@
 // Read copies whole batches out of one segment with a single ReadAt;
 // ReadSlice instead returns the pinned file range (a vfs.OSFiler on the OS
 // file system) and the range's last offset, which the fetch path sends with
-// sendfile (broker/sendfile.go) and releases once written.
+// sendfile (broker/sendfile.go) and releases once written. ReadSlice
+// walks batch headers through a 4 KiB chunk, and over batches appended by
+// this process jumps with the offset index (read_scan.go). A long poll
+// watches many logs with one Waiter, which names the logs that changed
+// (waiter.go), and FileSlice.Extend grows its range by what they appended.
 //
 // Durability: with flush.messages=1 an Append returns after its batches
 // and any new segment's directory entry are fsynced. The fsync is a group

@@ -427,14 +427,9 @@ func scanBatches(f io.ReaderAt, start, end int64, verifyCRC bool, fn func(h batc
 }
 
 // readHeader reads and parses the batch header at pos, which must end before end.
+// A walk over many batches uses a headerScanner instead (read_scan.go).
 func (s *segment) readHeader(pos, end int64) (batchHeader, error) {
 	var b [batchHeaderSize]byte
-	return s.readHeaderInto(&b, pos, end)
-}
-
-// readHeaderInto is readHeader reading into b, so that a walk over many
-// batches (ReadSlice) allocates one buffer, not one per batch.
-func (s *segment) readHeaderInto(b *[batchHeaderSize]byte, pos, end int64) (batchHeader, error) {
 	if end-pos < batchHeaderSize {
 		return batchHeader{}, fmt.Errorf("%w: short batch at %d in segment %d", ErrCorrupt, pos, s.baseOffset)
 	}
@@ -456,6 +451,8 @@ func (s *segment) readHeaderInto(b *[batchHeaderSize]byte, pos, end int64) (batc
 // no further than end. found is false if the segment has no such batch.
 func (s *segment) findBatch(offset, end int64) (pos int64, h batchHeader, found bool, err error) {
 	pos = s.offsetIndex.lookup(offset)
+	hs := newHeaderScanner(s)
+	defer hs.release()
 	for pos < end {
 		if r, ok := s.damageAt(pos); ok {
 			if offset < r.nextOffset {
@@ -464,7 +461,7 @@ func (s *segment) findBatch(offset, end int64) (pos int64, h batchHeader, found 
 			pos = r.end
 			continue
 		}
-		h, err = s.readHeader(pos, end)
+		h, err = hs.header(pos, end)
 		if err != nil {
 			return pos, h, false, err
 		}

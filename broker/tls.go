@@ -19,8 +19,8 @@ import (
 // Keystores and truststores are PEM: files (ssl.keystore.location with
 // ssl.keystore.type=PEM, or a file that starts with "-----BEGIN") or inline
 // values (ssl.keystore.certificate.chain and ssl.keystore.key,
-// ssl.truststore.certificates), or PKCS#12 files (keystore.go). JKS stores
-// are refused with a message telling how to convert them. A connection on
+// ssl.truststore.certificates), PKCS#12 files (keystore.go) or JKS files
+// (keystore_jks.go). A connection on
 // a TLS listener is a *tls.Conn, nothing else, so that code that picks a
 // transport by type (sendfile on a *net.TCPConn) sees it is encrypted.
 
@@ -141,13 +141,11 @@ func storeKind(typ string, data []byte) string {
 	switch {
 	case bytes.Contains(data[:min(len(data), 4096)], []byte("-----BEGIN")):
 		return "PEM"
-	case len(data) >= 4 && bytes.Equal(data[:4], []byte{0xfe, 0xed, 0xfe, 0xed}):
+	case isJKS(data):
 		return "JKS"
 	}
 	return "PKCS12"
 }
-
-const jksHelp = "JKS keystores are not supported by samsa; convert with `keytool -importkeystore -srckeystore store.jks -destkeystore store.p12 -deststoretype PKCS12` or use PEM (ssl.keystore.type=PEM)"
 
 // loadKeystore returns the broker's certificate chain and private key.
 func loadKeystore(t *config.TLSSettings) (tls.Certificate, error) {
@@ -165,7 +163,11 @@ func loadKeystore(t *config.TLSSettings) (tls.Certificate, error) {
 	case "PEM":
 		return pemKeyPair(data, data, t.KeyPassword)
 	case "JKS":
-		return tls.Certificate{}, fmt.Errorf("ssl.keystore.location %s: %s", t.KeystoreLocation, jksHelp)
+		cert, err := jksKeyPair(data, t.KeystorePassword, t.KeyPassword)
+		if err != nil {
+			return cert, fmt.Errorf("ssl.keystore.location %s: %w", t.KeystoreLocation, err)
+		}
+		return cert, nil
 	default:
 		return pkcs12KeyPair(data, t.KeystorePassword, t.KeyPassword)
 	}
@@ -196,7 +198,10 @@ func loadTruststore(t *config.TLSSettings) (*x509.CertPool, error) {
 			return nil, fmt.Errorf("truststore: %w", err)
 		}
 	case "JKS":
-		return nil, fmt.Errorf("ssl.truststore.location %s: %s", t.TruststoreLocation, jksHelp)
+		var err error
+		if certs, err = jksCertificates(data, t.TruststorePassword); err != nil {
+			return nil, fmt.Errorf("ssl.truststore.location %s: %w", t.TruststoreLocation, err)
+		}
 	default:
 		var err error
 		if certs, err = pkcs12Certificates(data, t.TruststorePassword); err != nil {

@@ -60,9 +60,9 @@
 //     1 MiB there (and for log.segment.bytes, which samsa follows).
 //   - A controller listener mapped to anything but PLAINTEXT fails Validate
 //     with ErrUnsupported (the Raft transport shares it and speaks no TLS).
-//   - Keystores are PEM or PKCS#12 only (JKS is refused with a conversion
-//     hint); a keystore without ssl.keystore.type is recognised by content
-//     (Kafka assumes JKS).
+//   - Keystores and truststores are PEM, PKCS#12 or JKS; one without
+//     ssl.keystore.type / ssl.truststore.type is recognised by content
+//     (Kafka assumes JKS). JCEKS and BCFKS stores are not read.
 //
 // # Usage
 //

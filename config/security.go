@@ -17,8 +17,10 @@ import (
 // SASL JAAS configuration is per listener and mechanism only,
 // listener.name.<listener>.<mechanism>.sasl.jaas.config, as on a Kafka broker.
 // Load resolves them into Config.Security (one ListenerSecurity per
-// listener); the broker reads keystores and builds its TLS and SASL servers
-// from that.
+// listener); the broker reads keystores and truststores (PEM, PKCS#12 or
+// JKS, a wrong ssl.keystore.password, ssl.key.password or
+// ssl.truststore.password refusing to start) and builds its TLS and SASL
+// servers from that.
 //
 // A Kafka setting that exists to restrict who may connect or what they may
 // do, and that samsa does not implement, would, if only logged as "not

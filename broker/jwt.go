@@ -414,8 +414,11 @@ func loadTruststoreCerts(o *config.OAuthSettings) ([]*x509.Certificate, error) {
 		if err != nil {
 			return nil, err
 		}
-		if storeKind(o.JWKSTruststoreType, data) == "PEM" {
+		switch storeKind(o.JWKSTruststoreType, data) {
+		case "PEM":
 			return pemCertificates(data)
+		case "JKS":
+			return jksCertificates(data, o.JWKSTruststorePassword)
 		}
 		return pkcs12Certificates(data, o.JWKSTruststorePassword)
 	}

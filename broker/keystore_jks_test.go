@@ -109,6 +109,12 @@ func TestJKSStores(t *testing.T) {
 			}
 		}
 	}
+	// The OAUTHBEARER JWKS client's truststore (ssl.truststore.* options
+	// of the JAAS configuration) reads JKS too.
+	certs, err := loadTruststoreCerts(&config.OAuthSettings{JWKSTruststoreLocation: f.truststore, JWKSTruststorePassword: "trust-pw"})
+	if err != nil || len(certs) != 1 || !bytes.Equal(certs[0].Raw, pemDER(t, f.ca.CertPEM)) {
+		t.Errorf("JWKS truststore: %d certificates, %v", len(certs), err)
+	}
 	refusals := []struct {
 		name    string
 		s       *config.TLSSettings

@@ -35,6 +35,7 @@ type jksFiles struct {
 	keystore   string // key password key-pw, store password store-pw
 	samePw     string // key password = store password = store-pw
 	truststore string // the CA, store password trust-pw
+	p12        string // the keystore as PKCS#12, store password store-pw
 }
 
 // keytoolJKS makes JKS stores with keytool (from a PKCS#12 store made by
@@ -68,6 +69,7 @@ func keytoolJKS(t *testing.T) *jksFiles {
 	}
 	certFile, keyFile, caFile := write("cert.pem", append(srv.CertPEM, ca.CertPEM...)), write("key.pem", srv.KeyPEM), write("ca.pem", ca.CertPEM)
 	p12 := filepath.Join(dir, "srv.p12")
+	f.p12 = p12
 	run(openssl, "pkcs12", "-export", "-in", certFile, "-inkey", keyFile, "-name", "broker", "-out", p12, "-passout", "pass:store-pw")
 	f.keystore, f.samePw, f.truststore = filepath.Join(dir, "ks.jks"), filepath.Join(dir, "same.jks"), filepath.Join(dir, "trust.jks")
 	run(keytool, "-importkeystore", "-srckeystore", p12, "-srcstoretype", "PKCS12", "-srcstorepass", "store-pw", "-srcalias", "broker",
@@ -84,11 +86,15 @@ func keytoolJKS(t *testing.T) *jksFiles {
 }
 
 // TestJKSStores reads keystores and truststores keytool writes, by
-// ssl.*.type=JKS and sniffed, and refuses wrong passwords naming the
-// setting.
+// ssl.*.type=JKS, sniffed, and with type PKCS12 (and a PKCS#12 store with
+// type JKS), as the JDK's keystore.type.compat mode lets Kafka, and
+// refuses wrong passwords naming the setting.
 func TestJKSStores(t *testing.T) {
 	f := keytoolJKS(t)
-	for _, typ := range []string{"JKS", ""} {
+	if cert, err := loadKeystore(&config.TLSSettings{KeystoreType: "JKS", KeystoreLocation: f.p12, KeystorePassword: "store-pw"}); err != nil || cert.Leaf.Subject.CommonName != "localhost" {
+		t.Errorf("PKCS#12 store with ssl.keystore.type=JKS: %v", err)
+	}
+	for _, typ := range []string{"JKS", "", "PKCS12"} {
 		for _, s := range []*config.TLSSettings{
 			{KeystoreType: typ, KeystoreLocation: f.keystore, KeystorePassword: "store-pw", KeyPassword: "key-pw"},
 			{KeystoreType: typ, KeystoreLocation: f.samePw, KeystorePassword: "store-pw"}, // ssl.key.password defaults to the store's

@@ -132,11 +132,18 @@ func applyProtocols(tc *tls.Config, t *config.TLSSettings) error {
 }
 
 // storeKind tells how to read a keystore or truststore: by its type
-// setting, or, when that is not given, by sniffing its bytes.
+// setting, or, when that is not given, by sniffing its bytes. JKS and
+// PKCS12 each read either format, as the JDK's keystore.type.compat mode
+// (on by default) lets Kafka do.
 func storeKind(typ string, data []byte) string {
 	switch typ {
-	case "PEM", "PKCS12", "JKS":
+	case "PEM":
 		return typ
+	case "PKCS12", "JKS":
+		if isJKS(data) {
+			return "JKS"
+		}
+		return "PKCS12"
 	}
 	switch {
 	case bytes.Contains(data[:min(len(data), 4096)], []byte("-----BEGIN")):

@@ -62,7 +62,9 @@
 //     with ErrUnsupported (the Raft transport shares it and speaks no TLS).
 //   - Keystores and truststores are PEM, PKCS#12 or JKS; one without
 //     ssl.keystore.type / ssl.truststore.type is recognised by content
-//     (Kafka assumes JKS). JCEKS and BCFKS stores are not read.
+//     (Kafka assumes JKS); PKCS12 and JKS each read either format, as
+//     the JDK's keystore.type.compat mode. JCEKS and BCFKS stores are not
+//     read.
 //
 // # Usage
 //

@@ -242,17 +242,28 @@ func TestJKSBroker(t *testing.T) {
 	}
 }
 
-// writeJKS writes a JKS store of version 2 as the JDK lays it out: one
+// writeJKS writes a JKS store of version 2 as the JDK lays it out (or of
+// version 1, without certificate type names, when v1 is set): one
 // private key entry protected with keyPassword (when key is not nil) and
 // trusted certificate entries. It lets the reader's tests and the fuzz
 // corpus run without a JDK; keytoolJKS checks the JDK's own files.
-func writeJKS(storePassword, keyPassword string, key []byte, chain [][]byte, trusted [][]byte) []byte {
+func writeJKS(storePassword, keyPassword string, key []byte, chain [][]byte, trusted [][]byte, v1 ...bool) []byte {
+	version := uint32(2)
+	if len(v1) > 0 && v1[0] {
+		version = 1
+	}
 	var b bytes.Buffer
 	u32 := func(v uint32) { binary.Write(&b, binary.BigEndian, v) }
 	utf := func(s string) { binary.Write(&b, binary.BigEndian, uint16(len(s))); b.WriteString(s) }
-	cert := func(der []byte) { utf("X.509"); u32(uint32(len(der))); b.Write(der) }
+	cert := func(der []byte) {
+		if version == 2 {
+			utf("X.509")
+		}
+		u32(uint32(len(der)))
+		b.Write(der)
+	}
 	u32(jksMagic)
-	u32(2)
+	u32(version)
 	n := len(trusted)
 	if key != nil {
 		n++
@@ -323,6 +334,9 @@ func TestJKSHostile(t *testing.T) {
 	}
 	if certs, err := jksCertificates(good, "pw"); err != nil || len(certs) != 2 {
 		t.Fatalf("written store as a truststore: %d certificates, %v", len(certs), err)
+	}
+	if cert, err := jksKeyPair(writeJKS("pw", "kpw", key, [][]byte{srvDER, caDER}, [][]byte{caDER}, true), "pw", "kpw"); err != nil || len(cert.Certificate) != 2 {
+		t.Fatalf("version 1 store: %v", err)
 	}
 	for i := range len(good) {
 		if _, err := parseJKS(good[:i], ""); err == nil {

@@ -241,6 +241,10 @@ func (s *Server) acceptLoop(ln net.Listener, listener string, controller bool) {
 		}
 		delay = 0
 		c := newConn(s, nc, listener, controller)
+		if d := s.connectionThrottle(c); d > 0 {
+			s.closeThrottled(nc, d) // quota_ip.go
+			continue
+		}
 		if reason := s.admit(c); reason != "" {
 			if ok, suppressed := s.limitLog.allow(time.Now()); ok {
 				s.opts.Logger.Warn("closing new connection", "remote", nc.RemoteAddr().String(), "reason", reason, "suppressed", suppressed)

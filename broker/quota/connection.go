@@ -1,0 +1,62 @@
+package quota
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/samsa-broker/samsa/controller"
+)
+
+// ConnectionRateBound returns the connection_creation_rate quota of a
+// client address (KIP-612): the one set on the ip entity naming addr, or
+// else the one on the default ip entity. ok is false when neither sets
+// it: connections from addr are not limited. Entity names are compared
+// as addresses, so "::1" and "0:0::1" name the same client.
+func ConnectionRateBound(quotas Quotas, addr netip.Addr) (bound float64, ok bool) {
+	addr = addr.Unmap()
+	var def float64
+	hasDef := false
+	for e, values := range quotas {
+		if !e.IP.Present || e.User.Present || e.ClientID.Present {
+			continue
+		}
+		v, found := values[controller.QuotaConnectionCreationRate]
+		if !found {
+			continue
+		}
+		if e.IP.Default {
+			def, hasDef = v, true
+			continue
+		}
+		if named, err := netip.ParseAddr(e.IP.Name); err == nil && named.Unmap() == addr {
+			return v, true
+		}
+	}
+	return def, hasDef
+}
+
+// RecordConnection counts a new connection from addr against its
+// connection creation rate quota bound at now and returns how long the
+// connection must wait before it is closed, or 0 when it is within the
+// quota and may be served. As Kafka's ConnectionQuotas, a connection
+// over the quota is taken back out of the rate (it is not served, so it
+// does not count), and the delay is at most one window
+// (quota.window.size.seconds). The rate of an address is kept across
+// quota changes: a new bound applies to the connections already counted.
+func (m *Manager) RecordConnection(addr netip.Addr, bound float64, now time.Time) time.Duration {
+	if bound <= 0 {
+		return 0
+	}
+	addr = addr.Unmap()
+	k := rateKey{controller.QuotaConnectionCreationRate, controller.QuotaEntity{IP: controller.QuotaEntityName{Present: true, Name: addr.String()}}}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entityLocked(k, now)
+	e.rate.Record(1, now)
+	t := min(e.rate.ThrottleTime(bound, now), m.opts.Window)
+	if t > 0 {
+		e.rate.Record(-1, now)
+	}
+	e.noteThrottle(t, now)
+	return t
+}

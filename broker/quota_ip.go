@@ -22,14 +22,56 @@ import (
 // with its reconnect backoff. Quotas are read from the current metadata
 // image on each accept, so a change applies to the next connection.
 //
-// Connections on a controller listener are not counted (the controller
+// max.connection.creation.rate is the broker-wide rate (Kafka's
+// broker connection rate sensor): a new connection over it waits, and the
+// accept loop with it, until the rate is back within it (at most one
+// window), and is then served. Connections on the inter-broker listener
+// are not counted when the broker has other listeners. Connections on a
+// controller listener are counted by neither rate (the controller
 // quorum's own channel must never be throttled).
 
-// connectionThrottle counts c against the connection creation rate quota
-// of its address and returns how long to hold it before closing it, or 0
-// when it may be served.
-func (s *Server) connectionThrottle(c *conn) time.Duration {
-	if c.controller || s.opts.Deps == nil || s.opts.Deps.Controller == nil {
+// connectionRates applies the connection creation rates to a new
+// connection c: first the broker-wide max.connection.creation.rate, whose
+// excess waits here (the accept loop with it, as Kafka's acceptor), then
+// the ip quota of its address. It returns how long to hold c before
+// closing it, 0 when it may be served, and ok false when the server
+// stopped while waiting.
+func (s *Server) connectionRates(c *conn) (throttle time.Duration, ok bool) {
+	if c.controller {
+		return 0, true
+	}
+	counted := false
+	if s.opts.MaxConnectionCreationRate > 0 && !s.protectedListener(c.listener) {
+		counted = true
+		if wait := s.quotas.RecordAccept(s.opts.MaxConnectionCreationRate, time.Now()); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-s.ctx.Done():
+				t.Stop()
+				return 0, false
+			}
+		}
+	}
+	throttle = s.ipThrottle(c)
+	if throttle > 0 && counted {
+		s.quotas.UnrecordAccept(time.Now())
+	}
+	return throttle, true
+}
+
+// protectedListener tells whether the broker-wide connection creation
+// rate leaves connections on listener alone: the inter-broker listener,
+// when the broker has others (Kafka's protectedListener).
+func (s *Server) protectedListener(listener string) bool {
+	return listener != "" && listener == s.opts.InterBrokerListener && len(s.opts.Listeners) > 1
+}
+
+// ipThrottle counts c against the connection creation rate quota of its
+// address and returns how long to hold it before closing it, or 0 when
+// it may be served.
+func (s *Server) ipThrottle(c *conn) time.Duration {
+	if s.opts.Deps == nil || s.opts.Deps.Controller == nil {
 		return 0
 	}
 	quotas := s.opts.Deps.Controller.Image().ClientQuotas

@@ -1,12 +1,16 @@
 package broker
 
 import (
+	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/config"
 )
 
 // alterIPQuota sets (or with remove, removes) connection_creation_rate
@@ -33,11 +37,11 @@ func alterIPQuota(t *testing.T, c *rawClient, name string, value float64, remove
 	}
 }
 
-// burstResult is what became of each connection of a burst: answered,
-// or closed unanswered that long after the burst began.
+// burstResult is what became of each connection of a burst: answered or
+// closed unanswered, at that long after the burst began.
 type burstResult struct {
 	served []bool
-	closed []time.Duration
+	at     []time.Duration
 }
 
 func (b burstResult) servedCount() int {
@@ -69,22 +73,19 @@ func connectionBurst(t *testing.T, addr, local string, n int) burstResult {
 		defer nc.Close()
 		conns[i] = nc
 	}
-	res := burstResult{served: make([]bool, n), closed: make([]time.Duration, n)}
+	res := burstResult{served: make([]bool, n), at: make([]time.Duration, n)}
 	var wg sync.WaitGroup
 	for i, nc := range conns {
 		wg.Go(func() {
 			c := &rawClient{t: t, nc: nc, fmtr: kmsg.NewRequestFormatter(kmsg.FormatterClientID("burst"))}
 			req := kmsg.NewPtrApiVersionsRequest()
 			req.SetVersion(3)
+			defer func() { res.at[i] = time.Since(start) }()
 			if _, err := nc.Write(c.fmtr.AppendRequest(nil, req, 1)); err != nil {
-				res.closed[i] = time.Since(start) // reset before the request went out
-				return
+				return // reset before the request went out
 			}
-			if _, err := c.readResponse(req, 1); err != nil {
-				res.closed[i] = time.Since(start)
-				return
-			}
-			res.served[i] = true
+			_, err := c.readResponse(req, 1)
+			res.served[i] = err == nil
 		})
 	}
 	wg.Wait()
@@ -116,8 +117,8 @@ func TestIPConnectionCreationRate(t *testing.T) {
 		t.Fatal("no connection of a burst of 20 throttled under connection_creation_rate 5")
 	}
 	for i, s := range b.served {
-		if !s && b.closed[i] < 150*time.Millisecond {
-			t.Errorf("connection %d closed %v after the burst began, before its throttle time", i, b.closed[i])
+		if !s && b.at[i] < 150*time.Millisecond {
+			t.Errorf("connection %d closed %v after the burst began, before its throttle time", i, b.at[i])
 		}
 	}
 
@@ -145,5 +146,42 @@ func TestIPConnectionCreationRate(t *testing.T) {
 	alterIPQuota(t, admin, "127.0.0.2", 0, true)
 	if b := connectionBurst(t, addr, "127.0.0.2", 20); b.servedCount() != 20 {
 		t.Fatalf("%d of 20 served after the quota was removed", b.servedCount())
+	}
+}
+
+// TestMaxConnectionCreationRate: max.connection.creation.rate=10 over 2
+// windows of 1 s lets 10 connections of a burst through at once; the
+// next ones wait (100 ms more each) and are then served, none closed.
+func TestMaxConnectionCreationRate(t *testing.T) {
+	n := startTestNode(t, t.TempDir(), "quota.window.num=2", "max.connection.creation.rate=10")
+	defer closeTestNode(t, n)
+	b := connectionBurst(t, n.Addrs()[0].String(), "", 15)
+	if b.servedCount() != 15 {
+		t.Fatalf("%d of 15 served: %v", b.servedCount(), b.served)
+	}
+	last := slices.Max(b.at)
+	if last < 300*time.Millisecond {
+		t.Fatalf("the burst of 15 was served in %v: connections over max.connection.creation.rate=10 did not wait", last)
+	}
+	t.Logf("burst of 15 served in %v", last)
+}
+
+// TestMaxConnectionCreationRateOption: Kafka's default (Integer.MAX_VALUE)
+// is no limit, and 0 (which Kafka accepts) throttles every connection.
+func TestMaxConnectionCreationRateOption(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  float64
+	}{{"2147483647", 0}, {"10", 10}, {"0", 1e-6}} {
+		cfg, err := config.Load([]string{"--override", "max.connection.creation.rate=" + tc.value}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := serverOptions(cfg, nil, slog.New(slog.DiscardHandler)).MaxConnectionCreationRate; got != tc.want {
+			t.Errorf("max.connection.creation.rate=%s: %v, want %v", tc.value, got, tc.want)
+		}
+	}
+	if _, err := config.Load([]string{"--override", "max.connection.creation.rate=-1"}, nil); err == nil {
+		t.Error("max.connection.creation.rate=-1 accepted")
 	}
 }

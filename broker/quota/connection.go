@@ -60,3 +60,31 @@ func (m *Manager) RecordConnection(addr netip.Addr, bound float64, now time.Time
 	e.noteThrottle(t, now)
 	return t
 }
+
+// acceptKey names the broker-wide connection creation rate.
+var acceptKey = rateKey{key: "max.connection.creation.rate"}
+
+// RecordAccept counts a new connection against the broker-wide
+// connection creation rate bound (max.connection.creation.rate) at now
+// and returns how long the broker waits before it serves the connection
+// (0: at once; at most one window). Unlike an ip quota's, the connection
+// stays counted: it is served after the wait.
+func (m *Manager) RecordAccept(bound float64, now time.Time) time.Duration {
+	if bound <= 0 {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entityLocked(acceptKey, now)
+	e.rate.Record(1, now)
+	return min(e.rate.ThrottleTime(bound, now), m.opts.Window)
+}
+
+// UnrecordAccept takes back a connection RecordAccept counted at now,
+// for one an ip quota then refuses: as in Kafka, a connection that is not
+// served does not count towards the broker-wide rate.
+func (m *Manager) UnrecordAccept(now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entityLocked(acceptKey, now).rate.Record(-1, now)
+}

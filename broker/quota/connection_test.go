@@ -111,3 +111,32 @@ func TestRecordConnectionDefaults(t *testing.T) {
 		t.Fatalf("throttle %v with no quota", d)
 	}
 }
+
+// TestRecordAccept: the broker-wide rate lets quota × (samples-1)
+// windows of connections through at once, then makes the next wait; the
+// waiting connection stays counted (it is served after the wait) unless
+// taken back, and the wait is at most one window.
+func TestRecordAccept(t *testing.T) {
+	m := NewManager(Options{Window: time.Second, Samples: 2})
+	for i := range 10 {
+		if d := m.RecordAccept(10, t0); d != 0 {
+			t.Fatalf("connection %d waits %v", i+1, d)
+		}
+	}
+	if d := m.RecordAccept(10, t0); d != 100*time.Millisecond {
+		t.Fatalf("connection 11 waits %v, want 100ms", d)
+	}
+	if d := m.RecordAccept(10, t0); d != 200*time.Millisecond {
+		t.Fatalf("connection 12 waits %v, want 200ms (11 still counted)", d)
+	}
+	m.UnrecordAccept(t0)
+	if d := m.RecordAccept(10, t0); d != 200*time.Millisecond {
+		t.Fatalf("after taking one back: wait %v, want 200ms", d)
+	}
+	if d := m.RecordAccept(0.5, t0); d != time.Second {
+		t.Fatalf("wait %v, want the one-window cap", d)
+	}
+	if d := m.RecordAccept(0, t0); d != 0 {
+		t.Fatalf("unlimited rate waits %v", d)
+	}
+}

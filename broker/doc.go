@@ -35,7 +35,10 @@
 // queued.max.request.bytes bounds the request bytes in flight over all
 // connections, connections.max.idle.ms closes silent connections,
 // max.connections makes the accept loop wait, max.connections.per.ip
-// (and its overrides) closes new connections over the limit, and a
+// (and its overrides) closes new connections over the limit,
+// max.connection.creation.rate makes the accept loop wait, an ip entity's
+// connection_creation_rate quota holds a new connection over it unread
+// and closes it after its throttle time (quota_ip.go), and a
 // connection runs no request while more than 4 MiB of its responses wait
 // for the socket. Accept errors (EMFILE) back off from 5ms to 1s with a
 // rate-limited log line. fdlimit.go raises RLIMIT_NOFILE and refuses

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"strconv"
 	"sync"
@@ -56,6 +57,11 @@ type Options struct {
 	Security map[string]*ListenerSecurity
 	// Quotas are the client quotas' windows (quota_conn.go).
 	Quotas quota.Options
+	// MaxConnectionCreationRate is max.connection.creation.rate, new
+	// connections per second (0: unlimited); InterBrokerListener is the
+	// listener it leaves alone when there are others (quota_ip.go).
+	MaxConnectionCreationRate float64
+	InterBrokerListener       string
 }
 
 // serverOptions maps the broker settings to Options. Host names in
@@ -74,6 +80,15 @@ func serverOptions(cfg *config.Config, listeners []config.Listener, logger *slog
 			MutationWindow: time.Duration(cfg.ControllerQuotaWindowSizeSeconds) * time.Second, MutationSamples: int(cfg.ControllerQuotaWindowNum),
 		},
 	}
+	switch r := cfg.MaxConnectionCreationRate; {
+	case r == math.MaxInt32: // Kafka's default: unlimited
+	case r == 0:
+		// Kafka then throttles every connection by one window.
+		o.MaxConnectionCreationRate = 1e-6
+	default:
+		o.MaxConnectionCreationRate = float64(r)
+	}
+	o.InterBrokerListener = cfg.InterBrokerListenerName
 	if len(cfg.MaxConnectionsPerIPOverrides) > 0 {
 		o.PerIPOverrides = make(map[string]int)
 		for host, n := range cfg.MaxConnectionsPerIPOverrides {
@@ -241,6 +256,15 @@ func (s *Server) acceptLoop(ln net.Listener, listener string, controller bool) {
 		}
 		delay = 0
 		c := newConn(s, nc, listener, controller)
+		d, ok := s.connectionRates(c) // quota_ip.go
+		if !ok {
+			nc.Close()
+			return
+		}
+		if d > 0 {
+			s.closeThrottled(nc, d)
+			continue
+		}
 		if reason := s.admit(c); reason != "" {
 			if ok, suppressed := s.limitLog.allow(time.Now()); ok {
 				s.opts.Logger.Warn("closing new connection", "remote", nc.RemoteAddr().String(), "reason", reason, "suppressed", suppressed)

@@ -701,7 +701,7 @@ func TestDynamicMatchesKafka(t *testing.T) {
 		"producer.id.expiration.ms": true,
 		// Dynamic in Kafka; samsa stores them and reads them at start.
 		"max.connections": true, "max.connections.per.ip": true, "max.connections.per.ip.overrides": true,
-		"log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,
+		"max.connection.creation.rate": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,
 		"transaction.partition.verification.enable": true,
 	}
 	for _, d := range BrokerDefs {

@@ -109,8 +109,9 @@ func brokerDefs() []Def {
 		d("max.connections", Int, maxIntStr, "Largest number of client connections; at the limit the broker stops accepting until one closes (read at start).", atLeast(Int, 0)),
 		d("max.connections.per.ip", Int, maxIntStr, "Largest number of connections from one IP address; a new connection over it is closed at once (read at start).", atLeast(Int, 0)),
 		d("max.connections.per.ip.overrides", String, "", "Per-IP or host name limits overriding max.connections.per.ip, as host:count,... (read at start).", validateConnectionOverrides),
+		d("max.connection.creation.rate", Int, maxIntStr, "Largest rate of new connections per second over the broker's listeners (the inter-broker listener is not counted when there are others), measured over quota.window.*: over it the broker waits before it serves the next connection (read at start; ip entities' connection_creation_rate quotas limit each address).", atLeast(Int, 0)),
 		// Client quotas (broker/quota); read at start.
-		d("quota.window.num", Int, "11", "Number of samples client byte-rate and request quotas are measured over (read at start).", atLeast(Int, 1)),
+		d("quota.window.num", Int, "11", "Number of samples client byte-rate, request and connection creation rate quotas are measured over (read at start).", atLeast(Int, 1)),
 		d("quota.window.size.seconds", Int, "1", "Length of each client quota sample, in seconds (read at start).", atLeast(Int, 1)),
 		d("controller.quota.window.num", Int, "11", "Number of samples of the controller mutation quota: a client's burst is its controller_mutation_rate times this many windows (read at start).", atLeast(Int, 1)),
 		d("controller.quota.window.size.seconds", Int, "1", "Length of each controller mutation quota sample, in seconds (read at start).", atLeast(Int, 1)),

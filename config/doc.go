@@ -154,7 +154,8 @@
 //	| `max.connections` | `2147483647` | Largest number of client connections; at the limit the broker stops accepting until one closes (read at start). (dynamic) |
 //	| `max.connections.per.ip` | `2147483647` | Largest number of connections from one IP address; a new connection over it is closed at once (read at start). (dynamic) |
 //	| `max.connections.per.ip.overrides` | "" | Per-IP or host name limits overriding max.connections.per.ip, as host:count,... (read at start). (dynamic) |
-//	| `quota.window.num` | `11` | Number of samples client byte-rate and request quotas are measured over (read at start). |
+//	| `max.connection.creation.rate` | `2147483647` | Largest rate of new connections per second over the broker's listeners (the inter-broker listener is not counted when there are others), measured over quota.window.*: over it the broker waits before it serves the next connection (read at start; ip entities' connection_creation_rate quotas limit each address). (dynamic) |
+//	| `quota.window.num` | `11` | Number of samples client byte-rate, request and connection creation rate quotas are measured over (read at start). |
 //	| `quota.window.size.seconds` | `1` | Length of each client quota sample, in seconds (read at start). |
 //	| `controller.quota.window.num` | `11` | Number of samples of the controller mutation quota: a client's burst is its controller_mutation_rate times this many windows (read at start). |
 //	| `controller.quota.window.size.seconds` | `1` | Length of each controller mutation quota sample, in seconds (read at start). |

@@ -46,6 +46,8 @@ type Config struct {
 	ConnectionsMaxIdleMs  int64
 	MaxConnections        int32
 	MaxConnectionsPerIP   int32
+	// MaxConnectionCreationRate is max.connection.creation.rate.
+	MaxConnectionCreationRate int32
 	// MaxConnectionsPerIPOverrides maps an IP address or host name to its
 	// connection limit (max.connections.per.ip.overrides).
 	MaxConnectionsPerIPOverrides map[string]int32
@@ -601,6 +603,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	}
 	c.ConnectionsMaxIdleMs = d.i64("connections.max.idle.ms")
 	c.MaxConnections = d.i32("max.connections")
+	c.MaxConnectionCreationRate = d.i32("max.connection.creation.rate")
 	c.MaxConnectionsPerIP = d.i32("max.connections.per.ip")
 	c.QuotaWindowNum = d.i32("quota.window.num")
 	c.QuotaWindowSizeSeconds = d.i32("quota.window.size.seconds")

@@ -34,13 +34,17 @@ var quotaTypes = map[string]string{
 	controller.QuotaControllerMutationRate: "ControllerMutation",
 }
 
-// Stats returns the measures of every entity in use at now, sorted by
-// type, user and client id.
+// Stats returns the measures of every client entity in use at now,
+// sorted by type, user and client id (the ip entities' connection rates
+// are not client measures and are left out).
 func (m *Manager) Stats(now time.Time) []Stat {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]Stat, 0, len(m.mu.rates))
 	for k, e := range m.mu.rates {
+		if _, ok := quotaTypes[k.key]; !ok {
+			continue // connection creation rates are per address, not per client
+		}
 		s := Stat{Type: quotaTypes[k.key], User: k.entity.User.Name, ClientID: k.entity.ClientID.Name, Rate: e.rate.Measure(now)}
 		if n := e.throttled.Sum(now); n > 0 {
 			s.ThrottleMs = e.throttleMs.Sum(now) / n

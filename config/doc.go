@@ -134,7 +134,7 @@
 //	| `process.roles` | `broker,controller` | Roles of this process: broker, controller, or both (combined mode). A controller votes in the metadata quorum (controller.quorum.voters); a broker-only node follows the metadata log without voting. |
 //	| `controller.quorum.voters` | "" | The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners. |
 //	| `controller.quorum.bootstrap.servers` | "" | host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; dynamic quorums (a bootstrap list naming other nodes without controller.quorum.voters) refuse to start: set controller.quorum.voters. |
-//	| `controller.quorum.election.timeout.ms` | `1000` | How long a controller waits without hearing from the active controller before it starts an election; the active controller steps down after half of it without a majority. A quorum of one uses at most 50 ms. |
+//	| `controller.quorum.election.timeout.ms` | `1000` | How long a controller waits without hearing from the active controller before it starts an election; the active controller steps down after as long without a majority. A quorum of one uses at most 50 ms. |
 //	| `broker.rack` | null | Rack of this broker, reported in Metadata. |
 //	| `broker.heartbeat.interval.ms` | `2000` | How often a broker heartbeats to the active controller. |
 //	| `broker.session.timeout.ms` | `9000` | A broker that has not heartbeated for this long is fenced and its leaderships move. |

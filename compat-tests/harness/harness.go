@@ -23,6 +23,12 @@ import (
 // StartTimeout bounds how long Start waits for the broker to answer ApiVersions.
 const StartTimeout = 20 * time.Second
 
+// RestartTimeout bounds how long Restart waits: a restarted node of a
+// cluster serves only once its registration reached the quorum's
+// metadata (as a Kafka broker waits for its initial catch-up), which on a
+// loaded machine can wait out a few controller elections.
+const RestartTimeout = 60 * time.Second
+
 // StopTimeout bounds how long Stop and Kill wait for the process to exit.
 const StopTimeout = 20 * time.Second
 
@@ -275,7 +281,12 @@ func (b *Broker) hasExited() bool {
 
 // waitReady polls until a TCP connection and an ApiVersions round trip succeed.
 func (b *Broker) waitReady() error {
-	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	return b.waitReadyWithin(StartTimeout)
+}
+
+// waitReadyWithin is waitReady bounded by limit.
+func (b *Broker) waitReadyWithin(limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	b.mu.Lock()
 	exited := b.exited
@@ -291,7 +302,7 @@ func (b *Broker) waitReady() error {
 			b.mu.Unlock()
 			return fmt.Errorf("samsa exited before becoming ready: %s", exitString(err))
 		case <-ctx.Done():
-			return fmt.Errorf("timed out after %v: last error: %v", StartTimeout, lastErr)
+			return fmt.Errorf("timed out after %v: last error: %v", limit, lastErr)
 		case <-ticker.C:
 		}
 		if lastErr = b.probe(ctx); lastErr == nil {
@@ -392,7 +403,7 @@ func (b *Broker) Restart(t testing.TB) {
 	if err := b.launch(); err != nil {
 		t.Fatalf("harness: %v", err)
 	}
-	if err := b.waitReady(); err != nil {
+	if err := b.waitReadyWithin(RestartTimeout); err != nil {
 		t.Fatalf("harness: samsa did not become ready again on %s: %v\noutput:\n%s", b.Addr, err, b.Output())
 	}
 }

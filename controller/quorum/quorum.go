@@ -170,7 +170,12 @@ func Open(o Options) (_ *Quorum, err error) {
 	}
 	conf.HeartbeatTimeout = timeout
 	conf.ElectionTimeout = timeout
-	conf.LeaderLeaseTimeout = timeout / 2
+	// The active controller steps down when a majority has not answered
+	// for this long. Half the timeout (as before) made leaders of a
+	// loaded 2-core machine step down and re-elect for tens of seconds
+	// (a CI run); Kafka's leader waits 1.5 fetch timeouts (3 s by
+	// default). raft allows at most the heartbeat timeout.
+	conf.LeaderLeaseTimeout = timeout
 	conf.SnapshotThreshold = o.SnapshotThreshold
 	conf.SnapshotInterval = o.SnapshotInterval
 	conf.TrailingLogs = o.TrailingLogs

@@ -252,7 +252,7 @@ func (nm *Nemesis) target(ctx context.Context, s Step) (*Node, string, error) {
 	var what string
 	var err error
 	switch s.Kind {
-	case KillLeader, PauseLeader, IsolateLeader, SplitLeaderInMinority, SplitLeaderInMajority, BridgeSplit, KillMinority, DiskFullLeader:
+	case KillLeader, PauseLeader, IsolateLeader, SplitLeaderInMinority, SplitLeaderInMajority, BridgeSplit, KillMinority, DiskFullLeader, SlowLeader, LossyLink:
 		var ls map[int32]int32
 		ls, err = nm.leaders(ctx)
 		if err == nil {
@@ -314,6 +314,11 @@ func holdFor(ctx context.Context, d time.Duration) {
 // not be brought back (a node did not restart).
 func (nm *Nemesis) Run(ctx context.Context, s Step) error {
 	if s.Kind.NetworkKind() && nm.C.Net == nil {
+		nm.count(s.Kind, true)
+		return nil
+	}
+	dg, _ := nm.C.Net.(Degrader)
+	if s.Kind.DegradeKind() && dg == nil {
 		nm.count(s.Kind, true)
 		return nil
 	}
@@ -422,6 +427,10 @@ func (nm *Nemesis) Run(ctx context.Context, s Step) error {
 			return err
 		}
 		holdFor(ctx, s.Hold)
+	case SlowLeader, LossyLink:
+		nm.degrade(ctx, dg, s, n.ID-1, what)
+		dg.Restore()
+		nm.logf("nemesis: links restored after %v", time.Since(start).Round(100*time.Millisecond))
 	}
 	if s.Kind.NetworkKind() {
 		if err := nm.C.Net.Heal(); err != nil {
@@ -488,6 +497,9 @@ func (nm *Nemesis) recover(ctx context.Context) error {
 	if nm.C.Net != nil {
 		if err := nm.C.Net.Heal(); err != nil {
 			return err
+		}
+		if dg, ok := nm.C.Net.(Degrader); ok {
+			dg.Restore()
 		}
 	}
 	for _, n := range nm.C.Nodes {

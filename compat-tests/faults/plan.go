@@ -39,6 +39,10 @@ type SoakTargets struct {
 	// DiskFulls is the number of disk-full steps (DiskFullLeader); they
 	// need Plan.DiskLimit.
 	DiskFulls int
+	// SlowLeaders and LossyLinks are the numbers of slow-leader and
+	// lossy-link steps (SlowLeader, LossyLink); they need the proxy
+	// network and are skipped elsewhere.
+	SlowLeaders, LossyLinks int
 }
 
 // SoakSteps builds a shuffled schedule with exactly the target counts of
@@ -69,6 +73,8 @@ func SoakSteps(seed uint64, t SoakTargets, holdMin, holdMax time.Duration) []Ste
 		}
 	}
 	add(DiskFullLeader, t.DiskFulls)
+	add(SlowLeader, t.SlowLeaders)
+	add(LossyLink, t.LossyLinks)
 	extra := (t.LeaderKills + t.LeaderPartitions + t.Pauses) / 4
 	others := []Kind{KillCoordinator, KillController, IsolateCoordinator, IsolateTxnCoordinator,
 		SplitLeaderInMajority, BridgeSplit, KillMinority, RollingRestart}
@@ -98,9 +104,10 @@ const soakDiskLimit = 256 << 20
 //
 //	SAMSA_FAULTS_NODES      3 or 5
 //	SAMSA_FAULTS_SEED       schedule seed (default: time-based, printed)
-//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses[,disk-fulls] for a soak
-//	                        (e.g. 100,50,50); disk-full steps give every
-//	                        node a tmpfs log directory
+//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses[,disk-fulls[,slow[,lossy]]]
+//	                        for a soak (e.g. 100,50,50); disk-full steps give
+//	                        every node a tmpfs log directory; slow-leader and
+//	                        lossy-link steps need the proxy network
 //	SAMSA_FAULTS_DEADLINE   Go duration bounding the fault phase
 //	SAMSA_FAULTS_ACKS       1 for the acks=1 comparison run
 //	SAMSA_FAULTS_UNCLEAN    true for unclean.leader.election.enable=true
@@ -136,10 +143,10 @@ func EnvPlan(p *Plan) error {
 	}
 	if v := os.Getenv("SAMSA_FAULTS_TARGETS"); v != "" {
 		f := strings.Split(v, ",")
-		if len(f) != 3 && len(f) != 4 {
-			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses[,disk-fulls]: %q", v)
+		if len(f) < 3 || len(f) > 6 {
+			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses[,disk-fulls[,slow[,lossy]]]: %q", v)
 		}
-		var n [4]int
+		var n [6]int
 		for i := range f {
 			x, err := strconv.Atoi(strings.TrimSpace(f[i]))
 			if err != nil {
@@ -147,7 +154,8 @@ func EnvPlan(p *Plan) error {
 			}
 			n[i] = x
 		}
-		p.Steps = SoakSteps(p.Seed, SoakTargets{LeaderKills: n[0], LeaderPartitions: n[1], Pauses: n[2], DiskFulls: n[3]}, 2*time.Second, 8*time.Second)
+		p.Steps = SoakSteps(p.Seed, SoakTargets{LeaderKills: n[0], LeaderPartitions: n[1], Pauses: n[2], DiskFulls: n[3],
+			SlowLeaders: n[4], LossyLinks: n[5]}, 2*time.Second, 8*time.Second)
 		if n[3] > 0 {
 			p.DiskLimit = soakDiskLimit
 		}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // ErrProxy is returned when the proxy network cannot start.
@@ -35,14 +37,18 @@ type ProxyNet struct {
 		sync.Mutex
 		// pidOf returns the pid of node i's process (0-based), 0 when
 		// down; nil until SetPids.
-		pidOf  func(i int) int
-		cut    [][]bool // cut[i][j]: node i's packets to node j are dropped
-		change chan struct{}
-		conns  map[*proxyConn]bool
-		closed bool
+		pidOf func(i int) int
+		cut   [][]bool // cut[i][j]: node i's packets to node j are dropped
+		// degrade holds the slowed links, by {from, to} (-1: clients).
+		degrade map[[2]int]Degradation
+		change  chan struct{}
+		conns   map[*proxyConn]bool
+		closed  bool
 	}
 	listeners []net.Listener
 	wg        sync.WaitGroup
+	// seeds numbers the shapers of forwarded directions.
+	seeds atomic.Uint64
 }
 
 // proxyConn is one forwarded connection: from node src (-1: not a node)
@@ -52,6 +58,7 @@ type proxyConn struct {
 	down, up   net.Conn // accepted, dialed
 	closeOnce  sync.Once
 	closeBoth  func()
+	gone       chan struct{} // closed by closeBoth
 	forwarding sync.WaitGroup
 }
 
@@ -113,9 +120,10 @@ func (p *ProxyNet) handle(down net.Conn, t proxyTarget) {
 		down.Close()
 		return
 	}
-	pc := &proxyConn{src: p.sourceOf(down, t.dst), dst: t.dst, down: down, up: up}
+	pc := &proxyConn{src: p.sourceOf(down, t.dst), dst: t.dst, down: down, up: up, gone: make(chan struct{})}
 	pc.closeBoth = func() {
 		pc.closeOnce.Do(func() {
+			close(pc.gone)
 			down.Close()
 			up.Close()
 		})
@@ -129,27 +137,47 @@ func (p *ProxyNet) handle(down net.Conn, t proxyTarget) {
 	p.mu.conns[pc] = true
 	p.mu.Unlock()
 	pc.forwarding.Add(2)
-	go p.pump(pc, down, up)
-	go p.pump(pc, up, down)
+	go p.pump(pc, down, up, pc.src, pc.dst)
+	go p.pump(pc, up, down, pc.dst, pc.src)
 	pc.forwarding.Wait()
 	p.mu.Lock()
 	delete(p.mu.conns, pc)
 	p.mu.Unlock()
 }
 
-// pump copies from one side to the other, holding each chunk back while
-// the connection's link is cut.
-func (p *ProxyNet) pump(pc *proxyConn, from, to net.Conn) {
+// pump copies from one side to the other, the link from node src to node
+// dst (-1: a client): a reader reads chunks and stamps each with its
+// release time (degraded links, Degrade), a writer writes them on in
+// order at that time, holding each back while the connection's link is
+// cut.
+func (p *ProxyNet) pump(pc *proxyConn, from, to net.Conn, src, dst int) {
 	defer pc.forwarding.Done()
 	defer pc.closeBoth()
-	buf := make([]byte, 32<<10)
-	for {
-		k, err := from.Read(buf)
-		if k > 0 {
-			if !p.waitOpen(pc) {
+	sh := newShaper(p.seeds.Add(1))
+	chunks := make(chan proxyChunk, 64)
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		defer pc.closeBoth()
+		for c := range chunks {
+			if !waitUntil(c.at, pc.gone) || !p.waitOpen(pc) {
 				return
 			}
-			if _, werr := to.Write(buf[:k]); werr != nil {
+			if _, err := to.Write(c.b); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { <-written }()
+	defer close(chunks)
+	for {
+		buf := make([]byte, 32<<10)
+		k, err := from.Read(buf)
+		if k > 0 {
+			c := proxyChunk{b: buf[:k], at: sh.release(time.Now(), k, p.link(src, dst))}
+			select {
+			case chunks <- c:
+			case <-written:
 				return
 			}
 		}
@@ -157,6 +185,41 @@ func (p *ProxyNet) pump(pc *proxyConn, from, to net.Conn) {
 			return
 		}
 	}
+}
+
+// proxyChunk is one read of a forwarded direction and when it may be
+// written on.
+type proxyChunk struct {
+	b  []byte
+	at time.Time
+}
+
+// link returns the degradation of the link from node src to node dst.
+func (p *ProxyNet) link(src, dst int) Degradation {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.degrade[[2]int{src, dst}]
+}
+
+// Degrade implements Degrader: it applies to chunks read from now on.
+func (p *ProxyNet) Degrade(from, to int, d Degradation) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.degrade == nil {
+		p.mu.degrade = make(map[[2]int]Degradation)
+	}
+	if d.IsZero() {
+		delete(p.mu.degrade, [2]int{from, to})
+		return
+	}
+	p.mu.degrade[[2]int{from, to}] = d
+}
+
+// Restore implements Degrader.
+func (p *ProxyNet) Restore() {
+	p.mu.Lock()
+	p.mu.degrade = nil
+	p.mu.Unlock()
 }
 
 // waitOpen blocks while pc's link is cut; false when the network closed.

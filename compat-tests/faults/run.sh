@@ -2,7 +2,7 @@
 # run.sh runs a long fault soak of the queue workload (see doc.go) and prints
 # the seed, so that a failing schedule can be replayed.
 #
-#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls]] [-s seed]
+#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy]]]] [-s seed]
 #                              [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
 #                              [--loopback | --proxy]
 #   compat-tests/faults/run.sh --extra     # the scenarios too long for CI (below)
@@ -14,9 +14,15 @@
 # every node a tmpfs log directory (root). Network namespaces need root and
 # ip(8); without, the nodes run behind the proxy network (--proxy forces it;
 # --loopback runs without network faults, counted as skipped).
+# The fifth and sixth numbers of -t are slow-leader steps (every link of a
+# partition leader, clients' too, gets 50 ms + up to 150 ms latency) and
+# lossy-link steps (the link between a leader and another replica stalls
+# for 50-300 ms on 10% of chunks: TCP loses no bytes, so loss is emulated
+# by the stalls its retransmissions cause); both need the proxy network,
+# e.g. run.sh --proxy -t 10,5,5,0,10,10; without it they are skipped.
 #
 # --extra runs TestDiskFullLeader, TestUncleanElection and
-# TestMemberRemovedAndAdded (a few minutes in all).
+# TestMemberRemovedAndAdded and TestQueueUnderSlowLinks (a few minutes in all).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -34,8 +40,8 @@ while (($#)); do
 	--proxy) export SAMSA_FAULTS_PROXY=1; flags+=" --proxy" ;;
 	--extra)
 		export SAMSA_FAULTS_EXTRA=1
-		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestUncleanElection|TestMemberRemovedAndAdded)$' -v ./compat-tests/faults/ ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] | --extra" >&2; exit 2 ;;
+		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks)$' -v ./compat-tests/faults/ ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] | --extra" >&2; exit 2 ;;
 	esac
 	shift
 done

@@ -15,7 +15,11 @@
 // tmpfs of its own, filled from outside). Where namespaces are unavailable
 // (not root, no ip(8)) the nodes run on loopback behind the proxy network
 // (ProxyNet: a TCP proxy per node listener that finds the source node of a
-// connection through /proc and stalls the connections of a cut link).
+// connection through /proc and stalls the connections of a cut link). The
+// proxy network can also slow links without cutting them (Degradation:
+// latency and jitter, a bandwidth cap, random stalls standing for packet
+// loss, as this kernel has no tc netem), for the slow-leader and
+// lossy-link steps; elsewhere those steps are skipped.
 //
 // Scenarios beside the random schedules: a forced unclean election (the
 // ISR shrunk to the leader by a cut link, then the leader killed; RunUnclean)

@@ -29,7 +29,8 @@ var ErrProxy = errors.New("faults: proxy network")
 // ones included, until the link heals, when the bytes held back flow on —
 // what a blackhole route does to TCP (nothing is reset, nothing is lost).
 // Unlike a blackhole a connect across a cut succeeds (the proxy accepts),
-// but nothing goes through it.
+// but nothing goes through it. A link can also be slowed without being cut
+// (Degrade; see Degradation).
 type ProxyNet struct {
 	n int
 

@@ -35,6 +35,7 @@ import (
 // Node is one running samsa node: storage, the controller (a one-voter
 // quorum on a single node), the handlers and the listeners.
 type Node struct {
+	opts      NodeOptions
 	cfg       *config.Config
 	logger    *slog.Logger
 	logs      *storage.Manager
@@ -170,7 +171,12 @@ func (t imageTopics) TopicID(name string) ([16]byte, bool) {
 // local partition log and starts serving. On error everything opened so far
 // is closed again.
 func StartNode(cfg *config.Config, logger *slog.Logger) (*Node, error) {
-	n := &Node{cfg: cfg, logger: logger, stopping: make(chan struct{})}
+	return StartNodeWith(cfg, logger, NodeOptions{})
+}
+
+// StartNodeWith is StartNode with the process-level hooks of opts.
+func StartNodeWith(cfg *config.Config, logger *slog.Logger, opts NodeOptions) (*Node, error) {
+	n := &Node{cfg: cfg, logger: logger, stopping: make(chan struct{}), opts: opts}
 	logFileLimit(logger)
 	node, err := n.start()
 	if err != nil {
@@ -215,6 +221,7 @@ func (n *Node) start() (_ *Node, err error) {
 		Dirs:                   cfg.LogDirs,
 		Now:                    time.Now,
 		Logger:                 logger.With("component", "storage"),
+		OnAllLogDirsFailed:     n.opts.OnAllLogDirsFailed,
 		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 		FlushCheckInterval:     flushCheckInterval(cfg),
 		CheckpointInterval:     5 * time.Second, // replica.high.watermark.checkpoint.interval.ms: a restarted replica's HW

@@ -313,5 +313,8 @@
 // rather than hand out offsets twice.
 //
 // A write or fsync failure takes the log offline (ErrLogFailed) until it is
-// reopened; fsync is never retried.
+// reopened; fsync is never retried. It also fails the log directory
+// (dir_failure.go): once every log directory has failed the Manager calls
+// ManagerOptions.OnAllLogDirsFailed, with which the samsa binary halts as
+// Kafka's broker does.
 package storage

@@ -120,6 +120,9 @@ type LogOptions struct {
 	// CleanerCheckpoint is the checkpointed first dirty offset of a
 	// compacted log (cleaner-offset-checkpoint), 0 if unknown.
 	CleanerCheckpoint int64
+	// OnFailure, when set, is called once, outside the log's locks, with
+	// the error of the write, fsync or roll that took the log offline.
+	OnFailure func(err error)
 }
 
 // AppendInfo describes an append.
@@ -139,6 +142,8 @@ type Log struct {
 	dir    string
 	now    func() time.Time
 	logger *slog.Logger
+	// onFailure is LogOptions.OnFailure.
+	onFailure func(error)
 
 	// cleanMu serializes cleans of this log; it is taken before writeMu.
 	cleanMu sync.Mutex
@@ -199,7 +204,7 @@ func OpenLog(o LogOptions) (*Log, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	cfg := o.Config.sanitized()
-	l := &Log{fs: o.FS, dir: o.Dir, now: o.Now, logger: o.Logger.With("dir", o.Dir)}
+	l := &Log{fs: o.FS, dir: o.Dir, now: o.Now, logger: o.Logger.With("dir", o.Dir), onFailure: o.OnFailure}
 	l.mu.cfg = cfg
 	l.mu.cleanerCheckpoint = max(o.CleanerCheckpoint, 0)
 	if err := o.FS.MkdirAll(o.Dir); err != nil {
@@ -422,11 +427,15 @@ func (l *Log) checkWritableLocked() error {
 // fail takes the log offline after a write or sync error and returns err.
 func (l *Log) fail(err error) error {
 	l.mu.Lock()
-	if l.mu.failed == nil {
+	first := l.mu.failed == nil
+	if first {
 		l.mu.failed = err
 		l.logger.Error("storage: log offline after IO failure", "err", err)
 	}
 	l.mu.Unlock()
+	if first && l.onFailure != nil {
+		l.onFailure(err)
+	}
 	return err
 }
 

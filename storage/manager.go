@@ -59,6 +59,12 @@ type ManagerOptions struct {
 	// partitions it loads (file_budget.go); partitions beyond it stay
 	// unopened and offline. 0 means no limit.
 	OpenFileBudget int
+	// OnAllLogDirsFailed, when set, is called once when every log
+	// directory has failed (dir_failure.go): a log in it went offline
+	// after an IO error, or its checkpoints could not be written. Kafka
+	// halts the broker then; nil keeps the node running with its failed
+	// logs offline.
+	OnAllLogDirsFailed func(dirs []string, err error)
 }
 
 // Manager owns the logs of all partitions in a set of log directories, and
@@ -88,6 +94,14 @@ type Manager struct {
 		// missing are partitions whose directories were gone at start.
 		missing map[TopicPartition]MissingPartition
 		closed  bool
+	}
+
+	// failed tracks the failed log directories (dir_failure.go). Its
+	// mutex is a leaf: a log's failure reports under the log's writeMu.
+	failed struct {
+		sync.Mutex
+		dirs map[string]bool
+		all  bool // OnAllLogDirsFailed was called
 	}
 }
 
@@ -147,6 +161,7 @@ func OpenManager(o ManagerOptions) (*Manager, error) {
 	m.mu.creating = map[TopicPartition]bool{}
 	m.mu.offline = map[TopicPartition]bool{}
 	m.mu.missing = map[TopicPartition]MissingPartition{}
+	m.failed.dirs = map[string]bool{}
 	for _, dir := range o.Dirs {
 		if err := m.loadDir(dir); err != nil {
 			m.closeLogs()
@@ -258,6 +273,7 @@ func (m *Manager) openPartition(dir string, tp TopicPartition, recovery, starts,
 		RecoveryPoint:     offsetOr(recovery, tp, -1),
 		LogStartOffset:    offsetOr(starts, tp, -1),
 		CleanerCheckpoint: offsetOr(cleaned, tp, 0),
+		OnFailure:         m.dirFailure(dir),
 	})
 	if err != nil {
 		return fmt.Errorf("storage: open %s: %w", path, err)
@@ -380,16 +396,22 @@ func (m *Manager) CreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) 
 	}
 	path := filepath.Join(dir, tp.String())
 	if err := m.fs.MkdirAll(path); err != nil {
-		return nil, fmt.Errorf("storage: create %s: %w", path, err)
+		err = fmt.Errorf("storage: create %s: %w", path, err)
+		m.dirFailed(dir, err)
+		return nil, err
 	}
 	if err := writeFileAtomic(m.fs, filepath.Join(path, partitionMetadataFile), encodePartitionMetadata(topicID)); err != nil {
+		m.dirFailed(dir, err)
 		return nil, err
 	}
 	if err := m.fs.SyncDir(dir); err != nil {
-		return nil, fmt.Errorf("storage: sync %s: %w", dir, err)
+		err = fmt.Errorf("storage: sync %s: %w", dir, err)
+		m.dirFailed(dir, err)
+		return nil, err
 	}
-	l, err := OpenLog(LogOptions{FS: m.fs, Dir: path, Config: cfg, Now: m.now, Logger: m.logger, RecoveryPoint: 0, LogStartOffset: 0})
+	l, err := OpenLog(LogOptions{FS: m.fs, Dir: path, Config: cfg, Now: m.now, Logger: m.logger, RecoveryPoint: 0, LogStartOffset: 0, OnFailure: m.dirFailure(dir)})
 	if err != nil {
+		m.dirFailed(dir, err)
 		return nil, err
 	}
 	m.mu.Lock()
@@ -602,6 +624,7 @@ func (m *Manager) WriteCheckpoints() error {
 		} {
 			if err := writeFileAtomic(m.fs, filepath.Join(dir, f.name), encodeOffsetCheckpoint(f.offsets)); err != nil {
 				errs = append(errs, err)
+				m.dirFailed(dir, err)
 			}
 		}
 	}

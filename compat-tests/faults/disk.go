@@ -1,11 +1,14 @@
 package faults
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
+	"time"
 )
 
 // ErrNoDisk is returned when a node's log directory cannot get a tmpfs of
@@ -88,4 +91,90 @@ func (n *Node) DiskUsage() (used, avail int64, err error) {
 		return 0, 0, fmt.Errorf("faults: statfs: %w", err)
 	}
 	return int64(st.Blocks-st.Bfree) * st.Bsize, int64(st.Bavail) * st.Bsize, nil
+}
+
+// diskHaltBound is how long a node whose disk is full gets to halt (every
+// log directory failed) when the hold is shorter; diskMoveBound is how
+// long its partitions then get to become writable on the other replicas
+// (the controller moves leaderships after broker.session.timeout.ms).
+const (
+	diskHaltBound = 20 * time.Second
+	diskMoveBound = 60 * time.Second
+)
+
+// diskFull fills node n's disk for hold. samsa, like Kafka with one log
+// directory, halts a node once a write fails for want of space: the step
+// then checks that the partitions n led became writable on the other
+// replicas while it was down (leadership moved), keeps it down for the
+// rest of the hold, gives the space back and restarts it, as an operator
+// or a container's restart policy would. A node that did not halt (no
+// write reached its full disk) goes through afterDiskFull.
+func (nm *Nemesis) diskFull(ctx context.Context, n *Node, what string, hold time.Duration) error {
+	var led []int32
+	if ls, err := nm.leaders(ctx); err == nil {
+		for p, l := range ls {
+			if l == int32(n.ID) {
+				led = append(led, p)
+			}
+		}
+		slices.Sort(led)
+	}
+	written, err := n.FillDisk()
+	if err != nil {
+		return err
+	}
+	begin := time.Now()
+	nm.logf("nemesis: disk of node %d (%s, leader of %v) full (%d bytes of filler); for %v", n.ID, what, led, written, hold)
+	halted := pollUntil(ctx, max(hold, diskHaltBound), func(context.Context) (bool, error) {
+		return !n.Running(), nil
+	}) == nil
+	outcome := DiskExited
+	if halted {
+		nm.logf("nemesis: node %d exited %v after its disk filled", n.ID, time.Since(begin).Round(100*time.Millisecond))
+		down := time.Now()
+		var state string
+		err := pollUntil(ctx, diskMoveBound, func(ctx context.Context) (bool, error) {
+			ls, err := nm.leaders(ctx)
+			if err != nil {
+				state = "metadata: " + err.Error()
+				return false, nil
+			}
+			for _, p := range led {
+				if l, ok := ls[p]; !ok || l == int32(n.ID) {
+					state = fmt.Sprintf("partition %d leader %d (present %v)", p, l, ok)
+					return false, nil
+				}
+			}
+			if err := nm.probeProduce(ctx); err != nil {
+				state = "probe: " + err.Error()
+				return false, nil
+			}
+			return true, nil
+		})
+		if err != nil {
+			outcome = DiskExitedUnavailable
+			nm.logf("nemesis: partitions %v of node %d not writable elsewhere %v after it exited (%s)", led, n.ID, diskMoveBound, state)
+		} else {
+			nm.logf("nemesis: partitions %v of node %d moved and writable %v after it exited", led, n.ID, time.Since(down).Round(100*time.Millisecond))
+		}
+		holdFor(ctx, hold-time.Since(begin))
+	}
+	if err := n.FreeDisk(); err != nil {
+		return err
+	}
+	nm.logf("nemesis: disk of node %d has space again", n.ID)
+	if !halted {
+		return nm.afterDiskFull(ctx, n)
+	}
+	nm.logf("nemesis: restarting node %d after its halt", n.ID)
+	if err := n.Restart(ctx); err != nil {
+		return err
+	}
+	nm.mu.Lock()
+	if nm.disk == nil {
+		nm.disk = make(map[DiskOutcome]int)
+	}
+	nm.disk[outcome]++
+	nm.mu.Unlock()
+	return nil
 }

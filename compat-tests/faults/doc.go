@@ -12,7 +12,8 @@
 // majority/minority split with the leader on either side, a bridge node
 // that sees two halves that do not see each other); rolling restarts with
 // SIGTERM; a full disk on a partition leader (each node's log directory a
-// tmpfs of its own, filled from outside). Where namespaces are unavailable
+// tmpfs of its own, filled from outside: the node halts, its partitions
+// must move and stay writable, and it is restarted after the hold). Where namespaces are unavailable
 // (not root, no ip(8)) the nodes run on loopback behind the proxy network
 // (ProxyNet: a TCP proxy per node listener that finds the source node of a
 // connection through /proc and stalls the connections of a cut link). The

@@ -334,9 +334,11 @@ func TestCheckEOSFindsEachAnomaly(t *testing.T) {
 
 // TestDiskFullLeader fills the log directory (a tmpfs of its own) of a
 // partition leader while the queue workload runs, twice, then gives the
-// space back: no acknowledged record may be lost, duplicated or moved, and
-// the node must serve again (by itself, or after the restart an operator
-// would do: Kafka halts a broker whose last log directory failed).
+// space back. The node must halt, as Kafka halts a broker whose last log
+// directory failed; the partitions it led must become writable on the
+// other replicas while it is down; the nemesis restarts it once the space
+// is back, as an operator would; and no acknowledged record may be lost,
+// duplicated or moved.
 func TestDiskFullLeader(t *testing.T) {
 	extraTests(t)
 	if !DiskAvailable() {
@@ -358,6 +360,9 @@ func TestDiskFullLeader(t *testing.T) {
 	}
 	if n := res.Faults[DiskFullLeader]; n != 2 {
 		t.Errorf("%d disk-full steps ran, want 2 (skipped: %v)", n, res.Skipped)
+	}
+	if n := res.Disk[DiskExited]; n != 2 {
+		t.Errorf("disk-full outcomes %v, want 2 %q (the node halts and its partitions move)", res.Disk, DiskExited)
 	}
 	if rep.Anomalies() != 0 {
 		t.Errorf("anomalies (seed %d):\n%s", p.Seed, rep)

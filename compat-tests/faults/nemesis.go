@@ -367,17 +367,7 @@ func (nm *Nemesis) Run(ctx context.Context, s Step) error {
 			nm.count(s.Kind, true)
 			return nm.recover(ctx)
 		}
-		written, err := n.FillDisk()
-		if err != nil {
-			return err
-		}
-		nm.logf("nemesis: disk of node %d (%s) full (%d bytes of filler); for %v", n.ID, what, written, s.Hold)
-		holdFor(ctx, s.Hold)
-		if err := n.FreeDisk(); err != nil {
-			return err
-		}
-		nm.logf("nemesis: disk of node %d has space again", n.ID)
-		if err := nm.afterDiskFull(ctx, n); err != nil {
+		if err := nm.diskFull(ctx, n, what, s.Hold); err != nil {
 			return err
 		}
 	case PauseLeader, PauseCoordinator:
@@ -581,6 +571,10 @@ const (
 	DiskSelfRecovered DiskOutcome = "self-recovered"
 	DiskExited        DiskOutcome = "exited"
 	DiskRestarted     DiskOutcome = "restarted"
+	// DiskExitedUnavailable: the node halted on its full disk (as Kafka
+	// does) but the partitions it led did not become writable on the
+	// other replicas within diskMoveBound while it was down.
+	DiskExitedUnavailable DiskOutcome = "exited-unavailable"
 )
 
 // diskSelfBound is how long a node gets to recover by itself after its

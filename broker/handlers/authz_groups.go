@@ -44,6 +44,19 @@ func (d *Deps) authorizedGroup(r *Request, op kmsg.ACLOperation, group string) b
 	return d.authorized(r, op, acl.Group(group))
 }
 
+// splitGroups returns the groups r may perform op on and the others, in
+// request order.
+func (d *Deps) splitGroups(r *Request, op kmsg.ACLOperation, groups []string) (keep, denied []string) {
+	for _, g := range groups {
+		if d.authorizedGroup(r, op, g) {
+			keep = append(keep, g)
+		} else {
+			denied = append(denied, g)
+		}
+	}
+	return keep, denied
+}
+
 // authzGroupMembership: JoinGroup, SyncGroup, Heartbeat and LeaveGroup
 // need READ on the group; the answer is the API's error response with
 // GROUP_AUTHORIZATION_FAILED.
@@ -319,14 +332,7 @@ func authzFindCoordinator(d *Deps, r *Request, next Handler) (kmsg.Response, err
 // authorized operations are the principal's.
 func authzDescribeGroups(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeGroupsRequest)
-	var keep, denied []string
-	for _, g := range req.Groups {
-		if d.authorizedGroup(r, kmsg.ACLOperationDescribe, g) {
-			keep = append(keep, g)
-		} else {
-			denied = append(denied, g)
-		}
-	}
+	keep, denied := d.splitGroups(r, kmsg.ACLOperationDescribe, req.Groups)
 	req.Groups = keep
 	var dr *kmsg.DescribeGroupsResponse
 	if len(keep) > 0 {
@@ -374,14 +380,7 @@ func authzListGroups(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 // authzDeleteGroups: DELETE on each group (GROUP_AUTHORIZATION_FAILED).
 func authzDeleteGroups(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DeleteGroupsRequest)
-	var keep, denied []string
-	for _, g := range req.Groups {
-		if d.authorizedGroup(r, kmsg.ACLOperationDelete, g) {
-			keep = append(keep, g)
-		} else {
-			denied = append(denied, g)
-		}
-	}
+	keep, denied := d.splitGroups(r, kmsg.ACLOperationDelete, req.Groups)
 	req.Groups = keep
 	var dr *kmsg.DeleteGroupsResponse
 	if len(keep) > 0 {
@@ -468,14 +467,7 @@ func authzConsumerGroupHeartbeat(d *Deps, r *Request, next Handler) (kmsg.Respon
 // (GROUP_AUTHORIZATION_FAILED); authorized operations are the principal's.
 func authzConsumerGroupDescribe(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ConsumerGroupDescribeRequest)
-	var keep, denied []string
-	for _, g := range req.Groups {
-		if d.authorizedGroup(r, kmsg.ACLOperationDescribe, g) {
-			keep = append(keep, g)
-		} else {
-			denied = append(denied, g)
-		}
-	}
+	keep, denied := d.splitGroups(r, kmsg.ACLOperationDescribe, req.Groups)
 	req.Groups = keep
 	var cr *kmsg.ConsumerGroupDescribeResponse
 	if len(keep) > 0 {

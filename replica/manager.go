@@ -391,12 +391,6 @@ func (m *Manager) runReconcile() {
 			}
 			want[st.Leader][p.tp] = &fetchPartition{p: p, leaderEpoch: st.LeaderEpoch}
 		}
-		for id, f := range m.fetchers {
-			if want[id] == nil {
-				f.stop()
-				delete(m.fetchers, id)
-			}
-		}
 		for id, parts := range want {
 			f, ok := m.fetchers[id]
 			if !ok {
@@ -404,6 +398,20 @@ func (m *Manager) runReconcile() {
 				m.fetchers[id] = f
 			}
 			f.assign(parts)
+		}
+		// A fetcher no longer wanted is cancelled, not waited for: its
+		// fetch in flight may be to a node that answers nothing (cut off
+		// by the network: the request fails only at its timeout), and
+		// waiting here held up every later image's moves, so followers of
+		// the partitions that node had led did not fetch from their new
+		// leaders and fell out of the ISR (docs/DURABILITY.md finding 13).
+		// It ends when that fetch returns, without handling the answer;
+		// m.wg waits for it on Close.
+		for id, f := range m.fetchers {
+			if want[id] == nil {
+				f.cancel()
+				delete(m.fetchers, id)
+			}
 		}
 	}
 }

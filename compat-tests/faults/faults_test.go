@@ -228,7 +228,8 @@ func TestTxnUnderFaults(t *testing.T) {
 	c := StartCluster(t, Config{Nodes: 3})
 	ctx := context.Background()
 	o := TxnOptions{Topic: "txn", Partitions: 3, TransactionID: "faults-txn", Size: 4, AbortEvery: 4}
-	eo := EOSOptions{Input: "eos-in", Output: "eos-out", Partitions: 3, Group: "eos", Workers: 2, Interval: 10 * time.Millisecond}
+	eo := EOSOptions{Input: "eos-in", Output: "eos-out", Partitions: 3, Group: "eos", Workers: 2, Interval: 10 * time.Millisecond,
+		Logf: t.Logf, ClientLogDir: os.Getenv("SAMSA_FAULTS_KEEP_LOGS"), ClientLogDebug: os.Getenv("SAMSA_FAULTS_CLIENT_DEBUG") == "1"}
 	for _, topic := range []string{o.Topic, eo.Input, eo.Output} {
 		if err := CreateTopic(ctx, c.Addrs(), QueueOptions{Topic: topic, Partitions: 3}, 3); err != nil {
 			t.Fatal(err)
@@ -243,8 +244,13 @@ func TestTxnUnderFaults(t *testing.T) {
 		if eos, err = StartEOS(c.Addrs(), eo); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { eos.Stop(context.Background(), 0) }) // no t.Logf after the test
 	}
-	nm := &Nemesis{C: c, Topic: o.Topic, Partitions: o.Partitions, Group: eo.Group, TxnID: o.TransactionID, RF: 3, Logf: t.Logf}
+	start := time.Now()
+	logf := func(format string, args ...any) {
+		t.Logf("+%.1fs (%s) "+format, append([]any{time.Since(start).Seconds(), time.Now().UTC().Format(wallClock)}, args...)...)
+	}
+	nm := &Nemesis{C: c, Topic: o.Topic, Partitions: o.Partitions, Group: eo.Group, TxnID: o.TransactionID, RF: 3, Logf: logf}
 	steps := []Step{
 		{Kind: IsolateTxnCoordinator, Hold: 7 * time.Second},
 		{Kind: KillTxnCoordinator, Hold: 3 * time.Second},
@@ -259,7 +265,8 @@ func TestTxnUnderFaults(t *testing.T) {
 			t.Fatalf("step %d (%v): %v", i, s, err)
 		}
 		if eos != nil {
-			t.Logf("faults: txn step %d done: %d committed; consume-transform-produce: %d inputs, %d outputs", i+1, w.Committed(), eos.Inputs(), eos.Outputs())
+			t.Logf("faults: +%.1fs txn step %d done: %d committed; consume-transform-produce: %d inputs, %d outputs; %s",
+				time.Since(start).Seconds(), i+1, w.Committed(), eos.Inputs(), eos.Outputs(), eos.Progress())
 		} else {
 			t.Logf("faults: txn step %d done: %d committed", i+1, w.Committed())
 		}

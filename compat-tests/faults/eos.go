@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -210,16 +211,52 @@ func (w *EOSWorkload) Outputs() int64 { return w.outputs.Load() }
 // Stop stops the input producer, lets the workers drain the input until
 // their committed outputs cover every acknowledged input (bounded by
 // drain), then stops them.
-// Later calls do nothing.
+// The drain also ends once the group's committed input offsets reach the
+// input's end on every partition: a transaction whose End failed may have
+// committed outputs Outputs does not count. Later calls do nothing.
 func (w *EOSWorkload) Stop(ctx context.Context, drain time.Duration) {
 	w.stopOnce.Do(func() {
 		w.stopInput()
 		w.inputWG.Wait()
 		n := w.Inputs()
-		_ = pollUntil(ctx, drain, func(context.Context) (bool, error) { return w.Outputs() >= int64(n), nil })
+		adm, err := kgo.NewClient(kgo.SeedBrokers(w.addrs...))
+		if err == nil {
+			defer adm.Close()
+		}
+		_ = pollUntil(ctx, drain, func(pctx context.Context) (bool, error) {
+			if w.Outputs() >= int64(n) {
+				return true, nil
+			}
+			if adm == nil {
+				return false, err
+			}
+			return groupCaughtUp(pctx, kadm.NewClient(adm), w.o.Group, w.o.Input)
+		})
 		w.stopWorkers()
 		w.workersWG.Wait()
 	})
+}
+
+// groupCaughtUp reports whether group's committed offsets (committed
+// transactions only: no require_stable) have reached the end of every
+// partition of topic.
+func groupCaughtUp(ctx context.Context, adm *kadm.Client, group, topic string) (bool, error) {
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return false, err
+	}
+	committed, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return false, err
+	}
+	caughtUp := len(ends[topic]) > 0
+	ends.Each(func(o kadm.ListedOffset) {
+		c, ok := committed.Lookup(o.Topic, o.Partition)
+		if o.Err != nil || !ok || c.Err != nil || c.At < o.Offset {
+			caughtUp = false
+		}
+	})
+	return caughtUp, nil
 }
 
 // FinalRead reads the whole output topic with read_committed until no

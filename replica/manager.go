@@ -318,6 +318,23 @@ func (m *Manager) Apply(prev, next *controller.Image) {
 	}
 }
 
+// isrEligible reports whether broker id may join an ISR by the newest
+// image: registered and not fenced (Kafka's Partition.isReplicaIsrEligible).
+// The controller refuses any other with INELIGIBLE_REPLICA, and without
+// this check a leader proposed the addition again on every fetch of the
+// fenced broker (a restarted node still catching up, a cut-off one whose
+// fetches still arrive): thousands of refused AlterPartitions a second in
+// the transaction fault test (docs/DURABILITY.md finding 13). With no
+// image yet the controller decides.
+func (m *Manager) isrEligible(id int32) bool {
+	img := m.Image()
+	if img == nil {
+		return true
+	}
+	b, ok := img.Brokers[id]
+	return ok && !b.Fenced
+}
+
 // Image returns the newest image applied.
 func (m *Manager) Image() *controller.Image {
 	m.mu.Lock()

@@ -95,7 +95,20 @@ func (c *controllerChannel) roundTrip(ctx context.Context, frame func(corr int32
 	deadline, _ := ctx.Deadline()
 	conn.SetDeadline(deadline)
 	c.mu.corr++
+	// A cancelled context ends the exchange at once rather than at its
+	// deadline: a replica fetcher retired while its fetch to a cut-off
+	// node is in flight, or a client request whose connection closed.
+	interrupt := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
 	out, err := exchange(conn, frame(c.mu.corr))
+	if !interrupt() {
+		// The context ended during the exchange; the deadline it set may
+		// land after it, so the connection is not reused.
+		conn.Close()
+		c.mu.conn = nil
+		if err != nil {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+	}
 	if err != nil {
 		conn.Close()
 		c.mu.conn = nil

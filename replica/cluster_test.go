@@ -28,7 +28,17 @@ type testNet struct {
 	mu    sync.Mutex
 	nodes map[int32]*Manager
 	down  map[int32]bool
+	// hung nodes take every fetch to them and answer nothing: the fetch
+	// returns only after hungFetchTimeout, whatever its context says, as
+	// a request over TCP to a node behind a blackhole route.
+	hung map[int32]bool
+	// closed releases the hung fetches when the test's cluster closes.
+	closed chan struct{}
 }
+
+// hungFetchTimeout is how long a fetch to a hung node takes to fail: the
+// inter-broker request timeout.
+const hungFetchTimeout = 30 * time.Second
 
 var errDisconnected = errors.New("replica test: disconnected")
 
@@ -37,7 +47,15 @@ func (n *testNet) fetchFrom(self int32) FetchFunc {
 		n.mu.Lock()
 		m, ok := n.nodes[leader]
 		down := n.down[self] || n.down[leader]
+		hung := n.hung[leader]
 		n.mu.Unlock()
+		if hung {
+			select {
+			case <-time.After(hungFetchTimeout):
+			case <-n.closed:
+			}
+			return nil, errDisconnected
+		}
 		if !ok || down {
 			// A dead connection costs a timeout, not a spin.
 			select {
@@ -67,6 +85,12 @@ func (n *testNet) fetchFrom(self int32) FetchFunc {
 		}
 		return &out, nil
 	}
+}
+
+func (n *testNet) setHung(id int32, hung bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.hung[id] = hung
 }
 
 func (n *testNet) setDown(id int32, down bool) {
@@ -121,7 +145,7 @@ var tp0 = storage.TopicPartition{Topic: testTopic, Partition: 0}
 // newCluster starts three nodes replicating topic "t" (one partition,
 // replicas 1,2,3, leader 1) with the given min.insync.replicas.
 func newCluster(t *testing.T, minISR int) *cluster {
-	c := &cluster{t: t, net: &testNet{nodes: map[int32]*Manager{}, down: map[int32]bool{}},
+	c := &cluster{t: t, net: &testNet{nodes: map[int32]*Manager{}, down: map[int32]bool{}, hung: map[int32]bool{}, closed: make(chan struct{})},
 		logs: map[int32]*storage.Manager{}, nodes: map[int32]*Manager{}, minISR: minISR}
 	for id := int32(1); id <= 3; id++ {
 		logs, err := storage.OpenManager(storage.ManagerOptions{FS: vfs.NewMem(), Dirs: []string{fmt.Sprintf("/node%d", id)}, Now: time.Now})
@@ -189,6 +213,7 @@ func (c *cluster) onChange(prev, next *controller.Image) {
 }
 
 func (c *cluster) close() {
+	close(c.net.closed)
 	for _, m := range c.nodes {
 		m.Close()
 	}

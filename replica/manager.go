@@ -318,6 +318,23 @@ func (m *Manager) Apply(prev, next *controller.Image) {
 	}
 }
 
+// isrEligible reports whether broker id may join an ISR by the newest
+// image: registered and not fenced (Kafka's Partition.isReplicaIsrEligible).
+// The controller refuses any other with INELIGIBLE_REPLICA, and without
+// this check a leader proposed the addition again on every fetch of the
+// fenced broker (a restarted node still catching up, a cut-off one whose
+// fetches still arrive): thousands of refused AlterPartitions a second in
+// the transaction fault test (docs/DURABILITY.md finding 13). With no
+// image yet the controller decides.
+func (m *Manager) isrEligible(id int32) bool {
+	img := m.Image()
+	if img == nil {
+		return true
+	}
+	b, ok := img.Brokers[id]
+	return ok && !b.Fenced
+}
+
 // Image returns the newest image applied.
 func (m *Manager) Image() *controller.Image {
 	m.mu.Lock()
@@ -391,12 +408,6 @@ func (m *Manager) runReconcile() {
 			}
 			want[st.Leader][p.tp] = &fetchPartition{p: p, leaderEpoch: st.LeaderEpoch}
 		}
-		for id, f := range m.fetchers {
-			if want[id] == nil {
-				f.stop()
-				delete(m.fetchers, id)
-			}
-		}
 		for id, parts := range want {
 			f, ok := m.fetchers[id]
 			if !ok {
@@ -404,6 +415,20 @@ func (m *Manager) runReconcile() {
 				m.fetchers[id] = f
 			}
 			f.assign(parts)
+		}
+		// A fetcher no longer wanted is cancelled, not waited for: its
+		// fetch in flight may be to a node that answers nothing (cut off
+		// by the network: the request fails only at its timeout), and
+		// waiting here held up every later image's moves, so followers of
+		// the partitions that node had led did not fetch from their new
+		// leaders and fell out of the ISR (docs/DURABILITY.md finding 13).
+		// It ends when that fetch returns, without handling the answer;
+		// m.wg waits for it on Close.
+		for id, f := range m.fetchers {
+			if want[id] == nil {
+				f.cancel()
+				delete(m.fetchers, id)
+			}
 		}
 	}
 }

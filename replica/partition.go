@@ -407,7 +407,8 @@ func (p *Partition) FollowerFetch(replicaID, currentLeaderEpoch int32, fetchOffs
 		res.NewHighWatermark = hw > f.HighWatermarkSent
 		f.HighWatermarkSent = hw
 		p.mu.followers[replicaID] = f
-		if p.mu.pendingISR == nil && CanJoinISR(replicaID, p.mu.replicas, p.mu.isr, f.LogEndOffset, p.log.HighWatermark(), p.mu.epochStartOffset) {
+		if p.mu.pendingISR == nil && CanJoinISR(replicaID, p.mu.replicas, p.mu.isr, f.LogEndOffset, p.log.HighWatermark(), p.mu.epochStartOffset) &&
+			p.m.isrEligible(replicaID) {
 			p.proposeISRLocked(append(slices.Clone(p.mu.isr), replicaID))
 		}
 	}

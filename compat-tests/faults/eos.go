@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -19,14 +20,18 @@ type EOSHistory struct {
 	// Output is every value of a read_committed read of the whole output
 	// topic after the faults healed.
 	Output []string
-	// Committed and Aborted count the transforming transactions by
-	// outcome (informative).
-	Committed, Aborted int
+	// Committed, Aborted and Unknown count the transforming transactions
+	// by outcome (Unknown: End failed), Sessions the members' sessions
+	// (more than one a member: replaced after a failure) (informative).
+	Committed, Aborted, Unknown, Sessions int
+	// Errors summarizes the members' client errors (ErrorLog.Summary).
+	Errors []string
 }
 
 // EOSReport is what CheckEOS found.
 type EOSReport struct {
-	Inputs, Outputs, Committed, Aborted int
+	Inputs, Outputs, Committed, Aborted, Unknown, Sessions int
+	Errors                                                 []string // informative
 	// Lost: an acknowledged input with no output. Duplicated: one input's
 	// output visible twice (an aborted or a replayed transaction's copy).
 	// Foreign: an output of no input the producer ever sent.
@@ -38,8 +43,11 @@ func (r *EOSReport) Anomalies() int { return r.Lost.Count + r.Duplicated.Count +
 
 func (r *EOSReport) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "consume-transform-produce: inputs acked=%d outputs=%d transactions committed=%d aborted=%d\n",
-		r.Inputs, r.Outputs, r.Committed, r.Aborted)
+	fmt.Fprintf(&b, "consume-transform-produce: inputs acked=%d outputs=%d transactions committed=%d aborted=%d unknown=%d sessions=%d\n",
+		r.Inputs, r.Outputs, r.Committed, r.Aborted, r.Unknown, r.Sessions)
+	for _, e := range r.Errors {
+		fmt.Fprintf(&b, "  error: %s\n", e)
+	}
 	for _, a := range []struct {
 		name string
 		a    Anomaly
@@ -60,7 +68,8 @@ func eosOutput(v string) string { return "out:" + v }
 // the output, an unknown-outcome input at most once, and nothing else.
 // Pure.
 func CheckEOS(h *EOSHistory) *EOSReport {
-	r := &EOSReport{Inputs: len(h.Acked), Outputs: len(h.Output), Committed: h.Committed, Aborted: h.Aborted}
+	r := &EOSReport{Inputs: len(h.Acked), Outputs: len(h.Output), Committed: h.Committed, Aborted: h.Aborted,
+		Unknown: h.Unknown, Sessions: h.Sessions, Errors: h.Errors}
 	sent := make(map[string]bool, len(h.Acked)+len(h.Failed))
 	for _, v := range h.Acked {
 		sent[eosOutput(v)] = true
@@ -95,60 +104,65 @@ type EOSOptions struct {
 	// its own transactional id.
 	Workers  int
 	Interval time.Duration
+	// Logf, if set, gets the first errors of each kind as they happen and
+	// the members' assignment changes.
+	Logf func(format string, args ...any)
+	// ClientLogDir, if set, gets each member's franz-go log (info level)
+	// as eos-member-<N>.log.
+	ClientLogDir string
+	// ClientLogDebug logs at debug level there (every request).
+	ClientLogDebug bool
 }
 
 // EOSWorkload runs an idempotent input producer and Workers transforming
 // members: each reads the input with read_committed in one consumer
 // group and, in one transaction per poll, produces the transformed
 // records to the output and commits its input offsets with
-// SendOffsetsToTransaction (franz-go's GroupTransactSession).
+// SendOffsetsToTransaction (franz-go's GroupTransactSession). A member
+// whose session fails (Begin or End returns an error: fenced, timed out,
+// or stuck) closes it and opens a new one with the same transactional id,
+// as a real application does; every client error goes to an ErrorLog.
 type EOSWorkload struct {
 	o     EOSOptions
 	addrs []string
+	start time.Time
+	errs  *ErrorLog
 
-	mu   sync.Mutex
-	hist EOSHistory
+	mu      sync.Mutex
+	hist    EOSHistory
+	members []*eosMember
 
 	stopInput, stopWorkers context.CancelFunc
 	inputWG, workersWG     sync.WaitGroup
 	outputs                atomic.Int64
+	stopOnce               sync.Once
 }
 
-// StartEOS starts the workload; topics must exist.
+// StartEOS starts the workload; topics must exist. Stop ends it.
 func StartEOS(addrs []string, o EOSOptions) (*EOSWorkload, error) {
-	w := &EOSWorkload{o: o, addrs: addrs}
+	w := &EOSWorkload{o: o, addrs: addrs, start: time.Now()}
+	w.errs = NewErrorLog(w.start, o.Logf)
+	// Round robin: franz-go's default sticky partitioner puts thousands
+	// of these small records in a row on one partition, so only the
+	// member holding it had work and the other idled for most of a run.
 	in, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(o.Input),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(2*time.Minute))
 	if err != nil {
 		return nil, err
 	}
-	var sessions []*kgo.GroupTransactSession
 	for i := range o.Workers {
-		s, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(addrs...),
-			kgo.TransactionalID(fmt.Sprintf("%s-worker-%d", o.Group, i)), kgo.TransactionTimeout(20*time.Second),
-			kgo.ConsumerGroup(o.Group), kgo.ConsumeTopics(o.Input),
-			kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.RequireStableFetchOffsets(),
-			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-			kgo.SessionTimeout(10*time.Second), kgo.FetchMaxWait(500*time.Millisecond),
-			kgo.DefaultProduceTopic(o.Output), kgo.RecordDeliveryTimeout(30*time.Second),
-			kgo.RequestTimeoutOverhead(10*time.Second))
-		if err != nil {
-			in.Close()
-			for _, s := range sessions {
-				s.Close()
-			}
-			return nil, err
-		}
-		sessions = append(sessions, s)
+		w.members = append(w.members, &eosMember{name: fmt.Sprintf("member %d", i),
+			txnID: fmt.Sprintf("%s-worker-%d", o.Group, i), backoff: eosBackoffFirst})
 	}
 	ictx, icancel := context.WithCancel(context.Background())
 	wctx, wcancel := context.WithCancel(context.Background())
 	w.stopInput, w.stopWorkers = icancel, wcancel
 	w.inputWG.Add(1)
 	go w.produceInput(ictx, in)
-	for _, s := range sessions {
+	for _, m := range w.members {
 		w.workersWG.Add(1)
-		go w.transform(wctx, s)
+		go w.runMember(wctx, m)
 	}
 	return w, nil
 }
@@ -183,46 +197,6 @@ func (w *EOSWorkload) produceInput(ctx context.Context, cl *kgo.Client) {
 	}
 }
 
-// transform is one member's loop: poll, begin, produce the outputs, end
-// (commit, or abort when a produce failed; End commits the offsets
-// within the transaction).
-func (w *EOSWorkload) transform(ctx context.Context, s *kgo.GroupTransactSession) {
-	defer w.workersWG.Done()
-	defer s.Close()
-	for ctx.Err() == nil {
-		fs := s.PollFetches(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if fs.Empty() {
-			continue
-		}
-		if err := s.Begin(); err != nil {
-			continue
-		}
-		tctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		var outs []*kgo.Record
-		fs.EachRecord(func(r *kgo.Record) {
-			outs = append(outs, &kgo.Record{Key: r.Key, Value: []byte(eosOutput(string(r.Value)))})
-		})
-		failed := s.ProduceSync(tctx, outs...).FirstErr() != nil
-		try := kgo.TryCommit
-		if failed {
-			try = kgo.TryAbort
-		}
-		committed, _ := s.End(tctx, try)
-		cancel()
-		w.mu.Lock()
-		if committed {
-			w.hist.Committed++
-			w.outputs.Add(int64(len(outs)))
-		} else {
-			w.hist.Aborted++
-		}
-		w.mu.Unlock()
-	}
-}
-
 // Inputs is the number of acknowledged input records so far.
 func (w *EOSWorkload) Inputs() int {
 	w.mu.Lock()
@@ -237,13 +211,52 @@ func (w *EOSWorkload) Outputs() int64 { return w.outputs.Load() }
 // Stop stops the input producer, lets the workers drain the input until
 // their committed outputs cover every acknowledged input (bounded by
 // drain), then stops them.
+// The drain also ends once the group's committed input offsets reach the
+// input's end on every partition: a transaction whose End failed may have
+// committed outputs Outputs does not count. Later calls do nothing.
 func (w *EOSWorkload) Stop(ctx context.Context, drain time.Duration) {
-	w.stopInput()
-	w.inputWG.Wait()
-	n := w.Inputs()
-	_ = pollUntil(ctx, drain, func(context.Context) (bool, error) { return w.Outputs() >= int64(n), nil })
-	w.stopWorkers()
-	w.workersWG.Wait()
+	w.stopOnce.Do(func() {
+		w.stopInput()
+		w.inputWG.Wait()
+		n := w.Inputs()
+		adm, err := kgo.NewClient(kgo.SeedBrokers(w.addrs...))
+		if err == nil {
+			defer adm.Close()
+		}
+		_ = pollUntil(ctx, drain, func(pctx context.Context) (bool, error) {
+			if w.Outputs() >= int64(n) {
+				return true, nil
+			}
+			if adm == nil {
+				return false, err
+			}
+			return groupCaughtUp(pctx, kadm.NewClient(adm), w.o.Group, w.o.Input)
+		})
+		w.stopWorkers()
+		w.workersWG.Wait()
+	})
+}
+
+// groupCaughtUp reports whether group's committed offsets (committed
+// transactions only: no require_stable) have reached the end of every
+// partition of topic.
+func groupCaughtUp(ctx context.Context, adm *kadm.Client, group, topic string) (bool, error) {
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return false, err
+	}
+	committed, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return false, err
+	}
+	caughtUp := len(ends[topic]) > 0
+	ends.Each(func(o kadm.ListedOffset) {
+		c, ok := committed.Lookup(o.Topic, o.Partition)
+		if o.Err != nil || !ok || c.Err != nil || c.At < o.Offset {
+			caughtUp = false
+		}
+	})
+	return caughtUp, nil
 }
 
 // FinalRead reads the whole output topic with read_committed until no
@@ -261,8 +274,14 @@ func (w *EOSWorkload) FinalRead(ctx context.Context, d time.Duration) error {
 
 // History returns the recorded history.
 func (w *EOSWorkload) History() *EOSHistory {
+	errs := w.errs.Summary()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.hist.Errors = errs
+	w.hist.Sessions = 0
+	for _, m := range w.members {
+		w.hist.Sessions += m.sessions
+	}
 	return &w.hist
 }
 

@@ -74,6 +74,9 @@ type conn struct {
 	lastActive atomic.Int64
 	busy       atomic.Int32
 
+	// ahead buffers what the reader reads from nc (readahead.go).
+	ahead readAhead
+
 	queued struct {
 		sync.Mutex
 		bytes int           // encoded responses not yet written
@@ -225,7 +228,7 @@ func (c *conn) readFull(p []byte) error {
 		if idle > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(idle))
 		}
-		n, err := c.nc.Read(p)
+		n, err := c.readSome(p)
 		if n > 0 {
 			c.touch()
 			p = p[n:]

@@ -80,7 +80,9 @@ type conn struct {
 	queued struct {
 		sync.Mutex
 		bytes int           // encoded responses not yet written
-		freed chan struct{} // closed and replaced when bytes drops
+		freed chan struct{} // closed and replaced when bytes drops, once waited on
+		// waited: waitResponseRoom took freed to wait on.
+		waited bool
 	}
 }
 
@@ -259,6 +261,7 @@ func (c *conn) waitResponseRoom() {
 			return
 		}
 		freed := c.queued.freed
+		c.queued.waited = true
 		c.queued.Unlock()
 		<-freed
 	}
@@ -273,8 +276,10 @@ func (c *conn) queueResponse(n int) {
 func (c *conn) responseWritten(n int) {
 	c.queued.Lock()
 	c.queued.bytes -= n
-	close(c.queued.freed)
-	c.queued.freed = make(chan struct{})
+	if c.queued.waited {
+		close(c.queued.freed)
+		c.queued.freed, c.queued.waited = make(chan struct{}), false
+	}
 	c.queued.Unlock()
 }
 

@@ -74,10 +74,15 @@ type conn struct {
 	lastActive atomic.Int64
 	busy       atomic.Int32
 
+	// ahead buffers what the reader reads from nc (readahead.go).
+	ahead readAhead
+
 	queued struct {
 		sync.Mutex
 		bytes int           // encoded responses not yet written
-		freed chan struct{} // closed and replaced when bytes drops
+		freed chan struct{} // closed and replaced when bytes drops, once waited on
+		// waited: waitResponseRoom took freed to wait on.
+		waited bool
 	}
 }
 
@@ -225,7 +230,7 @@ func (c *conn) readFull(p []byte) error {
 		if idle > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(idle))
 		}
-		n, err := c.nc.Read(p)
+		n, err := c.readSome(p)
 		if n > 0 {
 			c.touch()
 			p = p[n:]
@@ -256,6 +261,7 @@ func (c *conn) waitResponseRoom() {
 			return
 		}
 		freed := c.queued.freed
+		c.queued.waited = true
 		c.queued.Unlock()
 		<-freed
 	}
@@ -270,8 +276,10 @@ func (c *conn) queueResponse(n int) {
 func (c *conn) responseWritten(n int) {
 	c.queued.Lock()
 	c.queued.bytes -= n
-	close(c.queued.freed)
-	c.queued.freed = make(chan struct{})
+	if c.queued.waited {
+		close(c.queued.freed)
+		c.queued.freed, c.queued.waited = make(chan struct{}), false
+	}
 	c.queued.Unlock()
 }
 

@@ -14,7 +14,9 @@
 // steps) keeps request order. conn.afterResponse, called by the writer
 // after each response, is where a quota throttle mutes the connection.
 // Fetch responses with at most 32 KiB of records are copied into one
-// pooled buffer and written at once. A malformed,
+// pooled buffer and written at once. The reader reads through a 4 KiB
+// read-ahead buffer (readahead.go), so a small request costs one read
+// system call. A malformed,
 // oversized or unknown request closes that connection with a log line and
 // never affects other connections; so does a panic while handling it
 // (logged with its stack and counted in Server.PanicCount).
@@ -24,7 +26,8 @@
 // the connection encodes the framing around them and the write goroutine
 // sends the framing with write(2) and each range with sendfile(2), the
 // socket corked (TCP_CORK) for the response; on any other net.Conn (TLS)
-// the ranges go through one pooled 128 KiB buffer. A fetch holds framing in
+// the ranges go through one pooled 128 KiB buffer. Follower fetches are
+// answered the same way (handlers/fetch_replica_files.go). A fetch holds framing in
 // memory, not data; a range truncated under it closes the connection, as
 // in Kafka. Produce bodies are read into pooled buffers that are reused
 // once the handler returns (framepool.go); other requests' buffers are

@@ -386,7 +386,10 @@ type byteBudget struct {
 	mu  struct {
 		sync.Mutex
 		used  int64
-		freed chan struct{} // closed and replaced on each release
+		freed chan struct{} // closed and replaced on a release once waited on
+		// waited: an acquire took freed to wait on (so a release with
+		// no one waiting allocates no new channel).
+		waited bool
 	}
 }
 
@@ -407,6 +410,7 @@ func (b *byteBudget) acquire(done <-chan struct{}, n int64) bool {
 			return true
 		}
 		freed := b.mu.freed
+		b.mu.waited = true
 		b.mu.Unlock()
 		select {
 		case <-freed:
@@ -422,8 +426,10 @@ func (b *byteBudget) release(n int64) {
 	}
 	b.mu.Lock()
 	b.mu.used -= n
-	close(b.mu.freed)
-	b.mu.freed = make(chan struct{})
+	if b.mu.waited {
+		close(b.mu.freed)
+		b.mu.freed, b.mu.waited = make(chan struct{}), false
+	}
 	b.mu.Unlock()
 }
 

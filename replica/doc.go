@@ -29,7 +29,9 @@
 //     image never says "leader" for a Partition that does not know it; the
 //     fetchers are started, moved and stopped on the Manager's goroutine.
 //     ServeReplicaFetch answers followers' fetches (up to the log end,
-//     DivergingEpoch, long poll on the logs' notifications). Every
+//     DivergingEpoch, long poll on the logs' notifications; with
+//     ServeReplicaFetchRanges the records as segment file ranges, which
+//     the broker sends with sendfile as for consumers). Every
 //     replica.lag.time.max.ms/2 each led partition drops lagging followers
 //     through the ISRChanger; a follower that caught up is proposed back
 //     on its fetch.

@@ -32,13 +32,38 @@ func FetchReplicaID(req *kmsg.FetchRequest) int32 {
 // append or high watermark change of one of the partitions (the log's
 // notification), for ctx, or for the Manager to close.
 func (m *Manager) ServeReplicaFetch(ctx context.Context, req *kmsg.FetchRequest) *kmsg.FetchResponse {
+	resp, _ := m.serveReplicaFetch(ctx, req, false)
+	return resp
+}
+
+// FetchRange is the record range of one partition of a follower fetch
+// served by ServeReplicaFetchRanges: Topics[Topic].Partitions[Partition]
+// of the response, whose RecordBatches are left empty.
+type FetchRange struct {
+	Topic, Partition int
+	Slice            storage.FileSlice
+}
+
+// ServeReplicaFetchRanges is ServeReplicaFetch returning the records as
+// pinned segment file ranges (in response order) instead of copies, so
+// that a plaintext inter-broker connection sends them with sendfile, as a
+// consumer fetch. The caller must Release every range's Slice.
+func (m *Manager) ServeReplicaFetchRanges(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.FetchResponse, []FetchRange) {
+	return m.serveReplicaFetch(ctx, req, true)
+}
+
+func (m *Manager) serveReplicaFetch(ctx context.Context, req *kmsg.FetchRequest, sendFiles bool) (*kmsg.FetchResponse, []FetchRange) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	replicaID := FetchReplicaID(req)
 	maxBytes := int(req.MaxBytes)
 	type slot struct {
 		topic int
+		// index is the partition's place in resp.Topics[topic].Partitions.
+		index int
 		p     *Partition
 		rp    *kmsg.FetchRequestTopicPartition
+		// file is the range read (sendFiles), pinned until handed over.
+		file storage.FileSlice
 	}
 	var slots []slot
 	img := m.Image()
@@ -62,7 +87,7 @@ func (m *Manager) ServeReplicaFetch(ctx context.Context, req *kmsg.FetchRequest)
 			if !ok {
 				sp.ErrorCode = unknownPartitionCode(img, req.Version, rt.Topic, controller.Uuid(rt.TopicID))
 			} else {
-				slots = append(slots, slot{topic: ti, p: p, rp: rp})
+				slots = append(slots, slot{topic: ti, index: len(st.Partitions), p: p, rp: rp})
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -70,19 +95,23 @@ func (m *Manager) ServeReplicaFetch(ctx context.Context, req *kmsg.FetchRequest)
 	}
 	// out[i] is the response partition of slots[i].
 	out := func(i int) *kmsg.FetchResponseTopicPartition {
-		s := slots[i]
-		for j := range resp.Topics[s.topic].Partitions {
-			if resp.Topics[s.topic].Partitions[j].Partition == s.rp.Partition {
-				return &resp.Topics[s.topic].Partitions[j]
-			}
-		}
-		panic("replica: response partition missing")
+		return &resp.Topics[slots[i].topic].Partitions[slots[i].index]
 	}
+	// Ranges not handed over (a read again after a wake-up, a panic) are
+	// unpinned here.
+	defer func() {
+		for i := range slots {
+			slots[i].file.Release()
+		}
+	}()
 	waits := make([]<-chan struct{}, len(slots))
 	advanced := false
 	read := func() (total int, done bool) {
 		remaining := maxBytes
-		for i, s := range slots {
+		for i := range slots {
+			s := &slots[i]
+			s.file.Release()
+			s.file = storage.FileSlice{}
 			sp := out(i)
 			waits[i] = s.p.log.Wait()
 			res, code := s.p.FollowerFetch(replicaID, s.rp.CurrentLeaderEpoch, s.rp.FetchOffset, s.rp.LastFetchedEpoch)
@@ -110,7 +139,15 @@ func (m *Manager) ServeReplicaFetch(ctx context.Context, req *kmsg.FetchRequest)
 			if limit <= 0 && total > 0 {
 				continue
 			}
-			recs, err := s.p.log.Read(s.rp.FetchOffset, max(limit, 0), s.p.log.LogEndOffset(), total == 0)
+			var recs []byte
+			var err error
+			if sendFiles {
+				s.file, err = s.p.log.ReadSlice(s.rp.FetchOffset, max(limit, 0), s.p.log.LogEndOffset(), total == 0)
+				total += int(s.file.Length)
+				remaining -= int(s.file.Length)
+			} else {
+				recs, err = s.p.log.Read(s.rp.FetchOffset, max(limit, 0), s.p.log.LogEndOffset(), total == 0)
+			}
 			if err != nil {
 				if errors.Is(err, storage.ErrOffsetOutOfRange) {
 					sp.ErrorCode = kerr.OffsetOutOfRange.Code
@@ -165,7 +202,15 @@ func (m *Manager) ServeReplicaFetch(ctx context.Context, req *kmsg.FetchRequest)
 	if req.Version >= 16 && img != nil {
 		resp.Brokers = nodeEndpoints(img, resp)
 	}
-	return resp
+	var ranges []FetchRange
+	for i := range slots {
+		s := &slots[i]
+		if s.file.Length > 0 && out(i).ErrorCode == 0 {
+			ranges = append(ranges, FetchRange{Topic: s.topic, Partition: s.index, Slice: s.file})
+			s.file = storage.FileSlice{}
+		}
+	}
+	return resp, ranges
 }
 
 // unknownPartitionCode answers a partition not hosted here.

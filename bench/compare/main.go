@@ -15,7 +15,11 @@
 //     then consume them back;
 //   - kafka-producer-perf-test (the Java producer, its defaults, acks=all) with the
 //     same records, and kafka-consumer-perf-test reading the 1 KiB topic;
-//   - samsa-load -mode e2e: end-to-end latency at a fixed rate.
+//   - samsa-load with -procs N (N producer and N consumer processes, so that one
+//     client process's CPU is not the limit): produce and consume 1 KiB records,
+//     with the broker's CPU seconds per GB of each;
+//   - samsa-load -mode e2e: end-to-end latency at a fixed rate, and again at a
+//     higher rate (-e2e-rate-high).
 package main
 
 import (
@@ -55,7 +59,12 @@ type config struct {
 	records1k, records100 int
 	e2eRate               int
 	e2eDuration           time.Duration
-	settle                time.Duration
+	// procs and recordsProcs: the extra samsa-load run with that many
+	// producer and consumer processes (procs < 2 leaves it out).
+	procs, recordsProcs int
+	// e2eRateHigh is the rate of the second e2e run (0 leaves it out).
+	e2eRateHigh int
+	settle      time.Duration
 }
 
 func main() {
@@ -70,6 +79,9 @@ func main() {
 	flag.IntVar(&c.e2eRate, "e2e-rate", 1000, "records per second of the end-to-end latency run")
 	flag.DurationVar(&c.e2eDuration, "e2e-duration", 20*time.Second, "duration of the end-to-end latency run")
 	flag.DurationVar(&c.settle, "settle", 10*time.Second, "idle time after start-up before the idle RSS sample")
+	flag.IntVar(&c.procs, "procs", 2, "client processes each way of the extra samsa-load 1 KiB run (below 2: no such run)")
+	flag.IntVar(&c.recordsProcs, "records-procs", 1000000, "records of 1 KiB of the -procs run")
+	flag.IntVar(&c.e2eRateHigh, "e2e-rate-high", 10000, "records per second of a second end-to-end latency run (0: none)")
 	flag.BoolVar(&c.ssl, "ssl", true, "also measure samsa-load produce and consume 1 KiB over an SSL listener")
 	flag.Parse()
 	if c.samsaBin == "" || c.loadBin == "" {
@@ -201,6 +213,19 @@ func runBroker(c config, name string, round int) (map[string]float64, error) {
 			return nil, err
 		}
 	}
+	if c.procs > 1 {
+		// Several client processes each way, so that the client's CPU is
+		// not what is measured; with the broker's CPU per GB moved.
+		res, err := samsaLoad(c, b.addr, "-records", strconv.Itoa(c.recordsProcs), "-size", "1024",
+			"-procs", strconv.Itoa(c.procs), "-broker-pid", strconv.Itoa(b.pid))
+		if err != nil {
+			return nil, fmt.Errorf("-procs %d: %w", c.procs, err)
+		}
+		m["procs_produce_1k_mbps"] = res["produce"].MBps
+		m["procs_consume_1k_mbps"] = res["consume"].MBps
+		m["procs_produce_cpu_s_per_gb"] = res["produce"].BrokerCPUSecPerGB
+		m["procs_consume_cpu_s_per_gb"] = res["consume"].BrokerCPUSecPerGB
+	}
 	if c.ssl {
 		// The same 1 KiB load over TLS (TLS 1.3, the clients' and brokers'
 		// default), next to the plaintext figures above.
@@ -218,6 +243,14 @@ func runBroker(c config, name string, round int) (map[string]float64, error) {
 		return nil, err
 	}
 	m["e2e_p50_ms"], m["e2e_p99_ms"], m["e2e_p999_ms"] = res["e2e"].P50ms, res["e2e"].P99ms, res["e2e"].P999ms
+	if c.e2eRateHigh > 0 {
+		res, err := samsaLoad(c, b.addr, "-mode", "e2e", "-size", "1024",
+			"-e2e-rate", strconv.Itoa(c.e2eRateHigh), "-e2e-duration", c.e2eDuration.String())
+		if err != nil {
+			return nil, err
+		}
+		m["e2e_high_p50_ms"], m["e2e_high_p99_ms"], m["e2e_high_p999_ms"] = res["e2e"].P50ms, res["e2e"].P99ms, res["e2e"].P999ms
+	}
 	m["rss_load_mib"] = peak.stop()
 	logf("%s: %v", name, m)
 	return m, nil
@@ -438,6 +471,9 @@ type loadResult struct {
 	P50ms         float64 `json:"p50_ms"`
 	P99ms         float64 `json:"p99_ms"`
 	P999ms        float64 `json:"p999_ms"`
+	// BrokerCPUSecPerGB is the broker's CPU seconds per GB moved (with
+	// -broker-pid).
+	BrokerCPUSecPerGB float64 `json:"broker_cpu_s_per_gb"`
 }
 
 // samsaLoad runs samsa-load with -json and returns its results by phase.
@@ -597,12 +633,19 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 		{"load_consume_1k_ssl_mbps", "samsa-load consume 1 KiB over SSL (MB/s)", true},
 		{"load_produce_100_rps", fmt.Sprintf("samsa-load produce %d x 100 B, acks=all (records/s)", c.records100), true},
 		{"load_consume_100_rps", "samsa-load consume 100 B (records/s)", true},
+		{"procs_produce_1k_mbps", fmt.Sprintf("samsa-load -procs %d produce %d x 1 KiB, acks=all (MB/s)", c.procs, c.recordsProcs), true},
+		{"procs_consume_1k_mbps", fmt.Sprintf("samsa-load -procs %d consume 1 KiB (MB/s)", c.procs), true},
+		{"procs_produce_cpu_s_per_gb", "broker CPU per GB produced, -procs run (s/GB)", false},
+		{"procs_consume_cpu_s_per_gb", "broker CPU per GB consumed, -procs run (s/GB)", false},
 		{"perf_produce_1k_mbps", "kafka-producer-perf-test 1 KiB, acks=all (MB/s)", true},
 		{"perf_produce_100_rps", "kafka-producer-perf-test 100 B, acks=all (records/s)", true},
 		{"perf_consume_1k_mbps", "kafka-consumer-perf-test 1 KiB (MB/s)", true},
 		{"e2e_p50_ms", fmt.Sprintf("end-to-end latency p50 at %d x 1 KiB/s, acks=all (ms)", c.e2eRate), false},
 		{"e2e_p99_ms", "end-to-end latency p99 (ms)", false},
 		{"e2e_p999_ms", "end-to-end latency p99.9 (ms)", false},
+		{"e2e_high_p50_ms", fmt.Sprintf("end-to-end latency p50 at %d x 1 KiB/s, acks=all (ms)", c.e2eRateHigh), false},
+		{"e2e_high_p99_ms", fmt.Sprintf("end-to-end latency p99 at %d/s (ms)", c.e2eRateHigh), false},
+		{"e2e_high_p999_ms", fmt.Sprintf("end-to-end latency p99.9 at %d/s (ms)", c.e2eRateHigh), false},
 	}
 	w := os.Stdout
 	fmt.Fprintf(w, "\n%d rounds, alternating order; 6 partitions, one node each; %s.\n", c.rounds, took.Round(time.Second))
@@ -611,6 +654,9 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 	fmt.Fprintln(w, "| figure | samsa median (min-max) | Kafka 4.4 median (min-max) | samsa/Kafka |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")
 	for _, f := range figs {
+		if !measured(all, f.key) {
+			continue // a run left out (-ssl=false, -procs 1, -e2e-rate-high 0)
+		}
 		s, k := column(all["samsa"], f.key), column(all["kafka"], f.key)
 		ratio := "-"
 		if med(k) != 0 {
@@ -623,6 +669,18 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 		fmt.Fprintf(w, "| %s | %s (%s-%s) | %s (%s-%s) | %s |\n", f.label,
 			num(med(s)), num(slices.Min(s)), num(slices.Max(s)), num(med(k)), num(slices.Min(k)), num(slices.Max(k)), ratio)
 	}
+}
+
+// measured reports whether some run of either broker has the figure key.
+func measured(all map[string][]map[string]float64, key string) bool {
+	for _, runs := range all {
+		for _, r := range runs {
+			if _, ok := r[key]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func column(runs []map[string]float64, key string) []float64 {

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -50,8 +49,9 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.FetchRequest)
 	v := r.Header.APIVersion
 	if req.Version = v; replica.FetchReplicaID(req) >= 0 {
-		// A follower: served by the replica layer, up to the log end.
-		return d.Replicas.ServeReplicaFetch(context.Background(), req), nil
+		// A follower: served by the replica layer, up to the log end
+		// (fetch_replica_files.go).
+		return d.serveFollowerFetch(r, req), nil
 	}
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	now := d.Now()

@@ -83,6 +83,8 @@ type Deps struct {
 
 	// fetchSessions holds KIP-227 incremental fetch sessions.
 	fetchSessions *fetchSessionCache
+	// topicConfigs caches each topic's effective configuration.
+	topicConfigs topicConfigCache
 }
 
 // Init prepares the handlers' own state (fetch sessions). Call it once

@@ -78,7 +78,8 @@ func topicByID(img *controller.Image, id [16]byte) *controller.Topic {
 	return img.TopicsByID[controller.Uuid(id)]
 }
 
-// topicConfig resolves a topic's effective configuration.
+// topicConfig resolves a topic's effective configuration (cached per
+// published topic, topic_config_cache.go).
 func (d *Deps) topicConfig(t *controller.Topic) config.TopicConfig {
-	return d.Config.TopicConfig(t.Configs)
+	return d.topicConfigs.get(d.Config, t)
 }

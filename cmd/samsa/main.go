@@ -52,6 +52,7 @@ func run(loggerp **slog.Logger) error {
 	}
 	*loggerp = newLogger(os.Stderr, cfg)
 	logger := *loggerp
+	defer startGCFloor(defaultGCFloor, os.Getenv).stop() // gcfloor.go
 	logEffectiveConfig(logger, cfg)
 	for _, n := range cfg.Notices {
 		logger.Log(context.Background(), n.Level, n.Msg, n.Args...)

@@ -53,7 +53,7 @@ func decideBalanceLeaders(img *Image) []Record {
 			return
 		}
 		preferred := p.Replicas[0]
-		if b, ok := img.Brokers[preferred]; ok && !b.Fenced && slices.Contains(p.ISR, preferred) {
+		if b, ok := img.Brokers[preferred]; ok && !b.Fenced && slices.Contains(p.ISR, preferred) && !img.ReplicaOffline(preferred, t.ID, p.Partition) {
 			recs = append(recs, PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition, Leader: ptrTo(preferred)})
 		}
 	})

@@ -66,6 +66,10 @@ func decideAlterPartition(img *Image, req AlterPartition) (int16, string, []Reco
 		if b, ok := img.Brokers[r]; (!ok || b.Fenced) && !slices.Contains(p.ISR, r) {
 			return kerr.IneligibleReplica.Code, fmt.Sprintf("Broker %d is fenced and cannot join the ISR.", r), nil
 		}
+		if img.ReplicaOffline(r, t.ID, p.Partition) && !slices.Contains(p.ISR, r) {
+			code, msg := ineligibleOffline(r)
+			return code, msg, nil
+		}
 	}
 	if slices.Equal(req.NewISR, p.ISR) {
 		return 0, "", nil

@@ -109,6 +109,11 @@ func TestOfflineLogDir(t *testing.T) {
 	checkPartitions(t, c.Image(), "t", offline)
 	checkPartitions(t, c.Image(), "s", offlineS)
 
+	// Nor by a preferred election.
+	res := c.ElectLeaders(ElectPreferred, []TopicPartition{{"s", 0}})
+	if res[0].ErrorCode != kerr.PreferredLeaderNotAvailable.Code {
+		t.Fatalf("preferred election of the offline replica: %+v", res[0])
+	}
 	if code, _ := c.ReportOfflineLogDirs(1, epoch+100, []Uuid{dirB}); code != kerr.StaleBrokerEpoch.Code {
 		t.Fatalf("stale epoch: code %d, want STALE_BROKER_EPOCH", code)
 	}
@@ -126,6 +131,19 @@ func TestOfflineLogDir(t *testing.T) {
 	}
 	checkPartitions(t, img, "t", offline)
 	checkPartitions(t, img, "s", offlineS)
+
+	// Nor when the broker is fenced and unfenced again in the same
+	// incarnation (its session ran out).
+	if err := c.FenceBroker(1, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.FenceBroker(1, false); err != nil {
+		t.Fatal(err)
+	}
+	checkPartitions(t, c.Image(), "s", offlineS)
+	if l := c.Image().Topics["t"].Partitions[1].Leader; l != 2 && l != 3 {
+		t.Fatalf("t-1 leader %d after broker 1 was fenced, want 2 or 3", l)
+	}
 
 	// A new incarnation registers with every directory online.
 	if err := c.RegisterBroker(Broker{ID: 1, Host: "localhost", Port: 9091, Incarnation: "second"}); err != nil {

@@ -144,7 +144,7 @@ func decideFenceBroker(img *Image, id int32, fenced bool, unclean UncleanPolicy)
 				change.Leader = ptrTo(leader)
 			}
 		} else {
-			if p.Leader != -1 || !slices.Contains(p.Replicas, id) {
+			if p.Leader != -1 || !slices.Contains(p.Replicas, id) || after.ReplicaOffline(id, t.ID, p.Partition) {
 				return
 			}
 			switch {
@@ -222,7 +222,7 @@ func decideElectLeaders(img *Image, typ ElectionType, parts []TopicPartition) ([
 				results[i].ErrorCode = kerr.ElectionNotNeeded.Code
 				continue
 			}
-			if electLeader(img, p.Replicas[:1], p.ISR) != preferred {
+			if electLeader(img, p.Replicas[:1], p.ISR) != preferred || img.ReplicaOffline(preferred, t.ID, p.Partition) {
 				// Kafka gives no message of its own here.
 				results[i].ErrorCode = kerr.PreferredLeaderNotAvailable.Code
 				continue

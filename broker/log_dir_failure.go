@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -36,9 +37,13 @@ import (
 //     leadership to other ISR members and takes this replica out of their
 //     ISR.
 //
-// Partitions in the other directories keep their roles. When every
-// directory has failed cmd/samsa halts the process instead
-// (NodeOptions.OnAllLogDirsFailed), as Kafka does.
+// Partitions in the other directories keep their roles. As Kafka's, the
+// node halts instead (cmd/samsa; in-process nodes keep running) when every
+// directory has failed (NodeOptions.OnAllLogDirsFailed), when the failed
+// directory holds the metadata log (metadata.log.dir, by default the first
+// log directory), and when step 3 has not succeeded within
+// log.dir.failure.timeout.ms (NodeOptions.Halt): a broker that cannot tell
+// the controller keeps leaderships it can no longer serve.
 
 // ErrDirectoryID reports a meta.properties whose directory.id cannot be
 // read or written.
@@ -48,6 +53,11 @@ var ErrDirectoryID = errors.New("broker: log dir directory.id")
 // the ones that failed.
 type logDirFailures struct {
 	ids map[string]controller.Uuid // log dir (as configured) -> directory.id
+	// metadataDir is the metadata log's directory when it is one of
+	// several log dirs ("" otherwise: a single log dir halts through
+	// OnAllLogDirsFailed); halt is NodeOptions.Halt.
+	metadataDir string
+	halt        func(msg string, err error)
 	// failedDirs carries the directories storage reported failed to
 	// runLogDirFailures; it holds every directory, so a report never
 	// blocks (storage reports each directory once).
@@ -60,17 +70,28 @@ type logDirFailures struct {
 }
 
 // newLogDirFailures reads (or gives) the directory.id of every log dir.
-func newLogDirFailures(dirs []string) (*logDirFailures, error) {
+func newLogDirFailures(dirs []string, metadataDir string, halt func(msg string, err error)) (*logDirFailures, error) {
 	ids, err := ensureDirectoryIDs(dirs)
 	if err != nil {
 		return nil, err
 	}
-	return &logDirFailures{ids: ids, failedDirs: make(chan string, len(dirs)+1)}, nil
+	f := &logDirFailures{ids: ids, halt: halt, failedDirs: make(chan string, len(dirs)+1)}
+	if len(dirs) > 1 {
+		for _, d := range dirs {
+			if filepath.Clean(d) == filepath.Clean(metadataDir) {
+				f.metadataDir = d
+			}
+		}
+	}
+	return f, nil
 }
 
 // failed is storage.ManagerOptions.OnLogDirFailed. It may run under a
-// log's locks, so it only queues the directory.
+// log's locks, so it only queues the directory (or halts).
 func (f *logDirFailures) failed(dir string, err error) {
+	if dir == f.metadataDir && f.halt != nil {
+		f.halt(MetadataLogDirFailedMessage(dir), err)
+	}
 	select {
 	case f.failedDirs <- dir:
 	default:
@@ -110,6 +131,17 @@ func (n *Node) runLogDirFailures(ctx context.Context) {
 	}
 }
 
+// MetadataLogDirFailedMessage is the message Kafka's LogManager logs
+// before it halts a broker whose metadata log directory failed.
+func MetadataLogDirFailedMessage(dir string) string {
+	return "Shutdown broker because the metadata log dir " + dir + " has failed"
+}
+
+// LogDirNotReportedMessage is the message Kafka's BrokerLifecycleManager
+// logs before it halts a broker that could not report an offline log
+// directory within log.dir.failure.timeout.ms.
+const LogDirNotReportedMessage = "Shutting down because couldn't communicate offline log dirs with controllers"
+
 // takeLogDirOffline is steps 1-3 of the file comment for dir.
 func (n *Node) takeLogDirOffline(ctx context.Context, dir string) {
 	id := n.dirFailures.ids[dir]
@@ -123,7 +155,9 @@ func (n *Node) takeLogDirOffline(ctx context.Context, dir string) {
 	n.logger.Error("log directory offline: its partitions move to other replicas; replace the disk and restart the broker to bring it back",
 		"dir", dir, "directory_id", id.String(), "partitions", len(tps))
 	replicas := replicasByTopicID(n.ctrl.Image(), tps)
-	err := n.withController(ctx, func() error {
+	rctx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.LogDirFailureTimeoutMs)*time.Millisecond)
+	defer cancel()
+	err := n.withController(rctx, func() error {
 		epoch := n.brokerEpoch.Load()
 		if err := codeErr(n.ctrl.AssignReplicasToDirs(n.cfg.NodeID, epoch, id, replicas)); err != nil {
 			return err
@@ -154,9 +188,12 @@ func (n *Node) takeLogDirOffline(ctx context.Context, dir string) {
 		}
 		return n.heartbeat(ctx, false) // lists the directory in offline_log_dirs
 	})
-	if err != nil && ctx.Err() == nil {
-		n.logger.Error("cannot report an offline log directory to the controller; its partitions stay led here until the broker's session ends",
-			"dir", dir, "err", err)
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	n.logger.Error("cannot report an offline log directory to the controller", "dir", dir, "timeout_ms", n.cfg.LogDirFailureTimeoutMs, "err", err)
+	if n.dirFailures.halt != nil {
+		n.dirFailures.halt(LogDirNotReportedMessage, err)
 	}
 }
 

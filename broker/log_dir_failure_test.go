@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,5 +57,49 @@ func TestReplicasByTopicID(t *testing.T) {
 	got := replicasByTopicID(img, []storage.TopicPartition{{Topic: "x", Partition: 0}, {Topic: "gone", Partition: 1}, {Topic: "y", Partition: 3}, {Topic: "x", Partition: 2}})
 	if len(got) != 2 || got[0].TopicID != (controller.Uuid{1}) || len(got[0].Partitions) != 2 || got[0].Partitions[1] != 2 || got[1].TopicID != (controller.Uuid{2}) {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// TestLogDirFailedMetadataDir: with several log dirs, the failure of the
+// one holding the metadata log halts (Kafka's message); another one is
+// queued for runLogDirFailures; with a single log dir nothing halts here
+// (OnAllLogDirsFailed does).
+func TestLogDirFailedMetadataDir(t *testing.T) {
+	newDirs := func(n int) []string {
+		var dirs []string
+		for range n {
+			d := t.TempDir()
+			if err := os.WriteFile(filepath.Join(d, "meta.properties"), []byte("version=1\ncluster.id=abc\nnode.id=1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dirs = append(dirs, d)
+		}
+		return dirs
+	}
+	var halts []string
+	halt := func(msg string, err error) { halts = append(halts, msg) }
+	dirs := newDirs(2)
+	f, err := newLogDirFailures(dirs, dirs[0], halt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.failed(dirs[1], errors.New("disk"))
+	if len(halts) != 0 || <-f.failedDirs != dirs[1] {
+		t.Fatalf("a data dir's failure halted (%v) or was not queued", halts)
+	}
+	f.failed(dirs[0], errors.New("disk"))
+	if want := MetadataLogDirFailedMessage(dirs[0]); len(halts) != 1 || halts[0] != want {
+		t.Fatalf("halts %q, want [%q]", halts, want)
+	}
+
+	halts = nil
+	one := newDirs(1)
+	f, err = newLogDirFailures(one, one[0], halt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.failed(one[0], errors.New("disk"))
+	if len(halts) != 0 {
+		t.Fatalf("a single log dir halted through Halt: %q", halts)
 	}
 }

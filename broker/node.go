@@ -218,7 +218,7 @@ func (n *Node) start() (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.dirFailures, err = newLogDirFailures(cfg.LogDirs); err != nil {
+	if n.dirFailures, err = newLogDirFailures(cfg.LogDirs, cfg.MetadataLogDir, n.opts.Halt); err != nil {
 		return nil, err
 	}
 	n.logs, err = storage.OpenManager(storage.ManagerOptions{

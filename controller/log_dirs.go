@@ -113,6 +113,12 @@ func (img *Image) OfflineReplicas(t *Topic, p Partition) []int32 {
 	return out
 }
 
+// onlineReplicas returns p's replicas (of topic topicID) that are not in
+// an offline log directory, in replica order.
+func (img *Image) onlineReplicas(topicID Uuid, p Partition) []int32 {
+	return slices.DeleteFunc(slices.Clone(p.Replicas), func(r int32) bool { return img.ReplicaOffline(r, topicID, p.Partition) })
+}
+
 // OfflineLogDirs returns the directory ids broker id reported offline in
 // its current incarnation.
 func (img *Image) OfflineLogDirs(id int32) []Uuid {

@@ -132,6 +132,13 @@ func TestOfflineLogDir(t *testing.T) {
 	checkPartitions(t, img, "t", offline)
 	checkPartitions(t, img, "s", offlineS)
 
+	// Nor by an unclean election: s-0 has no other replica.
+	res = c.ElectLeaders(ElectUnclean, []TopicPartition{{"s", 0}})
+	if res[0].ErrorCode != kerr.EligibleLeadersNotAvailable.Code {
+		t.Fatalf("unclean election of the offline replica: %+v", res[0])
+	}
+	checkPartitions(t, c.Image(), "s", offlineS)
+
 	// Nor when the broker is fenced and unfenced again in the same
 	// incarnation (its session ran out).
 	if err := c.FenceBroker(1, true); err != nil {
@@ -189,4 +196,14 @@ func TestOfflineLogDirUnclean(t *testing.T) {
 		t.Fatalf("ReportOfflineLogDirs = %d, %v", code, err)
 	}
 	checkPartitions(t, c.Image(), "t", []wantPartition{{2, []int32{2}, []int32{1}}})
+
+	// When broker 2, t-0's last ISR member, is fenced, the unclean
+	// election it triggers does not pick broker 1's offline replica.
+	if err := c.FenceBroker(2, true); err != nil {
+		t.Fatal(err)
+	}
+	checkPartitions(t, c.Image(), "t", []wantPartition{{-1, []int32{2}, []int32{1, 2}}})
+	if n, err := c.ElectUnclean(); err != nil || n != 0 {
+		t.Fatalf("ElectUnclean elected %d (%v), want 0", n, err)
+	}
 }

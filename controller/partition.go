@@ -137,7 +137,7 @@ func decideFenceBroker(img *Image, id int32, fenced bool, unclean UncleanPolicy)
 			if p.Leader == id {
 				leader := electLeader(after, p.Replicas, isr)
 				if leader == -1 && unclean.allowed(t) {
-					if leader = uncleanLeader(after, p); leader != -1 {
+					if leader = uncleanLeader(after, t.ID, p); leader != -1 {
 						change.ISR = []int32{leader}
 					}
 				}
@@ -151,7 +151,7 @@ func decideFenceBroker(img *Image, id int32, fenced bool, unclean UncleanPolicy)
 			case slices.Contains(p.ISR, id):
 				change.Leader = ptrTo(electLeader(after, p.Replicas, p.ISR))
 			case unclean.allowed(t) && electLeader(after, p.Replicas, p.ISR) == -1:
-				leader := uncleanLeader(after, p)
+				leader := uncleanLeader(after, t.ID, p)
 				change.Leader, change.ISR = ptrTo(leader), []int32{leader}
 			default:
 				return
@@ -233,9 +233,10 @@ func decideElectLeaders(img *Image, typ ElectionType, parts []TopicPartition) ([
 				results[i].ErrorCode = kerr.ElectionNotNeeded.Code
 				continue
 			}
-			leader := electLeader(img, p.Replicas, p.ISR)
+			online := img.onlineReplicas(t.ID, p)
+			leader := electLeader(img, online, p.ISR)
 			if leader == -1 {
-				leader = electLeader(img, p.Replicas, p.Replicas)
+				leader = electLeader(img, online, online)
 				if leader == -1 {
 					results[i].ErrorCode = kerr.EligibleLeadersNotAvailable.Code
 					continue

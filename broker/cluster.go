@@ -205,11 +205,17 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
 		if shutdown {
 			return n.ctrl.FenceBroker(id, true)
 		}
-		return n.ctrl.Heartbeat(id)
+		if err := n.ctrl.Heartbeat(id); err != nil {
+			return err
+		}
+		return n.reportOfflineDirsLocally()
 	}
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
 	req.BrokerID, req.BrokerEpoch, req.WantShutdown = id, n.brokerEpoch.Load(), shutdown
 	req.CurrentMetadataOffset = -1
+	for _, dir := range n.dirFailures.offlineIDs() {
+		req.OfflineLogDirs = append(req.OfflineLogDirs, dir)
+	}
 	if n.ctrl != nil {
 		req.CurrentMetadataOffset = n.ctrl.Image().Offset
 	}

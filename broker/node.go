@@ -73,6 +73,8 @@ type Node struct {
 	// brokerEpoch is the epoch the registration got (cluster.go).
 	incarnation controller.Uuid
 	brokerEpoch atomic.Int64
+	// dirFailures: the log dirs' directory.id and failures (log_dir_failure.go).
+	dirFailures *logDirFailures
 }
 
 // startGroups builds the group coordinator; the coordinator reconciler
@@ -216,12 +218,16 @@ func (n *Node) start() (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if n.dirFailures, err = newLogDirFailures(cfg.LogDirs, cfg.MetadataLogDir, n.opts.Halt); err != nil {
+		return nil, err
+	}
 	n.logs, err = storage.OpenManager(storage.ManagerOptions{
 		FS:                     vfs.OS,
 		Dirs:                   cfg.LogDirs,
 		Now:                    time.Now,
 		Logger:                 logger.With("component", "storage"),
 		OnAllLogDirsFailed:     n.opts.OnAllLogDirsFailed,
+		OnLogDirFailed:         n.dirFailures.failed,
 		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 		FlushCheckInterval:     flushCheckInterval(cfg),
 		CheckpointInterval:     5 * time.Second, // replica.high.watermark.checkpoint.interval.ms: a restarted replica's HW
@@ -429,6 +435,8 @@ func (n *Node) start() (_ *Node, err error) {
 	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "coordinator leadership", n.coord.run) }()
 	n.bg.Add(1)
 	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "broker heartbeat", n.heartbeatLoop) }()
+	n.bg.Add(1)
+	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "log dir failures", n.runLogDirFailures) }()
 	n.bg.Add(1)
 	go func() {
 		defer n.bg.Done()

@@ -10,4 +10,11 @@ type NodeOptions struct {
 	// moves the node's leaderships after its session times out. nil keeps
 	// the node running with its failed logs offline (in-process test nodes).
 	OnAllLogDirsFailed func(dirs []string, err error)
+	// Halt is called when a log directory failure among several ends the
+	// node as Kafka's does (log_dir_failure.go): the metadata log
+	// directory failed, or a failed directory could not be reported to
+	// the active controller within log.dir.failure.timeout.ms. msg is
+	// Kafka's log message. cmd/samsa logs it and exits with code 1; nil
+	// keeps the node running (in-process test nodes).
+	Halt func(msg string, err error)
 }

@@ -120,6 +120,7 @@ func brokerDefs() []Def {
 		null("log.dirs", List, "Directories of the partition logs. Overrides log.dir.", distinctList(false)),
 		d("log.dir", List, defaultLogDir, "Log directories used when log.dirs is unset. Kafka's default is /tmp/kafka-logs.", distinctList(false)),
 		null("metadata.log.dir", String, "Directory of the metadata log. Default: the first log directory.", nil),
+		d("log.dir.failure.timeout.ms", Long, "30000", "With several log directories, how long a broker tries to report a failed one to the active controller before it halts (KIP-858).", atLeast(Long, 1)),
 		dyn(d("log.segment.bytes", Int, "1073741824", "Largest size of a log segment file.", atLeast(Int, 1024*1024))),
 		dyn(null("log.roll.ms", Long, "Largest age of the active segment before it rolls. Overrides log.roll.hours.", atLeast(Long, 1))),
 		d("log.roll.hours", Int, "168", "Largest age of the active segment before it rolls, in hours.", atLeast(Int, 1)),

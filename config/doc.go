@@ -162,6 +162,7 @@
 //	| `log.dirs` | null | Directories of the partition logs. Overrides log.dir. |
 //	| `log.dir` | `./samsa-data` | Log directories used when log.dirs is unset. Kafka's default is /tmp/kafka-logs. |
 //	| `metadata.log.dir` | null | Directory of the metadata log. Default: the first log directory. |
+//	| `log.dir.failure.timeout.ms` | `30000` | With several log directories, how long a broker tries to report a failed one to the active controller before it halts (KIP-858). |
 //	| `log.segment.bytes` | `1073741824` | Largest size of a log segment file. (dynamic) |
 //	| `log.roll.ms` | null | Largest age of the active segment before it rolls. Overrides log.roll.hours. (dynamic) |
 //	| `log.roll.hours` | `168` | Largest age of the active segment before it rolls, in hours. |

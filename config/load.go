@@ -67,6 +67,7 @@ type Config struct {
 	LogRetentionMs              int64
 	LogRetentionBytes           int64
 	LogRetentionCheckIntervalMs int64
+	LogDirFailureTimeoutMs      int64
 	LogFlushIntervalMessages    int64
 	LogFlushIntervalMs          int64
 	LogFlushSchedulerIntervalMs int64
@@ -634,6 +635,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	}
 	c.LogRetentionBytes = d.i64("log.retention.bytes")
 	c.LogRetentionCheckIntervalMs = d.i64("log.retention.check.interval.ms")
+	c.LogDirFailureTimeoutMs = d.i64("log.dir.failure.timeout.ms")
 	c.LogFlushIntervalMessages = d.i64("log.flush.interval.messages")
 	c.LogFlushSchedulerIntervalMs = d.i64("log.flush.scheduler.interval.ms")
 	c.LogFlushIntervalMs = c.LogFlushSchedulerIntervalMs

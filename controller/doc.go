@@ -82,7 +82,10 @@
 // 5 Config, 6 RemoveTopic, 7 BrokerFence, 8 ProducerIDs, 9 ScramCredential
 // (scram.go: salt, stored key, server key and iterations, never a password),
 // 10 ACL and 11 RemoveACL (acl.go: an ACL with its id, a removal by id),
-// 12 ClientQuota (quota.go: one key of one user/client-id/ip entity).
+// 12 ClientQuota (quota.go: one key of one user/client-id/ip entity),
+// 20 ReplicaDirs and 21 BrokerOfflineDirs (log_dirs.go: a broker's replica
+// directory assignments and offline log directories, KIP-858; numbered
+// apart to leave 13-19 to record types under way elsewhere).
 // Numbers are never reused. Optional fields added since: RegisterBroker epoch and
 // incarnation (broker epochs, broker_epochs.go); Partition and
 // PartitionChange adding_replicas and removing_replicas (reassignments,

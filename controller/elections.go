@@ -17,10 +17,12 @@ type UncleanPolicy func(t *Topic) bool
 func (u UncleanPolicy) allowed(t *Topic) bool { return u != nil && u(t) }
 
 // uncleanLeader picks the leader of an unclean election: the first
-// unfenced replica in replica order, -1 if none. Its log becomes the
-// partition's truth and the ISR is reset to it alone.
-func uncleanLeader(img *Image, p Partition) int32 {
-	return electLeader(img, p.Replicas, p.Replicas)
+// unfenced replica in replica order that is not in an offline log
+// directory, -1 if none. Its log becomes the partition's truth and the
+// ISR is reset to it alone.
+func uncleanLeader(img *Image, topicID Uuid, p Partition) int32 {
+	online := img.onlineReplicas(topicID, p)
+	return electLeader(img, online, online)
 }
 
 // decideUncleanElections elects a leader for every leaderless partition
@@ -33,7 +35,7 @@ func decideUncleanElections(img *Image, unclean UncleanPolicy) []Record {
 		if p.Leader != -1 || !unclean.allowed(t) || electLeader(img, p.Replicas, p.ISR) != -1 {
 			return
 		}
-		if leader := uncleanLeader(img, p); leader != -1 {
+		if leader := uncleanLeader(img, t.ID, p); leader != -1 {
 			recs = append(recs, PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition, Leader: ptrTo(leader), ISR: []int32{leader}})
 		}
 	})
@@ -53,7 +55,7 @@ func decideBalanceLeaders(img *Image) []Record {
 			return
 		}
 		preferred := p.Replicas[0]
-		if b, ok := img.Brokers[preferred]; ok && !b.Fenced && slices.Contains(p.ISR, preferred) {
+		if b, ok := img.Brokers[preferred]; ok && !b.Fenced && slices.Contains(p.ISR, preferred) && !img.ReplicaOffline(preferred, t.ID, p.Partition) {
 			recs = append(recs, PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition, Leader: ptrTo(preferred)})
 		}
 	})

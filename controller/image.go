@@ -101,6 +101,9 @@ type Image struct {
 	// ClientQuotas are the client quota values by entity and key; see
 	// quota.go.
 	ClientQuotas map[QuotaEntity]map[string]float64
+	// LogDirs are the brokers' replica directory assignments and offline
+	// log directories (log_dirs.go).
+	LogDirs map[int32]BrokerLogDirs
 }
 
 // EmptyImage returns an image with no records applied.
@@ -296,6 +299,8 @@ func (b *builder) apply(rec Record) error {
 		return b.applyACL(r)
 	case ClientQuotaRecord:
 		return b.applyClientQuota(r)
+	case ReplicaDirsRecord, BrokerOfflineDirsRecord:
+		return b.applyLogDirs(r)
 	case ProducerIDsRecord:
 		if r.NextProducerID <= b.img.NextProducerID {
 			return fmt.Errorf("%w: next producer id %d is not above the current %d", ErrApply, r.NextProducerID, b.img.NextProducerID)

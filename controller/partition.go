@@ -66,6 +66,10 @@ func decideAlterPartition(img *Image, req AlterPartition) (int16, string, []Reco
 		if b, ok := img.Brokers[r]; (!ok || b.Fenced) && !slices.Contains(p.ISR, r) {
 			return kerr.IneligibleReplica.Code, fmt.Sprintf("Broker %d is fenced and cannot join the ISR.", r), nil
 		}
+		if img.ReplicaOffline(r, t.ID, p.Partition) && !slices.Contains(p.ISR, r) {
+			code, msg := ineligibleOffline(r)
+			return code, msg, nil
+		}
 	}
 	if slices.Equal(req.NewISR, p.ISR) {
 		return 0, "", nil
@@ -133,21 +137,21 @@ func decideFenceBroker(img *Image, id int32, fenced bool, unclean UncleanPolicy)
 			if p.Leader == id {
 				leader := electLeader(after, p.Replicas, isr)
 				if leader == -1 && unclean.allowed(t) {
-					if leader = uncleanLeader(after, p); leader != -1 {
+					if leader = uncleanLeader(after, t.ID, p); leader != -1 {
 						change.ISR = []int32{leader}
 					}
 				}
 				change.Leader = ptrTo(leader)
 			}
 		} else {
-			if p.Leader != -1 || !slices.Contains(p.Replicas, id) {
+			if p.Leader != -1 || !slices.Contains(p.Replicas, id) || after.ReplicaOffline(id, t.ID, p.Partition) {
 				return
 			}
 			switch {
 			case slices.Contains(p.ISR, id):
 				change.Leader = ptrTo(electLeader(after, p.Replicas, p.ISR))
 			case unclean.allowed(t) && electLeader(after, p.Replicas, p.ISR) == -1:
-				leader := uncleanLeader(after, p)
+				leader := uncleanLeader(after, t.ID, p)
 				change.Leader, change.ISR = ptrTo(leader), []int32{leader}
 			default:
 				return
@@ -218,7 +222,7 @@ func decideElectLeaders(img *Image, typ ElectionType, parts []TopicPartition) ([
 				results[i].ErrorCode = kerr.ElectionNotNeeded.Code
 				continue
 			}
-			if electLeader(img, p.Replicas[:1], p.ISR) != preferred {
+			if electLeader(img, p.Replicas[:1], p.ISR) != preferred || img.ReplicaOffline(preferred, t.ID, p.Partition) {
 				// Kafka gives no message of its own here.
 				results[i].ErrorCode = kerr.PreferredLeaderNotAvailable.Code
 				continue
@@ -229,9 +233,10 @@ func decideElectLeaders(img *Image, typ ElectionType, parts []TopicPartition) ([
 				results[i].ErrorCode = kerr.ElectionNotNeeded.Code
 				continue
 			}
-			leader := electLeader(img, p.Replicas, p.ISR)
+			online := img.onlineReplicas(t.ID, p)
+			leader := electLeader(img, online, p.ISR)
 			if leader == -1 {
-				leader = electLeader(img, p.Replicas, p.Replicas)
+				leader = electLeader(img, online, online)
 				if leader == -1 {
 					results[i].ErrorCode = kerr.EligibleLeadersNotAvailable.Code
 					continue

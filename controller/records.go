@@ -154,7 +154,7 @@ func encodeRecord(rec Record) ([]byte, error) {
 	switch rec.(type) {
 	case RegisterBrokerRecord, BrokerFenceRecord, TopicRecord, PartitionRecord,
 		PartitionChangeRecord, ConfigRecord, RemoveTopicRecord, ProducerIDsRecord, ScramCredentialRecord,
-		ACLRecord, RemoveACLRecord, ClientQuotaRecord:
+		ACLRecord, RemoveACLRecord, ClientQuotaRecord, ReplicaDirsRecord, BrokerOfflineDirsRecord:
 	default:
 		return nil, fmt.Errorf("%w: %T", ErrUnknownRecord, rec)
 	}
@@ -195,6 +195,10 @@ func decodeRecord(version int8, typ RecordType, payload []byte) (Record, error) 
 		rec, err = decodeJSON[RemoveACLRecord](payload)
 	case RecordClientQuota:
 		rec, err = decodeJSON[ClientQuotaRecord](payload)
+	case RecordReplicaDirs:
+		rec, err = decodeJSON[ReplicaDirsRecord](payload)
+	case RecordBrokerOfflineDirs:
+		rec, err = decodeJSON[BrokerOfflineDirsRecord](payload)
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownRecord, typ)
 	}

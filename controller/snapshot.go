@@ -56,6 +56,7 @@ func ImageRecords(img *Image) []Record {
 	recs = scramRecords(recs, img)
 	recs = aclRecords(recs, img)
 	recs = clientQuotaRecords(recs, img)
+	recs = logDirRecords(recs, img)
 	if img.NextProducerID > 0 {
 		recs = append(recs, ProducerIDsRecord{BrokerID: -1, NextProducerID: img.NextProducerID})
 	}

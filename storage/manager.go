@@ -65,6 +65,12 @@ type ManagerOptions struct {
 	// halts the broker then; nil keeps the node running with its failed
 	// logs offline.
 	OnAllLogDirsFailed func(dirs []string, err error)
+	// OnLogDirFailed, when set, is called once per log directory when it
+	// fails (dir_failure.go), before OnAllLogDirsFailed when it is the
+	// last. It may be called under a log's locks: it must not call back
+	// into the Manager or the log; it hands the directory to a goroutine
+	// that takes it offline (TakeDirOffline) and reports it.
+	OnLogDirFailed func(dir string, err error)
 }
 
 // Manager owns the logs of all partitions in a set of log directories, and
@@ -102,6 +108,8 @@ type Manager struct {
 		sync.Mutex
 		dirs map[string]bool
 		all  bool // OnAllLogDirsFailed was called
+		// offline are the failed dirs TakeDirOffline emptied.
+		offline map[string]bool
 	}
 }
 
@@ -162,6 +170,7 @@ func OpenManager(o ManagerOptions) (*Manager, error) {
 	m.mu.offline = map[TopicPartition]bool{}
 	m.mu.missing = map[TopicPartition]MissingPartition{}
 	m.failed.dirs = map[string]bool{}
+	m.failed.offline = map[string]bool{}
 	for _, dir := range o.Dirs {
 		if err := m.loadDir(dir); err != nil {
 			m.closeLogs()
@@ -384,11 +393,9 @@ func (m *Manager) CreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) 
 		delete(m.mu.creating, tp)
 		m.mu.Unlock()
 	}()
-	dir := m.dirs[0]
-	for _, d := range m.dirs[1:] {
-		if counts[d] < counts[dir] {
-			dir = d
-		}
+	dir, ok := m.creationDir(counts)
+	if !ok {
+		return nil, fmt.Errorf("%w: no online log directory for %s", ErrLogOffline, tp)
 	}
 	// Never reuse a directory left by another topic id (issue 11 item 13).
 	if err := m.claimDir(dir, tp, topicID); err != nil {
@@ -601,6 +608,9 @@ func (m *Manager) WriteCheckpoints() error {
 	m.mu.Unlock()
 	var errs []error
 	for dir, logs := range byDir {
+		if m.dirOffline(dir) {
+			continue // offline until a restart, as in Kafka
+		}
 		rp := map[TopicPartition]int64{}
 		starts := map[TopicPartition]int64{}
 		hws := map[TopicPartition]int64{}

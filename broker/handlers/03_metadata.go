@@ -16,7 +16,8 @@ import (
 //   - v0: an empty topic list means all topics; v1+ a null list means all
 //     topics and an empty one means none. v1 adds controller_id, rack and
 //     is_internal; v2 cluster_id; v4 allow_auto_topic_creation (before v4
-//     auto creation is always requested); v5 offline_replicas; v7
+//     auto creation is always requested); v5 offline_replicas (replicas
+//     on fenced or unknown brokers, or in an offline log directory); v7
 //     leader_epoch; v8-v10 authorized operations (we answer "not
 //     requested", -2147483648); v9 is flexible; v10 topic ids, and topics
 //     may be asked for by id (v12+ in practice); v11 drops cluster
@@ -88,7 +89,7 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 			rp.LeaderEpoch = p.LeaderEpoch
 			rp.Replicas = append([]int32(nil), p.Replicas...)
 			rp.ISR = append([]int32(nil), p.ISR...)
-			rp.OfflineReplicas = []int32{}
+			rp.OfflineReplicas = img.OfflineReplicas(t, *p)
 			if _, ok := img.Brokers[p.Leader]; !ok {
 				rp.ErrorCode = kerr.LeaderNotAvailable.Code
 			}

@@ -26,8 +26,8 @@ import (
 //     DESCRIBE on the cluster, authz_admin.go).
 //   - v4: total_bytes and usable_bytes of the directory's volume (statfs).
 //
-// A directory whose volume cannot be read is KAFKA_STORAGE_ERROR, which
-// is what Kafka answers for an offline log directory. Topics are sorted by
+// A failed (offline) log directory, and one whose volume cannot be read,
+// is KAFKA_STORAGE_ERROR, as Kafka answers for an offline log directory. Topics are sorted by
 // name and partitions by index.
 func handleDescribeLogDirs(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeLogDirsRequest)
@@ -70,6 +70,11 @@ func handleDescribeLogDirs(d *Deps, r *Request) (kmsg.Response, error) {
 		rd := kmsg.NewDescribeLogDirsResponseDir()
 		rd.Dir = dir
 		var st syscall.Statfs_t
+		if d.Logs != nil && d.Logs.LogDirFailed(logDir) {
+			rd.ErrorCode = kerr.KafkaStorageError.Code // offline (KIP-858)
+			resp.Dirs = append(resp.Dirs, rd)
+			continue
+		}
 		if err := syscall.Statfs(dir, &st); err != nil {
 			rd.ErrorCode = kerr.KafkaStorageError.Code
 			resp.Dirs = append(resp.Dirs, rd)

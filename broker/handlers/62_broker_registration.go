@@ -68,7 +68,8 @@ func handleBrokerRegistration(d *Deps, r *Request) (kmsg.Response, error) {
 	return resp, nil
 }
 
-// BrokerHeartbeat, key 63, versions 0-1: a registered broker's liveness.
+// BrokerHeartbeat, key 63, versions 0-1: a registered broker's liveness;
+// v1 offline_log_dirs lists its failed log directories (KIP-858).
 // broker_epoch must be the epoch of the broker's registration, else
 // STALE_BROKER_EPOCH (an older incarnation). A heartbeat whose
 // current_metadata_offset reached the registration is caught up and
@@ -102,11 +103,31 @@ func handleBrokerHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
 		if err != nil {
 			resp.ErrorCode = controllerErrorCode(err)
 		}
+		if resp.ErrorCode == 0 {
+			resp.ErrorCode = reportOfflineLogDirs(d, req)
+		}
 	}
 	img = d.Controller.Image()
 	resp.IsFenced = img.Brokers[req.BrokerID].Fenced
 	resp.ShouldShutdown = req.WantShutdown && resp.ErrorCode == 0 && leadsNothing(img, req.BrokerID)
 	return resp, nil
+}
+
+// reportOfflineLogDirs records a v1 heartbeat's offline_log_dirs
+// (KIP-858, controller/log_dirs.go) and returns its error code.
+func reportOfflineLogDirs(d *Deps, req *kmsg.BrokerHeartbeatRequest) int16 {
+	if len(req.OfflineLogDirs) == 0 {
+		return 0
+	}
+	dirs := make([]controller.Uuid, len(req.OfflineLogDirs))
+	for i, dir := range req.OfflineLogDirs {
+		dirs[i] = controller.Uuid(dir)
+	}
+	code, err := d.Controller.ReportOfflineLogDirs(req.BrokerID, req.BrokerEpoch, dirs)
+	if err != nil && code == 0 {
+		code = controllerErrorCode(err)
+	}
+	return code
 }
 
 // leadsNothing reports whether broker id leads no partition.

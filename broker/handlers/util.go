@@ -32,7 +32,8 @@ func (d *Deps) lookupPartition(img *controller.Image, t *controller.Topic, parti
 // unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION; then the
 // replica's leader check (replica.Partition.CheckLeader):
 // FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, or NOT_LEADER_OR_FOLLOWER
-// when this node does not lead it (or does not host it yet).
+// when this node does not lead it (or does not host it yet), and
+// KAFKA_STORAGE_ERROR when its log here is offline (a failed log dir).
 func (d *Deps) lookupPartitionEpoch(img *controller.Image, t *controller.Topic, partition int32, clientEpoch int32) partitionRef {
 	if t == nil {
 		return partitionRef{code: kerr.UnknownTopicOrPartition.Code}
@@ -47,6 +48,9 @@ func (d *Deps) lookupPartitionEpoch(img *controller.Image, t *controller.Topic, 
 		// Not a replica here, or the log is not open yet: the same
 		// answer Kafka gives while a replica is being created.
 		ref.code = kerr.NotLeaderForPartition.Code
+		if d.Logs != nil && d.Logs.PartitionOffline(storage.TopicPartition{Topic: t.Name, Partition: partition}) {
+			ref.code = kerr.KafkaStorageError.Code // its log directory failed
+		}
 		return ref
 	}
 	ref.replica = rp

@@ -19,3 +19,14 @@ func haltOnLogDirFailure(logger *slog.Logger, exit func(code int)) func(dirs []s
 		exit(1)
 	}
 }
+
+// haltOnNodeFailure returns broker.NodeOptions.Halt: it logs msg (Kafka's
+// message: the metadata log directory failed, or a failed log directory
+// could not be reported to the controller) at ERROR and exits with code 1,
+// as Kafka halts then.
+func haltOnNodeFailure(logger *slog.Logger, exit func(code int)) func(msg string, err error) {
+	return func(msg string, err error) {
+		logger.Error(msg, "err", err)
+		exit(1)
+	}
+}

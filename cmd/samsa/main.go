@@ -62,7 +62,7 @@ func run(loggerp **slog.Logger) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 
-	node, err := broker.StartNodeWith(cfg, logger, broker.NodeOptions{OnAllLogDirsFailed: haltOnLogDirFailure(logger, os.Exit)})
+	node, err := broker.StartNodeWith(cfg, logger, broker.NodeOptions{OnAllLogDirsFailed: haltOnLogDirFailure(logger, os.Exit), Halt: haltOnNodeFailure(logger, os.Exit)})
 	if err != nil {
 		return err
 	}

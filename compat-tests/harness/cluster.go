@@ -15,6 +15,10 @@ type ClusterOptions struct {
 	// Env is added to every node's environment block after the generated
 	// one (so it can override it), as KAFKA_* variables of a compose file.
 	Env []string
+	// ExtraLogDirs, when set, returns more log directories for node id
+	// (1-based), listed in log.dirs after its data directory (which keeps
+	// the metadata): a JBOD node. The caller creates (and may mount) them.
+	ExtraLogDirs func(id int) []string
 }
 
 // Cluster is several samsa processes forming one cluster.
@@ -22,6 +26,8 @@ type Cluster struct {
 	Brokers []*Broker
 	// ControllerAddrs are the controller listeners, by node (node id i+1).
 	ControllerAddrs []string
+	// extraDirs is ClusterOptions.ExtraLogDirs.
+	extraDirs func(id int) []string
 }
 
 // ClusterEnv is the environment block of node id (1-based) of a cluster
@@ -59,6 +65,7 @@ func StartCluster(t testing.TB, n int, o ClusterOptions) *Cluster {
 	for i := range n {
 		c.ControllerAddrs = append(c.ControllerAddrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(ctrlPorts[i])))
 	}
+	c.extraDirs = o.ExtraLogDirs
 	c.start(t, clientPorts, func(id int) []string { return append(ClusterEnv(id, clientPorts, ctrlPorts), o.Env...) })
 	return c
 }
@@ -104,6 +111,9 @@ func (c *Cluster) startNodes(t testing.TB, n int, node func(i int) (addr string,
 		_, portStr, _ := net.SplitHostPort(addr)
 		port, _ := strconv.Atoi(portStr)
 		b := &Broker{binary: bin, Dir: t.TempDir(), port: port, clusterEnv: true, Addr: addr}
+		if c.extraDirs != nil {
+			b.ExtraDirs = c.extraDirs(i + 1)
+		}
 		b.options.Env = env
 		c.Brokers = append(c.Brokers, b)
 		t.Cleanup(func() {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -114,6 +115,8 @@ type Broker struct {
 	Addr string
 	// Dir is the data directory (log.dirs).
 	Dir string
+	// ExtraDirs are more log directories after Dir (ClusterOptions.ExtraLogDirs).
+	ExtraDirs []string
 
 	binary  string
 	options Options
@@ -197,7 +200,7 @@ func freePort() (int, error) {
 
 func (b *Broker) args() []string {
 	if b.clusterEnv {
-		return []string{"--override", "log.dirs=" + b.Dir}
+		return []string{"--override", "log.dirs=" + strings.Join(append([]string{b.Dir}, b.ExtraDirs...), ",")}
 	}
 	listener := "PLAINTEXT://" + b.Addr
 	if b.options.ListenersExtra != "" {

@@ -30,6 +30,14 @@ type Result struct {
 	DataLoss   int                 `json:"client_data_loss_reports"`
 	Duration   string              `json:"duration"`
 	FinishedAt string              `json:"finished_at"`
+
+	// Workload is empty for the queue workload's classic group,
+	// "kip848-group" for RunGroupPlan, whose Redelivered counts records
+	// the group received again after a member failed before committing
+	// them and MemberCrashes the members cut off without leaving.
+	Workload      string `json:"workload,omitempty"`
+	Redelivered   int    `json:"redelivered,omitempty"`
+	MemberCrashes int    `json:"member_crashes,omitempty"`
 }
 
 // RunPlan starts a cluster, runs the queue workload under the plan's steps,

@@ -84,8 +84,11 @@ type GroupHistory struct {
 	// CommitErrors counts commits that failed (their outcome is unknown),
 	// by error.
 	CommitErrors map[string]int
-	// Crashes counts members cut off the network without leaving.
-	Crashes int
+	// Crashes counts members cut off the network without leaving, and
+	// Lost the times a live member gave its assignment up (franz-go's
+	// OnPartitionsLost: the coordinator fenced it, or its group
+	// management failed, e.g. the coordinator was unreachable).
+	Crashes, Lost int
 	// Drained says the group committed up to the end of every partition
 	// before its members left.
 	Drained bool
@@ -93,12 +96,13 @@ type GroupHistory struct {
 
 // GroupReport is what CheckGroup found.
 type GroupReport struct {
-	Deliveries, CommitsAcked, Crashes int
-	Drained                           bool
+	Deliveries, CommitsAcked, Crashes, Lost int
+	Drained                                 bool
 	// Redelivered counts deliveries of a record the group had already
 	// received: allowed when no acknowledged commit covered it (a member
-	// crashed or was fenced before committing it), counted and reported.
-	Redelivered int
+	// crashed or was fenced before committing it), counted and reported,
+	// not an anomaly.
+	Redelivered Anomaly
 	// RewoundBelowCommit: a member received a record below an offset the
 	// coordinator had already acknowledged as committed for its partition.
 	RewoundBelowCommit Anomaly
@@ -111,10 +115,16 @@ type GroupReport struct {
 // Anomalies is the number of anomalies of every kind.
 func (r *GroupReport) Anomalies() int { return r.RewoundBelowCommit.Count + r.Unconsumed.Count }
 
+// redeliveryExamples is how many redeliveries a report describes.
+const redeliveryExamples = 3
+
 func (r *GroupReport) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "KIP-848 group: deliveries=%d redelivered=%d commits-acked=%d crashes=%d drained=%v\n",
-		r.Deliveries, r.Redelivered, r.CommitsAcked, r.Crashes, r.Drained)
+	fmt.Fprintf(&b, "KIP-848 group: deliveries=%d redelivered=%d commits-acked=%d crashes=%d assignments-lost=%d drained=%v\n",
+		r.Deliveries, r.Redelivered.Count, r.CommitsAcked, r.Crashes, r.Lost, r.Drained)
+	for _, e := range r.Redelivered.Examples {
+		fmt.Fprintf(&b, "  redelivered: %s\n", e)
+	}
 	errs := make([]string, 0, len(r.CommitErrors))
 	for e := range r.CommitErrors {
 		errs = append(errs, e)
@@ -143,7 +153,7 @@ func (r *GroupReport) String() string {
 // record of the final log reached the group. It is a pure function.
 func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 	r := &GroupReport{Deliveries: len(h.Deliveries), CommitsAcked: len(h.Commits), Crashes: h.Crashes,
-		Drained: h.Drained, CommitErrors: h.CommitErrors}
+		Lost: h.Lost, Drained: h.Drained, CommitErrors: h.CommitErrors}
 	// Walk deliveries and commits in Seq order, tracking the highest
 	// acknowledged commit of each partition.
 	commits := append([]GroupCommit(nil), h.Commits...)
@@ -151,7 +161,7 @@ func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 	deliveries := append([]GroupDelivery(nil), h.Deliveries...)
 	sort.Slice(deliveries, func(i, j int) bool { return deliveries[i].Seq < deliveries[j].Seq })
 	committed := make(map[int32]GroupCommit)
-	got := make(map[partOffset]bool)
+	got := make(map[partOffset]GroupDelivery)
 	ci := 0
 	for _, d := range deliveries {
 		for ; ci < len(commits) && commits[ci].Seq < d.Seq; ci++ {
@@ -165,10 +175,16 @@ func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 				d.Member, d.Epoch, d.Value, d.Partition, d.Offset, c.Member, c.Offset)
 		}
 		po := partOffset{d.Partition, d.Offset}
-		if got[po] {
-			r.Redelivered++
+		if first, ok := got[po]; ok {
+			if r.Redelivered.Count < redeliveryExamples {
+				r.Redelivered.add("%s epoch %d received %d/%d, first received by %s epoch %d",
+					d.Member, d.Epoch, d.Partition, d.Offset, first.Member, first.Epoch)
+			} else {
+				r.Redelivered.Count++
+			}
+			continue
 		}
-		got[po] = true
+		got[po] = d
 	}
 	parts := make([]int32, 0, len(final))
 	for p := range final {
@@ -177,7 +193,7 @@ func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
 	for _, p := range parts {
 		for _, e := range final[p] {
-			if !got[partOffset{p, e.Offset}] {
+			if _, ok := got[partOffset{p, e.Offset}]; !ok {
 				r.Unconsumed.add("partition %d offset %d (%q) never received by the group", p, e.Offset, e.Value)
 			}
 		}
@@ -225,8 +241,10 @@ type groupMember struct {
 	name   string
 	cl     *kgo.Client
 	dialer *cutDialer
-	cancel context.CancelFunc
-	done   chan struct{}
+	// crashed is set once the member is cut off.
+	crashed *atomic.Bool
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
 // Group runs the KIP-848 group workload: Members franz-go clients with
@@ -271,18 +289,29 @@ func (g *Group) addMember() error {
 	d := &cutDialer{}
 	epoch := new(atomic.Int64)
 	bump := func(context.Context, *kgo.Client, map[string][]int32) { epoch.Add(1) }
+	// A cut member's group management keeps failing until the end:
+	// only live members' losses are counted.
+	crashed := new(atomic.Bool)
+	lost := func(ctx context.Context, cl *kgo.Client, ps map[string][]int32) {
+		bump(ctx, cl, ps)
+		if !crashed.Load() {
+			g.mu.Lock()
+			g.hist.Lost++
+			g.mu.Unlock()
+		}
+	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(g.addrs...), kgo.ClientID(name), kgo.Dialer(d.dial),
 		kgo.ConsumerGroup(g.o.Group), kgo.ConsumeTopics(g.o.Topic),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer(),
 		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(500*time.Millisecond),
-		kgo.OnPartitionsAssigned(bump), kgo.OnPartitionsRevoked(bump), kgo.OnPartitionsLost(bump))
+		kgo.OnPartitionsAssigned(bump), kgo.OnPartitionsRevoked(bump), kgo.OnPartitionsLost(lost))
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &groupMember{name: name, cl: cl, dialer: d, cancel: cancel, done: make(chan struct{})}
+	m := &groupMember{name: name, cl: cl, dialer: d, crashed: crashed, cancel: cancel, done: make(chan struct{})}
 	g.mu.Lock()
 	g.members = append(g.members, m)
 	g.mu.Unlock()
@@ -386,6 +415,7 @@ func (g *Group) Crash(i int) (string, error) {
 	g.crashed = append(g.crashed, m)
 	g.hist.Crashes++
 	g.mu.Unlock()
+	m.crashed.Store(true)
 	m.dialer.crash()
 	m.cancel()
 	<-m.done
@@ -647,7 +677,7 @@ func RunGroupPlan(t *testing.T, p Plan, o GroupOptions, crashEvery int) (*Report
 			"committed_backwards": rep.CommittedBackwards.Count, "committed_skipped": rep.CommittedSkipped.Count,
 			"rewound_below_commit": grep.RewoundBelowCommit.Count, "unconsumed": grep.Unconsumed.Count,
 		},
-		Redelivered:   grep.Redelivered,
+		Redelivered:   grep.Redelivered.Count,
 		MemberCrashes: grep.Crashes,
 	}
 	res.Disk = nm.DiskOutcomes()

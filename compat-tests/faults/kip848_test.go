@@ -33,7 +33,7 @@ func TestCheckGroupFindsEachAnomaly(t *testing.T) {
 	}
 	h, final := clean()
 	r := CheckGroup(h, final)
-	if r.Anomalies() != 0 || r.Redelivered != 1 || r.Deliveries != 4 || r.CommitsAcked != 3 {
+	if r.Anomalies() != 0 || r.Redelivered.Count != 1 || r.Deliveries != 4 || r.CommitsAcked != 3 {
 		t.Fatalf("clean history: %s", r)
 	}
 	cases := []struct {

@@ -574,15 +574,28 @@ func (h *GroupHistory) MergeInto(q *History) {
 // partition.
 const groupDrainBound = 2 * time.Minute
 
+// GroupPlan is what RunGroupPlan runs beside a Plan's queue workload.
+type GroupPlan struct {
+	Group GroupOptions
+	// CrashEvery: after every CrashEvery-th step one member is cut off
+	// without leaving and replaced (0: never).
+	CrashEvery int
+	// ConfluentProducers is the number of confluent-kafka-go idempotent
+	// producers (child processes, StartConfluentProducers) beside the
+	// franz-go ones; their ids start at 100.
+	ConfluentProducers int
+}
+
 // RunGroupPlan is RunPlan with a KIP-848 group in place of the classic
-// one: the queue workload's producers and direct consumer, and o.Members
-// KIP-848 members of group o.Group on the queue topic. After every
-// crashEvery-th step (0: never) one member is cut off without leaving and
-// replaced. After the faults the group must drain (commit up to the end
-// of every partition); Check judges the merged history and CheckGroup the
-// group's own.
-func RunGroupPlan(t *testing.T, p Plan, o GroupOptions, crashEvery int) (*Report, *GroupReport, *Result) {
+// one: the queue workload's producers and direct consumer, any confluent
+// producers, and gp.Group.Members KIP-848 members of one group on the
+// queue topic, members cut off and replaced as gp.CrashEvery says. After
+// the faults the group must drain (commit up to the end of every
+// partition); Check judges the merged history and CheckGroup the group's
+// own.
+func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *Result) {
 	t.Helper()
+	o, crashEvery := gp.Group, gp.CrashEvery
 	start := time.Now()
 	t.Logf("faults: KIP-848 group, %d nodes, seed %d, %d steps, deadline %v (replay with SAMSA_FAULTS_SEED=%d)",
 		p.Nodes, p.Seed, len(p.Steps), p.Deadline, p.Seed)
@@ -608,13 +621,31 @@ func RunGroupPlan(t *testing.T, p Plan, o GroupOptions, crashEvery int) (*Report
 		q.Stop()
 		t.Fatal(err)
 	}
+	var cf *ConfluentProducers
+	if gp.ConfluentProducers > 0 {
+		cf, err = StartConfluentProducers(c.Addrs(), qo.Topic, qo.Partitions, gp.ConfluentProducers, 100, qo.Interval)
+		if err != nil {
+			g.Stop()
+			q.Stop()
+			t.Fatal(err)
+		}
+	}
 	stopped := false
 	defer func() {
 		if !stopped {
+			if cf != nil {
+				_ = cf.Stop()
+			}
 			g.Stop()
 			q.Stop()
 		}
 	}()
+	acked := func() int {
+		if cf == nil {
+			return q.Acked()
+		}
+		return q.Acked() + cf.Acked()
+	}
 	nm := &Nemesis{C: c, Topic: qo.Topic, Partitions: qo.Partitions, Group: o.Group,
 		TxnID: "faults-txn", RF: int(rf), Logf: t.Logf}
 	holdFor(ctx, p.Quiet)
@@ -640,11 +671,16 @@ func RunGroupPlan(t *testing.T, p Plan, o GroupOptions, crashEvery int) (*Report
 			t.Logf("faults: member %s cut off without leaving; members now %v", name, g.Members())
 		}
 		t.Logf("faults: step %d/%d done at %v: sent %d acked %d, group received %d",
-			ran, len(p.Steps), time.Since(start).Round(time.Second), q.Sent(), q.Acked(), g.Deliveries())
+			ran, len(p.Steps), time.Since(start).Round(time.Second), q.Sent(), acked(), g.Deliveries())
 		holdFor(faultCtx, p.Quiet)
 	}
 	if err := nm.recover(ctx); err != nil {
 		t.Fatalf("faults: final recovery: %v", err)
+	}
+	if cf != nil {
+		if err := cf.Stop(); err != nil {
+			t.Errorf("faults: %v", err)
+		}
 	}
 	q.StopProducers()
 	if err := g.Drain(ctx, groupDrainBound); err != nil {
@@ -658,6 +694,9 @@ func RunGroupPlan(t *testing.T, p Plan, o GroupOptions, crashEvery int) (*Report
 		t.Fatalf("faults: %v", err)
 	}
 	h := q.History()
+	if cf != nil {
+		cf.MergeInto(h)
+	}
 	gh := g.History()
 	gh.MergeInto(h)
 	rep := Check(h)
@@ -679,6 +718,10 @@ func RunGroupPlan(t *testing.T, p Plan, o GroupOptions, crashEvery int) (*Report
 		},
 		Redelivered:   grep.Redelivered.Count,
 		MemberCrashes: grep.Crashes,
+	}
+	if cf != nil {
+		res.ConfluentAcked = cf.Acked()
+		t.Logf("faults: %d of %d acknowledged records from %d confluent-kafka-go producers", res.ConfluentAcked, rep.Acked, gp.ConfluentProducers)
 	}
 	res.Disk = nm.DiskOutcomes()
 	t.Logf("faults: %s\nfaults: %s\nfaults: %s", nm.CountsString(), rep, grep)

@@ -72,7 +72,8 @@ func TestCheckGroupFindsEachAnomaly(t *testing.T) {
 }
 
 // TestKIP848GroupUnderFaults runs the queue workload's idempotent
-// producers and direct consumer with a KIP-848 consumer group of three
+// producers (two franz-go, one confluent-kafka-go in a child process) and
+// direct consumer with a KIP-848 consumer group of three
 // franz-go members (ServerSideBalancer) on three nodes, kills the group
 // coordinator's node and cuts it off, and after each of those steps cuts
 // one member off without leaving and starts another: no acknowledged
@@ -108,9 +109,10 @@ func TestKIP848GroupUnderFaults(t *testing.T) {
 		}
 	}
 	o := GroupOptions{Topic: p.Queue.Topic, Partitions: p.Queue.Partitions, Group: "group848", Members: 3}
-	rep, grep, res := RunGroupPlan(t, p, o, crashEvery)
-	if rep.Acked == 0 || grep.Deliveries == 0 {
-		t.Fatalf("nothing acknowledged (%d) or received by the group (%d)", rep.Acked, grep.Deliveries)
+	rep, grep, res := RunGroupPlan(t, p, GroupPlan{Group: o, CrashEvery: crashEvery, ConfluentProducers: 1})
+	if rep.Acked == 0 || grep.Deliveries == 0 || res.ConfluentAcked == 0 {
+		t.Fatalf("nothing acknowledged (%d, %d of them from the confluent producer) or received by the group (%d)",
+			rep.Acked, res.ConfluentAcked, grep.Deliveries)
 	}
 	if res.Acks == 1 || res.Unclean {
 		return

@@ -34,10 +34,13 @@ type Result struct {
 	// Workload is empty for the queue workload's classic group,
 	// "kip848-group" for RunGroupPlan, whose Redelivered counts records
 	// the group received again after a member failed before committing
-	// them and MemberCrashes the members cut off without leaving.
-	Workload      string `json:"workload,omitempty"`
-	Redelivered   int    `json:"redelivered,omitempty"`
-	MemberCrashes int    `json:"member_crashes,omitempty"`
+	// them and MemberCrashes the members cut off without leaving;
+	// ConfluentAcked counts the records of its confluent-kafka-go
+	// producers among Acked.
+	Workload       string `json:"workload,omitempty"`
+	Redelivered    int    `json:"redelivered,omitempty"`
+	MemberCrashes  int    `json:"member_crashes,omitempty"`
+	ConfluentAcked int    `json:"confluent_acked,omitempty"`
 }
 
 // RunPlan starts a cluster, runs the queue workload under the plan's steps,

@@ -74,10 +74,20 @@ type GroupCommit struct {
 	Offset    int64
 }
 
+// GroupEnd is the end of a member's assignment by a failure: franz-go
+// told it that it lost its partitions (OnPartitionsLost: the coordinator
+// fenced it, or its group management failed), or the workload cut it off.
+type GroupEnd struct {
+	Seq    int64
+	Member string
+	Why    string // "lost" or "cut off"
+}
+
 // GroupHistory is what the KIP-848 group workload saw.
 type GroupHistory struct {
 	Deliveries []GroupDelivery
 	Commits    []GroupCommit
+	Ends       []GroupEnd
 	// Committed are the group's committed offsets as an observer read
 	// them (OffsetFetch) during the run and once after the members left.
 	Committed []CommittedObs
@@ -103,9 +113,20 @@ type GroupReport struct {
 	// crashed or was fenced before committing it), counted and reported,
 	// not an anomaly.
 	Redelivered Anomaly
+	// FencedDeliveries counts records a member received below an
+	// acknowledged commit of another member while it still held an
+	// assignment the coordinator had taken from it without its knowing
+	// (it was fenced, e.g. talking to a cut-off coordinator that still
+	// answered its heartbeats): allowed, because that member's assignment
+	// then ended by a failure (GroupEnd), reported, not an anomaly.
+	FencedDeliveries Anomaly
 	// RewoundBelowCommit: a member received a record below an offset the
-	// coordinator had already acknowledged as committed for its partition.
+	// coordinator had already acknowledged as committed for its partition,
+	// and its assignment did not end by a failure afterwards.
 	RewoundBelowCommit Anomaly
+	// CommitRegressed: the coordinator acknowledged a commit below one it
+	// had acknowledged before for the same partition.
+	CommitRegressed Anomaly
 	// Unconsumed: a record of the final log the group never received,
 	// although it had time to drain after the faults.
 	Unconsumed   Anomaly
@@ -113,7 +134,9 @@ type GroupReport struct {
 }
 
 // Anomalies is the number of anomalies of every kind.
-func (r *GroupReport) Anomalies() int { return r.RewoundBelowCommit.Count + r.Unconsumed.Count }
+func (r *GroupReport) Anomalies() int {
+	return r.RewoundBelowCommit.Count + r.CommitRegressed.Count + r.Unconsumed.Count
+}
 
 // redeliveryExamples is how many redeliveries a report describes.
 const redeliveryExamples = 3
@@ -124,6 +147,10 @@ func (r *GroupReport) String() string {
 		r.Deliveries, r.Redelivered.Count, r.CommitsAcked, r.Crashes, r.Lost, r.Drained)
 	for _, e := range r.Redelivered.Examples {
 		fmt.Fprintf(&b, "  redelivered: %s\n", e)
+	}
+	fmt.Fprintf(&b, "  received while fenced: %d\n", r.FencedDeliveries.Count)
+	for _, e := range r.FencedDeliveries.Examples {
+		fmt.Fprintf(&b, "    %s\n", e)
 	}
 	errs := make([]string, 0, len(r.CommitErrors))
 	for e := range r.CommitErrors {
@@ -136,7 +163,7 @@ func (r *GroupReport) String() string {
 	for _, a := range []struct {
 		name string
 		a    Anomaly
-	}{{"rewound-below-commit", r.RewoundBelowCommit}, {"unconsumed", r.Unconsumed}} {
+	}{{"rewound-below-commit", r.RewoundBelowCommit}, {"commit-regressed", r.CommitRegressed}, {"unconsumed", r.Unconsumed}} {
 		fmt.Fprintf(&b, "  %-20s %d", a.name, a.a.Count)
 		for _, e := range a.a.Examples {
 			fmt.Fprintf(&b, "\n    %s", e)
@@ -147,10 +174,12 @@ func (r *GroupReport) String() string {
 }
 
 // CheckGroup checks the KIP-848 group's history against the final log:
-// no member receives a record below an offset already acknowledged as
-// committed (so a record is received twice only when its first receiver
-// failed before committing it: those redeliveries are counted), and every
-// record of the final log reached the group. It is a pure function.
+// acknowledged commits of a partition never go backwards; no member
+// receives a record below an offset already acknowledged as committed
+// unless its assignment then ends by a failure (it was fenced without
+// knowing: counted), so a record is received twice only when a member
+// failed (those redeliveries are counted); and every record of the final
+// log reached the group. It is a pure function.
 func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 	r := &GroupReport{Deliveries: len(h.Deliveries), CommitsAcked: len(h.Commits), Crashes: h.Crashes,
 		Lost: h.Lost, Drained: h.Drained, CommitErrors: h.CommitErrors}
@@ -160,19 +189,44 @@ func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 	sort.Slice(commits, func(i, j int) bool { return commits[i].Seq < commits[j].Seq })
 	deliveries := append([]GroupDelivery(nil), h.Deliveries...)
 	sort.Slice(deliveries, func(i, j int) bool { return deliveries[i].Seq < deliveries[j].Seq })
+	ends := make(map[string][]GroupEnd)
+	for _, e := range h.Ends {
+		ends[e.Member] = append(ends[e.Member], e)
+	}
+	// endAfter returns the first failure that ended member's assignment
+	// after seq.
+	endAfter := func(member string, seq int64) (GroupEnd, bool) {
+		for _, e := range ends[member] {
+			if e.Seq > seq {
+				return e, true
+			}
+		}
+		return GroupEnd{}, false
+	}
 	committed := make(map[int32]GroupCommit)
+	applyCommit := func(c GroupCommit) {
+		prev, ok := committed[c.Partition]
+		if ok && c.Offset < prev.Offset {
+			r.CommitRegressed.add("partition %d: %s's commit of %d acknowledged after %s's of %d",
+				c.Partition, c.Member, c.Offset, prev.Member, prev.Offset)
+			return
+		}
+		committed[c.Partition] = c
+	}
 	got := make(map[partOffset]GroupDelivery)
 	ci := 0
 	for _, d := range deliveries {
 		for ; ci < len(commits) && commits[ci].Seq < d.Seq; ci++ {
-			c := commits[ci]
-			if c.Offset > committed[c.Partition].Offset {
-				committed[c.Partition] = c
-			}
+			applyCommit(commits[ci])
 		}
 		if c, ok := committed[d.Partition]; ok && d.Offset < c.Offset {
-			r.RewoundBelowCommit.add("%s epoch %d received %q at %d/%d after %s's commit of %d was acknowledged",
-				d.Member, d.Epoch, d.Value, d.Partition, d.Offset, c.Member, c.Offset)
+			if e, ok := endAfter(d.Member, d.Seq); ok {
+				r.FencedDeliveries.add("%s epoch %d received %q at %d/%d after %s's commit of %d was acknowledged; its assignment ended later (%s)",
+					d.Member, d.Epoch, d.Value, d.Partition, d.Offset, c.Member, c.Offset, e.Why)
+			} else {
+				r.RewoundBelowCommit.add("%s epoch %d received %q at %d/%d after %s's commit of %d was acknowledged",
+					d.Member, d.Epoch, d.Value, d.Partition, d.Offset, c.Member, c.Offset)
+			}
 		}
 		po := partOffset{d.Partition, d.Offset}
 		if first, ok := got[po]; ok {
@@ -185,6 +239,9 @@ func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 			continue
 		}
 		got[po] = d
+	}
+	for ; ci < len(commits); ci++ {
+		applyCommit(commits[ci])
 	}
 	parts := make([]int32, 0, len(final))
 	for p := range final {
@@ -297,6 +354,8 @@ func (g *Group) addMember() error {
 		if !crashed.Load() {
 			g.mu.Lock()
 			g.hist.Lost++
+			g.seq++
+			g.hist.Ends = append(g.hist.Ends, GroupEnd{Seq: g.seq, Member: name, Why: "lost"})
 			g.mu.Unlock()
 		}
 	}
@@ -414,6 +473,8 @@ func (g *Group) Crash(i int) (string, error) {
 	g.members = append(g.members[:i], g.members[i+1:]...)
 	g.crashed = append(g.crashed, m)
 	g.hist.Crashes++
+	g.seq++
+	g.hist.Ends = append(g.hist.Ends, GroupEnd{Seq: g.seq, Member: m.name, Why: "cut off"})
 	g.mu.Unlock()
 	m.crashed.Store(true)
 	m.dialer.crash()
@@ -714,10 +775,12 @@ func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *R
 			"lost": rep.Lost.Count, "duplicated": rep.Duplicated.Count, "reordered": rep.Reordered.Count,
 			"inconsistent_offset": rep.InconsistentOffset.Count, "nonmonotonic_poll": rep.NonMonotonicPoll.Count,
 			"committed_backwards": rep.CommittedBackwards.Count, "committed_skipped": rep.CommittedSkipped.Count,
-			"rewound_below_commit": grep.RewoundBelowCommit.Count, "unconsumed": grep.Unconsumed.Count,
+			"rewound_below_commit": grep.RewoundBelowCommit.Count, "commit_regressed": grep.CommitRegressed.Count,
+			"unconsumed": grep.Unconsumed.Count,
 		},
-		Redelivered:   grep.Redelivered.Count,
-		MemberCrashes: grep.Crashes,
+		Redelivered:      grep.Redelivered.Count,
+		MemberCrashes:    grep.Crashes,
+		FencedDeliveries: grep.FencedDeliveries.Count,
 	}
 	if cf != nil {
 		res.ConfluentAcked = cf.Acked()

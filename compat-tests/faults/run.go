@@ -41,6 +41,9 @@ type Result struct {
 	Redelivered    int    `json:"redelivered,omitempty"`
 	MemberCrashes  int    `json:"member_crashes,omitempty"`
 	ConfluentAcked int    `json:"confluent_acked,omitempty"`
+	// FencedDeliveries: records a KIP-848 member received below another
+	// member's acknowledged commit while fenced without knowing it.
+	FencedDeliveries int `json:"fenced_deliveries,omitempty"`
 }
 
 // RunPlan starts a cluster, runs the queue workload under the plan's steps,

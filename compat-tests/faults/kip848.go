@@ -298,9 +298,9 @@ type groupMember struct {
 	name   string
 	cl     *kgo.Client
 	dialer *cutDialer
-	// crashed is set once the member is cut off.
-	crashed *atomic.Bool
-	cancel  context.CancelFunc
+	// gone is set once the member is cut off or stopping.
+	gone   *atomic.Bool
+	cancel context.CancelFunc
 	done    chan struct{}
 }
 
@@ -346,12 +346,13 @@ func (g *Group) addMember() error {
 	d := &cutDialer{}
 	epoch := new(atomic.Int64)
 	bump := func(context.Context, *kgo.Client, map[string][]int32) { epoch.Add(1) }
-	// A cut member's group management keeps failing until the end:
-	// only live members' losses are counted.
-	crashed := new(atomic.Bool)
+	// A cut member's group management keeps failing until the end, and
+	// a stopping member's losses are no failure: only live members'
+	// losses are recorded.
+	gone := new(atomic.Bool)
 	lost := func(ctx context.Context, cl *kgo.Client, ps map[string][]int32) {
 		bump(ctx, cl, ps)
-		if !crashed.Load() {
+		if !gone.Load() {
 			g.mu.Lock()
 			g.hist.Lost++
 			g.seq++
@@ -370,7 +371,7 @@ func (g *Group) addMember() error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &groupMember{name: name, cl: cl, dialer: d, crashed: crashed, cancel: cancel, done: make(chan struct{})}
+	m := &groupMember{name: name, cl: cl, dialer: d, gone: gone, cancel: cancel, done: make(chan struct{})}
 	g.mu.Lock()
 	g.members = append(g.members, m)
 	g.mu.Unlock()
@@ -476,7 +477,7 @@ func (g *Group) Crash(i int) (string, error) {
 	g.seq++
 	g.hist.Ends = append(g.hist.Ends, GroupEnd{Seq: g.seq, Member: m.name, Why: "cut off"})
 	g.mu.Unlock()
-	m.crashed.Store(true)
+	m.gone.Store(true)
 	m.dialer.crash()
 	m.cancel()
 	<-m.done
@@ -589,6 +590,7 @@ func (g *Group) Stop() {
 	g.members, g.crashed = nil, nil
 	g.mu.Unlock()
 	for _, m := range ms {
+		m.gone.Store(true)
 		m.cancel()
 		<-m.done
 	}

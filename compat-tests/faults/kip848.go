@@ -301,7 +301,7 @@ type groupMember struct {
 	// gone is set once the member is cut off or stopping.
 	gone   *atomic.Bool
 	cancel context.CancelFunc
-	done    chan struct{}
+	done   chan struct{}
 }
 
 // Group runs the KIP-848 group workload: Members franz-go clients with

@@ -56,7 +56,9 @@ type GroupOptions struct {
 // deliveries and commits of the whole workload (one counter); Epoch
 // changes whenever the member's assignment changes.
 type GroupDelivery struct {
-	Seq       int64
+	Seq int64
+	// At is when the member recorded it, since the workload started.
+	At        time.Duration
 	Member    string
 	Epoch     int
 	Partition int32
@@ -79,6 +81,7 @@ type GroupCommit struct {
 // fenced it, or its group management failed), or the workload cut it off.
 type GroupEnd struct {
 	Seq    int64
+	At     time.Duration // since the workload started
 	Member string
 	Why    string // "lost" or "cut off"
 }
@@ -120,6 +123,10 @@ type GroupReport struct {
 	// answered its heartbeats): allowed, because that member's assignment
 	// then ended by a failure (GroupEnd), reported, not an anomaly.
 	FencedDeliveries Anomaly
+	// LongestFenced is the longest time from a delivery counted in
+	// FencedDeliveries to the end of its member's assignment: how long a
+	// fenced member went on consuming, at least.
+	LongestFenced time.Duration
 	// RewoundBelowCommit: a member received a record below an offset the
 	// coordinator had already acknowledged as committed for its partition,
 	// and its assignment did not end by a failure afterwards.
@@ -148,7 +155,8 @@ func (r *GroupReport) String() string {
 	for _, e := range r.Redelivered.Examples {
 		fmt.Fprintf(&b, "  redelivered: %s\n", e)
 	}
-	fmt.Fprintf(&b, "  received while fenced: %d\n", r.FencedDeliveries.Count)
+	fmt.Fprintf(&b, "  received while fenced: %d (longest until the assignment ended: %v)\n",
+		r.FencedDeliveries.Count, r.LongestFenced.Round(10*time.Millisecond))
 	for _, e := range r.FencedDeliveries.Examples {
 		fmt.Fprintf(&b, "    %s\n", e)
 	}
@@ -221,8 +229,9 @@ func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 		}
 		if c, ok := committed[d.Partition]; ok && d.Offset < c.Offset {
 			if e, ok := endAfter(d.Member, d.Seq); ok {
-				r.FencedDeliveries.add("%s epoch %d received %q at %d/%d after %s's commit of %d was acknowledged; its assignment ended later (%s)",
-					d.Member, d.Epoch, d.Value, d.Partition, d.Offset, c.Member, c.Offset, e.Why)
+				r.FencedDeliveries.add("%s epoch %d received %q at %d/%d after %s's commit of %d was acknowledged; its assignment ended %v later (%s)",
+					d.Member, d.Epoch, d.Value, d.Partition, d.Offset, c.Member, c.Offset, (e.At - d.At).Round(10*time.Millisecond), e.Why)
+				r.LongestFenced = max(r.LongestFenced, e.At-d.At)
 			} else {
 				r.RewoundBelowCommit.add("%s epoch %d received %q at %d/%d after %s's commit of %d was acknowledged",
 					d.Member, d.Epoch, d.Value, d.Partition, d.Offset, c.Member, c.Offset)
@@ -312,6 +321,9 @@ type Group struct {
 	o     GroupOptions
 	addrs []string
 
+	// start is when the workload started (At of deliveries and ends).
+	start time.Time
+
 	mu      sync.Mutex
 	hist    GroupHistory
 	seq     int64 // REQUIRES: mu held
@@ -325,7 +337,7 @@ type Group struct {
 
 // StartGroup starts o.Members members and the commit observer.
 func StartGroup(addrs []string, o GroupOptions) (*Group, error) {
-	g := &Group{o: o, addrs: addrs, hist: GroupHistory{CommitErrors: map[string]int{}}}
+	g := &Group{o: o, addrs: addrs, start: time.Now(), hist: GroupHistory{CommitErrors: map[string]int{}}}
 	for range o.Members {
 		if err := g.addMember(); err != nil {
 			g.Stop()
@@ -356,7 +368,7 @@ func (g *Group) addMember() error {
 			g.mu.Lock()
 			g.hist.Lost++
 			g.seq++
-			g.hist.Ends = append(g.hist.Ends, GroupEnd{Seq: g.seq, Member: name, Why: "lost"})
+			g.hist.Ends = append(g.hist.Ends, GroupEnd{Seq: g.seq, At: time.Since(g.start), Member: name, Why: "lost"})
 			g.mu.Unlock()
 		}
 	}
@@ -384,9 +396,10 @@ func (g *Group) consume(ctx context.Context, m *groupMember, epoch *atomic.Int64
 	for ctx.Err() == nil {
 		fs := m.cl.PollFetches(ctx)
 		e := int(epoch.Load())
+		at := time.Since(g.start)
 		var ds []GroupDelivery
 		fs.EachRecord(func(r *kgo.Record) {
-			ds = append(ds, GroupDelivery{Member: m.name, Epoch: e, Partition: r.Partition, Offset: r.Offset, Value: string(r.Value)})
+			ds = append(ds, GroupDelivery{At: at, Member: m.name, Epoch: e, Partition: r.Partition, Offset: r.Offset, Value: string(r.Value)})
 		})
 		g.mu.Lock()
 		for i := range ds {
@@ -475,7 +488,7 @@ func (g *Group) Crash(i int) (string, error) {
 	g.crashed = append(g.crashed, m)
 	g.hist.Crashes++
 	g.seq++
-	g.hist.Ends = append(g.hist.Ends, GroupEnd{Seq: g.seq, Member: m.name, Why: "cut off"})
+	g.hist.Ends = append(g.hist.Ends, GroupEnd{Seq: g.seq, At: time.Since(g.start), Member: m.name, Why: "cut off"})
 	g.mu.Unlock()
 	m.gone.Store(true)
 	m.dialer.crash()

@@ -73,9 +73,9 @@ func TestCheckGroupFindsEachAnomaly(t *testing.T) {
 	// later) may receive below another member's acknowledged commit:
 	// counted, not an anomaly.
 	h, final = clean()
-	h.Deliveries = append(h.Deliveries, GroupDelivery{Seq: 8, Member: "member0", Epoch: 1, Partition: 0, Offset: 1, Value: "p0-1"})
-	h.Ends = append(h.Ends, GroupEnd{Seq: 9, Member: "member0", Why: "lost"})
-	if r := CheckGroup(h, final); r.Anomalies() != 0 || r.FencedDeliveries.Count != 1 {
+	h.Deliveries = append(h.Deliveries, GroupDelivery{Seq: 8, At: time.Second, Member: "member0", Epoch: 1, Partition: 0, Offset: 1, Value: "p0-1"})
+	h.Ends = append(h.Ends, GroupEnd{Seq: 9, At: 3 * time.Second, Member: "member0", Why: "lost"})
+	if r := CheckGroup(h, final); r.Anomalies() != 0 || r.FencedDeliveries.Count != 1 || r.LongestFenced != 2*time.Second {
 		t.Fatalf("fenced member's delivery: want one counted, no anomaly:\n%s", r)
 	}
 	// Merged into a queue history, the group's deliveries are judged by

@@ -37,7 +37,13 @@
 // transaction workload checks read_committed (aborted or partial
 // transactions visible, committed ones lost); the consume-transform-produce
 // workload (EOSWorkload) checks that every acknowledged input record is in
-// the transactional output exactly once (CheckEOS).
+// the transactional output exactly once (CheckEOS). The KIP-848 group
+// workload (Group, RunGroupPlan) runs franz-go members with
+// ServerSideBalancer, cuts members off and replaces them, and checks that
+// no member receives a record below an acknowledged commit and that the
+// group receives every record (CheckGroup); confluent-kafka-go idempotent
+// producers (StartConfluentProducers, child processes) can run beside the
+// franz-go ones.
 //
 // Usage:
 //
@@ -45,6 +51,8 @@
 //	compat-tests/faults/run.sh -n 5 -t 100,50,50       # soak, prints the seed
 //	compat-tests/faults/run.sh -s 123                   # replay a schedule
 //	compat-tests/faults/run.sh --extra                  # disk full, unclean, members
+//	compat-tests/faults/run.sh --extra5                 # members, unclean on 5 voters
+//	compat-tests/faults/run.sh --kip848 -t 20,10,10     # soak with a KIP-848 group
 //
 // Every name the package creates (namespaces samsaf-<pid>-<node>, bridge
 // sfb<pid>, veths sfh<pid>x<node>) carries the test process id; a sweep at

@@ -30,6 +30,20 @@ type Result struct {
 	DataLoss   int                 `json:"client_data_loss_reports"`
 	Duration   string              `json:"duration"`
 	FinishedAt string              `json:"finished_at"`
+
+	// Workload is empty for the queue workload's classic group,
+	// "kip848-group" for RunGroupPlan, whose Redelivered counts records
+	// the group received again after a member failed before committing
+	// them and MemberCrashes the members cut off without leaving;
+	// ConfluentAcked counts the records of its confluent-kafka-go
+	// producers among Acked.
+	Workload       string `json:"workload,omitempty"`
+	Redelivered    int    `json:"redelivered,omitempty"`
+	MemberCrashes  int    `json:"member_crashes,omitempty"`
+	ConfluentAcked int    `json:"confluent_acked,omitempty"`
+	// FencedDeliveries: records a KIP-848 member received below another
+	// member's acknowledged commit while fenced without knowing it.
+	FencedDeliveries int `json:"fenced_deliveries,omitempty"`
 }
 
 // RunPlan starts a cluster, runs the queue workload under the plan's steps,

@@ -4,8 +4,9 @@
 #
 #   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy]]]] [-s seed]
 #                              [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
-#                              [--loopback | --proxy]
+#                              [--loopback | --proxy] [--kip848]
 #   compat-tests/faults/run.sh --extra     # the scenarios too long for CI (below)
+#   compat-tests/faults/run.sh --extra5    # the membership and unclean scenarios on 5 voters
 #
 # Defaults: 3 nodes, 100 leader kills, 50 leader partitions, 50 pauses (plus
 # a quarter as many coordinator, controller, bridge, majority-split,
@@ -23,10 +24,15 @@
 #
 # --extra runs TestDiskFullLeader, TestUncleanElection and
 # TestMemberRemovedAndAdded and TestQueueUnderSlowLinks (a few minutes in all).
+# --extra5 runs TestMemberRemovedAndAddedFiveNodes and TestUncleanElectionFiveNodes
+# (about 4 minutes).
+# --kip848 runs the soak with a KIP-848 consumer group of three members
+# (TestKIP848GroupUnderFaults) in place of the classic one; a member is cut
+# off without leaving and replaced after every fourth step.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-nodes=3 targets=100,50,50 seed="" deadline=6h results="" acks="" unclean="" flags=""
+nodes=3 targets=100,50,50 seed="" deadline=6h results="" acks="" unclean="" flags="" test=TestQueueUnderFaults
 while (($#)); do
 	case $1 in
 	-n) nodes=$2; shift ;;
@@ -38,10 +44,14 @@ while (($#)); do
 	--unclean) unclean=true flags+=" --unclean" ;;
 	--loopback) export SAMSA_FAULTS_LOOPBACK=1; flags+=" --loopback" ;;
 	--proxy) export SAMSA_FAULTS_PROXY=1; flags+=" --proxy" ;;
+	--kip848) test=TestKIP848GroupUnderFaults flags+=" --kip848" ;;
 	--extra)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks)$' -v ./compat-tests/faults/ ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] | --extra" >&2; exit 2 ;;
+	--extra5)
+		export SAMSA_FAULTS_EXTRA=1
+		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848] | --extra | --extra5" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -53,4 +63,4 @@ export SAMSA_FAULTS_NODES=$nodes SAMSA_FAULTS_TARGETS=$targets SAMSA_FAULTS_SEED
 export SAMSA_FAULTS_DEADLINE=$deadline SAMSA_FAULTS_RESULTS=$results
 export SAMSA_FAULTS_ACKS=$acks SAMSA_FAULTS_UNCLEAN=$unclean
 # The go test timeout covers the deadline plus start, recovery and final read.
-exec go test -count=1 -timeout 0 -run '^TestQueueUnderFaults$' -v ./compat-tests/faults/
+exec go test -count=1 -timeout 0 -run "^$test\$" -v ./compat-tests/faults/

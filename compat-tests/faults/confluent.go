@@ -1,0 +1,159 @@
+package faults
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// A second client in the test bed: idempotent acks=all producers of
+// confluent-kafka-go (librdkafka), each in a child process (the test
+// binary running TestConfluentProducerChild), so that librdkafka's own
+// retries, idempotence and sequence handling meet the faults beside
+// franz-go's. The child sends "p<id>-<seq>" round-robin over the
+// partitions and reports each delivery on stdout; the parent turns the
+// reports into Acks and Failures of a queue History, so Check judges
+// them with the franz-go producers' records (lost, duplicated, reordered,
+// inconsistent offsets).
+
+// ErrConfluentChild is returned when a confluent producer process cannot
+// be started or does not stop in time.
+var ErrConfluentChild = errors.New("faults: confluent producer process")
+
+// confluentEnv carries a child's parameters:
+// "addr,addr;topic;partitions;id;interval".
+const confluentEnv = "SAMSA_FAULTS_CONFLUENT_PRODUCER"
+
+// confluentPrefix starts every report line of a child: "CFP A seq
+// partition offset" (acknowledged) or "CFP F seq error" (failed, outcome
+// unknown).
+const confluentPrefix = "CFP "
+
+// confluentStopBound bounds how long a child gets after SIGTERM to flush
+// (it flushes for 90 s at most) and exit.
+const confluentStopBound = 2 * time.Minute
+
+// ConfluentProducers runs confluent-kafka-go producers in child processes.
+type ConfluentProducers struct {
+	mu       sync.Mutex
+	acks     []Ack
+	failures []Failure
+	procs    []*confluentProc
+}
+
+type confluentProc struct {
+	id   int
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// StartConfluentProducers starts n producers with ids firstID.. (their
+// values are "p<id>-<seq>"), each sending one record every interval.
+func StartConfluentProducers(addrs []string, topic string, partitions int32, n, firstID int, interval time.Duration) (*ConfluentProducers, error) {
+	c := &ConfluentProducers{}
+	for i := range n {
+		id := firstID + i
+		cmd := exec.Command(os.Args[0], "-test.run=^TestConfluentProducerChild$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s;%s;%d;%d;%s", confluentEnv,
+			strings.Join(addrs, ","), topic, partitions, id, interval))
+		cmd.Stderr = io.Discard
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			c.Stop()
+			return nil, fmt.Errorf("%w: %w", ErrConfluentChild, err)
+		}
+		if err := cmd.Start(); err != nil {
+			c.Stop()
+			return nil, fmt.Errorf("%w: %w", ErrConfluentChild, err)
+		}
+		p := &confluentProc{id: id, cmd: cmd, done: make(chan struct{})}
+		c.procs = append(c.procs, p)
+		go c.read(p, out)
+	}
+	return c, nil
+}
+
+// read parses a child's reports until its stdout closes, then reaps it.
+func (c *ConfluentProducers) read(p *confluentProc, out io.Reader) {
+	defer close(p.done)
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), confluentPrefix)
+		if !ok {
+			continue
+		}
+		f := strings.SplitN(line, " ", 4)
+		if len(f) < 3 {
+			continue
+		}
+		seq, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		value := fmt.Sprintf("p%d-%d", p.id, seq)
+		switch f[0] {
+		case "A":
+			if len(f) != 4 {
+				continue
+			}
+			part, err1 := strconv.ParseInt(f[2], 10, 32)
+			off, err2 := strconv.ParseInt(f[3], 10, 64)
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			c.mu.Lock()
+			c.acks = append(c.acks, Ack{Producer: p.id, Seq: seq, Partition: int32(part), Offset: off, Value: value})
+			c.mu.Unlock()
+		case "F":
+			c.mu.Lock()
+			c.failures = append(c.failures, Failure{Value: value, Err: "confluent: " + strings.Join(f[2:], " ")})
+			c.mu.Unlock()
+		}
+	}
+	_ = p.cmd.Wait()
+}
+
+// Acked is the number of records acknowledged so far.
+func (c *ConfluentProducers) Acked() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.acks)
+}
+
+// Stop asks every child to flush and exit (SIGTERM) and waits, bounded;
+// a child still running then is killed and an error returned.
+func (c *ConfluentProducers) Stop() error {
+	for _, p := range c.procs {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	var errs []error
+	deadline := time.NewTimer(confluentStopBound)
+	defer deadline.Stop()
+	for _, p := range c.procs {
+		select {
+		case <-p.done:
+		case <-deadline.C:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+			errs = append(errs, fmt.Errorf("%w: producer %d did not exit within %v of SIGTERM", ErrConfluentChild, p.id, confluentStopBound))
+		}
+	}
+	c.procs = nil
+	return errors.Join(errs...)
+}
+
+// MergeInto adds the children's acknowledged and failed sends to h.
+func (c *ConfluentProducers) MergeInto(h *History) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h.Acks = append(h.Acks, c.acks...)
+	h.Failures = append(h.Failures, c.failures...)
+}

@@ -1,0 +1,104 @@
+package faults
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+)
+
+// TestConfluentProducerChild is the child process of
+// StartConfluentProducers: an idempotent acks=all confluent-kafka-go
+// producer that sends "p<id>-<seq>" round-robin over the partitions every
+// interval until SIGTERM, then flushes (at most 90 s) and reports every
+// delivery on stdout. It does nothing in a normal run.
+func TestConfluentProducerChild(t *testing.T) {
+	spec := os.Getenv(confluentEnv)
+	if spec == "" {
+		t.Skip("runs only as a child process of StartConfluentProducers")
+	}
+	f := strings.Split(spec, ";")
+	if len(f) != 5 {
+		t.Fatalf("%s: %q", confluentEnv, spec)
+	}
+	addrs, topic := f[0], f[1]
+	partitions, err1 := strconv.Atoi(f[2])
+	id, err2 := strconv.Atoi(f[3])
+	interval, err3 := time.ParseDuration(f[4])
+	if err1 != nil || err2 != nil || err3 != nil || partitions < 1 {
+		t.Fatalf("%s: %q", confluentEnv, spec)
+	}
+	p, err := kafka.NewProducer(&kafka.ConfigMap{
+		"bootstrap.servers":  addrs,
+		"client.id":          fmt.Sprintf("confluent-producer-%d", id),
+		"enable.idempotence": true,
+		"acks":               "all",
+		"linger.ms":          2,
+		"message.timeout.ms": 120000,
+		"log_level":          0,
+	})
+	if err != nil {
+		t.Fatalf("kafka.NewProducer: %v", err)
+	}
+	var mu sync.Mutex
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(os.Stdout, confluentPrefix+format+"\n", args...)
+	}
+	reports := make(chan struct{})
+	go func() {
+		defer close(reports)
+		for ev := range p.Events() {
+			m, ok := ev.(*kafka.Message)
+			if !ok {
+				continue
+			}
+			seq, _ := m.Opaque.(int64)
+			if err := m.TopicPartition.Error; err != nil {
+				say("F %d %s", seq, strings.ReplaceAll(err.Error(), "\n", " "))
+				continue
+			}
+			say("A %d %d %d", seq, m.TopicPartition.Partition, int64(m.TopicPartition.Offset))
+		}
+	}()
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for seq := int64(0); ; {
+		select {
+		case <-term:
+			if p.Flush(90_000) > 0 {
+				// Fail what is left (outcome unknown) and serve
+				// those reports before Close closes Events.
+				_ = p.Purge(kafka.PurgeQueue | kafka.PurgeInFlight)
+				p.Flush(10_000)
+			}
+			p.Close()
+			<-reports
+			return
+		case <-tick.C:
+		}
+		if p.Len() >= maxBuffered {
+			// The cluster takes nothing now: skip a tick.
+			continue
+		}
+		msg := &kafka.Message{
+			TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: int32(seq % int64(partitions))},
+			Value:          fmt.Appendf(nil, "p%d-%d", id, seq),
+			Opaque:         seq,
+		}
+		if err := p.Produce(msg, nil); err != nil {
+			say("F %d %s", seq, err)
+		}
+		seq++
+	}
+}

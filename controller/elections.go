@@ -67,6 +67,9 @@ func (c *Controller) ElectUnclean() (int, error) {
 	var n int
 	err := c.write(false, func(img *Image) []Record {
 		recs := decideUncleanElections(img, c.opts.UncleanLeaderElection)
+		if c.opts.EligibleLeaderReplicas.enabled() {
+			recs = decideUncleanElectionsELR(img, c.opts.UncleanLeaderElection, c.opts.EligibleLeaderReplicas)
+		}
 		n = len(recs)
 		return recs
 	})

@@ -152,9 +152,9 @@ func (n *Node) register(ctx context.Context) error {
 		req := kmsg.NewPtrBrokerRegistrationRequest()
 		req.BrokerID, req.ClusterID, req.Rack = b.ID, n.clusterID, b.Rack
 		req.IncarnationID = n.incarnation
-		req.PreviousBrokerEpoch = n.previousEpoch
+		req.PreviousBrokerEpoch = n.previousEpoch // v3+
 		req.Listeners = registrationListeners(n.advs)
-		resp, err := n.channel.Request(ctx, req, 0)
+		resp, err := n.channel.Request(ctx, req, 3)
 		if err != nil {
 			return err
 		}

@@ -217,22 +217,25 @@ func decideUncleanShutdown(img *Image, id int32, unclean UncleanPolicy, elr ELRP
 }
 
 // elrAfterISRChange completes change, a leader's ISR change of partition
-// p (the leader stays), with the ELR and last known leader it implies.
+// p, with the ELR and last known leader it implies. The change keeps its
+// leader, or names the one that completing a reassignment elected.
 func elrAfterISRChange(t *Topic, p Partition, change *PartitionChangeRecord, elr ELRPolicy) {
-	isr := change.ISR
-	if isr == nil {
-		isr = p.ISR
-	}
-	replicas := p.Replicas
-	if change.Replicas != nil {
-		replicas = change.Replicas
-	}
 	q := p
-	q.Replicas = replicas
-	rec, _ := buildELRChange(t, q, elrChange{isr: isr, acceptable: func(r int32) bool { return r == p.Leader }, uncleanShutdown: -1, minISR: elr(t)})
+	if change.ISR != nil {
+		q.ISR = change.ISR
+	}
+	if change.Replicas != nil {
+		q.Replicas = change.Replicas
+	}
+	if change.Leader != nil {
+		q.Leader = *change.Leader
+	}
+	rec, _ := buildELRChange(t, Partition{Partition: p.Partition, Leader: q.Leader, Replicas: q.Replicas, ISR: p.ISR, ELR: p.ELR, LastKnownELR: p.LastKnownELR},
+		elrChange{isr: q.ISR, acceptable: func(r int32) bool { return r == q.Leader }, uncleanShutdown: -1, minISR: elr(t)})
 	if rec.Leader != nil {
-		// The leader is in its own new ISR (decideAlterPartition checks
-		// it), so the rules never move it.
+		// The leader is in the new ISR (decideAlterPartition checks it,
+		// and a completed reassignment elects from the new ISR), so the
+		// rules never move it.
 		panic(fmt.Sprintf("controller: ISR change of %s-%d moved the leader", t.Name, p.Partition))
 	}
 	change.ELR, change.LastKnownELR = rec.ELR, rec.LastKnownELR

@@ -174,3 +174,67 @@ func TestBuildELRChange(t *testing.T) {
 		})
 	}
 }
+
+// TestReassignmentWithELR completes a reassignment with eligible leader
+// replicas on: the AlterPartition that brings the new replica into the ISR
+// also moves the leader off a removed replica (a decision that once
+// panicked), and the ELR keeps only replicas of the new assignment.
+func TestReassignmentWithELR(t *testing.T) {
+	c := newTestController(t, 4, func(o *Options) { o.EligibleLeaderReplicas = func(*Topic) int { return 3 } })
+	r := c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1, 2, 3}}}}, false)[0]
+	if r.ErrorCode != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if res := reassign(t, c, "t", 0, []int32{2, 3, 4}); res.ErrorCode != 0 {
+		t.Fatalf("%+v", res)
+	}
+	p := c.Image().Topics["t"].Partitions[0]
+	got, code, msg := c.AlterPartition(AlterPartition{TopicID: r.ID, Partition: 0, LeaderID: 1, LeaderEpoch: 0, PartitionEpoch: p.PartitionEpoch, NewISR: []int32{1, 2}})
+	if code != 0 || !slices.Equal(got.ELR, []int32{3}) {
+		t.Fatalf("shrink: %d %s %+v", code, msg, got)
+	}
+	got, code, msg = c.AlterPartition(AlterPartition{TopicID: r.ID, Partition: 0, LeaderID: 1, LeaderEpoch: 0, PartitionEpoch: got.PartitionEpoch, NewISR: []int32{1, 2, 4}})
+	if code != 0 {
+		t.Fatalf("expand: %d %s", code, msg)
+	}
+	if !slices.Equal(got.Replicas, []int32{2, 3, 4}) || !slices.Equal(got.ISR, []int32{2, 4}) || got.Leader != 2 || got.Reassigning() ||
+		!slices.Equal(got.ELR, []int32{3}) || len(got.LastKnownELR) != 0 {
+		t.Fatalf("completed: %+v", got)
+	}
+}
+
+// TestFenceLastISRMemberWithELR fences both replicas of a partition with
+// min.insync.replicas 1, with and without eligible leader replicas:
+// without, the last ISR member stays in the ISR; with, the ISR becomes
+// empty and that member is eligible and the last known leader. Either way
+// it leads again once unfenced.
+func TestFenceLastISRMemberWithELR(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		c := newTestController(t, 2, func(o *Options) {
+			if on {
+				o.EligibleLeaderReplicas = func(*Topic) int { return 1 }
+			}
+		})
+		if r := c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1, 2}}}}, false)[0]; r.ErrorCode != 0 {
+			t.Fatalf("%+v", r)
+		}
+		for _, id := range []int32{2, 1} {
+			if err := c.FenceBroker(id, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := c.Image().Topics["t"].Partitions[0]
+		switch {
+		case !on && (p.Leader != -1 || !slices.Equal(p.ISR, []int32{1}) || len(p.ELR) != 0):
+			t.Fatalf("without ELR: %+v", p)
+		case on && (p.Leader != -1 || len(p.ISR) != 0 || !slices.Equal(p.ELR, []int32{1}) || !slices.Equal(p.LastKnownELR, []int32{1})):
+			t.Fatalf("with ELR: %+v", p)
+		}
+		if err := c.FenceBroker(1, false); err != nil {
+			t.Fatal(err)
+		}
+		if p := c.Image().Topics["t"].Partitions[0]; p.Leader != 1 || !slices.Equal(p.ISR, []int32{1}) || len(p.ELR) != 0 || len(p.LastKnownELR) != 0 {
+			t.Fatalf("ELR %v: broker 1 back: %+v", on, p)
+		}
+	}
+}

@@ -80,8 +80,11 @@ func buildELRChange(t *Topic, p Partition, c elrChange) (PartitionChangeRecord, 
 	if isr == nil {
 		isr = []int32{}
 	}
+	// min.insync.replicas is capped at the replica count, as Kafka's
+	// getTopicEffectiveMinIsr (and replica.UnderMinISR) does.
+	minISR := min(c.minISR, len(p.Replicas))
 	var elr []int32
-	if len(isr) < c.minISR {
+	if len(isr) < minISR {
 		for _, r := range append(slices.Clone(p.ISR), p.ELR...) {
 			if !slices.Contains(isr, r) && r != c.uncleanShutdown && slices.Contains(p.Replicas, r) && !slices.Contains(elr, r) {
 				elr = append(elr, r)

@@ -238,3 +238,21 @@ func TestFenceLastISRMemberWithELR(t *testing.T) {
 		}
 	}
 }
+
+// TestELRMinISRCapped: min.insync.replicas above the replica count counts
+// as the replica count (Kafka's getTopicEffectiveMinIsr), so a full ISR
+// of two replicas with min.insync.replicas 3 tracks no ELR, and a shrink
+// to one does.
+func TestELRMinISRCapped(t *testing.T) {
+	top := &Topic{Name: "t", ID: Uuid{9}}
+	p := Partition{Leader: 1, Replicas: []int32{1, 2}, ISR: []int32{1}, ELR: []int32{2}}
+	rec, changed := buildELRChange(top, p, elrChange{isr: []int32{1, 2}, acceptable: func(int32) bool { return true }, uncleanShutdown: -1, minISR: 3})
+	if !changed || rec.ELR == nil || len(*rec.ELR) != 0 {
+		t.Fatalf("ISR back to both replicas: %+v", rec)
+	}
+	p = Partition{Leader: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}}
+	rec, _ = buildELRChange(top, p, elrChange{isr: []int32{1}, acceptable: func(int32) bool { return true }, uncleanShutdown: -1, minISR: 3})
+	if rec.ELR == nil || !slices.Equal(*rec.ELR, []int32{2}) {
+		t.Fatalf("shrink to one: %+v", rec)
+	}
+}

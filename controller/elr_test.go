@@ -256,3 +256,42 @@ func TestELRMinISRCapped(t *testing.T) {
 		t.Fatalf("shrink to one: %+v", rec)
 	}
 }
+
+// TestElectUncleanWithELR: a partition whose eligible replicas are all
+// down stays leaderless while unclean.leader.election.enable is off; once
+// the topic allows it, ElectUnclean (the controller's timer) elects the
+// live non-eligible replica, resetting the ISR to it and clearing the ELR
+// and last known leader.
+func TestElectUncleanWithELR(t *testing.T) {
+	allow := false
+	c := newTestController(t, 3, func(o *Options) {
+		o.EligibleLeaderReplicas = func(*Topic) int { return 2 }
+		o.UncleanLeaderElection = func(*Topic) bool { return allow }
+	})
+	if r := c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1, 2, 3}}}}, false)[0]; r.ErrorCode != 0 {
+		t.Fatalf("%+v", r)
+	}
+	for _, id := range []int32{3, 2, 1} {
+		if err := c.FenceBroker(id, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.FenceBroker(3, false); err != nil {
+		t.Fatal(err)
+	}
+	p := c.Image().Topics["t"].Partitions[0]
+	if p.Leader != -1 || len(p.ISR) != 0 || !slices.Equal(p.ELR, []int32{1, 2}) || !slices.Equal(p.LastKnownELR, []int32{1}) {
+		t.Fatalf("before: %+v", p)
+	}
+	if n, err := c.ElectUnclean(); n != 0 || err != nil {
+		t.Fatalf("unclean election not allowed: %d %v", n, err)
+	}
+	allow = true
+	if n, err := c.ElectUnclean(); n != 1 || err != nil {
+		t.Fatalf("unclean election: %d %v", n, err)
+	}
+	p = c.Image().Topics["t"].Partitions[0]
+	if p.Leader != 3 || !slices.Equal(p.ISR, []int32{3}) || len(p.ELR) != 0 || len(p.LastKnownELR) != 0 {
+		t.Fatalf("after: %+v", p)
+	}
+}

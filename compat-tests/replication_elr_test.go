@@ -53,10 +53,14 @@ func describeELR(ctx context.Context, addr, topic string) (elrState, error) {
 // min.insync.replicas=2, the two followers stop, then the leader, all
 // cleanly. The follower that stopped last left the ISR while the ISR was
 // below min.insync.replicas, so it holds every acknowledged record: it is
-// in the ELR, and when it comes back alone it is elected without an
-// unclean election (Kafka before 4.1 would keep the partition offline
-// until the old leader returned). Every acknowledged record is then read
-// back, in order, once the others are back.
+// in the ELR. The first follower comes back and is not elected (it is not
+// eligible; DescribeTopicPartitions through it shows no leader, an empty
+// ISR, the ELR and the last known leader); it stops again, and the last
+// follower comes back alone and is elected without an unclean election
+// (its ISR is itself and the old leader stays eligible; Kafka before 4.1
+// would keep the partition offline until the old leader returned). Every
+// acknowledged record is then read back, in order, once the others are
+// back.
 func TestEligibleLeaderReplicaElected(t *testing.T) {
 	t.Parallel()
 	c := harness.StartSplitCluster(t, 1, 3, harness.ClusterOptions{Env: []string{
@@ -144,17 +148,21 @@ func TestEligibleLeaderReplicaElected(t *testing.T) {
 		return s.leader == -1 && len(s.isr) == 0 && slices.Equal(s.elr, []int32{min(leader, f2), max(leader, f2)}) && slices.Equal(s.lke, []int32{leader})
 	}, f1)
 
-	// f2 comes back after its clean shutdown: elected from the ELR.
+	// f1 stops again, so that nobody but f2 can join the ISR while the
+	// election is checked. f2 comes back after its clean shutdown: elected
+	// from the ELR.
+	node(f1).Stop(t)
 	node(f2).Restart(t)
-	up := state("f2 elected from the ELR", func(s elrState) bool { return s.leader == f2 }, f2, f1)
+	up := state("f2 elected from the ELR", func(s elrState) bool { return s.leader == f2 }, f2)
 	if !slices.Equal(up.isr, []int32{f2}) || !slices.Equal(up.elr, []int32{leader}) || len(up.lke) != 0 || up.epoch <= down.epoch {
 		// An unclean election would have cleared the ELR.
 		t.Fatalf("after the election: %v (before: %v)", up, down)
 	}
 
-	// The old leader comes back and catches up from f2: the ISR reaches
-	// min.insync.replicas again and the ELR is cleared.
+	// The old leader and f1 come back and catch up from f2: the ISR
+	// reaches min.insync.replicas again and the ELR is cleared.
 	node(leader).Restart(t)
+	node(f1).Restart(t)
 	state("the ISR back at min.insync.replicas, no ELR", func(s elrState) bool { return len(s.isr) >= 2 && len(s.elr) == 0 }, f2, f1, leader)
 	produce("after", 10)
 

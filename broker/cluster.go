@@ -143,7 +143,7 @@ func (n *Node) register(ctx context.Context) error {
 		if old, ok := n.ctrl.Image().Brokers[b.ID]; ok {
 			b.Fenced = old.Fenced
 		}
-		if err := n.ctrl.RegisterBroker(b); err != nil {
+		if err := n.ctrl.RegisterIncarnation(b, n.previousEpoch); err != nil {
 			return err
 		}
 		n.brokerEpoch.Store(n.ctrl.Image().Brokers[b.ID].Epoch)
@@ -152,8 +152,9 @@ func (n *Node) register(ctx context.Context) error {
 		req := kmsg.NewPtrBrokerRegistrationRequest()
 		req.BrokerID, req.ClusterID, req.Rack = b.ID, n.clusterID, b.Rack
 		req.IncarnationID = n.incarnation
+		req.PreviousBrokerEpoch = n.previousEpoch // v3+
 		req.Listeners = registrationListeners(n.advs)
-		resp, err := n.channel.Request(ctx, req, 0)
+		resp, err := n.channel.Request(ctx, req, 3)
 		if err != nil {
 			return err
 		}

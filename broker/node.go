@@ -75,6 +75,9 @@ type Node struct {
 	brokerEpoch atomic.Int64
 	// dirFailures: the log dirs' directory.id and failures (log_dir_failure.go).
 	dirFailures *logDirFailures
+	// previousEpoch is the broker epoch of this node's last clean
+	// shutdown, -1 after a crash (clean_shutdown.go).
+	previousEpoch int64
 }
 
 // startGroups builds the group coordinator; the coordinator reconciler
@@ -211,6 +214,9 @@ func (n *Node) start() (_ *Node, err error) {
 	if n.unlock, err = lockDirs(cfg.LogDirs); err != nil {
 		return nil, err
 	}
+	if n.previousEpoch, err = takeCleanShutdown(cfg.LogDirs); err != nil {
+		return nil, err
+	}
 	if err := probeListeners(cfg.Listeners); err != nil {
 		return nil, err
 	}
@@ -324,6 +330,10 @@ func (n *Node) start() (_ *Node, err error) {
 		},
 		UncleanLeaderElection: func(t *controller.Topic) bool {
 			return cfg.TopicConfig(t.Configs).UncleanLeaderElectionEnable
+		},
+		// eligible.leader.replicas.version 1, as a new Kafka 4.4 cluster.
+		EligibleLeaderReplicas: func(t *controller.Topic) int {
+			return int(cfg.TopicConfig(t.Configs).MinInsyncReplicas)
 		},
 		CaughtUp: n.catchUpGate(), // catchup.go
 	})
@@ -500,8 +510,12 @@ func (n *Node) closeStorage() error {
 		n.ctrlConns.Close()
 	}
 	if n.logs != nil {
-		if err := n.logs.Close(); err != nil {
+		err := n.logs.Close()
+		if err != nil {
 			errs = append(errs, fmt.Errorf("closing logs: %w", err))
+		}
+		if epoch := n.brokerEpoch.Load(); err == nil && epoch >= 0 && len(n.logs.FailedLogDirs()) == 0 {
+			errs = append(errs, writeCleanShutdown(n.cfg.LogDirs, epoch))
 		}
 	}
 	if n.unlock != nil {

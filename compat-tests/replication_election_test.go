@@ -121,8 +121,12 @@ func TestLeaderElections(t *testing.T) {
 		l, isr := partitionState(ctx, b5.Addr, "unclean")
 		t.Fatalf("unclean.leader.election.enable=true: leader %d ISR %v, want 5 [5]", l, isr)
 	}
-	if l, isr := partitionState(ctx, b5.Addr, "clean"); l != -1 || !slices.Equal(isr, []int32{4}) {
-		t.Fatalf("unclean.leader.election.enable=false: leader %d ISR %v, want none [4]", l, isr)
+	// Eligible leader replicas (KIP-966, on by default as in Kafka 4.4):
+	// fencing 4, the last ISR member, empties the ISR; 4 stays eligible and
+	// is the last known leader.
+	if st, err := describeELR(ctx, b5.Addr, "clean"); err != nil || st.leader != -1 || len(st.isr) != 0 ||
+		!slices.Equal(st.elr, []int32{4}) || !slices.Equal(st.lke, []int32{4}) {
+		t.Fatalf("unclean.leader.election.enable=false: %v (%v), want leader -1, ISR [], ELR [4], last known [4]", st, err)
 	}
 
 	java := !testing.Short() && kafkaToolsAvailable()

@@ -36,6 +36,11 @@ type Options struct {
 	// election (unclean.leader.election.enable); nil: none.
 	UncleanLeaderElection UncleanPolicy
 
+	// EligibleLeaderReplicas enables eligible leader replicas (KIP-966,
+	// elr.go) and gives each topic's effective min.insync.replicas; nil
+	// disables them (eligible.leader.replicas.version 0).
+	EligibleLeaderReplicas ELRPolicy
+
 	// SessionTimeout is how long a broker may go without Heartbeat before
 	// ExpireSessions fences it; 0 disables expiry.
 	SessionTimeout time.Duration
@@ -317,6 +322,9 @@ func (c *Controller) writeLocked(dryRun bool, decide func(img *Image) []Record) 
 	leading := c.quorum.Leading()
 	img := c.machine.Image()
 	recs := decide(img)
+	if c.opts.EligibleLeaderReplicas.enabled() {
+		recs = append(recs, elrClears(img, recs)...)
+	}
 	if !leading {
 		return ErrNotController
 	}
@@ -377,8 +385,16 @@ func errorCode(err error) (int16, string) {
 }
 
 // RegisterBroker registers (or re-registers) a broker. The local broker
-// calls it at start with its advertised listener.
-func (c *Controller) RegisterBroker(b Broker) error {
+// calls it at start with its advertised listener. It is
+// RegisterIncarnation with no previous epoch.
+func (c *Controller) RegisterBroker(b Broker) error { return c.RegisterIncarnation(b, -1) }
+
+// RegisterIncarnation registers (or re-registers) a broker whose process
+// recorded previousEpoch, its broker epoch, at its last clean shutdown
+// (-1 for none: a first start, or a crash). With eligible leader replicas
+// a new incarnation that does not bring its current epoch leaves every
+// ISR and ELR (decideRegisterBroker).
+func (c *Controller) RegisterIncarnation(b Broker, previousEpoch int64) error {
 	if b.ID < 0 || b.Host == "" || b.Port <= 0 || b.Port > 65535 {
 		return fmt.Errorf("%w: id %d host %q port %d", ErrInvalidBroker, b.ID, b.Host, b.Port)
 	}
@@ -390,7 +406,9 @@ func (c *Controller) RegisterBroker(b Broker) error {
 	c.liveness.Lock()
 	c.liveness.lastSeen[b.ID] = c.opts.Now()
 	c.liveness.Unlock()
-	return c.write(false, func(img *Image) []Record { return decideRegisterBroker(img, b, c.opts.UncleanLeaderElection) })
+	return c.write(false, func(img *Image) []Record {
+		return decideRegisterBroker(img, b, previousEpoch, c.opts.UncleanLeaderElection, c.opts.EligibleLeaderReplicas)
+	})
 }
 
 // FenceBroker fences (or unfences) a registered broker and moves
@@ -400,7 +418,7 @@ func (c *Controller) FenceBroker(id int32, fenced bool) error {
 	var known bool
 	err := c.write(false, func(img *Image) []Record {
 		var recs []Record
-		known, recs = decideFenceBroker(img, id, fenced, c.opts.UncleanLeaderElection)
+		known, recs = decideFenceBroker(img, id, fenced, c.opts.UncleanLeaderElection, c.opts.EligibleLeaderReplicas)
 		return recs
 	})
 	if !known {
@@ -417,7 +435,7 @@ func (c *Controller) AlterPartition(req AlterPartition) (Partition, int16, strin
 	var msg string
 	err := c.write(false, func(img *Image) []Record {
 		var recs []Record
-		code, msg, recs = decideAlterPartition(img, req)
+		code, msg, recs = decideAlterPartition(img, req, c.opts.EligibleLeaderReplicas)
 		return recs
 	})
 	if err != nil && overrides(code, err) {
@@ -433,7 +451,7 @@ func (c *Controller) ElectLeaders(typ ElectionType, partitions []TopicPartition)
 	var results []ElectLeaderResult
 	err := c.write(false, func(img *Image) []Record {
 		var recs []Record
-		results, recs = decideElectLeaders(img, typ, partitions)
+		results, recs = decideElectLeaders(img, typ, partitions, c.opts.EligibleLeaderReplicas)
 		return recs
 	})
 	failResults(results, err, func(r *ElectLeaderResult) (*int16, *string) { return &r.ErrorCode, &r.ErrorMessage })

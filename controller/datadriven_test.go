@@ -29,7 +29,12 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt golden output"
 //	elect preferred|unclean <topic>/<partition>...
 //	alter-config <topic> set|delete|append|subtract <name> [value]
 //	restart                            replay the log into a new controller
+//	restart-broker <id> clean|unclean  a new incarnation of broker <id> registers,
+//	                                   with (clean) or without its last epoch
 //	image                              print the image (topic ids omitted)
+//
+// Files named elr*.txt run with eligible leader replicas enabled (each
+// topic's min.insync.replicas config, default 1).
 func TestDataDriven(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txt")
 	if len(files) == 0 {
@@ -46,7 +51,11 @@ func runScript(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 	log := NewMemLog()
-	c := mustNew(t, log)
+	var elr ELRPolicy
+	if strings.HasPrefix(filepath.Base(file), "elr") {
+		elr = goldenMinISR
+	}
+	c := mustNew(t, log, elr)
 	var out strings.Builder
 	lines := strings.Split(string(data), "\n")
 	for i := 0; i < len(lines); {
@@ -69,7 +78,7 @@ func runScript(t *testing.T, file string) {
 		for ; i < len(lines) && lines[i] != ""; i++ {
 			want = append(want, lines[i])
 		}
-		got := strings.TrimRight(runCommand(t, &c, log, line, input), "\n")
+		got := strings.TrimRight(runCommand(t, &c, log, elr, line, input), "\n")
 		if !*rewrite && got != strings.Join(want, "\n") {
 			t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", file, start+1, line, got, strings.Join(want, "\n"))
 		}
@@ -86,8 +95,18 @@ func runScript(t *testing.T, file string) {
 	}
 }
 
-func mustNew(t *testing.T, log MetadataLog) *Controller {
-	c, err := New(Options{NodeID: 1, ClusterID: "golden", Log: log, Rand: testRand(7), Logger: quietLogger, DefaultPartitions: 1, DefaultReplicationFactor: 1})
+// goldenMinISR is the ELRPolicy of the elr*.txt scripts.
+func goldenMinISR(t *Topic) int {
+	n, err := strconv.Atoi(t.Configs["min.insync.replicas"])
+	if err != nil {
+		return 1
+	}
+	return n
+}
+
+func mustNew(t *testing.T, log MetadataLog, elr ELRPolicy) *Controller {
+	c, err := New(Options{NodeID: 1, ClusterID: "golden", Log: log, Rand: testRand(7), Logger: quietLogger, DefaultPartitions: 1, DefaultReplicationFactor: 1,
+		EligibleLeaderReplicas: elr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +149,7 @@ func parseTopicPartition(s string) TopicPartition {
 	return TopicPartition{name, int32(n)}
 }
 
-func runCommand(t *testing.T, c **Controller, log MetadataLog, line string, input []string) string {
+func runCommand(t *testing.T, c **Controller, log MetadataLog, elr ELRPolicy, line string, input []string) string {
 	args := strings.Fields(line)
 	atoi := func(s string) int32 { n, _ := strconv.Atoi(s); return int32(n) }
 	errStr := func(err error) string {
@@ -149,6 +168,15 @@ func runCommand(t *testing.T, c **Controller, log MetadataLog, line string, inpu
 			}
 		}
 		return errStr((*c).RegisterBroker(b))
+	case "restart-broker":
+		id := atoi(args[1])
+		b := (*c).Image().Brokers[id]
+		prev := int64(-1)
+		if args[2] == "clean" {
+			prev = b.Epoch
+		}
+		b.Incarnation = fmt.Sprintf("incarnation-%d", (*c).Image().Offset)
+		return errStr((*c).RegisterIncarnation(b, prev))
 	case "fence", "unfence":
 		return errStr((*c).FenceBroker(atoi(args[1]), args[0] == "fence"))
 	case "create-topics":
@@ -233,7 +261,7 @@ func runCommand(t *testing.T, c **Controller, log MetadataLog, line string, inpu
 		return strings.TrimSuffix(codeName(code)+": "+msg, ": ")
 	case "restart":
 		before := (*c).Image()
-		*c = mustNew(t, log)
+		*c = mustNew(t, log, elr)
 		if fmt.Sprint(dumpImage(before)) != fmt.Sprint(dumpImage((*c).Image())) {
 			return "image changed across restart"
 		}
@@ -273,7 +301,11 @@ func dumpImage(img *Image) string {
 		}
 		b.WriteString("\n")
 		for _, p := range top.Partitions {
-			fmt.Fprintf(&b, "  %d leader=%d epochs=%d/%d replicas=%v isr=%v\n", p.Partition, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.Replicas, p.ISR)
+			fmt.Fprintf(&b, "  %d leader=%d epochs=%d/%d replicas=%v isr=%v", p.Partition, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.Replicas, p.ISR)
+			if len(p.ELR) > 0 || len(p.LastKnownELR) > 0 {
+				fmt.Fprintf(&b, " elr=%v lastKnownElr=%v", p.ELR, p.LastKnownELR)
+			}
+			b.WriteString("\n")
 		}
 	}
 	return b.String()

@@ -814,8 +814,12 @@ func validBrokerResource(name string) (int16, string) {
 }
 
 // decideRegisterBroker returns the record that registers b, or nothing when
-// the registration is unchanged.
-func decideRegisterBroker(img *Image, b Broker, unclean UncleanPolicy) []Record {
+// the registration is unchanged. previousEpoch is the broker epoch the
+// new incarnation recorded at its clean shutdown (-1: none); with
+// eligible leader replicas, a new incarnation of a known broker that does
+// not bring its last epoch shut down uncleanly and leaves every ISR and
+// ELR (decideUncleanShutdown).
+func decideRegisterBroker(img *Image, b Broker, previousEpoch int64, unclean UncleanPolicy, elr ELRPolicy) []Record {
 	old, known := img.Brokers[b.ID]
 	newIncarnation := b.Incarnation != "" && (!known || old.Incarnation != b.Incarnation)
 	if known && !newIncarnation && old.Host == b.Host && old.Port == b.Port && old.Fenced == b.Fenced && equalPtr(old.Rack, b.Rack) && slices.Equal(old.Listeners, b.Listeners) {
@@ -829,7 +833,14 @@ func decideRegisterBroker(img *Image, b Broker, unclean UncleanPolicy) []Record 
 		// unfences it once it caught up with its registration.
 		b.Fenced = true
 		if known && !old.Fenced {
-			_, recs = decideFenceBroker(img, b.ID, true, unclean)
+			_, recs = decideFenceBroker(img, b.ID, true, unclean, elr)
+		}
+		if known && elr.enabled() && previousEpoch != old.Epoch {
+			cur, err := applyBatch(img, img.Offset+1, recs)
+			if err != nil {
+				panic(fmt.Sprintf("controller: registration decision: %v", err))
+			}
+			recs = append(recs, decideUncleanShutdown(cur, b.ID, unclean, elr)...)
 		}
 		epoch = img.Offset + 1 + int64(len(recs))
 	} else if !known {

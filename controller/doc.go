@@ -96,9 +96,22 @@
 // does, so a record that sets it is written with payload version 2, the
 // only version 2 payload: a build that does not know it refuses the record
 // (ErrUnsupportedVersion) rather than compute another leader epoch than
-// its peers; records without it stay version 1.
+// its peers; records without it stay version 1. Eligible leader
+// replicas (elr.go) add Partition elr and last_known_elr (a record that
+// holds either is payload version 2) and PartitionChange elr,
+// last_known_elr and empty_isr (an ISR set to the empty list, which JSON
+// would omit; a record with any of the three is payload version 3, which
+// may also set bump_leader_epoch): builds that do not know them refuse
+// the record.
 //
 // # Elections, reassignments, broker epochs
+//
+// elr.go: eligible leader replicas (KIP-966), on when
+// Options.EligibleLeaderReplicas is set (a node always sets it, as a
+// Kafka 4.4 cluster finalizes eligible.leader.replicas.version 1): the
+// ISR may become empty, replicas that left it below min.insync.replicas
+// may be elected cleanly, and a broker that registers without the epoch
+// of its clean shutdown (RegisterIncarnation) leaves every ISR and ELR.
 //
 // elections.go: unclean.leader.election.enable (UncleanPolicy) when a
 // fencing leaves no eligible ISR member, when an out-of-sync replica is

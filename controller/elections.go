@@ -68,7 +68,12 @@ func decideBalanceLeaders(img *Image) []Record {
 func (c *Controller) ElectUnclean() (int, error) {
 	var n int
 	err := c.write(false, func(img *Image) []Record {
-		recs := decideUncleanElections(img, c.opts.UncleanLeaderElection)
+		var recs []Record
+		if c.opts.EligibleLeaderReplicas.enabled() {
+			recs = decideUncleanElectionsELR(img, c.opts.UncleanLeaderElection, c.opts.EligibleLeaderReplicas)
+		} else {
+			recs = decideUncleanElections(img, c.opts.UncleanLeaderElection)
+		}
 		n = len(recs)
 		return recs
 	})

@@ -62,6 +62,13 @@ type Partition struct {
 	// followed by the removing ones.
 	AddingReplicas   []int32
 	RemovingReplicas []int32
+	// ELR are the eligible leader replicas (KIP-966, elr.go): replicas
+	// that left the ISR while it was below min.insync.replicas, so they
+	// hold every committed record and may lead when the ISR is empty.
+	// LastKnownELR is the last leader of a partition whose ISR became
+	// empty. Both stay empty unless Options.EligibleLeaderReplicas is set.
+	ELR          []int32
+	LastKnownELR []int32
 }
 
 // Reassigning reports whether a reassignment of the partition is in
@@ -260,6 +267,8 @@ func (b *builder) apply(rec Record) error {
 			ISR:              slices.Clone(r.ISR),
 			AddingReplicas:   slices.Clone(r.AddingReplicas),
 			RemovingReplicas: slices.Clone(r.RemovingReplicas),
+			ELR:              slices.Clone(r.ELR),
+			LastKnownELR:     slices.Clone(r.LastKnownELR),
 		})
 	case PartitionChangeRecord:
 		t, ok := b.img.TopicsByID[r.TopicID]
@@ -288,6 +297,12 @@ func (b *builder) apply(rec Record) error {
 		}
 		if r.RemovingReplicas != nil {
 			p.RemovingReplicas = nilIfEmpty(*r.RemovingReplicas)
+		}
+		if r.ELR != nil {
+			p.ELR = nilIfEmpty(*r.ELR)
+		}
+		if r.LastKnownELR != nil {
+			p.LastKnownELR = nilIfEmpty(*r.LastKnownELR)
 		}
 		p.PartitionEpoch++
 		t.Partitions[r.Partition] = p

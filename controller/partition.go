@@ -37,7 +37,7 @@ func partitionOf(img *Image, id Uuid, partition int32) (*Topic, Partition, int16
 
 // decideAlterPartition checks an ISR change and returns the record that
 // makes it (none if the ISR is already as requested).
-func decideAlterPartition(img *Image, req AlterPartition) (int16, string, []Record) {
+func decideAlterPartition(img *Image, req AlterPartition, elr ELRPolicy) (int16, string, []Record) {
 	t, p, code := partitionOf(img, req.TopicID, req.Partition)
 	if code != 0 {
 		return code, "", nil
@@ -76,6 +76,9 @@ func decideAlterPartition(img *Image, req AlterPartition) (int16, string, []Reco
 	}
 	change := PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition, ISR: slices.Clone(req.NewISR)}
 	completeReassignment(img, p, &change)
+	if elr.enabled() {
+		elrAfterISRChange(t, p, &change, elr)
+	}
 	return 0, "", []Record{change}
 }
 
@@ -110,7 +113,10 @@ func forEachPartition(img *Image, fn func(t *Topic, p Partition)) {
 // member gets its first unfenced replica as leader, with an ISR of it
 // alone, and a leaderless partition takes the unfenced broker when none
 // of its ISR is alive.
-func decideFenceBroker(img *Image, id int32, fenced bool, unclean UncleanPolicy) (bool, []Record) {
+//
+// With eligible leader replicas (elr non-nil) the rules of elr.go apply
+// instead (decideFenceBrokerELR).
+func decideFenceBroker(img *Image, id int32, fenced bool, unclean UncleanPolicy, elr ELRPolicy) (bool, []Record) {
 	b, ok := img.Brokers[id]
 	if !ok {
 		return false, nil
@@ -122,6 +128,9 @@ func decideFenceBroker(img *Image, id int32, fenced bool, unclean UncleanPolicy)
 	after, err := Apply(img, recs[0])
 	if err != nil {
 		panic(fmt.Sprintf("controller: fence decision: %v", err))
+	}
+	if elr.enabled() {
+		return true, append(recs, decideFenceBrokerELR(after, id, fenced, unclean, elr)...)
 	}
 	forEachPartition(after, func(t *Topic, p Partition) {
 		change := PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition}
@@ -191,7 +200,11 @@ type ElectLeaderResult struct {
 // unfenced. Unclean election only acts on leaderless partitions: it picks an
 // unfenced ISR member if any, else any unfenced replica, whose log then
 // becomes the truth (the ISR is reset to it alone).
-func decideElectLeaders(img *Image, typ ElectionType, parts []TopicPartition) ([]ElectLeaderResult, []Record) {
+//
+// With eligible leader replicas (elr non-nil), unclean election prefers
+// an ELR member of a partition whose ISR is empty, and then its last
+// known leader (elrElectUnclean).
+func decideElectLeaders(img *Image, typ ElectionType, parts []TopicPartition, elr ELRPolicy) ([]ElectLeaderResult, []Record) {
 	results := make([]ElectLeaderResult, len(parts))
 	var recs []Record
 	done := map[TopicPartition]bool{}
@@ -231,6 +244,15 @@ func decideElectLeaders(img *Image, typ ElectionType, parts []TopicPartition) ([
 		case ElectUnclean:
 			if p.Leader != -1 {
 				results[i].ErrorCode = kerr.ElectionNotNeeded.Code
+				continue
+			}
+			if elr.enabled() {
+				rec, ok := elrElectUnclean(img, t, p, elr)
+				if !ok {
+					results[i].ErrorCode = kerr.EligibleLeadersNotAvailable.Code
+					continue
+				}
+				recs = append(recs, rec)
 				continue
 			}
 			online := img.onlineReplicas(t.ID, p)

@@ -74,6 +74,11 @@ type PartitionRecord struct {
 	// (reassign.go); omitted when none.
 	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
 	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
+	// ELR and LastKnownELR: the eligible leader replicas (KIP-966,
+	// elr.go); omitted when empty. A record that holds either is written
+	// as payload version 2 (partitionV2).
+	ELR          []int32 `json:"elr,omitempty"`
+	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
 }
 
 // PartitionChangeRecord changes an existing partition. Nil fields are left
@@ -96,6 +101,51 @@ type PartitionChangeRecord struct {
 	// one. A record that sets it is written as payload version 2, which
 	// builds that do not know the field refuse instead of ignoring it.
 	BumpLeaderEpoch bool `json:"bump_leader_epoch,omitempty"`
+	// ELR and LastKnownELR set the eligible leader replicas and the last
+	// known leader (KIP-966, elr.go) when present (an empty list clears
+	// them); absent, they are unchanged. With eligible leader replicas the
+	// ISR may become empty: a non-nil empty ISR is encoded as
+	// "empty_isr": true, since an empty list would be omitted. A record
+	// that sets any of the three is written as payload version 3
+	// (partitionChangeV3), which older builds refuse rather than ignore.
+	ELR          *[]int32 `json:"elr,omitempty"`
+	LastKnownELR *[]int32 `json:"last_known_elr,omitempty"`
+}
+
+// partitionChangeJSON is PartitionChangeRecord's JSON layout: its fields
+// plus empty_isr.
+type partitionChangeJSON struct {
+	partitionChangeFields
+	EmptyISR bool `json:"empty_isr,omitempty"`
+}
+
+type partitionChangeFields PartitionChangeRecord
+
+// MarshalJSON encodes r, with empty_isr for an ISR set to the empty list.
+func (r PartitionChangeRecord) MarshalJSON() ([]byte, error) {
+	return json.Marshal(partitionChangeJSON{partitionChangeFields(r), r.ISR != nil && len(r.ISR) == 0})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes.
+func (r *PartitionChangeRecord) UnmarshalJSON(b []byte) error {
+	var v partitionChangeJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = PartitionChangeRecord(v.partitionChangeFields)
+	if v.EmptyISR {
+		if len(r.ISR) > 0 {
+			return fmt.Errorf("%w: empty_isr with isr %v", ErrCorrupt, r.ISR)
+		}
+		r.ISR = []int32{}
+	}
+	return nil
+}
+
+// setsELR reports whether applying r needs a build that knows eligible
+// leader replicas.
+func (r PartitionChangeRecord) setsELR() bool {
+	return r.ELR != nil || r.LastKnownELR != nil || r.ISR != nil && len(r.ISR) == 0
 }
 
 // ConfigRecord sets (Value non-nil) or deletes (Value nil) one dynamic config
@@ -141,12 +191,46 @@ const recordVersion int8 = 1
 // ignored it would compute another leader epoch than its peers).
 const partitionChangeV2 int8 = 2
 
+// partitionChangeV3 is the payload version of a PartitionChangeRecord
+// that sets ELR, LastKnownELR or an empty ISR (eligible leader replicas,
+// elr.go); it may set BumpLeaderEpoch too. partitionV2 is the payload
+// version of a PartitionRecord that holds ELR or LastKnownELR. A build
+// that ignored those fields would elect other leaders than its peers.
+const (
+	partitionChangeV3 int8 = 3
+	partitionV2       int8 = 2
+)
+
 // payloadVersion is the version byte written for rec.
 func payloadVersion(rec Record) int8 {
-	if r, ok := rec.(PartitionChangeRecord); ok && r.BumpLeaderEpoch {
-		return partitionChangeV2
+	switch r := rec.(type) {
+	case PartitionChangeRecord:
+		switch {
+		case r.setsELR():
+			return partitionChangeV3
+		case r.BumpLeaderEpoch:
+			return partitionChangeV2
+		}
+	case PartitionRecord:
+		if len(r.ELR) > 0 || len(r.LastKnownELR) > 0 {
+			return partitionV2
+		}
 	}
 	return recordVersion
+}
+
+// knownVersion reports whether this build can decode payload version
+// version of record type typ.
+func knownVersion(version int8, typ RecordType) bool {
+	switch {
+	case version == recordVersion:
+		return true
+	case typ == RecordPartitionChange:
+		return version == partitionChangeV2 || version == partitionChangeV3
+	case typ == RecordPartition:
+		return version == partitionV2
+	}
+	return false
 }
 
 // encodeRecord returns the JSON payload of rec.
@@ -163,7 +247,7 @@ func encodeRecord(rec Record) ([]byte, error) {
 
 // decodeRecord parses a payload of the given version and type.
 func decodeRecord(version int8, typ RecordType, payload []byte) (Record, error) {
-	if version != recordVersion && (version != partitionChangeV2 || typ != RecordPartitionChange) {
+	if !knownVersion(version, typ) {
 		return nil, fmt.Errorf("%w: record version %d of type %d", ErrUnsupportedVersion, version, typ)
 	}
 	var (

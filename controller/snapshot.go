@@ -49,6 +49,7 @@ func ImageRecords(img *Image) []Record {
 				TopicID: t.ID, Partition: p.Partition, Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.ISR),
 				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
 				AddingReplicas: slices.Clone(p.AddingReplicas), RemovingReplicas: slices.Clone(p.RemovingReplicas),
+				ELR: slices.Clone(p.ELR), LastKnownELR: slices.Clone(p.LastKnownELR),
 			})
 		}
 		recs = appendConfigRecords(recs, ConfigResourceTopic, name, t.Configs)

@@ -58,9 +58,11 @@ type Feature struct {
 
 // Features are the feature flags samsa advertises, as a Kafka 4.x cluster
 // formatted at its latest release: transaction.version 2 (KIP-890 part 2:
-// clients skip AddPartitionsToTxn, EndTxn bumps the epoch) and
+// clients skip AddPartitionsToTxn, EndTxn bumps the epoch),
 // group.version 1 (KIP-848 consumer groups; only with the consumer
-// protocol enabled). A feature finalized at level 0 is not listed among
+// protocol enabled) and eligible.leader.replicas.version 1 (KIP-966: the
+// controller keeps eligible leader replicas, controller/elr.go, shown by
+// DescribeTopicPartitions). A feature finalized at level 0 is not listed among
 // the finalized ones, as in Kafka. The levels are fixed (there is no
 // UpdateFeatures), so the finalized features epoch is 0.
 func Features(d *Deps) []Feature {
@@ -71,6 +73,7 @@ func Features(d *Deps) []Feature {
 	return []Feature{
 		{Name: "transaction.version", MinVersion: 0, MaxVersion: 2, FinalizedLevel: 2},
 		group,
+		{Name: "eligible.leader.replicas.version", MinVersion: 0, MaxVersion: 1, FinalizedLevel: 1},
 	}
 }
 

@@ -25,6 +25,10 @@ import (
 //     by a heartbeat whose metadata offset reached it (Kafka's rule). A
 //     retry with the same incarnation changes nothing and gets the same
 //     epoch.
+//   - v3+ previous_broker_epoch is the epoch of the broker's last clean
+//     shutdown (-1: a crash or a first start; also before v3): a new
+//     incarnation without its current epoch leaves every ISR and the
+//     eligible leader replicas (KIP-966, controller/elr.go).
 //   - A wrong cluster id is INCONSISTENT_CLUSTER_ID; a node that is not
 //     the active controller answers NOT_CONTROLLER.
 func handleBrokerRegistration(d *Deps, r *Request) (kmsg.Response, error) {
@@ -51,7 +55,7 @@ func handleBrokerRegistration(d *Deps, r *Request) (kmsg.Response, error) {
 	if req.IncarnationID != ([16]byte{}) {
 		b.Incarnation = controller.Uuid(req.IncarnationID).String()
 	}
-	if err := d.Controller.RegisterBroker(b); err != nil {
+	if err := d.Controller.RegisterIncarnation(b, req.PreviousBrokerEpoch); err != nil {
 		resp.ErrorCode = controllerErrorCode(err)
 		return resp, nil
 	}

@@ -302,6 +302,18 @@ func scriptMetadata(s *Session) error {
 			s.Do("controllers", v, req)
 		}
 	})
+	// DescribeTopicPartitions (KIP-966): a page of two partitions of
+	// topicA, then the rest from the cursor, and an unknown topic.
+	each(kmsg.DescribeTopicPartitions, func(v int16) {
+		req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+		req.ResponsePartitionLimit = 2
+		for _, n := range []string{topicA, "diff-nope"} {
+			req.Topics = append(req.Topics, kmsg.DescribeTopicPartitionsRequestTopic{Topic: n})
+		}
+		s.Do("", v, req)
+		req.Cursor = &kmsg.DescribeTopicPartitionsRequestCursor{Topic: topicA, Partition: 2}
+		s.Do("cursor", v, req)
+	})
 	return nil
 }
 

@@ -55,7 +55,7 @@ func TestSelectReadReplica(t *testing.T) {
 		{"no candidates", SelectorRackAware, "r2", leader, nil, 1},
 		{"follower without rack", SelectorRackAware, "r2", leader, []ReplicaView{f(2, "", 100, 0)}, 1},
 		{"higher log end wins", SelectorRackAware, "r2", leader, []ReplicaView{f(3, "r2", 90, 0), f(2, "r2", 95, time.Second)}, 2},
-		{"more recently caught up wins", SelectorRackAware, "r2", leader, []ReplicaView{f(2, "r2", 95, time.Second), f(3, "r2", 95, 2 * time.Second)}, 2},
+		{"more recently caught up wins", SelectorRackAware, "r2", leader, []ReplicaView{f(2, "r2", 95, time.Second), f(3, "r2", 95, 2*time.Second)}, 2},
 		{"higher id breaks the tie", SelectorRackAware, "r2", leader, []ReplicaView{f(3, "r2", 95, time.Second), f(2, "r2", 95, time.Second)}, 3},
 		{"leader without rack", SelectorRackAware, "r2", ReplicaView{ID: 1, LogEndOffset: 100}, []ReplicaView{f(2, "r2", 100, 0)}, 2},
 	} {

@@ -33,6 +33,8 @@ func startRackCluster(t *testing.T) *harness.Cluster {
 		env := append(harness.ClusterEnv(id, clientPorts, ctrlPorts),
 			"KAFKA_BROKER_RACK=r"+strconv.Itoa(id),
 			"KAFKA_REPLICA_SELECTOR_CLASS="+rackSelector,
+			// A paused node leaves the ISRs within seconds.
+			"KAFKA_REPLICA_LAG_TIME_MAX_MS=3000", "KAFKA_BROKER_SESSION_TIMEOUT_MS=3000", "KAFKA_BROKER_HEARTBEAT_INTERVAL_MS=500",
 		)
 		nodes = append(nodes, harness.EnvNode{Env: env, Addr: fmt.Sprintf("127.0.0.1:%d", clientPorts[id-1])})
 	}
@@ -144,6 +146,11 @@ func (s *servedBy) snapshot() map[int32]int {
 // with no rack with records; the follower serves Fetch v11+ up to its high
 // watermark, answers OFFSET_OUT_OF_RANGE above its log end and
 // NOT_LEADER_OR_FOLLOWER to Fetch v10 and to ListOffsets (leader only).
+// Then node 2 is paused (SIGSTOP) until it left every ISR: the leaders
+// stop sending consumers in r2 to it, and a new consumer in r2 reads both
+// rounds of records (the second produced meanwhile) from the leaders
+// only; once node 2 is back in the ISRs the first consumer reads the
+// second round too, every record exactly once.
 func TestFetchFromClosestReplica(t *testing.T) {
 	t.Parallel()
 	c := startRackCluster(t)
@@ -182,28 +189,7 @@ func TestFetchFromClosestReplica(t *testing.T) {
 
 	// Produce with acks=all: when the last is acknowledged, every
 	// replica in the ISR (all three) has every record.
-	var wg sync.WaitGroup
-	errs := make(chan error, 1)
-	for p := range assignment {
-		for i := range perPartition {
-			wg.Add(1)
-			cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(p), Value: fmt.Appendf(nil, "%d-%d", p, i)}, func(_ *kgo.Record, err error) {
-				defer wg.Done()
-				if err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			})
-		}
-	}
-	wg.Wait()
-	select {
-	case err := <-errs:
-		t.Fatalf("produce: %v", err)
-	default:
-	}
+	produceRound(ctx, t, cl, topic, len(assignment), 0, perPartition)
 
 	// The protocol, partition 0 (leader 1).
 	p0 := rackFetch{topic: topic, topicID: m.Topics[0].TopicID, partition: 0}
@@ -232,15 +218,15 @@ func TestFetchFromClosestReplica(t *testing.T) {
 	// fetch later; it serves up to it.
 	f := p0
 	f.rack = "r2"
-	var got kmsg.FetchResponseTopicPartition
+	var fr kmsg.FetchResponseTopicPartition
 	if !pollUntil(30*time.Second, func() bool {
-		got, err = f.send(ctx, cl, 2)
-		return err == nil && got.ErrorCode == 0 && got.HighWatermark == perPartition
+		fr, err = f.send(ctx, cl, 2)
+		return err == nil && fr.ErrorCode == 0 && fr.HighWatermark == perPartition
 	}) {
-		t.Fatalf("follower 2: %v, error %d, high watermark %d; want %d", err, got.ErrorCode, got.HighWatermark, perPartition)
+		t.Fatalf("follower 2: %v, error %d, high watermark %d; want %d", err, fr.ErrorCode, fr.HighWatermark, perPartition)
 	}
-	if n := recordCount(topic, &got); n == 0 || got.PreferredReadReplica != -1 {
-		t.Fatalf("follower 2 served %d records, preferred read replica %d", n, got.PreferredReadReplica)
+	if n := recordCount(topic, &fr); n == 0 || fr.PreferredReadReplica != -1 {
+		t.Fatalf("follower 2 served %d records, preferred read replica %d", n, fr.PreferredReadReplica)
 	}
 	f.offset = perPartition + 1
 	if got, err := f.send(ctx, cl, 2); err != nil || got.ErrorCode != kerr.OffsetOutOfRange.Code {
@@ -276,39 +262,141 @@ func TestFetchFromClosestReplica(t *testing.T) {
 
 	// A franz-go consumer in r2 reads everything from node 2.
 	served := &servedBy{batches: map[int32]int{}}
-	cons, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.Rack("r2"), kgo.WithHooks(served))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cons.Close()
-	got0 := map[int32][]string{}
-	total := 0
-	for total < perPartition*len(assignment) {
-		fs := cons.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d records; batches by broker %v", total, perPartition*len(assignment), served.snapshot())
-		}
-		fs.EachError(func(topic string, p int32, err error) { t.Logf("consumer: %s[%d]: %v", topic, p, err) })
-		fs.EachRecord(func(r *kgo.Record) {
-			got0[r.Partition] = append(got0[r.Partition], string(r.Value))
-			total++
-		})
-	}
-	for p := range assignment {
-		var want []string
-		for i := range perPartition {
-			want = append(want, fmt.Sprintf("%d-%d", p, i))
-		}
-		if !slices.Equal(got0[int32(p)], want) {
-			t.Fatalf("partition %d: read %d records, not every acknowledged one exactly once in order (first %v)", p, len(got0[int32(p)]), firstValues(got0[int32(p)], 5))
-		}
-	}
+	cons := newRackConsumer(t, c.Addrs(), topic, served)
+	got := map[int32][]string{}
+	consumeUntil(ctx, t, cons, got, len(assignment)*perPartition, served)
+	checkRounds(t, got, len(assignment), perPartition)
 	by := served.snapshot()
 	if by[2] == 0 || len(by) != 1 {
 		t.Fatalf("record batches by broker %v: want every one from node 2 (rack r2)", by)
 	}
-	t.Logf("%d records read in %d batches, all from node 2 (rack r2); leaders %v", total, by[2], leaders)
+	t.Logf("%d records read in %d batches, all from node 2 (rack r2); leaders %v", len(assignment)*perPartition, by[2], leaders)
+
+	// Node 2 stops (SIGSTOP) and leaves the ISRs: the leaders no longer
+	// send a consumer in r2 to it, and a new one reads every record,
+	// a second round produced meanwhile included, from the leaders.
+	c.Brokers[1].Pause(t)
+	if !pollUntil(60*time.Second, func() bool {
+		m, err := rawMetadata(ctx, c.Brokers[0].Addr, topic)
+		if err != nil || len(m.Topics) != 1 {
+			return false
+		}
+		for _, p := range m.Topics[0].Partitions {
+			if slices.Contains(p.ISR, 2) {
+				return false
+			}
+		}
+		return true
+	}) {
+		c.Brokers[1].Resume(t)
+		t.Fatal("node 2 paused: still in an ISR after 60 s")
+	}
+	paused := true
+	defer func() {
+		if paused {
+			c.Brokers[1].Resume(t)
+		}
+	}()
+	f = p0
+	f.rack = "r2"
+	if got, err := f.send(ctx, cl, leader0); err != nil || got.ErrorCode != 0 || got.PreferredReadReplica != -1 || recordCount(topic, &got) == 0 {
+		t.Fatalf("leader, rack r2, node 2 out of the ISR: %v, error %d, preferred read replica %d; want the records here", err, got.ErrorCode, got.PreferredReadReplica)
+	}
+	produceRound(ctx, t, cl, topic, len(assignment), perPartition, 2*perPartition)
+	served2 := &servedBy{batches: map[int32]int{}}
+	cons2 := newRackConsumer(t, c.Addrs(), topic, served2)
+	got2 := map[int32][]string{}
+	consumeUntil(ctx, t, cons2, got2, 2*len(assignment)*perPartition, served2)
+	checkRounds(t, got2, len(assignment), 2*perPartition)
+	if by := served2.snapshot(); by[2] != 0 {
+		t.Fatalf("record batches by broker %v: node 2 served a consumer while out of the ISR (paused)", by)
+	}
+
+	// Node 2 comes back and catches up: the first consumer reads the
+	// second round too, exactly once.
+	c.Brokers[1].Resume(t)
+	paused = false
+	waitFullISR(t, ctx, c, topic, len(assignment))
+	consumeUntil(ctx, t, cons, got, 2*len(assignment)*perPartition, served)
+	checkRounds(t, got, len(assignment), 2*perPartition)
+	t.Logf("after node 2's pause: the new consumer's batches by broker %v, the first consumer's %v", served2.snapshot(), served.snapshot())
+}
+
+// produceRound produces, with acks=all, the records "P-I" for I in
+// [from, to) to each of partitions partitions, and waits for every ack.
+func produceRound(ctx context.Context, t *testing.T, cl *kgo.Client, topic string, partitions, from, to int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, 1)
+	for p := range partitions {
+		for i := from; i < to; i++ {
+			wg.Add(1)
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(p), Value: fmt.Appendf(nil, "%d-%d", p, i)}, func(_ *kgo.Record, err error) {
+				defer wg.Done()
+				if err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatalf("produce: %v", err)
+	default:
+	}
+}
+
+// newRackConsumer is a franz-go consumer of topic from its start in rack
+// r2, whose batches served counts by broker; closed at test cleanup.
+func newRackConsumer(t *testing.T, addrs []string, topic string, served *servedBy) *kgo.Client {
+	t.Helper()
+	cons, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.Rack("r2"), kgo.WithHooks(served))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cons.Close)
+	return cons
+}
+
+// consumeUntil polls cons until got (values by partition) holds total
+// records.
+func consumeUntil(ctx context.Context, t *testing.T, cons *kgo.Client, got map[int32][]string, total int, served *servedBy) {
+	t.Helper()
+	n := 0
+	for _, v := range got {
+		n += len(v)
+	}
+	for n < total {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d records; batches by broker %v", n, total, served.snapshot())
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Logf("consumer: %s[%d]: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			got[r.Partition] = append(got[r.Partition], string(r.Value))
+			n++
+		})
+	}
+}
+
+// checkRounds checks that got holds "P-0" to "P-(n-1)" of each partition,
+// exactly once and in order (anomalies: lost, duplicated, reordered).
+func checkRounds(t *testing.T, got map[int32][]string, partitions, n int) {
+	t.Helper()
+	for p := range partitions {
+		var want []string
+		for i := range n {
+			want = append(want, fmt.Sprintf("%d-%d", p, i))
+		}
+		if !slices.Equal(got[int32(p)], want) {
+			t.Fatalf("partition %d: read %d records, not the %d acknowledged ones exactly once in order (first %v)", p, len(got[int32(p)]), n, firstValues(got[int32(p)], 5))
+		}
+	}
 }
 
 // firstValues is the first n of s, for a failure message.

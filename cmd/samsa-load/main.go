@@ -67,7 +67,7 @@ import (
 )
 
 func main() {
-	brokers := flag.String("brokers", "127.0.0.1:9092", "bootstrap servers")
+	brokers := flag.String("brokers", "127.0.0.1:9092", "bootstrap servers, comma-separated")
 	records := flag.Int("records", 300000, "records to produce")
 	size := flag.Int("size", 1024, "value size in bytes")
 	partitions := flag.Int("partitions", 6, "partitions of the test topic")
@@ -361,7 +361,7 @@ func setSecurity(path string, props map[string]string) error {
 // seed returns the options every client starts with: the brokers and
 // the security options.
 func seed(brokers string) []kgo.Opt {
-	return append(slices.Clone(security), kgo.SeedBrokers(brokers))
+	return append(slices.Clone(security), kgo.SeedBrokers(strings.Split(brokers, ",")...))
 }
 
 // emitJSON and brokerPid are set from -json and -broker-pid in main

@@ -105,9 +105,20 @@ func logf(format string, args ...any) {
 func runRound(c config, round int) (map[string]map[string]float64, error) {
 	out := map[string]map[string]float64{}
 	for _, n := range []int{1, 3} {
-		cl, err := startCluster(c, n, filepath.Join(c.work, fmt.Sprintf("round%d-%dnodes", round, n)))
+		dir := filepath.Join(c.work, fmt.Sprintf("round%d-%dnodes", round, n))
+		cl, err := startCluster(c, n, dir)
 		if err != nil {
-			return nil, err
+			// A cluster that does not form is reported, not measured:
+			// one more try on fresh directories, the failed one's logs
+			// kept for a look.
+			kept, _ := os.MkdirTemp("", "samsa-bench-replication-failed-")
+			if kept != "" {
+				os.Rename(dir, filepath.Join(kept, filepath.Base(dir)))
+			}
+			logf("round %d: %v; logs moved to %s; starting a fresh cluster", round+1, err, kept)
+			if cl, err = startCluster(c, n, dir+"-retry"); err != nil {
+				return nil, err
+			}
 		}
 		var run []int
 		for i, s := range setups {

@@ -3,10 +3,13 @@ package compattests
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,8 +36,10 @@ func startRackCluster(t *testing.T) *harness.Cluster {
 		env := append(harness.ClusterEnv(id, clientPorts, ctrlPorts),
 			"KAFKA_BROKER_RACK=r"+strconv.Itoa(id),
 			"KAFKA_REPLICA_SELECTOR_CLASS="+rackSelector,
-			// A paused node leaves the ISRs within seconds.
-			"KAFKA_REPLICA_LAG_TIME_MAX_MS=3000", "KAFKA_BROKER_SESSION_TIMEOUT_MS=3000", "KAFKA_BROKER_HEARTBEAT_INTERVAL_MS=500",
+			// Kafka's defaults otherwise (session 9 s, lag 30 s): a
+			// loaded machine must not fence node 2 or drop it from
+			// an ISR while the consumers read from it; the paused
+			// node 2 leaves the ISRs when it is fenced.
 		)
 		nodes = append(nodes, harness.EnvNode{Env: env, Addr: fmt.Sprintf("127.0.0.1:%d", clientPorts[id-1])})
 	}
@@ -146,7 +151,8 @@ func (s *servedBy) snapshot() map[int32]int {
 // with no rack with records; the follower serves Fetch v11+ up to its high
 // watermark, answers OFFSET_OUT_OF_RANGE above its log end and
 // NOT_LEADER_OR_FOLLOWER to Fetch v10 and to ListOffsets (leader only).
-// Then node 2 is paused (SIGSTOP) until it left every ISR: the leaders
+// The Java consumer with client.rack=r2 receives its records from node 2
+// too (javaRackConsumer; skipped without java). Then node 2 is paused (SIGSTOP) until it left every ISR: the leaders
 // stop sending consumers in r2 to it, and a new consumer in r2 reads both
 // rounds of records (the second produced meanwhile) from the leaders
 // only; once node 2 is back in the ISRs the first consumer reads the
@@ -272,7 +278,10 @@ func TestFetchFromClosestReplica(t *testing.T) {
 	}
 	t.Logf("%d records read in %d batches, all from node 2 (rack r2); leaders %v", len(assignment)*perPartition, by[2], leaders)
 
-	// Node 2 stops (SIGSTOP) and leaves the ISRs: the leaders no longer
+	// The Java client with client.rack=r2 (when java is there).
+	t.Run("java", func(t *testing.T) { javaRackConsumer(ctx, t, c, cl, assignment) })
+
+	// Node 2 stops (SIGSTOP), is fenced and leaves the ISRs: the leaders no longer
 	// send a consumer in r2 to it, and a new one reads every record,
 	// a second round produced meanwhile included, from the leaders.
 	c.Brokers[1].Pause(t)
@@ -289,7 +298,7 @@ func TestFetchFromClosestReplica(t *testing.T) {
 		return true
 	}) {
 		c.Brokers[1].Resume(t)
-		t.Fatal("node 2 paused: still in an ISR after 60 s")
+		t.Fatal("node 2 paused: still in an ISR after 60 s (broker.session.timeout.ms is 9 s)")
 	}
 	paused := true
 	defer func() {
@@ -297,10 +306,19 @@ func TestFetchFromClosestReplica(t *testing.T) {
 			c.Brokers[1].Resume(t)
 		}
 	}()
-	f = p0
-	f.rack = "r2"
-	if got, err := f.send(ctx, cl, leader0); err != nil || got.ErrorCode != 0 || got.PreferredReadReplica != -1 || recordCount(topic, &got) == 0 {
-		t.Fatalf("leader, rack r2, node 2 out of the ISR: %v, error %d, preferred read replica %d; want the records here", err, got.ErrorCode, got.PreferredReadReplica)
+	// Each leader applies the ISR change itself (its own AlterPartition,
+	// or the image that fenced node 2): ask each until it keeps a
+	// consumer in r2.
+	for p, leader := range leaders {
+		f := rackFetch{topic: topic, topicID: m.Topics[0].TopicID, partition: p, rack: "r2"}
+		var fr kmsg.FetchResponseTopicPartition
+		var err error
+		if !pollUntil(30*time.Second, func() bool {
+			fr, err = f.send(ctx, cl, leader)
+			return err == nil && fr.ErrorCode == 0 && fr.PreferredReadReplica == -1 && recordCount(topic, &fr) > 0
+		}) {
+			t.Fatalf("partition %d, leader %d, rack r2, node 2 out of the ISR: %v, error %d, preferred read replica %d; want the records there", p, leader, err, fr.ErrorCode, fr.PreferredReadReplica)
+		}
 	}
 	produceRound(ctx, t, cl, topic, len(assignment), perPartition, 2*perPartition)
 	served2 := &servedBy{batches: map[int32]int{}}
@@ -320,6 +338,77 @@ func TestFetchFromClosestReplica(t *testing.T) {
 	consumeUntil(ctx, t, cons, got, 2*len(assignment)*perPartition, served)
 	checkRounds(t, got, len(assignment), 2*perPartition)
 	t.Logf("after node 2's pause: the new consumer's batches by broker %v, the first consumer's %v", served2.snapshot(), served.snapshot())
+}
+
+// javaRackConsumer: the Java consumer (kafka-clients 4.4) with
+// client.rack=r2 reads 1 KiB records of its own topic (the assignment of
+// TestFetchFromClosestReplica) exactly once and in order, and receives
+// them from node 2: its consumer-node-metrics incoming-byte-total is at
+// least the records' size from node 2 and a small fraction of it from the
+// leaders (metadata, offsets and the redirecting fetch answers).
+func javaRackConsumer(ctx context.Context, t *testing.T, c *harness.Cluster, cl *kgo.Client, assignment [][]int32) {
+	cp := javaClasspath(t)
+	const topic, perPartition, size = "rack-aware-java", 300, 1024
+	createAssignedPartitions(ctx, t, cl, topic, assignment, map[string]string{"min.insync.replicas": "2"})
+	waitFullISR(t, ctx, c, topic, len(assignment))
+	// Incompressible values, each its own: the byte counts compare with
+	// their size whatever codec the producer picks.
+	rng := rand.New(rand.NewPCG(1, 2))
+	var recs []*kgo.Record
+	for p := range assignment {
+		for i := range perPartition {
+			value := make([]byte, size)
+			for j := range value {
+				value[j] = byte(rng.Uint32())
+			}
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(p), Key: fmt.Appendf(nil, "%d-%d", p, i), Value: value})
+		}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	jctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(jctx, "java", "-cp", cp, "samsa.compat.RackConsumer", strings.Join(c.Addrs(), ","), topic, "r2", strconv.Itoa(len(recs)))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	stderr := &logWriter{t: t, prefix: "java stderr: "}
+	cmd.Stderr = stderr
+	out, err := cmd.Output()
+	stderr.flush()
+	if err != nil {
+		t.Fatalf("java RackConsumer: %v\n%s", err, out)
+	}
+	got := map[int32][]string{}
+	nodes := map[string]int64{}
+	done := false
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 4 && f[0] == "RECORD":
+			p, _ := strconv.Atoi(f[1])
+			got[int32(p)] = append(got[int32(p)], f[3])
+		case len(f) == 3 && f[0] == "NODE":
+			nodes[f[1]], _ = strconv.ParseInt(f[2], 10, 64)
+		case len(f) == 2 && f[0] == "DONE":
+			done = true
+		}
+	}
+	if !done {
+		t.Fatalf("java RackConsumer did not finish:\n%s", out)
+	}
+	checkRounds(t, got, len(assignment), perPartition)
+	records := int64(len(recs) * size)
+	if nodes["node-2"] < records {
+		t.Fatalf("java consumer received %d bytes from node 2, less than the %d bytes of records; by node: %v", nodes["node-2"], records, nodes)
+	}
+	for _, n := range []string{"node-1", "node-3"} {
+		if nodes[n] > records/10 {
+			t.Fatalf("java consumer received %d bytes from leader %s (records: %d bytes, all to come from node 2); by node: %v", nodes[n], n, records, nodes)
+		}
+	}
+	t.Logf("java consumer, client.rack=r2: %d records; bytes received by node %v", len(recs), nodes)
 }
 
 // produceRound produces, with acks=all, the records "P-I" for I in

@@ -35,6 +35,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 type config struct {
@@ -298,10 +299,37 @@ func waitBrokers(bootstrap string, n int, deadline time.Time) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("metadata lists %d of %d brokers (%v)", len(m.Brokers), n, err)
+			return fmt.Errorf("metadata lists %d of %d brokers (%v); by node: %s", len(m.Brokers), n, err, brokersByNode(bootstrap))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// brokersByNode asks each node of bootstrap for the brokers its Metadata
+// lists, for a cluster that does not form.
+func brokersByNode(bootstrap string) string {
+	var out []string
+	for _, addr := range strings.Split(bootstrap, ",") {
+		kc, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0))
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", addr, err))
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		m, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, kc)
+		cancel()
+		kc.Close()
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", addr, err))
+			continue
+		}
+		var ids []int32
+		for _, b := range m.Brokers {
+			ids = append(ids, b.NodeID)
+		}
+		out = append(out, fmt.Sprintf("%s: %v", addr, ids))
+	}
+	return strings.Join(out, "; ")
 }
 
 // stop sends SIGTERM to every node and waits up to 30 s each, then kills.

@@ -213,6 +213,7 @@
 //	| `replica.fetch.response.max.bytes` | `10485760` | Record bytes a follower asks for in one fetch response, over all partitions (the leader also caps it at fetch.max.bytes). |
 //	| `replica.fetch.wait.max.ms` | `500` | How long a follower's fetch waits at the leader for data; at most replica.lag.time.max.ms. |
 //	| `replica.fetch.backoff.ms` | `1000` | How long a follower waits after a failed fetch of a partition. |
+//	| `replica.selector.class` | null | How a leader picks the replica a consumer reads from (KIP-392). Unset (Kafka's default) or org.apache.kafka.common.replica.LeaderSelector: the leader; org.apache.kafka.common.replica.RackAwareReplicaSelector: an in-sync replica in the consumer's client.rack (matched against broker.rack) that holds the fetch offset, the leader when it is in that rack. Followers serve consumers' Fetch v11+ up to their high watermark whatever this says. |
 //	| `auto.leader.rebalance.enable` | `true` | Move leadership back to each partition's preferred replica when it is in the ISR, every leader.imbalance.check.interval.seconds. |
 //	| `leader.imbalance.check.interval.seconds` | `300` | How often the active controller balances leaders (auto.leader.rebalance.enable). |
 //	| `leader.imbalance.per.broker.percentage` | `10` | Accepted for compatibility; as in Kafka's KRaft controller, every imbalanced partition is balanced. |

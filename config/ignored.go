@@ -42,7 +42,7 @@ var ignoredKeys = map[string]bool{
 	// Replication details.
 	"replica.fetch.min.bytes":   true,
 	"replica.socket.timeout.ms": true, "replica.socket.receive.buffer.bytes": true,
-	"replica.high.watermark.checkpoint.interval.ms": true, "replica.selector.class": true, "log.dir.failure.timeout.ms": true,
+	"replica.high.watermark.checkpoint.interval.ms": true, "log.dir.failure.timeout.ms": true,
 	"leader.replication.throttled.rate": true, "follower.replication.throttled.rate": true,
 	"replica.alter.log.dirs.io.max.bytes.per.second": true,
 	// Log details.

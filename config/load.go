@@ -95,6 +95,8 @@ type Config struct {
 	// ReplicaFetchBackoffMs time them.
 	ReplicaFetchMaxBytes, ReplicaFetchResponseMaxBytes int32
 	ReplicaFetchWaitMaxMs, ReplicaFetchBackoffMs       int32
+	// ReplicaSelectorClass is replica.selector.class ("" when unset).
+	ReplicaSelectorClass string
 	// AutoLeaderRebalanceEnable and LeaderImbalanceCheckIntervalSeconds:
 	// preferred-leader balancing by the active controller.
 	AutoLeaderRebalanceEnable           bool
@@ -664,6 +666,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.ReplicaFetchResponseMaxBytes = d.i32("replica.fetch.response.max.bytes")
 	c.ReplicaFetchWaitMaxMs = d.i32("replica.fetch.wait.max.ms")
 	c.ReplicaFetchBackoffMs = d.i32("replica.fetch.backoff.ms")
+	c.ReplicaSelectorClass = d.str("replica.selector.class")
 	if int64(c.ReplicaFetchWaitMaxMs) > c.ReplicaLagTimeMaxMs {
 		// Kafka's KafkaConfig requirement, with its wording.
 		return nil, fmt.Errorf("%w: replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR", ErrInvalid)

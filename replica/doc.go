@@ -35,6 +35,11 @@
 //     replica.lag.time.max.ms/2 each led partition drops lagging followers
 //     through the ISRChanger; a follower that caught up is proposed back
 //     on its fetch.
+//   - read_replica.go: fetch from the closest replica (KIP-392): the
+//     replica.selector.class decision (SelectReadReplica, a pure function,
+//     and Partition.PreferredReadReplica, which takes its candidates from
+//     the ISR followers holding the fetch offset) and CheckReplica, the
+//     epoch and role check of a consumer's read from a follower.
 //   - fetcher.go: one goroutine per source broker, sessionless Fetch v12+
 //     with ReplicaID / ReplicaState set, read_uncommitted, max wait
 //     replica.fetch.wait.max.ms; the leader's batches are appended with
@@ -94,7 +99,7 @@
 //
 // # Not yet
 //
-// No fetch from followers (KIP-392), no follower fetch sessions. Of
+// No follower fetch sessions. Of
 // eligible leader replicas (KIP-966, on by default in Kafka 4.4) only the
 // strict min ISR rule is here (UnderMinISR: a leader whose ISR is below
 // min.insync.replicas keeps its high watermark); the controller tracks no

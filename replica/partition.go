@@ -369,12 +369,13 @@ type FollowerFetchResult struct {
 }
 
 // FollowerFetch records a fetch from follower replicaID at fetchOffset
-// (its log end offset), whose last fetched batch had lastFetchedEpoch:
+// (its log end offset) with logStartOffset (its log start offset), whose
+// last fetched batch had lastFetchedEpoch:
 // it checks the leader epoch (as CheckLeader), looks for divergence,
 // updates the follower's state (LEO and last caught-up time), advances the
 // high watermark and proposes adding the follower to the ISR when it
 // caught up. The caller reads the log up to its end.
-func (p *Partition) FollowerFetch(replicaID, currentLeaderEpoch int32, fetchOffset int64, lastFetchedEpoch int32) (FollowerFetchResult, int16) {
+func (p *Partition) FollowerFetch(replicaID, currentLeaderEpoch int32, fetchOffset, logStartOffset int64, lastFetchedEpoch int32) (FollowerFetchResult, int16) {
 	res := FollowerFetchResult{DivergingEpoch: -1, DivergingEndOffset: -1}
 	if lastFetchedEpoch >= 0 {
 		endEpoch, endOffset := p.log.EndOffsetForEpoch(lastFetchedEpoch)
@@ -401,6 +402,7 @@ func (p *Partition) FollowerFetch(replicaID, currentLeaderEpoch int32, fetchOffs
 			return res, kerr.OffsetOutOfRange.Code
 		}
 		f = UpdateFollowerFetch(f, fetchOffset, leo, p.m.now())
+		f.LogStartOffset = logStartOffset
 		p.mu.followers[replicaID] = f
 		p.maybeIncrementHighWatermarkLocked()
 		hw := p.log.HighWatermark()

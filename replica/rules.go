@@ -15,6 +15,10 @@ type FollowerState struct {
 	// LogEndOffset is the follower's log end offset: the offset of its
 	// last fetch. -1 until the follower fetched from this leader.
 	LogEndOffset int64
+	// LogStartOffset is the follower's log start offset as its last fetch
+	// gave it (KIP-392: a consumer is sent only to a follower whose log
+	// holds the fetch offset).
+	LogStartOffset int64
 	// LastCaughtUp is the last time the follower was known to have
 	// everything the leader had (Kafka's lastCaughtUpTimeMs).
 	LastCaughtUp time.Time

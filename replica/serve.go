@@ -114,7 +114,7 @@ func (m *Manager) serveReplicaFetch(ctx context.Context, req *kmsg.FetchRequest,
 			s.file = storage.FileSlice{}
 			sp := out(i)
 			waits[i] = s.p.log.Wait()
-			res, code := s.p.FollowerFetch(replicaID, s.rp.CurrentLeaderEpoch, s.rp.FetchOffset, s.rp.LastFetchedEpoch)
+			res, code := s.p.FollowerFetch(replicaID, s.rp.CurrentLeaderEpoch, s.rp.FetchOffset, s.rp.LogStartOffset, s.rp.LastFetchedEpoch)
 			sp.ErrorCode = code
 			sp.HighWatermark = res.HighWatermark
 			sp.LogStartOffset = s.p.log.LogStartOffset()

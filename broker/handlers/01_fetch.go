@@ -23,7 +23,9 @@ import (
 //     returned batches, so the client drops their records; control
 //     batches are returned and skipped by clients. v5 log_start_offset; v7 KIP-227 sessions (see
 //     fetch_session.go); v9 current_leader_epoch (FENCED_LEADER_EPOCH /
-//     UNKNOWN_LEADER_EPOCH); v11 rack and preferred_read_replica (-1);
+//     UNKNOWN_LEADER_EPOCH); v11 rack and preferred_read_replica (KIP-392,
+//     fetch_replica.go: followers serve v11+ consumer fetches up to their
+//     high watermark; replica.selector.class redirects from the leader);
 //     v12 flexible, last_fetched_epoch; v13 topics by id (UNKNOWN_TOPIC_ID);
 //     v15 replica_state; v16-v18 tagged fields only.
 //   - A fetch with replica_id >= 0 (ReplicaState.ID from v15) is a
@@ -31,7 +33,8 @@ import (
 //     log end offset, records the follower's position (which moves the
 //     high watermark and the ISR) and reports divergence (v12+
 //     DivergingEpoch); follower fetches are sessionless.
-//   - A partition this node does not lead is NOT_LEADER_OR_FOLLOWER, with
+//   - A partition this node does not lead (v4-v10) or hold a replica of
+//     (v11+) is NOT_LEADER_OR_FOLLOWER, with
 //     CurrentLeader (v12+, KIP-951) and the leader's endpoint in
 //     NodeEndpoints (v16+).
 //   - Consumers read up to the high watermark. An offset below the log
@@ -86,6 +89,7 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	// every partition it reads, those of its session included (authz.go).
 	denied := d.fetchDenied(r, img, wants)
 	readCommitted := req.IsolationLevel == 1
+	client := newFetchClient(req, v) // KIP-392: fetch_replica.go
 	total, anyError := 0, false
 	for i, k := range wants {
 		if denied != nil && denied[i] {
@@ -93,10 +97,10 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 			anyError = true
 			continue
 		}
-		res := d.readPartition(img, k, wantParts[k], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, sendFiles: r.SendFiles})
+		res := d.readPartition(img, k, wantParts[k], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, sendFiles: r.SendFiles, client: client})
 		results[i] = res
 		total += res.size()
-		anyError = anyError || res.code != 0
+		anyError = anyError || res.code != 0 || res.redirect // both answer at once
 	}
 	if wait := time.Duration(req.MaxWaitMillis) * time.Millisecond; total < minBytes && wait > 0 && !anyError && len(wants) > 0 {
 		waitStart := time.Now()
@@ -114,10 +118,10 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 			prev := results[i]
 			total -= prev.size()
 			img = d.Controller.Image()
-			res := d.readPartition(img, wants[i], wantParts[wants[i]], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, sendFiles: r.SendFiles, prev: &prev})
+			res := d.readPartition(img, wants[i], wantParts[wants[i]], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, sendFiles: r.SendFiles, client: client, prev: &prev})
 			results[i] = res
 			total += res.size()
-			return total >= minBytes || res.code != 0 || res.rolled
+			return total >= minBytes || res.code != 0 || res.rolled || res.redirect
 		})
 	}
 
@@ -143,6 +147,9 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		p.LastStableOffset = res.lastStable
 		p.LogStartOffset = res.logStart
 		p.AbortedTransactions = res.aborted
+		if res.redirect {
+			p.PreferredReadReplica = res.readReplica
+		}
 		if res.leader >= 0 || res.leaderEpoch >= 0 {
 			p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = res.leader, res.leaderEpoch
 			if v >= 16 {
@@ -263,6 +270,10 @@ type fetchResult struct {
 	// rolled: a long poll's later batches are in a newer segment than
 	// the range file holds, so the fetch should answer now.
 	rolled bool
+	// redirect: the leader sends the consumer to readReplica, its
+	// PreferredReadReplica (KIP-392, fetch_replica.go).
+	redirect    bool
+	readReplica int32
 }
 
 // partitionRead is how readPartition reads one partition of a fetch.
@@ -275,6 +286,8 @@ type partitionRead struct {
 	// readCommitted reads up to the last stable offset instead of the
 	// high watermark; sendFiles returns file ranges (Request.SendFiles).
 	readCommitted, sendFiles bool
+	// client is the consumer's rack and whether a follower may serve it.
+	client fetchClient
 	// prev is what a long poll read of the partition before it changed:
 	// readPartition takes it over (releases or extends its range).
 	prev *fetchResult
@@ -309,7 +322,7 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 			return res
 		}
 	}
-	ref := d.lookupPartitionEpoch(img, t, k.partition, sp.currentLeaderEpoch)
+	ref, preferred := d.lookupFetchPartition(img, t, k.partition, sp, pr.client)
 	if ref.code != 0 {
 		res.code = ref.code
 		if ref.code == kerr.NotLeaderForPartition.Code || ref.code == kerr.FencedLeaderEpoch.Code {
@@ -318,6 +331,9 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 		return res
 	}
 	l := ref.log
+	if preferred >= 0 {
+		return redirectResult(l, preferred)
+	}
 	res.log, res.since = l, l.Changes()
 	if pr.prev != nil && pr.prev.log != l {
 		prev.Release() // another log serves the partition now

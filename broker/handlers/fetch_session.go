@@ -360,7 +360,7 @@ func (fc *fetchContext) sessionID() int32 {
 // leaves out partitions with nothing new.
 func (fc *fetchContext) respond(k sessionKey, res *fetchResult) bool {
 	sp := fc.parts[k]
-	if fc.incremental && res.size() == 0 && res.code == 0 &&
+	if fc.incremental && res.size() == 0 && res.code == 0 && !res.redirect &&
 		res.highWatermark == sp.sentHighWatermark && res.logStart == sp.sentLogStart && res.lastStable == sp.sentLastStable {
 		return false
 	}

@@ -67,11 +67,12 @@ import (
 )
 
 func main() {
-	brokers := flag.String("brokers", "127.0.0.1:9092", "bootstrap servers")
+	brokers := flag.String("brokers", "127.0.0.1:9092", "bootstrap servers, comma-separated")
 	records := flag.Int("records", 300000, "records to produce")
 	size := flag.Int("size", 1024, "value size in bytes")
 	partitions := flag.Int("partitions", 6, "partitions of the test topic")
 	acks := flag.String("acks", "all", "acks: all, leader or none")
+	flag.IntVar(&replicationFactor, "replication-factor", 1, "replication factor of the test topic (3 on a three-node cluster: acks=all then waits for every in-sync replica)")
 	codec := flag.String("compression", "none", "none, gzip, snappy, lz4, zstd")
 	baseline := flag.Bool("baseline", true, "also measure loopback TCP and disk write bandwidth")
 	diskDir := flag.String("disk-dir", os.TempDir(), "where to measure sequential disk writes")
@@ -211,7 +212,7 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 	topic := fmt.Sprintf("samsa-load-%d", time.Now().UnixNano())
-	if _, err := adm.CreateTopic(ctx, int32(partitions), 1, nil, topic); err != nil {
+	if _, err := adm.CreateTopic(ctx, int32(partitions), int16(replicationFactor), nil, topic); err != nil {
 		return fmt.Errorf("create topic: %w", err)
 	}
 	defer adm.DeleteTopics(context.Background(), topic)
@@ -360,7 +361,7 @@ func setSecurity(path string, props map[string]string) error {
 // seed returns the options every client starts with: the brokers and
 // the security options.
 func seed(brokers string) []kgo.Opt {
-	return append(slices.Clone(security), kgo.SeedBrokers(brokers))
+	return append(slices.Clone(security), kgo.SeedBrokers(strings.Split(brokers, ",")...))
 }
 
 // emitJSON and brokerPid are set from -json and -broker-pid in main
@@ -368,6 +369,8 @@ func seed(brokers string) []kgo.Opt {
 var (
 	emitJSON  bool
 	brokerPid int
+	// replicationFactor is -replication-factor, for every test topic.
+	replicationFactor int
 )
 
 // result is one measured phase, printed as a JSON line with -json.
@@ -428,7 +431,7 @@ func e2e(brokers string, rate, size, partitions int, acks string, d, warmup time
 	defer prod.Close()
 	adm := kadm.NewClient(prod)
 	topic := fmt.Sprintf("samsa-load-e2e-%d", time.Now().UnixNano())
-	if _, err := adm.CreateTopic(ctx, int32(partitions), 1, nil, topic); err != nil {
+	if _, err := adm.CreateTopic(ctx, int32(partitions), int16(replicationFactor), nil, topic); err != nil {
 		return fmt.Errorf("create topic: %w", err)
 	}
 	defer adm.DeleteTopics(context.Background(), topic)

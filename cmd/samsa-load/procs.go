@@ -376,7 +376,7 @@ func freshTopic(ctx context.Context, o options, prefix string) (*kadm.Client, fu
 	}
 	adm := kadm.NewClient(cl)
 	topic := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
-	if _, err := adm.CreateTopic(ctx, int32(o.partitions), 1, nil, topic); err != nil {
+	if _, err := adm.CreateTopic(ctx, int32(o.partitions), int16(replicationFactor), nil, topic); err != nil {
 		cl.Close()
 		return nil, nil, "", fmt.Errorf("create topic: %w", err)
 	}

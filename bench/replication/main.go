@@ -1,0 +1,473 @@
+// Command replication measures what replication costs (issue 12): acks=all
+// produce and consume throughput and end-to-end latency at a fixed rate,
+// with samsa-load, on three local samsa nodes with replication factor 3,
+// next to replication factor 1 on the same three nodes and on one node.
+//
+// Each round starts one node, measures RF=1, stops it; then starts three
+// nodes (combined mode, one Raft quorum, configured by the KAFKA_*
+// variables of a three-node apache/kafka compose file) and measures RF=1
+// and RF=3 on the same cluster, in an order that alternates by round. Every
+// node starts on an empty data directory. It prints a markdown table of
+// medians and min-max over the rounds, with the machine and its load
+// average before and after. bench/replication.sh builds the binaries and
+// runs it. Not part of CI.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+type config struct {
+	samsaBin, loadBin, work string
+	rounds                  int
+	records, size           int
+	partitions              int
+	e2eRate                 int
+	e2eDuration             time.Duration
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.samsaBin, "samsa", "", "samsa binary")
+	flag.StringVar(&c.loadBin, "load", "", "samsa-load binary")
+	flag.StringVar(&c.work, "work", "", "directory for the nodes' data (default: a new temporary one)")
+	flag.IntVar(&c.rounds, "rounds", 3, "rounds")
+	flag.IntVar(&c.records, "records", 200000, "records produced by the throughput load")
+	flag.IntVar(&c.size, "size", 1024, "record value size in bytes")
+	flag.IntVar(&c.partitions, "partitions", 6, "partitions of each test topic")
+	flag.IntVar(&c.e2eRate, "e2e-rate", 1000, "records per second of the end-to-end latency load")
+	flag.DurationVar(&c.e2eDuration, "e2e-duration", 20*time.Second, "how long the end-to-end latency load sends")
+	flag.Parse()
+	if c.samsaBin == "" || c.loadBin == "" {
+		fmt.Fprintln(os.Stderr, "replication: -samsa and -load are required (bench/replication.sh sets them)")
+		os.Exit(2)
+	}
+	if c.work == "" {
+		dir, err := os.MkdirTemp("", "samsa-bench-replication-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "replication:", err)
+			os.Exit(1)
+		}
+		defer os.RemoveAll(dir)
+		c.work = dir
+	}
+	start := time.Now()
+	before := loadavg()
+	all := map[string][]map[string]float64{}
+	for round := range c.rounds {
+		res, err := runRound(c, round)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "replication:", err)
+			os.Exit(1)
+		}
+		for setup, m := range res {
+			all[setup] = append(all[setup], m)
+		}
+	}
+	printTable(c, all, [2]string{before, loadavg()}, time.Since(start))
+}
+
+// setups are the measured configurations, in the table's order.
+var setups = []struct {
+	key, label string
+	nodes, rf  int
+}{
+	{"1node-rf1", "1 node, RF=1", 1, 1},
+	{"3nodes-rf1", "3 nodes, RF=1", 3, 1},
+	{"3nodes-rf3", "3 nodes, RF=3", 3, 3},
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
+}
+
+// runRound measures every setup once.
+func runRound(c config, round int) (map[string]map[string]float64, error) {
+	out := map[string]map[string]float64{}
+	for _, n := range []int{1, 3} {
+		dir := filepath.Join(c.work, fmt.Sprintf("round%d-%dnodes", round, n))
+		cl, err := startCluster(c, n, dir)
+		if err != nil {
+			// A cluster that does not form is reported, not measured:
+			// one more try on fresh directories, the failed one's logs
+			// kept for a look.
+			kept, _ := os.MkdirTemp("", "samsa-bench-replication-failed-")
+			if kept != "" {
+				os.Rename(dir, filepath.Join(kept, filepath.Base(dir)))
+			}
+			logf("round %d: %v; logs moved to %s; starting a fresh cluster", round+1, err, kept)
+			if cl, err = startCluster(c, n, dir+"-retry"); err != nil {
+				return nil, err
+			}
+		}
+		var run []int
+		for i, s := range setups {
+			if s.nodes == n {
+				run = append(run, i)
+			}
+		}
+		if round%2 == 1 {
+			slices.Reverse(run)
+		}
+		for _, i := range run {
+			s := setups[i]
+			m, err := measure(c, cl.bootstrap(), s.rf)
+			if err != nil {
+				cl.stop()
+				return nil, fmt.Errorf("round %d, %s: %w", round+1, s.label, err)
+			}
+			logf("round %d, %s: %v", round+1, s.label, m)
+			out[s.key] = m
+		}
+		if err := cl.stop(); err != nil {
+			logf("stop: %v", err)
+		}
+	}
+	return out, nil
+}
+
+// measure runs the throughput and the end-to-end loads against a topic
+// with replication factor rf.
+func measure(c config, bootstrap string, rf int) (map[string]float64, error) {
+	common := []string{"-brokers", bootstrap, "-partitions", strconv.Itoa(c.partitions), "-acks", "all",
+		"-replication-factor", strconv.Itoa(rf), "-baseline=false", "-json", "-size", strconv.Itoa(c.size)}
+	// Warm-up, not measured.
+	if _, err := samsaLoad(c, append(common, "-records", strconv.Itoa(c.records/10))...); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+	res, err := samsaLoad(c, append(common, "-records", strconv.Itoa(c.records))...)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]float64{"produce_mbps": res["produce"].MBps, "consume_mbps": res["consume"].MBps}
+	res, err = samsaLoad(c, append(common, "-mode", "e2e", "-e2e-rate", strconv.Itoa(c.e2eRate), "-e2e-duration", c.e2eDuration.String())...)
+	if err != nil {
+		return nil, err
+	}
+	m["e2e_p50_ms"], m["e2e_p99_ms"], m["e2e_p999_ms"] = res["e2e"].P50ms, res["e2e"].P99ms, res["e2e"].P999ms
+	return m, nil
+}
+
+type loadResult struct {
+	Phase  string  `json:"phase"`
+	MBps   float64 `json:"mbps"`
+	P50ms  float64 `json:"p50_ms"`
+	P99ms  float64 `json:"p99_ms"`
+	P999ms float64 `json:"p999_ms"`
+}
+
+// samsaLoad runs samsa-load with args (which include -json) and returns its
+// results by phase.
+func samsaLoad(c config, args ...string) (map[string]loadResult, error) {
+	out, err := exec.Command(c.loadBin, args...).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("samsa-load %v: %v\n%s", args, err, out)
+	}
+	res := map[string]loadResult{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var r loadResult
+		if err := json.Unmarshal(line, &r); err != nil {
+			return nil, fmt.Errorf("samsa-load output %q: %w", line, err)
+		}
+		res[r.Phase] = r
+	}
+	return res, nil
+}
+
+// cluster is n samsa processes forming one cluster.
+type cluster struct {
+	addrs []string
+	procs []*exec.Cmd
+	exits []chan error
+}
+
+func (cl *cluster) bootstrap() string { return strings.Join(cl.addrs, ",") }
+
+// startCluster starts n combined-mode nodes under dir, configured by the
+// environment a KRaft compose file gives apache/kafka, and waits until
+// every one answers ApiVersions and the Metadata lists n brokers.
+func startCluster(c config, n int, dir string) (*cluster, error) {
+	ports, err := freePorts(2 * n)
+	if err != nil {
+		return nil, err
+	}
+	client, ctrl := ports[:n], ports[n:]
+	var voters []string
+	for i := range n {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ctrl[i]))
+	}
+	cl := &cluster{}
+	for i := range n {
+		id := i + 1
+		data := filepath.Join(dir, fmt.Sprintf("node%d", id))
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			return nil, err
+		}
+		listener := fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", client[i])
+		rf := strconv.Itoa(min(n, 3))
+		env := []string{
+			"KAFKA_NODE_ID=" + strconv.Itoa(id),
+			"KAFKA_PROCESS_ROLES=broker,controller",
+			"KAFKA_LISTENERS=" + listener + fmt.Sprintf(",CONTROLLER://127.0.0.1:%d", ctrl[i]),
+			"KAFKA_ADVERTISED_LISTENERS=" + listener,
+			"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER",
+			"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+			"KAFKA_INTER_BROKER_LISTENER_NAME=PLAINTEXT",
+			"KAFKA_CONTROLLER_QUORUM_VOTERS=" + strings.Join(voters, ","),
+			"KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=0",
+			"KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR=" + rf,
+			"KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR=" + rf,
+			"KAFKA_LOG_DIRS=" + filepath.Join(data, "logs"),
+			"CLUSTER_ID=4L6g3nShT-eMCtK--X86sw",
+		}
+		logFile, err := os.Create(filepath.Join(data, "samsa.log"))
+		if err != nil {
+			cl.stop()
+			return nil, err
+		}
+		cmd := exec.Command(c.samsaBin)
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		if err := cmd.Start(); err != nil {
+			logFile.Close()
+			cl.stop()
+			return nil, err
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait(); logFile.Close() }()
+		cl.addrs = append(cl.addrs, fmt.Sprintf("127.0.0.1:%d", client[i]))
+		cl.procs = append(cl.procs, cmd)
+		cl.exits = append(cl.exits, exited)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for _, addr := range cl.addrs {
+		for !apiVersionsOK(addr) {
+			if time.Now().After(deadline) {
+				cl.stop()
+				return nil, fmt.Errorf("%d nodes: %s did not answer ApiVersions within 90 s (logs in %s)", n, addr, dir)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if err := waitBrokers(cl.bootstrap(), n, deadline); err != nil {
+		cl.stop()
+		return nil, fmt.Errorf("%d nodes: %w (logs in %s)", n, err, dir)
+	}
+	return cl, nil
+}
+
+// waitBrokers polls Metadata until it lists n brokers (registered and
+// unfenced), so that a topic with replication factor n can be created.
+func waitBrokers(bootstrap string, n int, deadline time.Time) error {
+	kc, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(bootstrap, ",")...))
+	if err != nil {
+		return err
+	}
+	defer kc.Close()
+	adm := kadm.NewClient(kc)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		m, err := adm.BrokerMetadata(ctx)
+		cancel()
+		if err == nil && len(m.Brokers) == n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("metadata lists %d of %d brokers (%v); by node: %s", len(m.Brokers), n, err, brokersByNode(bootstrap))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// brokersByNode asks each node of bootstrap for the brokers its Metadata
+// lists, for a cluster that does not form.
+func brokersByNode(bootstrap string) string {
+	var out []string
+	for _, addr := range strings.Split(bootstrap, ",") {
+		kc, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0))
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", addr, err))
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		m, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, kc)
+		cancel()
+		kc.Close()
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", addr, err))
+			continue
+		}
+		var ids []int32
+		for _, b := range m.Brokers {
+			ids = append(ids, b.NodeID)
+		}
+		out = append(out, fmt.Sprintf("%s: %v", addr, ids))
+	}
+	return strings.Join(out, "; ")
+}
+
+// stop sends SIGTERM to every node and waits up to 30 s each, then kills.
+func (cl *cluster) stop() error {
+	for _, p := range cl.procs {
+		p.Process.Signal(syscall.SIGTERM)
+	}
+	var first error
+	for i, p := range cl.procs {
+		select {
+		case <-cl.exits[i]:
+		case <-time.After(30 * time.Second):
+			p.Process.Kill()
+			<-cl.exits[i]
+			if first == nil {
+				first = fmt.Errorf("node %d did not stop within 30 s; killed", i+1)
+			}
+		}
+	}
+	return first
+}
+
+// freePorts returns n loopback ports that were free a moment ago.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// apiVersionsOK sends an ApiVersions v0 request and reports whether the
+// answer has our correlation id and error code 0.
+func apiVersionsOK(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(2 * time.Second))
+	req := []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 7, 0xff, 0xff}
+	if _, err := conn.Write(req); err != nil {
+		return false
+	}
+	var resp [10]byte
+	if _, err := io.ReadFull(conn, resp[:]); err != nil {
+		return false
+	}
+	return binary.BigEndian.Uint32(resp[4:]) == 7 && binary.BigEndian.Uint16(resp[8:]) == 0
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}
+
+func printTable(c config, all map[string][]map[string]float64, load [2]string, took time.Duration) {
+	w := os.Stdout
+	fmt.Fprintf(w, "\n%d rounds; %d partitions; %s.\n", c.rounds, c.partitions, took.Round(time.Second))
+	fmt.Fprintf(w, "Machine: %d cores (%s), %s/%s; load average %s before, %s after.\n\n",
+		runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, load[0], load[1])
+	fmt.Fprintf(w, "| setup | produce %d x %d B, acks=all (MB/s) | consume (MB/s) | e2e p50 at %d/s (ms) | e2e p99 (ms) | e2e p99.9 (ms) |\n",
+		c.records, c.size, c.e2eRate)
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+	for _, s := range setups {
+		runs := all[s.key]
+		fmt.Fprintf(w, "| %s |", s.label)
+		for _, k := range []string{"produce_mbps", "consume_mbps", "e2e_p50_ms", "e2e_p99_ms", "e2e_p999_ms"} {
+			v := column(runs, k)
+			fmt.Fprintf(w, " %s (%s-%s) |", num(med(v)), num(slices.Min(v)), num(slices.Max(v)))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func column(runs []map[string]float64, key string) []float64 {
+	var v []float64
+	for _, r := range runs {
+		v = append(v, r[key])
+	}
+	if len(v) == 0 {
+		v = []float64{0}
+	}
+	return v
+}
+
+func med(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// num prints a figure with three significant digits.
+func num(x float64) string {
+	switch {
+	case x == 0:
+		return "0"
+	case x >= 100:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case x >= 10:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	case x >= 1:
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	default:
+		return strconv.FormatFloat(x, 'g', 3, 64)
+	}
+}

@@ -82,7 +82,8 @@
 // 5 Config, 6 RemoveTopic, 7 BrokerFence, 8 ProducerIDs, 9 ScramCredential
 // (scram.go: salt, stored key, server key and iterations, never a password),
 // 10 ACL and 11 RemoveACL (acl.go: an ACL with its id, a removal by id),
-// 12 ClientQuota (quota.go: one key of one user/client-id/ip entity).
+// 12 ClientQuota (quota.go: one key of one user/client-id/ip entity),
+// 13 UnregisterBroker (unregister.go: removes a broker's registration).
 // Numbers are never reused. Optional fields added since: RegisterBroker epoch and
 // incarnation (broker epochs, broker_epochs.go); Partition and
 // PartitionChange adding_replicas and removing_replicas (reassignments,

@@ -296,6 +296,8 @@ func (b *builder) apply(rec Record) error {
 		return b.applyACL(r)
 	case ClientQuotaRecord:
 		return b.applyClientQuota(r)
+	case UnregisterBrokerRecord:
+		return b.applyUnregisterBroker(r)
 	case ProducerIDsRecord:
 		if r.NextProducerID <= b.img.NextProducerID {
 			return fmt.Errorf("%w: next producer id %d is not above the current %d", ErrApply, r.NextProducerID, b.img.NextProducerID)

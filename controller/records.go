@@ -154,7 +154,7 @@ func encodeRecord(rec Record) ([]byte, error) {
 	switch rec.(type) {
 	case RegisterBrokerRecord, BrokerFenceRecord, TopicRecord, PartitionRecord,
 		PartitionChangeRecord, ConfigRecord, RemoveTopicRecord, ProducerIDsRecord, ScramCredentialRecord,
-		ACLRecord, RemoveACLRecord, ClientQuotaRecord:
+		ACLRecord, RemoveACLRecord, ClientQuotaRecord, UnregisterBrokerRecord:
 	default:
 		return nil, fmt.Errorf("%w: %T", ErrUnknownRecord, rec)
 	}
@@ -195,6 +195,8 @@ func decodeRecord(version int8, typ RecordType, payload []byte) (Record, error) 
 		rec, err = decodeJSON[RemoveACLRecord](payload)
 	case RecordClientQuota:
 		rec, err = decodeJSON[ClientQuotaRecord](payload)
+	case RecordUnregisterBroker:
+		rec, err = decodeJSON[UnregisterBrokerRecord](payload)
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownRecord, typ)
 	}

@@ -390,6 +390,7 @@ func (n *Node) start() (_ *Node, err error) {
 		// Refuse partitions the open file limit cannot hold (issue 11 item 5).
 		PartitionFiles: CheckPartitionFiles,
 		QuorumStatus:   n.quorum.Status,
+		Voters:         n.quorum, // AddRaftVoter, RemoveRaftVoter
 		Authz:          handlers.NewAuthz(cfg.Authorizer),
 		// Dynamic keystore updates (security_reload.go).
 		ValidateListenerTLS: func(l string, o map[string]string) error { return validateListenerTLS(security, l, o) },

@@ -33,7 +33,9 @@ const defaultVoterChangeTimeout = 30 * time.Second
 //   - Forwarded to the active controller from other nodes (Entry.Forward);
 //     a node that still answers without leading says
 //     NOT_LEADER_OR_FOLLOWER, as Kafka's non-leaders do.
-//   - A cluster id other than this cluster's is INCONSISTENT_CLUSTER_ID.
+//   - A cluster id other than this cluster's is INCONSISTENT_CLUSTER_ID;
+//     the zero directory id INVALID_REQUEST (Kafka's "didn't include a
+//     valid voter").
 //   - The listeners must include the first of controller.listener.names
 //     (the one voters reach each other on), else INVALID_REQUEST, as
 //     Kafka.
@@ -53,6 +55,11 @@ func handleAddRaftVoter(d *Deps, r *Request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.AddRaftVoterResponse)
 	if req.ClusterID != nil && *req.ClusterID != d.Controller.Image().ClusterID {
 		resp.ErrorCode = kerr.InconsistentClusterID.Code
+		return resp, nil
+	}
+	if req.VoterDirectoryID == ([16]byte{}) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		resp.ErrorMessage = ptrTo("Add voter request didn't include a valid voter")
 		return resp, nil
 	}
 	name := ""
@@ -99,6 +106,8 @@ func voterChangeError(err error) (int16, *string) {
 		return kerr.DuplicateVoter.Code, msg
 	case errors.Is(err, quorum.ErrVoterNotFound):
 		return kerr.VoterNotFound.Code, msg
+	case errors.Is(err, quorum.ErrInvalidVoter):
+		return kerr.InvalidRequest.Code, msg
 	case errors.Is(err, quorum.ErrNotCaughtUp):
 		return kerr.RequestTimedOut.Code, msg
 	case errors.Is(err, controller.ErrNotController):

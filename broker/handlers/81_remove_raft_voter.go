@@ -16,7 +16,10 @@ import (
 //   - The voter must match both voter_id and voter_directory_id as
 //     DescribeQuorum shows them (the zero id, AAAAAAAAAAAAAAAAAAAAAA, for
 //     voters of controller.quorum.voters), else VOTER_NOT_FOUND; removing
-//     the last voter is VOTER_NOT_FOUND too, as in Kafka.
+//     the last voter is VOTER_NOT_FOUND too, as in Kafka. The zero
+//     directory id naming no voter is INVALID_REQUEST, as Kafka answers
+//     every zero id (its static quorums cannot change; samsa's can, and
+//     their voters have the zero id).
 //   - The removed node keeps receiving the metadata log as an observer
 //     (a combined node goes on serving as a broker) and can be added back
 //     with AddRaftVoter. Removing the active controller makes it step down

@@ -25,6 +25,9 @@ var (
 	// ErrNotCaughtUp: the new voter did not catch up with the log in time
 	// (Kafka answers REQUEST_TIMED_OUT).
 	ErrNotCaughtUp = errors.New("quorum: the new voter did not catch up")
+	// ErrInvalidVoter: the zero directory id, where Kafka wants a voter's
+	// real one (INVALID_REQUEST).
+	ErrInvalidVoter = errors.New("quorum: not a valid voter (zero directory id)")
 )
 
 // Member is how a member of the Raft configuration is reached and named
@@ -99,8 +102,12 @@ func dialAddress(a raft.ServerAddress) raft.ServerAddress {
 // Only the active controller adds voters
 // (controller.ErrNotController elsewhere). ErrDuplicateVoter: id already
 // votes; ErrNotCaughtUp: it did not catch up before ctx ended (then it is
-// not left in the configuration unless it was there before).
+// not left in the configuration unless it was there before);
+// ErrInvalidVoter: m has the zero directory id.
 func (q *Quorum) AddVoter(ctx context.Context, id int32, m Member) error {
+	if m.DirectoryID == ([16]byte{}) {
+		return fmt.Errorf("%w: adding node %d", ErrInvalidVoter, id)
+	}
 	if !q.Leading() {
 		return controller.ErrNotController
 	}
@@ -150,7 +157,9 @@ func (q *Quorum) AddVoter(ctx context.Context, id int32, m Member) error {
 // RemoveVoter takes node id out of the voters (KIP-853 RemoveRaftVoter).
 // directoryID must be the one the quorum knows for it (DescribeQuorum's,
 // zero for voters of controller.quorum.voters), else ErrVoterNotFound, as
-// is removing the last voter. As in Kafka, the removed node keeps
+// is removing the last voter; the zero id naming no such voter is
+// ErrInvalidVoter (Kafka refuses the zero id as INVALID_REQUEST; its static
+// quorums cannot change at all). As in Kafka, the removed node keeps
 // receiving the log, as a non-voting member (an observer): a combined
 // node goes on serving as a broker, and AddVoter makes it a voter again.
 // Removing the active controller itself makes it step down once the
@@ -172,6 +181,9 @@ func (q *Quorum) RemoveVoter(ctx context.Context, id int32, directoryID [16]byte
 		if s.ID == serverID(id) && parseMember(s.Address).DirectoryID == directoryID {
 			found = true
 		}
+	}
+	if directoryID == ([16]byte{}) && !found {
+		return fmt.Errorf("%w: removing node %d", ErrInvalidVoter, id)
 	}
 	if !found {
 		return fmt.Errorf("%w: no voter %d with directory id %s", ErrVoterNotFound, id, base64.RawURLEncoding.EncodeToString(directoryID[:]))

@@ -64,14 +64,20 @@ func TestRemoveAndAddVoter(t *testing.T) {
 	tc.mustCreate("before")
 	l := tc.leader()
 	ctx := t.Context()
-	if err := l.q.RemoveVoter(ctx, 9, [16]byte{}); !errors.Is(err, ErrVoterNotFound) {
+	if err := l.q.RemoveVoter(ctx, 9, [16]byte{9}); !errors.Is(err, ErrVoterNotFound) {
 		t.Fatalf("remove unknown voter: %v, want ErrVoterNotFound", err)
 	}
 	if err := l.q.RemoveVoter(ctx, 3, [16]byte{7}); !errors.Is(err, ErrVoterNotFound) {
 		t.Fatalf("remove with a wrong directory id: %v, want ErrVoterNotFound", err)
 	}
-	if err := l.q.AddVoter(ctx, 2, Member{Addr: "node2"}); !errors.Is(err, ErrDuplicateVoter) {
+	if err := l.q.AddVoter(ctx, 2, Member{Addr: "node2", DirectoryID: [16]byte{2}}); !errors.Is(err, ErrDuplicateVoter) {
 		t.Fatalf("add an existing voter: %v, want ErrDuplicateVoter", err)
+	}
+	if err := l.q.AddVoter(ctx, 5, Member{Addr: "node5"}); !errors.Is(err, ErrInvalidVoter) {
+		t.Fatalf("add with the zero directory id: %v, want ErrInvalidVoter", err)
+	}
+	if err := l.q.RemoveVoter(ctx, 9, [16]byte{}); !errors.Is(err, ErrInvalidVoter) {
+		t.Fatalf("remove an unknown voter by the zero directory id: %v, want ErrInvalidVoter", err)
 	}
 	victim := int32(3)
 	if l.id == victim {
@@ -108,8 +114,11 @@ func TestRemoveAndAddVoter(t *testing.T) {
 		t.Fatalf("status after adding %d back: %+v", victim, st)
 	}
 	// Removing it again needs the directory id it was added with.
-	if err := tc.leader().q.RemoveVoter(ctx, victim, [16]byte{}); !errors.Is(err, ErrVoterNotFound) {
-		t.Fatalf("remove with the zero directory id: %v, want ErrVoterNotFound", err)
+	if err := tc.leader().q.RemoveVoter(ctx, victim, [16]byte{}); !errors.Is(err, ErrInvalidVoter) {
+		t.Fatalf("remove with the zero directory id: %v, want ErrInvalidVoter", err)
+	}
+	if err := tc.leader().q.RemoveVoter(ctx, victim, [16]byte{9}); !errors.Is(err, ErrVoterNotFound) {
+		t.Fatalf("remove with another directory id: %v, want ErrVoterNotFound", err)
 	}
 
 	// Down to one voter: the last one cannot be removed.

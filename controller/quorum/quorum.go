@@ -195,6 +195,10 @@ func Open(o Options) (_ *Quorum, err error) {
 	conf.SnapshotInterval = o.SnapshotInterval
 	conf.TrailingLogs = o.TrailingLogs
 	conf.NotifyCh = q.notify
+	// A voter removed from the quorum (RemoveVoter demotes it) stays a
+	// non-voting member that follows the log, as a removed Kafka
+	// controller keeps fetching; raft would shut itself down.
+	conf.ShutdownOnRemove = false
 	conf.Logger = hlog
 
 	existing, err := raft.HasExistingState(q.store, q.store, snaps)

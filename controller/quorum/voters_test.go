@@ -79,10 +79,9 @@ func TestRemoveAndAddVoter(t *testing.T) {
 	if err := l.q.RemoveVoter(ctx, 9, [16]byte{}); !errors.Is(err, ErrInvalidVoter) {
 		t.Fatalf("remove an unknown voter by the zero directory id: %v, want ErrInvalidVoter", err)
 	}
-	victim := int32(3)
-	if l.id == victim {
-		victim = 2
-	}
+	// The active controller removes itself: it steps down and follows
+	// the log as an observer.
+	victim := l.id
 	if err := l.q.RemoveVoter(ctx, victim, [16]byte{}); err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +91,9 @@ func TestRemoveAndAddVoter(t *testing.T) {
 	})
 	// The observer still receives the log.
 	tc.mustCreate("while-observer")
+	if tc.nodes[victim].q.Leading() {
+		t.Fatal("the removed voter still leads")
+	}
 	tc.converged()
 
 	dir := [16]byte{0xd1, 0xd2}

@@ -1,13 +1,18 @@
 package compattests
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -329,4 +334,94 @@ func TestDamagedVoterStoreAndUnregister(t *testing.T) {
 	if code := voterRequest(t, ctx, c.Brokers[1].Addr, &kmsg.UnregisterBrokerRequest{BrokerID: 3}); code != kerr.BrokerIDNotRegistered.Code {
 		t.Fatalf("second unregistration: %v, want BROKER_ID_NOT_REGISTERED", kerr.ErrorForCode(code))
 	}
+}
+
+// TestJoinControllerQuorum (KIP-853): a fourth, controller-only process
+// started with controller.quorum.bootstrap.servers naming the three
+// combined nodes (and no voter list) joins their quorum instead of
+// forming its own: it waits, AddRaftVoter with the directory id of its
+// meta.properties makes it a voter, it serves its controller listener,
+// and the quorum of four keeps working when the active controller (one
+// of the first three) is killed.
+func TestJoinControllerQuorum(t *testing.T) {
+	t.Parallel()
+	c := harness.StartCluster(t, 3, harness.ClusterOptions{})
+	ctx := testContext(t, 4*time.Minute)
+	entry := c.Brokers[0].Addr
+	waitQuorum(t, ctx, entry, "three voters", func(v quorumView) bool { return len(v.voters) == 3 })
+
+	port := harness.FreePorts(t, 1)[0]
+	ctrl4 := fmt.Sprintf("127.0.0.1:%d", port)
+	dir := t.TempDir()
+	cmd := exec.Command(harness.Build(t), "--override", "log.dirs="+dir)
+	cmd.Env = append(os.Environ(),
+		"KAFKA_NODE_ID=4", "KAFKA_PROCESS_ROLES=controller", "KAFKA_LISTENERS=CONTROLLER://"+ctrl4,
+		"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER", "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+		"KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS="+strings.Join(c.ControllerAddrs, ","), "CLUSTER_ID=4L6g3nShT-eMCtK--X86sw")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &syncWriter{w: &out}, &syncWriter{w: &out}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("node 4 output:\n%s", out.String())
+		}
+	})
+	var dirID [16]byte
+	if !pollUntil(60*time.Second, func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "meta.properties"))
+		if err != nil || !strings.Contains(string(b), "directory.id=") {
+			return false
+		}
+		dirID, _ = directoryID(t, dir)
+		return true
+	}) {
+		t.Fatal("node 4 wrote no meta.properties with a directory.id")
+	}
+	// Not added yet: it is no member of the quorum, and has no leader.
+	if v, err := viewQuorum(ctx, entry); err != nil || len(v.voters) != 3 {
+		t.Fatalf("quorum before adding node 4: %+v %v", v, err)
+	}
+	req := &kmsg.AddRaftVoterRequest{VoterID: 4, VoterDirectoryID: dirID, TimeoutMillis: 30000,
+		Listeners: []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(port)}}}
+	if code := voterRequest(t, ctx, entry, req); code != 0 {
+		t.Fatalf("add voter 4: %v", kerr.ErrorForCode(code))
+	}
+	v := waitQuorum(t, ctx, entry, "node 4 a caught-up voter", func(v quorumView) bool {
+		leo, ok := v.leo[4]
+		return len(v.voters) == 4 && v.voters[4] == dirID && ok && leo >= v.hw
+	})
+	if !pollUntil(60*time.Second, func() bool { return harness.Probe(ctx, ctrl4) == nil }) {
+		t.Fatal("node 4 never served its controller listener")
+	}
+	victim := 0
+	if v.leader >= 1 && v.leader <= 3 {
+		victim = int(v.leader) - 1
+	}
+	c.Brokers[victim].Kill(t)
+	alive := c.Brokers[(victim+1)%3].Addr
+	_, adm := newAdmin(t, alive)
+	if !pollUntil(90*time.Second, func() bool {
+		_, err := adm.CreateTopic(ctx, 1, 1, nil, "voters-after-kill")
+		return err == nil || errors.Is(err, kerr.TopicAlreadyExists)
+	}) {
+		t.Fatal("no topic could be created after killing a voter of four")
+	}
+}
+
+// syncWriter serializes writes to w (a process's stdout and stderr).
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

@@ -3,7 +3,9 @@ package handlers
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +22,34 @@ import (
 type VoterChanges interface {
 	AddVoter(ctx context.Context, id int32, m quorum.Member) error
 	RemoveVoter(ctx context.Context, id int32, directoryID [16]byte) error
+	// Members is the Raft configuration as this node knows it.
+	Members() (map[int32]quorum.Member, map[int32]bool, error)
+}
+
+// quorumVoterEndpoints lists the voters of the Raft configuration with
+// their controller listener host and port (DescribeCluster on a
+// controller listener): voters added with AddRaftVoter are there, and
+// removed ones are not. Nil when unknown.
+func quorumVoterEndpoints(d *Deps) []kmsg.DescribeClusterResponseBroker {
+	if d.Voters == nil {
+		return nil
+	}
+	members, votes, err := d.Voters.Members()
+	if err != nil {
+		return nil
+	}
+	var out []kmsg.DescribeClusterResponseBroker
+	for _, id := range slices.Sorted(maps.Keys(members)) {
+		host, port, err := net.SplitHostPort(members[id].Addr)
+		p, perr := strconv.ParseUint(port, 10, 16)
+		if !votes[id] || err != nil || perr != nil {
+			continue
+		}
+		rb := kmsg.NewDescribeClusterResponseBroker()
+		rb.NodeID, rb.Host, rb.Port = id, host, int32(p)
+		out = append(out, rb)
+	}
+	return out
 }
 
 // defaultVoterChangeTimeout bounds a voter change whose request names no

@@ -193,10 +193,41 @@ func (q *Quorum) RemoveVoter(ctx context.Context, id int32, directoryID [16]byte
 	}
 	timeout := time.Until(deadlineOr(ctx, time.Now().Add(30*time.Second)))
 	if err := q.raft.DemoteVoter(serverID(id), 0, timeout).Error(); err != nil {
-		return q.changeError(id, err)
+		if id != q.opts.NodeID || !errors.Is(err, raft.ErrLeadershipLost) {
+			return q.changeError(id, err)
+		}
+		// The active controller removed itself: raft steps down once the
+		// change commits and may then fail the change's future with
+		// ErrLeadershipLost. It committed if the next leader's log, which
+		// this node follows, has it.
+		if werr := q.waitDemoted(ctx); werr != nil {
+			return q.changeError(id, err)
+		}
 	}
 	q.logger.Info("quorum: removed a voter; it stays an observer", "node", id)
 	return nil
+}
+
+// waitDemoted polls (every 20 ms) until another node leads and this
+// node's configuration, which follows that leader's log, shows it as a
+// non-voter, or ctx ends.
+func (q *Quorum) waitDemoted(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if leader := q.LeaderID(); leader >= 0 && leader != q.opts.NodeID {
+			if _, votes, err := q.Members(); err == nil && !votes[q.opts.NodeID] {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-q.stop:
+			return raft.ErrRaftShutdown
+		case <-t.C:
+		}
+	}
 }
 
 // Members returns the Raft configuration as node ids with their Member

@@ -62,29 +62,30 @@ func TestRemoveAndAddVoter(t *testing.T) {
 	tc := newTestCluster(t, 3, 300*time.Millisecond, nil)
 	tc.mustRegister(1)
 	tc.mustCreate("before")
-	l := tc.leader()
 	ctx := t.Context()
-	if err := l.q.RemoveVoter(ctx, 9, [16]byte{9}); !errors.Is(err, ErrVoterNotFound) {
-		t.Fatalf("remove unknown voter: %v, want ErrVoterNotFound", err)
-	}
-	if err := l.q.RemoveVoter(ctx, 3, [16]byte{7}); !errors.Is(err, ErrVoterNotFound) {
-		t.Fatalf("remove with a wrong directory id: %v, want ErrVoterNotFound", err)
-	}
-	if err := l.q.AddVoter(ctx, 2, Member{Addr: "node2", DirectoryID: [16]byte{2}}); !errors.Is(err, ErrDuplicateVoter) {
-		t.Fatalf("add an existing voter: %v, want ErrDuplicateVoter", err)
-	}
-	if err := l.q.AddVoter(ctx, 5, Member{Addr: "node5"}); !errors.Is(err, ErrInvalidVoter) {
-		t.Fatalf("add with the zero directory id: %v, want ErrInvalidVoter", err)
-	}
-	if err := l.q.RemoveVoter(ctx, 9, [16]byte{}); !errors.Is(err, ErrInvalidVoter) {
-		t.Fatalf("remove an unknown voter by the zero directory id: %v, want ErrInvalidVoter", err)
+	for _, c := range []struct {
+		name string
+		fn   func(q *Quorum) error
+		want error
+	}{
+		{"remove an unknown voter", func(q *Quorum) error { return q.RemoveVoter(ctx, 9, [16]byte{9}) }, ErrVoterNotFound},
+		{"remove with a wrong directory id", func(q *Quorum) error { return q.RemoveVoter(ctx, 3, [16]byte{7}) }, ErrVoterNotFound},
+		{"add an existing voter", func(q *Quorum) error { return q.AddVoter(ctx, 2, Member{Addr: "node2", DirectoryID: [16]byte{2}}) }, ErrDuplicateVoter},
+		{"add with the zero directory id", func(q *Quorum) error { return q.AddVoter(ctx, 5, Member{Addr: "node5"}) }, ErrInvalidVoter},
+		{"remove an unknown voter by the zero directory id", func(q *Quorum) error { return q.RemoveVoter(ctx, 9, [16]byte{}) }, ErrInvalidVoter},
+	} {
+		if err := tc.onLeader(func(l *testNode) error { return c.fn(l.q) }); !errors.Is(err, c.want) {
+			t.Fatalf("%s: %v, want %v", c.name, err, c.want)
+		}
 	}
 	// The active controller removes itself: it steps down and follows
 	// the log as an observer.
-	victim := l.id
-	if err := l.q.RemoveVoter(ctx, victim, [16]byte{}); err != nil {
-		t.Fatal(err)
+	victim := tc.leader().id
+	votes := func(id int32) func() bool {
+		return func() bool { return votersOf(t, tc.leader().q)[id] }
 	}
+	tc.change("remove the active controller", func(l *testNode) error { return l.q.RemoveVoter(ctx, victim, [16]byte{}) },
+		func() bool { return !votes(victim)() })
 	waitFor(t, 30*time.Second, fmt.Sprintf("node %d to learn it no longer votes", victim), func() bool {
 		v, ok := votersOf(t, tc.nodes[victim].q)[victim]
 		return ok && !v
@@ -97,60 +98,92 @@ func TestRemoveAndAddVoter(t *testing.T) {
 	tc.converged()
 
 	dir := [16]byte{0xd1, 0xd2}
-	ctxAdd, cancel := contextTimeout(t, 30*time.Second)
-	defer cancel()
-	if err := tc.leader().q.AddVoter(ctxAdd, victim, Member{Addr: string(tc.nodes[victim].trans.LocalAddr()), Listener: "CONTROLLER", DirectoryID: dir}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := tc.leader().q.Status()
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr := string(tc.nodes[victim].trans.LocalAddr())
+	tc.change("add it back", func(l *testNode) error {
+		ctxAdd, cancel := contextTimeout(t, 30*time.Second)
+		defer cancel()
+		return l.q.AddVoter(ctxAdd, victim, Member{Addr: addr, Listener: "CONTROLLER", DirectoryID: dir})
+	}, votes(victim))
+	var st Status
+	waitFor(t, 30*time.Second, "the leader's status with three voters", func() bool {
+		var err error
+		st, err = tc.leader().q.Status()
+		return err == nil && len(st.Voters) == 3
+	})
 	found := false
 	for _, v := range st.Voters {
 		if v.ID == victim {
 			found = v.Member.DirectoryID == dir && v.Member.Listener == "CONTROLLER"
 		}
 	}
-	if !found || len(st.Voters) != 3 || len(st.Observers) != 0 {
+	if !found || len(st.Observers) != 0 {
 		t.Fatalf("status after adding %d back: %+v", victim, st)
 	}
 	// Removing it again needs the directory id it was added with.
-	if err := tc.leader().q.RemoveVoter(ctx, victim, [16]byte{}); !errors.Is(err, ErrInvalidVoter) {
+	if err := tc.onLeader(func(l *testNode) error { return l.q.RemoveVoter(ctx, victim, [16]byte{}) }); !errors.Is(err, ErrInvalidVoter) {
 		t.Fatalf("remove with the zero directory id: %v, want ErrInvalidVoter", err)
 	}
-	if err := tc.leader().q.RemoveVoter(ctx, victim, [16]byte{9}); !errors.Is(err, ErrVoterNotFound) {
+	if err := tc.onLeader(func(l *testNode) error { return l.q.RemoveVoter(ctx, victim, [16]byte{9}) }); !errors.Is(err, ErrVoterNotFound) {
 		t.Fatalf("remove with another directory id: %v, want ErrVoterNotFound", err)
 	}
 
 	// Down to one voter: the last one cannot be removed.
+	survivor := tc.leader().id
 	for _, id := range []int32{1, 2, 3} {
-		l := tc.leader()
-		if len(st.Voters) == 1 || id == l.id {
+		if id == survivor {
 			continue
 		}
 		var d [16]byte
 		if id == victim {
 			d = dir
 		}
-		if err := l.q.RemoveVoter(ctx, id, d); err != nil {
-			t.Fatalf("remove %d: %v", id, err)
-		}
+		tc.change(fmt.Sprintf("remove %d", id), func(l *testNode) error { return l.q.RemoveVoter(ctx, id, d) },
+			func() bool { return !votes(id)() })
 	}
-	l = tc.leader()
 	waitFor(t, 30*time.Second, "one voter left", func() bool {
 		n := 0
-		for _, v := range votersOf(t, l.q) {
+		for _, v := range votersOf(t, tc.leader().q) {
 			if v {
 				n++
 			}
 		}
 		return n == 1
 	})
+	l := tc.leader()
 	if err := l.q.RemoveVoter(ctx, l.id, [16]byte{}); !errors.Is(err, ErrVoterNotFound) {
 		t.Fatalf("remove the last voter: %v, want ErrVoterNotFound", err)
 	}
 	tc.mustCreate("one-voter")
+}
+
+// onLeader runs fn on the active controller, and again on the next one
+// while it answers controller.ErrNotController (leadership moves under
+// load), for up to 30 s; it returns fn's last error.
+func (tc *testCluster) onLeader(fn func(l *testNode) error) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := fn(tc.leader())
+		if !errors.Is(err, controller.ErrNotController) || time.Now().After(deadline) {
+			return err
+		}
+	}
+}
+
+// change runs a voter change on the active controller until it succeeds
+// or done shows it took effect (an attempt that lost leadership may still
+// have committed it), for up to 60 s.
+func (tc *testCluster) change(what string, fn func(l *testNode) error, done func() bool) {
+	tc.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := tc.onLeader(fn)
+		if err == nil || done() {
+			return
+		}
+		if time.Now().After(deadline) {
+			tc.t.Fatalf("%s: %v", what, err)
+		}
+	}
 }
 
 // TestAddFourthVoter: a controller started without bootstrapping (as with
@@ -170,11 +203,11 @@ func TestAddFourthVoter(t *testing.T) {
 	if tc.nodes[4].q.LeaderID() >= 0 && tc.nodes[4].q.Leading() {
 		t.Fatal("a joining controller leads")
 	}
-	ctx, cancel := contextTimeout(t, 30*time.Second)
-	defer cancel()
-	if err := tc.leader().q.AddVoter(ctx, 4, Member{Addr: "node4", Listener: "CONTROLLER", DirectoryID: [16]byte{4}}); err != nil {
-		t.Fatal(err)
-	}
+	tc.change("add node 4", func(l *testNode) error {
+		ctx, cancel := contextTimeout(t, 30*time.Second)
+		defer cancel()
+		return l.q.AddVoter(ctx, 4, Member{Addr: "node4", Listener: "CONTROLLER", DirectoryID: [16]byte{4}})
+	}, func() bool { return votersOf(t, tc.leader().q)[4] })
 	if img := tc.converged(); img.Topics["before"] == nil {
 		t.Fatal("the new voter did not catch up")
 	}

@@ -206,6 +206,12 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
 		if shutdown {
 			return n.ctrl.FenceBroker(id, true)
 		}
+		if _, ok := n.ctrl.Image().Brokers[id]; !ok {
+			// Unregistered (UnregisterBroker) while running: register
+			// again, as a remote broker answered BROKER_ID_NOT_REGISTERED
+			// does below.
+			return n.register(ctx)
+		}
 		if err := n.ctrl.Heartbeat(id); err != nil {
 			return err
 		}

@@ -406,6 +406,7 @@ func (n *Node) start() (_ *Node, err error) {
 		// Refuse partitions the open file limit cannot hold (issue 11 item 5).
 		PartitionFiles: CheckPartitionFiles,
 		QuorumStatus:   n.quorum.Status,
+		Voters:         n.quorum, // AddRaftVoter, RemoveRaftVoter
 		Authz:          handlers.NewAuthz(cfg.Authorizer),
 		// Dynamic keystore updates (security_reload.go).
 		ValidateListenerTLS: func(l string, o map[string]string) error { return validateListenerTLS(security, l, o) },
@@ -582,7 +583,8 @@ func lockDirs(dirs []string) (func(), error) {
 }
 
 // checkMetaProperties reads or writes meta.properties in every log dir, in
-// Kafka's format (version=1, cluster.id, node.id), and returns the cluster
+// Kafka's format (version=1, cluster.id, node.id, directory.id; a file
+// without directory.id gets one), and returns the cluster
 // id. A dir that belongs to another cluster or node is an error at start.
 // meta.properties is written only into a dir that holds nothing else (a
 // new dir); a dir that holds data but no meta.properties, or one whose
@@ -616,6 +618,9 @@ func checkMetaProperties(cfg *config.Config) (string, error) {
 			return "", fmt.Errorf("%w: %s: %w; samsa refuses to start rather than guess the cluster id: repair the file (version=1, cluster.id=<the cluster's id>, node.id=%d)",
 				ErrMetaProperties, p, err, cfg.NodeID)
 		}
+		if err := addDirectoryID(p, b, props); err != nil {
+			return "", err
+		}
 		id := props["cluster.id"]
 		if clusterID != "" && clusterID != id {
 			return "", fmt.Errorf("%s: cluster.id %s does not match configured %s", p, id, clusterID)
@@ -637,7 +642,11 @@ func checkMetaProperties(cfg *config.Config) (string, error) {
 		clusterID = base64.RawURLEncoding.EncodeToString(raw[:])
 	}
 	for _, p := range missing {
-		text := fmt.Sprintf("#\n#%s\nnode.id=%d\nversion=1\ncluster.id=%s\n", time.Now().UTC().Format(time.RFC1123), cfg.NodeID, clusterID)
+		dirID, err := newDirectoryID() // log_dir_failure.go
+		if err != nil {
+			return "", err
+		}
+		text := fmt.Sprintf("#\n#%s\nnode.id=%d\nversion=1\ncluster.id=%s\ndirectory.id=%s\n", time.Now().UTC().Format(time.RFC1123), cfg.NodeID, clusterID, dirID)
 		if err := writeFileSync(p, []byte(text)); err != nil {
 			return "", err
 		}

@@ -22,9 +22,10 @@ import (
 const startupLeaderTimeout = 30 * time.Second
 
 // quorumOf checks the KRaft settings and returns this node's voter entry
-// and the other voters. A bootstrap server list naming other nodes without
-// controller.quorum.voters (a KIP-853 dynamic quorum) is refused, never
-// ignored: starting anyway would form a separate one-node cluster.
+// and the other voters. A controller whose controller.quorum.bootstrap.servers
+// names other nodes, without controller.quorum.voters, joins their quorum
+// (joiningController): it never bootstraps one of its own, and its entry
+// is its advertised controller listener.
 func quorumOf(cfg *config.Config) (quorum.Voter, []quorum.Voter, error) {
 	if !cfg.HasRole("controller") {
 		if len(cfg.QuorumVoters) == 0 {
@@ -44,12 +45,12 @@ func quorumOf(cfg *config.Config) (quorum.Voter, []quorum.Voter, error) {
 			self.Addr = v.Addr()
 		}
 	}
-	if len(cfg.QuorumVoters) == 0 {
-		for _, s := range cfg.QuorumBootstrapServers {
-			if !isOwnControllerAddr(cfg, s) {
-				return quorum.Voter{}, nil, fmt.Errorf("controller.quorum.bootstrap.servers names %s, which is not this node's controller listener, and controller.quorum.voters is unset: dynamic quorums are not supported; set controller.quorum.voters (the same id@host:port list on every node)", s)
-			}
+	if joiningController(cfg) {
+		addr, err := controllerAdvertised(cfg)
+		if err != nil {
+			return quorum.Voter{}, nil, err
 		}
+		self.Addr = addr
 	}
 	if len(voters) == 0 {
 		voters = []quorum.Voter{self}
@@ -103,10 +104,11 @@ func openQuorum(cfg *config.Config, clusterID, metaDir string, kafka func(net.Co
 		ClusterID:       clusterID,
 		Dir:             filepath.Join(metaDir, "raft"),
 		Voters:          voters,
+		Observer:        joiningController(cfg), // quorum_join.go
 		ElectionTimeout: time.Duration(cfg.QuorumElectionTimeoutMs) * time.Millisecond,
 		Logger:          logger,
 	}
-	if len(voters) == 1 && cfg.HasRole("broker") {
+	if len(voters) == 1 && cfg.HasRole("broker") && !opts.Observer {
 		// No peer can ever connect to a lone voter, so its election timer
 		// only delays start-up (Raft waits one to two timeouts before the
 		// first election): keep it short.

@@ -60,15 +60,17 @@ func TestNodeImportsMetadataLog(t *testing.T) {
 
 // TestNodeRefusesOtherVoters: bootstrap servers naming other nodes
 // without a voter list (a dynamic quorum) are never ignored: the node
-// refuses to start rather than form a one-node cluster of its own. (A
-// voter list naming other nodes forms a cluster with them:
-// TestThreeNodeCluster.)
+// joins their quorum (it needs a controller listener with a port for
+// that, else it refuses to start) and never forms a one-node cluster of
+// its own (TestJoinControllerQuorum, controller/quorum
+// TestAddFourthVoter). (A voter list naming other nodes forms a cluster
+// with them: TestThreeNodeCluster.)
 func TestNodeRefusesOtherVoters(t *testing.T) {
 	for _, tc := range []struct {
 		overrides []string
 		want      string
 	}{
-		{[]string{"controller.quorum.bootstrap.servers=other:9093"}, "controller.quorum.bootstrap.servers names other:9093"},
+		{[]string{"controller.quorum.bootstrap.servers=other:9093"}, "needs a controller listener ([CONTROLLER]) with a port"},
 		{[]string{"process.roles=broker"}, "a broker-only node needs controller.quorum.voters"},
 		{[]string{"process.roles=broker", "controller.quorum.voters=2@other:9093"}, "advertised listener PLAINTEXT needs a port"},
 	} {

@@ -83,9 +83,9 @@
 // (scram.go: salt, stored key, server key and iterations, never a password),
 // 10 ACL and 11 RemoveACL (acl.go: an ACL with its id, a removal by id),
 // 12 ClientQuota (quota.go: one key of one user/client-id/ip entity),
+// 13 UnregisterBroker (unregister.go: removes a broker's registration),
 // 20 ReplicaDirs and 21 BrokerOfflineDirs (log_dirs.go: a broker's replica
-// directory assignments and offline log directories, KIP-858; numbered
-// apart to leave 13-19 to record types under way elsewhere).
+// directory assignments and offline log directories, KIP-858).
 // Numbers are never reused. Optional fields added since: RegisterBroker epoch and
 // incarnation (broker epochs, broker_epochs.go); Partition and
 // PartitionChange adding_replicas and removing_replicas (reassignments,

@@ -316,6 +316,8 @@ func (b *builder) apply(rec Record) error {
 		return b.applyClientQuota(r)
 	case ReplicaDirsRecord, BrokerOfflineDirsRecord:
 		return b.applyLogDirs(r)
+	case UnregisterBrokerRecord:
+		return b.applyUnregisterBroker(r)
 	case ProducerIDsRecord:
 		if r.NextProducerID <= b.img.NextProducerID {
 			return fmt.Errorf("%w: next producer id %d is not above the current %d", ErrApply, r.NextProducerID, b.img.NextProducerID)

@@ -238,7 +238,7 @@ func encodeRecord(rec Record) ([]byte, error) {
 	switch rec.(type) {
 	case RegisterBrokerRecord, BrokerFenceRecord, TopicRecord, PartitionRecord,
 		PartitionChangeRecord, ConfigRecord, RemoveTopicRecord, ProducerIDsRecord, ScramCredentialRecord,
-		ACLRecord, RemoveACLRecord, ClientQuotaRecord, ReplicaDirsRecord, BrokerOfflineDirsRecord:
+		ACLRecord, RemoveACLRecord, ClientQuotaRecord, UnregisterBrokerRecord, ReplicaDirsRecord, BrokerOfflineDirsRecord:
 	default:
 		return nil, fmt.Errorf("%w: %T", ErrUnknownRecord, rec)
 	}
@@ -279,6 +279,8 @@ func decodeRecord(version int8, typ RecordType, payload []byte) (Record, error) 
 		rec, err = decodeJSON[RemoveACLRecord](payload)
 	case RecordClientQuota:
 		rec, err = decodeJSON[ClientQuotaRecord](payload)
+	case RecordUnregisterBroker:
+		rec, err = decodeJSON[UnregisterBrokerRecord](payload)
 	case RecordReplicaDirs:
 		rec, err = decodeJSON[ReplicaDirsRecord](payload)
 	case RecordBrokerOfflineDirs:

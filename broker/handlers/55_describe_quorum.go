@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"errors"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -30,10 +32,12 @@ const metadataTopic = "__cluster_metadata"
 //     following the log), each with its log end offset (Raft's last index)
 //     as it last answered the leader, and from v1 the last fetch and last
 //     caught-up times (-1 when unknown; the leader itself is "now", as in
-//     Kafka). v2 adds the voters' controller listener endpoints (Nodes)
-//     and a zero directory id per replica: samsa has static quorums only
-//     (controller.quorum.voters), where Kafka sends no directory ids
-//     either.
+//     Kafka). v2 adds each replica's directory id and the voters'
+//     controller listener endpoints (Nodes), from the quorum's Raft
+//     configuration: voters added with AddRaftVoter carry the directory
+//     id and listener they were added with; voters of
+//     controller.quorum.voters the zero directory id (as Kafka's static
+//     quorums) and the first of controller.listener.names.
 func handleDescribeQuorum(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeQuorumRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
@@ -75,7 +79,7 @@ func handleDescribeQuorum(d *Deps, r *Request) (kmsg.Response, error) {
 		sp.HighWatermark = status.HighWatermark
 		sp.CurrentVoters = replicaStates(status.Voters)
 		sp.Observers = replicaStates(status.Observers)
-		resp.Nodes = quorumNodes(d)
+		resp.Nodes = quorumNodes(d, status.Voters)
 	}
 	st.Partitions = append(st.Partitions, sp)
 	resp.Topics = append(resp.Topics, st)
@@ -96,23 +100,33 @@ func replicaStates(in []quorum.ReplicaStatus) []kmsg.DescribeQuorumResponseTopic
 		s.LogEndOffset = r.LogEndOffset
 		s.LastFetchTimestamp = millis(r.LastFetch)
 		s.LastCaughtUpTimestamp = millis(r.LastCaughtUp)
+		s.ReplicaDirectoryID = r.Member.DirectoryID
 		out = append(out, s)
 	}
 	return out
 }
 
-// quorumNodes lists the voters' controller listeners (v2 Nodes), from
-// controller.quorum.voters under the first controller listener name.
-func quorumNodes(d *Deps) []kmsg.DescribeQuorumResponseNode {
-	if d.Config == nil || len(d.Config.ControllerListenerNames) == 0 {
-		return nil
+// quorumNodes lists the voters' controller listeners (v2 Nodes).
+func quorumNodes(d *Deps, voters []quorum.ReplicaStatus) []kmsg.DescribeQuorumResponseNode {
+	def := ""
+	if d.Config != nil && len(d.Config.ControllerListenerNames) > 0 {
+		def = d.Config.ControllerListenerNames[0]
 	}
 	var out []kmsg.DescribeQuorumResponseNode
-	for _, v := range d.Config.QuorumVoters {
+	for _, v := range voters {
+		host, port, err := net.SplitHostPort(v.Member.Addr)
+		p, perr := strconv.ParseUint(port, 10, 16)
+		name := v.Member.Listener
+		if name == "" {
+			name = def
+		}
+		if err != nil || perr != nil || name == "" {
+			continue
+		}
 		n := kmsg.NewDescribeQuorumResponseNode()
 		n.NodeID = v.ID
 		l := kmsg.NewDescribeQuorumResponseNodeListener()
-		l.Name, l.Host, l.Port = d.Config.ControllerListenerNames[0], v.Host, uint16(v.Port)
+		l.Name, l.Host, l.Port = name, host, uint16(p)
 		n.Listeners = append(n.Listeners, l)
 		out = append(out, n)
 	}

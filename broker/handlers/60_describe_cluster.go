@@ -94,13 +94,18 @@ func handleDescribeCluster(d *Deps, r *Request) (kmsg.Response, error) {
 }
 
 // describeControllers answers DescribeCluster with endpoint type 2 on a
-// controller listener: the voters of controller.quorum.voters and the
-// active controller.
+// controller listener: the voters of the quorum's Raft configuration
+// (controller.quorum.voters when there is none, or it names no
+// host:port) and the active controller.
 func describeControllers(d *Deps, resp *kmsg.DescribeClusterResponse) *kmsg.DescribeClusterResponse {
 	img := d.Controller.Image()
 	resp.EndpointType = 2
 	resp.ClusterID = img.ClusterID
 	resp.ControllerID = d.Controller.ActiveController()
+	if voters := quorumVoterEndpoints(d); len(voters) > 0 {
+		resp.Brokers = voters
+		return resp
+	}
 	for _, v := range d.Config.QuorumVoters {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port = v.ID, v.Host, int32(v.Port)

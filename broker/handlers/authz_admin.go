@@ -32,6 +32,8 @@ func authzAdminCheck(key int16) authzFunc {
 		return authzElectLeaders
 	case kmsg.AlterPartitionAssignments:
 		return authzAlterPartitionAssignments
+	case kmsg.AddRaftVoter, kmsg.RemoveRaftVoter, kmsg.UnregisterBroker:
+		return authzClusterAlter
 	case kmsg.ListPartitionReassignments, kmsg.DescribeUserSCRAMCredentials, kmsg.DescribeQuorum:
 		return authzClusterDescribe
 	case kmsg.AlterUserSCRAMCredentials:
@@ -428,6 +430,26 @@ func authzAlterUserScram(d *Deps, r *Request, next Handler) (kmsg.Response, erro
 	}
 	for _, up := range req.Upsertions {
 		add(up.Name)
+	}
+	return resp, nil
+}
+
+// authzClusterAlter: AddRaftVoter, RemoveRaftVoter and UnregisterBroker
+// need ALTER on the cluster, else a top-level
+// CLUSTER_AUTHORIZATION_FAILED (Kafka's authorizeClusterOperation).
+func authzClusterAlter(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	if d.authorizedCluster(r, kmsg.ACLOperationAlter) {
+		return next(d, r)
+	}
+	code, msg := kerr.ClusterAuthorizationFailed.Code, ptrTo(kerr.ClusterAuthorizationFailed.Message)
+	resp := r.Body.ResponseKind()
+	switch out := resp.(type) {
+	case *kmsg.AddRaftVoterResponse:
+		out.ErrorCode, out.ErrorMessage = code, msg
+	case *kmsg.RemoveRaftVoterResponse:
+		out.ErrorCode, out.ErrorMessage = code, msg
+	case *kmsg.UnregisterBrokerResponse:
+		out.ErrorCode, out.ErrorMessage = code, msg
 	}
 	return resp, nil
 }

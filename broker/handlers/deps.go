@@ -73,6 +73,10 @@ type Deps struct {
 	// to describe (NOT_LEADER_OR_FOLLOWER).
 	QuorumStatus func() (quorum.Status, error)
 
+	// Voters changes the metadata quorum's voters (AddRaftVoter,
+	// RemoveRaftVoter). Nil: NOT_LEADER_OR_FOLLOWER.
+	Voters VoterChanges
+
 	// SendToBroker sends a request to another broker's client listener
 	// (transaction markers for partitions it leads). Nil: everything is
 	// written locally.

@@ -9,8 +9,37 @@ import (
 // partition (and of one that is not), preferred and unclean elections of a
 // partition that needs none and of unknown ones, reassignments that change
 // nothing, name an unknown broker or topic, or cancel what is not running,
-// and the list of reassignments.
+// and the list of reassignments; UnregisterBroker of an unknown broker and
+// the voter changes Kafka refuses before looking at its quorum (a static
+// one here, which it cannot change; samsa can): the zero directory id, no
+// controller listener, another cluster's id.
 func scriptCluster(s *Session) error {
+	each(kmsg.UnregisterBroker, func(v int16) {
+		req := kmsg.NewPtrUnregisterBrokerRequest()
+		req.BrokerID = 99
+		s.Do("unknown-broker", v, req)
+	})
+	each(kmsg.RemoveRaftVoter, func(v int16) {
+		req := kmsg.NewPtrRemoveRaftVoterRequest()
+		req.VoterID = 99
+		s.Do("zero-directory-id", v, req)
+	})
+	each(kmsg.AddRaftVoter, func(v int16) {
+		mk := func(dir [16]byte, listener bool, cluster *string) *kmsg.AddRaftVoterRequest {
+			req := kmsg.NewPtrAddRaftVoterRequest()
+			req.ClusterID, req.VoterID, req.VoterDirectoryID, req.TimeoutMillis = cluster, 7, dir, 3000
+			if listener {
+				l := kmsg.NewAddRaftVoterRequestListener()
+				l.Name, l.Host, l.Port = "CONTROLLER", "127.0.0.1", 1
+				req.Listeners = append(req.Listeners, l)
+			}
+			return req
+		}
+		wrong := "diff-no-such-cluster"
+		s.Do("zero-directory-id", v, mk([16]byte{}, true, nil))
+		s.Do("no-controller-listener", v, mk([16]byte{1}, false, nil))
+		s.Do("other-cluster", v, mk([16]byte{1}, true, &wrong))
+	})
 	each(kmsg.DescribeQuorum, func(v int16) {
 		mk := func(topic string) *kmsg.DescribeQuorumRequest {
 			req := kmsg.NewPtrDescribeQuorumRequest()

@@ -39,11 +39,32 @@
 // raft's. A Raft entry is controller.EncodeEntry's format (version byte 1,
 // base offset, record count, record frames).
 //
-// A raft.db that fails the page check at Open (checkStore) stops a voter
-// (ErrCorrupt: a voter that forgot its term and vote could vote twice in
-// one term). A broker-only node (an observer) holds no vote: its Dir is
-// renamed Dir.damaged-<unix ms>, kept for inspection, and it starts
-// afresh and fetches the log or a snapshot from the active controller.
+// A raft.db that fails the page check at Open (checkStore), or a
+// snapshot store none of whose snapshots can be read (checkSnapshots), is
+// damaged. A lone voter then refuses to start (ErrCorrupt): it has nobody
+// to fetch the metadata from, and starting afresh would form a new, empty
+// cluster. Any other node (a voter with other voters, a joining
+// controller, a broker-only observer) renames Dir to Dir.damaged-<unix
+// ms>, kept for inspection, and starts afresh with the marker file
+// Dir/rejoining (rejoin.go): while it exists the node never bootstraps a
+// quorum and refuses every vote (it forgot its term and vote, and must not
+// vote twice in one term); the leader sends it the log or a snapshot, and
+// once it has applied the commit index, with a leader and two election
+// timeouts after its start, the marker goes and it votes again.
+//
+// # Voter changes (KIP-853)
+//
+// AddVoter and RemoveVoter change the Raft configuration (voters.go).
+// A joining controller (started with controller.quorum.bootstrap.servers
+// and no voter list, Observer) runs Raft without bootstrapping; AddVoter
+// adds it as a non-voter, waits until it has caught up with the commit
+// index, then makes it a voter. RemoveVoter demotes a voter to a
+// non-voting member, which keeps receiving the log (an observer, as a
+// removed Kafka controller keeps fetching). The configuration, kept by
+// Raft in its log and snapshots, is the voter set across restarts;
+// controller.quorum.voters only seeds it on first start. A member's Raft
+// address carries its Kafka listener name and directory id after its
+// host:port (Member), so DescribeQuorum can name them on any leader.
 //
 // # Transport
 //

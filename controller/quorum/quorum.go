@@ -75,6 +75,9 @@ type Quorum struct {
 
 	// progress holds the followers' answers, for Status.
 	progress *progressTracker
+	// guard refuses votes while the node rejoins after its damaged store
+	// was set aside (rejoin.go); nil when it did not.
+	guard *voteGuard
 
 	mu struct {
 		sync.Mutex
@@ -125,6 +128,8 @@ func Open(o Options) (_ *Quorum, err error) {
 	hlog := raftLogger(o.Logger)
 	defer func() {
 		if err != nil {
+			close(q.stop)
+			q.wg.Wait()
 			q.closeStores()
 			if !q.ownsTr && o.Listener != nil {
 				o.Listener.Close()
@@ -132,17 +137,27 @@ func Open(o Options) (_ *Quorum, err error) {
 		}
 	}()
 	dbPath := filepath.Join(o.Dir, "raft.db")
-	if err := checkStore(dbPath); err != nil {
-		if !o.Observer {
-			// A voter must not forget its term and vote: one that
-			// started afresh could vote twice in one term and help elect
-			// two leaders (Kafka likewise needs a voter with a lost disk
-			// removed and added again, KIP-853).
-			return nil, fmt.Errorf("quorum: the metadata store is damaged; this node cannot start its controller from it (%w)", err)
+	damaged := checkStore(dbPath)
+	if damaged == nil {
+		damaged = checkSnapshots(o.Dir, controller.NewMachine(o.ClusterID, o.NodeID).Empty(), o.Logger)
+	}
+	if damaged != nil {
+		if !o.Observer && len(o.Voters) < 2 {
+			// A lone voter has nobody to fetch the metadata from: starting
+			// afresh would form a new, empty cluster.
+			return nil, fmt.Errorf("quorum: the metadata store is damaged and this node is the only voter, so it cannot fetch the metadata from another (%w)", damaged)
 		}
-		if err := setAsideDamaged(o.Dir, err, o.Logger); err != nil {
+		if err := setAsideDamaged(o.Dir, damaged, o.Logger); err != nil {
 			return nil, err
 		}
+	}
+	rejoin, err := rejoining(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if rejoin {
+		q.guard = &voteGuard{stop: q.stop, wg: &q.wg, logger: o.Logger}
+		q.guard.on.Store(true)
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverOpen(dbPath, &err)
@@ -180,13 +195,17 @@ func Open(o Options) (_ *Quorum, err error) {
 	conf.SnapshotInterval = o.SnapshotInterval
 	conf.TrailingLogs = o.TrailingLogs
 	conf.NotifyCh = q.notify
+	// A voter removed from the quorum (RemoveVoter demotes it) stays a
+	// non-voting member that follows the log, as a removed Kafka
+	// controller keeps fetching; raft would shut itself down.
+	conf.ShutdownOnRemove = false
 	conf.Logger = hlog
 
 	existing, err := raft.HasExistingState(q.store, q.store, snaps)
 	if err != nil {
 		return nil, fmt.Errorf("quorum: %w", err)
 	}
-	if !existing && !o.Observer {
+	if !existing && !o.Observer && !rejoin {
 		var servers []raft.Server
 		for _, v := range o.Voters {
 			servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: serverID(v.ID), Address: raft.ServerAddress(v.Addr)})
@@ -198,33 +217,19 @@ func Open(o Options) (_ *Quorum, err error) {
 	}
 	q.machine = controller.NewMachine(o.ClusterID, o.NodeID)
 	q.progress = &progressTracker{peers: map[raft.ServerID]peerProgress{}}
-	q.raft, err = raft.NewRaft(conf, &fsm{machine: q.machine, logger: o.Logger}, q.store, q.store, snaps, track(q.trans, q.progress))
+	q.raft, err = raft.NewRaft(conf, &fsm{machine: q.machine, logger: o.Logger}, q.store, q.store, snaps, track(q.trans, q.progress, q.guard))
 	if err != nil {
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
 	q.progress.raft.Store(q.raft)
 	q.wg.Add(1)
 	go q.followLeadership()
+	if rejoin {
+		o.Logger.Warn("quorum: rejoining the quorum after the metadata store was set aside: not bootstrapping, and refusing votes until caught up")
+		q.wg.Add(1)
+		go q.finishRejoin(time.Now())
+	}
 	return q, nil
-}
-
-// setAsideDamaged moves the damaged Raft state of a broker-only node (an
-// observer) aside, as dir.damaged-<unix ms>, and leaves an empty dir: an
-// observer holds no vote, so it can start afresh and fetch the metadata
-// log (or a snapshot) from the active controller again, which re-adds it
-// when it registers. Nothing is deleted: the old files stay for an
-// operator to look at. Partition data is not touched.
-func setAsideDamaged(dir string, cause error, logger *slog.Logger) error {
-	aside := fmt.Sprintf("%s.damaged-%d", dir, time.Now().UnixMilli())
-	if err := os.Rename(dir, aside); err != nil {
-		return fmt.Errorf("quorum: the metadata store is damaged (%w) and cannot be set aside: %w", cause, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("quorum: %w", err)
-	}
-	logger.Error("quorum: the metadata store of this broker-only node is damaged; moved it aside and fetching the metadata from the quorum again",
-		"err", cause, "moved_to", aside)
-	return nil
 }
 
 func serverID(id int32) raft.ServerID { return raft.ServerID(strconv.Itoa(int(id))) }
@@ -347,13 +352,15 @@ func (q *Quorum) AddObserver(id int32, addr string) error {
 		return fmt.Errorf("quorum: %w", err)
 	}
 	for _, s := range f.Configuration().Servers {
-		if s.ID == serverID(id) {
-			if string(s.Address) == addr {
-				return nil
-			}
-			if s.Suffrage == raft.Voter {
-				return fmt.Errorf("%w: node %d is a voter at %s", controller.ErrOptions, id, s.Address)
-			}
+		if s.ID != serverID(id) {
+			continue
+		}
+		// A voter, or a controller added with AddVoter and removed
+		// since (its address carries its listener name), already gets
+		// the log on its controller listener: its broker listener may
+		// not speak Raft.
+		if string(s.Address) == addr || s.Suffrage == raft.Voter || parseMember(s.Address).Listener != "" {
+			return nil
 		}
 	}
 	if err := q.raft.AddNonvoter(serverID(id), raft.ServerAddress(addr), 0, 10*time.Second).Error(); err != nil {

@@ -3,6 +3,7 @@ package quorum
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"sync"
@@ -30,6 +31,9 @@ type ReplicaStatus struct {
 	// everything the leader had when asking; zero when never.
 	LastFetch    time.Time
 	LastCaughtUp time.Time
+	// Member is the member's address, Kafka listener name and directory
+	// id as the Raft configuration holds them.
+	Member Member
 }
 
 // Status is the quorum as its leader sees it (Kafka's DescribeQuorum).
@@ -61,7 +65,7 @@ func (q *Quorum) Status() (Status, error) {
 		if err != nil {
 			continue
 		}
-		rs := ReplicaStatus{ID: int32(id), LogEndOffset: -1}
+		rs := ReplicaStatus{ID: int32(id), LogEndOffset: -1, Member: parseMember(s.Address)}
 		if int32(id) == q.opts.NodeID {
 			rs.LogEndOffset, rs.LastFetch, rs.LastCaughtUp = int64(q.raft.LastIndex()), now, now
 		} else if p, ok := q.progress.get(s.ID); ok && p.term == q.raft.CurrentTerm() {
@@ -127,6 +131,8 @@ func (t *progressTracker) record(id raft.ServerID, term uint64, resp *raft.Appen
 type trackingTransport struct {
 	raft.Transport
 	progress *progressTracker
+	// guard, when set, refuses votes while a voter rejoins (rejoin.go).
+	guard *voteGuard
 }
 
 func (t *trackingTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
@@ -134,11 +140,34 @@ func (t *trackingTransport) AppendEntries(id raft.ServerID, target raft.ServerAd
 	if r := t.progress.raft.Load(); r != nil {
 		leaderLast = r.LastIndex()
 	}
-	err := t.Transport.AppendEntries(id, target, args, resp)
+	err := t.Transport.AppendEntries(id, dialAddress(target), args, resp)
 	if err == nil && resp.Term <= args.Term {
 		t.progress.record(id, args.Term, resp, leaderLast, time.Now())
 	}
 	return err
+}
+
+// RequestVote, InstallSnapshot and TimeoutNow dial the host:port part of
+// a member's address (Member).
+func (t *trackingTransport) RequestVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
+	return t.Transport.RequestVote(id, dialAddress(target), args, resp)
+}
+
+func (t *trackingTransport) InstallSnapshot(id raft.ServerID, target raft.ServerAddress, args *raft.InstallSnapshotRequest, resp *raft.InstallSnapshotResponse, data io.Reader) error {
+	return t.Transport.InstallSnapshot(id, dialAddress(target), args, resp, data)
+}
+
+func (t *trackingTransport) TimeoutNow(id raft.ServerID, target raft.ServerAddress, args *raft.TimeoutNowRequest, resp *raft.TimeoutNowResponse) error {
+	return t.Transport.TimeoutNow(id, dialAddress(target), args, resp)
+}
+
+// Consumer is the wrapped transport's RPCs, through the vote guard when
+// there is one (rejoin.go).
+func (t *trackingTransport) Consumer() <-chan raft.RPC {
+	if t.guard == nil {
+		return t.Transport.Consumer()
+	}
+	return t.guard.consumer(t.Transport.Consumer())
 }
 
 func (t *trackingTransport) AppendEntriesPipeline(raft.ServerID, raft.ServerAddress) (raft.AppendPipeline, error) {
@@ -161,12 +190,13 @@ type trackingPreVoteTransport struct {
 }
 
 func (t trackingPreVoteTransport) RequestPreVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestPreVoteRequest, resp *raft.RequestPreVoteResponse) error {
-	return t.preVote.RequestPreVote(id, target, args, resp)
+	return t.preVote.RequestPreVote(id, dialAddress(target), args, resp)
 }
 
-// track wraps tr so that the answers to AppendEntries go to p.
-func track(tr raft.Transport, p *progressTracker) raft.Transport {
-	t := &trackingTransport{Transport: tr, progress: p}
+// track wraps tr so that the answers to AppendEntries go to p (and votes
+// go through g, when not nil).
+func track(tr raft.Transport, p *progressTracker, g *voteGuard) raft.Transport {
+	t := &trackingTransport{Transport: tr, progress: p, guard: g}
 	if pv, ok := tr.(raft.WithPreVote); ok {
 		return trackingPreVoteTransport{trackingTransport: t, preVote: pv}
 	}

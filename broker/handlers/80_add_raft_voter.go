@@ -1,0 +1,147 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/controller/quorum"
+)
+
+// VoterChanges changes the metadata quorum's voter set (KIP-853); the
+// node's *quorum.Quorum.
+type VoterChanges interface {
+	AddVoter(ctx context.Context, id int32, m quorum.Member) error
+	RemoveVoter(ctx context.Context, id int32, directoryID [16]byte) error
+	// Members is the Raft configuration as this node knows it.
+	Members() (map[int32]quorum.Member, map[int32]bool, error)
+}
+
+// quorumVoterEndpoints lists the voters of the Raft configuration with
+// their controller listener host and port (DescribeCluster on a
+// controller listener): voters added with AddRaftVoter are there, and
+// removed ones are not. Nil when unknown.
+func quorumVoterEndpoints(d *Deps) []kmsg.DescribeClusterResponseBroker {
+	if d.Voters == nil {
+		return nil
+	}
+	members, votes, err := d.Voters.Members()
+	if err != nil {
+		return nil
+	}
+	var out []kmsg.DescribeClusterResponseBroker
+	for _, id := range slices.Sorted(maps.Keys(members)) {
+		host, port, err := net.SplitHostPort(members[id].Addr)
+		p, perr := strconv.ParseUint(port, 10, 16)
+		if !votes[id] || err != nil || perr != nil {
+			continue
+		}
+		rb := kmsg.NewDescribeClusterResponseBroker()
+		rb.NodeID, rb.Host, rb.Port = id, host, int32(p)
+		out = append(out, rb)
+	}
+	return out
+}
+
+// defaultVoterChangeTimeout bounds a voter change whose request names no
+// timeout.
+const defaultVoterChangeTimeout = 30 * time.Second
+
+// AddRaftVoter, key 80, versions 0-1 (KIP-853): make a controller a voter
+// of the metadata quorum (kafka-metadata-quorum add-controller,
+// Admin.addRaftVoter).
+//
+//   - Forwarded to the active controller from other nodes (Entry.Forward);
+//     a node that still answers without leading says
+//     NOT_LEADER_OR_FOLLOWER, as Kafka's non-leaders do.
+//   - A cluster id other than this cluster's is INCONSISTENT_CLUSTER_ID;
+//     the zero directory id INVALID_REQUEST (Kafka's "didn't include a
+//     valid voter").
+//   - The listeners must include the first of controller.listener.names
+//     (the one voters reach each other on), else INVALID_REQUEST, as
+//     Kafka.
+//   - A node that already votes is DUPLICATE_VOTER. Otherwise the node
+//     (a controller that has not bootstrapped a quorum of its own:
+//     started with controller.quorum.bootstrap.servers, or a voter removed
+//     earlier) is sent the log as a non-voter and made a voter once it
+//     has caught up; a node that does not catch up within timeout_ms is
+//     REQUEST_TIMED_OUT (Kafka's answer for a lagging or unreachable new
+//     voter). Both versions answer once the change is committed
+//     (ack_when_committed is always true here).
+//   - samsa allows voter changes on quorums set up with
+//     controller.quorum.voters too; Kafka answers UNSUPPORTED_VERSION
+//     there (kraft.version 0). See compat-tests/FINDINGS.md.
+func handleAddRaftVoter(d *Deps, r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.AddRaftVoterRequest)
+	resp := req.ResponseKind().(*kmsg.AddRaftVoterResponse)
+	if req.ClusterID != nil && *req.ClusterID != d.Controller.Image().ClusterID {
+		resp.ErrorCode = kerr.InconsistentClusterID.Code
+		return resp, nil
+	}
+	if req.VoterDirectoryID == ([16]byte{}) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		resp.ErrorMessage = ptrTo("Add voter request didn't include a valid voter")
+		return resp, nil
+	}
+	name := ""
+	if d.Config != nil && len(d.Config.ControllerListenerNames) > 0 {
+		name = d.Config.ControllerListenerNames[0]
+	}
+	var m *quorum.Member
+	for _, l := range req.Listeners {
+		if strings.EqualFold(l.Name, name) {
+			m = &quorum.Member{Addr: net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))), Listener: l.Name, DirectoryID: req.VoterDirectoryID}
+		}
+	}
+	if m == nil {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		resp.ErrorMessage = ptrTo("Provided listeners do not contain a listener for " + name)
+		return resp, nil
+	}
+	if d.Voters == nil {
+		resp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return resp, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), voterChangeTimeout(req.TimeoutMillis))
+	defer cancel()
+	resp.ErrorCode, resp.ErrorMessage = voterChangeError(d.Voters.AddVoter(ctx, req.VoterID, *m))
+	return resp, nil
+}
+
+func voterChangeTimeout(ms int32) time.Duration {
+	if ms <= 0 {
+		return defaultVoterChangeTimeout
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// voterChangeError maps the quorum's errors to Kafka's codes, with the
+// error's text as message.
+func voterChangeError(err error) (int16, *string) {
+	if err == nil {
+		return 0, nil
+	}
+	msg := ptrTo(err.Error())
+	switch {
+	case errors.Is(err, quorum.ErrDuplicateVoter):
+		return kerr.DuplicateVoter.Code, msg
+	case errors.Is(err, quorum.ErrVoterNotFound):
+		return kerr.VoterNotFound.Code, msg
+	case errors.Is(err, quorum.ErrInvalidVoter):
+		return kerr.InvalidRequest.Code, msg
+	case errors.Is(err, quorum.ErrNotCaughtUp):
+		return kerr.RequestTimedOut.Code, msg
+	case errors.Is(err, controller.ErrNotController):
+		return kerr.NotLeaderForPartition.Code, msg
+	}
+	return kerr.UnknownServerError.Code, msg
+}

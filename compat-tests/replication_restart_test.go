@@ -2,6 +2,7 @@ package compattests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-broker/samsa/compat-tests/harness"
@@ -27,15 +29,27 @@ func moveLeader(t *testing.T, ctx context.Context, cl *kgo.Client, addrs []strin
 	adm := kadm.NewClient(cl)
 	var req kadm.AlterPartitionAssignmentsReq
 	req.Assign(topic, 0, replicas)
-	res, err := adm.AlterPartitionAssignments(ctx, req)
-	if err != nil {
-		t.Fatalf("AlterPartitionAssignments %v: %v", replicas, err)
-	}
-	res.Each(func(r kadm.AlterPartitionAssignmentsResponse) {
-		if r.Err != nil {
-			t.Fatalf("AlterPartitionAssignments %v: %v", replicas, r.Err)
+	// A retriable answer (NOT_CONTROLLER while the quorum elects under
+	// load, REQUEST_TIMED_OUT) is asked again, as an admin tool retries;
+	// any other error fails the test at once.
+	var last error
+	if !pollUntil(60*time.Second, func() bool {
+		res, err := adm.AlterPartitionAssignments(ctx, req)
+		if err == nil {
+			res.Each(func(r kadm.AlterPartitionAssignmentsResponse) {
+				if err == nil {
+					err = r.Err
+				}
+			})
 		}
-	})
+		if err != nil && !kerr.IsRetriable(err) && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("AlterPartitionAssignments %v: %v", replicas, err)
+		}
+		last = err
+		return err == nil
+	}) {
+		t.Fatalf("AlterPartitionAssignments %v: still failing after 60 s: %v", replicas, last)
+	}
 	var epoch int32
 	if !pollUntil(60*time.Second, func() bool {
 		if _, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{topic: {0: {}}}); err != nil {

@@ -346,23 +346,7 @@ func (c *Cluster) Retire(n *Node) error {
 	return n.Stop()
 }
 
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	var lns []net.Listener
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("faults: free port: %v", err)
-		}
-		lns = append(lns, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range lns {
-		l.Close()
-	}
-	return ports
-}
+func freePorts(t testing.TB, n int) []int { return harness.FreePorts(t, n) }
 
 // Addrs returns every node's client listener.
 func (c *Cluster) Addrs() []string {

@@ -70,24 +70,19 @@ func StartCluster(t testing.TB, n int, o ClusterOptions) *Cluster {
 	return c
 }
 
-// freePorts returns n loopback ports that were free a moment ago: the
+// freePorts returns n loopback ports that are free (pickPort): the
 // nodes' environment blocks must name every port before any node starts.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	ports := make([]int, n)
-	var lns []net.Listener
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	ps := make([]int, n)
+	for i := range ps {
+		p, err := pickPort()
 		if err != nil {
 			t.Fatalf("harness: free port: %v", err)
 		}
-		lns = append(lns, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
+		ps[i] = p
 	}
-	for _, l := range lns {
-		l.Close()
-	}
-	return ports
+	return ps
 }
 
 // start launches one process per port (node id i+1 listening on ports[i],

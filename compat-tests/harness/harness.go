@@ -189,14 +189,7 @@ func Start(t testing.TB, o Options) *Broker {
 	return nil
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+func freePort() (int, error) { return pickPort() }
 
 func (b *Broker) args() []string {
 	if b.clusterEnv {

@@ -196,18 +196,32 @@ func runStreamsEOS(t *testing.T, cp, addr string) {
 	go func() { defer watchWG.Done(); w.run(watchCtx, t, addr, out) }()
 	defer func() { stopWatch(); watchWG.Wait() }()
 
-	// The input arrives in 60 steps of 50 lines, 150 ms apart (about 9 s), so that the
-	// kill below lands while the application still has input to process.
+	// The input arrives in 60 steps of 50 lines, 150 ms apart (about 9 s). The second
+	// half waits until the second instance has started, so the kill below always lands
+	// while the application still has input to process, and the second instance reads
+	// new records from every partition of the repartition topic: Streams purges only
+	// what a running task consumed, so a partition the first instance had read to its
+	// end before the kill would never be purged (seen once this stop's faster broker let
+	// the first instance get that far).
 	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequiredAcks(kgo.AllISRAcks()))
 	if err != nil {
 		t.Fatalf("kgo.NewClient: %v", err)
 	}
 	defer prod.Close()
 	produced := make(chan error, 1)
+	restarted := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(150 * time.Millisecond)
 		defer tick.Stop()
 		for i := 0; i < len(lines); i += 50 {
+			if i == len(lines)/100*50 {
+				select {
+				case <-ctx.Done():
+					produced <- ctx.Err()
+					return
+				case <-restarted:
+				}
+			}
 			var recs []*kgo.Record
 			for j := i; j < i+50 && j < len(lines); j++ {
 				recs = append(recs, &kgo.Record{Topic: in, Key: fmt.Appendf(nil, "line-%d", j), Value: []byte(lines[j])})
@@ -240,6 +254,7 @@ func runStreamsEOS(t *testing.T, cp, addr string) {
 
 	// A fresh state directory: the restarted instance restores the store from its changelog.
 	startStreamsApp(t, cp, addr, app, in, out, t.TempDir())
+	close(restarted)
 	if err := <-produced; err != nil {
 		t.Fatalf("producing the input: %v", err)
 	}

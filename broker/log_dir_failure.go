@@ -292,14 +292,17 @@ func parseDirectoryID(b []byte) (controller.Uuid, bool, error) {
 }
 
 // newDirectoryID returns a random directory id outside the ids Kafka
-// reserves (the first hundred: UNASSIGNED, LOST, MIGRATING, ...).
+// reserves (the first hundred: UNASSIGNED, LOST, MIGRATING, ...) and not
+// starting with '-' in its text form.
 func newDirectoryID() (controller.Uuid, error) {
 	for {
 		var id controller.Uuid
 		if _, err := rand.Read(id[:]); err != nil {
 			return id, fmt.Errorf("%w: %w", ErrDirectoryID, err)
 		}
-		if !reservedDirectoryID(id) {
+		// Kafka also redraws an id whose text starts with '-' (it
+		// would read as a command-line flag).
+		if !reservedDirectoryID(id) && !strings.HasPrefix(id.String(), "-") {
 			return id, nil
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -169,6 +170,19 @@ func (m *Manager) claimDir(dir string, tp TopicPartition, topicID [16]byte) erro
 		return fmt.Errorf("storage: list %s: %w", path, err)
 	}
 	if len(names) == 0 {
+		return nil
+	}
+	if !slices.ContainsFunc(names, func(n string) bool { return !strings.HasSuffix(n, tmpSuffix) }) {
+		// Only what an interrupted atomic write leaves (a process
+		// killed while creating this log, before partition.metadata
+		// was renamed into place): no data, so the directory is this
+		// log's to use.
+		for _, n := range names {
+			if err := m.fs.Remove(filepath.Join(path, n)); err != nil {
+				return fmt.Errorf("storage: remove %s: %w", filepath.Join(path, n), err)
+			}
+		}
+		m.logger.Info("storage: removed the temporary files of an interrupted log creation", "partition", tp.String(), "files", len(names))
 		return nil
 	}
 	reason := "directory holds data but no partition.metadata"

@@ -361,3 +361,44 @@ func TestLastSegmentDeletedIsAnError(t *testing.T) {
 		t.Fatalf("LEO %d, ERROR lines %v", leo, errs.lines)
 	}
 }
+
+// TestCreateLogAfterInterruptedCreate: a process killed while creating a
+// log, between writing partition.metadata's temporary file and renaming
+// it, leaves a directory holding only that file. The next CreateLog uses
+// the directory (the leftover is removed), with no stray and no ERROR line
+// (seen in TestKillDuringAcksAllProduction: a SIGKILL while the internal
+// topics were created).
+func TestCreateLogAfterInterruptedCreate(t *testing.T) {
+	fsys := vfs.NewMem()
+	clock := newClock()
+	errs := &errorLog{}
+	tp := TopicPartition{Topic: "t", Partition: 0}
+	dir := filepath.Join("/d", tp.String())
+	if err := fsys.MkdirAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fsys.Create(filepath.Join(dir, partitionMetadataFile+tmpSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	m, err := OpenManager(ManagerOptions{FS: fsys, Dirs: []string{"/d"}, Now: clock.now, Logger: slog.New(errs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	l, err := m.CreateLog(tp, strayTestIDA, smallConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, testBatch(2, 1000, 40))
+	if strays := strayDirs(t, fsys, "/d"); len(strays) != 0 || m.TopicID(tp) != strayTestIDA {
+		t.Fatalf("strays %v, topic id %x", strays, m.TopicID(tp))
+	}
+	if fsys.Exists(filepath.Join(dir, partitionMetadataFile+tmpSuffix)) {
+		t.Fatal("the leftover temporary file is still there")
+	}
+	if len(errs.lines) != 0 {
+		t.Fatalf("ERROR lines: %v", errs.lines)
+	}
+}

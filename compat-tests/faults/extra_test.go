@@ -27,17 +27,21 @@ func extraTests(t *testing.T) {
 // partition has no leader. With false nothing acknowledged may be lost
 // and no other replica may lead before the old leader is back; with true
 // the loss is measured, not failed on.
-func TestUncleanElection(t *testing.T) {
+func TestUncleanElection(t *testing.T) { runUncleanElection(t, 3, "unclean") }
+
+// runUncleanElection runs the forced unclean election scenario on a
+// cluster of nodes voters, its topics named prefix-false and prefix-true.
+func runUncleanElection(t *testing.T, nodes int, prefix string) {
 	extraTests(t)
-	c := StartCluster(t, Config{Nodes: 3})
+	c := StartCluster(t, Config{Nodes: nodes})
 	if c.Net == nil {
 		t.Skip("needs a network that can cut links")
 	}
 	ctx := context.Background()
 	for _, unclean := range []bool{false, true} {
-		topic := "unclean-false"
+		topic := prefix + "-false"
 		if unclean {
-			topic = "unclean-true"
+			topic = prefix + "-true"
 		}
 		r, err := RunUnclean(ctx, c, topic, unclean, t.Logf)
 		if err != nil {

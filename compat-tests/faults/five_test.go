@@ -77,34 +77,4 @@ func runMembershipScenario(t *testing.T, c *Cluster, topic string, replicas [][]
 // controller, the link between them is cut (the three others see both)
 // until the ISR is the leader alone, and the leader is killed, once with
 // unclean.leader.election.enable=false and once with true.
-func TestUncleanElectionFiveNodes(t *testing.T) {
-	extraTests(t)
-	c := StartCluster(t, Config{Nodes: 5})
-	if c.Net == nil {
-		t.Skip("needs a network that can cut links")
-	}
-	ctx := context.Background()
-	for _, unclean := range []bool{false, true} {
-		topic := "unclean5-false"
-		if unclean {
-			topic = "unclean5-true"
-		}
-		r, err := RunUnclean(ctx, c, topic, unclean, t.Logf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("faults: %s", r)
-		t.Logf("faults: %s", r.Report)
-		if r.AckedLeaderOnly == 0 {
-			t.Errorf("unclean=%v: nothing acknowledged while the leader was alone in the ISR: the scenario tested nothing", unclean)
-		}
-		if !unclean {
-			if r.Report.Lost.Count != 0 || r.Report.InconsistentOffset.Count != 0 {
-				t.Errorf("unclean=false lost acknowledged records:\n%s", r.Report)
-			}
-			if r.ElectedAfter < r.OldLeaderDown && r.LeaderAfterKill >= 0 {
-				t.Errorf("unclean=false: out-of-sync replica %d elected %v after the kill, before the old leader was back", r.LeaderAfterKill, r.ElectedAfter)
-			}
-		}
-	}
-}
+func TestUncleanElectionFiveNodes(t *testing.T) { runUncleanElection(t, 5, "unclean5") }

@@ -517,22 +517,7 @@ func (g *Group) Deliveries() int {
 
 func (g *Group) observe(ctx context.Context) {
 	defer close(g.observerDone)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(g.addrs...))
-	if err != nil {
-		return
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		g.observeOnce(ctx, adm)
-	}
+	observeTwiceASecond(ctx, g.addrs, func(ctx context.Context, adm *kadm.Client) { g.observeOnce(ctx, adm) })
 }
 
 // observeOnce reads the group's committed offsets once and returns them by

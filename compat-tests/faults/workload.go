@@ -275,7 +275,13 @@ func (q *Queue) consume(ctx context.Context, cl *kgo.Client, name string, epoch 
 // observeCommits reads the group's committed offsets twice a second.
 func (q *Queue) observeCommits(ctx context.Context) {
 	defer q.wg.Done()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(q.addrs...))
+	observeTwiceASecond(ctx, q.addrs, q.observeCommitsOnce)
+}
+
+// observeTwiceASecond calls once with an admin client of addrs every
+// 500 ms until ctx ends (the commit observers of Queue and Group).
+func observeTwiceASecond(ctx context.Context, addrs []string, once func(context.Context, *kadm.Client)) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
 	if err != nil {
 		return
 	}
@@ -289,7 +295,7 @@ func (q *Queue) observeCommits(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		q.observeCommitsOnce(ctx, adm)
+		once(ctx, adm)
 	}
 }
 

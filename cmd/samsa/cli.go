@@ -239,6 +239,17 @@ func (co *common) admin() (*kadm.Client, *kgo.Client, error) {
 	return kadm.NewClient(cl), cl, nil
 }
 
+// adminSession opens an admin client for one subcommand with its context bounded by
+// --timeout; done closes both.
+func (c *cli) adminSession(co *common) (*kadm.Client, context.Context, func(), error) {
+	adm, cl, err := co.admin()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := c.withTimeout(co)
+	return adm, ctx, func() { cancel(); cl.Close() }, nil
+}
+
 // withTimeout bounds one subcommand by --timeout.
 func (c *cli) withTimeout(co *common) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(c.ctx, co.timeout)

@@ -45,13 +45,11 @@ func groupsList(c *cli, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected arguments %q", fs.Args())
 	}
-	adm, cl, err := co.admin()
+	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := c.withTimeout(co)
-	defer cancel()
+	defer done()
 	groups, err := adm.ListGroups(ctx)
 	if err != nil {
 		return err
@@ -110,13 +108,11 @@ func groupsDescribe(c *cli, args []string) error {
 	if len(names) == 0 {
 		return usagef("no group given")
 	}
-	adm, cl, err := co.admin()
+	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := c.withTimeout(co)
-	defer cancel()
+	defer done()
 	lags, err := adm.Lag(ctx, names...)
 	if err != nil {
 		return err
@@ -266,13 +262,11 @@ func groupsResetOffsets(c *cli, args []string) error {
 		}
 	}
 
-	adm, cl, err := co.admin()
+	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := c.withTimeout(co)
-	defer cancel()
+	defer done()
 	committed, err := adm.FetchOffsets(ctx, group)
 	if err != nil {
 		return err
@@ -434,13 +428,11 @@ func groupsDelete(c *cli, args []string) error {
 	if len(names) == 0 {
 		return usagef("no group given")
 	}
-	adm, cl, err := co.admin()
+	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := c.withTimeout(co)
-	defer cancel()
+	defer done()
 	resps, err := adm.DeleteGroups(ctx, names...)
 	if err != nil {
 		return err

@@ -105,13 +105,11 @@ func topicsCreate(c *cli, args []string) error {
 	for k, v := range kv {
 		cfg[k] = &v
 	}
-	adm, cl, err := co.admin()
+	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := c.withTimeout(co)
-	defer cancel()
+	defer done()
 	resps, err := adm.CreateTopics(ctx, *partitions, *rf, cfg, names...)
 	if err != nil {
 		return err
@@ -167,13 +165,11 @@ func topicsList(c *cli, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected arguments %q", fs.Args())
 	}
-	adm, cl, err := co.admin()
+	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := c.withTimeout(co)
-	defer cancel()
+	defer done()
 	var details kadm.TopicDetails
 	if *internal {
 		details, err = adm.ListTopicsWithInternal(ctx)
@@ -209,13 +205,11 @@ func topicsDescribe(c *cli, args []string) error {
 		return err
 	}
 	names := topicNames(fs.Args(), *flagTopics)
-	adm, cl, err := co.admin()
+	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := c.withTimeout(co)
-	defer cancel()
+	defer done()
 	details, err := adm.ListTopicsWithInternal(ctx, names...)
 	if err != nil {
 		return err
@@ -355,13 +349,11 @@ func topicsAlterConfigs(c *cli, args []string) error {
 	for _, k := range *del {
 		alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: strings.TrimSpace(k)})
 	}
-	adm, cl, err := co.admin()
+	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := c.withTimeout(co)
-	defer cancel()
+	defer done()
 	resps, err := adm.AlterTopicConfigs(ctx, alters, names...)
 	if err != nil {
 		return err
@@ -441,13 +433,11 @@ func topicsDelete(c *cli, args []string) error {
 	if len(names) == 0 {
 		return usagef("no topic name given")
 	}
-	adm, cl, err := co.admin()
+	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := c.withTimeout(co)
-	defer cancel()
+	defer done()
 	resps, err := adm.DeleteTopics(ctx, names...)
 	if err != nil {
 		return err

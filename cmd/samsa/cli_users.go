@@ -45,13 +45,11 @@ func usersList(c *cli, args []string) error {
 	if err := parse(fs, co, args); err != nil {
 		return err
 	}
-	adm, cl, err := co.admin()
+	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := c.withTimeout(co)
-	defer cancel()
+	defer done()
 	described, err := adm.DescribeUserSCRAMs(ctx, fs.Args()...)
 	if err != nil {
 		return err
@@ -124,13 +122,11 @@ func usersSet(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	adm, cl, err := co.admin()
+	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := c.withTimeout(co)
-	defer cancel()
+	defer done()
 	altered, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: fs.Arg(0), Mechanism: mech, Iterations: *iterations, Password: *password}})
 	if err != nil {
 		return err
@@ -155,13 +151,11 @@ func usersDelete(c *cli, args []string) error {
 		}
 		mech = m
 	}
-	adm, cl, err := co.admin()
+	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := c.withTimeout(co)
-	defer cancel()
+	defer done()
 	var del []kadm.DeleteSCRAM
 	if *mechanism != "" {
 		for _, user := range fs.Args() {

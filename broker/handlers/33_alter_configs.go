@@ -35,25 +35,21 @@ func handleAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
 
-	keys := make([]configResourceKey, len(req.Resources))
-	for i, res := range req.Resources {
-		keys[i] = configResourceKey{res.ResourceType, res.ResourceName}
-	}
-	dups := duplicateResources(keys)
-	for i, res := range req.Resources {
-		code, msg := int16(0), ""
-		if dups[keys[i]] {
-			code, msg = kerr.InvalidRequest.Code, "Each resource must appear at most once."
-		} else {
-			code, msg = alterConfigsResource(d, r, res, req.ValidateOnly)
-		}
-		rr := kmsg.NewAlterConfigsResponseResource()
-		rr.ResourceType = res.ResourceType
-		rr.ResourceName = res.ResourceName
-		rr.ErrorCode = code
-		rr.ErrorMessage = adminErrorMessage(code, msg)
-		resp.Resources = append(resp.Resources, rr)
-	}
+	alterEachResource(req.Resources,
+		func(res kmsg.AlterConfigsRequestResource) configResourceKey {
+			return configResourceKey{res.ResourceType, res.ResourceName}
+		},
+		func(res kmsg.AlterConfigsRequestResource) (int16, string) {
+			return alterConfigsResource(d, r, res, req.ValidateOnly)
+		},
+		func(res kmsg.AlterConfigsRequestResource, code int16, msg string) {
+			rr := kmsg.NewAlterConfigsResponseResource()
+			rr.ResourceType = res.ResourceType
+			rr.ResourceName = res.ResourceName
+			rr.ErrorCode = code
+			rr.ErrorMessage = adminErrorMessage(code, msg)
+			resp.Resources = append(resp.Resources, rr)
+		})
 	return resp, nil
 }
 

@@ -37,25 +37,21 @@ func handleIncrementalAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 
-	keys := make([]configResourceKey, len(req.Resources))
-	for i, res := range req.Resources {
-		keys[i] = configResourceKey{res.ResourceType, res.ResourceName}
-	}
-	dups := duplicateResources(keys)
-	for i, res := range req.Resources {
-		code, msg := int16(0), ""
-		if dups[keys[i]] {
-			code, msg = kerr.InvalidRequest.Code, "Each resource must appear at most once."
-		} else {
-			code, msg = incrementalAlterResource(d, r, res, req.ValidateOnly)
-		}
-		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
-		rr.ResourceType = res.ResourceType
-		rr.ResourceName = res.ResourceName
-		rr.ErrorCode = code
-		rr.ErrorMessage = adminErrorMessage(code, msg)
-		resp.Resources = append(resp.Resources, rr)
-	}
+	alterEachResource(req.Resources,
+		func(res kmsg.IncrementalAlterConfigsRequestResource) configResourceKey {
+			return configResourceKey{res.ResourceType, res.ResourceName}
+		},
+		func(res kmsg.IncrementalAlterConfigsRequestResource) (int16, string) {
+			return incrementalAlterResource(d, r, res, req.ValidateOnly)
+		},
+		func(res kmsg.IncrementalAlterConfigsRequestResource, code int16, msg string) {
+			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			rr.ResourceType = res.ResourceType
+			rr.ResourceName = res.ResourceName
+			rr.ErrorCode = code
+			rr.ErrorMessage = adminErrorMessage(code, msg)
+			resp.Resources = append(resp.Resources, rr)
+		})
 	return resp, nil
 }
 

@@ -480,20 +480,23 @@ type configResourceKey struct {
 	name string
 }
 
-// duplicateResources returns the resources that appear more than once;
-// Kafka answers each of their occurrences with INVALID_REQUEST.
-func duplicateResources(keys []configResourceKey) map[configResourceKey]bool {
-	count := map[configResourceKey]int{}
-	for _, k := range keys {
-		count[k]++
+// alterEachResource answers the resources of an AlterConfigs or
+// IncrementalAlterConfigs request in request order: as in Kafka, every
+// occurrence of a resource given more than once fails with INVALID_REQUEST
+// "Each resource must appear at most once."; apply handles the others.
+func alterEachResource[R any](rs []R, key func(R) configResourceKey, apply func(R) (int16, string), answer func(R, int16, string)) {
+	count := make(map[configResourceKey]int, len(rs))
+	for _, res := range rs {
+		count[key(res)]++
 	}
-	dups := map[configResourceKey]bool{}
-	for k, n := range count {
-		if n > 1 {
-			dups[k] = true
+	for _, res := range rs {
+		if count[key(res)] > 1 {
+			answer(res, kerr.InvalidRequest.Code, "Each resource must appear at most once.")
+			continue
 		}
+		code, msg := apply(res)
+		answer(res, code, msg)
 	}
-	return dups
 }
 
 // hasDuplicateNames reports whether names has a repeated element.

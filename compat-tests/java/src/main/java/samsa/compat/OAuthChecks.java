@@ -2,21 +2,12 @@ package samsa.compat;
 
 import static samsa.compat.Checks.require;
 
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * OAuthChecks drives kafka-clients' OAUTHBEARER login against a broker: the unsecured login
@@ -66,32 +57,7 @@ public final class OAuthChecks {
     }
 
     void produceConsume(Properties base, String topic) throws Exception {
-        Properties pp = new Properties();
-        pp.putAll(base);
-        pp.put("key.serializer", StringSerializer.class.getName());
-        pp.put("value.serializer", StringSerializer.class.getName());
-        try (KafkaProducer<String, String> prod = new KafkaProducer<>(pp)) {
-            for (int i = 0; i < 10; i++) {
-                prod.send(new ProducerRecord<>(topic, "k" + i, "v" + i)).get();
-            }
-        }
-        Properties cp = new Properties();
-        cp.putAll(base);
-        cp.put("key.deserializer", StringDeserializer.class.getName());
-        cp.put("value.deserializer", StringDeserializer.class.getName());
-        try (KafkaConsumer<String, String> cons = new KafkaConsumer<>(cp)) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            cons.assign(List.of(tp));
-            cons.seekToBeginning(List.of(tp));
-            List<String> got = new ArrayList<>();
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (got.size() < 10 && System.currentTimeMillis() < deadline) {
-                for (ConsumerRecord<String, String> r : cons.poll(Duration.ofMillis(500))) {
-                    got.add(r.value());
-                }
-            }
-            require(got.size() == 10 && got.get(9).equals("v9"), "consumed %s", got);
-        }
+        RoundTrip.tenRecords(base, topic);
     }
 
     void expired() throws Exception {

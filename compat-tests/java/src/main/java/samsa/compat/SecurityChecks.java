@@ -2,8 +2,6 @@ package samsa.compat;
 
 import static samsa.compat.Checks.require;
 
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -15,14 +13,7 @@ import org.apache.kafka.clients.admin.ScramCredentialInfo;
 import org.apache.kafka.clients.admin.ScramMechanism;
 import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.clients.admin.UserScramCredentialsDescription;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * SecurityChecks drives kafka-clients over a broker's secured listeners: SCRAM credentials made
@@ -83,32 +74,7 @@ public final class SecurityChecks {
         try (Admin admin = Admin.create(base)) {
             admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
         }
-        Properties pp = new Properties();
-        pp.putAll(base);
-        pp.put("key.serializer", StringSerializer.class.getName());
-        pp.put("value.serializer", StringSerializer.class.getName());
-        try (KafkaProducer<String, String> prod = new KafkaProducer<>(pp)) {
-            for (int i = 0; i < 10; i++) {
-                prod.send(new ProducerRecord<>(topic, "k" + i, "v" + i)).get();
-            }
-        }
-        Properties cp = new Properties();
-        cp.putAll(base);
-        cp.put("key.deserializer", StringDeserializer.class.getName());
-        cp.put("value.deserializer", StringDeserializer.class.getName());
-        try (KafkaConsumer<String, String> cons = new KafkaConsumer<>(cp)) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            cons.assign(List.of(tp));
-            cons.seekToBeginning(List.of(tp));
-            List<String> got = new ArrayList<>();
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (got.size() < 10 && System.currentTimeMillis() < deadline) {
-                for (ConsumerRecord<String, String> r : cons.poll(Duration.ofMillis(500))) {
-                    got.add(r.value());
-                }
-            }
-            require(got.size() == 10 && got.get(9).equals("v9"), "consumed %s", got);
-        }
+        RoundTrip.tenRecords(base, topic);
     }
 
     void wrongPassword() throws Exception {

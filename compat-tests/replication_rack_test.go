@@ -50,21 +50,7 @@ func startRackCluster(t *testing.T) *harness.Cluster {
 // replicas (the first replica is the preferred leader), with configs.
 func createAssignedPartitions(ctx context.Context, t *testing.T, cl *kgo.Client, topic string, replicas [][]int32, configs map[string]string) {
 	t.Helper()
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 30000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
-	for i, r := range replicas {
-		ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-		ra.Partition, ra.Replicas = int32(i), r
-		rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
-	}
-	for k, v := range configs {
-		c := kmsg.NewCreateTopicsRequestTopicConfig()
-		c.Name, c.Value = k, kmsg.StringPtr(v)
-		rt.Configs = append(rt.Configs, c)
-	}
-	req.Topics = append(req.Topics, rt)
+	req := harness.AssignedTopicRequest(topic, replicas, configs)
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil || resp.Topics[0].ErrorCode != 0 {
 		t.Fatalf("CreateTopics %s: %v / %+v", topic, err, resp)

@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/compat-tests/harness"
 )
 
 // CreateAssignedTopic creates topic with one partition per entry of
@@ -23,21 +25,7 @@ func CreateAssignedTopic(ctx context.Context, addrs []string, topic string, repl
 		return err
 	}
 	defer cl.Close()
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 30000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
-	for p, rs := range replicas {
-		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-		a.Partition, a.Replicas = int32(p), rs
-		rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
-	}
-	for k, v := range configs {
-		c := kmsg.NewCreateTopicsRequestTopicConfig()
-		c.Name, c.Value = k, kmsg.StringPtr(v)
-		rt.Configs = append(rt.Configs, c)
-	}
-	req.Topics = append(req.Topics, rt)
+	req := harness.AssignedTopicRequest(topic, replicas, configs)
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
 		return fmt.Errorf("faults: create topic %s: %w", topic, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"testing"
-	"time"
 )
 
 // extraTests gates the fault tests that are too long for the CI budget
@@ -74,46 +73,7 @@ func runUncleanElection(t *testing.T, nodes int, prefix string) {
 func TestMemberRemovedAndAdded(t *testing.T) {
 	extraTests(t)
 	c := StartCluster(t, Config{Nodes: 3, Brokers: 1, Spares: 1})
-	ctx := context.Background()
-	o := QueueOptions{Topic: "members", Partitions: 4, Producers: 2, Interval: 5 * time.Millisecond,
-		Group: "members-group", GroupMembers: 2, Acks: -1}
 	// Node 4 in every partition, first (the leader) in partitions 0 and 2.
 	replicas := [][]int32{{4, 1, 2}, {2, 4, 3}, {4, 3, 1}, {1, 2, 4}}
-	if err := CreateAssignedTopic(ctx, c.Addrs(), o.Topic, replicas, nil); err != nil {
-		t.Fatal(err)
-	}
-	q, err := StartQueue(c.Addrs(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			q.Stop()
-		}
-	}()
-	if err := pollUntil(ctx, time.Minute, func(context.Context) (bool, error) { return q.Acked() >= 2000, nil }); err != nil {
-		t.Fatal(err)
-	}
-	r, err := RunMembership(ctx, c, q, o.Topic, c.NodeByID(4), t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("faults: %s", r)
-	holdFor(ctx, 3*time.Second)
-	q.StopProducers()
-	holdFor(ctx, 3*time.Second)
-	q.Stop()
-	stopped = true
-	if err := q.FinalRead(ctx, 3*time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	rep := Check(q.History())
-	t.Logf("faults: %s", rep)
-	if r.AckedEnd <= r.AckedBefore {
-		t.Errorf("nothing acknowledged during the membership changes (%d before, %d after)", r.AckedBefore, r.AckedEnd)
-	}
-	if rep.Anomalies() != 0 {
-		t.Errorf("anomalies:\n%s", rep)
-	}
+	runMembershipScenario(t, c, "members", replicas, 4)
 }

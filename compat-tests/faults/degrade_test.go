@@ -82,24 +82,7 @@ func TestShaperReleaseTimes(t *testing.T) {
 // took at least what the cap and the latency impose (a lower bound only:
 // load cannot make it fail). After Restore the links are whole again.
 func TestProxyDegradedLinkKeepsBytes(t *testing.T) {
-	echo, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer echo.Close()
-	go func() {
-		for {
-			c, err := echo.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
-		}
-	}()
-	front, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	echo, front := echoAndFront(t)
 	p := NewProxyNet(2, []net.Listener{front}, []proxyTarget{{dst: 0, addr: echo.Addr().String()}})
 	defer p.Close()
 	var dg Degrader = p

@@ -21,24 +21,7 @@ func TestProxyPartitionCutsLinks(t *testing.T) {
 	if !ProxyAvailable() {
 		t.Skip("the proxy network reads /proc")
 	}
-	echo, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer echo.Close()
-	go func() {
-		for {
-			c, err := echo.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
-		}
-	}()
-	front, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	echo, front := echoAndFront(t)
 	p := NewProxyNet(3, []net.Listener{front}, []proxyTarget{{dst: 1, addr: echo.Addr().String()}})
 	defer p.Close()
 	var asNode atomic.Bool // whether this process counts as node 1
@@ -115,4 +98,30 @@ func TestProxyPartitionCutsLinks(t *testing.T) {
 	if !echoed(before, 10*time.Second) || !echoed(during, 10*time.Second) {
 		t.Fatal("bytes held by the cut did not arrive after Heal")
 	}
+}
+
+// echoAndFront starts an echo server and opens a front listener for a
+// proxy under test, both on loopback; the echo server stops with the test
+// (the proxy owns front).
+func echoAndFront(t *testing.T) (echo, front net.Listener) {
+	t.Helper()
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { echo.Close() })
+	go func() {
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+		}
+	}()
+	front, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return echo, front
 }

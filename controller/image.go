@@ -24,6 +24,10 @@ type Broker struct {
 	// of an older incarnation are STALE_BROKER_EPOCH.
 	Epoch       int64
 	Incarnation string
+	// LogDirs are the directory ids of the broker's online log
+	// directories at registration, sorted (KIP-858; dir_placement.go).
+	// None for a registration of an older build.
+	LogDirs []Uuid
 }
 
 // BrokerListener is one advertised listener of a broker, by listener name
@@ -69,6 +73,10 @@ type Partition struct {
 	// empty. Both stay empty unless Options.EligibleLeaderReplicas is set.
 	ELR          []int32
 	LastKnownELR []int32
+	// Directories are the log directories of the replicas, in Replicas'
+	// order (KIP-858, dir_placement.go); nil when every one is
+	// DirMigrating. Read them with DirectoryOf.
+	Directories []Uuid
 }
 
 // Reassigning reports whether a reassignment of the partition is in
@@ -223,7 +231,7 @@ func (b *builder) apply(rec Record) error {
 			return fmt.Errorf("%w: broker id %d", ErrApply, r.BrokerID)
 		}
 		b.brokers()[r.BrokerID] = Broker{ID: r.BrokerID, Host: r.Host, Port: r.Port, Listeners: slices.Clone(r.Listeners), Rack: r.Rack, Fenced: r.Fenced,
-			Epoch: r.Epoch, Incarnation: r.Incarnation}
+			Epoch: r.Epoch, Incarnation: r.Incarnation, LogDirs: slices.Clone(r.LogDirs)}
 	case BrokerFenceRecord:
 		br, ok := b.img.Brokers[r.BrokerID]
 		if !ok {
@@ -269,6 +277,7 @@ func (b *builder) apply(rec Record) error {
 			RemovingReplicas: slices.Clone(r.RemovingReplicas),
 			ELR:              slices.Clone(r.ELR),
 			LastKnownELR:     slices.Clone(r.LastKnownELR),
+			Directories:      partitionDirs(r),
 		})
 	case PartitionChangeRecord:
 		t, ok := b.img.TopicsByID[r.TopicID]
@@ -290,6 +299,7 @@ func (b *builder) apply(rec Record) error {
 			p.ISR = slices.Clone(r.ISR)
 		}
 		if r.Replicas != nil {
+			p.Directories = b.img.realignDirs(p, r.Replicas)
 			p.Replicas = slices.Clone(r.Replicas)
 		}
 		if r.AddingReplicas != nil {
@@ -314,7 +324,7 @@ func (b *builder) apply(rec Record) error {
 		return b.applyACL(r)
 	case ClientQuotaRecord:
 		return b.applyClientQuota(r)
-	case ReplicaDirsRecord, BrokerOfflineDirsRecord:
+	case ReplicaDirsRecord, BrokerOfflineDirsRecord, BrokerCordonedDirsRecord:
 		return b.applyLogDirs(r)
 	case UnregisterBrokerRecord:
 		return b.applyUnregisterBroker(r)

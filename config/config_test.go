@@ -702,7 +702,7 @@ func TestDynamicMatchesKafka(t *testing.T) {
 		// Dynamic in Kafka; samsa stores them and reads them at start.
 		"max.connections": true, "max.connections.per.ip": true, "max.connections.per.ip.overrides": true,
 		"max.connection.creation.rate": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,
-		"transaction.partition.verification.enable": true,
+		"transaction.partition.verification.enable": true, "cordoned.log.dirs": true,
 	}
 	for _, d := range BrokerDefs {
 		if d.Dynamic != want[d.Name] {

@@ -30,7 +30,9 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt golden output"
 //	create-topics [validate]          input: "<name> [partitions=N] [rf=N] [assign=1,2;2,3] [k=v...]"
 //	delete-topics <name>...
 //	create-partitions <topic> <count> [assign=1,2;2,3]
-//	alter-isr <topic> <partition> <leader> <isr,...>   uses the current epochs
+//	alter-isr <topic> <partition> <leader> <isr,...> [recovering]
+//	                                   uses the current epochs; recovering: the
+//	                                   leader's recovery state is RECOVERING
 //	elect preferred|unclean <topic>/<partition>...
 //	alter-config <topic> set|delete|append|subtract <name> [value]
 //	restart                            replay the log into a new controller
@@ -207,7 +209,7 @@ func runCommand(t *testing.T, c **Controller, log MetadataLog, elr ELRPolicy, li
 	case "reassign":
 		var b strings.Builder
 		for _, r := range (*c).AlterReassignments([]Reassignment{{parseTopicPartition(args[1]), parseInts(strings.Join(args[2:], ""))}}) {
-			fmt.Fprintf(&b, "%s/%d: %s %s\n", r.Topic, r.Partition, codeName(r.ErrorCode), r.ErrorMessage)
+			fmt.Fprintf(&b, "%s/%d: %s\n", r.Topic, r.Partition, strings.TrimSpace(codeName(r.ErrorCode)+" "+r.ErrorMessage))
 		}
 		return b.String()
 	case "restart-broker":
@@ -277,7 +279,11 @@ func runCommand(t *testing.T, c **Controller, log MetadataLog, elr ELRPolicy, li
 	case "alter-isr":
 		top := (*c).Image().Topics[args[1]]
 		p := top.Partitions[atoi(args[2])]
-		got, code, msg := (*c).AlterPartition(AlterPartition{top.ID, p.Partition, atoi(args[3]), p.LeaderEpoch, p.PartitionEpoch, parseInts(args[4])})
+		recovery := LeaderRecovered
+		if len(args) > 5 && args[5] == "recovering" {
+			recovery = LeaderRecovering
+		}
+		got, code, msg := (*c).AlterPartitionRecovery(AlterPartition{top.ID, p.Partition, atoi(args[3]), p.LeaderEpoch, p.PartitionEpoch, parseInts(args[4])}, recovery)
 		return fmt.Sprintf("%s %s isr=%v epochs=%d/%d", codeName(code), msg, got.ISR, got.LeaderEpoch, got.PartitionEpoch)
 	case "elect":
 		typ := ElectPreferred
@@ -356,6 +362,9 @@ func dumpImage(img *Image) string {
 			fmt.Fprintf(&b, "  %d leader=%d epochs=%d/%d replicas=%v isr=%v", p.Partition, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.Replicas, p.ISR)
 			if len(p.ELR) > 0 || len(p.LastKnownELR) > 0 {
 				fmt.Fprintf(&b, " elr=%v lastKnownElr=%v", p.ELR, p.LastKnownELR)
+			}
+			if p.LeaderRecoveryState == LeaderRecovering {
+				b.WriteString(" RECOVERING")
 			}
 			if p.Reassigning() {
 				fmt.Fprintf(&b, " adding=%v removing=%v", p.AddingReplicas, p.RemovingReplicas)

@@ -91,7 +91,9 @@
 // Numbers are never reused. Optional fields added since: RegisterBroker epoch and
 // incarnation (broker epochs, broker_epochs.go); RegisterBroker log_dirs
 // and Partition directories (dir_placement.go; a build that ignores them
-// only loses where replicas live); Partition and
+// only loses where replicas live); Partition and PartitionChange
+// leader_recovery_state (leader_recovery.go, KIP-704; omitted while
+// RECOVERED); Partition and
 // PartitionChange adding_replicas and removing_replicas (reassignments,
 // reassign.go; in PartitionChange an empty list clears them, an absent
 // one leaves them). PartitionChange bump_leader_epoch (a change that

@@ -77,6 +77,10 @@ type Partition struct {
 	// order (KIP-858, dir_placement.go); nil when every one is
 	// DirMigrating. Read them with DirectoryOf.
 	Directories []Uuid
+	// LeaderRecoveryState is LeaderRecovering after an unclean election
+	// until the leader reports it recovered (KIP-704,
+	// leader_recovery.go).
+	LeaderRecoveryState int8
 }
 
 // Reassigning reports whether a reassignment of the partition is in
@@ -279,6 +283,7 @@ func (b *builder) apply(rec Record) error {
 			LastKnownELR:     slices.Clone(r.LastKnownELR),
 			Directories:      partitionDirs(r),
 		})
+		t.Partitions[r.Partition].LeaderRecoveryState = r.LeaderRecoveryState
 	case PartitionChangeRecord:
 		t, ok := b.img.TopicsByID[r.TopicID]
 		if !ok {
@@ -313,6 +318,9 @@ func (b *builder) apply(rec Record) error {
 		}
 		if r.LastKnownELR != nil {
 			p.LastKnownELR = nilIfEmpty(*r.LastKnownELR)
+		}
+		if r.LeaderRecoveryState != nil {
+			p.LeaderRecoveryState = *r.LeaderRecoveryState
 		}
 		p.PartitionEpoch++
 		t.Partitions[r.Partition] = p

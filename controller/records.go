@@ -87,6 +87,9 @@ type PartitionRecord struct {
 	// (KIP-858, dir_placement.go); omitted when every one is
 	// DirMigrating (and in records of older builds).
 	Directories []Uuid `json:"directories,omitempty"`
+	// LeaderRecoveryState (KIP-704, leader_recovery.go) is omitted while
+	// RECOVERED.
+	LeaderRecoveryState int8 `json:"leader_recovery_state,omitempty"`
 }
 
 // PartitionChangeRecord changes an existing partition. Nil fields are left
@@ -118,6 +121,10 @@ type PartitionChangeRecord struct {
 	// (partitionChangeV3), which older builds refuse rather than ignore.
 	ELR          *[]int32 `json:"elr,omitempty"`
 	LastKnownELR *[]int32 `json:"last_known_elr,omitempty"`
+	// LeaderRecoveryState sets the leader recovery state when present
+	// (KIP-704, leader_recovery.go): RECOVERING at an unclean election,
+	// RECOVERED when the leader reports it recovered.
+	LeaderRecoveryState *int8 `json:"leader_recovery_state,omitempty"`
 }
 
 // partitionChangeJSON is PartitionChangeRecord's JSON layout: its fields

@@ -50,7 +50,7 @@ func ImageRecords(img *Image) []Record {
 				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
 				AddingReplicas: slices.Clone(p.AddingReplicas), RemovingReplicas: slices.Clone(p.RemovingReplicas),
 				ELR: slices.Clone(p.ELR), LastKnownELR: slices.Clone(p.LastKnownELR),
-				Directories: slices.Clone(p.Directories),
+				Directories: slices.Clone(p.Directories), LeaderRecoveryState: p.LeaderRecoveryState,
 			})
 		}
 		recs = appendConfigRecords(recs, ConfigResourceTopic, name, t.Configs)

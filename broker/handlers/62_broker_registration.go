@@ -173,7 +173,8 @@ func handleAllocateProducerIDs(d *Deps, r *Request) (kmsg.Response, error) {
 }
 
 // AlterPartition, key 56, versions 2-3 (topic ids): a partition leader's
-// ISR change, checked against the leader and partition epochs.
+// ISR change, checked against the leader and partition epochs, with the
+// leader's recovery state (KIP-704, controller/leader_recovery.go).
 func handleAlterPartition(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterPartitionRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
@@ -193,14 +194,14 @@ func handleAlterPartition(d *Deps, r *Request) (kmsg.Response, error) {
 					isr = append(isr, e.BrokerID)
 				}
 			}
-			p, code, _ := d.Controller.AlterPartition(controller.AlterPartition{
+			p, code, _ := d.Controller.AlterPartitionRecovery(controller.AlterPartition{
 				TopicID: controller.Uuid(rt.TopicID), Partition: rp.Partition, LeaderID: req.BrokerID,
 				LeaderEpoch: rp.LeaderEpoch, PartitionEpoch: rp.PartitionEpoch, NewISR: isr,
-			})
+			}, rp.LeaderRecoveryState)
 			sp := kmsg.NewAlterPartitionResponseTopicPartition()
 			sp.Partition, sp.ErrorCode = rp.Partition, code
 			sp.LeaderID, sp.LeaderEpoch, sp.PartitionEpoch = p.Leader, p.LeaderEpoch, p.PartitionEpoch
-			sp.ISR = p.ISR
+			sp.ISR, sp.LeaderRecoveryState = p.ISR, p.LeaderRecoveryState
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)

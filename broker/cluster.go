@@ -229,7 +229,11 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
 	for _, dir := range n.dirFailures.offlineIDs() {
 		req.OfflineLogDirs = append(req.OfflineLogDirs, dir)
 	}
-	for _, dir := range n.dirFailures.cordonedIDs(n.cfg) {
+	cordoned := n.cfg.CordonedLogDirs
+	if n.ctrl != nil {
+		cordoned, _ = cordonedPaths(n.ctrl.Image(), n.cfg)
+	}
+	for _, dir := range n.dirFailures.cordonedIDs(cordoned) {
 		req.CordonedLogDirs = append(req.CordonedLogDirs, dir) // v2+, never nil: empty uncordons
 	}
 	if req.CordonedLogDirs == nil {

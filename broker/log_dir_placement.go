@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -114,17 +115,60 @@ func (f *logDirFailures) onlineIDs() []controller.Uuid {
 	return out
 }
 
-// cordonedIDs returns the directory ids of cordoned.log.dirs, sorted and
-// never nil (a heartbeat's empty list uncordons).
-func (f *logDirFailures) cordonedIDs(cfg *config.Config) []controller.Uuid {
+// cordonedIDs returns the directory ids of the cordoned log directories
+// paths, sorted and never nil (a heartbeat's empty list uncordons).
+func (f *logDirFailures) cordonedIDs(paths []string) []controller.Uuid {
 	out := []controller.Uuid{}
-	for _, d := range cfg.CordonedLogDirs {
+	for _, d := range paths {
 		if id, ok := f.ids[d]; ok {
 			out = append(out, id)
 		}
 	}
 	slices.SortFunc(out, func(a, b controller.Uuid) int { return slices.Compare(a[:], b[:]) })
 	return out
+}
+
+// cordonedLogDirsName is the setting's name, also a dynamic per-broker
+// config (IncrementalAlterConfigs on the broker's own resource).
+const cordonedLogDirsName = "cordoned.log.dirs"
+
+// cordonedPaths returns the log directories cordoned now: the broker's
+// dynamic cordoned.log.dirs in img when it is set and valid for this
+// broker, else the static one.
+func cordonedPaths(img *controller.Image, cfg *config.Config) ([]string, error) {
+	v, ok := img.BrokerConfigs[strconv.Itoa(int(cfg.NodeID))][cordonedLogDirsName]
+	if !ok {
+		return cfg.CordonedLogDirs, nil
+	}
+	dirs, err := config.ResolveCordonedLogDirs(v, cfg.LogDirs)
+	if err != nil {
+		return cfg.CordonedLogDirs, err
+	}
+	return dirs, nil
+}
+
+// applyCordoned gives storage the cordoned directories of next when they
+// change (a dynamic cordoned.log.dirs), before any log of next is
+// created.
+func (s *LogSyncer) applyCordoned(prev, next *controller.Image) {
+	if s.dirs == nil {
+		return
+	}
+	id := strconv.Itoa(int(s.NodeID))
+	v, ok := next.BrokerConfigs[id][cordonedLogDirsName]
+	if prev != nil {
+		if pv, pok := prev.BrokerConfigs[id][cordonedLogDirsName]; pok == ok && pv == v {
+			return
+		}
+	}
+	paths, err := cordonedPaths(next, s.Config)
+	if err != nil {
+		s.Logger.Error("dynamic cordoned.log.dirs does not name this broker's log directories; the static value applies", "value", v, "err", err)
+	}
+	if ok || prev != nil {
+		s.Logger.Info("cordoned log directories", "dirs", paths)
+	}
+	s.Logs.SetCordonedDirs(paths)
 }
 
 // createLog creates tp's log in the directory the image assigns to this
@@ -287,7 +331,8 @@ func (n *Node) assignReplicasToDirs(ctx context.Context, dir controller.Uuid, re
 // local controller (its heartbeat when it is the active controller) when
 // the image does not have them yet.
 func (n *Node) reportCordonedLocally() error {
-	want := n.dirFailures.cordonedIDs(n.cfg)
+	paths, _ := cordonedPaths(n.ctrl.Image(), n.cfg)
+	want := n.dirFailures.cordonedIDs(paths)
 	id, epoch := n.cfg.NodeID, n.brokerEpoch.Load()
 	if slices.Equal(n.ctrl.Image().CordonedLogDirs(id), want) {
 		return nil

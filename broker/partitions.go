@@ -62,6 +62,7 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.last = next
+	s.applyCordoned(prev, next)
 	// Deleted topics, and topics re-created under the same name with a
 	// new id: drop the old logs first.
 	if prev != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 )
@@ -18,9 +19,10 @@ import (
 // replica of every partition on every node: DescribeLogDirs shows nodes
 // 1 and 2 using both of their directories (the controller leaves the
 // directory to a broker with several, which picks the emptier one) and
-// node 3 none of its cordoned directory. Then node 3 restarts with every
-// directory cordoned (*): a new topic of RF=3 cannot be placed (Kafka's
-// INVALID_REPLICATION_FACTOR), one of RF=2 goes to nodes 1 and 2 only.
+// node 3 none of its cordoned directory. Then node 3's every directory is
+// cordoned at runtime (dynamic cordoned.log.dirs=*): a new topic of RF=3
+// cannot be placed (Kafka's INVALID_REPLICATION_FACTOR), one of RF=2 goes
+// to nodes 1 and 2 only; deleting the dynamic value uncordons node 3.
 func TestJBODDirectoryPlacement(t *testing.T) {
 	t.Parallel()
 	extra := map[int]string{}
@@ -89,15 +91,30 @@ func TestJBODDirectoryPlacement(t *testing.T) {
 	}
 	t.Logf("partitions per directory: %v", counts)
 
-	// Every directory of node 3 cordoned.
-	b3 := c.Brokers[2]
-	b3.Stop(t)
-	b3.AddEnv("KAFKA_CORDONED_LOG_DIRS=*")
-	b3.Restart(t)
-	jbodWait(ctx, t, 30*time.Second, "RF=3 refused with node 3 cordoned", func() (bool, string) {
-		r, err := adm.CreateTopic(ctx, 1, 3, nil, "placed-rf3")
+	// Every directory of node 3 cordoned, at runtime (a dynamic
+	// per-broker config, as kafka-configs --entity-type brokers
+	// --entity-name 3 --alter --add-config cordoned.log.dirs=* does).
+	alterCordoned := func(value *string) {
+		t.Helper()
+		op := kadm.SetConfig
+		if value == nil {
+			op = kadm.DeleteConfig
+		}
+		rs, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: op, Name: "cordoned.log.dirs", Value: value}}, 3)
 		if err == nil {
-			err = r.Err
+			err = rs[0].Err
+		}
+		if err != nil {
+			t.Fatalf("AlterBrokerConfigs cordoned.log.dirs=%v: %v", value, err)
+		}
+	}
+	alterCordoned(kmsg.StringPtr("*"))
+	// The controller learns it from node 3's next heartbeat: ask with
+	// validate_only until then.
+	jbodWait(ctx, t, 30*time.Second, "RF=3 refused with node 3 cordoned", func() (bool, string) {
+		r, err := adm.ValidateCreateTopics(ctx, 1, 3, nil, "placed-rf3")
+		if err == nil {
+			err = r.Error()
 		}
 		return err != nil && strings.Contains(err.Error(), "INVALID_REPLICATION_FACTOR"), fmt.Sprint(err)
 	})
@@ -121,5 +138,16 @@ func TestJBODDirectoryPlacement(t *testing.T) {
 			}
 		}
 		return len(m.Topics["placed-rf2"].Partitions) == 4, ""
+	})
+
+	// Deleting the dynamic value restores the static one (one directory
+	// cordoned): RF=3 is placed again.
+	alterCordoned(nil)
+	jbodWait(ctx, t, 30*time.Second, "RF=3 placed once node 3 is uncordoned", func() (bool, string) {
+		r, err := adm.ValidateCreateTopics(ctx, 1, 3, nil, "placed-rf3")
+		if err == nil {
+			err = r.Error()
+		}
+		return err == nil, fmt.Sprint(err)
 	})
 }

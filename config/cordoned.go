@@ -17,6 +17,15 @@ func validateCordonedLogDirs(s string) error {
 	return distinctList(true)(s)
 }
 
+// ResolveCordonedLogDirs resolves a cordoned.log.dirs value (a dynamic
+// one too) against the log directories, as Load does.
+func ResolveCordonedLogDirs(value string, logDirs []string) ([]string, error) {
+	if err := validateCordonedLogDirs(value); err != nil {
+		return nil, fmt.Errorf("%w: cordoned.log.dirs: %w", ErrInvalid, err)
+	}
+	return cordonedDirs(parseList(value), logDirs)
+}
+
 // cordonedDirs resolves cordoned.log.dirs against the log directories:
 // * is every one; any other entry must be one of them.
 func cordonedDirs(setting []string, logDirs []string) ([]string, error) {

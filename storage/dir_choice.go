@@ -40,6 +40,9 @@ func (m *Manager) creationDir(counts map[string]int) (string, bool) {
 			continue
 		}
 		cordoned := slices.Contains(m.opts.CordonedDirs, d)
+		if m.failed.cordonedSet {
+			cordoned = slices.Contains(m.failed.cordoned, d)
+		}
 		switch {
 		case !ok, bestCordoned && !cordoned:
 		case cordoned && !bestCordoned, counts[d] >= counts[best]:
@@ -48,4 +51,12 @@ func (m *Manager) creationDir(counts map[string]int) (string, bool) {
 		best, ok, bestCordoned = d, true, cordoned
 	}
 	return best, ok
+}
+
+// SetCordonedDirs replaces the cordoned log directories
+// (ManagerOptions.CordonedDirs; cordoned.log.dirs changed at runtime).
+func (m *Manager) SetCordonedDirs(dirs []string) {
+	m.failed.Lock()
+	defer m.failed.Unlock()
+	m.failed.cordoned, m.failed.cordonedSet = slices.Clone(dirs), true
 }

@@ -41,6 +41,17 @@ func TestCreationDirSkipsCordoned(t *testing.T) {
 	if _, err := m.CreateLogIn(TopicPartition{Topic: "u", Partition: 1}, [16]byte{2}, cfg, filepath.Join(root, "x")); !errors.Is(err, ErrUnknownLogDir) {
 		t.Fatalf("CreateLogIn of an unknown dir: %v", err)
 	}
+	// Cordoning changes at runtime: with a and c cordoned, b (the
+	// emptiest uncordoned) gets the next log; then back to b alone.
+	m.SetCordonedDirs([]string{a, c})
+	tp = TopicPartition{Topic: "u", Partition: 2}
+	if _, err := m.CreateLog(tp, [16]byte{2}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := m.LogDirOf(tp); got != b {
+		t.Fatalf("with a and c cordoned the log went to %s", got)
+	}
+	m.SetCordonedDirs([]string{b})
 	// With a and c offline only the cordoned b is left.
 	m.TakeDirOffline(a)
 	m.TakeDirOffline(c)

@@ -114,6 +114,10 @@ type Manager struct {
 		all  bool // OnAllLogDirsFailed was called
 		// offline are the failed dirs TakeDirOffline emptied.
 		offline map[string]bool
+		// cordoned replaces ManagerOptions.CordonedDirs once set
+		// (SetCordonedDirs, dir_choice.go).
+		cordoned    []string
+		cordonedSet bool
 	}
 }
 

@@ -251,7 +251,7 @@ func placeNew(img *Image, first, count int32, rf int16, start func(unfenced []in
 	slices.Sort(fenced)
 	fenced = rackAlternated(img, fenced)
 	if len(unfenced) == 0 {
-		return nil, kerr.InvalidReplicationFactor.Code, "All brokers are currently fenced."
+		return nil, kerr.InvalidReplicationFactor.Code, "All brokers are currently fenced, or have all their log directories cordoned."
 	}
 	if total := len(unfenced) + len(fenced); int(rf) > total {
 		code, msg := rfUnreachable(rf, total)

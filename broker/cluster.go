@@ -131,7 +131,7 @@ func kafkaErr(code int16) error {
 // register registers this broker with the active controller.
 func (n *Node) register(ctx context.Context) error {
 	b := controller.Broker{ID: n.cfg.NodeID, Host: n.adv.Host, Port: int32(n.adv.Port), Listeners: brokerListeners(n.advs),
-		Incarnation: n.incarnation.String()}
+		Incarnation: n.incarnation.String(), LogDirs: n.dirFailures.onlineIDs()}
 	if n.cfg.BrokerRack != "" {
 		rack := n.cfg.BrokerRack
 		b.Rack = &rack
@@ -154,6 +154,9 @@ func (n *Node) register(ctx context.Context) error {
 		req.IncarnationID = n.incarnation
 		req.PreviousBrokerEpoch = n.previousEpoch // v3+
 		req.Listeners = registrationListeners(n.advs)
+		for _, id := range b.LogDirs {
+			req.LogDirs = append(req.LogDirs, id) // v2+
+		}
 		resp, err := n.channel.Request(ctx, req, 3)
 		if err != nil {
 			return err
@@ -215,6 +218,9 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
 		if err := n.ctrl.Heartbeat(id); err != nil {
 			return err
 		}
+		if err := n.reportCordonedLocally(); err != nil {
+			return err
+		}
 		return n.reportOfflineDirsLocally()
 	}
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
@@ -223,10 +229,20 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
 	for _, dir := range n.dirFailures.offlineIDs() {
 		req.OfflineLogDirs = append(req.OfflineLogDirs, dir)
 	}
+	cordoned := n.cfg.CordonedLogDirs
+	if n.ctrl != nil {
+		cordoned, _ = cordonedPaths(n.ctrl.Image(), n.cfg)
+	}
+	for _, dir := range n.dirFailures.cordonedIDs(cordoned) {
+		req.CordonedLogDirs = append(req.CordonedLogDirs, dir) // v2+, never nil: empty uncordons
+	}
+	if req.CordonedLogDirs == nil {
+		req.CordonedLogDirs = [][16]byte{}
+	}
 	if n.ctrl != nil {
 		req.CurrentMetadataOffset = n.ctrl.Image().Offset
 	}
-	resp, err := n.channel.Request(ctx, req, 1)
+	resp, err := n.channel.Request(ctx, req, 2)
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,15 @@ type testCluster struct {
 
 func startTestCluster(t *testing.T, n int, overrides ...string) *testCluster {
 	t.Helper()
+	c := newTestCluster(t, n, overrides...)
+	c.startAll()
+	return c
+}
+
+// newTestCluster configures the nodes of startTestCluster (c.dirs is each
+// node's log.dirs, c.args the rest) without starting them.
+func newTestCluster(t *testing.T, n int, overrides ...string) *testCluster {
+	t.Helper()
 	ports := freePorts(t, n)
 	var voters []string
 	for i, p := range ports {
@@ -82,6 +91,13 @@ func startTestCluster(t *testing.T, n int, overrides ...string) *testCluster {
 		c.dirs = append(c.dirs, t.TempDir())
 		c.args = append(c.args, args)
 	}
+	return c
+}
+
+// startAll starts every node of c, stopping them at the end of the test.
+func (c *testCluster) startAll() {
+	t, n := c.t, len(c.nodes)
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
@@ -98,7 +114,6 @@ func startTestCluster(t *testing.T, n int, overrides ...string) *testCluster {
 			t.Fatalf("node %d: %v", i+1, err)
 		}
 	}
-	return c
 }
 
 func (c *testCluster) startNode(i int) (*Node, error) {

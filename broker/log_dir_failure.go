@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/storage"
 )
@@ -62,6 +60,9 @@ type logDirFailures struct {
 	// runLogDirFailures; it holds every directory, so a report never
 	// blocks (storage reports each directory once).
 	failedDirs chan string
+	// assign holds the replica directories to report
+	// (log_dir_placement.go).
+	assign *dirAssignments
 
 	mu struct {
 		sync.Mutex
@@ -75,7 +76,7 @@ func newLogDirFailures(dirs []string, metadataDir string, halt func(msg string, 
 	if err != nil {
 		return nil, err
 	}
-	f := &logDirFailures{ids: ids, halt: halt, failedDirs: make(chan string, len(dirs)+1)}
+	f := &logDirFailures{ids: ids, halt: halt, failedDirs: make(chan string, len(dirs)+1), assign: newDirAssignments()}
 	if len(dirs) > 1 {
 		for _, d := range dirs {
 			if filepath.Clean(d) == filepath.Clean(metadataDir) {
@@ -157,37 +158,14 @@ func (n *Node) takeLogDirOffline(ctx context.Context, dir string) {
 	replicas := replicasByTopicID(n.ctrl.Image(), tps)
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.LogDirFailureTimeoutMs)*time.Millisecond)
 	defer cancel()
-	err := n.withController(rctx, func() error {
-		epoch := n.brokerEpoch.Load()
-		if err := codeErr(n.ctrl.AssignReplicasToDirs(n.cfg.NodeID, epoch, id, replicas)); err != nil {
-			return err
-		}
-		return codeErr(n.ctrl.ReportOfflineLogDirs(n.cfg.NodeID, epoch, n.dirFailures.offlineIDs()))
-	}, func(ctx context.Context) error {
-		req := kmsg.NewPtrAssignReplicasToDirsRequest()
-		req.BrokerID, req.BrokerEpoch = n.cfg.NodeID, n.brokerEpoch.Load()
-		rd := kmsg.NewAssignReplicasToDirsRequestDirectory()
-		rd.ID = id
-		for _, r := range replicas {
-			rt := kmsg.NewAssignReplicasToDirsRequestDirectoryTopic()
-			rt.TopicID = r.TopicID
-			for _, p := range r.Partitions {
-				rp := kmsg.NewAssignReplicasToDirsRequestDirectoryTopicPartition()
-				rp.Partition = p
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			rd.Topics = append(rd.Topics, rt)
-		}
-		req.Directories = append(req.Directories, rd)
-		resp, err := n.channel.Request(ctx, req, 0)
-		if err != nil {
-			return err
-		}
-		if err := kafkaErr(resp.(*kmsg.AssignReplicasToDirsResponse).ErrorCode); err != nil {
-			return err
-		}
-		return n.heartbeat(ctx, false) // lists the directory in offline_log_dirs
-	})
+	err := n.assignReplicasToDirs(rctx, id, replicas)
+	if err == nil {
+		err = n.withController(rctx, func() error {
+			return codeErr(n.ctrl.ReportOfflineLogDirs(n.cfg.NodeID, n.brokerEpoch.Load(), n.dirFailures.offlineIDs()))
+		}, func(ctx context.Context) error {
+			return n.heartbeat(ctx, false) // lists the directory in offline_log_dirs
+		})
+	}
 	if err == nil || ctx.Err() != nil {
 		return
 	}

@@ -234,6 +234,7 @@ func (n *Node) start() (_ *Node, err error) {
 		Logger:                 logger.With("component", "storage"),
 		OnAllLogDirsFailed:     n.opts.OnAllLogDirsFailed,
 		OnLogDirFailed:         n.dirFailures.failed,
+		CordonedDirs:           cfg.CordonedLogDirs,
 		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 		FlushCheckInterval:     flushCheckInterval(cfg),
 		CheckpointInterval:     5 * time.Second, // replica.high.watermark.checkpoint.interval.ms: a restarted replica's HW
@@ -309,7 +310,7 @@ func (n *Node) start() (_ *Node, err error) {
 		Fetch:             n.replicaFetch,
 		// replica.fetch.max.bytes (issue 11 item 4)
 		PartitionFetchMaxBytes: cfg.ReplicaFetchMaxBytes})
-	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"), Replicas: n.replicas}
+	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"), Replicas: n.replicas, dirs: n.dirFailures}
 	events := &metadataEvents{logger: logger.With("component", "metadata"), nodeID: cfg.NodeID}
 	n.ctrl, err = controller.New(controller.Options{
 		NodeID:                   cfg.NodeID,
@@ -448,6 +449,8 @@ func (n *Node) start() (_ *Node, err error) {
 	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "broker heartbeat", n.heartbeatLoop) }()
 	n.bg.Add(1)
 	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "log dir failures", n.runLogDirFailures) }()
+	n.bg.Add(1)
+	go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "log dir assignments", n.runDirAssignments) }()
 	n.bg.Add(1)
 	go func() {
 		defer n.bg.Done()

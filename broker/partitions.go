@@ -24,6 +24,9 @@ type LogSyncer struct {
 	// Replicas, when set, is reconciled with each image once the logs
 	// exist (roles, leader epochs, ISR and the high watermark rule).
 	Replicas *replica.Manager
+	// dirs, when set, places new logs in the directories the image
+	// assigns and reports where logs live (log_dir_placement.go).
+	dirs *logDirFailures
 
 	// mu serializes Apply and SetAsideStray, so that the start-up check
 	// judges logs against the newest image Apply saw (last), never an
@@ -59,6 +62,7 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.last = next
+	s.applyCordoned(prev, next)
 	// Deleted topics, and topics re-created under the same name with a
 	// new id: drop the old logs first.
 	if prev != nil {
@@ -92,7 +96,7 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 			}
 			if !ok {
 				var err error
-				l, err = s.Logs.CreateLog(tp, t.ID, lc)
+				l, err = s.createLog(tp, t, p, lc)
 				if errors.Is(err, storage.ErrLogOffline) {
 					continue // logged when it was taken offline
 				}
@@ -103,6 +107,7 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 			} else if configChanged {
 				l.SetConfig(lc)
 			}
+			s.checkDir(tp, t, p)
 		}
 	}
 	// Leader epochs and the high watermark are the replica layer's.

@@ -698,7 +698,7 @@ func TestDynamicMatchesKafka(t *testing.T) {
 		"log.remote.copy.lag.ms": true, "log.remote.copy.lag.bytes": true, "max.decompressed.message.bytes": true, "message.max.bytes": true,
 		"compression.type": true, "compression.gzip.level": true, "compression.lz4.level": true,
 		"compression.zstd.level": true, "min.insync.replicas": true, "unclean.leader.election.enable": true,
-		"producer.id.expiration.ms": true,
+		"producer.id.expiration.ms": true, "cordoned.log.dirs": true,
 		// Dynamic in Kafka; samsa stores them and reads them at start.
 		"max.connections": true, "max.connections.per.ip": true, "max.connections.per.ip.overrides": true,
 		"max.connection.creation.rate": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,

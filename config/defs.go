@@ -119,6 +119,7 @@ func brokerDefs() []Def {
 		// Log storage.
 		null("log.dirs", List, "Directories of the partition logs. Overrides log.dir.", distinctList(false)),
 		d("log.dir", List, defaultLogDir, "Log directories used when log.dirs is unset. Kafka's default is /tmp/kafka-logs.", distinctList(false)),
+		d("cordoned.log.dirs", List, "", "Log directories (entries of log.dirs, or * for all) that get no new partition replicas (KIP-1066): the broker lists them to the controller, which places no new replica on a broker whose every directory is cordoned, and the broker puts none of its new logs in them. Existing replicas stay. Dynamic per broker (IncrementalAlterConfigs on the broker's own resource; deleting it restores the static value).", validateCordonedLogDirs),
 		null("metadata.log.dir", String, "Directory of the metadata log. Default: the first log directory.", nil),
 		d("log.dir.failure.timeout.ms", Long, "30000", "With several log directories, how long a broker tries to report a failed one to the active controller before it halts (KIP-858).", atLeast(Long, 1)),
 		dyn(d("log.segment.bytes", Int, "1073741824", "Largest size of a log segment file.", atLeast(Int, 1024*1024))),

@@ -161,6 +161,7 @@
 //	| `controller.quota.window.size.seconds` | `1` | Length of each controller mutation quota sample, in seconds (read at start). |
 //	| `log.dirs` | null | Directories of the partition logs. Overrides log.dir. |
 //	| `log.dir` | `./samsa-data` | Log directories used when log.dirs is unset. Kafka's default is /tmp/kafka-logs. |
+//	| `cordoned.log.dirs` | "" | Log directories (entries of log.dirs, or * for all) that get no new partition replicas (KIP-1066): the broker lists them to the controller, which places no new replica on a broker whose every directory is cordoned, and the broker puts none of its new logs in them. Existing replicas stay. Dynamic per broker (IncrementalAlterConfigs on the broker's own resource; deleting it restores the static value). (dynamic) |
 //	| `metadata.log.dir` | null | Directory of the metadata log. Default: the first log directory. |
 //	| `log.dir.failure.timeout.ms` | `30000` | With several log directories, how long a broker tries to report a failed one to the active controller before it halts (KIP-858). |
 //	| `log.segment.bytes` | `1073741824` | Largest size of a log segment file. (dynamic) |

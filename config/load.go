@@ -60,6 +60,7 @@ type Config struct {
 	ControllerQuotaWindowSizeSeconds int32
 
 	LogDirs                     []string
+	CordonedLogDirs             []string // of LogDirs (cordoned.log.dirs, * resolved)
 	MetadataLogDir              string
 	LogSegmentBytes             int64
 	LogRollMs                   int64
@@ -624,6 +625,11 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	if len(c.LogDirs) == 0 {
 		c.LogDirs = parseList(d.str("log.dir"))
 	}
+	cordoned, err := cordonedDirs(parseList(d.str("cordoned.log.dirs")), c.LogDirs)
+	if err != nil {
+		return nil, err
+	}
+	c.CordonedLogDirs = cordoned
 	c.MetadataLogDir = d.str("metadata.log.dir")
 	if c.MetadataLogDir == "" {
 		c.MetadataLogDir = c.LogDirs[0]

@@ -325,6 +325,7 @@ func (c *Controller) writeLocked(dryRun bool, decide func(img *Image) []Record) 
 	if c.opts.EligibleLeaderReplicas.enabled() {
 		recs = append(recs, elrClears(img, recs)...)
 	}
+	recs = markUncleanElections(img, recs)
 	if !leading {
 		return ErrNotController
 	}
@@ -431,18 +432,7 @@ func (c *Controller) FenceBroker(id int32, fenced bool) error {
 // state after the call (the current state when the change is refused, so a
 // stale leader learns the new epochs), and a kerr code.
 func (c *Controller) AlterPartition(req AlterPartition) (Partition, int16, string) {
-	var code int16
-	var msg string
-	err := c.write(false, func(img *Image) []Record {
-		var recs []Record
-		code, msg, recs = decideAlterPartition(img, req, c.opts.EligibleLeaderReplicas)
-		return recs
-	})
-	if err != nil && overrides(code, err) {
-		code, msg = errorCode(err)
-	}
-	_, p, _ := partitionOf(c.Image(), req.TopicID, req.Partition)
-	return p, code, msg
+	return c.AlterPartitionRecovery(req, LeaderRecovered)
 }
 
 // ElectLeaders runs a preferred or unclean leader election for the given

@@ -20,12 +20,19 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt golden output"
 //
 // Commands:
 //
-//	register <id> [rack=R]            register broker <id> at h:<9090+id>
+//	register <id> [rack=R] [dirs=a,b] register broker <id> at h:<9090+id>, with log
+//	                                   directories named by letters (goldenDir)
+//	cordon <id> [a,b]                  broker <id> reports its cordoned directories
+//	offline-dirs <id> a,b              broker <id> reports offline directories
+//	assign-dirs <id> <dir> <topic>/<partition>...   AssignReplicasToDirs of broker <id>
+//	reassign <topic>/<partition> <replicas,...>     start a reassignment (empty: cancel)
 //	fence <id> | unfence <id>
 //	create-topics [validate]          input: "<name> [partitions=N] [rf=N] [assign=1,2;2,3] [k=v...]"
 //	delete-topics <name>...
 //	create-partitions <topic> <count> [assign=1,2;2,3]
-//	alter-isr <topic> <partition> <leader> <isr,...>   uses the current epochs
+//	alter-isr <topic> <partition> <leader> <isr,...> [recovering]
+//	                                   uses the current epochs; recovering: the
+//	                                   leader's recovery state is RECOVERING
 //	elect preferred|unclean <topic>/<partition>...
 //	alter-config <topic> set|delete|append|subtract <name> [value]
 //	restart                            replay the log into a new controller
@@ -166,8 +173,45 @@ func runCommand(t *testing.T, c **Controller, log MetadataLog, elr ELRPolicy, li
 			if r, ok := strings.CutPrefix(a, "rack="); ok {
 				b.Rack = &r
 			}
+			if d, ok := strings.CutPrefix(a, "dirs="); ok {
+				b.LogDirs = goldenDirs(d)
+			}
 		}
 		return errStr((*c).RegisterBroker(b))
+	case "cordon", "offline-dirs":
+		id := atoi(args[1])
+		var dirs []Uuid
+		if len(args) > 2 {
+			dirs = goldenDirs(args[2])
+		}
+		report := (*c).ReportCordonedLogDirs
+		if args[0] == "offline-dirs" {
+			report = (*c).ReportOfflineLogDirs
+		}
+		code, err := report(id, (*c).Image().Brokers[id].Epoch, dirs)
+		if err != nil {
+			return errStr(err)
+		}
+		return codeName(code)
+	case "assign-dirs":
+		id := atoi(args[1])
+		img := (*c).Image()
+		var reps []TopicIDPartitions
+		for _, a := range args[3:] {
+			tp := parseTopicPartition(a)
+			reps = append(reps, TopicIDPartitions{TopicID: img.Topics[tp.Topic].ID, Partitions: []int32{tp.Partition}})
+		}
+		code, err := (*c).AssignReplicasToDirs(id, img.Brokers[id].Epoch, goldenDirs(args[2])[0], reps)
+		if err != nil {
+			return errStr(err)
+		}
+		return codeName(code)
+	case "reassign":
+		var b strings.Builder
+		for _, r := range (*c).AlterReassignments([]Reassignment{{parseTopicPartition(args[1]), parseInts(strings.Join(args[2:], ""))}}) {
+			fmt.Fprintf(&b, "%s/%d: %s\n", r.Topic, r.Partition, strings.TrimSpace(codeName(r.ErrorCode)+" "+r.ErrorMessage))
+		}
+		return b.String()
 	case "restart-broker":
 		id := atoi(args[1])
 		b := (*c).Image().Brokers[id]
@@ -235,7 +279,11 @@ func runCommand(t *testing.T, c **Controller, log MetadataLog, elr ELRPolicy, li
 	case "alter-isr":
 		top := (*c).Image().Topics[args[1]]
 		p := top.Partitions[atoi(args[2])]
-		got, code, msg := (*c).AlterPartition(AlterPartition{top.ID, p.Partition, atoi(args[3]), p.LeaderEpoch, p.PartitionEpoch, parseInts(args[4])})
+		recovery := LeaderRecovered
+		if len(args) > 5 && args[5] == "recovering" {
+			recovery = LeaderRecovering
+		}
+		got, code, msg := (*c).AlterPartitionRecovery(AlterPartition{top.ID, p.Partition, atoi(args[3]), p.LeaderEpoch, p.PartitionEpoch, parseInts(args[4])}, recovery)
 		return fmt.Sprintf("%s %s isr=%v epochs=%d/%d", codeName(code), msg, got.ISR, got.LeaderEpoch, got.PartitionEpoch)
 	case "elect":
 		typ := ElectPreferred
@@ -286,7 +334,17 @@ func dumpImage(img *Image) string {
 		if br.Fenced {
 			fence = " fenced"
 		}
-		fmt.Fprintf(&b, "broker %d %s:%d%s%s\n", id, br.Host, br.Port, rack, fence)
+		fmt.Fprintf(&b, "broker %d %s:%d%s%s", id, br.Host, br.Port, rack, fence)
+		if len(br.LogDirs) > 0 {
+			fmt.Fprintf(&b, " dirs=%s", goldenDirNames(br.LogDirs))
+		}
+		if d := img.CordonedLogDirs(id); len(d) > 0 {
+			fmt.Fprintf(&b, " cordoned=%s", goldenDirNames(d))
+		}
+		if d := img.OfflineLogDirs(id); len(d) > 0 {
+			fmt.Fprintf(&b, " offline=%s", goldenDirNames(d))
+		}
+		b.WriteString("\n")
 	}
 	for _, res := range sortedKeys(img.BrokerConfigs) {
 		for _, k := range sortedKeys(img.BrokerConfigs[res]) {
@@ -304,6 +362,24 @@ func dumpImage(img *Image) string {
 			fmt.Fprintf(&b, "  %d leader=%d epochs=%d/%d replicas=%v isr=%v", p.Partition, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.Replicas, p.ISR)
 			if len(p.ELR) > 0 || len(p.LastKnownELR) > 0 {
 				fmt.Fprintf(&b, " elr=%v lastKnownElr=%v", p.ELR, p.LastKnownELR)
+			}
+			if p.LeaderRecoveryState == LeaderRecovering {
+				b.WriteString(" RECOVERING")
+			}
+			if p.Reassigning() {
+				fmt.Fprintf(&b, " adding=%v removing=%v", p.AddingReplicas, p.RemovingReplicas)
+			}
+			if p.Directories != nil {
+				fmt.Fprintf(&b, " dirs=%s", goldenDirNames(p.Directories))
+			}
+			var offline []int32
+			for _, r := range p.Replicas {
+				if img.ReplicaOffline(r, top.ID, p.Partition) {
+					offline = append(offline, r)
+				}
+			}
+			if len(offline) > 0 {
+				fmt.Fprintf(&b, " offline-dir=%v", offline)
 			}
 			b.WriteString("\n")
 		}
@@ -324,4 +400,37 @@ func sortedInt32Keys[V any](m map[int32]V) []int32 {
 		}
 	}
 	return keys
+}
+
+// goldenDirs turns comma-separated letters into directory ids: "a" is
+// Uuid{0xda, 'a'}, so no name gives a reserved id.
+func goldenDirs(s string) []Uuid {
+	var out []Uuid
+	for _, f := range strings.Split(s, ",") {
+		if f != "" {
+			var id Uuid
+			id[0] = 0xda
+			copy(id[1:], f)
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// goldenDirNames is the inverse of goldenDirs, naming the reserved ids.
+func goldenDirNames(dirs []Uuid) string {
+	names := make([]string, len(dirs))
+	for i, d := range dirs {
+		switch d {
+		case DirMigrating:
+			names[i] = "MIGRATING"
+		case DirUnassigned:
+			names[i] = "UNASSIGNED"
+		case DirLost:
+			names[i] = "LOST"
+		default:
+			names[i] = strings.TrimRight(string(d[1:]), "\x00")
+		}
+	}
+	return "[" + strings.Join(names, " ") + "]"
 }

@@ -205,7 +205,8 @@ func newPartitionRecord(img *Image, id Uuid, partition int32, replicas []int32) 
 	if len(isr) > 0 {
 		leader = isr[0]
 	}
-	return PartitionRecord{TopicID: id, Partition: partition, Replicas: slices.Clone(replicas), ISR: isr, Leader: leader}
+	return PartitionRecord{TopicID: id, Partition: partition, Replicas: slices.Clone(replicas), ISR: isr, Leader: leader,
+		Directories: img.defaultDirs(replicas)}
 }
 
 // checkReplicas validates one manual replica list for partition p.
@@ -233,23 +234,24 @@ func checkReplicas(img *Image, p int32, replicas []int32) (int16, string) {
 // placeNew assigns rf replicas to each of count new partitions numbered
 // from first, as Kafka's StripedReplicaPlacer decides what is possible:
 // the replication factor is checked against every registered broker,
-// fenced ones included ("registered"), at least one broker must be
+// fenced ones included ("registered"), but for brokers whose every log
+// directory is cordoned (KIP-1066: they get no new replica), at least one broker must be
 // unfenced, and fenced brokers get replicas only when the unfenced ones
 // are too few, after them (so never as leader; newPartitionRecord keeps
 // them out of the ISR). start picks the round-robin start among the
 // unfenced brokers.
 func placeNew(img *Image, first, count int32, rf int16, start func(unfenced []int32) int) ([][]int32, int16, string) {
-	unfenced := rackAlternated(img, img.UnfencedBrokers())
+	unfenced := rackAlternated(img, slices.DeleteFunc(img.UnfencedBrokers(), func(id int32) bool { return !img.hasUncordonedDir(id) }))
 	var fenced []int32
 	for id, b := range img.Brokers {
-		if b.Fenced {
+		if b.Fenced && img.hasUncordonedDir(id) {
 			fenced = append(fenced, id)
 		}
 	}
 	slices.Sort(fenced)
 	fenced = rackAlternated(img, fenced)
 	if len(unfenced) == 0 {
-		return nil, kerr.InvalidReplicationFactor.Code, "All brokers are currently fenced."
+		return nil, kerr.InvalidReplicationFactor.Code, "All brokers are currently fenced, or have all their log directories cordoned."
 	}
 	if total := len(unfenced) + len(fenced); int(rf) > total {
 		code, msg := rfUnreachable(rf, total)
@@ -822,7 +824,8 @@ func validBrokerResource(name string) (int16, string) {
 func decideRegisterBroker(img *Image, b Broker, previousEpoch int64, unclean UncleanPolicy, elr ELRPolicy) []Record {
 	old, known := img.Brokers[b.ID]
 	newIncarnation := b.Incarnation != "" && (!known || old.Incarnation != b.Incarnation)
-	if known && !newIncarnation && old.Host == b.Host && old.Port == b.Port && old.Fenced == b.Fenced && equalPtr(old.Rack, b.Rack) && slices.Equal(old.Listeners, b.Listeners) {
+	if known && !newIncarnation && old.Host == b.Host && old.Port == b.Port && old.Fenced == b.Fenced && equalPtr(old.Rack, b.Rack) && slices.Equal(old.Listeners, b.Listeners) &&
+		slices.Equal(old.LogDirs, sortedDirs(b.LogDirs)) {
 		return nil
 	}
 	var recs []Record
@@ -847,7 +850,7 @@ func decideRegisterBroker(img *Image, b Broker, previousEpoch int64, unclean Unc
 		epoch = img.Offset + 1
 	}
 	return append(recs, RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Listeners: slices.Clone(b.Listeners), Rack: b.Rack, Fenced: b.Fenced,
-		Epoch: epoch, Incarnation: b.Incarnation})
+		Epoch: epoch, Incarnation: b.Incarnation, LogDirs: sortedDirs(b.LogDirs)})
 }
 
 func equalPtr(a, b *string) bool {

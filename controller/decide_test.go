@@ -284,7 +284,7 @@ func TestCreateTopicsFencedBroker(t *testing.T) {
 		}
 	}
 	r = c.CreateTopics([]CreateTopic{{Name: "none", NumPartitions: 1, ReplicationFactor: 1}}, false)[0]
-	if r.ErrorCode != kerr.InvalidReplicationFactor.Code || r.ErrorMessage != "All brokers are currently fenced." {
+	if r.ErrorCode != kerr.InvalidReplicationFactor.Code || r.ErrorMessage != "All brokers are currently fenced, or have all their log directories cordoned." {
 		t.Fatalf("every broker fenced: %+v", r)
 	}
 }

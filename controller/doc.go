@@ -85,9 +85,15 @@
 // 12 ClientQuota (quota.go: one key of one user/client-id/ip entity),
 // 13 UnregisterBroker (unregister.go: removes a broker's registration),
 // 20 ReplicaDirs and 21 BrokerOfflineDirs (log_dirs.go: a broker's replica
-// directory assignments and offline log directories, KIP-858).
+// directory assignments and offline log directories, KIP-858),
+// 22 BrokerCordonedDirs (dir_placement.go: a broker's cordoned log
+// directories, KIP-1066).
 // Numbers are never reused. Optional fields added since: RegisterBroker epoch and
-// incarnation (broker epochs, broker_epochs.go); Partition and
+// incarnation (broker epochs, broker_epochs.go); RegisterBroker log_dirs
+// and Partition directories (dir_placement.go; a build that ignores them
+// only loses where replicas live); Partition and PartitionChange
+// leader_recovery_state (leader_recovery.go, KIP-704; omitted while
+// RECOVERED); Partition and
 // PartitionChange adding_replicas and removing_replicas (reassignments,
 // reassign.go; in PartitionChange an empty list clears them, an absent
 // one leaves them). PartitionChange bump_leader_epoch (a change that

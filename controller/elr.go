@@ -36,9 +36,13 @@ import (
 //     clears the ELR and LastKnownELR of the topics it applies to
 //     (Kafka's ClearElrRecord; here PartitionChangeRecords).
 //
-// One place where samsa does better than Kafka 4.4: the ELR is limited to
-// the partition's replicas, so a replica removed by a reassignment never
-// stays eligible.
+// One place where samsa differs from Kafka 4.4: the ELR is limited to the
+// partition's replicas, so a replica removed by a reassignment leaves the
+// ELR (and LastKnownELR) when the reassignment completes (settle,
+// reassign.go; testdata/elr_reassign.txt). Kafka keeps it listed (its
+// PartitionChangeBuilder filters the ELR by the ISR and the uncleanly
+// shut down replicas only), though it never elects it: its elections walk
+// the replicas.
 
 // ELRPolicy enables eligible leader replicas and returns a topic's
 // effective min.insync.replicas. Nil disables them (Kafka's

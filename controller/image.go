@@ -24,6 +24,10 @@ type Broker struct {
 	// of an older incarnation are STALE_BROKER_EPOCH.
 	Epoch       int64
 	Incarnation string
+	// LogDirs are the directory ids of the broker's online log
+	// directories at registration, sorted (KIP-858; dir_placement.go).
+	// None for a registration of an older build.
+	LogDirs []Uuid
 }
 
 // BrokerListener is one advertised listener of a broker, by listener name
@@ -69,6 +73,14 @@ type Partition struct {
 	// empty. Both stay empty unless Options.EligibleLeaderReplicas is set.
 	ELR          []int32
 	LastKnownELR []int32
+	// Directories are the log directories of the replicas, in Replicas'
+	// order (KIP-858, dir_placement.go); nil when every one is
+	// DirMigrating. Read them with DirectoryOf.
+	Directories []Uuid
+	// LeaderRecoveryState is LeaderRecovering after an unclean election
+	// until the leader reports it recovered (KIP-704,
+	// leader_recovery.go).
+	LeaderRecoveryState int8
 }
 
 // Reassigning reports whether a reassignment of the partition is in
@@ -223,7 +235,7 @@ func (b *builder) apply(rec Record) error {
 			return fmt.Errorf("%w: broker id %d", ErrApply, r.BrokerID)
 		}
 		b.brokers()[r.BrokerID] = Broker{ID: r.BrokerID, Host: r.Host, Port: r.Port, Listeners: slices.Clone(r.Listeners), Rack: r.Rack, Fenced: r.Fenced,
-			Epoch: r.Epoch, Incarnation: r.Incarnation}
+			Epoch: r.Epoch, Incarnation: r.Incarnation, LogDirs: slices.Clone(r.LogDirs)}
 	case BrokerFenceRecord:
 		br, ok := b.img.Brokers[r.BrokerID]
 		if !ok {
@@ -269,7 +281,9 @@ func (b *builder) apply(rec Record) error {
 			RemovingReplicas: slices.Clone(r.RemovingReplicas),
 			ELR:              slices.Clone(r.ELR),
 			LastKnownELR:     slices.Clone(r.LastKnownELR),
+			Directories:      partitionDirs(r),
 		})
+		t.Partitions[r.Partition].LeaderRecoveryState = r.LeaderRecoveryState
 	case PartitionChangeRecord:
 		t, ok := b.img.TopicsByID[r.TopicID]
 		if !ok {
@@ -290,6 +304,7 @@ func (b *builder) apply(rec Record) error {
 			p.ISR = slices.Clone(r.ISR)
 		}
 		if r.Replicas != nil {
+			p.Directories = b.img.realignDirs(p, r.Replicas)
 			p.Replicas = slices.Clone(r.Replicas)
 		}
 		if r.AddingReplicas != nil {
@@ -304,6 +319,9 @@ func (b *builder) apply(rec Record) error {
 		if r.LastKnownELR != nil {
 			p.LastKnownELR = nilIfEmpty(*r.LastKnownELR)
 		}
+		if r.LeaderRecoveryState != nil {
+			p.LeaderRecoveryState = *r.LeaderRecoveryState
+		}
 		p.PartitionEpoch++
 		t.Partitions[r.Partition] = p
 	case ConfigRecord:
@@ -314,7 +332,7 @@ func (b *builder) apply(rec Record) error {
 		return b.applyACL(r)
 	case ClientQuotaRecord:
 		return b.applyClientQuota(r)
-	case ReplicaDirsRecord, BrokerOfflineDirsRecord:
+	case ReplicaDirsRecord, BrokerOfflineDirsRecord, BrokerCordonedDirsRecord:
 		return b.applyLogDirs(r)
 	case UnregisterBrokerRecord:
 		return b.applyUnregisterBroker(r)

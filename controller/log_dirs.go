@@ -9,24 +9,23 @@ import (
 )
 
 // Log directory failures with several log directories per broker (JBOD),
-// as KIP-858 does them in Kafka 4.4: a broker tells the controller in
-// which log directory (by its directory.id) each of its replicas lives
-// (AssignReplicasToDirs), and lists the directories that failed in every
-// heartbeat (BrokerHeartbeat v1 offline_log_dirs). A replica whose
-// directory is offline is an offline replica: the controller removes it
-// from the ISR (an ISR never becomes empty, as when a broker is fenced),
-// moves the leadership away from it, refuses it back into the ISR, and
-// Metadata lists it in offline_replicas. The rest of the broker keeps its
-// roles.
+// as KIP-858 does them in Kafka 4.4: each replica has a log directory
+// (by its directory.id; Partition.Directories, dir_placement.go), and a
+// broker lists the directories that failed in every heartbeat
+// (BrokerHeartbeat v1 offline_log_dirs). A replica whose directory is
+// offline is an offline replica: the controller removes it from the ISR
+// (an ISR never becomes empty, as when a broker is fenced), moves the
+// leadership away from it, refuses it back into the ISR, and Metadata
+// lists it in offline_replicas. The rest of the broker keeps its roles.
 //
-// samsa's brokers send the assignments of a directory when it fails, not
-// when each replica is created as Kafka's do: the assignments only matter
-// for offline directories, and this keeps the metadata log free of one
-// record per replica. Both facts are records (ReplicaDirsRecord,
-// BrokerOfflineDirsRecord), so a new active controller knows them; they
-// belong to one incarnation of the broker (its epoch) and are dropped
-// when it registers again, as Kafka's registration lists every directory
-// online again.
+// A broker reports the directory of a replica whose directory the
+// controller left to it (AssignReplicasToDirs, recorded as a
+// ReplicaDirsRecord that sets the replica's directory), and, when a
+// directory fails, the directory of each of its replicas again before the
+// directory is listed offline. Offline (BrokerOfflineDirsRecord) and
+// cordoned (BrokerCordonedDirsRecord) directories belong to one
+// incarnation of the broker (its epoch) and are dropped when it registers
+// again, as Kafka's registration lists every directory online again.
 
 // Record types of this file (values are part of the on-disk format).
 const (
@@ -61,19 +60,13 @@ type BrokerOfflineDirsRecord struct {
 func (ReplicaDirsRecord) recordType() RecordType       { return RecordReplicaDirs }
 func (BrokerOfflineDirsRecord) recordType() RecordType { return RecordBrokerOfflineDirs }
 
-// ReplicaKey names one partition by topic id.
-type ReplicaKey struct {
-	TopicID   Uuid
-	Partition int32
-}
-
 // BrokerLogDirs is what the image knows about one broker's log
-// directories: the assignments it reported and its offline directories,
-// valid while the broker's epoch is Epoch.
+// directories beyond its registration: its offline and its cordoned
+// directories (sorted), valid while the broker's epoch is Epoch.
 type BrokerLogDirs struct {
 	Epoch    int64
 	Offline  []Uuid
-	Assigned map[ReplicaKey]Uuid
+	Cordoned []Uuid
 }
 
 // logDirsOf returns broker id's entry when it belongs to its current
@@ -92,11 +85,15 @@ func (img *Image) logDirsOf(id int32) (BrokerLogDirs, bool) {
 // ReplicaOffline reports whether broker's replica of the partition lives
 // in a log directory the broker reported offline.
 func (img *Image) ReplicaOffline(broker int32, topicID Uuid, partition int32) bool {
-	d, ok := img.logDirsOf(broker)
-	if !ok || len(d.Offline) == 0 {
+	t := img.TopicsByID[topicID]
+	if t == nil || partition < 0 || int(partition) >= len(t.Partitions) {
 		return false
 	}
-	dir, ok := d.Assigned[ReplicaKey{topicID, partition}]
+	dir := t.Partitions[partition].DirectoryOf(broker)
+	if dir == DirLost && slices.Contains(t.Partitions[partition].Replicas, broker) {
+		return true
+	}
+	d, ok := img.logDirsOf(broker)
 	return ok && slices.Contains(d.Offline, dir)
 }
 
@@ -126,14 +123,17 @@ func (img *Image) OfflineLogDirs(id int32) []Uuid {
 	return slices.Clone(d.Offline)
 }
 
-// applyLogDirs applies a ReplicaDirsRecord or BrokerOfflineDirsRecord.
+// applyLogDirs applies a BrokerOfflineDirsRecord or
+// BrokerCordonedDirsRecord.
 func (b *builder) applyLogDirs(rec Record) error {
 	var id int32
 	var epoch int64
 	switch r := rec.(type) {
 	case ReplicaDirsRecord:
-		id, epoch = r.BrokerID, r.Epoch
+		return b.applyReplicaDirs(r)
 	case BrokerOfflineDirsRecord:
+		id, epoch = r.BrokerID, r.Epoch
+	case BrokerCordonedDirsRecord:
 		id, epoch = r.BrokerID, r.Epoch
 	}
 	if _, ok := b.img.Brokers[id]; !ok {
@@ -144,15 +144,6 @@ func (b *builder) applyLogDirs(rec Record) error {
 		d = BrokerLogDirs{Epoch: epoch}
 	}
 	switch r := rec.(type) {
-	case ReplicaDirsRecord:
-		assigned := make(map[ReplicaKey]Uuid, len(d.Assigned))
-		maps.Copy(assigned, d.Assigned)
-		for _, t := range r.Replicas {
-			for _, p := range t.Partitions {
-				assigned[ReplicaKey{t.TopicID, p}] = r.Dir
-			}
-		}
-		d.Assigned = assigned
 	case BrokerOfflineDirsRecord:
 		offline := slices.Clone(d.Offline)
 		for _, dir := range r.Dirs {
@@ -161,6 +152,13 @@ func (b *builder) applyLogDirs(rec Record) error {
 			}
 		}
 		d.Offline = offline
+	case BrokerCordonedDirsRecord:
+		cordoned := slices.Clone(r.Dirs)
+		slices.SortFunc(cordoned, compareUuid)
+		if cordoned = slices.Compact(cordoned); len(cordoned) == 0 {
+			cordoned = nil
+		}
+		d.Cordoned = cordoned
 	}
 	b.img.LogDirs = cloneMap(b.img.LogDirs)
 	b.img.LogDirs[id] = d
@@ -168,34 +166,19 @@ func (b *builder) applyLogDirs(rec Record) error {
 }
 
 // logDirRecords appends the records that rebuild img.LogDirs (snapshots),
-// leaving out entries of older incarnations and removed topics.
+// leaving out entries of older incarnations. Replica directories are in
+// the partitions' records.
 func logDirRecords(recs []Record, img *Image) []Record {
 	for _, id := range slices.Sorted(maps.Keys(img.LogDirs)) {
 		d, ok := img.logDirsOf(id)
 		if !ok {
 			continue
 		}
-		byDir := map[Uuid]map[Uuid][]int32{}
-		for k, dir := range d.Assigned {
-			if img.TopicsByID[k.TopicID] == nil {
-				continue
-			}
-			if byDir[dir] == nil {
-				byDir[dir] = map[Uuid][]int32{}
-			}
-			byDir[dir][k.TopicID] = append(byDir[dir][k.TopicID], k.Partition)
-		}
-		for _, dir := range slices.SortedFunc(maps.Keys(byDir), compareUuid) {
-			rec := ReplicaDirsRecord{BrokerID: id, Epoch: d.Epoch, Dir: dir}
-			for _, tid := range slices.SortedFunc(maps.Keys(byDir[dir]), compareUuid) {
-				parts := byDir[dir][tid]
-				slices.Sort(parts)
-				rec.Replicas = append(rec.Replicas, TopicIDPartitions{TopicID: tid, Partitions: parts})
-			}
-			recs = append(recs, rec)
-		}
 		if len(d.Offline) > 0 {
 			recs = append(recs, BrokerOfflineDirsRecord{BrokerID: id, Epoch: d.Epoch, Dirs: slices.Clone(d.Offline)})
+		}
+		if len(d.Cordoned) > 0 {
+			recs = append(recs, BrokerCordonedDirsRecord{BrokerID: id, Epoch: d.Epoch, Dirs: slices.Clone(d.Cordoned)})
 		}
 	}
 	return recs
@@ -258,7 +241,11 @@ func decideLogDirs(img *Image, broker int32, epoch int64, rec Record, unclean Un
 	if err != nil {
 		panic(fmt.Sprintf("controller: log dir decision: %v", err))
 	}
-	if !sameLogDirs(img, after, broker) {
+	changed := !sameLogDirs(img, after, broker)
+	if r, ok := rec.(ReplicaDirsRecord); ok {
+		changed = changesReplicaDirs(img, r)
+	}
+	if changed {
 		recs = append(recs, rec)
 	} else {
 		after = img
@@ -270,7 +257,7 @@ func decideLogDirs(img *Image, broker int32, epoch int64, rec Record, unclean Un
 func sameLogDirs(a, b *Image, broker int32) bool {
 	x, xok := a.LogDirs[broker]
 	y, yok := b.LogDirs[broker]
-	return xok == yok && x.Epoch == y.Epoch && slices.Equal(x.Offline, y.Offline) && maps.Equal(x.Assigned, y.Assigned)
+	return xok == yok && x.Epoch == y.Epoch && slices.Equal(x.Offline, y.Offline) && slices.Equal(x.Cordoned, y.Cordoned)
 }
 
 // AssignReplicasToDirs records that broker (of epoch) holds the given

@@ -209,11 +209,15 @@ func TestOfflineLogDirUnclean(t *testing.T) {
 	}
 }
 
-// TestLogDirRecordsRoundTrip: both records survive their frame encoding.
+// TestLogDirRecordsRoundTrip: the log directory records and fields
+// survive their frame encoding.
 func TestLogDirRecordsRoundTrip(t *testing.T) {
 	for _, rec := range []Record{
 		ReplicaDirsRecord{BrokerID: 3, Epoch: 17, Dir: dirA, Replicas: []TopicIDPartitions{{TopicID: Uuid{7}, Partitions: []int32{0, 5}}}},
 		BrokerOfflineDirsRecord{BrokerID: 3, Epoch: 17, Dirs: []Uuid{dirA, dirB}},
+		BrokerCordonedDirsRecord{BrokerID: 3, Epoch: 17, Dirs: []Uuid{dirB}},
+		RegisterBrokerRecord{BrokerID: 3, Host: "h", Port: 1, Epoch: 17, LogDirs: []Uuid{dirA, dirB}},
+		PartitionRecord{TopicID: Uuid{7}, Partition: 0, Replicas: []int32{3, 4}, ISR: []int32{3}, Leader: 3, Directories: []Uuid{dirA, DirUnassigned}},
 	} {
 		payload, err := encodeRecord(rec)
 		if err != nil {

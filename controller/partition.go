@@ -37,7 +37,7 @@ func partitionOf(img *Image, id Uuid, partition int32) (*Topic, Partition, int16
 
 // decideAlterPartition checks an ISR change and returns the record that
 // makes it (none if the ISR is already as requested).
-func decideAlterPartition(img *Image, req AlterPartition, elr ELRPolicy) (int16, string, []Record) {
+func decideAlterPartition(img *Image, req AlterPartition, recovery int8, elr ELRPolicy) (int16, string, []Record) {
 	t, p, code := partitionOf(img, req.TopicID, req.Partition)
 	if code != 0 {
 		return code, "", nil
@@ -71,10 +71,20 @@ func decideAlterPartition(img *Image, req AlterPartition, elr ELRPolicy) (int16,
 			return code, msg, nil
 		}
 	}
+	code, msg, recovered := checkLeaderRecovery(t, p, req, recovery)
+	if code != 0 {
+		return code, msg, nil
+	}
 	if slices.Equal(req.NewISR, p.ISR) {
+		if recovered {
+			return 0, "", []Record{PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition, LeaderRecoveryState: ptrTo(LeaderRecovered)}}
+		}
 		return 0, "", nil
 	}
 	change := PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition, ISR: slices.Clone(req.NewISR)}
+	if recovered {
+		change.LeaderRecoveryState = ptrTo(LeaderRecovered)
+	}
 	completeReassignment(img, p, &change)
 	if elr.enabled() {
 		elrAfterISRChange(t, p, &change, elr)

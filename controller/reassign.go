@@ -84,8 +84,28 @@ func settle(img *Image, p Partition, target, isr []int32, change *PartitionChang
 	if !slices.Contains(target, p.Leader) {
 		change.Leader = ptrTo(electLeader(img, target, newISR))
 	}
+	// Eligible leader replicas stay replicas (elr.go): a removed one
+	// leaves the ELR and the last known leader. Kafka 4.4 keeps it there
+	// (it never elects it: elections walk the replicas).
+	if kept := onlyReplicas(p.ELR, target); len(kept) != len(p.ELR) {
+		change.ELR = ptrTo(kept)
+	}
+	if kept := onlyReplicas(p.LastKnownELR, target); len(kept) != len(p.LastKnownELR) {
+		change.LastKnownELR = ptrTo(kept)
+	}
 	bumpIfReplicaRemoved(p, change)
 	return true
+}
+
+// onlyReplicas returns the members of ids that are in replicas, never nil.
+func onlyReplicas(ids, replicas []int32) []int32 {
+	out := []int32{}
+	for _, r := range ids {
+		if slices.Contains(replicas, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // bumpIfReplicaRemoved makes a change whose replicas lack one of the

@@ -46,6 +46,10 @@ type RegisterBrokerRecord struct {
 	// process's incarnation id. Both absent in records of older builds.
 	Epoch       int64  `json:"epoch,omitempty"`
 	Incarnation string `json:"incarnation,omitempty"`
+	// LogDirs are the directory ids of the broker's online log
+	// directories (KIP-858, dir_placement.go); absent in records of
+	// older builds.
+	LogDirs []Uuid `json:"log_dirs,omitempty"`
 }
 
 // BrokerFenceRecord fences or unfences a registered broker.
@@ -79,6 +83,13 @@ type PartitionRecord struct {
 	// as payload version 2 (partitionV2).
 	ELR          []int32 `json:"elr,omitempty"`
 	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
+	// Directories are the replicas' log directories in Replicas' order
+	// (KIP-858, dir_placement.go); omitted when every one is
+	// DirMigrating (and in records of older builds).
+	Directories []Uuid `json:"directories,omitempty"`
+	// LeaderRecoveryState (KIP-704, leader_recovery.go) is omitted while
+	// RECOVERED.
+	LeaderRecoveryState int8 `json:"leader_recovery_state,omitempty"`
 }
 
 // PartitionChangeRecord changes an existing partition. Nil fields are left
@@ -110,6 +121,10 @@ type PartitionChangeRecord struct {
 	// (partitionChangeV3), which older builds refuse rather than ignore.
 	ELR          *[]int32 `json:"elr,omitempty"`
 	LastKnownELR *[]int32 `json:"last_known_elr,omitempty"`
+	// LeaderRecoveryState sets the leader recovery state when present
+	// (KIP-704, leader_recovery.go): RECOVERING at an unclean election,
+	// RECOVERED when the leader reports it recovered.
+	LeaderRecoveryState *int8 `json:"leader_recovery_state,omitempty"`
 }
 
 // partitionChangeJSON is PartitionChangeRecord's JSON layout: its fields
@@ -238,7 +253,7 @@ func encodeRecord(rec Record) ([]byte, error) {
 	switch rec.(type) {
 	case RegisterBrokerRecord, BrokerFenceRecord, TopicRecord, PartitionRecord,
 		PartitionChangeRecord, ConfigRecord, RemoveTopicRecord, ProducerIDsRecord, ScramCredentialRecord,
-		ACLRecord, RemoveACLRecord, ClientQuotaRecord, UnregisterBrokerRecord, ReplicaDirsRecord, BrokerOfflineDirsRecord:
+		ACLRecord, RemoveACLRecord, ClientQuotaRecord, UnregisterBrokerRecord, ReplicaDirsRecord, BrokerOfflineDirsRecord, BrokerCordonedDirsRecord:
 	default:
 		return nil, fmt.Errorf("%w: %T", ErrUnknownRecord, rec)
 	}
@@ -285,6 +300,8 @@ func decodeRecord(version int8, typ RecordType, payload []byte) (Record, error) 
 		rec, err = decodeJSON[ReplicaDirsRecord](payload)
 	case RecordBrokerOfflineDirs:
 		rec, err = decodeJSON[BrokerOfflineDirsRecord](payload)
+	case RecordBrokerCordonedDirs:
+		rec, err = decodeJSON[BrokerCordonedDirsRecord](payload)
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownRecord, typ)
 	}

@@ -36,7 +36,7 @@ func ImageRecords(img *Image) []Record {
 	for _, id := range slices.Sorted(maps.Keys(img.Brokers)) {
 		b := img.Brokers[id]
 		recs = append(recs, RegisterBrokerRecord{BrokerID: b.ID, Host: b.Host, Port: b.Port, Listeners: b.Listeners, Rack: b.Rack, Fenced: b.Fenced,
-			Epoch: b.Epoch, Incarnation: b.Incarnation})
+			Epoch: b.Epoch, Incarnation: b.Incarnation, LogDirs: slices.Clone(b.LogDirs)})
 	}
 	for _, res := range slices.Sorted(maps.Keys(img.BrokerConfigs)) {
 		recs = appendConfigRecords(recs, ConfigResourceBroker, res, img.BrokerConfigs[res])
@@ -50,6 +50,7 @@ func ImageRecords(img *Image) []Record {
 				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
 				AddingReplicas: slices.Clone(p.AddingReplicas), RemovingReplicas: slices.Clone(p.RemovingReplicas),
 				ELR: slices.Clone(p.ELR), LastKnownELR: slices.Clone(p.LastKnownELR),
+				Directories: slices.Clone(p.Directories), LeaderRecoveryState: p.LeaderRecoveryState,
 			})
 		}
 		recs = appendConfigRecords(recs, ConfigResourceTopic, name, t.Configs)

@@ -138,24 +138,6 @@ func (m *Manager) dirOffline(dir string) bool {
 // for a directory that had not failed.
 var errDirTakenOffline = errors.New("storage: log directory taken offline")
 
-// creationDir picks the online log directory holding the fewest
-// partitions (counts) for a new partition; false when every directory
-// failed.
-func (m *Manager) creationDir(counts map[string]int) (string, bool) {
-	m.failed.Lock()
-	defer m.failed.Unlock()
-	best, ok := "", false
-	for _, d := range m.dirs {
-		if m.failed.dirs[d] {
-			continue
-		}
-		if !ok || counts[d] < counts[best] {
-			best, ok = d, true
-		}
-	}
-	return best, ok
-}
-
 // LogDirOf returns the log directory that holds tp's open log.
 func (m *Manager) LogDirOf(tp TopicPartition) (string, bool) {
 	m.mu.Lock()

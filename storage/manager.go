@@ -71,6 +71,10 @@ type ManagerOptions struct {
 	// into the Manager or the log; it hands the directory to a goroutine
 	// that takes it offline (TakeDirOffline) and reports it.
 	OnLogDirFailed func(dir string, err error)
+	// CordonedDirs are log directories (of Dirs) that get no new
+	// partition while another online directory exists
+	// (cordoned.log.dirs, KIP-1066; dir_choice.go).
+	CordonedDirs []string
 }
 
 // Manager owns the logs of all partitions in a set of log directories, and
@@ -110,6 +114,10 @@ type Manager struct {
 		all  bool // OnAllLogDirsFailed was called
 		// offline are the failed dirs TakeDirOffline emptied.
 		offline map[string]bool
+		// cordoned replaces ManagerOptions.CordonedDirs once set
+		// (SetCordonedDirs, dir_choice.go).
+		cordoned    []string
+		cordonedSet bool
 	}
 }
 
@@ -356,9 +364,14 @@ func (m *Manager) TopicID(tp TopicPartition) [16]byte {
 }
 
 // CreateLog creates the log of tp in the log directory holding the fewest
-// partitions, writing its partition.metadata. If the log exists it is
-// returned as is.
+// partitions (never a cordoned one while another is online), writing its
+// partition.metadata. If the log exists it is returned as is.
 func (m *Manager) CreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) (*Log, error) {
+	return m.createLog(tp, topicID, cfg, "")
+}
+
+// createLog is CreateLog, in log directory want unless it is "".
+func (m *Manager) createLog(tp TopicPartition, topicID [16]byte, cfg LogConfig, want string) (*Log, error) {
 	if tp.Topic == "" || tp.Partition < 0 || strings.ContainsAny(tp.Topic, "/\\") || tp.Topic == "." || tp.Topic == ".." {
 		return nil, fmt.Errorf("storage: invalid partition %q %d", tp.Topic, tp.Partition)
 	}
@@ -394,6 +407,9 @@ func (m *Manager) CreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) 
 		m.mu.Unlock()
 	}()
 	dir, ok := m.creationDir(counts)
+	if want != "" {
+		dir, ok = want, !m.LogDirFailed(want)
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w: no online log directory for %s", ErrLogOffline, tp)
 	}

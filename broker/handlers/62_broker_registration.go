@@ -29,6 +29,10 @@ import (
 //     shutdown (-1: a crash or a first start; also before v3): a new
 //     incarnation without its current epoch leaves every ISR and the
 //     eligible leader replicas (KIP-966, controller/elr.go).
+//   - v2+ log_dirs are the directory ids of the broker's online log
+//     directories: a replica placed on a broker with one gets it, on a
+//     broker with several the broker picks and reports it
+//     (controller/dir_placement.go).
 //   - A wrong cluster id is INCONSISTENT_CLUSTER_ID; a node that is not
 //     the active controller answers NOT_CONTROLLER.
 func handleBrokerRegistration(d *Deps, r *Request) (kmsg.Response, error) {
@@ -55,6 +59,9 @@ func handleBrokerRegistration(d *Deps, r *Request) (kmsg.Response, error) {
 	if req.IncarnationID != ([16]byte{}) {
 		b.Incarnation = controller.Uuid(req.IncarnationID).String()
 	}
+	for _, dir := range req.LogDirs {
+		b.LogDirs = append(b.LogDirs, controller.Uuid(dir))
+	}
 	if err := d.Controller.RegisterIncarnation(b, req.PreviousBrokerEpoch); err != nil {
 		resp.ErrorCode = controllerErrorCode(err)
 		return resp, nil
@@ -72,8 +79,10 @@ func handleBrokerRegistration(d *Deps, r *Request) (kmsg.Response, error) {
 	return resp, nil
 }
 
-// BrokerHeartbeat, key 63, versions 0-1: a registered broker's liveness;
-// v1 offline_log_dirs lists its failed log directories (KIP-858).
+// BrokerHeartbeat, key 63, versions 0-2: a registered broker's liveness;
+// v1 offline_log_dirs lists its failed log directories (KIP-858), v2
+// cordoned_log_dirs its cordoned ones (KIP-1066; null: unchanged, empty:
+// none), which get no new replicas.
 // broker_epoch must be the epoch of the broker's registration, else
 // STALE_BROKER_EPOCH (an older incarnation). A heartbeat whose
 // current_metadata_offset reached the registration is caught up and
@@ -109,6 +118,9 @@ func handleBrokerHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
 		}
 		if resp.ErrorCode == 0 {
 			resp.ErrorCode = reportOfflineLogDirs(d, req)
+		}
+		if resp.ErrorCode == 0 && req.CordonedLogDirs != nil {
+			resp.ErrorCode = reportCordonedLogDirs(d, req)
 		}
 	}
 	img = d.Controller.Image()
@@ -161,7 +173,8 @@ func handleAllocateProducerIDs(d *Deps, r *Request) (kmsg.Response, error) {
 }
 
 // AlterPartition, key 56, versions 2-3 (topic ids): a partition leader's
-// ISR change, checked against the leader and partition epochs.
+// ISR change, checked against the leader and partition epochs, with the
+// leader's recovery state (KIP-704, controller/leader_recovery.go).
 func handleAlterPartition(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterPartitionRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
@@ -181,14 +194,14 @@ func handleAlterPartition(d *Deps, r *Request) (kmsg.Response, error) {
 					isr = append(isr, e.BrokerID)
 				}
 			}
-			p, code, _ := d.Controller.AlterPartition(controller.AlterPartition{
+			p, code, _ := d.Controller.AlterPartitionRecovery(controller.AlterPartition{
 				TopicID: controller.Uuid(rt.TopicID), Partition: rp.Partition, LeaderID: req.BrokerID,
 				LeaderEpoch: rp.LeaderEpoch, PartitionEpoch: rp.PartitionEpoch, NewISR: isr,
-			})
+			}, rp.LeaderRecoveryState)
 			sp := kmsg.NewAlterPartitionResponseTopicPartition()
 			sp.Partition, sp.ErrorCode = rp.Partition, code
 			sp.LeaderID, sp.LeaderEpoch, sp.PartitionEpoch = p.Leader, p.LeaderEpoch, p.PartitionEpoch
-			sp.ISR = p.ISR
+			sp.ISR, sp.LeaderRecoveryState = p.ISR, p.LeaderRecoveryState
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -208,4 +221,17 @@ func controllerErrorCode(err error) int16 {
 		return kerr.InvalidRequest.Code
 	}
 	return kerr.UnknownServerError.Code
+}
+
+// reportCordonedLogDirs records a v2 heartbeat's cordoned_log_dirs.
+func reportCordonedLogDirs(d *Deps, req *kmsg.BrokerHeartbeatRequest) int16 {
+	dirs := make([]controller.Uuid, len(req.CordonedLogDirs))
+	for i, dir := range req.CordonedLogDirs {
+		dirs[i] = controller.Uuid(dir)
+	}
+	code, err := d.Controller.ReportCordonedLogDirs(req.BrokerID, req.BrokerEpoch, dirs)
+	if err != nil {
+		return controllerErrorCode(err)
+	}
+	return code
 }

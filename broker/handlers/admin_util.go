@@ -387,6 +387,9 @@ func (d *Deps) brokerConfigValidator(resource string) func(map[string]string) (i
 		if why := reconfigurationRefusal(newBrokerLevels(d, d.Controller.Image()), configs); why != "" {
 			return kerr.InvalidRequest.Code, why
 		}
+		if why := cordonedLogDirsRefusal(d.Config.LogDirs, configs); why != "" {
+			return kerr.InvalidRequest.Code, why
+		}
 		return 0, ""
 	}
 }

@@ -70,7 +70,7 @@ func Table() []Entry {
 		// controller APIs: see 56_alter_partition.go and friends
 		{Key: int16(kmsg.AlterPartition), MinVersion: 2, MaxVersion: 3, Handle: handleAlterPartition, ControllerOnly: true},
 		{Key: int16(kmsg.BrokerRegistration), MinVersion: 0, MaxVersion: 4, Handle: handleBrokerRegistration, ControllerOnly: true},
-		{Key: int16(kmsg.BrokerHeartbeat), MinVersion: 0, MaxVersion: 1, Handle: handleBrokerHeartbeat, ControllerOnly: true},
+		{Key: int16(kmsg.BrokerHeartbeat), MinVersion: 0, MaxVersion: 2, Handle: handleBrokerHeartbeat, ControllerOnly: true},
 		{Key: int16(kmsg.AllocateProducerIDs), MinVersion: 0, MaxVersion: 0, Handle: handleAllocateProducerIDs, ControllerOnly: true},
 		{Key: int16(kmsg.AssignReplicasToDirs), MinVersion: 0, MaxVersion: 0, Handle: handleAssignReplicasToDirs, ControllerOnly: true},
 		{Key: int16(kmsg.Envelope), MinVersion: 0, MaxVersion: 0, Handle: handleEnvelope, ControllerOnly: true},

@@ -19,6 +19,9 @@ type ClusterOptions struct {
 	// (1-based), listed in log.dirs after its data directory (which keeps
 	// the metadata): a JBOD node. The caller creates (and may mount) them.
 	ExtraLogDirs func(id int) []string
+	// NodeEnv, when set, returns more environment variables for node id
+	// (1-based), added after Env.
+	NodeEnv func(id int) []string
 }
 
 // Cluster is several samsa processes forming one cluster.
@@ -66,7 +69,13 @@ func StartCluster(t testing.TB, n int, o ClusterOptions) *Cluster {
 		c.ControllerAddrs = append(c.ControllerAddrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(ctrlPorts[i])))
 	}
 	c.extraDirs = o.ExtraLogDirs
-	c.start(t, clientPorts, func(id int) []string { return append(ClusterEnv(id, clientPorts, ctrlPorts), o.Env...) })
+	c.start(t, clientPorts, func(id int) []string {
+		env := append(ClusterEnv(id, clientPorts, ctrlPorts), o.Env...)
+		if o.NodeEnv != nil {
+			env = append(env, o.NodeEnv(id)...)
+		}
+		return env
+	})
 	return c
 }
 
@@ -148,6 +157,10 @@ func (c *Cluster) Addrs() []string {
 // Pause stops the process with SIGSTOP (it keeps its sockets, answers
 // nothing); Resume continues it.
 func (b *Broker) Pause(t testing.TB) { b.signal(t, syscall.SIGSTOP) }
+
+// AddEnv adds environment variables (KEY=value, replacing an earlier
+// value of KEY) for the broker's next start (Restart).
+func (b *Broker) AddEnv(kv ...string) { b.options.Env = append(b.options.Env, kv...) }
 
 // Resume continues a paused process (SIGCONT).
 func (b *Broker) Resume(t testing.TB) { b.signal(t, syscall.SIGCONT) }

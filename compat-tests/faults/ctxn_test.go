@@ -1,0 +1,193 @@
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestConfluentTxnUnderFaults runs two confluent-kafka-go (librdkafka)
+// transactional producers (4 records over 3 partitions per transaction,
+// every 4th aborted on purpose) and read_committed consumers of both
+// clients on three nodes while the transaction coordinator of the first
+// producer's transactional.id is cut off, then killed, then the leaders
+// of two partitions are killed and cut off; after each step a producer
+// process is SIGKILLed in the middle of its work and restarted (its
+// InitTransactions must fence the dead one): neither client's
+// read_committed consumer may see an aborted record, no transaction may be
+// partly visible, no committed one lost or visible twice, and the
+// producers must commit again after the faults. SAMSA_FAULTS_CTXN_STEPS=n
+// (run.sh --ctxn) runs TestConfluentTxnSoak instead, a longer schedule.
+func TestConfluentTxnUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	steps := []Step{
+		{Kind: IsolateTxnCoordinator, Hold: 5 * time.Second},
+		{Kind: KillTxnCoordinator, Hold: 3 * time.Second},
+		{Kind: KillLeader, Hold: 3 * time.Second, Pick: 1},
+		{Kind: IsolateLeader, Hold: 4 * time.Second, Pick: 2},
+	}
+	runConfluentTxn(t, 3, 0, steps, 1)
+}
+
+// TestConfluentTxnSoak is TestConfluentTxnUnderFaults with a seeded
+// schedule of SAMSA_FAULTS_CTXN_STEPS steps (transaction coordinator cut
+// off or killed, partition leaders killed, cut off or paused) on
+// SAMSA_FAULTS_NODES nodes, a producer process killed after every second
+// step; run.sh --ctxn runs it and appends its figures to the results file.
+func TestConfluentTxnSoak(t *testing.T) {
+	v := os.Getenv("SAMSA_FAULTS_CTXN_STEPS")
+	if v == "" {
+		t.Skip("SAMSA_FAULTS_CTXN_STEPS=n (run.sh --ctxn) runs it")
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("SAMSA_FAULTS_CTXN_STEPS=%q", v)
+	}
+	nodes := 3
+	if v := os.Getenv("SAMSA_FAULTS_NODES"); v != "" {
+		if nodes, err = strconv.Atoi(v); err != nil {
+			t.Fatalf("SAMSA_FAULTS_NODES=%q", v)
+		}
+	}
+	seed := SeedFromEnvOrTime()
+	t.Logf("faults: confluent transactions, %d nodes, %d steps, seed %d (replay with SAMSA_FAULTS_SEED=%d)", nodes, n, seed, seed)
+	steps := Schedule(seed, []Weight{
+		{IsolateTxnCoordinator, 3}, {KillTxnCoordinator, 3}, {KillLeader, 2}, {IsolateLeader, 1}, {PauseLeader, 1},
+	}, n, 2*time.Second, 8*time.Second)
+	runConfluentTxn(t, nodes, seed, steps, 2)
+}
+
+// ctxnResult is one confluent transaction run's figures, as run.sh
+// appends them to its results file.
+type ctxnResult struct {
+	Workload       string       `json:"workload"`
+	Nodes          int          `json:"nodes"`
+	Seed           uint64       `json:"seed"`
+	Network        string       `json:"network"`
+	Faults         map[Kind]int `json:"faults"`
+	Skipped        map[Kind]int `json:"skipped,omitempty"`
+	ProducerKills  int          `json:"producer_kills"`
+	Committed      int          `json:"committed"`
+	Aborted        int          `json:"aborted"`
+	Unknown        int          `json:"unknown"`
+	FinalConfluent int          `json:"final_confluent"`
+	FinalFranz     int          `json:"final_franz"`
+	Anomalies      int          `json:"anomalies"`
+	Duration       string       `json:"duration"`
+	FinishedAt     string       `json:"finished_at"`
+}
+
+// runConfluentTxn runs the confluent transaction workload on nodes nodes
+// under steps, killing producer 1 or 2 after every killEvery-th step (0:
+// never), and checks both clients' final reads.
+func runConfluentTxn(t *testing.T, nodes int, seed uint64, steps []Step, killEvery int) {
+	t.Helper()
+	start := time.Now()
+	logf := func(format string, args ...any) {
+		t.Logf("+%.1fs "+format, append([]any{time.Since(start).Seconds()}, args...)...)
+	}
+	c := StartCluster(t, Config{Nodes: nodes})
+	logf("faults: cluster of %d nodes up", nodes)
+	ctx := context.Background()
+	o := ConfluentTxnOptions{Topic: "ctxn", Partitions: 3, Producers: 2, Size: 4, AbortEvery: 4,
+		Interval: 20 * time.Millisecond, Logf: logf}
+	if err := CreateTopic(ctx, c.Addrs(), QueueOptions{Topic: o.Topic, Partitions: o.Partitions}, int16(min(3, nodes))); err != nil {
+		t.Fatal(err)
+	}
+	w, err := StartConfluentTxn(c.Addrs(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = w.Stop()
+		}
+	}()
+	progress := func(after int, bound time.Duration, what string) {
+		t.Helper()
+		err := pollUntil(ctx, bound, func(context.Context) (bool, error) {
+			n, _ := w.Counts()
+			return n > after, nil
+		})
+		if err != nil {
+			committed, begun := w.Counts()
+			t.Fatalf("%s: %d of %d transactions committed: %v; client errors: %q", what, committed, begun, err, w.Errors())
+		}
+	}
+	progress(2, 2*time.Minute, "no progress before the faults")
+	logf("faults: confluent transactions committing")
+	nm := &Nemesis{C: c, Topic: o.Topic, Partitions: o.Partitions, TxnID: o.TxnID(1), RF: min(3, nodes), Logf: logf}
+	for i, s := range steps {
+		if err := nm.Run(ctx, s); err != nil {
+			t.Fatalf("step %d (%v): %v", i, s, err)
+		}
+		if killEvery > 0 && (i+1)%killEvery == 0 {
+			if err := w.KillProducer(1 + int(s.Pick%2)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		committed, begun := w.Counts()
+		logf("faults: confluent txn step %d/%d (%v) done: %d of %d transactions committed", i+1, len(steps), s, committed, begun)
+	}
+	committed, _ := w.Counts()
+	progress(committed+1, 2*time.Minute, "no commit after the faults")
+	if err := w.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	stopped = true
+	logf("faults: clients stopped")
+	final, err := w.FinalRead(ctx, 3*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logf("faults: final reads: %d values (confluent), %d (franz-go)", len(final.Confluent), len(final.Franz))
+	rc := CheckTxn(w.History(final.Confluent))
+	rf := CheckTxn(w.History(final.Franz))
+	done, skipped, _ := nm.Counts()
+	t.Logf("faults: %s; producer kills %d\nfaults: confluent read_committed read: %s\nfaults: franz-go read_committed read: %s",
+		nm.CountsString(), w.Kills(), rc, rf)
+	if errs := w.Errors(); len(errs) > 0 {
+		t.Logf("faults: first client errors: %q", errs)
+	}
+	if rc.Committed == 0 {
+		t.Fatal("no transaction committed")
+	}
+	if rc.Anomalies() != 0 {
+		t.Errorf("anomalies in the confluent read_committed view:\n%s", rc)
+	}
+	if rf.Anomalies() != 0 {
+		t.Errorf("anomalies in the franz-go read_committed view:\n%s", rf)
+	}
+	if path := os.Getenv("SAMSA_FAULTS_RESULTS"); path != "" {
+		res := ctxnResult{Workload: "confluent-txn", Nodes: nodes, Seed: seed, Network: c.NetName,
+			Faults: done, Skipped: skipped, ProducerKills: w.Kills(),
+			Committed: rc.Committed, Aborted: rc.Aborted, Unknown: rc.Unknown,
+			FinalConfluent: len(final.Confluent), FinalFranz: len(final.Franz),
+			Anomalies: rc.Anomalies() + rf.Anomalies(),
+			Duration:  time.Since(start).Round(time.Second).String(), FinishedAt: time.Now().UTC().Format(time.RFC3339)}
+		if err := appendJSONLine(path, res); err != nil {
+			t.Errorf("faults: results file: %v", err)
+		}
+	}
+}
+
+func appendJSONLine(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintf(f, "%s\n", b)
+	return err
+}

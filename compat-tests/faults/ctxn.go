@@ -67,9 +67,12 @@ const ctxnStopBound = 2 * time.Minute
 type ConfluentTxnOptions struct {
 	Topic      string
 	Partitions int32
-	// Producers is the number of transactional producers; producer i
-	// (from 1) uses transactional.id TxnID(i).
-	Producers int
+	// Producers is the number of confluent-kafka-go transactional
+	// producers, JavaProducers that of Java client ones (ids after them,
+	// JavaClasspath needed); producer i (from 1) uses transactional.id
+	// TxnID(i).
+	Producers, JavaProducers int
+	JavaClasspath            string
 	// Size is the number of records per transaction; every AbortEvery-th
 	// transaction of a producer is aborted on purpose.
 	Size, AbortEvery int
@@ -114,9 +117,10 @@ type ctxnProc struct {
 // StartConfluentTxn starts the producers, a confluent read_committed
 // consumer and a franz-go one.
 func StartConfluentTxn(addrs []string, o ConfluentTxnOptions) (*ConfluentTxn, error) {
-	w := &ConfluentTxn{o: o, addrs: addrs, txns: make(map[int]*Txn), runs: make([]int, o.Producers),
-		prods: make([]*ctxnProc, o.Producers)}
-	for i := range o.Producers {
+	all := o.Producers + o.JavaProducers
+	w := &ConfluentTxn{o: o, addrs: addrs, txns: make(map[int]*Txn), runs: make([]int, all),
+		prods: make([]*ctxnProc, all)}
+	for i := range all {
 		if err := w.startProducer(i + 1); err != nil {
 			w.Stop()
 			return nil, err
@@ -184,6 +188,12 @@ func (w *ConfluentTxn) startChild(role string, id, run int, values func(string))
 	cmd := exec.Command(os.Args[0], "-test.run=^TestConfluentTxnChild$", "-test.timeout=0")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s;%s;%s;%d;%d;%d;%d;%d;%s", ctxnEnv, role,
 		strings.Join(w.addrs, ","), w.o.Topic, w.o.Partitions, id, run, w.o.Size, w.o.AbortEvery, w.o.Interval))
+	if role == "producer" && id > w.o.Producers {
+		role = "java producer"
+		cmd = exec.Command("java", "-cp", w.o.JavaClasspath, javaTxnClass, strings.Join(w.addrs, ","), w.o.Topic,
+			strconv.Itoa(int(w.o.Partitions)), strconv.Itoa(id), strconv.Itoa(run), strconv.Itoa(w.o.Size),
+			strconv.Itoa(w.o.AbortEvery), strconv.FormatInt(w.o.Interval.Milliseconds(), 10))
+	}
 	cmd.Stderr = io.Discard
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -253,6 +263,9 @@ func (w *ConfluentTxn) noteErr(e string) {
 	}
 }
 
+// Producers is the number of producers of both clients.
+func (w *ConfluentTxn) Producers() int { return w.o.Producers + w.o.JavaProducers }
+
 // KillProducer SIGKILLs producer id (1-based), most likely in the middle
 // of a transaction, and starts it again: the new process's
 // InitTransactions must fence the old one and end what it left open.
@@ -286,6 +299,20 @@ func (w *ConfluentTxn) Counts() (committed, begun int) {
 		}
 	}
 	return committed, len(w.txns)
+}
+
+// CommittedBy returns the transactions known committed by each producer
+// id (1-based), over its restarts.
+func (w *ConfluentTxn) CommittedBy() map[int]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[int]int)
+	for _, t := range w.txns {
+		if t.Outcome == TxnCommitted {
+			out[t.Seq/(ctxnRuns*ctxnSeqBase)]++
+		}
+	}
+	return out
 }
 
 // Errors returns the first client errors the children reported.

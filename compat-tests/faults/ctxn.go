@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -195,11 +196,23 @@ func (w *ConfluentTxn) startChild(role string, id, run int, values func(string))
 			strconv.Itoa(w.o.AbortEvery), strconv.FormatInt(w.o.Interval.Milliseconds(), 10))
 	}
 	cmd.Stderr = io.Discard
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfluentTxn, err)
+	// SAMSA_FAULTS_KEEP_LOGS keeps each child's stderr there (the Java
+	// client logs at INFO).
+	var logFile *os.File
+	if dir := os.Getenv("SAMSA_FAULTS_KEEP_LOGS"); dir != "" {
+		name := fmt.Sprintf("ctxn-%s-%d-%d-%d.log", strings.ReplaceAll(role, " ", "-"), id, run, time.Now().UnixNano())
+		if f, err := os.Create(filepath.Join(dir, name)); err == nil {
+			logFile, cmd.Stderr = f, f
+		}
 	}
-	if err := cmd.Start(); err != nil {
+	out, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if logFile != nil {
+		logFile.Close() // the child has its own descriptor
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfluentTxn, err)
 	}
 	p := &ctxnProc{role: role, id: id, cmd: cmd, done: make(chan struct{}), values: values}

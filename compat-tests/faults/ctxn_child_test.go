@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -18,13 +19,14 @@ import (
 
 // ctxnChild is a child's parsed ctxnEnv.
 type ctxnChild struct {
-	role, addrs, topic          string
-	partitions, id, run         int
-	size, abortEvery            int
-	interval                    time.Duration
-	say                         func(format string, args ...any)
-	stop                        chan struct{} // closed on SIGTERM
-	reportedErrs, maxReportErrs int
+	role, addrs, topic  string
+	partitions, id, run int
+	size, abortEvery    int
+	interval            time.Duration
+	say                 func(format string, args ...any)
+	stop                chan struct{} // closed on SIGTERM
+	maxReportErrs       int64
+	reportedErrs        atomic.Int64 // from the main and the events goroutines
 }
 
 // TestConfluentTxnChild is the child process of StartConfluentTxn: a
@@ -42,7 +44,7 @@ func TestConfluentTxnChild(t *testing.T) {
 	if len(f) != 9 {
 		t.Fatalf("%s: %q", ctxnEnv, spec)
 	}
-	c := ctxnChild{role: f[0], addrs: f[1], topic: f[2], maxReportErrs: 50}
+	c := &ctxnChild{role: f[0], addrs: f[1], topic: f[2], maxReportErrs: 50}
 	var errs []error
 	for i, dst := range []*int{&c.partitions, &c.id, &c.run, &c.size, &c.abortEvery} {
 		n, err := strconv.Atoi(f[3+i])
@@ -80,8 +82,7 @@ func TestConfluentTxnChild(t *testing.T) {
 // reportErr reports a client error outside a transaction, the first
 // maxReportErrs of them.
 func (c *ctxnChild) reportErr(format string, args ...any) {
-	if c.reportedErrs < c.maxReportErrs {
-		c.reportedErrs++
+	if c.reportedErrs.Add(1) <= c.maxReportErrs {
 		c.say("E "+format, args...)
 	}
 }

@@ -226,46 +226,55 @@ func (w *ConfluentTxn) read(p *ctxnProc, out io.Reader) {
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), ctxnPrefix)
-		if !ok {
-			continue
-		}
-		kind, rest, _ := strings.Cut(line, " ")
-		if kind == "V" {
-			if p.values != nil {
-				p.values(rest)
-			}
-			continue
-		}
-		if kind == "E" {
-			w.noteErr(fmt.Sprintf("%s %d: %s", p.role, p.id, rest))
-			continue
-		}
-		s, why, _ := strings.Cut(rest, " ")
-		seq, err := strconv.Atoi(s)
-		if err != nil {
-			continue
-		}
-		w.mu.Lock()
-		t := w.txns[seq]
-		if t == nil {
-			t = &Txn{Seq: seq, Size: w.o.Size, Outcome: TxnUnknown, Err: "no outcome reported (producer process killed)"}
-			w.txns[seq] = t
-		}
-		switch kind {
-		case "C":
-			t.Outcome, t.Err = TxnCommitted, ""
-		case "A":
-			t.Outcome, t.Err = TxnAborted, why
-			if why == "asked" {
-				t.Err = ""
-			}
-		case "U":
-			t.Outcome, t.Err = TxnUnknown, why
-		}
-		w.mu.Unlock()
+		w.report(p, sc.Text())
 	}
 	_ = p.cmd.Wait()
+}
+
+// report records one line of child p's stdout (lines without ctxnPrefix
+// are the test framework's: ignored).
+func (w *ConfluentTxn) report(p *ctxnProc, text string) {
+	line, ok := strings.CutPrefix(text, ctxnPrefix)
+	if !ok {
+		return
+	}
+	kind, rest, _ := strings.Cut(line, " ")
+	switch kind {
+	case "V":
+		if p.values != nil {
+			p.values(rest)
+		}
+		return
+	case "E":
+		w.noteErr(fmt.Sprintf("%s %d: %s", p.role, p.id, rest))
+		return
+	case "S", "C", "A", "U":
+	default:
+		return
+	}
+	s, why, _ := strings.Cut(rest, " ")
+	seq, err := strconv.Atoi(s)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.txns[seq]
+	if t == nil {
+		t = &Txn{Seq: seq, Size: w.o.Size, Outcome: TxnUnknown, Err: "no outcome reported (producer process killed)"}
+		w.txns[seq] = t
+	}
+	switch kind {
+	case "C":
+		t.Outcome, t.Err = TxnCommitted, ""
+	case "A":
+		t.Outcome, t.Err = TxnAborted, why
+		if why == "asked" {
+			t.Err = ""
+		}
+	case "U":
+		t.Outcome, t.Err = TxnUnknown, why
+	}
 }
 
 func (w *ConfluentTxn) noteErr(e string) {

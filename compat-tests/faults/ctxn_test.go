@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -37,6 +38,45 @@ func TestConfluentTxnUnderFaults(t *testing.T) {
 		{Kind: IsolateLeader, Hold: 4 * time.Second, Pick: 3},
 	}
 	runConfluentTxn(t, 3, 0, steps, 1)
+}
+
+// TestConfluentTxnReports: the children's report lines become the
+// transaction history CheckTxn judges: a begun transaction without an
+// outcome (its process killed) is unknown, each outcome line sets it,
+// consumer values are polls, other lines are ignored.
+func TestConfluentTxnReports(t *testing.T) {
+	w := &ConfluentTxn{o: ConfluentTxnOptions{Size: 2}, txns: make(map[int]*Txn)}
+	prod := &ctxnProc{role: "producer", id: 1}
+	cons := &ctxnProc{role: "consumer", values: func(v string) { w.polls = append(w.polls, v) }}
+	for _, l := range []string{"CTX S 10", "CTX C 10", "CTX S 11", "CTX A 11 asked", "CTX S 12", "CTX U 12 commit: timed out",
+		"CTX S 13", "CTX S 14", "CTX A 14 commit: abortable", "CTX E InitTransactions: refused", "=== RUN x", "CTX Z 1", "CTX C x"} {
+		w.report(prod, l)
+	}
+	w.report(cons, "CTX V t10-0")
+	w.report(cons, "CTX V t10-1")
+	h := w.History([]string{"t10-0", "t10-1"})
+	want := []Txn{
+		{Seq: 10, Size: 2, Outcome: TxnCommitted},
+		{Seq: 11, Size: 2, Outcome: TxnAborted},
+		{Seq: 12, Size: 2, Outcome: TxnUnknown, Err: "commit: timed out"},
+		{Seq: 13, Size: 2, Outcome: TxnUnknown, Err: "no outcome reported (producer process killed)"},
+		{Seq: 14, Size: 2, Outcome: TxnAborted, Err: "commit: abortable"},
+	}
+	if !slices.Equal(h.Txns, want) {
+		t.Fatalf("transactions:\n got %+v\nwant %+v", h.Txns, want)
+	}
+	if !slices.Equal(h.Polls, []string{"t10-0", "t10-1"}) {
+		t.Fatalf("polls %q", h.Polls)
+	}
+	if errs := w.Errors(); len(errs) != 1 || errs[0] != "producer 1: InitTransactions: refused" {
+		t.Fatalf("errors %q", errs)
+	}
+	if r := CheckTxn(h); r.Anomalies() != 0 || r.Committed != 1 || r.Aborted != 2 || r.Unknown != 2 {
+		t.Fatalf("check:\n%s", r)
+	}
+	if r := CheckTxn(w.History([]string{"t11-0"})); r.AbortedRead.Count != 1 || r.LostCommitted.Count != 1 || r.Partial.Count != 1 {
+		t.Fatalf("an aborted record visible, the committed transaction missing:\n%s", r)
+	}
 }
 
 // TestConfluentTxnSoak is TestConfluentTxnUnderFaults with a seeded

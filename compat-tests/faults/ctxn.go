@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -454,6 +455,7 @@ func (w *ConfluentTxn) FinalRead(ctx context.Context, d time.Duration) (*Conflue
 			want += t.Size
 		}
 	}
+	w.waitStable(ctx)
 	now := time.Now()
 	conf, franz := &finalReader{begun: now}, &finalReader{begun: now}
 	p, err := w.startChild("consumer", 0, 0, func(v string) { conf.add(v) })
@@ -492,6 +494,46 @@ func (w *ConfluentTxn) FinalRead(ctx context.Context, d time.Duration) (*Conflue
 	}
 	cerr = errors.Join(cerr, stopProcs([]*ctxnProc{p}), <-franzErr)
 	return &ConfluentFinal{Confluent: conf.values(), Franz: franz.values()}, cerr
+}
+
+// stableBound bounds how long the final read waits for no transaction to
+// be open: longer than the producers' transaction.timeout.ms (30 s), after
+// which the coordinator aborts what a producer left open.
+const stableBound = 90 * time.Second
+
+// waitStable waits (bounded) until every partition's last stable offset
+// is its high watermark: no transaction is open, so a read_committed
+// read sees everything. A producer replaced just before its stop could
+// leave one open until the coordinator times it out; a read before then
+// would miss the committed records behind it and report them lost.
+func (w *ConfluentTxn) waitStable(ctx context.Context) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(w.addrs...))
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	var state string
+	err = pollUntil(ctx, stableBound, func(ctx context.Context) (bool, error) {
+		stable, err1 := adm.ListCommittedOffsets(ctx, w.o.Topic)
+		ends, err2 := adm.ListEndOffsets(ctx, w.o.Topic)
+		if err := errors.Join(err1, err2, stable.Error(), ends.Error()); err != nil {
+			state = err.Error()
+			return false, nil
+		}
+		ok := true
+		state = ""
+		ends.Each(func(e kadm.ListedOffset) {
+			if s, found := stable.Lookup(e.Topic, e.Partition); !found || s.Offset != e.Offset {
+				ok = false
+				state += fmt.Sprintf(" p%d: stable %d, end %d", e.Partition, s.Offset, e.Offset)
+			}
+		})
+		return ok, nil
+	})
+	if err != nil {
+		w.logf("confluent txn: a transaction still open after %v (%s); reading anyway", stableBound, state)
+	}
 }
 
 // History returns the transactions in seq order, the live consumers'

@@ -24,7 +24,8 @@ import (
 // partly visible, no committed one lost or visible twice, and every
 // producer must commit before the faults and again after them (each
 // bounded by 2 minutes). SAMSA_FAULTS_CTXN_STEPS=n
-// (run.sh --ctxn) runs TestConfluentTxnSoak instead, a longer schedule.
+// (run.sh --ctxn) runs TestConfluentTxnSoak instead, a longer schedule;
+// SAMSA_FAULTS_CTXN_JAVA=0 leaves the Java producer out.
 func TestConfluentTxnUnderFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
@@ -120,6 +121,9 @@ type ctxnResult struct {
 	Committed      int          `json:"committed"`
 	Aborted        int          `json:"aborted"`
 	Unknown        int          `json:"unknown"`
+	// AbortedOnError counts the aborts not asked for (after an
+	// abortable error), among Aborted.
+	AbortedOnError int `json:"aborted_on_error"`
 	FinalConfluent int          `json:"final_confluent"`
 	FinalFranz     int          `json:"final_franz"`
 	Anomalies      int          `json:"anomalies"`
@@ -141,7 +145,9 @@ func runConfluentTxn(t *testing.T, nodes int, seed uint64, steps []Step, killEve
 	ctx := context.Background()
 	o := ConfluentTxnOptions{Topic: "ctxn", Partitions: 3, Producers: 2, Size: 4, AbortEvery: 4,
 		Interval: 20 * time.Millisecond, Logf: logf}
-	if cp, err := JavaTxnClasspath(); err == nil {
+	if os.Getenv("SAMSA_FAULTS_CTXN_JAVA") == "0" {
+		t.Logf("faults: without the Java client's producer (SAMSA_FAULTS_CTXN_JAVA=0)")
+	} else if cp, err := JavaTxnClasspath(); err == nil {
 		o.JavaProducers, o.JavaClasspath = 1, cp
 	} else if os.Getenv("SAMSA_REQUIRE_CLIENTS") == "1" {
 		t.Fatalf("SAMSA_REQUIRE_CLIENTS=1 but the Java producer cannot run: %v", err)
@@ -216,6 +222,13 @@ func runConfluentTxn(t *testing.T, nodes int, seed uint64, steps []Step, killEve
 		t.Fatal("no transaction committed")
 	}
 	t.Logf("faults: transactions committed by producer id: %v (ids above %d: Java client)", w.CommittedBy(), o.Producers)
+	abortedOnError := 0
+	for _, x := range w.History(nil).Txns {
+		if x.Outcome == TxnAborted && x.Err != "" {
+			abortedOnError++
+		}
+	}
+	t.Logf("faults: %d transactions aborted after an error (not asked)", abortedOnError)
 	if rc.Anomalies() != 0 {
 		t.Errorf("anomalies in the confluent read_committed view:\n%s", rc)
 	}
@@ -225,7 +238,7 @@ func runConfluentTxn(t *testing.T, nodes int, seed uint64, steps []Step, killEve
 	if path := os.Getenv("SAMSA_FAULTS_RESULTS"); path != "" {
 		res := ctxnResult{Workload: "confluent-txn", Nodes: nodes, Seed: seed, Network: c.NetName,
 			Faults: done, Skipped: skipped, ProducerKills: w.Kills(),
-			Committed: rc.Committed, Aborted: rc.Aborted, Unknown: rc.Unknown,
+			Committed: rc.Committed, Aborted: rc.Aborted, Unknown: rc.Unknown, AbortedOnError: abortedOnError,
 			FinalConfluent: len(final.Confluent), FinalFranz: len(final.Franz),
 			Anomalies: rc.Anomalies() + rf.Anomalies(),
 			Duration:  time.Since(start).Round(time.Second).String(), FinishedAt: time.Now().UTC().Format(time.RFC3339)}

@@ -111,24 +111,24 @@ func TestConfluentTxnSoak(t *testing.T) {
 // ctxnResult is one confluent transaction run's figures, as run.sh
 // appends them to its results file.
 type ctxnResult struct {
-	Workload       string       `json:"workload"`
-	Nodes          int          `json:"nodes"`
-	Seed           uint64       `json:"seed"`
-	Network        string       `json:"network"`
-	Faults         map[Kind]int `json:"faults"`
-	Skipped        map[Kind]int `json:"skipped,omitempty"`
-	ProducerKills  int          `json:"producer_kills"`
-	Committed      int          `json:"committed"`
-	Aborted        int          `json:"aborted"`
-	Unknown        int          `json:"unknown"`
+	Workload      string       `json:"workload"`
+	Nodes         int          `json:"nodes"`
+	Seed          uint64       `json:"seed"`
+	Network       string       `json:"network"`
+	Faults        map[Kind]int `json:"faults"`
+	Skipped       map[Kind]int `json:"skipped,omitempty"`
+	ProducerKills int          `json:"producer_kills"`
+	Committed     int          `json:"committed"`
+	Aborted       int          `json:"aborted"`
+	Unknown       int          `json:"unknown"`
 	// AbortedOnError counts the aborts not asked for (after an
 	// abortable error), among Aborted.
-	AbortedOnError int `json:"aborted_on_error"`
-	FinalConfluent int          `json:"final_confluent"`
-	FinalFranz     int          `json:"final_franz"`
-	Anomalies      int          `json:"anomalies"`
-	Duration       string       `json:"duration"`
-	FinishedAt     string       `json:"finished_at"`
+	AbortedOnError int    `json:"aborted_on_error"`
+	FinalConfluent int    `json:"final_confluent"`
+	FinalFranz     int    `json:"final_franz"`
+	Anomalies      int    `json:"anomalies"`
+	Duration       string `json:"duration"`
+	FinishedAt     string `json:"finished_at"`
 }
 
 // runConfluentTxn runs the confluent transaction workload on nodes nodes

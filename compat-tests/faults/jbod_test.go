@@ -2,6 +2,7 @@ package faults
 
 import (
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -25,6 +26,11 @@ func TestDirFullLeader(t *testing.T) {
 	if !DiskAvailable() {
 		t.Skip("a tmpfs per node needs root")
 	}
+	probe := t.TempDir()
+	if err := syscall.Mount("tmpfs", probe, "tmpfs", 0, "size=1048576"); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	_ = syscall.Unmount(probe, syscall.MNT_DETACH)
 	steps := []Step{{Kind: DirFullLeader, Hold: 5 * time.Second, Pick: 0}}
 	if os.Getenv("SAMSA_FAULTS_EXTRA") == "1" {
 		steps = append(steps, Step{Kind: DirFullLeader, Hold: 5 * time.Second, Pick: 1},

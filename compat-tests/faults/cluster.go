@@ -54,6 +54,10 @@ type Config struct {
 	// of that many bytes of its own, so that one node's disk can be
 	// filled (Node.FillDisk). It needs root (mount(2)).
 	DiskLimit int64
+	// DirLimit, when positive, gives every node a second log directory
+	// (Node.SecondDir) on a tmpfs of that many bytes of its own, for the
+	// DirFullLeader step (jbod.go). It needs root (mount(2)).
+	DirLimit int64
 }
 
 // Network cuts and heals links between nodes, numbered from 0 in the
@@ -87,13 +91,17 @@ type Node struct {
 	Addr    string
 	Dir     string
 	DataDir string // the log directory (log.dirs)
-	Log     string // path of the node's combined stdout/stderr over all runs
+	// SecondDir is the second log directory (Config.DirLimit), "" if none.
+	SecondDir string
+	Log       string // path of the node's combined stdout/stderr over all runs
 	// Controller is true for quorum voters (combined nodes).
 	Controller bool
 
 	argv    []string
 	env     []string
 	mounted bool // DataDir is a tmpfs of its own
+	// secondMounted: SecondDir is a tmpfs of its own.
+	secondMounted bool
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -168,7 +176,15 @@ func StartCluster(t testing.TB, cfg Config) *Cluster {
 		if err := os.MkdirAll(data, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		argv := []string{bin, "--override", "log.dirs=" + data}
+		logDirs, second := data, ""
+		if cfg.DirLimit > 0 {
+			second = filepath.Join(dir, "data2")
+			if err := os.MkdirAll(second, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			logDirs += "," + second
+		}
+		argv := []string{bin, "--override", "log.dirs=" + logDirs}
 		if nn, ok := c.Net.(*NamespaceNet); ok {
 			argv = nn.Wrap(i, argv)
 		}
@@ -177,6 +193,7 @@ func StartCluster(t testing.TB, cfg Config) *Cluster {
 			Addr:       a.advertised,
 			Dir:        dir,
 			DataDir:    data,
+			SecondDir:  second,
 			Controller: controller,
 			Log:        filepath.Join(root, fmt.Sprintf("node%d.log", i+1)),
 			argv:       argv,
@@ -216,6 +233,7 @@ func StartCluster(t testing.TB, cfg Config) *Cluster {
 		}
 		for _, n := range c.all {
 			n.unmountDisk()
+			n.unmountSecondDir()
 		}
 		if c.Net != nil {
 			c.Net.Close()
@@ -224,6 +242,13 @@ func StartCluster(t testing.TB, cfg Config) *Cluster {
 	if cfg.DiskLimit > 0 {
 		for _, n := range c.all {
 			if err := n.mountDisk(cfg.DiskLimit); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if cfg.DirLimit > 0 {
+		for _, n := range c.all {
+			if err := n.mountSecondDir(cfg.DirLimit); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -51,7 +51,13 @@ func (n *Node) FillDisk() (int64, error) {
 	if !n.mounted {
 		return 0, fmt.Errorf("%w: node %d has no tmpfs (Config.DiskLimit)", ErrNoDisk, n.ID)
 	}
-	f, err := os.OpenFile(filepath.Join(n.DataDir, fillerName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	return fillDir(n.DataDir)
+}
+
+// fillDir writes a filler file into dir until its file system refuses
+// more (ENOSPC) and returns the bytes written.
+func fillDir(dir string) (int64, error) {
+	f, err := os.OpenFile(filepath.Join(dir, fillerName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return 0, fmt.Errorf("faults: filler: %w", err)
 	}

@@ -13,7 +13,10 @@
 // that sees two halves that do not see each other); rolling restarts with
 // SIGTERM; a full disk on a partition leader (each node's log directory a
 // tmpfs of its own, filled from outside: the node halts, its partitions
-// must move and stay writable, and it is restarted after the hold). Where namespaces are unavailable
+// must move and stay writable, and it is restarted after the hold); a full
+// disk with two log directories per node (Config.DirLimit, jbod.go: the
+// second a tmpfs of its own; the node must take only that directory
+// offline and keep running, KIP-858). Where namespaces are unavailable
 // (not root, no ip(8)) the nodes run on loopback behind the proxy network
 // (ProxyNet: a TCP proxy per node listener that finds the source node of a
 // connection through /proc and stalls the connections of a cut link). The
@@ -43,7 +46,11 @@
 // no member receives a record below an acknowledged commit and that the
 // group receives every record (CheckGroup); confluent-kafka-go idempotent
 // producers (StartConfluentProducers, child processes) can run beside the
-// franz-go ones.
+// franz-go ones. The transaction workload also runs with other clients
+// (ConfluentTxn, ctxn.go): confluent-kafka-go and Java client
+// transactional producers and a confluent read_committed consumer, child
+// processes that can be SIGKILLed mid-transaction, checked by CheckTxn on
+// a confluent and a franz-go final read.
 //
 // Usage:
 //
@@ -53,6 +60,8 @@
 //	compat-tests/faults/run.sh --extra                  # disk full, unclean, members
 //	compat-tests/faults/run.sh --extra5                 # members, unclean on 5 voters
 //	compat-tests/faults/run.sh --kip848 -t 20,10,10     # soak with a KIP-848 group
+//	compat-tests/faults/run.sh --ctxn 30                # confluent and Java transactions
+//	compat-tests/faults/run.sh -t 0,0,0,0,0,0,10        # 10 dir-full steps (two log dirs)
 //
 // Every name the package creates (namespaces samsaf-<pid>-<node>, bridge
 // sfb<pid>, veths sfh<pid>x<node>) carries the test process id; a sweep at

@@ -325,6 +325,9 @@ func (nm *Nemesis) Run(ctx context.Context, s Step) error {
 	if s.Kind == RollingRestart {
 		return nm.rollingRestart(ctx)
 	}
+	if s.Kind == DirFullLeader {
+		return nm.dirFullStep(ctx, s)
+	}
 	n, what, err := nm.target(ctx, s)
 	if err != nil {
 		nm.logf("nemesis: %v: skipped: %v", s, err)

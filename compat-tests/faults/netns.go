@@ -102,18 +102,64 @@ func NewNamespaceNet(n int) (*NamespaceNet, error) {
 	nn := &NamespaceNet{
 		pid:    pid,
 		n:      n,
-		subnet: fmt.Sprintf("10.77.%d", pid%250+1),
 		bridge: fmt.Sprintf("%s%d", bridgePrefix, pid),
 	}
 	nn.cut = make([][]bool, n)
 	for i := range nn.cut {
 		nn.cut[i] = make([]bool, n)
 	}
-	if err := nn.setup(); err != nil {
+	// Two test processes whose pids were equal modulo 250 used to get the
+	// same subnet, and one's clients reached the other's nodes: the
+	// subnet is now the first one no interface holds, chosen and taken
+	// under a lock shared by the test processes of the machine.
+	unlock := lockSubnets()
+	subnet, err := freeSubnet(pid)
+	if err == nil {
+		nn.subnet = subnet
+		err = nn.setup()
+	}
+	unlock()
+	if err != nil {
 		nn.Close()
 		return nil, fmt.Errorf("%w: %w", ErrNoNamespaces, err)
 	}
 	return nn, nil
+}
+
+// subnetLock is the file whose flock serializes the choice of subnets.
+const subnetLock = "/tmp/samsa-faults-subnets.lock"
+
+// lockSubnets takes the machine-wide subnet lock (best effort: without the
+// file, no lock) and returns its release.
+func lockSubnets() func() {
+	f, err := os.OpenFile(subnetLock, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return func() {}
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}
+}
+
+// freeSubnet returns the first "10.77.X" from pid%250+1 on (cyclically)
+// that no interface of the host holds an address in.
+func freeSubnet(pid int) (string, error) {
+	out, err := outputIP("-4", "-o", "addr", "show")
+	if err != nil {
+		return "", err
+	}
+	for k := range 250 {
+		subnet := fmt.Sprintf("10.77.%d", (pid+k)%250+1)
+		if !strings.Contains(out, " "+subnet+".") {
+			return subnet, nil
+		}
+	}
+	return "", fmt.Errorf("faults: every 10.77.X subnet is in use")
 }
 
 func (nn *NamespaceNet) setup() error {

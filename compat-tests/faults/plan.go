@@ -30,6 +30,10 @@ type Plan struct {
 	// (Config.DiskLimit) where mount(2) is allowed, for disk-full steps;
 	// elsewhere those steps are skipped.
 	DiskLimit int64
+	// DirLimit gives every node a second log directory on a tmpfs of this
+	// size (Config.DirLimit) where mount(2) is allowed, for dir-full
+	// steps (DirFullLeader); elsewhere those steps are skipped.
+	DirLimit int64
 }
 
 // SoakTargets are the minimum numbers of the three headline faults a soak
@@ -43,6 +47,9 @@ type SoakTargets struct {
 	// lossy-link steps (SlowLeader, LossyLink); they need the proxy
 	// network and are skipped elsewhere.
 	SlowLeaders, LossyLinks int
+	// DirFulls is the number of steps filling one of two log directories
+	// of a node (DirFullLeader); they need Plan.DirLimit.
+	DirFulls int
 }
 
 // SoakSteps builds a shuffled schedule with exactly the target counts of
@@ -75,6 +82,7 @@ func SoakSteps(seed uint64, t SoakTargets, holdMin, holdMax time.Duration) []Ste
 	add(DiskFullLeader, t.DiskFulls)
 	add(SlowLeader, t.SlowLeaders)
 	add(LossyLink, t.LossyLinks)
+	add(DirFullLeader, t.DirFulls)
 	extra := (t.LeaderKills + t.LeaderPartitions + t.Pauses) / 4
 	others := []Kind{KillCoordinator, KillController, IsolateCoordinator, IsolateTxnCoordinator,
 		SplitLeaderInMajority, BridgeSplit, KillMinority, RollingRestart}
@@ -97,16 +105,21 @@ func SoakSteps(seed uint64, t SoakTargets, holdMin, holdMax time.Duration) []Ste
 	return steps
 }
 
-// soakDiskLimit is each node's tmpfs in a soak with disk-full steps.
-const soakDiskLimit = 256 << 20
+// soakDiskLimit is each node's tmpfs in a soak with disk-full steps,
+// soakDirLimit its second log directory's in a soak with dir-full steps.
+const (
+	soakDiskLimit = 256 << 20
+	soakDirLimit  = 64 << 20
+)
 
 // EnvPlan reads a plan's overrides from the environment (run.sh sets them):
 //
 //	SAMSA_FAULTS_NODES      3 or 5
 //	SAMSA_FAULTS_SEED       schedule seed (default: time-based, printed)
-//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses[,disk-fulls[,slow[,lossy]]]
+//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]
 //	                        for a soak (e.g. 100,50,50); disk-full steps give
-//	                        every node a tmpfs log directory; slow-leader and
+//	                        every node a tmpfs log directory, dir-full steps
+//	                        a second log directory on a tmpfs; slow-leader and
 //	                        lossy-link steps need the proxy network
 //	SAMSA_FAULTS_DEADLINE   Go duration bounding the fault phase
 //	SAMSA_FAULTS_ACKS       1 for the acks=1 comparison run
@@ -143,10 +156,10 @@ func EnvPlan(p *Plan) error {
 	}
 	if v := os.Getenv("SAMSA_FAULTS_TARGETS"); v != "" {
 		f := strings.Split(v, ",")
-		if len(f) < 3 || len(f) > 6 {
-			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses[,disk-fulls[,slow[,lossy]]]: %q", v)
+		if len(f) < 3 || len(f) > 7 {
+			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]: %q", v)
 		}
-		var n [6]int
+		var n [7]int
 		for i := range f {
 			x, err := strconv.Atoi(strings.TrimSpace(f[i]))
 			if err != nil {
@@ -155,9 +168,12 @@ func EnvPlan(p *Plan) error {
 			n[i] = x
 		}
 		p.Steps = SoakSteps(p.Seed, SoakTargets{LeaderKills: n[0], LeaderPartitions: n[1], Pauses: n[2], DiskFulls: n[3],
-			SlowLeaders: n[4], LossyLinks: n[5]}, 2*time.Second, 8*time.Second)
+			SlowLeaders: n[4], LossyLinks: n[5], DirFulls: n[6]}, 2*time.Second, 8*time.Second)
 		if n[3] > 0 {
 			p.DiskLimit = soakDiskLimit
+		}
+		if n[6] > 0 {
+			p.DirLimit = soakDirLimit
 		}
 	}
 	if os.Getenv("SAMSA_FAULTS_ACKS") == "1" {

@@ -58,6 +58,9 @@ func RunPlan(t *testing.T, p Plan) (*Report, *Result) {
 	if p.DiskLimit > 0 && DiskAvailable() {
 		cfg.DiskLimit = p.DiskLimit
 	}
+	if p.DirLimit > 0 && DiskAvailable() {
+		cfg.DirLimit = p.DirLimit
+	}
 	c := StartCluster(t, cfg)
 	network := c.NetName
 	ctx, cancel := context.WithCancel(context.Background())

@@ -2,9 +2,10 @@
 # run.sh runs a long fault soak of the queue workload (see doc.go) and prints
 # the seed, so that a failing schedule can be replayed.
 #
-#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy]]]] [-s seed]
-#                              [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
+#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]]
+#                              [-s seed] [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
 #                              [--loopback | --proxy] [--kip848]
+#   compat-tests/faults/run.sh --ctxn steps [-n nodes] [-s seed] [-r results.jsonl]
 #   compat-tests/faults/run.sh --extra     # the scenarios too long for CI (below)
 #   compat-tests/faults/run.sh --extra5    # the membership and unclean scenarios on 5 voters
 #
@@ -21,14 +22,24 @@
 # for 50-300 ms on 10% of chunks: TCP loses no bytes, so loss is emulated
 # by the stalls its retransmissions cause); both need the proxy network,
 # e.g. run.sh --proxy -t 10,5,5,0,10,10; without it they are skipped.
+# The seventh number is dir-full steps: every node gets a second log
+# directory on a 64 MiB tmpfs of its own, and a step fills it on a node
+# holding workload partitions there (the node must keep running on its
+# other directory, KIP-858), e.g. run.sh -t 0,0,0,0,0,0,10.
 #
-# --extra runs TestDiskFullLeader, TestUncleanElection and
-# TestMemberRemovedAndAdded and TestQueueUnderSlowLinks (a few minutes in all).
+# --extra runs TestDiskFullLeader, TestDirFullLeader (three steps),
+# TestUncleanElection, TestMemberRemovedAndAdded and TestQueueUnderSlowLinks
+# (a few minutes in all).
 # --extra5 runs TestMemberRemovedAndAddedFiveNodes and TestUncleanElectionFiveNodes
 # (about 4 minutes).
 # --kip848 runs the soak with a KIP-848 consumer group of three members
 # (TestKIP848GroupUnderFaults) in place of the classic one; a member is cut
 # off without leaving and replaced after every fourth step.
+# --ctxn N runs TestConfluentTxnSoak: two confluent-kafka-go transactional
+# producers and read_committed consumers (child processes) under N seeded
+# steps (transaction coordinator cut off or killed, leaders killed, cut
+# off or paused), a producer process SIGKILLed after every second step;
+# its figures go to the results file as workload "confluent-txn".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -45,13 +56,14 @@ while (($#)); do
 	--loopback) export SAMSA_FAULTS_LOOPBACK=1; flags+=" --loopback" ;;
 	--proxy) export SAMSA_FAULTS_PROXY=1; flags+=" --proxy" ;;
 	--kip848) test=TestKIP848GroupUnderFaults flags+=" --kip848" ;;
+	--ctxn) test=TestConfluentTxnSoak flags+=" --ctxn $2"; export SAMSA_FAULTS_CTXN_STEPS=$2; shift ;;
 	--extra)
 		export SAMSA_FAULTS_EXTRA=1
-		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks)$' -v ./compat-tests/faults/ ;;
+		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestDirFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks)$' -v ./compat-tests/faults/ ;;
 	--extra5)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848] | --extra | --extra5" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps] | --extra | --extra5" >&2; exit 2 ;;
 	esac
 	shift
 done

@@ -592,3 +592,40 @@ func TestReplicaFetchOfClosedLog(t *testing.T) {
 		}
 	})
 }
+
+// TestAcksAllCommitFetches counts the follower fetches one acks=-1
+// commit takes on an idle cluster: each follower's parked fetch returns
+// the batch, its next fetch reports its new log end (the second of them
+// moves the high watermark and is answered at once, the first is woken by
+// that move), and each follower parks a fetch again: four fetches issued,
+// two per follower. More would be a wake-up storm (a parked fetch
+// answered without anything new, again and again); fewer, a follower
+// left without the new high watermark until replica.fetch.wait.max.ms.
+func TestAcksAllCommitFetches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2)
+		synctest.Wait()
+		for round := range 3 {
+			before := c.net.fetches.Load()
+			epoch, want, code := c.produce(1, -1, 1)
+			if code != 0 {
+				t.Fatalf("produce: %d", code)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			code = c.part(1).WaitForHighWatermark(ctx, epoch, want)
+			cancel()
+			if code != 0 {
+				t.Fatalf("acks=-1 wait: %d", code)
+			}
+			synctest.Wait()
+			if got := c.net.fetches.Load() - before; got != 4 {
+				t.Fatalf("commit %d took %d follower fetches, want 4", round, got)
+			}
+			for id := int32(2); id <= 3; id++ {
+				if c.hw(id) != want {
+					t.Fatalf("commit %d: follower %d HW %d, want %d at once", round, id, c.hw(id), want)
+				}
+			}
+		}
+	})
+}

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# bench/replication.sh measures acks=all produce and consume throughput and end-to-end
-# latency with replication factor 3 on three local samsa nodes, next to replication
-# factor 1 on the same three nodes and on one node, and prints a markdown table of
-# medians and min-max. See bench/README.md.
+# bench/replication.sh measures acks=all produce and consume throughput, the brokers'
+# CPU per GB and end-to-end latency with replication factor 3 (min.insync.replicas=2)
+# on three local nodes, next to replication factor 1, for samsa and for Apache Kafka
+# 4.4 (started by compat-tests/kafka-ref/kafka-ref.sh), a fresh cluster per case, and
+# prints a markdown table of medians and min-max with the ratios samsa/Kafka. See
+# bench/README.md.
 #
 #   bench/replication.sh            # 3 rounds, 200,000 x 1 KiB, 20 s e2e at 1,000/s
 #   bench/replication.sh --quick    # 1 round, 50,000 x 1 KiB, 5 s e2e
+#   bench/replication.sh -kafka=false   # samsa only (Go only; no Java or Maven)
 #   bench/replication.sh [--quick] [flags of bench/replication: -rounds N -records N ...]
 #
-# Needs Go only. Not part of CI.
+# Needs Go; for Kafka also java and mvn (kafka-ref.sh). Not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

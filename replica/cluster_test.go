@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -34,6 +36,8 @@ type testNet struct {
 	hung map[int32]bool
 	// closed releases the hung fetches when the test's cluster closes.
 	closed chan struct{}
+	// fetches counts the fetches served (benchmarks report it per op).
+	fetches atomic.Int64
 }
 
 // hungFetchTimeout is how long a fetch to a hung node takes to fail: the
@@ -64,6 +68,7 @@ func (n *testNet) fetchFrom(self int32) FetchFunc {
 			}
 			return nil, errDisconnected
 		}
+		n.fetches.Add(1)
 		// Through the wire encoding, as over TCP.
 		req.SetVersion(16)
 		var back kmsg.FetchRequest
@@ -131,7 +136,7 @@ func (n *testNet) setDown(id int32, down bool) {
 }
 
 // testLogWriter sends the managers' logs to t.Log.
-type testLogWriter struct{ t *testing.T }
+type testLogWriter struct{ t testing.TB }
 
 func (w testLogWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(b)))
@@ -157,7 +162,7 @@ func (l lazyISR) AlterPartition(ctx context.Context, req controller.AlterPartiti
 }
 
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	ctrl   *controller.Controller
 	net    *testNet
 	logs   map[int32]*storage.Manager
@@ -174,12 +179,29 @@ const testTopic = "t"
 var tp0 = storage.TopicPartition{Topic: testTopic, Partition: 0}
 
 // newCluster starts three nodes replicating topic "t" (one partition,
-// replicas 1,2,3, leader 1) with the given min.insync.replicas.
+// replicas 1,2,3, leader 1) with the given min.insync.replicas, logging
+// to t.Log, and settles them (inside a synctest bubble).
 func newCluster(t *testing.T, minISR int) *cluster {
+	c := startCluster(t, minISR, "", func(id int32) *slog.Logger {
+		return slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", id)
+	})
+	c.settle()
+	return c
+}
+
+// startCluster is newCluster without the settling, with each node's
+// logger from logger; the logs are in memory, or under dataDir on the OS
+// file system when it is not "".
+func startCluster(t testing.TB, minISR int, dataDir string, logger func(id int32) *slog.Logger) *cluster {
 	c := &cluster{t: t, net: &testNet{nodes: map[int32]*Manager{}, down: map[int32]bool{}, hung: map[int32]bool{}, closed: make(chan struct{})},
 		logs: map[int32]*storage.Manager{}, nodes: map[int32]*Manager{}, minISR: minISR}
 	for id := int32(1); id <= 3; id++ {
-		logs, err := storage.OpenManager(storage.ManagerOptions{FS: vfs.NewMem(), Dirs: []string{fmt.Sprintf("/node%d", id)}, Now: time.Now})
+		var fs vfs.FS = vfs.NewMem()
+		dir := fmt.Sprintf("/node%d", id)
+		if dataDir != "" {
+			fs, dir = vfs.OS, filepath.Join(dataDir, dir)
+		}
+		logs, err := storage.OpenManager(storage.ManagerOptions{FS: fs, Dirs: []string{dir}, Now: time.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +211,7 @@ func newCluster(t *testing.T, minISR int) *cluster {
 			MinInsyncReplicas: func(*controller.Topic) int { return minISR },
 			ReplicaLagTimeMax: 10 * time.Second,
 			Fetch:             c.net.fetchFrom(id),
-			Logger:            slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", id),
+			Logger:            logger(id),
 		})
 		c.net.nodes[id] = c.nodes[id]
 	}
@@ -213,7 +235,6 @@ func newCluster(t *testing.T, minISR int) *cluster {
 		t.Fatalf("create topic: %+v", res[0])
 	}
 	c.topic = res[0].ID
-	c.settle()
 	return c
 }
 
@@ -523,6 +544,88 @@ func TestDivergence(t *testing.T) {
 		}
 		if isr := c.image().ISR; len(isr) != 3 {
 			t.Fatalf("ISR %v after the old leader caught up", isr)
+		}
+	})
+}
+
+// TestReplicaFetchOfClosedLog: a follower's fetch that finds the leader's
+// log closed under it (the partition being deleted or stopped, its
+// directory online) is answered NOT_LEADER_OR_FOLLOWER, not
+// KAFKA_STORAGE_ERROR: a topic deletion used to log "replica fetch read
+// failed" at ERROR on the leader, and the followers took it for a disk
+// failure.
+func TestReplicaFetchOfClosedLog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2)
+		if _, _, code := c.produce(1, 1, 3); code != 0 {
+			t.Fatalf("produce: %d", code)
+		}
+		synctest.Wait()
+		if err := c.part(1).Log().Close(); err != nil {
+			t.Fatal(err)
+		}
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(16)
+		req.ReplicaState.ID = 2
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = testTopic, c.topic
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.FetchOffset, rp.LastFetchedEpoch = 0, -1, 0, -1
+		rp.PartitionMaxBytes = 1 << 20
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		req.MaxBytes = 1 << 20
+		for _, serve := range []func() *kmsg.FetchResponse{
+			func() *kmsg.FetchResponse { return c.nodes[1].ServeReplicaFetch(context.Background(), req) },
+			func() *kmsg.FetchResponse {
+				resp, ranges := c.nodes[1].ServeReplicaFetchRanges(context.Background(), req)
+				for _, rg := range ranges {
+					rg.Slice.Release()
+				}
+				return resp
+			},
+		} {
+			resp := serve()
+			if got := resp.Topics[0].Partitions[0].ErrorCode; got != kerr.NotLeaderForPartition.Code {
+				t.Fatalf("fetch of a closed log: error code %d (%v), want NOT_LEADER_OR_FOLLOWER", got, kerr.ErrorForCode(got))
+			}
+		}
+	})
+}
+
+// TestAcksAllCommitFetches counts the follower fetches one acks=-1
+// commit takes on an idle cluster: each follower's parked fetch returns
+// the batch, its next fetch reports its new log end (the second of them
+// moves the high watermark and is answered at once, the first is woken by
+// that move), and each follower parks a fetch again: four fetches issued,
+// two per follower. More would be a wake-up storm (a parked fetch
+// answered without anything new, again and again); fewer, a follower
+// left without the new high watermark until replica.fetch.wait.max.ms.
+func TestAcksAllCommitFetches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2)
+		synctest.Wait()
+		for round := range 3 {
+			before := c.net.fetches.Load()
+			epoch, want, code := c.produce(1, -1, 1)
+			if code != 0 {
+				t.Fatalf("produce: %d", code)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			code = c.part(1).WaitForHighWatermark(ctx, epoch, want)
+			cancel()
+			if code != 0 {
+				t.Fatalf("acks=-1 wait: %d", code)
+			}
+			synctest.Wait()
+			if got := c.net.fetches.Load() - before; got != 4 {
+				t.Fatalf("commit %d took %d follower fetches, want 4", round, got)
+			}
+			for id := int32(2); id <= 3; id++ {
+				if c.hw(id) != want {
+					t.Fatalf("commit %d: follower %d HW %d, want %d at once", round, id, c.hw(id), want)
+				}
+			}
 		}
 	})
 }

@@ -31,7 +31,15 @@
 //     ServeReplicaFetch answers followers' fetches (up to the log end,
 //     DivergingEpoch, long poll on the logs' notifications; with
 //     ServeReplicaFetchRanges the records as segment file ranges, which
-//     the broker sends with sendfile as for consumers). Every
+//     the broker sends with sendfile as for consumers). A parked
+//     follower fetch is also answered when the high watermark moves past
+//     what that follower was sent, so followers hold a high watermark at
+//     most one round trip old; Kafka 4.4 completes a follower's fetch only
+//     on new records, and its followers learn the high watermark with the
+//     next records or after replica.fetch.wait.max.ms. The cost is one more
+//     fetch per follower and commit at low rates (four fetches for an
+//     acks=-1 commit instead of two: TestAcksAllCommitFetches,
+//     BenchmarkAcksAllCommit). Every
 //     replica.lag.time.max.ms/2 each led partition drops lagging followers
 //     through the ISRChanger; a follower that caught up is proposed back
 //     on its fetch.

@@ -275,8 +275,12 @@ func (p *Partition) maybeIncrementHighWatermarkLocked() {
 	if UnderMinISR(len(p.mu.isr), len(p.mu.replicas), p.mu.minISR) {
 		return
 	}
+	isr := p.mu.isr
+	if len(p.mu.pendingISR) > 0 {
+		isr = MaximalISR(p.mu.isr, p.mu.pendingISR)
+	}
 	cur := p.log.HighWatermark()
-	hw := HighWatermark(cur, p.m.opts.NodeID, p.log.LogEndOffset(), MaximalISR(p.mu.isr, p.mu.pendingISR), p.mu.followers)
+	hw := HighWatermark(cur, p.m.opts.NodeID, p.log.LogEndOffset(), isr, p.mu.followers)
 	if hw > cur {
 		p.setHighWatermarkLocked(hw)
 	}

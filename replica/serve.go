@@ -149,9 +149,18 @@ func (m *Manager) serveReplicaFetch(ctx context.Context, req *kmsg.FetchRequest,
 				recs, err = s.p.log.Read(s.rp.FetchOffset, max(limit, 0), s.p.log.LogEndOffset(), total == 0)
 			}
 			if err != nil {
-				if errors.Is(err, storage.ErrOffsetOutOfRange) {
+				switch {
+				case errors.Is(err, storage.ErrOffsetOutOfRange):
 					sp.ErrorCode = kerr.OffsetOutOfRange.Code
-				} else {
+				case errors.Is(err, storage.ErrClosed) && !m.opts.Logs.PartitionOffline(s.p.tp):
+					// The partition is being stopped or deleted
+					// (its log closed under this fetch, its
+					// directory online): not a disk failure but a
+					// partition this node no longer serves, as
+					// Kafka answers a fetch for one it removed.
+					t := resp.Topics[s.topic]
+					sp.ErrorCode = unknownPartitionCode(m.Image(), req.Version, t.Topic, controller.Uuid(t.TopicID))
+				default:
 					m.logger.Error("replica fetch read failed", "topic", s.p.tp.Topic, "partition", s.p.tp.Partition, "err", err)
 					sp.ErrorCode = kerr.KafkaStorageError.Code
 				}

@@ -1,16 +1,19 @@
-// Command replication measures what replication costs (issue 12): acks=all
-// produce and consume throughput and end-to-end latency at a fixed rate,
-// with samsa-load, on three local samsa nodes with replication factor 3,
-// next to replication factor 1 on the same three nodes and on one node.
+// Command replication measures what replication costs (issue 12), on
+// samsa and on Apache Kafka 4.4 side by side: acks=all produce and consume
+// throughput, the brokers' CPU seconds per GB (summed over the nodes), and
+// end-to-end latency at a fixed rate, with samsa-load, on three local
+// nodes with replication factor 3 (min.insync.replicas=2) and with
+// replication factor 1, and samsa on one node.
 //
-// Each round starts one node, measures RF=1, stops it; then starts three
-// nodes (combined mode, one Raft quorum, configured by the KAFKA_*
-// variables of a three-node apache/kafka compose file) and measures RF=1
-// and RF=3 on the same cluster, in an order that alternates by round. Every
-// node starts on an empty data directory. It prints a markdown table of
-// medians and min-max over the rounds, with the machine and its load
-// average before and after. bench/replication.sh builds the binaries and
-// runs it. Not part of CI.
+// Every case runs on a fresh cluster: samsa as three combined-mode
+// processes (one Raft quorum, configured by the KAFKA_* variables of a
+// three-node apache/kafka compose file), Kafka as three combined-mode
+// JVMs started by compat-tests/kafka-ref/kafka-ref.sh. The cases of a
+// round alternate samsa and Kafka, and the order reverses every round. It
+// prints a markdown table of medians and min-max over the rounds, the
+// ratios samsa/Kafka of the medians, the machine and its load average
+// before and after. bench/replication.sh builds the binaries and runs it.
+// Not part of CI.
 package main
 
 import (
@@ -39,18 +42,22 @@ import (
 )
 
 type config struct {
-	samsaBin, loadBin, work string
-	rounds                  int
-	records, size           int
-	partitions              int
-	e2eRate                 int
-	e2eDuration             time.Duration
+	samsaBin, loadBin, kafkaRef, work string
+	rounds                            int
+	records, size                     int
+	partitions                        int
+	e2eRate                           int
+	e2eDuration                       time.Duration
+	kafka, single                     bool
 }
 
 func main() {
 	var c config
 	flag.StringVar(&c.samsaBin, "samsa", "", "samsa binary")
 	flag.StringVar(&c.loadBin, "load", "", "samsa-load binary")
+	flag.StringVar(&c.kafkaRef, "kafka-ref", "compat-tests/kafka-ref/kafka-ref.sh", "kafka-ref.sh, which starts the Kafka clusters")
+	flag.BoolVar(&c.kafka, "kafka", true, "also measure Apache Kafka 4.4 (three nodes, through -kafka-ref)")
+	flag.BoolVar(&c.single, "single", true, "also measure samsa on one node (RF=1)")
 	flag.StringVar(&c.work, "work", "", "directory for the nodes' data (default: a new temporary one)")
 	flag.IntVar(&c.rounds, "rounds", 3, "rounds")
 	flag.IntVar(&c.records, "records", 200000, "records produced by the throughput load")
@@ -76,82 +83,118 @@ func main() {
 	before := loadavg()
 	all := map[string][]map[string]float64{}
 	for round := range c.rounds {
-		res, err := runRound(c, round)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "replication:", err)
-			os.Exit(1)
-		}
-		for setup, m := range res {
-			all[setup] = append(all[setup], m)
+		for _, s := range roundOrder(c, round) {
+			m, err := runCase(c, s, round)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "replication:", err)
+				os.Exit(1)
+			}
+			all[s.key()] = append(all[s.key()], m)
 		}
 	}
 	printTable(c, all, [2]string{before, loadavg()}, time.Since(start))
 }
 
-// setups are the measured configurations, in the table's order.
-var setups = []struct {
-	key, label string
-	nodes, rf  int
-}{
-	{"1node-rf1", "1 node, RF=1", 1, 1},
-	{"3nodes-rf1", "3 nodes, RF=1", 3, 1},
-	{"3nodes-rf3", "3 nodes, RF=3", 3, 3},
+// setup is one measured configuration: a broker, a cluster size and the
+// test topic's replication factor.
+type setup struct {
+	broker    string // "samsa" or "kafka"
+	nodes, rf int
+}
+
+func (s setup) key() string { return fmt.Sprintf("%s-%dnodes-rf%d", s.broker, s.nodes, s.rf) }
+
+func (s setup) label() string {
+	name := "samsa"
+	if s.broker == "kafka" {
+		name = "Kafka"
+	}
+	nodes := "3 nodes"
+	if s.nodes == 1 {
+		nodes = "1 node"
+	}
+	return fmt.Sprintf("%s, %s, RF=%d", name, nodes, s.rf)
+}
+
+// minISR is the min.insync.replicas of a setup's cluster: 2 with
+// replication factor 3, as production clusters run; 1 otherwise (an
+// acks=all produce to a topic with fewer replicas than that is refused).
+func (s setup) minISR() int { return min(s.rf, 2) }
+
+// allSetups are the configurations in the table's order.
+func allSetups(c config) []setup {
+	var out []setup
+	if c.single {
+		out = append(out, setup{"samsa", 1, 1})
+	}
+	for _, rf := range []int{1, 3} {
+		out = append(out, setup{"samsa", 3, rf})
+		if c.kafka {
+			out = append(out, setup{"kafka", 3, rf})
+		}
+	}
+	return out
+}
+
+// roundOrder is the order of the setups in a round: samsa and Kafka
+// alternate, and every other round runs the list backwards, so that
+// neither broker always goes first on a machine whose load drifts.
+func roundOrder(c config, round int) []setup {
+	out := allSetups(c)
+	if round%2 == 1 {
+		slices.Reverse(out)
+	}
+	return out
 }
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
 }
 
-// runRound measures every setup once.
-func runRound(c config, round int) (map[string]map[string]float64, error) {
-	out := map[string]map[string]float64{}
-	for _, n := range []int{1, 3} {
-		dir := filepath.Join(c.work, fmt.Sprintf("round%d-%dnodes", round, n))
-		cl, err := startCluster(c, n, dir)
-		if err != nil {
-			// A cluster that does not form is reported, not measured:
-			// one more try on fresh directories, the failed one's logs
-			// kept for a look.
-			kept, _ := os.MkdirTemp("", "samsa-bench-replication-failed-")
-			if kept != "" {
-				os.Rename(dir, filepath.Join(kept, filepath.Base(dir)))
-			}
-			logf("round %d: %v; logs moved to %s; starting a fresh cluster", round+1, err, kept)
-			if cl, err = startCluster(c, n, dir+"-retry"); err != nil {
-				return nil, err
-			}
+// runCase starts a fresh cluster for s, measures it and stops it.
+func runCase(c config, s setup, round int) (map[string]float64, error) {
+	dir := filepath.Join(c.work, fmt.Sprintf("round%d-%s", round, s.key()))
+	start := startSamsa
+	if s.broker == "kafka" {
+		start = startKafka
+	}
+	cl, err := start(c, s, dir)
+	if err != nil {
+		// A cluster that does not form is reported, not measured: one
+		// more try on fresh directories, the failed one's logs kept for
+		// a look.
+		kept, _ := os.MkdirTemp("", "samsa-bench-replication-failed-")
+		if kept != "" {
+			os.Rename(dir, filepath.Join(kept, filepath.Base(dir)))
 		}
-		var run []int
-		for i, s := range setups {
-			if s.nodes == n {
-				run = append(run, i)
-			}
-		}
-		if round%2 == 1 {
-			slices.Reverse(run)
-		}
-		for _, i := range run {
-			s := setups[i]
-			m, err := measure(c, cl.bootstrap(), s.rf)
-			if err != nil {
-				cl.stop()
-				return nil, fmt.Errorf("round %d, %s: %w", round+1, s.label, err)
-			}
-			logf("round %d, %s: %v", round+1, s.label, m)
-			out[s.key] = m
-		}
-		if err := cl.stop(); err != nil {
-			logf("stop: %v", err)
+		logf("round %d, %s: %v; logs moved to %s; starting a fresh cluster", round+1, s.label(), err, kept)
+		if cl, err = start(c, s, dir+"-retry"); err != nil {
+			return nil, err
 		}
 	}
-	return out, nil
+	m, err := measure(c, cl, s.rf)
+	if stopErr := cl.stop(); stopErr != nil {
+		logf("round %d, %s: stop: %v", round+1, s.label(), stopErr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("round %d, %s: %w", round+1, s.label(), err)
+	}
+	logf("round %d, %s: %v", round+1, s.label(), m)
+	os.RemoveAll(dir)
+	return m, nil
 }
 
 // measure runs the throughput and the end-to-end loads against a topic
-// with replication factor rf.
-func measure(c config, bootstrap string, rf int) (map[string]float64, error) {
-	common := []string{"-brokers", bootstrap, "-partitions", strconv.Itoa(c.partitions), "-acks", "all",
-		"-replication-factor", strconv.Itoa(rf), "-baseline=false", "-json", "-size", strconv.Itoa(c.size)}
+// with replication factor rf, with the CPU of every node of the cluster
+// counted.
+func measure(c config, cl *cluster, rf int) (map[string]float64, error) {
+	var pids []string
+	for _, pid := range cl.pids {
+		pids = append(pids, strconv.Itoa(pid))
+	}
+	common := []string{"-brokers", cl.bootstrap(), "-partitions", strconv.Itoa(c.partitions), "-acks", "all",
+		"-replication-factor", strconv.Itoa(rf), "-baseline=false", "-json", "-size", strconv.Itoa(c.size),
+		"-broker-pid", strings.Join(pids, ",")}
 	// Warm-up, not measured.
 	if _, err := samsaLoad(c, append(common, "-records", strconv.Itoa(c.records/10))...); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
@@ -160,7 +203,10 @@ func measure(c config, bootstrap string, rf int) (map[string]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := map[string]float64{"produce_mbps": res["produce"].MBps, "consume_mbps": res["consume"].MBps}
+	m := map[string]float64{
+		"produce_mbps": res["produce"].MBps, "consume_mbps": res["consume"].MBps,
+		"produce_cpu_s_per_gb": res["produce"].BrokerCPUSecPerGB, "consume_cpu_s_per_gb": res["consume"].BrokerCPUSecPerGB,
+	}
 	res, err = samsaLoad(c, append(common, "-mode", "e2e", "-e2e-rate", strconv.Itoa(c.e2eRate), "-e2e-duration", c.e2eDuration.String())...)
 	if err != nil {
 		return nil, err
@@ -170,11 +216,12 @@ func measure(c config, bootstrap string, rf int) (map[string]float64, error) {
 }
 
 type loadResult struct {
-	Phase  string  `json:"phase"`
-	MBps   float64 `json:"mbps"`
-	P50ms  float64 `json:"p50_ms"`
-	P99ms  float64 `json:"p99_ms"`
-	P999ms float64 `json:"p999_ms"`
+	Phase             string  `json:"phase"`
+	MBps              float64 `json:"mbps"`
+	P50ms             float64 `json:"p50_ms"`
+	P99ms             float64 `json:"p99_ms"`
+	P999ms            float64 `json:"p999_ms"`
+	BrokerCPUSecPerGB float64 `json:"broker_cpu_s_per_gb"`
 }
 
 // samsaLoad runs samsa-load with args (which include -json) and returns its
@@ -200,19 +247,27 @@ func samsaLoad(c config, args ...string) (map[string]loadResult, error) {
 	return res, nil
 }
 
-// cluster is n samsa processes forming one cluster.
+// cluster is the running nodes of one case.
 type cluster struct {
 	addrs []string
-	procs []*exec.Cmd
-	exits []chan error
+	// pids are the nodes' processes, whose CPU time is measured.
+	pids []int
+	stop func() error
 }
 
 func (cl *cluster) bootstrap() string { return strings.Join(cl.addrs, ",") }
 
-// startCluster starts n combined-mode nodes under dir, configured by the
-// environment a KRaft compose file gives apache/kafka, and waits until
-// every one answers ApiVersions and the Metadata lists n brokers.
-func startCluster(c config, n int, dir string) (*cluster, error) {
+// samsaProcs are the samsa processes of a cluster.
+type samsaProcs struct {
+	procs []*exec.Cmd
+	exits []chan error
+}
+
+// startSamsa starts s.nodes combined-mode nodes under dir, configured by
+// the environment a KRaft compose file gives apache/kafka, and waits until
+// every one answers ApiVersions and the Metadata lists them all.
+func startSamsa(c config, s setup, dir string) (*cluster, error) {
+	n := s.nodes
 	ports, err := freePorts(2 * n)
 	if err != nil {
 		return nil, err
@@ -222,7 +277,8 @@ func startCluster(c config, n int, dir string) (*cluster, error) {
 	for i := range n {
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ctrl[i]))
 	}
-	cl := &cluster{}
+	sp := &samsaProcs{}
+	cl := &cluster{stop: sp.stop}
 	for i := range n {
 		id := i + 1
 		data := filepath.Join(dir, fmt.Sprintf("node%d", id))
@@ -243,6 +299,7 @@ func startCluster(c config, n int, dir string) (*cluster, error) {
 			"KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=0",
 			"KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR=" + rf,
 			"KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR=" + rf,
+			"KAFKA_MIN_INSYNC_REPLICAS=" + strconv.Itoa(s.minISR()),
 			"KAFKA_LOG_DIRS=" + filepath.Join(data, "logs"),
 			"CLUSTER_ID=4L6g3nShT-eMCtK--X86sw",
 		}
@@ -262,8 +319,9 @@ func startCluster(c config, n int, dir string) (*cluster, error) {
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait(); logFile.Close() }()
 		cl.addrs = append(cl.addrs, fmt.Sprintf("127.0.0.1:%d", client[i]))
-		cl.procs = append(cl.procs, cmd)
-		cl.exits = append(cl.exits, exited)
+		cl.pids = append(cl.pids, cmd.Process.Pid)
+		sp.procs = append(sp.procs, cmd)
+		sp.exits = append(sp.exits, exited)
 	}
 	deadline := time.Now().Add(90 * time.Second)
 	for _, addr := range cl.addrs {
@@ -332,18 +390,61 @@ func brokersByNode(bootstrap string) string {
 	return strings.Join(out, "; ")
 }
 
+// startKafka starts s.nodes Kafka nodes under dir with kafka-ref.sh
+// (combined mode, a static quorum; internal topics with replication
+// factor 3 on three nodes) with min.insync.replicas of s, and waits until
+// the Metadata lists them all.
+func startKafka(c config, s setup, dir string) (*cluster, error) {
+	cmd := exec.Command(c.kafkaRef, "start", dir, "--nodes", strconv.Itoa(s.nodes))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("KAFKA_REF_OVERRIDES=min.insync.replicas=%d", s.minISR()))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("kafka-ref.sh start: %v\n%s", err, out)
+	}
+	cl := &cluster{stop: func() error {
+		if out, err := exec.Command(c.kafkaRef, "stop", dir).CombinedOutput(); err != nil {
+			return fmt.Errorf("kafka-ref.sh stop: %v\n%s", err, out)
+		}
+		return nil
+	}}
+	boot, err := os.ReadFile(filepath.Join(dir, "bootstrap"))
+	if err == nil {
+		cl.addrs = strings.Split(strings.TrimSpace(string(boot)), ",")
+		var pids []byte
+		pids, err = os.ReadFile(filepath.Join(dir, "pids"))
+		for _, f := range strings.Fields(string(pids)) {
+			pid, perr := strconv.Atoi(f)
+			if perr != nil {
+				err = fmt.Errorf("%s/pids: %w", dir, perr)
+				break
+			}
+			cl.pids = append(cl.pids, pid)
+		}
+	}
+	if err == nil && len(cl.pids) != s.nodes {
+		err = fmt.Errorf("%s/pids lists %d processes, want %d", dir, len(cl.pids), s.nodes)
+	}
+	if err == nil {
+		err = waitBrokers(cl.bootstrap(), s.nodes, time.Now().Add(90*time.Second))
+	}
+	if err != nil {
+		cl.stop()
+		return nil, err
+	}
+	return cl, nil
+}
+
 // stop sends SIGTERM to every node and waits up to 30 s each, then kills.
-func (cl *cluster) stop() error {
-	for _, p := range cl.procs {
+func (sp *samsaProcs) stop() error {
+	for _, p := range sp.procs {
 		p.Process.Signal(syscall.SIGTERM)
 	}
 	var first error
-	for i, p := range cl.procs {
+	for i, p := range sp.procs {
 		select {
-		case <-cl.exits[i]:
+		case <-sp.exits[i]:
 		case <-time.After(30 * time.Second):
 			p.Process.Kill()
-			<-cl.exits[i]
+			<-sp.exits[i]
 			if first == nil {
 				first = fmt.Errorf("node %d did not stop within 30 s; killed", i+1)
 			}
@@ -417,22 +518,66 @@ func cpuModel() string {
 	return "?"
 }
 
+// figures are the table's columns: key, heading, and whether more is better.
+var figures = []struct {
+	key, heading string
+	higher       bool
+}{
+	{"produce_mbps", "produce, acks=all (MB/s)", true},
+	{"consume_mbps", "consume (MB/s)", true},
+	{"produce_cpu_s_per_gb", "CPU per GB produced, all nodes (s/GB)", false},
+	{"consume_cpu_s_per_gb", "CPU per GB consumed, all nodes (s/GB)", false},
+	{"e2e_p50_ms", "e2e p50 (ms)", false},
+	{"e2e_p99_ms", "e2e p99 (ms)", false},
+	{"e2e_p999_ms", "e2e p99.9 (ms)", false},
+}
+
 func printTable(c config, all map[string][]map[string]float64, load [2]string, took time.Duration) {
 	w := os.Stdout
-	fmt.Fprintf(w, "\n%d rounds; %d partitions; %s.\n", c.rounds, c.partitions, took.Round(time.Second))
+	fmt.Fprintf(w, "\n%d rounds; %d partitions; %d x %d B produced, then consumed; e2e at %d records/s for %s; %s.\n",
+		c.rounds, c.partitions, c.records, c.size, c.e2eRate, c.e2eDuration, took.Round(time.Second))
 	fmt.Fprintf(w, "Machine: %d cores (%s), %s/%s; load average %s before, %s after.\n\n",
 		runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, load[0], load[1])
-	fmt.Fprintf(w, "| setup | produce %d x %d B, acks=all (MB/s) | consume (MB/s) | e2e p50 at %d/s (ms) | e2e p99 (ms) | e2e p99.9 (ms) |\n",
-		c.records, c.size, c.e2eRate)
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
-	for _, s := range setups {
-		runs := all[s.key]
-		fmt.Fprintf(w, "| %s |", s.label)
-		for _, k := range []string{"produce_mbps", "consume_mbps", "e2e_p50_ms", "e2e_p99_ms", "e2e_p999_ms"} {
-			v := column(runs, k)
+	fmt.Fprint(w, "| setup |")
+	for _, f := range figures {
+		fmt.Fprintf(w, " %s |", f.heading)
+	}
+	fmt.Fprint(w, "\n| --- |")
+	for range figures {
+		fmt.Fprint(w, " --- |")
+	}
+	fmt.Fprintln(w)
+	for _, s := range allSetups(c) {
+		runs := all[s.key()]
+		fmt.Fprintf(w, "| %s |", s.label())
+		for _, f := range figures {
+			v := column(runs, f.key)
 			fmt.Fprintf(w, " %s (%s-%s) |", num(med(v)), num(slices.Min(v)), num(slices.Max(v)))
 		}
 		fmt.Fprintln(w)
+	}
+	if !c.kafka {
+		return
+	}
+	// Ratios of the medians: samsa/Kafka at each replication factor, and
+	// what replication factor 3 costs each broker (RF=3 / RF=1).
+	ratio := func(a, b setup, key string) string {
+		x, y := med(column(all[a.key()], key)), med(column(all[b.key()], key))
+		if y == 0 {
+			return "-"
+		}
+		return num(x/y) + "x"
+	}
+	s1, k1, s3, k3 := setup{"samsa", 3, 1}, setup{"kafka", 3, 1}, setup{"samsa", 3, 3}, setup{"kafka", 3, 3}
+	fmt.Fprintln(w, "\n| figure (ratio of medians) | samsa/Kafka, RF=1 | samsa/Kafka, RF=3 | samsa RF=3/RF=1 | Kafka RF=3/RF=1 |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
+	for _, f := range figures {
+		better := "lower is better"
+		if f.higher {
+			better = "higher is better"
+		}
+		fmt.Fprintf(w, "| %s, %s | %s | %s | %s | %s |\n", f.heading, better,
+			ratio(s1, k1, f.key), ratio(s3, k3, f.key), ratio(s3, s1, f.key), ratio(k3, k1, f.key))
 	}
 }
 

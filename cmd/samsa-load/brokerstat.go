@@ -10,12 +10,12 @@ import (
 	"time"
 )
 
-// brokerStat watches the broker process (same machine, -broker-pid) during
-// one phase: the CPU time it used (utime+stime of /proc/PID/stat) and its
-// peak resident memory (VmRSS of /proc/PID/status, sampled every 100 ms).
-// A zero pid watches nothing.
+// brokerStat watches the broker processes (same machine, -broker-pid)
+// during one phase: the CPU time they used (utime+stime of /proc/PID/stat,
+// summed) and their peak resident memory (the sum of VmRSS of
+// /proc/PID/status, sampled every 100 ms). No pid watches nothing.
 type brokerStat struct {
-	pid      int
+	pids     []int
 	cpu0     time.Duration
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -27,12 +27,25 @@ type brokerStat struct {
 // Linux architecture Go runs on.
 const clockTicks = 100
 
-func watchBroker(pid int) *brokerStat {
-	s := &brokerStat{pid: pid, done: make(chan struct{})}
-	if pid <= 0 {
+// parsePIDs parses -broker-pid: process ids, comma-separated.
+func parsePIDs(v string) ([]int, error) {
+	var pids []int
+	for _, f := range strings.Split(v, ",") {
+		pid, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || pid <= 0 {
+			return nil, fmt.Errorf("want process ids, comma-separated; got %q", v)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+func watchBroker(pids []int) *brokerStat {
+	s := &brokerStat{pids: pids, done: make(chan struct{})}
+	if len(pids) == 0 {
 		return s
 	}
-	s.cpu0, _ = procCPU(pid)
+	s.cpu0, _ = s.cpu()
 	s.sample()
 	s.wg.Add(1)
 	go func() {
@@ -51,25 +64,42 @@ func watchBroker(pid int) *brokerStat {
 	return s
 }
 
+// cpu returns the CPU time of the watched processes, summed.
+func (s *brokerStat) cpu() (time.Duration, error) {
+	var sum time.Duration
+	for _, pid := range s.pids {
+		c, err := procCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += c
+	}
+	return sum, nil
+}
+
 func (s *brokerStat) sample() {
-	kib, err := procRSSKiB(s.pid)
-	if err != nil {
-		return
+	var sum int64
+	for _, pid := range s.pids {
+		kib, err := procRSSKiB(pid)
+		if err != nil {
+			return
+		}
+		sum += kib
 	}
 	s.sampleMu.Lock()
-	s.peakKiB = max(s.peakKiB, kib)
+	s.peakKiB = max(s.peakKiB, sum)
 	s.sampleMu.Unlock()
 }
 
 // stop ends the phase and sets r's broker figures for bytes moved in it.
 func (s *brokerStat) stop(r *result, bytes int64) {
-	if s.pid <= 0 {
+	if len(s.pids) == 0 {
 		return
 	}
 	close(s.done)
 	s.wg.Wait()
 	s.sample()
-	cpu, err := procCPU(s.pid)
+	cpu, err := s.cpu()
 	if err != nil {
 		return
 	}

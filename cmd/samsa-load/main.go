@@ -94,7 +94,11 @@ func main() {
 		return nil
 	})
 	procs := flag.Int("procs", 1, "producer and consumer processes (1: both in this process)")
-	brokerPID := flag.Int("broker-pid", 0, "pid of the broker (same machine), for its CPU per GB and RSS")
+	var brokerPIDs []int
+	flag.Func("broker-pid", "pid of the broker (same machine), for its CPU per GB and RSS; several comma-separated (a cluster's nodes) are summed", func(v string) (err error) {
+		brokerPIDs, err = parsePIDs(v)
+		return err
+	})
 	childRole := flag.String("child", "", "internal: run as a child process of -procs (producer, consumer, e2e-producer, e2e-consumer)")
 	childTopic := flag.String("topic", "", "internal: the child's topic")
 	childParts := flag.String("child-partitions", "", "internal: the child consumer's partitions (P or P:END_OFFSET, comma-separated)")
@@ -112,9 +116,9 @@ func main() {
 	for _, k := range slices.Sorted(maps.Keys(props)) {
 		securityArgs = append(securityArgs, "-X", k+"="+props[k])
 	}
-	brokerPid = *brokerPID
+	brokerPid = brokerPIDs
 	o := options{brokers: *brokers, records: *records, size: *size, partitions: *partitions, acks: *acks, codec: *codec,
-		procs: *procs, rate: *e2eRate, duration: *e2eDuration, warmup: *e2eWarmup, brokerPID: *brokerPID}
+		procs: *procs, rate: *e2eRate, duration: *e2eDuration, warmup: *e2eWarmup, brokerPID: brokerPIDs}
 	if *childRole != "" {
 		child(*childRole, o, *childTopic, *childParts, *childOut)
 		return
@@ -368,7 +372,7 @@ func seed(brokers string) []kgo.Opt {
 // before any phase runs.
 var (
 	emitJSON  bool
-	brokerPid int
+	brokerPid []int
 	// replicationFactor is -replication-factor, for every test topic.
 	replicationFactor int
 )

@@ -49,7 +49,7 @@ type options struct {
 	rate          int
 	duration      time.Duration
 	warmup        time.Duration
-	brokerPID     int
+	brokerPID     []int
 }
 
 // childResult is what a child reports.

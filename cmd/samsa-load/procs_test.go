@@ -52,3 +52,41 @@ func TestProcStats(t *testing.T) {
 		t.Fatalf("procRSSKiB: %v %v", kib, err)
 	}
 }
+
+// TestParsePIDs: -broker-pid takes one pid or a cluster's, comma-separated.
+func TestParsePIDs(t *testing.T) {
+	got, err := parsePIDs("12, 34,56")
+	if err != nil || !slices.Equal(got, []int{12, 34, 56}) {
+		t.Fatalf("parsePIDs: %v %v", got, err)
+	}
+	for _, bad := range []string{"", "1,", "a", "0", "-3", "1;2"} {
+		if _, err := parsePIDs(bad); err == nil {
+			t.Fatalf("parsePIDs(%q) accepted", bad)
+		}
+	}
+}
+
+// TestBrokerStatSums watches this process twice: the CPU and RSS of a
+// cluster are the sums over its nodes, so the same pid twice doubles them.
+func TestBrokerStatSums(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	pid := os.Getpid()
+	rss, err := procRSSKiB(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The watch samples RSS at once, so its peak is at least twice the
+	// process's RSS of about now (a quarter less, for memory returned
+	// to the system in between).
+	two := watchBroker([]int{pid, pid})
+	var r result
+	two.stop(&r, 1e9)
+	if got := r.BrokerPeakRSSMB * 1024; got < 1.5*float64(rss) {
+		t.Fatalf("peak RSS of the pid twice: %.0f KiB, one reading %d KiB", got, rss)
+	}
+	if r.BrokerCPUSeconds < 0 || r.BrokerCPUSecPerGB != r.BrokerCPUSeconds {
+		t.Fatalf("CPU %v s, %v s/GB for 1 GB", r.BrokerCPUSeconds, r.BrokerCPUSecPerGB)
+	}
+}

@@ -22,8 +22,9 @@
 # by the stalls its retransmissions cause); both need the proxy network,
 # e.g. run.sh --proxy -t 10,5,5,0,10,10; without it they are skipped.
 #
-# --extra runs TestDiskFullLeader, TestUncleanElection and
-# TestMemberRemovedAndAdded and TestQueueUnderSlowLinks (a few minutes in all).
+# --extra runs TestDiskFullLeader, TestUncleanElection,
+# TestMemberRemovedAndAdded, TestQueueUnderSlowLinks and
+# TestStaleTxnCoordinatorEndTxn (a few minutes in all).
 # --extra5 runs TestMemberRemovedAndAddedFiveNodes and TestUncleanElectionFiveNodes
 # (about 4 minutes).
 # --kip848 runs the soak with a KIP-848 consumer group of three members
@@ -47,7 +48,7 @@ while (($#)); do
 	--kip848) test=TestKIP848GroupUnderFaults flags+=" --kip848" ;;
 	--extra)
 		export SAMSA_FAULTS_EXTRA=1
-		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks)$' -v ./compat-tests/faults/ ;;
+		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks|TestStaleTxnCoordinatorEndTxn)$' -v ./compat-tests/faults/ ;;
 	--extra5)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;

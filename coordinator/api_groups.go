@@ -119,7 +119,15 @@ func (c *Coordinator) JoinGroup(ctx context.Context, client Client, req *kmsg.Jo
 		if r == nil {
 			return joinErrorResponse(req.Version, kerr.NotCoordinator.Code, req.MemberID)
 		}
-		return r.(*kmsg.JoinGroupResponse)
+		jr := r.(*kmsg.JoinGroupResponse)
+		if jr.ErrorCode == 0 {
+			// The shard sent r after the writes it depends on (the
+			// group's metadata), so written covers them.
+			if code := s.commitBarrier(ctx, s.written.Load()); code != 0 {
+				return joinErrorResponse(req.Version, code, req.MemberID)
+			}
+		}
+		return jr
 	case <-ctx.Done():
 		return joinErrorResponse(req.Version, kerr.CoordinatorNotAvailable.Code, req.MemberID)
 	}
@@ -161,7 +169,13 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 		if r == nil {
 			return syncErrorResponse(req.Version, kerr.NotCoordinator.Code)
 		}
-		return r.(*kmsg.SyncGroupResponse)
+		sr := r.(*kmsg.SyncGroupResponse)
+		if sr.ErrorCode == 0 {
+			if code := s.commitBarrier(ctx, s.written.Load()); code != 0 {
+				return syncErrorResponse(req.Version, code)
+			}
+		}
+		return sr
 	case <-ctx.Done():
 		return syncErrorResponse(req.Version, kerr.CoordinatorNotAvailable.Code)
 	}
@@ -175,8 +189,10 @@ func (c *Coordinator) Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest)
 		return resp
 	}
 	s, code := c.shardFor(req.Group)
+	var written int64
 	if code == 0 {
 		code = s.call(ctx, func() {
+			written = s.written.Load()
 			g := s.groups[req.Group]
 			if g == nil || s.consumer[req.Group] != nil {
 				resp.ErrorCode = kerr.UnknownMemberID.Code
@@ -184,6 +200,11 @@ func (c *Coordinator) Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest)
 			}
 			resp.ErrorCode = g.Heartbeat(c.now(), req)
 		})
+	}
+	if code == 0 && resp.ErrorCode == 0 {
+		// Kafka answers a heartbeat as a write: only once the shard's
+		// earlier writes are committed (barrier.go).
+		code = s.commitBarrier(ctx, written)
 	}
 	if code != 0 {
 		resp.ErrorCode = code
@@ -203,6 +224,7 @@ func (c *Coordinator) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupReques
 		}
 	}
 	codes := make([]int16, len(leavers))
+	var written int64 // the shard's writes the answer waits for
 	if req.Group == "" {
 		resp.ErrorCode = kerr.InvalidGroupID.Code
 		return resp
@@ -210,6 +232,7 @@ func (c *Coordinator) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupReques
 	s, code := c.shardFor(req.Group)
 	if code == 0 {
 		code = s.call(ctx, func() {
+			defer func() { written = s.written.Load() }()
 			g := s.groups[req.Group]
 			if g == nil || s.consumer[req.Group] != nil {
 				for i := range codes {
@@ -222,6 +245,9 @@ func (c *Coordinator) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupReques
 			codes, replies = g.Leave(now, leavers)
 			s.finish(g, now, replies)
 		})
+	}
+	if code == 0 && slices.Contains(codes, 0) {
+		code = s.commitBarrier(ctx, written)
 	}
 	if code != 0 {
 		resp.ErrorCode = code

@@ -265,7 +265,9 @@ func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group strin
 		out.ErrorCode = kerr.InvalidGroupID.Code
 		return out
 	}
+	requested := topics // fill sets topics when the request asked for all
 	s, code := c.shardFor(group)
+	var written int64
 	if code == 0 {
 		code = s.call(ctx, func() {
 			if requireStable {
@@ -273,12 +275,19 @@ func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group strin
 			}
 			fill(s.groups[group])
 			unstable = nil
+			written = s.written.Load()
 		})
+	}
+	if code == 0 && requireStable {
+		// Kafka serves require_stable as a write operation: the answer
+		// waits until the shard's earlier writes are committed, so it
+		// never shows an offset that could still be lost (barrier.go).
+		code = s.commitBarrier(ctx, written)
 	}
 	if code != 0 {
 		out.ErrorCode = code
 		out.Topics = nil
-		if topics != nil {
+		if topics = requested; topics != nil {
 			fill(nil) // v0-v1 carry the error per partition
 		}
 	}

@@ -33,8 +33,17 @@ func (c *Coordinator) ConsumerGroupHeartbeat(ctx context.Context, client Client,
 		req.MemberID = randomUUID() // v0: the coordinator names new members
 	}
 	s, code := c.shardFor(req.Group)
+	var written int64
 	if code == 0 {
-		code = s.call(ctx, func() { s.consumerHeartbeat(c.now(), client, img, req, resp) })
+		code = s.call(ctx, func() {
+			s.consumerHeartbeat(c.now(), client, img, req, resp)
+			written = s.written.Load()
+		})
+	}
+	if code == 0 && resp.ErrorCode == 0 {
+		// Kafka answers a heartbeat as a write: once its records, and
+		// every write the shard made before, are committed (barrier.go).
+		code = s.commitBarrier(ctx, written)
 	}
 	if code != 0 {
 		*resp = *req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)

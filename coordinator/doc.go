@@ -39,6 +39,21 @@
 // lock order to keep. Writes to a partition's log happen on its shard
 // goroutine, one batch at a time.
 //
+// # Answers wait for the shard's writes
+//
+// A replicated __consumer_offsets partition can hold the shard's writes
+// past its high watermark: an append that timed out waiting for the ISR
+// (the leader cut off from its followers) fails, but its batch stays in
+// the log and may yet be committed. As Kafka's CoordinatorRuntime treats
+// heartbeats, JoinGroup, SyncGroup, LeaveGroup, ConsumerGroupHeartbeat
+// and OffsetFetch with require_stable as write operations, their
+// successful answers wait until every write the shard made before them is
+// committed (barrier.go: the shard's written end offset, a CommitWaiter
+// the log implements), on the caller's goroutine and at most the write
+// timeout; a failure is COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR,
+// mapped as Kafka maps append errors (writeError). Error answers and
+// other reads are not held.
+//
 // # On-disk format
 //
 // Records in __consumer_offsets are Kafka's, so Kafka tools can read them:

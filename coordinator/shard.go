@@ -53,6 +53,10 @@ type shard struct {
 	done    chan struct{} // closed when run returns
 	loaded  atomic.Bool
 	loadErr atomic.Pointer[error]
+	// written is the log end offset after the shard's last write attempt
+	// (or its load): answers that must not get ahead of the shard's
+	// writes wait until it is committed (barrier.go).
+	written atomic.Int64
 
 	// Owned by run.
 	groups      map[string]*Group
@@ -261,18 +265,6 @@ func (s *shard) checkBatchSize(batch []byte) error {
 	return nil
 }
 
-// writeError is the Kafka error code a client gets when a write of its
-// request fails, as Kafka's coordinators map append errors: a batch over
-// the size limit is UNKNOWN_SERVER_ERROR (Kafka maps MESSAGE_TOO_LARGE and
-// RECORD_LIST_TOO_LARGE so, the client cannot fix it by retrying); any
-// other failure COORDINATOR_NOT_AVAILABLE, which the client retries.
-func writeError(err error) *kerr.Error {
-	if errors.Is(err, ErrRecordTooLarge) {
-		return kerr.UnknownServerError
-	}
-	return kerr.CoordinatorNotAvailable
-}
-
 func (s *shard) writeGroup(g *Group, now time.Time) error {
 	return s.appendLimited(now, []wire.Record{{
 		Key:   groupMetadataKey(g.id),
@@ -395,6 +387,7 @@ func (s *shard) load() error {
 	}
 	s.restoreConsumerGroups(ls, now)
 	s.restoreTxnOffsets(ls, now)
+	s.written.Store(end)
 	s.logger.Debug("coordinator: loaded partition", "groups", len(s.groups), "end_offset", end)
 	return nil
 }

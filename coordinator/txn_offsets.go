@@ -314,7 +314,9 @@ func (s *shard) pendingTxn() *txnOffsets {
 // REQUIRES: on the shard goroutine.
 func (s *shard) appendAt(batch []byte) (int64, error) {
 	base := s.log.LogEndOffset()
-	if err := s.log.Append(batch); err != nil {
+	err := s.log.Append(batch)
+	s.noteWritten()
+	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrWrite, err)
 	}
 	return base, nil

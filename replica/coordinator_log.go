@@ -58,6 +58,27 @@ func (c CoordinatorLog) Append(batch []byte) error {
 	return nil
 }
 
+// WaitCommitted waits, at most the append timeout, until the high
+// watermark reaches offset (coordinator.CommitWaiter): the group
+// coordinator holds a heartbeat's answer until its shard's earlier writes
+// are committed, as Kafka's CoordinatorRuntime does. The error wraps
+// REQUEST_TIMED_OUT when the time ran out, NOT_LEADER_OR_FOLLOWER when
+// this node does not lead the partition. A shrunk ISR does not matter
+// here: what is below the high watermark is committed.
+func (c CoordinatorLog) WaitCommitted(ctx context.Context, offset int64) error {
+	if c.p.log.HighWatermark() >= offset {
+		return nil
+	}
+	_, epoch := c.p.Leader() // WaitForHighWatermark checks it is ours
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	code := c.p.WaitForHighWatermark(ctx, epoch, offset)
+	if code != 0 && code != kerr.NotEnoughReplicasAfterAppend.Code {
+		return fmt.Errorf("%w: %w", ErrNotCommitted, kerr.ErrorForCode(code))
+	}
+	return nil
+}
+
 // Read reads the log (coordinator.Log).
 func (c CoordinatorLog) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) ([]byte, error) {
 	return c.p.log.Read(offset, maxBytes, maxOffset, minOneBatch)

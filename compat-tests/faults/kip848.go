@@ -70,7 +70,9 @@ type GroupDelivery struct {
 // code 0 in the OffsetCommit response) for one partition: the group's
 // next record to consume there is Offset.
 type GroupCommit struct {
-	Seq       int64
+	Seq int64
+	// At is when the acknowledgement arrived, since the workload started.
+	At        time.Duration
 	Member    string
 	Partition int32
 	Offset    int64
@@ -105,6 +107,39 @@ type GroupHistory struct {
 	// Drained says the group committed up to the end of every partition
 	// before its members left.
 	Drained bool
+	// FencedGrace bounds how long a member fenced without its knowing may
+	// go on receiving records (FencedGraceFor); 0 means
+	// FencedGraceFor(KIP848SessionTimeout, OffsetsCommitTimeout).
+	FencedGrace time.Duration
+}
+
+// KIP848SessionTimeout is group.consumer.session.timeout.ms of KIP848Env,
+// and OffsetsCommitTimeout the brokers' offsets.commit.timeout.ms
+// (Kafka's default): how long a coordinator waits for the ISR to have a
+// write, and so how long a coordinator cut off from the other replicas
+// holds a heartbeat's answer before failing it.
+const (
+	KIP848SessionTimeout = 6 * time.Second
+	OffsetsCommitTimeout = 5 * time.Second
+)
+
+// FencedGraceFor is how long CheckGroup lets a member that the coordinator
+// fenced without its knowing go on receiving records: from the
+// acknowledgement of another member's commit past a record it receives
+// until that delivery, and from that delivery until its assignment ends
+// by a failure. A fenced member can only be talking to a coordinator cut
+// off from the others (or to none): its next commit there fails after one
+// write timeout, its heartbeats after at most one more (they wait for
+// that write, as in Kafka), it looks the coordinator up again (perhaps
+// asking the cut-off node first, which costs the same again) and the new
+// coordinator's answer ends its assignment; the new coordinator gave its
+// partitions away no earlier than a session timeout after loading them.
+// Two session timeouts and two write timeouts cover that with room for a
+// loaded machine, and are far below how long a member went on when its
+// cut-off coordinator answered heartbeats from memory (until the cut
+// healed).
+func FencedGraceFor(session, commitTimeout time.Duration) time.Duration {
+	return 2*session + 2*commitTimeout
 }
 
 // GroupReport is what CheckGroup found.
@@ -124,9 +159,21 @@ type GroupReport struct {
 	// then ended by a failure (GroupEnd), reported, not an anomaly.
 	FencedDeliveries Anomaly
 	// LongestFenced is the longest time from a delivery counted in
-	// FencedDeliveries to the end of its member's assignment: how long a
-	// fenced member went on consuming, at least.
+	// FencedDeliveries to the end of its member's assignment.
 	LongestFenced time.Duration
+	// LongestFencedConsuming is the longest time from the
+	// acknowledgement of another member's commit past a record to a
+	// fenced member's delivery of it: how long a fenced member went on
+	// receiving records, at least.
+	LongestFencedConsuming time.Duration
+	// FencedGrace is the bound both durations are held to.
+	FencedGrace time.Duration
+	// FencedTooLong: a member received a record below another member's
+	// acknowledged commit, and either received it more than FencedGrace
+	// after that commit was acknowledged, or its assignment ended by a
+	// failure more than FencedGrace after the delivery: a fenced member
+	// that did not stop promptly.
+	FencedTooLong Anomaly
 	// RewoundBelowCommit: a member received a record below an offset the
 	// coordinator had already acknowledged as committed for its partition,
 	// and its assignment did not end by a failure afterwards.
@@ -142,7 +189,7 @@ type GroupReport struct {
 
 // Anomalies is the number of anomalies of every kind.
 func (r *GroupReport) Anomalies() int {
-	return r.RewoundBelowCommit.Count + r.CommitRegressed.Count + r.Unconsumed.Count
+	return r.RewoundBelowCommit.Count + r.CommitRegressed.Count + r.Unconsumed.Count + r.FencedTooLong.Count
 }
 
 // redeliveryExamples is how many redeliveries a report describes.
@@ -155,8 +202,9 @@ func (r *GroupReport) String() string {
 	for _, e := range r.Redelivered.Examples {
 		fmt.Fprintf(&b, "  redelivered: %s\n", e)
 	}
-	fmt.Fprintf(&b, "  received while fenced: %d (longest until the assignment ended: %v)\n",
-		r.FencedDeliveries.Count, r.LongestFenced.Round(10*time.Millisecond))
+	fmt.Fprintf(&b, "  received while fenced: %d (longest after the other member's commit: %v; until the assignment ended: %v; bound %v)\n",
+		r.FencedDeliveries.Count, r.LongestFencedConsuming.Round(10*time.Millisecond),
+		r.LongestFenced.Round(10*time.Millisecond), r.FencedGrace)
 	for _, e := range r.FencedDeliveries.Examples {
 		fmt.Fprintf(&b, "    %s\n", e)
 	}
@@ -171,7 +219,8 @@ func (r *GroupReport) String() string {
 	for _, a := range []struct {
 		name string
 		a    Anomaly
-	}{{"rewound-below-commit", r.RewoundBelowCommit}, {"commit-regressed", r.CommitRegressed}, {"unconsumed", r.Unconsumed}} {
+	}{{"rewound-below-commit", r.RewoundBelowCommit}, {"commit-regressed", r.CommitRegressed},
+		{"fenced-too-long", r.FencedTooLong}, {"unconsumed", r.Unconsumed}} {
 		fmt.Fprintf(&b, "  %-20s %d", a.name, a.a.Count)
 		for _, e := range a.a.Examples {
 			fmt.Fprintf(&b, "\n    %s", e)
@@ -185,12 +234,17 @@ func (r *GroupReport) String() string {
 // acknowledged commits of a partition never go backwards; no member
 // receives a record below an offset already acknowledged as committed
 // unless its assignment then ends by a failure (it was fenced without
-// knowing: counted), so a record is received twice only when a member
-// failed (those redeliveries are counted); and every record of the final
-// log reached the group. It is a pure function.
+// knowing: counted), and then only within the fenced grace of that
+// commit and of that end (else fenced-too-long), so a record is received
+// twice only when a member failed (those redeliveries are counted); and
+// every record of the final log reached the group. It is a pure function.
 func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
+	grace := h.FencedGrace
+	if grace <= 0 {
+		grace = FencedGraceFor(KIP848SessionTimeout, OffsetsCommitTimeout)
+	}
 	r := &GroupReport{Deliveries: len(h.Deliveries), CommitsAcked: len(h.Commits), Crashes: h.Crashes,
-		Lost: h.Lost, Drained: h.Drained, CommitErrors: h.CommitErrors}
+		Lost: h.Lost, Drained: h.Drained, CommitErrors: h.CommitErrors, FencedGrace: grace}
 	// Walk deliveries and commits in Seq order, tracking the highest
 	// acknowledged commit of each partition.
 	commits := append([]GroupCommit(nil), h.Commits...)
@@ -212,6 +266,9 @@ func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 		return GroupEnd{}, false
 	}
 	committed := make(map[int32]GroupCommit)
+	// accepted holds each partition's acknowledged commits in order, their
+	// offsets ascending (a regressed one is left out).
+	accepted := make(map[int32][]GroupCommit)
 	applyCommit := func(c GroupCommit) {
 		prev, ok := committed[c.Partition]
 		if ok && c.Offset < prev.Offset {
@@ -220,6 +277,20 @@ func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 			return
 		}
 		committed[c.Partition] = c
+		accepted[c.Partition] = append(accepted[c.Partition], c)
+	}
+	// firstPast returns the first acknowledged commit of partition past
+	// offset by another member than member: since then, at the latest,
+	// member was fenced from the partition.
+	firstPast := func(partition int32, offset int64, member string) (GroupCommit, bool) {
+		cs := accepted[partition]
+		i := sort.Search(len(cs), func(i int) bool { return cs[i].Offset > offset })
+		for ; i < len(cs); i++ {
+			if cs[i].Member != member {
+				return cs[i], true
+			}
+		}
+		return GroupCommit{}, false
 	}
 	got := make(map[partOffset]GroupDelivery)
 	ci := 0
@@ -229,9 +300,25 @@ func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 		}
 		if c, ok := committed[d.Partition]; ok && d.Offset < c.Offset {
 			if e, ok := endAfter(d.Member, d.Seq); ok {
-				r.FencedDeliveries.add("%s epoch %d received %q at %d/%d after %s's commit of %d was acknowledged; its assignment ended %v later (%s)",
-					d.Member, d.Epoch, d.Value, d.Partition, d.Offset, c.Member, c.Offset, (e.At - d.At).Round(10*time.Millisecond), e.Why)
-				r.LongestFenced = max(r.LongestFenced, e.At-d.At)
+				// Fenced since the first commit past the record
+				// by another member; the member's own commits
+				// past it would make this a rewind (no excuse
+				// then: it had the record already).
+				first, ok := firstPast(d.Partition, d.Offset, d.Member)
+				if !ok {
+					first = c
+				}
+				consuming, ending := d.At-first.At, e.At-d.At
+				r.FencedDeliveries.add("%s epoch %d received %q at %d/%d %v after %s's commit of %d was acknowledged; its assignment ended %v later (%s)",
+					d.Member, d.Epoch, d.Value, d.Partition, d.Offset, consuming.Round(10*time.Millisecond),
+					first.Member, first.Offset, ending.Round(10*time.Millisecond), e.Why)
+				r.LongestFenced = max(r.LongestFenced, ending)
+				r.LongestFencedConsuming = max(r.LongestFencedConsuming, consuming)
+				if consuming > grace || ending > grace {
+					r.FencedTooLong.add("%s epoch %d received %q at %d/%d %v after %s's commit of %d was acknowledged, its assignment ended %v later (%s); bound %v",
+						d.Member, d.Epoch, d.Value, d.Partition, d.Offset, consuming.Round(10*time.Millisecond),
+						first.Member, first.Offset, ending.Round(10*time.Millisecond), e.Why, grace)
+				}
 			} else {
 				r.RewoundBelowCommit.add("%s epoch %d received %q at %d/%d after %s's commit of %d was acknowledged",
 					d.Member, d.Epoch, d.Value, d.Partition, d.Offset, c.Member, c.Offset)
@@ -422,6 +509,7 @@ func (g *Group) consume(ctx context.Context, m *groupMember, epoch *atomic.Int64
 // recordCommit records the partitions of an OffsetCommit the coordinator
 // acknowledged, and counts the failed ones.
 func (g *Group) recordCommit(member string, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	at := time.Since(g.start)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err != nil {
@@ -451,7 +539,7 @@ func (g *Group) recordCommit(member string, req *kmsg.OffsetCommitRequest, resp 
 				continue
 			}
 			g.seq++
-			g.hist.Commits = append(g.hist.Commits, GroupCommit{Seq: g.seq, Member: member, Partition: p.Partition, Offset: off})
+			g.hist.Commits = append(g.hist.Commits, GroupCommit{Seq: g.seq, At: at, Member: member, Partition: p.Partition, Offset: off})
 		}
 	}
 }
@@ -776,7 +864,7 @@ func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *R
 			"inconsistent_offset": rep.InconsistentOffset.Count, "nonmonotonic_poll": rep.NonMonotonicPoll.Count,
 			"committed_backwards": rep.CommittedBackwards.Count, "committed_skipped": rep.CommittedSkipped.Count,
 			"rewound_below_commit": grep.RewoundBelowCommit.Count, "commit_regressed": grep.CommitRegressed.Count,
-			"unconsumed": grep.Unconsumed.Count,
+			"fenced_too_long": grep.FencedTooLong.Count, "unconsumed": grep.Unconsumed.Count,
 		},
 		Redelivered:      grep.Redelivered.Count,
 		MemberCrashes:    grep.Crashes,

@@ -75,8 +75,55 @@ func TestCheckGroupFindsEachAnomaly(t *testing.T) {
 	h, final = clean()
 	h.Deliveries = append(h.Deliveries, GroupDelivery{Seq: 8, At: time.Second, Member: "member0", Epoch: 1, Partition: 0, Offset: 1, Value: "p0-1"})
 	h.Ends = append(h.Ends, GroupEnd{Seq: 9, At: 3 * time.Second, Member: "member0", Why: "lost"})
-	if r := CheckGroup(h, final); r.Anomalies() != 0 || r.FencedDeliveries.Count != 1 || r.LongestFenced != 2*time.Second {
+	if r := CheckGroup(h, final); r.Anomalies() != 0 || r.FencedDeliveries.Count != 1 || r.LongestFenced != 2*time.Second ||
+		r.LongestFencedConsuming != time.Second {
 		t.Fatalf("fenced member's delivery: want one counted, no anomaly:\n%s", r)
+	}
+	// ... but only when it stops promptly: a fenced member whose
+	// assignment ends long after the delivery (a partition given to two
+	// healthy members, one of them cut off much later), or that receives
+	// the record long after the other member's commit past it was
+	// acknowledged (its cut-off coordinator kept answering its
+	// heartbeats), is fenced-too-long.
+	for _, c := range []struct {
+		name                   string
+		commitAt, deliverAt    time.Duration
+		endAt                  time.Duration
+		grace                  time.Duration
+		wantConsuming, wantEnd time.Duration
+		tooLong                bool
+	}{
+		{"within the grace", 10 * time.Second, 20 * time.Second, 30 * time.Second, 0, 10 * time.Second, 10 * time.Second, false},
+		{"ends too late", 0, time.Second, 40 * time.Second, 0, time.Second, 39 * time.Second, true},
+		{"received too late", 0, 30 * time.Second, 31 * time.Second, 0, 30 * time.Second, time.Second, true},
+		{"a tighter grace", 0, 3 * time.Second, 4 * time.Second, 2 * time.Second, 3 * time.Second, time.Second, true},
+	} {
+		t.Run("fenced "+c.name, func(t *testing.T) {
+			h, final := clean()
+			h.FencedGrace = c.grace
+			for i := range h.Commits {
+				h.Commits[i].At = c.commitAt
+			}
+			h.Deliveries = append(h.Deliveries, GroupDelivery{Seq: 8, At: c.deliverAt, Member: "member0", Epoch: 1, Partition: 0, Offset: 1, Value: "p0-1"})
+			h.Ends = append(h.Ends, GroupEnd{Seq: 9, At: c.endAt, Member: "member0", Why: "lost"})
+			r := CheckGroup(h, final)
+			if r.FencedDeliveries.Count != 1 || r.LongestFencedConsuming != c.wantConsuming || r.LongestFenced != c.wantEnd {
+				t.Fatalf("want one fenced delivery, %v after the commit, %v before the end:\n%s", c.wantConsuming, c.wantEnd, r)
+			}
+			if got := r.FencedTooLong.Count == 1 && r.Anomalies() == 1; got != c.tooLong {
+				t.Fatalf("fenced-too-long: got %v, want %v:\n%s", got, c.tooLong, r)
+			}
+		})
+	}
+	// The fenced time counts from the first commit past the record by
+	// another member, not from the latest one.
+	h, final = clean()
+	h.Commits = append(h.Commits, GroupCommit{Seq: 10, At: 50 * time.Second, Member: "member1", Partition: 0, Offset: 5})
+	h.Commits[1].At = 10 * time.Second // member1's commit of 2
+	h.Deliveries = append(h.Deliveries, GroupDelivery{Seq: 11, At: 51 * time.Second, Member: "member0", Epoch: 1, Partition: 0, Offset: 1, Value: "p0-1"})
+	h.Ends = append(h.Ends, GroupEnd{Seq: 12, At: 52 * time.Second, Member: "member0", Why: "lost"})
+	if r := CheckGroup(h, final); r.FencedTooLong.Count != 1 || r.LongestFencedConsuming != 41*time.Second {
+		t.Fatalf("fenced since the first commit past the record: want 41 s, fenced-too-long:\n%s", r)
 	}
 	// Merged into a queue history, the group's deliveries are judged by
 	// Check too: a member going backwards within one assignment is a

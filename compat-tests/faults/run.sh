@@ -28,8 +28,8 @@
 # other directory, KIP-858), e.g. run.sh -t 0,0,0,0,0,0,10.
 #
 # --extra runs TestDiskFullLeader, TestDirFullLeader (three steps),
-# TestUncleanElection, TestMemberRemovedAndAdded and TestQueueUnderSlowLinks
-# (a few minutes in all).
+# TestUncleanElection, TestMemberRemovedAndAdded, TestQueueUnderSlowLinks
+# and TestStaleTxnCoordinatorEndTxn (a few minutes in all).
 # --extra5 runs TestMemberRemovedAndAddedFiveNodes and TestUncleanElectionFiveNodes
 # (about 4 minutes).
 # --kip848 runs the soak with a KIP-848 consumer group of three members
@@ -59,7 +59,7 @@ while (($#)); do
 	--ctxn) test=TestConfluentTxnSoak flags+=" --ctxn $2"; export SAMSA_FAULTS_CTXN_STEPS=$2; shift ;;
 	--extra)
 		export SAMSA_FAULTS_EXTRA=1
-		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestDirFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks)$' -v ./compat-tests/faults/ ;;
+		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestDirFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks|TestStaleTxnCoordinatorEndTxn)$' -v ./compat-tests/faults/ ;;
 	--extra5)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;

@@ -47,8 +47,10 @@
 // controller, a broker-only observer) renames Dir to Dir.damaged-<unix
 // ms>, kept for inspection, and starts afresh with the marker file
 // Dir/rejoining (rejoin.go): while it exists the node never bootstraps a
-// quorum and refuses every vote (it forgot its term and vote, and must not
-// vote twice in one term); the leader sends it the log or a snapshot, and
+// quorum, refuses every vote and leadership transfer, and never starts an
+// election of its own, where it would vote for itself (it forgot its term
+// and vote, and must not vote twice in one term; its Raft election timer
+// is held until then); the leader sends it the log or a snapshot, and
 // once it has applied the commit index, with a leader and two election
 // timeouts after its start, the marker goes and it votes again.
 //

@@ -56,7 +56,12 @@ type Options struct {
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
 	TrailingLogs      uint64
-	Logger            *slog.Logger
+	// RejoinMinWait is how long, at least, a rejoining node (rejoin.go)
+	// refuses votes and stays out of elections after it starts, even once
+	// caught up: default two election timeouts, so that any election it
+	// voted in before it lost its state has ended.
+	RejoinMinWait time.Duration
+	Logger        *slog.Logger
 }
 
 // Quorum is the controller's metadata log on hashicorp/raft. It implements
@@ -78,6 +83,8 @@ type Quorum struct {
 	// guard refuses votes while the node rejoins after its damaged store
 	// was set aside (rejoin.go); nil when it did not.
 	guard *voteGuard
+	// timeout is Raft's heartbeat and election timeout once not rejoining.
+	timeout time.Duration
 
 	mu struct {
 		sync.Mutex
@@ -106,6 +113,9 @@ func Open(o Options) (_ *Quorum, err error) {
 	}
 	if o.TrailingLogs == 0 {
 		o.TrailingLogs = 4096
+	}
+	if o.RejoinMinWait <= 0 {
+		o.RejoinMinWait = 2 * o.ElectionTimeout
 	}
 	if len(o.Voters) == 0 {
 		return nil, fmt.Errorf("%w: no voters", controller.ErrOptions)
@@ -183,6 +193,7 @@ func Open(o Options) (_ *Quorum, err error) {
 	if len(o.Voters) == 1 {
 		timeout = min(timeout, 50*time.Millisecond)
 	}
+	q.timeout = timeout
 	conf.HeartbeatTimeout = timeout
 	conf.ElectionTimeout = timeout
 	// The active controller steps down when a majority has not answered
@@ -191,6 +202,15 @@ func Open(o Options) (_ *Quorum, err error) {
 	// (a CI run); Kafka's leader waits 1.5 fetch timeouts (3 s by
 	// default). raft allows at most the heartbeat timeout.
 	conf.LeaderLeaseTimeout = timeout
+	if rejoin {
+		// A rejoining voter must not become a candidate either: a
+		// candidate votes for itself, in a term it may already have
+		// voted in before it lost its state. raft has no switch for
+		// that, so its follower timer waits "forever" until
+		// finishRejoin restores the timeouts (ReloadConfig).
+		conf.HeartbeatTimeout = rejoinHoldTimeout
+		conf.ElectionTimeout = rejoinHoldTimeout
+	}
 	conf.SnapshotThreshold = o.SnapshotThreshold
 	conf.SnapshotInterval = o.SnapshotInterval
 	conf.TrailingLogs = o.TrailingLogs

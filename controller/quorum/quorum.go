@@ -117,7 +117,10 @@ func Open(o Options) (_ *Quorum, err error) {
 	if o.RejoinMinWait <= 0 {
 		o.RejoinMinWait = 2 * o.ElectionTimeout
 	}
-	if len(o.Voters) == 0 {
+	if len(o.Voters) == 0 && !o.Observer {
+		// An observer may know no voter (a broker-only node configured
+		// with controller.quorum.bootstrap.servers alone): it never
+		// bootstraps, and learns the voters from the log.
 		return nil, fmt.Errorf("%w: no voters", controller.ErrOptions)
 	}
 	self := false

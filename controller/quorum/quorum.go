@@ -89,6 +89,7 @@ type Quorum struct {
 	mu struct {
 		sync.Mutex
 		leading bool
+		since   time.Time     // when leading last became true
 		changed chan struct{} // closed and replaced when leading changes
 	}
 }
@@ -312,6 +313,9 @@ func (q *Quorum) setLeading(b bool) {
 		return
 	}
 	q.mu.leading = b
+	if b {
+		q.mu.since = time.Now()
+	}
 	close(q.mu.changed)
 	q.mu.changed = make(chan struct{})
 }
@@ -321,6 +325,15 @@ func (q *Quorum) Leading() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.mu.leading
+}
+
+// LeadingSince is when this node last became the active controller (the
+// zero time if it never did); the controller counts broker sessions from
+// then (controller.ExpireSessions).
+func (q *Quorum) LeadingSince() time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.mu.since
 }
 
 // WaitLeading blocks until this node is the active controller or ctx ends.

@@ -33,7 +33,9 @@ type Options struct {
 	// snapshots/.
 	Dir string
 	// Voters is the initial voter set. A node with no Raft state bootstraps
-	// the cluster with it; every voter must be given the same list.
+	// the cluster with it; every voter must be given the same list. An
+	// Observer may have none (a broker-only node configured with
+	// controller.quorum.bootstrap.servers alone).
 	Voters []Voter
 	// Observer: this node is not a voter (a broker-only node). It never
 	// bootstraps; the active controller adds it as a Raft non-voter

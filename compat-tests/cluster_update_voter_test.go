@@ -109,11 +109,14 @@ func TestUpdateRaftVoter(t *testing.T) {
 	c := harness.StartCluster(t, 3, harness.ClusterOptions{})
 	ctx := testContext(t, 4*time.Minute)
 	entry := c.Brokers[0].Addr
-	v := waitQuorum(t, ctx, entry, "three voters", func(v quorumView) bool { return len(v.voters) == 3 })
+	waitQuorum(t, ctx, entry, "three voters", func(v quorumView) bool { return len(v.voters) == 3 })
 
 	// Retried while leadership moves (the leader's epoch and address are
 	// read again each time).
-	ask := func(what string, to func(leader int32) string, id int32, dir [16]byte, mod func(*kmsg.UpdateRaftVoterRequest), want int16) {
+	// to picks, for the leader of the moment, the node to send to, the
+	// voter to update and its directory id ("" to wait for another
+	// leader).
+	ask := func(what string, to func(leader int32) (string, int32, [16]byte), mod func(*kmsg.UpdateRaftVoterRequest), want int16) {
 		t.Helper()
 		var last string
 		if !pollUntil(90*time.Second, func() bool {
@@ -127,7 +130,7 @@ func TestUpdateRaftVoter(t *testing.T) {
 				last = "no leader"
 				return false
 			}
-			addr := to(p.LeaderID)
+			addr, id, dir := to(p.LeaderID)
 			if addr == "" {
 				last = "no node to ask"
 				return false
@@ -156,36 +159,47 @@ func TestUpdateRaftVoter(t *testing.T) {
 			t.Fatalf("%s: never answered %v (last: %s)", what, kerr.ErrorForCode(want), last)
 		}
 	}
-	leaderCtrl := func(leader int32) string { return c.ControllerAddrs[leader-1] }
+	voter1 := func(addr func(leader int32) string) func(int32) (string, int32, [16]byte) {
+		return func(leader int32) (string, int32, [16]byte) { return addr(leader), 1, [16]byte{9, 9} }
+	}
+	leaderCtrl := voter1(func(leader int32) string { return c.ControllerAddrs[leader-1] })
 	follower := func(leader int32) int32 { return leader%3 + 1 }
 
 	for _, tc := range updateVoterErrorCases {
-		ask(tc.name, leaderCtrl, 1, [16]byte{9, 9}, tc.mod, tc.want)
+		ask(tc.name, leaderCtrl, tc.mod, tc.want)
 	}
 	// kraft.version: samsa's quorums behave as 1 (voter changes), Kafka's
 	// static ones as 0, so a range without 1 is refused here.
-	ask("range without kraft.version 1", leaderCtrl, 1, [16]byte{9, 9}, func(r *kmsg.UpdateRaftVoterRequest) { r.KRaftVersionFeature.MaxSupportedVersion = 0 }, kerr.InvalidRequest.Code)
-	ask("sent to a follower", func(leader int32) string { return c.ControllerAddrs[follower(leader)-1] }, 1, [16]byte{9, 9}, nil, kerr.NotLeaderForPartition.Code)
+	ask("range without kraft.version 1", leaderCtrl, func(r *kmsg.UpdateRaftVoterRequest) { r.KRaftVersionFeature.MaxSupportedVersion = 0 }, kerr.InvalidRequest.Code)
+	ask("sent to a follower", voter1(func(leader int32) string { return c.ControllerAddrs[follower(leader)-1] }), nil, kerr.NotLeaderForPartition.Code)
 
-	// A follower voter reports its directory id.
-	target := follower(v.leader)
-	dir, _ := directoryID(t, c.Brokers[target-1].Dir)
-	ask("update a follower", func(leader int32) string {
-		if leader == target {
-			return "" // the leader's own endpoint does not change while it leads; wait for another
+	// A follower voter reports its directory id. The target is a follower
+	// of the leader of the moment, chosen again while no request was sent
+	// (the active controller's own endpoint does not change while it
+	// leads); once one was sent, a leader change to the target waits for
+	// the next leader.
+	var target int32
+	var dir [16]byte
+	sent := false
+	ask("update a follower", func(leader int32) (string, int32, [16]byte) {
+		if !sent && (target == 0 || target == leader) {
+			target = follower(leader)
+			dir, _ = directoryID(t, c.Brokers[target-1].Dir)
 		}
-		return c.ControllerAddrs[leader-1]
-	}, target, dir, nil, 0)
+		if target == leader {
+			return "", 0, dir
+		}
+		sent = true
+		return c.ControllerAddrs[leader-1], target, dir
+	}, nil, 0)
 	waitQuorum(t, ctx, entry, "the follower's directory id", func(v quorumView) bool {
 		leo, ok := v.leo[target]
 		return len(v.voters) == 3 && v.voters[target] == dir && ok && leo >= 0
 	})
-	ask("the same update again", func(leader int32) string {
-		if leader == target {
-			return ""
-		}
-		return c.ControllerAddrs[leader-1]
-	}, target, dir, nil, 0)
+	// Unchanged: no change is needed, on any leader (the target's too).
+	ask("the same update again", func(leader int32) (string, int32, [16]byte) {
+		return c.ControllerAddrs[leader-1], target, dir
+	}, nil, 0)
 	_, adm := newAdmin(t, entry)
 	if !pollUntil(90*time.Second, func() bool {
 		_, err := adm.CreateTopic(ctx, 1, 3, nil, "update-voter-after")

@@ -43,7 +43,11 @@ var ErrLeaderEndpoint = errors.New("quorum: the active controller's own endpoint
 // remove itself without stepping down, so a change of its own address is
 // ErrLeaderEndpoint. ErrNotCaughtUp: the voter did not answer at its new
 // address before ctx ended (it is then left a non-voter; AddVoter makes it
-// a voter again).
+// a voter again). A change cut short by a leader change leaves the voter
+// out of the voters alike (absent, or a non-voter at its new address):
+// the new leader does not finish it, UpdateVoter then answers
+// ErrVoterNotFound, and AddVoter (add-controller) repairs it. Kafka's
+// UpdateRaftVoter is one VotersRecord and has no such window.
 func (q *Quorum) UpdateVoter(ctx context.Context, id int32, m Member) error {
 	if m.DirectoryID == ([16]byte{}) {
 		return fmt.Errorf("%w: updating node %d", ErrInvalidVoter, id)

@@ -43,14 +43,16 @@ const registrationTimeout = 60 * time.Second
 // leaderOf returns the active controller's id and controller address.
 // A broker-only node that has not been added to the quorum yet knows no
 // leader: it then tries the voters in turn (a voter that is not the active
-// controller answers NOT_CONTROLLER, and the next call tries the next).
+// controller answers NOT_CONTROLLER, and the next call tries the next),
+// or, configured with controller.quorum.bootstrap.servers alone, those
+// (bootstrap_join.go).
 func (n *Node) leaderOf() (int32, string) {
 	if id := n.quorum.LeaderID(); id >= 0 || n.cfg.HasRole("controller") {
 		return id, n.quorum.LeaderAddr()
 	}
 	voters := n.cfg.QuorumVoters
 	if len(voters) == 0 {
-		return -1, ""
+		return n.bootstrapController()
 	}
 	v := voters[int(n.voterTurn.Add(1))%len(voters)]
 	return v.ID, v.Addr()

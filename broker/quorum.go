@@ -22,14 +22,15 @@ import (
 const startupLeaderTimeout = 30 * time.Second
 
 // quorumOf checks the KRaft settings and returns this node's voter entry
-// and the other voters. A controller whose controller.quorum.bootstrap.servers
+// and the voters (none for a broker-only node configured with
+// controller.quorum.bootstrap.servers alone). A controller whose controller.quorum.bootstrap.servers
 // names other nodes, without controller.quorum.voters, joins their quorum
 // (joiningController): it never bootstraps one of its own, and its entry
 // is its advertised controller listener.
 func quorumOf(cfg *config.Config) (quorum.Voter, []quorum.Voter, error) {
 	if !cfg.HasRole("controller") {
-		if len(cfg.QuorumVoters) == 0 {
-			return quorum.Voter{}, nil, fmt.Errorf("process.roles=%v: a broker-only node needs controller.quorum.voters (dynamic quorums through controller.quorum.bootstrap.servers alone are not supported)", cfg.ProcessRoles)
+		if len(cfg.QuorumVoters) == 0 && len(cfg.QuorumBootstrapServers) == 0 {
+			return quorum.Voter{}, nil, fmt.Errorf("process.roles=%v: a broker-only node needs controller.quorum.voters or controller.quorum.bootstrap.servers", cfg.ProcessRoles)
 		}
 		for _, v := range cfg.QuorumVoters {
 			if v.ID == cfg.NodeID {
@@ -45,16 +46,24 @@ func quorumOf(cfg *config.Config) (quorum.Voter, []quorum.Voter, error) {
 			self.Addr = v.Addr()
 		}
 	}
-	if joiningController(cfg) {
+	if cfg.HasRole("controller") && len(cfg.QuorumVoters) == 0 {
+		// A dynamic quorum's voters are reached at their advertised
+		// controller listener: a joining controller's entry, and that
+		// of a lone controller-only voter (bootstrap servers naming
+		// only itself) whose brokers and joining controllers dial it.
 		addr, err := controllerAdvertised(cfg)
-		if err != nil {
+		switch {
+		case err == nil:
+			self.Addr = addr
+		case joiningController(cfg):
 			return quorum.Voter{}, nil, err
 		}
-		self.Addr = addr
 	}
-	if len(voters) == 0 {
+	if len(voters) == 0 && cfg.HasRole("controller") {
 		voters = []quorum.Voter{self}
 	}
+	// A broker-only node with bootstrap servers alone knows no voter
+	// (nil): it finds the active controller through them (leaderOf).
 	return self, voters, nil
 }
 

@@ -73,6 +73,9 @@ func TestNodeRefusesOtherVoters(t *testing.T) {
 		{[]string{"controller.quorum.bootstrap.servers=other:9093"}, "needs a controller listener ([CONTROLLER]) with a port"},
 		{[]string{"process.roles=broker"}, "a broker-only node needs controller.quorum.voters"},
 		{[]string{"process.roles=broker", "controller.quorum.voters=2@other:9093"}, "advertised listener PLAINTEXT needs a port"},
+		// Bootstrap servers alone are enough for a broker-only node
+		// (issue 13 item 1): it gets past the quorum settings.
+		{[]string{"process.roles=broker", "controller.quorum.bootstrap.servers=other:9093"}, "advertised listener PLAINTEXT needs a port"},
 	} {
 		args := []string{"--override", "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0", "--override", "controller.listener.names=CONTROLLER",
 			"--override", "log.dirs=" + t.TempDir()}

@@ -92,3 +92,64 @@ func TestDecideExpiredUsesStartForUnseen(t *testing.T) {
 		t.Fatalf("%v", got)
 	}
 }
+
+// sinceQuorum is a Quorum that became the active controller at since.
+type sinceQuorum struct {
+	Quorum
+	since func() time.Time
+}
+
+func (q sinceQuorum) LeadingSince() time.Time { return q.since() }
+
+// TestSessionsStartWhenActive is a regression test (issue 13 item 4): the
+// session of a broker this controller had not heard from counted from the
+// controller's creation, so a node that became the active controller more
+// than one session timeout after its start (an election under load, or a
+// failover) fenced every other broker at its first tick, though they had
+// been heartbeating to the previous active controller all along; and a
+// heartbeat seen in an earlier term counted as fresh. Sessions now start
+// when the node became active.
+func TestSessionsStartWhenActive(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	c := newTestController(t, 3, func(o *Options) {
+		o.Now = clock.Now
+		o.SessionTimeout = 10 * time.Second
+		o.NodeID = 3
+	})
+	if err := c.Heartbeat(2); err != nil { // seen in an earlier term
+		t.Fatal(err)
+	}
+	var active time.Time
+	c.quorum = sinceQuorum{Quorum: c.quorum, since: func() time.Time { return active }}
+	clock.Advance(30 * time.Second)
+	active = clock.Now() // becomes active 30 s after its start
+	if got, err := c.ExpireSessions(); err != nil || len(got) != 0 {
+		t.Fatalf("expired %v %v at activation, want none", got, err)
+	}
+	clock.Advance(9 * time.Second)
+	if got, err := c.ExpireSessions(); err != nil || len(got) != 0 {
+		t.Fatalf("expired %v %v within a session of activation, want none", got, err)
+	}
+	if err := c.Heartbeat(1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Second) // 11 s after activation; broker 1 seen 2 s ago
+	if got, err := c.ExpireSessions(); err != nil || !equalInt32s(got, []int32{2}) {
+		t.Fatalf("expired %v %v, want [2]", got, err)
+	}
+}
+
+func TestDecideExpiredIgnoresHeartbeatsBeforeStart(t *testing.T) {
+	img, err := applyBatch(EmptyImage("c", 1), 0, []Record{RegisterBrokerRecord{BrokerID: 1, Host: "h", Port: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Unix(100, 0)
+	seen := map[int32]time.Time{1: start.Add(-time.Minute)}
+	if got := decideExpired(img, seen, start, start.Add(5*time.Second), 10*time.Second); len(got) != 0 {
+		t.Fatalf("%v", got)
+	}
+	if got := decideExpired(img, seen, start, start.Add(11*time.Second), 10*time.Second); !equalInt32s(got, []int32{1}) {
+		t.Fatalf("%v", got)
+	}
+}

@@ -22,6 +22,10 @@ import (
 type VoterChanges interface {
 	AddVoter(ctx context.Context, id int32, m quorum.Member) error
 	RemoveVoter(ctx context.Context, id int32, directoryID [16]byte) error
+	UpdateVoter(ctx context.Context, id int32, m quorum.Member) error
+	// LeaderAndEpoch is the leader as this node knows it, the Raft term,
+	// the leader's controller listener, and whether this node leads.
+	LeaderAndEpoch() (leader int32, epoch int64, m quorum.Member, leading bool)
 	// Members is the Raft configuration as this node knows it.
 	Members() (map[int32]quorum.Member, map[int32]bool, error)
 }

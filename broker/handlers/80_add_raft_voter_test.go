@@ -17,7 +17,21 @@ import (
 type fakeVoters struct {
 	added   []quorum.Member
 	removed [][16]byte
+	updated []quorum.Member
 	err     error
+	// leader, epoch and notLeading are LeaderAndEpoch's answer (this
+	// node, node 1, leads unless notLeading).
+	epoch      int64
+	notLeading bool
+}
+
+func (f *fakeVoters) UpdateVoter(_ context.Context, _ int32, m quorum.Member) error {
+	f.updated = append(f.updated, m)
+	return f.err
+}
+
+func (f *fakeVoters) LeaderAndEpoch() (int32, int64, quorum.Member, bool) {
+	return 1, f.epoch, quorum.Member{Addr: "c1:9093"}, !f.notLeading
 }
 
 func (f *fakeVoters) AddVoter(_ context.Context, _ int32, m quorum.Member) error {

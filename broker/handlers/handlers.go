@@ -73,6 +73,7 @@ func Table() []Entry {
 		{Key: int16(kmsg.BrokerHeartbeat), MinVersion: 0, MaxVersion: 2, Handle: handleBrokerHeartbeat, ControllerOnly: true},
 		{Key: int16(kmsg.AllocateProducerIDs), MinVersion: 0, MaxVersion: 0, Handle: handleAllocateProducerIDs, ControllerOnly: true},
 		{Key: int16(kmsg.AssignReplicasToDirs), MinVersion: 0, MaxVersion: 0, Handle: handleAssignReplicasToDirs, ControllerOnly: true},
+		{Key: int16(kmsg.UpdateRaftVoter), MinVersion: 0, MaxVersion: 0, Handle: handleUpdateRaftVoter, ControllerOnly: true},
 		{Key: int16(kmsg.Envelope), MinVersion: 0, MaxVersion: 0, Handle: handleEnvelope, ControllerOnly: true},
 	}
 }

@@ -47,8 +47,10 @@
 // controller, a broker-only observer) renames Dir to Dir.damaged-<unix
 // ms>, kept for inspection, and starts afresh with the marker file
 // Dir/rejoining (rejoin.go): while it exists the node never bootstraps a
-// quorum and refuses every vote (it forgot its term and vote, and must not
-// vote twice in one term); the leader sends it the log or a snapshot, and
+// quorum, refuses every vote and leadership transfer, and never starts an
+// election of its own, where it would vote for itself (it forgot its term
+// and vote, and must not vote twice in one term; its Raft election timer
+// is held until then); the leader sends it the log or a snapshot, and
 // once it has applied the commit index, with a leader and two election
 // timeouts after its start, the marker goes and it votes again.
 //
@@ -60,7 +62,11 @@
 // adds it as a non-voter, waits until it has caught up with the commit
 // index, then makes it a voter. RemoveVoter demotes a voter to a
 // non-voting member, which keeps receiving the log (an observer, as a
-// removed Kafka controller keeps fetching). The configuration, kept by
+// removed Kafka controller keeps fetching). UpdateVoter (UpdateRaftVoter)
+// records a voter's listener and directory id: nothing is written when
+// they are unchanged; a change is a new Raft address, which
+// hashicorp/raft v1.7.2 cannot apply to a live member in place without a
+// data race, so the voter is removed and added back (update_voter.go). The configuration, kept by
 // Raft in its log and snapshots, is the voter set across restarts;
 // controller.quorum.voters only seeds it on first start. A member's Raft
 // address carries its Kafka listener name and directory id after its

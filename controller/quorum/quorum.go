@@ -33,7 +33,9 @@ type Options struct {
 	// snapshots/.
 	Dir string
 	// Voters is the initial voter set. A node with no Raft state bootstraps
-	// the cluster with it; every voter must be given the same list.
+	// the cluster with it; every voter must be given the same list. An
+	// Observer may have none (a broker-only node configured with
+	// controller.quorum.bootstrap.servers alone).
 	Voters []Voter
 	// Observer: this node is not a voter (a broker-only node). It never
 	// bootstraps; the active controller adds it as a Raft non-voter
@@ -56,7 +58,12 @@ type Options struct {
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
 	TrailingLogs      uint64
-	Logger            *slog.Logger
+	// RejoinMinWait is how long, at least, a rejoining node (rejoin.go)
+	// refuses votes and stays out of elections after it starts, even once
+	// caught up: default two election timeouts, so that any election it
+	// voted in before it lost its state has ended.
+	RejoinMinWait time.Duration
+	Logger        *slog.Logger
 }
 
 // Quorum is the controller's metadata log on hashicorp/raft. It implements
@@ -78,10 +85,13 @@ type Quorum struct {
 	// guard refuses votes while the node rejoins after its damaged store
 	// was set aside (rejoin.go); nil when it did not.
 	guard *voteGuard
+	// timeout is Raft's heartbeat and election timeout once not rejoining.
+	timeout time.Duration
 
 	mu struct {
 		sync.Mutex
 		leading bool
+		since   time.Time     // when leading last became true
 		changed chan struct{} // closed and replaced when leading changes
 	}
 }
@@ -107,7 +117,13 @@ func Open(o Options) (_ *Quorum, err error) {
 	if o.TrailingLogs == 0 {
 		o.TrailingLogs = 4096
 	}
-	if len(o.Voters) == 0 {
+	if o.RejoinMinWait <= 0 {
+		o.RejoinMinWait = 2 * o.ElectionTimeout
+	}
+	if len(o.Voters) == 0 && !o.Observer {
+		// An observer may know no voter (a broker-only node configured
+		// with controller.quorum.bootstrap.servers alone): it never
+		// bootstraps, and learns the voters from the log.
 		return nil, fmt.Errorf("%w: no voters", controller.ErrOptions)
 	}
 	self := false
@@ -183,6 +199,7 @@ func Open(o Options) (_ *Quorum, err error) {
 	if len(o.Voters) == 1 {
 		timeout = min(timeout, 50*time.Millisecond)
 	}
+	q.timeout = timeout
 	conf.HeartbeatTimeout = timeout
 	conf.ElectionTimeout = timeout
 	// The active controller steps down when a majority has not answered
@@ -191,6 +208,15 @@ func Open(o Options) (_ *Quorum, err error) {
 	// (a CI run); Kafka's leader waits 1.5 fetch timeouts (3 s by
 	// default). raft allows at most the heartbeat timeout.
 	conf.LeaderLeaseTimeout = timeout
+	if rejoin {
+		// A rejoining voter must not become a candidate either: a
+		// candidate votes for itself, in a term it may already have
+		// voted in before it lost its state. raft has no switch for
+		// that, so its follower timer waits "forever" until
+		// finishRejoin restores the timeouts (ReloadConfig).
+		conf.HeartbeatTimeout = rejoinHoldTimeout
+		conf.ElectionTimeout = rejoinHoldTimeout
+	}
 	conf.SnapshotThreshold = o.SnapshotThreshold
 	conf.SnapshotInterval = o.SnapshotInterval
 	conf.TrailingLogs = o.TrailingLogs
@@ -289,6 +315,9 @@ func (q *Quorum) setLeading(b bool) {
 		return
 	}
 	q.mu.leading = b
+	if b {
+		q.mu.since = time.Now()
+	}
 	close(q.mu.changed)
 	q.mu.changed = make(chan struct{})
 }
@@ -298,6 +327,15 @@ func (q *Quorum) Leading() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.mu.leading
+}
+
+// LeadingSince is when this node last became the active controller (the
+// zero time if it never did); the controller counts broker sessions from
+// then (controller.ExpireSessions).
+func (q *Quorum) LeadingSince() time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.mu.since
 }
 
 // WaitLeading blocks until this node is the active controller or ctx ends.

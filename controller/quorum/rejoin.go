@@ -28,6 +28,12 @@ const rejoinMarker = "rejoining"
 // caught up (raft offers no notification for a follower's progress).
 const rejoinCheckInterval = 50 * time.Millisecond
 
+// rejoinHoldTimeout is the Raft heartbeat and election timeout of a
+// rejoining voter: long enough that it never starts an election (and so
+// never votes for itself) before finishRejoin gives it the configured
+// timeouts back.
+const rejoinHoldTimeout = 1000 * time.Hour
+
 // setAsideDamaged moves the damaged Raft state aside, as
 // dir.damaged-<unix ms>, and leaves an empty dir holding only the rejoin
 // marker: the node starts afresh and fetches the metadata log (or a
@@ -90,6 +96,9 @@ func rejoining(dir string) (bool, error) {
 	return false, fmt.Errorf("quorum: %w", err)
 }
 
+// errRejoining answers a leadership transfer to a rejoining voter.
+var errRejoining = errors.New("quorum: rejoining the quorum after the metadata store was set aside")
+
 // voteGuard answers vote and pre-vote requests "not granted" while on,
 // without showing them to Raft. A voter that lost its Raft state forgot
 // its term and its vote: granting a vote in a term it may already have
@@ -135,6 +144,12 @@ func (g *voteGuard) run(in <-chan raft.RPC) {
 			case *raft.RequestPreVoteRequest:
 				rpc.Respond(&raft.RequestPreVoteResponse{Term: req.Term, Granted: false}, nil)
 				continue
+			case *raft.TimeoutNowRequest:
+				// A leadership transfer to this node would make it a
+				// candidate at once, voting for itself.
+				g.logger.Info("quorum: refusing to take over the leadership while rejoining the quorum", "leader", string(req.ID))
+				rpc.Respond(nil, errRejoining)
+				continue
 			}
 		}
 		select {
@@ -150,8 +165,9 @@ func (g *voteGuard) run(in <-chan raft.RPC) {
 func (q *Quorum) Rejoining() bool { return q.guard != nil && q.guard.on.Load() }
 
 // finishRejoin waits until the rejoining node has a leader, has applied
-// the commit index it learned from it, and has run for two election
-// timeouts; then it removes the rejoin marker and lets the node vote.
+// the commit index it learned from it, and has run for RejoinMinWait (two
+// election timeouts); then it removes the rejoin marker, gives Raft its
+// election timeouts back and lets the node vote.
 func (q *Quorum) finishRejoin(started time.Time) {
 	defer q.wg.Done()
 	t := time.NewTicker(rejoinCheckInterval)
@@ -162,7 +178,7 @@ func (q *Quorum) finishRejoin(started time.Time) {
 			return
 		case <-t.C:
 		}
-		if time.Since(started) < 2*q.opts.ElectionTimeout || q.LeaderID() < 0 || q.raft.State() != raft.Follower {
+		if time.Since(started) < q.opts.RejoinMinWait || q.LeaderID() < 0 || q.raft.State() != raft.Follower {
 			continue
 		}
 		commit, err := strconv.ParseUint(q.raft.Stats()["commit_index"], 10, 64)
@@ -175,6 +191,12 @@ func (q *Quorum) finishRejoin(started time.Time) {
 		}
 		if err := syncDir(q.opts.Dir); err != nil {
 			q.logger.Error("quorum: cannot sync the metadata dir after rejoining", "err", err)
+		}
+		rc := q.raft.ReloadableConfig()
+		rc.HeartbeatTimeout, rc.ElectionTimeout = q.timeout, q.timeout
+		if err := q.raft.ReloadConfig(rc); err != nil {
+			q.logger.Error("quorum: cannot restore the election timeouts after rejoining; still refusing votes", "err", err)
+			continue
 		}
 		q.guard.on.Store(false)
 		q.logger.Info("quorum: caught up with the quorum after the damaged metadata store was set aside; voting again",

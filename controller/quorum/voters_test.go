@@ -347,6 +347,10 @@ func TestVoteGuard(t *testing.T) {
 	if r = send(&raft.AppendEntriesRequest{}); r.Response != "forwarded" {
 		t.Fatalf("append entries while guarded: %+v", r.Response)
 	}
+	// A leadership transfer would make the node a candidate at once.
+	if r = send(&raft.TimeoutNowRequest{}); r.Error == nil || r.Response == "forwarded" {
+		t.Fatalf("timeout-now while guarded: %+v", r)
+	}
 	g.on.Store(false)
 	if r = send(&raft.RequestVoteRequest{Term: 9}); r.Response != "forwarded" {
 		t.Fatalf("vote after the guard: %+v", r.Response)

@@ -340,18 +340,33 @@ func (n *Node) balanceLeaders(now time.Time) {
 }
 
 // internalTopicRF is the replication factor the internal topics are
-// created with: the configured one, and on a cluster whose voters are
-// fewer than it (a single node, a two-node test cluster), the number of
-// voters, as a single-node quick start needs. ok is false while fewer
+// created with (internalTopicReplication), and ok is false while fewer
 // unfenced brokers exist: Kafka answers COORDINATOR_NOT_AVAILABLE until
 // then, and so do we.
 func (n *Node) internalTopicRF(configured int16) (int16, bool) {
-	rf := configured
-	if voters := int16(max(len(n.cfg.QuorumVoters), 1)); rf > voters && n.cfg.HasRole("broker") {
-		rf = voters
+	voters := len(n.cfg.QuorumVoters)
+	if voters == 0 && len(n.cfg.QuorumBootstrapServers) == 0 {
+		voters = 1 // no quorum settings at all: a quorum of one
 	}
+	rf := internalTopicReplication(configured, voters, n.cfg.HasRole("broker"))
 	live := int16(len(n.ctrl.Image().UnfencedBrokers()))
 	return rf, live >= rf
+}
+
+// internalTopicReplication is the configured replication factor of an
+// internal topic, capped at the number of static voters when the active
+// controller is also a broker and the voters are fewer (a single node with
+// no quorum settings or one voter, a two-node test cluster), as a
+// single-node quick start needs. A dynamic
+// quorum (controller.quorum.bootstrap.servers, no static voter list) gets
+// no cap: its first controller starts alone and the others join later, so
+// its voter count says nothing about the cluster's size, and Kafka, which
+// never caps, waits for enough brokers.
+func internalTopicReplication(configured int16, staticVoters int, combined bool) int16 {
+	if staticVoters > 0 && combined && configured > int16(staticVoters) {
+		return int16(staticVoters)
+	}
+	return configured
 }
 
 // ensureInternalTopics creates __consumer_offsets and __transaction_state

@@ -387,7 +387,8 @@ func (n *Node) ensureInternalTopics() {
 		if rf, ok := n.internalTopicRF(cfg.TransactionStateLogReplicationFactor); ok {
 			if _, err := n.ctrl.CreateInternalTopic(txn.TransactionStateTopic, cfg.TransactionStateLogNumPartitions, rf,
 				map[string]string{"cleanup.policy": "compact", "compression.type": "uncompressed",
-					"segment.bytes": fmt.Sprint(cfg.TransactionStateLogSegmentBytes)}); err != nil {
+					"segment.bytes":       fmt.Sprint(cfg.TransactionStateLogSegmentBytes),
+					"min.insync.replicas": fmt.Sprint(min(cfg.TransactionStateLogMinISR, int32(rf)))}); err != nil {
 				n.logger.Warn("cannot create the transaction state topic yet", "topic", txn.TransactionStateTopic, "err", err)
 			}
 		}

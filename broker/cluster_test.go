@@ -18,6 +18,7 @@ import (
 
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/txn"
 )
 
 // freePorts returns n loopback ports that were free a moment ago (the
@@ -279,6 +280,15 @@ func TestThreeNodeCluster(t *testing.T) {
 		return tp != nil && len(tp.Partitions[0].Replicas) == 3
 	}) {
 		t.Fatalf("%s not created with replication factor 3", coordinator.OffsetsTopic)
+	}
+	// As in Kafka, __transaction_state gets min.insync.replicas from
+	// transaction.state.log.min.isr (2 by default).
+	if !poll(10*time.Second, func() bool {
+		tp := c.nodes[follower].ctrl.Image().Topics[txn.TransactionStateTopic]
+		return tp != nil && len(tp.Partitions[0].Replicas) == 3 && tp.Configs["min.insync.replicas"] == "2"
+	}) {
+		tp := c.nodes[follower].ctrl.Image().Topics[txn.TransactionStateTopic]
+		t.Fatalf("%s not created with replication factor 3 and min.insync.replicas 2: %+v", txn.TransactionStateTopic, tp)
 	}
 
 	// A raw CreateTopics sent to a node that is not the active controller

@@ -96,7 +96,7 @@ func (n *Node) startGroups() error {
 			if !ok {
 				return nil, fmt.Errorf("broker: no log for %s-%d", coordinator.OffsetsTopic, p)
 			}
-			return rp.CoordinatorLog(0), nil
+			return rp.CoordinatorLog(time.Duration(cfg.OffsetsCommitTimeoutMs) * time.Millisecond), nil
 		},
 		Now:                           time.Now,
 		Logger:                        n.logger.With("component", "coordinator"),

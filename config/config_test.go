@@ -183,12 +183,11 @@ func TestEnv(t *testing.T) {
 	if c.OffsetsTopicReplicationFactor != 1 || c.GroupInitialRebalanceDelayMs != 0 {
 		t.Errorf("offsets rf %d delay %d", c.OffsetsTopicReplicationFactor, c.GroupInitialRebalanceDelayMs)
 	}
-	wantIgnored := []string{"transaction.state.log.min.isr"}
-	if !reflect.DeepEqual(c.Ignored, wantIgnored) {
-		t.Errorf("Ignored %v, want %v", c.Ignored, wantIgnored)
+	if c.TransactionStateLogMinISR != 1 {
+		t.Errorf("transaction state min isr %d", c.TransactionStateLogMinISR)
 	}
-	if len(c.Warnings) != len(wantIgnored) {
-		t.Errorf("Warnings %v", c.Warnings)
+	if len(c.Ignored) != 0 || len(c.Warnings) != 0 {
+		t.Errorf("Ignored %v, Warnings %v, want none", c.Ignored, c.Warnings)
 	}
 	if c.Sources["log.dirs"] != SourceStatic || c.Sources["num.partitions"] != SourceDefault {
 		t.Errorf("sources %v %v", c.Sources["log.dirs"], c.Sources["num.partitions"])
@@ -656,8 +655,7 @@ log.retention.check.interval.ms=300000
 	}
 	want := []string{"num.recovery.threads.per.data.dir",
 		"share.coordinator.state.topic.min.isr", "share.coordinator.state.topic.replication.factor",
-		"socket.receive.buffer.bytes", "socket.send.buffer.bytes",
-		"transaction.state.log.min.isr"}
+		"socket.receive.buffer.bytes", "socket.send.buffer.bytes"}
 	if !reflect.DeepEqual(c.Ignored, want) {
 		t.Errorf("Ignored %v", c.Ignored)
 	}

@@ -183,7 +183,8 @@ func brokerDefs() []Def {
 
 		// Groups and offsets.
 		d("offsets.topic.num.partitions", Int, "50", "Partitions of __consumer_offsets.", atLeast(Int, 1)),
-		d("offsets.topic.replication.factor", Short, "3", "Replication factor of __consumer_offsets. samsa caps it at the number of live brokers, with a warning.", atLeast(Short, 1)),
+		d("offsets.topic.replication.factor", Short, "3", "Replication factor of __consumer_offsets; created once that many brokers are unfenced (COORDINATOR_NOT_AVAILABLE until then). With a static controller.quorum.voters list (or no quorum settings) of fewer combined nodes, samsa caps it at their number, so that a single node works without settings.", atLeast(Short, 1)),
+		d("offsets.commit.timeout.ms", Int, "5000", "How long a group coordinator's write (an offset commit, a group change) waits for the in-sync replicas before it fails; group answers held behind such a write fail too.", atLeast(Int, 1)),
 		d("offsets.retention.minutes", Int, "10080", "How long committed offsets of an empty group are kept.", atLeast(Int, 1)),
 		d("offsets.retention.check.interval.ms", Long, "600000", "How often expired offsets are removed.", atLeast(Long, 1)),
 		d("offset.metadata.max.bytes", Int, "4096", "Largest metadata string of a committed offset; longer is OFFSET_METADATA_TOO_LARGE. Kafka accepts any integer; samsa requires at least 1.", atLeast(Int, 1)),
@@ -207,7 +208,8 @@ func brokerDefs() []Def {
 		dyn(d("producer.id.expiration.ms", Int, "86400000", "Idle time after which a producer id's state expires.", atLeast(Int, 1))),
 		d("producer.id.expiration.check.interval.ms", Int, "600000", "How often idle producers' state is looked for and removed.", atLeast(Int, 1)),
 		d("transaction.state.log.num.partitions", Int, "50", "Partitions of __transaction_state.", atLeast(Int, 1)),
-		d("transaction.state.log.replication.factor", Short, "3", "Replication factor of __transaction_state. samsa caps it at the number of live brokers, with a warning.", atLeast(Short, 1)),
+		d("transaction.state.log.replication.factor", Short, "3", "Replication factor of __transaction_state; created once that many brokers are unfenced. Capped like offsets.topic.replication.factor.", atLeast(Short, 1)),
+		d("transaction.state.log.min.isr", Int, "2", "min.insync.replicas of __transaction_state when it is created; samsa caps it at the topic's replication factor.", atLeast(Int, 1)),
 		d("transaction.state.log.segment.bytes", Int, "104857600", "Segment size of __transaction_state.", atLeast(Int, 1)),
 		d("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, "10000", "How often transactions past their timeout are aborted.", atLeast(Int, 1)),
 		d("transaction.remove.expired.transaction.cleanup.interval.ms", Int, "3600000", "How often expired transactional ids are removed.", atLeast(Int, 1)),

@@ -220,7 +220,8 @@
 //	| `leader.imbalance.per.broker.percentage` | `10` | Accepted for compatibility; as in Kafka's KRaft controller, every imbalanced partition is balanced. |
 //	| `max.incremental.fetch.session.cache.slots` | `1000` | Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one. |
 //	| `offsets.topic.num.partitions` | `50` | Partitions of __consumer_offsets. |
-//	| `offsets.topic.replication.factor` | `3` | Replication factor of __consumer_offsets. samsa caps it at the number of live brokers, with a warning. |
+//	| `offsets.topic.replication.factor` | `3` | Replication factor of __consumer_offsets; created once that many brokers are unfenced (COORDINATOR_NOT_AVAILABLE until then). With a static controller.quorum.voters list (or no quorum settings) of fewer combined nodes, samsa caps it at their number, so that a single node works without settings. |
+//	| `offsets.commit.timeout.ms` | `5000` | How long a group coordinator's write (an offset commit, a group change) waits for the in-sync replicas before it fails; group answers held behind such a write fail too. |
 //	| `offsets.retention.minutes` | `10080` | How long committed offsets of an empty group are kept. |
 //	| `offsets.retention.check.interval.ms` | `600000` | How often expired offsets are removed. |
 //	| `offset.metadata.max.bytes` | `4096` | Largest metadata string of a committed offset; longer is OFFSET_METADATA_TOO_LARGE. Kafka accepts any integer; samsa requires at least 1. |
@@ -242,7 +243,8 @@
 //	| `producer.id.expiration.ms` | `86400000` | Idle time after which a producer id's state expires. (dynamic) |
 //	| `producer.id.expiration.check.interval.ms` | `600000` | How often idle producers' state is looked for and removed. |
 //	| `transaction.state.log.num.partitions` | `50` | Partitions of __transaction_state. |
-//	| `transaction.state.log.replication.factor` | `3` | Replication factor of __transaction_state. samsa caps it at the number of live brokers, with a warning. |
+//	| `transaction.state.log.replication.factor` | `3` | Replication factor of __transaction_state; created once that many brokers are unfenced. Capped like offsets.topic.replication.factor. |
+//	| `transaction.state.log.min.isr` | `2` | min.insync.replicas of __transaction_state when it is created; samsa caps it at the topic's replication factor. |
 //	| `transaction.state.log.segment.bytes` | `104857600` | Segment size of __transaction_state. |
 //	| `transaction.abort.timed.out.transaction.cleanup.interval.ms` | `10000` | How often transactions past their timeout are aborted. |
 //	| `transaction.remove.expired.transaction.cleanup.interval.ms` | `3600000` | How often expired transactional ids are removed. |

@@ -54,8 +54,8 @@ var ignoredKeys = map[string]bool{
 	"log.segment.bytes.minimum": true, "log.dir.failure.timeout": true,
 	// Groups, offsets and transactions.
 	"offsets.topic.segment.bytes": true, "offsets.topic.compression.codec": true,
-	"offsets.load.buffer.size": true, "offsets.commit.timeout.ms": true,
-	"offsets.commit.required.acks": true, "transaction.state.log.min.isr": true,
+	"offsets.load.buffer.size":               true,
+	"offsets.commit.required.acks":           true,
 	"transaction.state.log.load.buffer.size": true, "transaction.two.phase.commit.enable": true,
 	"fetch.max.bytes.limit":        true,
 	"group.coordinator.new.enable": true, "group.coordinator.threads": true,

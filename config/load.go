@@ -107,6 +107,7 @@ type Config struct {
 
 	OffsetsTopicNumPartitions       int32
 	OffsetsTopicReplicationFactor   int16
+	OffsetsCommitTimeoutMs          int32
 	OffsetsRetentionMinutes         int64
 	OffsetsRetentionCheckIntervalMs int64
 	OffsetMetadataMaxBytes          int32
@@ -132,6 +133,7 @@ type Config struct {
 
 	TransactionStateLogNumPartitions       int32
 	TransactionStateLogReplicationFactor   int16
+	TransactionStateLogMinISR              int32
 	TransactionStateLogSegmentBytes        int32
 	TransactionAbortTimedOutIntervalMs     int32
 	TransactionRemoveExpiredIntervalMs     int32
@@ -683,6 +685,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 
 	c.OffsetsTopicNumPartitions = d.i32("offsets.topic.num.partitions")
 	c.OffsetsTopicReplicationFactor = int16(d.num("offsets.topic.replication.factor", 16))
+	c.OffsetsCommitTimeoutMs = d.i32("offsets.commit.timeout.ms")
 	c.OffsetsRetentionMinutes = d.i64("offsets.retention.minutes")
 	c.OffsetsRetentionCheckIntervalMs = d.i64("offsets.retention.check.interval.ms")
 	c.OffsetMetadataMaxBytes = d.i32("offset.metadata.max.bytes")
@@ -706,6 +709,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.ProducerIDExpirationCheckIntervalMs = d.i32("producer.id.expiration.check.interval.ms")
 	c.TransactionStateLogNumPartitions = d.i32("transaction.state.log.num.partitions")
 	c.TransactionStateLogReplicationFactor = int16(d.num("transaction.state.log.replication.factor", 16))
+	c.TransactionStateLogMinISR = d.i32("transaction.state.log.min.isr")
 	c.TransactionStateLogSegmentBytes = d.i32("transaction.state.log.segment.bytes")
 	c.TransactionAbortTimedOutIntervalMs = d.i32("transaction.abort.timed.out.transaction.cleanup.interval.ms")
 	c.TransactionRemoveExpiredIntervalMs = d.i32("transaction.remove.expired.transaction.cleanup.interval.ms")

@@ -65,7 +65,7 @@ type config struct {
 	// e2eRateHigh and e2eRateTop are the rates of the second and third
 	// e2e runs (0 leaves one out).
 	e2eRateHigh, e2eRateTop int
-	settle      time.Duration
+	settle                  time.Duration
 }
 
 func main() {

@@ -179,6 +179,11 @@ func inlineSmall(o *outgoing, limit int) error {
 	for _, s := range o.spans {
 		w += copy(buf[w:], o.buf[prev:s.at])
 		prev = s.at
+		if b := s.slice.Cached(); b != nil {
+			// Read with the batch headers already (storage.ReadSlice).
+			w += copy(buf[w:], b)
+			continue
+		}
 		got, err := s.slice.File.ReadAt(buf[w:w+int(s.slice.Length)], s.slice.Offset)
 		if got < int(s.slice.Length) {
 			if err == nil || errors.Is(err, io.EOF) {

@@ -21,10 +21,9 @@ import (
 // conn is one client connection. The read goroutine (run) hands frames to
 // a dispatcher goroutine (process), which starts requests in the order
 // they came and queues, in that order, a slot for each response; the
-// responses are written in that order as they complete, by the goroutine
-// that completed the one at the head of the queue or, when large, by the
-// write goroutine. A request runs on the dispatcher until its handler
-// detaches (pipeline.go): then the dispatcher role passes to a new goroutine and the
+// write goroutine writes the slots' responses in that order as they
+// complete. A request runs on the dispatcher until its handler detaches
+// (pipeline.go): then the dispatcher role passes to a new goroutine and the
 // next request starts while the detached one waits (a long poll, an
 // acks=all produce), so responses can complete out of order but leave in
 // request order.
@@ -52,10 +51,10 @@ type conn struct {
 	sasl         *saslConn
 	tlsPrincipal string
 
-	frames   chan frame
-	wq       writeQueue // response slots in request order (pipeline.go)
-	stopOnce sync.Once
-	stopping atomic.Bool
+	frames    chan frame
+	responses chan *pending
+	stopOnce  sync.Once
+	stopping  atomic.Bool
 
 	// dispatchers counts the goroutines that ran process (the first
 	// and those a detaching request started); detached counts requests
@@ -110,8 +109,7 @@ var errIdle = errors.New("idle for longer than connections.max.idle.ms")
 
 func newConn(s *Server, nc net.Conn, listener string, controller bool) *conn {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
-	c := &conn{srv: s, nc: nc, host: host, listener: listener, controller: controller, frames: make(chan frame, frameQueue)}
-	c.wq.kick = make(chan struct{}, 1)
+	c := &conn{srv: s, nc: nc, host: host, listener: listener, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan *pending, frameQueue)}
 	c.queued.freed = make(chan struct{})
 	c.secure(s.opts.Security[listener])
 	c.touch()
@@ -150,10 +148,7 @@ func (c *conn) run() {
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.srv.ctx.Err() == nil && !c.stopping.Load() {
 		log.Info("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
 	}
-	// Every response was delivered by a dispatcher; the large ones the
-	// writer still holds are written before it stops.
 	c.dispatchers.Wait()
-	close(c.wq.kick)
 	wg.Wait()
 	c.nc.Close()
 }
@@ -255,10 +250,9 @@ func (c *conn) readFull(p []byte) error {
 }
 
 // waitResponseRoom blocks while more than maxQueuedResponseBytes of
-// responses wait for the socket. The goroutine writing them always makes
-// progress or fails (the write deadline is connections.max.idle.ms), and
-// after a failure the rest are dropped as they complete, so this cannot
-// wait forever.
+// responses wait for the socket. The writer always makes progress or
+// fails (its write deadline is connections.max.idle.ms), and on failure it
+// drains the queue, so this cannot wait forever.
 func (c *conn) waitResponseRoom() {
 	for {
 		c.queued.Lock()
@@ -289,40 +283,44 @@ func (c *conn) responseWritten(n int) {
 	c.queued.Unlock()
 }
 
-// writeResponse writes out (unless an earlier write failed), then
-// releases it, and reports whether the connection is still good. It runs
-// on whichever goroutine completed the response at the head of the queue
-// (pending.deliver), one at a time.
-func (c *conn) writeResponse(out *outgoing, failed bool) bool {
-	if !failed && !out.empty() {
-		if idle := c.srv.opts.ConnectionsMaxIdle; idle > 0 {
-			// A peer that reads nothing for this long is dropped, so
-			// that its responses do not stay queued forever.
-			c.nc.SetWriteDeadline(time.Now().Add(idle))
+func (c *conn) write() {
+	idle := c.srv.opts.ConnectionsMaxIdle
+	failed := false
+	for p := range c.responses {
+		out := p.wait()
+		switch {
+		case failed:
+		case out.empty():
+			continue
+		default:
+			if idle > 0 {
+				// A peer that reads nothing for this long is dropped, so
+				// that its responses do not stay queued forever.
+				c.nc.SetWriteDeadline(time.Now().Add(idle))
+			}
+			if out.throttle > 0 {
+				// Muted before the client can see the response, so a
+				// request it sends on receipt waits too; afterResponse
+				// then counts the throttle from the end of the write.
+				c.muteFor(out.throttle)
+			}
+			sendStart := time.Now()
+			err := writeOutgoing(c.nc, &out)
+			if o := c.srv.observer; o != nil && err == nil && out.sendSlot > 0 {
+				o.ObserveResponseSend(out.sendSlot-1, time.Since(sendStart))
+			}
+			if err != nil {
+				failed = true
+				c.nc.Close()
+			} else {
+				c.touch()
+				c.afterResponse(&out)
+			}
 		}
-		if out.throttle > 0 {
-			// Muted before the client can see the response, so a
-			// request it sends on receipt waits too; afterResponse
-			// then counts the throttle from the end of the write.
-			c.muteFor(out.throttle)
-		}
-		sendStart := time.Now()
-		err := writeOutgoing(c.nc, out)
-		if o := c.srv.observer; o != nil && err == nil && out.sendSlot > 0 {
-			o.ObserveResponseSend(out.sendSlot-1, time.Since(sendStart))
-		}
-		if err != nil {
-			failed = true
-			c.nc.Close()
-		} else {
-			c.touch()
-			c.afterResponse(out)
-		}
+		n := out.size()
+		out.release()
+		c.responseWritten(n)
 	}
-	n := out.size()
-	out.release()
-	c.responseWritten(n)
-	return !failed
 }
 
 // handle decodes and runs one request and returns the encoded response, or

@@ -21,26 +21,20 @@ import (
 // time (it mutes the channel until the response is sent); clients cannot
 // tell the difference except in latency.
 //
-// Each request gets a pending slot, queued in request order in the
-// connection's response queue (writeQueue): when its handler detaches
-// (before the next request starts) or else with its response, once the
-// handler is done (again before the next request starts). Whoever
-// completes the slot at the head of the queue writes its response itself
-// when it is small (inlineWriteBytes: a write that the socket takes at
-// once), and then every small response behind it that is ready; a large
-// one goes to the connection's writer goroutine, which writes from there
-// on, so the dispatcher starts the next request meanwhile. So a request
-// that does not detach and answers little (most of them) is answered by
-// the dispatcher itself, and a woken long poll by its own goroutine, with
-// no goroutine woken to write: at low rates a record used to cost two
-// such wake-ups (the produce response and the fetch response each handed
-// to the writer), each a thread switch on a loaded machine. Responses
-// still leave in request order, one writer at a time.
+// Each request gets a pending slot, queued to the writer in request order:
+// when its handler detaches (before the next request starts) or else once
+// its response is delivered (again before the next request starts). The
+// writer waits for each slot in turn, so responses go out in request order
+// however their handlers finish. A request that does not detach (most of
+// them) thus reaches the writer with its response already in the slot:
+// one goroutine wake-up per response instead of two (the writer used to
+// wake for the slot, park on it, and wake again for the response), which
+// is a good part of what a record costs at low rates.
 //
 // Bounds: at most maxDetached handlers of a connection are detached at a
 // time (a handler that cannot detach just waits on the dispatcher, as
-// before), and at most maxQueuedSlots slots wait in the queue: the
-// dispatcher waits for room before it queues another.
+// before), and at most frameQueue slots wait for the writer beyond the
+// one it is writing.
 
 // maxDetached is how many handlers of one connection may wait detached at
 // once: Kafka clients keep at most 5 requests in flight per connection by
@@ -48,30 +42,20 @@ import (
 // serializes a well-behaved client.
 const maxDetached = 8
 
-// maxQueuedSlots is how many response slots may wait in a connection's
-// queue, the one being written included.
-const maxQueuedSlots = frameQueue + 1
-
-// inlineWriteBytes is the largest response written by the goroutine that
-// completed it rather than by the connection's writer goroutine.
-const inlineWriteBytes = 64 << 10
-
 // pending is the place of one request's response in the connection's
-// response order. It is also the request's handlers.Request.Detacher.
+// response order. The request's goroutine delivers its outgoing once (an
+// empty one when no response is due); the writer takes it. It is also the
+// request's handlers.Request.Detacher.
 type pending struct {
-	// out and ready are the response and whether it was delivered;
-	// guarded by the connection's writeQueue lock once the slot is
-	// queued.
-	out   outgoing
-	ready bool
+	ch chan outgoing // capacity 1
 	// c and detached are the request's connection and whether its
-	// handler detached (its slot is then queued already); only the
-	// request's goroutine uses them.
+	// handler detached (its slot is then queued to the writer already);
+	// only the request's goroutine uses them.
 	c        *conn
 	detached bool
 }
 
-var pendingPool = sync.Pool{New: func() any { return new(pending) }}
+var pendingPool = sync.Pool{New: func() any { return &pending{ch: make(chan outgoing, 1)} }}
 
 func newPending(c *conn) *pending {
 	p := pendingPool.Get().(*pending)
@@ -79,107 +63,21 @@ func newPending(c *conn) *pending {
 	return p
 }
 
-// writeQueue is a connection's queue of response slots, head first, and
-// who writes them.
-type writeQueue struct {
-	sync.Mutex
-	slots   [maxQueuedSlots]*pending // a ring: slots[head], ... n of them
-	head, n int
-	// writing: a goroutine is writing the ready slots at the head (the
-	// one that completed the head slot, or the writer goroutine).
-	writing bool
-	failed  bool // a write failed: the rest are dropped
-	// room, once taken by a waiting queueSlot (roomWaited), is closed
-	// and cleared when a slot leaves.
-	room       chan struct{}
-	roomWaited bool
-	// kick hands the writing over to the writer goroutine (capacity 1;
-	// sent only by whoever set writing, so it never blocks).
-	kick chan struct{}
-}
+// deliver hands the response to the writer.
+func (p *pending) deliver(out outgoing) { p.ch <- out }
 
-// queueSlot appends p to the response queue, waiting while it is full.
-// Only the dispatcher queues, so slots are queued in request order.
-func (c *conn) queueSlot(p *pending) {
-	q := &c.wq
-	q.Lock()
-	for q.n == maxQueuedSlots {
-		if q.room == nil {
-			q.room = make(chan struct{})
-		}
-		room := q.room
-		q.roomWaited = true
-		q.Unlock()
-		<-room // the slot at the head leaves once written (or dropped)
-		q.Lock()
-	}
-	q.slots[(q.head+q.n)%maxQueuedSlots] = p
-	q.n++
-	q.Unlock()
-}
-
-// deliver puts p's response in its slot, then writes the responses at the
-// head of the queue that are ready, unless another goroutine is writing
-// them (it then writes this one too, in its turn).
-func (p *pending) deliver(out outgoing) {
-	c := p.c
-	q := &c.wq
-	q.Lock()
-	p.out, p.ready = out, true
-	if q.writing {
-		q.Unlock()
-		return
-	}
-	q.writing = true
-	c.drainLocked(true)
-}
-
-// drainLocked writes the ready slots at the head of the queue; inline (on
-// the goroutine that delivered) it hands the writing over to the writer
-// goroutine at the first response larger than inlineWriteBytes.
-// REQUIRES: c.wq locked and c.wq.writing set by the caller; returns with
-// c.wq unlocked.
-func (c *conn) drainLocked(inline bool) {
-	q := &c.wq
-	for q.n > 0 && q.slots[q.head].ready {
-		next := q.slots[q.head]
-		if inline && next.out.size() > inlineWriteBytes {
-			q.kick <- struct{}{} // writing stays set: the writer's now
-			q.Unlock()
-			return
-		}
-		q.slots[q.head] = nil
-		q.head, q.n = (q.head+1)%maxQueuedSlots, q.n-1
-		if q.roomWaited {
-			close(q.room)
-			q.room, q.roomWaited = nil, false
-		}
-		failed := q.failed
-		out := next.out
-		next.out, next.ready, next.c = outgoing{}, false, nil
-		pendingPool.Put(next)
-		q.Unlock()
-		ok := c.writeResponse(&out, failed)
-		q.Lock()
-		q.failed = q.failed || !ok
-	}
-	q.writing = false
-	q.Unlock()
-}
-
-// write is the connection's writer goroutine: it writes what drainLocked
-// hands over, until run closes kick (every dispatcher is done by then).
-func (c *conn) write() {
-	for range c.wq.kick {
-		c.wq.Lock()
-		c.drainLocked(false)
-	}
+// wait returns the delivered response and recycles p.
+func (p *pending) wait() outgoing {
+	out := <-p.ch
+	p.c = nil
+	pendingPool.Put(p)
+	return out
 }
 
 // process is the dispatcher loop: it starts the connection's requests in
-// order until the reader closes frames or until a request it runs
-// detaches (then a new dispatcher goroutine runs process and this one
-// returns once that request is done).
+// order until the reader closes frames (then it closes responses) or until
+// a request it runs detaches (then a new dispatcher goroutine runs process
+// and this one returns once that request is done).
 func (c *conn) process() {
 	for f := range c.frames {
 		if c.broken.Load() {
@@ -193,19 +91,20 @@ func (c *conn) process() {
 			return
 		}
 	}
+	close(c.responses)
 }
 
 // Detach makes a new goroutine the connection's dispatcher, unless the
 // handler detached already or maxDetached handlers are detached. The
-// request's slot is queued first, so it keeps its place before the
-// requests the new dispatcher starts.
+// request's slot goes to the writer first, so it keeps its place before
+// the requests the new dispatcher starts.
 func (p *pending) Detach() {
 	c := p.c
 	if p.detached || c.detached.Load() >= maxDetached {
 		return
 	}
 	p.detached = true
-	c.queueSlot(p)
+	c.responses <- p
 	c.detached.Add(1)
 	c.dispatchers.Add(1)
 	go func() { defer c.dispatchers.Done(); c.process() }()
@@ -228,12 +127,12 @@ func (c *conn) runRequest(f frame, p *pending) (detached bool) {
 	detached = p.detached
 	c.queueResponse(out.size())
 	if detached {
-		p.deliver(out) // the slot is queued (Detach)
+		p.deliver(out) // the slot is queued (Detach); p is the writer's now
 		c.detached.Add(-1)
 		return true
 	}
-	c.queueSlot(p)
 	p.deliver(out)
+	c.responses <- p
 	if err == nil && c.sasl != nil && c.sasl.closeAfter {
 		// A failed SASL handshake or authentication: the answer goes
 		// out, then the connection closes, as in Kafka. SASL requests
@@ -246,7 +145,8 @@ func (c *conn) runRequest(f frame, p *pending) (detached bool) {
 	return false
 }
 
-// afterResponse runs after each response is written (writeResponse). It is the hook for client quotas (Kafka mutes a throttled
+// afterResponse runs on the write goroutine after each response is
+// written. It is the hook for client quotas (Kafka mutes a throttled
 // connection, reading nothing from it, until its throttle time passes
 // after the response is sent): set out.throttle when building the
 // response, and the reader pauses for that long from here.

@@ -21,9 +21,8 @@ import (
 // *handlers.FileFetch whose record batches are pinned segment file ranges.
 // encodeFileFetch encodes the framing around them (kmsg encodes the
 // response; the length prefixes of the record fields are rewritten to the
-// ranges' sizes) and the goroutine writing responses (pipeline.go) sends
-// the framing with write and each range with sendfile(2) on a plain
-// *net.TCPConn, so record bytes never
+// ranges' sizes) and the write goroutine sends the framing with write and
+// each range with sendfile(2) on a plain *net.TCPConn, so record bytes never
 // enter user space; on any other connection (TLS wraps net.Conn) each range
 // goes through one pooled chunk buffer. Either way a fetch holds framing
 // in memory, not data.
@@ -33,8 +32,8 @@ var (
 	errFileShort    = errors.New("broker: segment file shorter than the fetched range")
 )
 
-// outgoing is one encoded response for the connection to write: buf, with
-// the file ranges of spans inserted at their positions.
+// outgoing is one encoded response for the write goroutine: buf, with the
+// file ranges of spans inserted at their positions.
 type outgoing struct {
 	buf   []byte
 	spans []fileSpan

@@ -115,3 +115,26 @@ func TestReadSliceSmallReadsOnce(t *testing.T) {
 		t.Errorf("a range of %d bytes has cached bytes: %v", big.Length, big.Cached() != nil)
 	}
 }
+
+// BenchmarkReadSliceSmall: what a consumer at the log end reads per fetch
+// of a few 100-byte batches: the reads of the log per op (reads/op, one
+// since the range comes with its bytes) and allocations.
+func BenchmarkReadSliceSmall(b *testing.B) {
+	fsys := &readCountFS{FS: vfs.NewMem()}
+	l := openTestLog(b, fsys, "/bench", DefaultLogConfig(), newClock())
+	defer l.Close()
+	for range 1000 {
+		mustAppend(b, l, testBatch(1, 0, 100))
+	}
+	leo := l.LogEndOffset()
+	fsys.reads.Store(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		fs, err := l.ReadSlice(leo-3, 1<<20, leo, true)
+		if err != nil || fs.Cached() == nil {
+			b.Fatal(err, fs.Length)
+		}
+		fs.Release()
+	}
+	b.ReportMetric(float64(fsys.reads.Load())/float64(b.N), "reads/op")
+}

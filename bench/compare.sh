@@ -4,7 +4,7 @@
 # medians, min-max and samsa/Kafka ratios. See bench/README.md.
 #
 #   bench/compare.sh            # full: 3 rounds, 200,000 x 1 KiB, 1,000,000 x 100 B, 1,000,000 x 1 KiB
-#                               # with 2 client processes each way, 20 s e2e at 1,000/s and 10,000/s
+#                               # with 2 client processes each way, 20 s e2e at 1,000/s, 10,000/s and 50,000/s
 #   bench/compare.sh --quick    # short: 1 round, 50,000 x 1 KiB, 200,000 x 100 B, 200,000 with -procs, 5 s e2e
 #   bench/compare.sh [--quick] [flags of bench/compare: -rounds N -records-1k N ...]
 #

@@ -391,9 +391,12 @@ func (c *conn) handle(frame []byte, read time.Time, detach handlers.Detacher) (o
 		return outgoing{}, nil
 	}
 	if ff, ok := resp.(*handlers.FileFetch); ok {
-		out, err := encodeFileFetch(hdr, ff)
-		if err == nil {
-			err = inlineSmall(&out, inlineFileBytes)
+		out, cached := encodeCachedFetch(hdr, ff)
+		if !cached {
+			out, err = encodeFileFetch(hdr, ff)
+			if err == nil {
+				err = inlineSmall(&out, inlineFileBytes)
+			}
 		}
 		out.sendSlot = slot + 1
 		out.throttle = throttle

@@ -5,10 +5,13 @@ import (
 	"sync"
 )
 
-// Request buffers of Produce are reused: a produce body is read into a
+// Request buffers of Produce and Fetch are reused: a body is read into a
 // pooled buffer and handed back once the request is handled, since nothing
 // keeps slices of a Produce request past its handler (storage copies the
-// batches into the segment file, the producer state keeps header fields).
+// batches into the segment file, the producer state keeps header fields),
+// and a Fetch request has no byte fields (kmsg copies its strings; the
+// fetch session keeps those). Fetches are most of the requests a consumer
+// at the log end sends, one per record at low rates.
 // Other requests may leave slices of their frame in long-lived state
 // (JoinGroup metadata, SyncGroup assignments), so their buffers are never
 // reused. The pool is a sync.Pool: the GC empties it, so idle memory stays
@@ -36,9 +39,9 @@ func pooledFrame(size int) []byte {
 }
 
 // recycleFrame hands a handled request's buffer back to the pool when it
-// was a Produce request.
+// was a Produce or Fetch request.
 func recycleFrame(buf []byte) {
-	if len(buf) < 2 || binary.BigEndian.Uint16(buf) != 0 || cap(buf) > maxPooledFrame {
+	if len(buf) < 2 || binary.BigEndian.Uint16(buf) > 1 || cap(buf) > maxPooledFrame {
 		return
 	}
 	framePool.Put(&buf)

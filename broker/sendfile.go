@@ -147,6 +147,52 @@ func encodeFileFetch(hdr wire.RequestHeader, ff *handlers.FileFetch) (outgoing, 
 	return o, nil
 }
 
+// encodeCachedFetch encodes a FileFetch whose ranges all came with their
+// bytes (storage.FileSlice.Cached: small ranges, a consumer at the log
+// end) as a plain response into a pooled buffer, the bytes in place of
+// the ranges, and unpins the ranges: one encoding and no file read, where
+// encodeFileFetch and inlineSmall encode with markers, search, copy the
+// framing twice and read each range. ok is false (ff untouched) when a
+// range has no cached bytes or the response would not fit the pooled
+// buffer.
+func encodeCachedFetch(hdr wire.RequestHeader, ff *handlers.FileFetch) (out outgoing, ok bool) {
+	size := 64
+	for _, pf := range ff.Files {
+		b := pf.Slice.Cached()
+		if b == nil {
+			return outgoing{}, false
+		}
+		size += len(b)
+	}
+	for i := range ff.Topics {
+		t := &ff.Topics[i]
+		size += 32 + len(t.Topic)
+		for j := range t.Partitions {
+			size += 96 + 24*len(t.Partitions[j].AbortedTransactions)
+		}
+	}
+	if size > inlineBufSize {
+		return outgoing{}, false
+	}
+	for _, pf := range ff.Files {
+		ff.Topics[pf.Topic].Partitions[pf.Partition].RecordBatches = pf.Slice.Cached()
+	}
+	bp := inlineBufs.Get().(*[]byte)
+	buf := wire.AppendResponse((*bp)[:0], hdr, ff.FetchResponse)
+	for _, pf := range ff.Files {
+		ff.Topics[pf.Topic].Partitions[pf.Partition].RecordBatches = []byte{}
+	}
+	ff.Release()
+	out = outgoing{buf: buf}
+	if cap(buf) == inlineBufSize {
+		*bp = buf[:0]
+		out.pooled = bp
+	} else {
+		inlineBufs.Put(bp) // the size estimate was short: buf grew elsewhere
+	}
+	return out, true
+}
+
 // inlineFileBytes is the largest total of file ranges that inlineSmall
 // copies into the response buffer: below it, one write of a copied buffer
 // costs less than corking, writing the framing, sendfile and uncorking
@@ -178,6 +224,11 @@ func inlineSmall(o *outgoing, limit int) error {
 	for _, s := range o.spans {
 		w += copy(buf[w:], o.buf[prev:s.at])
 		prev = s.at
+		if b := s.slice.Cached(); b != nil {
+			// Read with the batch headers already (storage.ReadSlice).
+			w += copy(buf[w:], b)
+			continue
+		}
 		got, err := s.slice.File.ReadAt(buf[w:w+int(s.slice.Length)], s.slice.Offset)
 		if got < int(s.slice.Length) {
 			if err == nil || errors.Is(err, io.EOF) {

@@ -295,8 +295,10 @@
 // ReadSlice instead returns the pinned file range (a vfs.OSFiler on the OS
 // file system) and the range's last offset, which the fetch path sends with
 // sendfile (broker/sendfile.go) and releases once written. ReadSlice
-// walks batch headers through a 4 KiB chunk, and over batches appended by
-// this process jumps with the offset index (read_scan.go). A long poll
+// walks batch headers through a 16 KiB chunk, and over batches appended by
+// this process jumps with the offset index (read_scan.go); a range that
+// chunk holds comes with its bytes (FileSlice.Cached), which the fetch
+// path copies instead of reading the file again. A long poll
 // watches many logs with one Waiter, which names the logs that changed
 // (waiter.go), and FileSlice.Extend grows its range by what they appended.
 //

@@ -95,6 +95,11 @@ type FileSlice struct {
 	// fetch.
 	LastOffset int64
 	seg        *segment
+	// cached, when set, holds the range's bytes: the chunk its batch
+	// headers were read with (a headerScanner buffer, returned to
+	// scanBufs on Release) covered all of it.
+	cached []byte
+	chunk  *[]byte
 }
 
 // Release unpins the segment. It is safe on a zero FileSlice.
@@ -103,19 +108,40 @@ func (s *FileSlice) Release() {
 		s.seg.release()
 		s.seg = nil
 	}
+	s.dropCache()
+}
+
+// Cached returns the range's bytes when ReadSlice read them already with
+// the batch headers (a small range: up to a few KiB), else nil; valid
+// until Release. A consumer at the log end fetches such ranges, one per
+// record at low rates: copying them from here saves a read per fetch.
+func (s *FileSlice) Cached() []byte {
+	if int64(len(s.cached)) != s.Length {
+		return nil
+	}
+	return s.cached
+}
+
+func (s *FileSlice) dropCache() {
+	if s.chunk != nil {
+		scanBufs.Put(s.chunk)
+	}
+	s.cached, s.chunk = nil, nil
 }
 
 // ReadSlice is Read returning the file range instead of a copy of the
 // bytes. The caller must Release the slice (also when Length is 0).
 func (l *Log) ReadSlice(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (FileSlice, error) {
-	v, start, h, ok, err := l.locate(offset, maxOffset)
+	// One scanner finds the first batch and walks the rest: a small
+	// fetch used to read its first chunk twice.
+	hs := newHeaderScanner(nil)
+	defer hs.release()
+	v, start, h, ok, err := l.locateWith(&hs, offset, maxOffset)
 	if err != nil || !ok {
 		return FileSlice{}, err
 	}
 	end, last := start, int64(-1)
 	stop := min(v.size, v.seg.nextDamage(start))
-	hs := newHeaderScanner(v.seg)
-	defer hs.release()
 	for first := true; end < stop; first = false {
 		if !first {
 			if h, err = hs.header(end, stop); err != nil {
@@ -139,12 +165,26 @@ func (l *Log) ReadSlice(offset int64, maxBytes int, maxOffset int64, minOneBatch
 			end, last = hs.jump(v.seg.offsetIndex, end, last, start+int64(maxBytes), maxOffset, stop)
 		}
 	}
-	return FileSlice{File: v.seg.log, Offset: start, Length: end - start, LastOffset: last, seg: v.seg}, nil
+	fs := FileSlice{File: v.seg.log, Offset: start, Length: end - start, LastOffset: last, seg: v.seg}
+	if b := hs.holds(start, end); b != nil && len(b) > 0 {
+		// The chunk goes with the slice (hs.release leaves it).
+		fs.cached, fs.chunk = b, hs.bp
+		hs.bp, hs.buf = nil, nil
+	}
+	return fs, nil
 }
 
 // locate finds the batch containing offset and pins its segment. ok is
 // false (with nothing pinned) when there is nothing to read.
 func (l *Log) locate(offset, maxOffset int64) (v segmentView, pos int64, h batchHeader, ok bool, err error) {
+	hs := newHeaderScanner(nil)
+	defer hs.release()
+	return l.locateWith(&hs, offset, maxOffset)
+}
+
+// locateWith is locate reading headers through hs, which it leaves
+// pointed at the segment it found the batch in.
+func (l *Log) locateWith(hs *headerScanner, offset, maxOffset int64) (v segmentView, pos int64, h batchHeader, ok bool, err error) {
 	l.mu.Lock()
 	if l.mu.closed {
 		l.mu.Unlock()
@@ -162,7 +202,7 @@ func (l *Log) locate(offset, maxOffset int64) (v segmentView, pos int64, h batch
 	views := l.snapshotFromLocked(offset)
 	l.mu.Unlock()
 	for i, view := range views {
-		pos, h, found, err := view.seg.findBatch(offset, view.size)
+		pos, h, found, err := view.seg.findBatchWith(hs, offset, view.size)
 		if err != nil || found {
 			releaseViews(views[:i])
 			releaseViews(views[i+1:])

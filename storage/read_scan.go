@@ -10,15 +10,18 @@ import (
 // offset, or the end of the whole batches a fetch may take) used to cost one
 // pread of 61 bytes per batch: a 1 MiB fetch of 1 KiB batches made a
 // thousand system calls before sendfile moved a byte. headerScanner reads
-// the file a page-sized chunk at a time and parses every header the chunk
+// the file a chunk (scanChunk) at a time and parses every header the chunk
 // holds, and ReadSlice first jumps with the offset index to the last
 // indexed batch that fits, so it walks at most index.interval.bytes of
 // headers, in the part of a segment this process appended (whose batches
 // were checked on their way in; data from disk is walked so that damage is
 // found before it is served).
 
-// scanChunk is how much of the file one headerScanner read covers.
-const scanChunk = 4096
+// scanChunk is how much of the file one headerScanner read covers: more
+// than index.interval.bytes (4 KiB by default) and a few small batches, so
+// that the read from the index entry before a consumer's position at the
+// log end covers the batches it fetches too (FileSlice.Cached).
+const scanChunk = 16 << 10
 
 var scanBufs = sync.Pool{New: func() any { b := make([]byte, scanChunk); return &b }}
 
@@ -34,6 +37,22 @@ type headerScanner struct {
 
 func newHeaderScanner(seg *segment) headerScanner {
 	return headerScanner{seg: seg}
+}
+
+// reset points s at seg, keeping its buffer.
+func (s *headerScanner) reset(seg *segment) {
+	if s.seg != seg {
+		s.seg, s.buf, s.at = seg, nil, 0
+	}
+}
+
+// holds returns the bytes [pos, end) of the file when s's chunk holds
+// them, else nil.
+func (s *headerScanner) holds(pos, end int64) []byte {
+	if s.buf == nil || pos < s.at || end > s.at+int64(len(s.buf)) {
+		return nil
+	}
+	return s.buf[pos-s.at : end-s.at]
 }
 
 func (s *headerScanner) release() {

@@ -450,9 +450,16 @@ func (s *segment) readHeader(pos, end int64) (batchHeader, error) {
 // the indexed position for offset whose last offset is >= offset, reading
 // no further than end. found is false if the segment has no such batch.
 func (s *segment) findBatch(offset, end int64) (pos int64, h batchHeader, found bool, err error) {
-	pos = s.offsetIndex.lookup(offset)
 	hs := newHeaderScanner(s)
 	defer hs.release()
+	return s.findBatchWith(&hs, offset, end)
+}
+
+// findBatchWith is findBatch reading through hs, which it points at s:
+// ReadSlice goes on walking with what hs read.
+func (s *segment) findBatchWith(hs *headerScanner, offset, end int64) (pos int64, h batchHeader, found bool, err error) {
+	hs.reset(s)
+	pos = s.offsetIndex.lookup(offset)
 	for pos < end {
 		if r, ok := s.damageAt(pos); ok {
 			if offset < r.nextOffset {

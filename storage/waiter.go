@@ -110,6 +110,7 @@ func (s *FileSlice) Extend(next *FileSlice) bool {
 	}
 	s.Length += next.Length
 	s.LastOffset = next.LastOffset
+	s.dropCache() // it held the old range only
 	next.Release()
 	return true
 }

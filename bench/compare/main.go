@@ -18,8 +18,8 @@
 //   - samsa-load with -procs N (N producer and N consumer processes, so that one
 //     client process's CPU is not the limit): produce and consume 1 KiB records,
 //     with the broker's CPU seconds per GB of each;
-//   - samsa-load -mode e2e: end-to-end latency at a fixed rate, and again at a
-//     higher rate (-e2e-rate-high).
+//   - samsa-load -mode e2e: end-to-end latency at a fixed rate, and again at two
+//     higher rates (-e2e-rate-high, -e2e-rate-top).
 package main
 
 import (
@@ -62,9 +62,10 @@ type config struct {
 	// procs and recordsProcs: the extra samsa-load run with that many
 	// producer and consumer processes (procs < 2 leaves it out).
 	procs, recordsProcs int
-	// e2eRateHigh is the rate of the second e2e run (0 leaves it out).
-	e2eRateHigh int
-	settle      time.Duration
+	// e2eRateHigh and e2eRateTop are the rates of the second and third
+	// e2e runs (0 leaves one out).
+	e2eRateHigh, e2eRateTop int
+	settle                  time.Duration
 }
 
 func main() {
@@ -82,6 +83,7 @@ func main() {
 	flag.IntVar(&c.procs, "procs", 2, "client processes each way of the extra samsa-load 1 KiB run (below 2: no such run)")
 	flag.IntVar(&c.recordsProcs, "records-procs", 1000000, "records of 1 KiB of the -procs run")
 	flag.IntVar(&c.e2eRateHigh, "e2e-rate-high", 10000, "records per second of a second end-to-end latency run (0: none)")
+	flag.IntVar(&c.e2eRateTop, "e2e-rate-top", 50000, "records per second of a third end-to-end latency run (0: none)")
 	flag.BoolVar(&c.ssl, "ssl", true, "also measure samsa-load produce and consume 1 KiB over an SSL listener")
 	flag.Parse()
 	if c.samsaBin == "" || c.loadBin == "" {
@@ -250,6 +252,14 @@ func runBroker(c config, name string, round int) (map[string]float64, error) {
 			return nil, err
 		}
 		m["e2e_high_p50_ms"], m["e2e_high_p99_ms"], m["e2e_high_p999_ms"] = res["e2e"].P50ms, res["e2e"].P99ms, res["e2e"].P999ms
+	}
+	if c.e2eRateTop > 0 {
+		res, err := samsaLoad(c, b.addr, "-mode", "e2e", "-size", "1024",
+			"-e2e-rate", strconv.Itoa(c.e2eRateTop), "-e2e-duration", c.e2eDuration.String())
+		if err != nil {
+			return nil, err
+		}
+		m["e2e_top_p50_ms"], m["e2e_top_p99_ms"], m["e2e_top_p999_ms"] = res["e2e"].P50ms, res["e2e"].P99ms, res["e2e"].P999ms
 	}
 	m["rss_load_mib"] = peak.stop()
 	logf("%s: %v", name, m)
@@ -646,6 +656,9 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 		{"e2e_high_p50_ms", fmt.Sprintf("end-to-end latency p50 at %d x 1 KiB/s, acks=all (ms)", c.e2eRateHigh), false},
 		{"e2e_high_p99_ms", fmt.Sprintf("end-to-end latency p99 at %d/s (ms)", c.e2eRateHigh), false},
 		{"e2e_high_p999_ms", fmt.Sprintf("end-to-end latency p99.9 at %d/s (ms)", c.e2eRateHigh), false},
+		{"e2e_top_p50_ms", fmt.Sprintf("end-to-end latency p50 at %d x 1 KiB/s, acks=all (ms)", c.e2eRateTop), false},
+		{"e2e_top_p99_ms", fmt.Sprintf("end-to-end latency p99 at %d/s (ms)", c.e2eRateTop), false},
+		{"e2e_top_p999_ms", fmt.Sprintf("end-to-end latency p99.9 at %d/s (ms)", c.e2eRateTop), false},
 	}
 	w := os.Stdout
 	fmt.Fprintf(w, "\n%d rounds, alternating order; 6 partitions, one node each; %s.\n", c.rounds, took.Round(time.Second))
@@ -655,7 +668,7 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")
 	for _, f := range figs {
 		if !measured(all, f.key) {
-			continue // a run left out (-ssl=false, -procs 1, -e2e-rate-high 0)
+			continue // a run left out (-ssl=false, -procs 1, -e2e-rate-high 0, -e2e-rate-top 0)
 		}
 		s, k := column(all["samsa"], f.key), column(all["kafka"], f.key)
 		ratio := "-"

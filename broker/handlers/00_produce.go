@@ -111,9 +111,11 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 	}
 	if len(waits) > 0 {
 		// Kafka's DelayedProduce: all partitions wait together, until
-		// the request's timeout.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
-		defer cancel()
+		// the request's timeout. The deadline's context (a timer and
+		// three allocations) is made only when some partition's high
+		// watermark is not there yet: with one in-sync replica it always
+		// is, and every acks=all produce used to pay for one.
+		ctx := context.Background()
 		waitStart := time.Now()
 		defer func() { r.Remote = time.Since(waitStart) }()
 		for _, w := range waits {
@@ -122,10 +124,16 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 				// connection's later requests need not wait for the
 				// ISR (their responses still follow this one's).
 				r.Detach()
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
+				defer cancel()
 				break
 			}
 		}
 		for _, w := range waits {
+			// Without a deadline each wait returns at once: a leader's
+			// high watermark never moves back within its epoch, and a
+			// new epoch answers NOT_LEADER_OR_FOLLOWER.
 			if code := w.replica.WaitForHighWatermark(ctx, w.leaderEpoch, w.offset); code != 0 {
 				p := &resp.Topics[w.topic].Partitions[w.part]
 				p.ErrorCode = code

@@ -224,6 +224,9 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 		sp.ErrorCode = lcode
 		return nil
 	case appendErr == nil && res.code != 0:
+		if res.staleGuard {
+			d.logTxnRefusal("a marker was appended since the verification", txnIDString(txnID), h, tp, ref.log, res.code)
+		}
 		// A rejected sequence or epoch: Kafka still reports the log
 		// start offset (its generic failed-append path), unlike the
 		// lookup errors above (compat-tests/diff).
@@ -311,6 +314,7 @@ func (d *Deps) verifyTransactional(h wire.BatchHeader, version int16, txnID *str
 		return nil, 0
 	}
 	if txnID == nil || *txnID == "" {
+		d.logTxnRefusal("no transactional id in the request", "", h, tp, l, kerr.InvalidTxnState.Code)
 		return nil, kerr.InvalidTxnState.Code
 	}
 	ongoing, guard := d.Idempotence.txnGuard(tp, l, h.ProducerID, h.ProducerEpoch, d.Now())
@@ -319,6 +323,7 @@ func (d *Deps) verifyTransactional(h wire.BatchHeader, version int16, txnID *str
 	}
 	// The coordinator may be on another broker: txnCheck asks it there.
 	if code := d.txnCheck(context.Background(), c, implicitAdd, *txnID, h.ProducerID, h.ProducerEpoch, tp); code != 0 {
+		d.logTxnRefusal("transaction coordinator verification", *txnID, h, tp, l, code)
 		return nil, code
 	}
 	return &guard, 0

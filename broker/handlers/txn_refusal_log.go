@@ -8,21 +8,22 @@ import (
 )
 
 // logTxnRefusal logs a transactional produce batch the produce path
-// refused, with the check that refused it and the partition's producer
-// state at that moment: a refusal the client does not expect (docs/
-// DURABILITY.md finding 14) can then be told apart from a stale client.
-// Fencing answers (INVALID_PRODUCER_EPOCH, ...) are logged at debug
-// level, INVALID_TXN_STATE at info level: a client that obeys the
-// protocol never sees it.
-func (d *Deps) logTxnRefusal(check, txnID string, h wire.BatchHeader, tp storage.TopicPartition, l *storage.Log, code int16) {
+// refused, with the check that refused it, what the check said (cause),
+// the code the client gets (code) and the partition's producer state at
+// that moment: a refusal the client does not expect (docs/DURABILITY.md
+// finding 14) can then be told apart from a stale client. A batch found
+// outside the transaction (INVALID_TXN_STATE, TRANSACTION_ABORTABLE) is
+// logged at info level, as the client aborts its transaction on it; the
+// fencing and retriable answers at debug level.
+func (d *Deps) logTxnRefusal(check, txnID string, h wire.BatchHeader, tp storage.TopicPartition, l *storage.Log, cause, code int16) {
 	if d.Logger == nil {
 		return
 	}
 	level := d.Logger.Debug
-	if code == kerr.InvalidTxnState.Code {
+	if code == kerr.InvalidTxnState.Code || code == kerr.TransactionAbortable.Code {
 		level = d.Logger.Info
 	}
-	args := []any{"check", check, "code", kerr.ErrorForCode(code), "transactional_id", txnID,
+	args := []any{"check", check, "cause", errorName(cause), "code", errorName(code), "transactional_id", txnID,
 		"producer", h.ProducerID, "epoch", h.ProducerEpoch, "base_sequence", h.BaseSequence,
 		"topic", tp.Topic, "partition", tp.Partition}
 	if l != nil {

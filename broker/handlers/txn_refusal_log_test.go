@@ -50,8 +50,9 @@ func TestStaleGuardIsReported(t *testing.T) {
 
 // TestLogTxnRefusal checks the line the produce path logs for a refused
 // transactional batch: INVALID_TXN_STATE at info level with the check,
-// the batch's producer fields and the partition's producer state; a
-// fencing answer only at debug level.
+// the coordinator's answer, the batch's producer fields and the
+// partition's producer state; fencing and retriable answers only at debug
+// level.
 func TestLogTxnRefusal(t *testing.T) {
 	l := memLog(t)
 	i := NewIdempotence(nil)
@@ -68,9 +69,9 @@ func TestLogTxnRefusal(t *testing.T) {
 
 	next := hdr(3, 2, 1)
 	next.Attributes = 0x10
-	d.logTxnRefusal("transaction coordinator verification", "tx-1", next, tp, l, kerr.InvalidTxnState.Code)
+	d.logTxnRefusal("transaction coordinator verification", "tx-1", next, tp, l, kerr.TransactionAbortable.Code, kerr.InvalidTxnState.Code)
 	line := buf.String()
-	for _, want := range []string{"level=INFO", `check="transaction coordinator verification"`, "INVALID_TXN_STATE", "transactional_id=tx-1",
+	for _, want := range []string{"level=INFO", `check="transaction coordinator verification"`, "cause=TRANSACTION_ABORTABLE", "code=INVALID_TXN_STATE", "transactional_id=tx-1",
 		"producer=7", "epoch=3", "base_sequence=2", "topic=t", "partition=2", "state_epoch=3", "state_last_sequence=1",
 		"state_txn_first_offset=0", "markers=0"} {
 		if !strings.Contains(line, want) {
@@ -81,14 +82,15 @@ func TestLogTxnRefusal(t *testing.T) {
 	buf.Reset()
 	other := next
 	other.ProducerID = 8
-	d.logTxnRefusal("no transactional id in the request", "", other, tp, l, kerr.InvalidTxnState.Code)
+	d.logTxnRefusal("no transactional id in the request", "", other, tp, l, kerr.InvalidTxnState.Code, kerr.InvalidTxnState.Code)
 	if line := buf.String(); !strings.Contains(line, "state=none") {
 		t.Errorf("producer without state: %s", line)
 	}
 
 	buf.Reset()
-	d.logTxnRefusal("transaction coordinator verification", "tx-1", next, tp, l, kerr.InvalidProducerEpoch.Code)
+	d.logTxnRefusal("transaction coordinator verification", "tx-1", next, tp, l, kerr.ProducerFenced.Code, kerr.InvalidProducerEpoch.Code)
+	d.logTxnRefusal("transaction coordinator verification", "tx-1", next, tp, l, kerr.NotCoordinator.Code, kerr.NotEnoughReplicas.Code)
 	if buf.Len() != 0 {
-		t.Errorf("a fencing answer is logged at info level: %s", buf.String())
+		t.Errorf("a fencing or retriable answer is logged at info level: %s", buf.String())
 	}
 }

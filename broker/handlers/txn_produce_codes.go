@@ -44,11 +44,11 @@ func produceVerifyAnswer(code, version int16) (int16, string) {
 // unverifiedMessage is the message of a NOT_ENOUGH_REPLICAS that stands
 // for a coordinator that could not answer the verification.
 func unverifiedMessage(code int16) string {
-	return "Unable to verify the partition has been added to the transaction. Underlying error: " + errorName(code)
+	return "Unable to verify the partition has been added to the transaction. Underlying error: " + verifyErrName(code)
 }
 
-// errorName is a Kafka error code's name (NOT_COORDINATOR, ...).
-func errorName(code int16) string {
+// verifyErrName is a Kafka error code's name (NOT_COORDINATOR, ...).
+func verifyErrName(code int16) string {
 	if err := kerr.TypedErrorForCode(code); err != nil {
 		return err.Message
 	}

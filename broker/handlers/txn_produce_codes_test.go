@@ -45,7 +45,7 @@ func TestProduceVerifyAnswer(t *testing.T) {
 	} {
 		code, msg := produceVerifyAnswer(c.coord.Code, c.version)
 		if code != c.want.Code || msg != c.msg {
-			t.Errorf("%s at Produce v%d: %s %q, want %s %q", c.coord.Message, c.version, errorName(code), msg, c.want.Message, c.msg)
+			t.Errorf("%s at Produce v%d: %s %q, want %s %q", c.coord.Message, c.version, verifyErrName(code), msg, c.want.Message, c.msg)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func (d *Deps) logTxnRefusal(check, txnID string, h wire.BatchHeader, tp storage
 	if code == kerr.InvalidTxnState.Code || code == kerr.TransactionAbortable.Code {
 		level = d.Logger.Info
 	}
-	args := []any{"check", check, "cause", errorName(cause), "code", errorName(code), "transactional_id", txnID,
+	args := []any{"check", check, "cause", verifyErrName(cause), "code", verifyErrName(code), "transactional_id", txnID,
 		"producer", h.ProducerID, "epoch", h.ProducerEpoch, "base_sequence", h.BaseSequence,
 		"topic", tp.Topic, "partition", tp.Partition}
 	if l != nil {

@@ -56,9 +56,12 @@ import (
 //     partition the producer added to its open transaction: the first
 //     batch of a transaction in a partition is checked with the
 //     transaction coordinator (INVALID_TXN_STATE when it was not added,
-//     the coordinator's fencing errors for an old epoch); later ones pass
-//     on the partition's producer state. A transactional batch without a
-//     transactional id in the request is INVALID_TXN_STATE too.
+//     TRANSACTION_ABORTABLE at v11, the coordinator's fencing errors for
+//     an old epoch, NOT_ENOUGH_REPLICAS when the coordinator cannot
+//     answer: produceVerifyAnswer); later ones pass on the partition's
+//     producer state. A transactional batch without a transactional id
+//     in the request is INVALID_TXN_STATE too. Every refusal is logged
+//     (txn_refusal_log.go).
 //   - The internal topics (__consumer_offsets, __transaction_state) are
 //     written by the coordinators only: a client's Produce to them is
 //     INVALID_TOPIC_EXCEPTION "Cannot append to internal topic X", as in

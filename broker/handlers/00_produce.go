@@ -56,9 +56,12 @@ import (
 //     partition the producer added to its open transaction: the first
 //     batch of a transaction in a partition is checked with the
 //     transaction coordinator (INVALID_TXN_STATE when it was not added,
-//     the coordinator's fencing errors for an old epoch); later ones pass
-//     on the partition's producer state. A transactional batch without a
-//     transactional id in the request is INVALID_TXN_STATE too.
+//     TRANSACTION_ABORTABLE at v11, the coordinator's fencing errors for
+//     an old epoch, NOT_ENOUGH_REPLICAS when the coordinator cannot
+//     answer: produceVerifyAnswer); later ones pass on the partition's
+//     producer state. A transactional batch without a transactional id
+//     in the request is INVALID_TXN_STATE too. Every refusal is logged
+//     (txn_refusal_log.go).
 //   - The internal topics (__consumer_offsets, __transaction_state) are
 //     written by the coordinators only: a client's Produce to them is
 //     INVALID_TOPIC_EXCEPTION "Cannot append to internal topic X", as in
@@ -205,8 +208,12 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	var guard *uint64
 	if idempotent {
 		var code int16
-		if guard, code = d.verifyTransactional(h, v, txnID, tp, ref.log); code != 0 {
+		var msg string
+		if guard, code, msg = d.verifyTransactional(h, v, txnID, tp, ref.log); code != 0 {
 			sp.ErrorCode = code
+			if msg != "" {
+				sp.ErrorMessage = &msg
+			}
 			return nil
 		}
 	}
@@ -232,6 +239,9 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 		sp.ErrorCode = lcode
 		return nil
 	case appendErr == nil && res.code != 0:
+		if res.staleGuard {
+			d.logTxnRefusal("a marker was appended since the verification", txnIDString(txnID), h, tp, ref.log, res.code, res.code)
+		}
 		// A rejected sequence or epoch: Kafka still reports the log
 		// start offset (its generic failed-append path), unlike the
 		// lookup errors above (compat-tests/diff).
@@ -311,23 +321,28 @@ func codecFor(compressionType string) (wire.Compression, bool) {
 // transaction version 2 client (KIP-890 part 2), which sends no
 // AddPartitionsToTxn: the first batch of a transaction in a partition adds
 // the partition itself, whatever transaction.partition.verification.enable
-// says. Older versions are only verified, when that setting is on.
-func (d *Deps) verifyTransactional(h wire.BatchHeader, version int16, txnID *string, tp storage.TopicPartition, l *storage.Log) (*uint64, int16) {
+// says. Older versions are only verified, when that setting is on. A
+// refusal comes with the code and message of the Produce response
+// (produceVerifyAnswer).
+func (d *Deps) verifyTransactional(h wire.BatchHeader, version int16, txnID *string, tp storage.TopicPartition, l *storage.Log) (*uint64, int16, string) {
 	c := txnCoordinator(d)
 	implicitAdd := version >= 12
 	if !h.IsTransactional() || c == nil || (!implicitAdd && !d.Config.TransactionPartitionVerificationEnable) {
-		return nil, 0
+		return nil, 0, ""
 	}
 	if txnID == nil || *txnID == "" {
-		return nil, kerr.InvalidTxnState.Code
+		d.logTxnRefusal("no transactional id in the request", "", h, tp, l, kerr.InvalidTxnState.Code, kerr.InvalidTxnState.Code)
+		return nil, kerr.InvalidTxnState.Code, ""
 	}
 	ongoing, guard := d.Idempotence.txnGuard(tp, l, h.ProducerID, h.ProducerEpoch, d.Now())
 	if ongoing {
-		return &guard, 0
+		return &guard, 0, ""
 	}
 	// The coordinator may be on another broker: txnCheck asks it there.
-	if code := d.txnCheck(context.Background(), c, implicitAdd, *txnID, h.ProducerID, h.ProducerEpoch, tp); code != 0 {
-		return nil, code
+	if coordCode := d.txnCheck(context.Background(), c, implicitAdd, *txnID, h.ProducerID, h.ProducerEpoch, tp); coordCode != 0 {
+		code, msg := produceVerifyAnswer(coordCode, version)
+		d.logTxnRefusal("transaction coordinator verification", *txnID, h, tp, l, coordCode, code)
+		return nil, code, msg
 	}
-	return &guard, 0
+	return &guard, 0, ""
 }

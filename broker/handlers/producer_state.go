@@ -169,6 +169,9 @@ type idempotentAppend struct {
 	duplicate *storage.ProducerBatch
 	info      storage.AppendInfo
 	err       error // from the append: a storage error
+	// staleGuard is set when code is INVALID_TXN_STATE because a marker
+	// was appended after the batch's verification.
+	staleGuard bool
 }
 
 // appendIdempotent checks batch h (the only batch of the request) of tp
@@ -195,11 +198,12 @@ func (i *Idempotence) appendIdempotent(tp storage.TopicPartition, l *storage.Log
 		e = &cur
 	}
 	res := checkBatch(e, h)
+	stale := false
 	if res.code == 0 && res.duplicate == nil && guard != nil && p.mu.markers[h.ProducerID] != *guard {
-		res.code = kerr.InvalidTxnState.Code
+		res.code, stale = kerr.InvalidTxnState.Code, true
 	}
 	if res.code != 0 || res.duplicate != nil {
-		return idempotentAppend{code: res.code, duplicate: res.duplicate}
+		return idempotentAppend{code: res.code, duplicate: res.duplicate, staleGuard: stale}
 	}
 	info, err := doAppend()
 	if err != nil {
@@ -286,4 +290,13 @@ func (i *Idempotence) producers(tp storage.TopicPartition, l *storage.Log, now t
 		out = append(out, s)
 	}
 	return out
+}
+
+// markerCount is the number of markers of producerID appended to tp since
+// its state was loaded (for logs).
+func (i *Idempotence) markerCount(tp storage.TopicPartition, producerID int64) uint64 {
+	p := i.partition(tp)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.markers[producerID]
 }

@@ -126,6 +126,12 @@ func txnFlow(s *Session, l int16) {
 	badEpoch.ProducerEpoch = epoch + 4
 	s.Do("bad-epoch", av, &badEpoch)
 
+	// A transactional batch for a partition outside the transaction:
+	// INVALID_TXN_STATE to Produce v10 (librdkafka's newest),
+	// TRANSACTION_ABORTABLE from v11 (docs/DURABILITY.md finding 14).
+	for _, pv := range []int16{10, 11} {
+		s.Do("not-added", pv, s.produceReq(pv, -1, kmsg.StringPtr(txnID), topicA, 1, s.batch(1, pid, epoch, 0, true)))
+	}
 	s.Do("txn", 11, s.produceReq(11, -1, kmsg.StringPtr(txnID), topicA, 2, s.batch(2, pid, epoch, 0, true)))
 
 	ao := kmsg.NewPtrAddOffsetsToTxnRequest()

@@ -2,10 +2,12 @@ package faults
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -50,6 +52,11 @@ type GroupOptions struct {
 	// Members is the number of members kept in the group; a crashed one
 	// is replaced by a new member.
 	Members int
+	// LogDir, if set, gets each member's franz-go log (info level, debug
+	// with LogDebug), one file per member, its lines stamped with the
+	// wall-clock time so that they line up with the nodes' logs.
+	LogDir   string
+	LogDebug bool
 }
 
 // GroupDelivery is one record polled by a member of the group. Seq orders
@@ -398,6 +405,8 @@ type groupMember struct {
 	gone   *atomic.Bool
 	cancel context.CancelFunc
 	done   chan struct{}
+	// log is the member's franz-go log file (GroupOptions.LogDir), or nil.
+	log *os.File
 }
 
 // Group runs the KIP-848 group workload: Members franz-go clients with
@@ -459,18 +468,37 @@ func (g *Group) addMember() error {
 			g.mu.Unlock()
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(g.addrs...), kgo.ClientID(name), kgo.Dialer(d.dial),
+	opts := []kgo.Opt{kgo.SeedBrokers(g.addrs...), kgo.ClientID(name), kgo.Dialer(d.dial),
 		kgo.ConsumerGroup(g.o.Group), kgo.ConsumeTopics(g.o.Topic),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer(),
 		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxWait(500*time.Millisecond),
-		kgo.OnPartitionsAssigned(bump), kgo.OnPartitionsRevoked(bump), kgo.OnPartitionsLost(lost))
+		kgo.FetchMaxWait(500 * time.Millisecond),
+		kgo.OnPartitionsAssigned(bump), kgo.OnPartitionsRevoked(bump), kgo.OnPartitionsLost(lost)}
+	var logf *os.File
+	if g.o.LogDir != "" {
+		f, err := os.Create(filepath.Join(g.o.LogDir, g.o.Group+"-"+name+".log"))
+		if err != nil {
+			return err
+		}
+		logf = f
+		level := kgo.LogLevelInfo
+		if g.o.LogDebug {
+			level = kgo.LogLevelDebug
+		}
+		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(f, level, func() string {
+			return time.Now().UTC().Format("15:04:05.000000 ")
+		})))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
+		if logf != nil {
+			_ = logf.Close()
+		}
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &groupMember{name: name, cl: cl, dialer: d, gone: gone, cancel: cancel, done: make(chan struct{})}
+	m := &groupMember{name: name, cl: cl, dialer: d, gone: gone, cancel: cancel, done: make(chan struct{}), log: logf}
 	g.mu.Lock()
 	g.members = append(g.members, m)
 	g.mu.Unlock()
@@ -685,6 +713,11 @@ func (g *Group) Stop() {
 		wg.Go(m.cl.Close)
 	}
 	wg.Wait()
+	for _, m := range ms {
+		if m.log != nil {
+			_ = m.log.Close()
+		}
+	}
 	if g.observerCancel != nil {
 		g.observerCancel()
 		<-g.observerDone
@@ -745,6 +778,10 @@ type GroupPlan struct {
 func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *Result) {
 	t.Helper()
 	o, crashEvery := gp.Group, gp.CrashEvery
+	keep := os.Getenv("SAMSA_FAULTS_KEEP_LOGS")
+	if o.LogDir == "" && keep != "" {
+		o.LogDir, o.LogDebug = keep, os.Getenv("SAMSA_FAULTS_CLIENT_DEBUG") == "1"
+	}
 	start := time.Now()
 	t.Logf("faults: KIP-848 group, %d nodes, seed %d, %d steps, deadline %v (replay with SAMSA_FAULTS_SEED=%d)",
 		p.Nodes, p.Seed, len(p.Steps), p.Deadline, p.Seed)
@@ -847,6 +884,11 @@ func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *R
 		cf.MergeInto(h)
 	}
 	gh := g.History()
+	if keep != "" {
+		if err := writeGroupHistory(filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_")+"-group-history.json"), g.start, gh); err != nil {
+			t.Logf("faults: keeping the group history: %v", err)
+		}
+	}
 	gh.MergeInto(h)
 	rep := Check(h)
 	grep := CheckGroup(gh, h.Final)
@@ -882,4 +924,21 @@ func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *R
 		}
 	}
 	return rep, grep, res
+}
+
+// writeGroupHistory writes the group's history as JSON, with the
+// workload's start as wall-clock time (the At fields count from it), so
+// that a failure can be laid beside the nodes' and members' logs.
+func writeGroupHistory(path string, start time.Time, h *GroupHistory) error {
+	b, err := json.MarshalIndent(struct {
+		Start   time.Time
+		History *GroupHistory
+	}{start.UTC(), h}, "", " ")
+	if err != nil {
+		return fmt.Errorf("faults: group history: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("faults: group history: %w", err)
+	}
+	return nil
 }

@@ -91,6 +91,7 @@ func (n *Node) startGroups() error {
 	var err error
 	n.groups, err = coordinator.New(coordinator.Options{
 		NumPartitions: cfg.OffsetsTopicNumPartitions,
+		WriteTimeout:  time.Duration(cfg.OffsetsCommitTimeoutMs) * time.Millisecond,
 		OpenLog: func(p int32) (coordinator.Log, error) {
 			rp, ok := n.replicas.Partition(storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: p})
 			if !ok {

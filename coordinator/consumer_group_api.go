@@ -33,6 +33,18 @@ func (c *Coordinator) ConsumerGroupHeartbeat(ctx context.Context, client Client,
 		req.MemberID = randomUUID() // v0: the coordinator names new members
 	}
 	s, code := c.shardFor(req.Group)
+	// The answer comes within the write timeout, counted from the
+	// request's arrival: a shard cut off from its replicas is busy for a
+	// write timeout with each write it makes (an offset commit, an
+	// expiry), and a heartbeat queued behind several of them was held
+	// longer than a session timeout, while the new coordinator expired
+	// the member, which went on consuming. Kafka's runtime never waits
+	// for the ISR on its thread, so its answer comes within the write
+	// timeout; ours does too, COORDINATOR_NOT_AVAILABLE if the shard did
+	// not get to it (the heartbeat then did nothing) or its writes were
+	// not committed in time.
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
 	var written int64
 	if code == 0 {
 		code = s.call(ctx, func() {

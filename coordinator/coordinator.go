@@ -53,6 +53,11 @@ type Options struct {
 	// Topics resolves topic IDs; without it v10 topic IDs are
 	// UNKNOWN_TOPIC_ID.
 	Topics TopicResolver
+	// WriteTimeout is offsets.commit.timeout.ms (default 5s): the
+	// longest a ConsumerGroupHeartbeat is held, waiting for its shard
+	// and for the shard's writes to be committed, before it is answered
+	// COORDINATOR_NOT_AVAILABLE.
+	WriteTimeout time.Duration
 
 	// KIP-848 consumer groups.
 	ConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms, default 45s
@@ -98,6 +103,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = 1048588
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 5 * time.Second
 	}
 	if o.ConsumerSessionTimeout <= 0 {
 		o.ConsumerSessionTimeout = 45 * time.Second

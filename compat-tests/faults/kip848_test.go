@@ -58,6 +58,9 @@ func TestCheckGroupFindsEachAnomaly(t *testing.T) {
 		{"unconsumed", func(_ *GroupHistory, final map[int32][]Entry) {
 			final[1] = append(final[1], Entry{1, "p1-1"})
 		}, func(r *GroupReport) int { return r.Unconsumed.Count }},
+		{"unknown at end", func(h *GroupHistory, _ map[int32][]Entry) {
+			h.UnknownAtEnd = []string{`member1 (member id "m1")`}
+		}, func(r *GroupReport) int { return r.UnknownAtEnd.Count }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

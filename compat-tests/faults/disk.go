@@ -27,11 +27,8 @@ func DiskAvailable() bool { return os.Geteuid() == 0 }
 // namespace is made after this mount, so it sees the same tmpfs: the test
 // process fills it from outside.
 func (n *Node) mountDisk(size int64) error {
-	if !DiskAvailable() {
-		return fmt.Errorf("%w: mounting a tmpfs needs root", ErrNoDisk)
-	}
-	if err := syscall.Mount("tmpfs", n.DataDir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0755", size)); err != nil {
-		return fmt.Errorf("%w: mount tmpfs on %s: %w", ErrNoDisk, n.DataDir, err)
+	if err := mountTmpfs(n.DataDir, size); err != nil {
+		return err
 	}
 	n.mounted = true
 	return nil
@@ -42,6 +39,17 @@ func (n *Node) unmountDisk() {
 		_ = syscall.Unmount(n.DataDir, syscall.MNT_DETACH)
 		n.mounted = false
 	}
+}
+
+// mountTmpfs mounts a tmpfs of size bytes on dir.
+func mountTmpfs(dir string, size int64) error {
+	if !DiskAvailable() {
+		return fmt.Errorf("%w: mounting a tmpfs needs root", ErrNoDisk)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0755", size)); err != nil {
+		return fmt.Errorf("%w: mount tmpfs on %s: %w", ErrNoDisk, dir, err)
+	}
+	return nil
 }
 
 // FillDisk writes a filler file into the node's tmpfs until the file

@@ -59,11 +59,8 @@ const dirMoveBound = 60 * time.Second
 // mountSecondDir mounts a tmpfs of size bytes on the node's second log
 // directory.
 func (n *Node) mountSecondDir(size int64) error {
-	if !DiskAvailable() {
-		return fmt.Errorf("%w: mounting a tmpfs needs root", ErrNoDisk)
-	}
-	if err := syscall.Mount("tmpfs", n.SecondDir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0755", size)); err != nil {
-		return fmt.Errorf("%w: mount tmpfs on %s: %w", ErrNoDisk, n.SecondDir, err)
+	if err := mountTmpfs(n.SecondDir, size); err != nil {
+		return err
 	}
 	n.secondMounted = true
 	return nil

@@ -177,7 +177,9 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 					topics = append(topics, fetchTopic{name: name, id: t.TopicID, resolved: ok, partitions: t.Partitions})
 				}
 			}
-			resp.Groups = append(resp.Groups, c.fetchGroup(ctx, req.Version, rg.Group, topics, req.RequireStable))
+			g := c.fetchGroup(ctx, req.Version, rg.Group, topics, req.RequireStable)
+			shapeFetchGroupError(req.Version, req.RequireStable, &g)
+			resp.Groups = append(resp.Groups, g)
 		}
 		return resp
 	}
@@ -188,7 +190,9 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 			topics = append(topics, fetchTopic{name: t.Topic, resolved: true, partitions: t.Partitions})
 		}
 	}
-	g := c.fetchGroup(ctx, req.Version, req.Group, topics, req.Version >= 7 && req.RequireStable)
+	requireStable := req.Version >= 7 && req.RequireStable
+	g := c.fetchGroup(ctx, req.Version, req.Group, topics, requireStable)
+	shapeFetchGroupError(req.Version, requireStable, &g)
 	resp.ErrorCode = g.ErrorCode
 	for _, t := range g.Topics {
 		rt := kmsg.NewOffsetFetchResponseTopic()

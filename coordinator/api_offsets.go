@@ -156,7 +156,9 @@ type fetchTopic struct {
 // v8; null topics mean every committed partition. An unknown group or
 // partition has offset -1. With RequireStable (v7+) a partition with a
 // pending transactional offset answers UNSTABLE_OFFSET_COMMIT (and offset
-// -1), as Kafka does, and the others answer normally.
+// -1), as Kafka does, and the others answer normally. A group that fails
+// is answered as Kafka answers it (shapeFetchGroupError): from v2 with its
+// error and no partitions.
 func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {

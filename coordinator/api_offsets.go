@@ -156,7 +156,9 @@ type fetchTopic struct {
 // v8; null topics mean every committed partition. An unknown group or
 // partition has offset -1. With RequireStable (v7+) a partition with a
 // pending transactional offset answers UNSTABLE_OFFSET_COMMIT (and offset
-// -1), as Kafka does, and the others answer normally.
+// -1), as Kafka does, and the others answer normally. A group that fails
+// is answered as Kafka answers it (shapeFetchGroupError): from v2 with its
+// error and no partitions.
 func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {
@@ -177,7 +179,9 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 					topics = append(topics, fetchTopic{name: name, id: t.TopicID, resolved: ok, partitions: t.Partitions})
 				}
 			}
-			resp.Groups = append(resp.Groups, c.fetchGroup(ctx, req.Version, rg.Group, topics, req.RequireStable))
+			g := c.fetchGroup(ctx, req.Version, rg.Group, topics, req.RequireStable)
+			shapeFetchGroupError(req.Version, req.RequireStable, &g)
+			resp.Groups = append(resp.Groups, g)
 		}
 		return resp
 	}
@@ -188,7 +192,9 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 			topics = append(topics, fetchTopic{name: t.Topic, resolved: true, partitions: t.Partitions})
 		}
 	}
-	g := c.fetchGroup(ctx, req.Version, req.Group, topics, req.Version >= 7 && req.RequireStable)
+	requireStable := req.Version >= 7 && req.RequireStable
+	g := c.fetchGroup(ctx, req.Version, req.Group, topics, requireStable)
+	shapeFetchGroupError(req.Version, requireStable, &g)
 	resp.ErrorCode = g.ErrorCode
 	for _, t := range g.Topics {
 		rt := kmsg.NewOffsetFetchResponseTopic()

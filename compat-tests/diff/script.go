@@ -191,6 +191,10 @@ func scriptProduceFetch(s *Session) error {
 		s.Do("unknown-topic", v, s.fetchReq(v, "diff-nope", 0, 0, -1))
 		if v >= 9 {
 			s.Do("future-leader-epoch", v, s.fetchReq(v, topicA, p, 0, 5))
+			// Past the log end with the leader's own epoch: what a
+			// consumer whose committed offset came from a newer
+			// leader sends to a stale one (DURABILITY finding 16).
+			s.Do("out-of-range-current-epoch", v, s.fetchReq(v, topicA, p, 9999, 0))
 		}
 	})
 	return nil
@@ -229,6 +233,10 @@ func scriptOffsets(s *Session) error {
 			{"epoch-0", topicA, 0, -1, 0},
 			{"epoch-5", topicA, 0, -1, 5},
 			{"future-current", topicA, 0, 5, 0},
+			// An epoch newer than the leader's, fenced with the
+			// leader's own: a consumer validating a commit made under
+			// a newer leader at a stale one (DURABILITY finding 16).
+			{"epoch-5-current-0", topicA, 0, 0, 5},
 			{"unknown-topic", "diff-nope", 0, -1, 0},
 			{"bad-partition", topicA, 99, -1, 0},
 		} {

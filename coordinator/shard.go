@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +68,11 @@ type shard struct {
 	nextExpiry  time.Time
 	groupConfig *GroupConfig
 	txn         *txnOffsets // pending transactional offsets (txn_offsets.go)
+	// uncommittedOffsets and uncommittedGroups are what reads of
+	// committed state see while writes are past the high watermark
+	// (pipeline.go).
+	uncommittedOffsets uncommittedOffsets
+	uncommittedGroups  map[string]*consumerGroupHistory
 }
 
 func newShard(c *Coordinator, partition int32) *shard {
@@ -284,10 +291,12 @@ func (s *shard) deleteGroup(g *Group, now time.Time) error {
 	if err := s.append(now, recs); err != nil {
 		return err
 	}
+	tracked := s.trackOffsets(g.id, slices.Collect(maps.Keys(g.offsets)))
 	g.state = Dead
 	g.offsets = map[topicPartition]offsetEntry{}
 	s.pendingTxn().dropGroup(g.id)
 	delete(s.groups, g.id)
+	tracked()
 	return nil
 }
 

@@ -22,7 +22,8 @@ type Log interface {
 	// Append writes one record batch (offsets are assigned by the log) and
 	// returns once it is committed: durable, and replicated as far as the
 	// partition requires. On a single node that also means advancing the
-	// high watermark.
+	// high watermark. A PipelinedLog's AppendUncommitted is used instead
+	// when the log has it.
 	Append(batch []byte) error
 	// Read returns whole batches from offset on, at most maxBytes unless
 	// minOneBatch, none at or past maxOffset.

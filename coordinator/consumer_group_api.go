@@ -321,8 +321,22 @@ func (s *shard) listConsumerGroups(req *kmsg.ListGroupsRequest, resp *kmsg.ListG
 	if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool { return strings.EqualFold(t, "consumer") }) {
 		return
 	}
-	for _, id := range slices.Sorted(maps.Keys(s.consumer)) {
-		cg := s.consumer[id]
+	// A read of the committed state, as ConsumerGroupDescribe.
+	s.foldConsumerGroups()
+	ids := slices.Collect(maps.Keys(s.consumer))
+	for id := range s.uncommittedGroups {
+		// A consumer group deleted past the high watermark, unless a
+		// classic group of that id is listed already.
+		if g := s.groups[id]; s.consumer[id] == nil && (g == nil || g.state == Dead) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		cg := s.committedConsumerGroup(id)
+		if cg == nil {
+			continue
+		}
 		state := cg.StateName()
 		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(st string) bool { return strings.EqualFold(st, state) }) {
 			continue

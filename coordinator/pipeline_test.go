@@ -281,9 +281,35 @@ func TestConsumerGroupJoinKeptOnceCommitted(t *testing.T) {
 		if d := cgDescribe(t, c, group); len(d.Members) != 1 {
 			t.Fatalf("members %d while the join is not committed, want 1", len(d.Members))
 		}
-		log.set(false, false)
+		// A group whose first join is not committed does not exist
+		// yet for the reads.
+		const fresh = "cg-fresh"
+		for _, l := range logs {
+			l.set(true, false)
+		}
+		wantCode(t, "first join of a new group while cut off", c.ConsumerGroupHeartbeat(ctx, cl, img, cgJoinReq(fresh, "m1", "orders")).ErrorCode, kerr.CoordinatorNotAvailable)
+		wantCode(t, "describe of the new group while cut off", cgDescribe(t, c, fresh).ErrorCode, kerr.GroupIDNotFound)
+		listed := func() map[string]string {
+			out := map[string]string{}
+			for _, g := range c.ListGroups(ctx, kmsg.NewPtrListGroupsRequest()).Groups {
+				out[g.Group] = g.GroupState
+			}
+			return out
+		}
+		if got := listed(); len(got) != 1 || got[group] == "" {
+			t.Fatalf("groups listed while cut off: %v, want %s alone", got, group)
+		}
+		for _, l := range logs {
+			l.set(false, false)
+		}
 		if d := cgDescribe(t, c, group); len(d.Members) != 2 {
 			t.Fatalf("members %d once the join is committed, want 2", len(d.Members))
+		}
+		if d := cgDescribe(t, c, fresh); d.ErrorCode != 0 || len(d.Members) != 1 {
+			t.Fatalf("new group once its join is committed: %s, %d members, want 1", errName(d.ErrorCode), len(d.Members))
+		}
+		if got := listed(); len(got) != 2 || got[fresh] == "" {
+			t.Fatalf("groups listed after the heal: %v, want %s and %s", got, group, fresh)
 		}
 	})
 }

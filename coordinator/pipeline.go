@@ -115,6 +115,13 @@ func (s *shard) currentOffset(group string, tp topicPartition) offsetVersion {
 // write. Nothing is kept for a Log that commits every append.
 // REQUIRES: on the shard goroutine.
 func (s *shard) trackOffsets(group string, tps []topicPartition) func() {
+	return s.trackOffsetsFrom(group, tps, func(tp topicPartition) offsetVersion { return s.currentOffset(group, tp) })
+}
+
+// trackOffsetsFrom is trackOffsets for a write whose change of memory
+// came before its append: before gives the values the change replaced.
+// REQUIRES: on the shard goroutine.
+func (s *shard) trackOffsetsFrom(group string, tps []topicPartition, before func(topicPartition) offsetVersion) func() {
 	if _, ok := s.pipelined(); !ok || len(tps) == 0 {
 		return func() {}
 	}
@@ -130,7 +137,7 @@ func (s *shard) trackOffsets(group string, tps []topicPartition) func() {
 	}
 	for _, tp := range tps {
 		if hs[tp] == nil {
-			hs[tp] = &offsetHistory{base: s.currentOffset(group, tp)}
+			hs[tp] = &offsetHistory{base: before(tp)}
 		}
 	}
 	end := s.written.Load()

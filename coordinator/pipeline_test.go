@@ -313,3 +313,59 @@ func TestConsumerGroupJoinKeptOnceCommitted(t *testing.T) {
 		}
 	})
 }
+
+// TestExpiryKeptOnceCommitted: expired offsets leave memory before their
+// tombstones are appended. While the tombstones are past the high
+// watermark a plain OffsetFetch still answers the offsets; once they are
+// committed the offsets are gone. When the append fails the offsets come
+// back, and the next check expires them.
+func TestExpiryKeptOnceCommitted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logs := map[int32]*replicatedLog{}
+		for p := range int32(testPartitions) {
+			logs[p] = newReplicatedLog()
+		}
+		c := newTestCoordinator(t, nil, func(o *Options) {
+			o.OpenLog = func(p int32) (Log, error) { return logs[p], nil }
+			o.OffsetsRetention = time.Hour
+			o.OffsetsRetentionCheckInterval = time.Minute
+		})
+		ctx := t.Context()
+		const group = "g-expiry"
+		log := logs[PartitionFor(group, testPartitions)]
+		commit := func(p int32, off int64) {
+			t.Helper()
+			wantCode(t, "commit", commitCodes(c.OffsetCommit(ctx, commitReq(group, "", -1, "orders", map[int32]int64{p: off})))[0], nil)
+		}
+		wantOffsets := func(what, want string) {
+			t.Helper()
+			if got := fmt.Sprint(fetchAll(t, c, group)); got != want {
+				t.Fatalf("%s: offsets %s, want %s", what, got, want)
+			}
+		}
+		commit(0, 5)
+		time.Sleep(30 * time.Minute)
+		commit(1, 7)
+		time.Sleep(20 * time.Minute)
+		log.set(true, false)
+		time.Sleep(10*time.Minute + 30*time.Second) // the check at 60 min expires orders/0
+		synctest.Wait()
+		if end, hw := log.LogEndOffset(), log.HighWatermark(); end != hw+1 {
+			t.Fatalf("log end %d, high watermark %d: want the tombstone past it", end, hw)
+		}
+		wantOffsets("expired while cut off", "map[orders/0:5 orders/1:7]")
+		log.set(false, false)
+		wantOffsets("expired once committed", "map[orders/1:7]")
+
+		time.Sleep(25 * time.Minute) // 85.5 min
+		log.mu.Lock()
+		log.mu.failAppends = 1
+		log.mu.Unlock()
+		time.Sleep(5 * time.Minute) // the check at 90 min fails to write
+		synctest.Wait()
+		wantOffsets("expiry whose append failed", "map[orders/1:7]")
+		time.Sleep(time.Minute) // the check at 91 min writes
+		synctest.Wait()
+		wantOffsets("expired at the next check", "map[]")
+	})
+}

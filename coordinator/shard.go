@@ -312,21 +312,43 @@ func (s *shard) expireOffsets(now time.Time) {
 			s.expireConsumerOffsets(cg, g, now)
 			continue
 		}
+		before := maps.Clone(g.offsets)
 		expired := g.expiredOffsetsExcept(now, s.c.opts.OffsetsRetention, s.pendingTxnFunc(g.id))
 		var recs []wire.Record
 		for _, tp := range expired {
 			recs = append(recs, wire.Record{Key: offsetCommitKey(g.id, tp)})
 		}
+		// The offsets left memory before their tombstones were
+		// appended: reads of committed state see them until the
+		// tombstones are committed, and they come back if the append
+		// fails, as Kafka reverts a write whose append failed.
+		tracked := func() {
+			s.trackOffsetsFrom(g.id, expired, func(tp topicPartition) offsetVersion {
+				e, ok := before[tp]
+				return offsetVersion{entry: e, ok: ok}
+			})()
+		}
+		restore := func() {
+			for _, tp := range expired {
+				g.offsets[tp] = before[tp]
+			}
+		}
 		if g.deletable() && !s.pendingTxn().hasGroup(g.id) {
 			if err := s.deleteGroupWith(g, now, recs); err != nil {
 				s.logger.Warn("coordinator: expiring group failed", "group", g.id, "err", err)
+				restore()
+				continue
 			}
+			tracked()
 			continue
 		}
 		if len(recs) > 0 {
 			if err := s.append(now, recs); err != nil {
 				s.logger.Warn("coordinator: expiring offsets failed", "group", g.id, "err", err)
+				restore()
+				continue
 			}
+			tracked()
 		}
 	}
 }

@@ -19,9 +19,12 @@ import "slices"
 // only when the append itself fails. If the partition is led elsewhere
 // the broker unloads the shard, and the next leader loads what was
 // committed. Reads that must see only committed state (OffsetFetch
-// without require_stable, ConsumerGroupDescribe) read the versions of
-// the offsets and consumer groups below the high watermark
-// (committedOffset, committedConsumerGroup).
+// without require_stable, ConsumerGroupDescribe, ListGroups' consumer
+// groups) read the versions of the offsets and consumer groups below the
+// high watermark (committedOffset, committedConsumerGroup), kept for the
+// writes the shard made; records a load found past the high watermark
+// are shown as they are. Classic groups are read as they are in memory,
+// as Kafka reads a classic group's fields.
 type PipelinedLog interface {
 	CommitWaiter
 	// AppendUncommitted writes one record batch as Log.Append does but

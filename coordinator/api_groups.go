@@ -369,6 +369,8 @@ func (c *Coordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsReques
 // metadata are tombstoned; a group with members is NON_EMPTY_GROUP.
 func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
 	for _, id := range req.Groups {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group = id
@@ -404,6 +406,10 @@ func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRe
 					rg.ErrorCode = kerr.CoordinatorNotAvailable.Code
 				}
 			})
+		}
+		if code == 0 && rg.ErrorCode == 0 {
+			// The tombstones, and every write before them, committed.
+			code = s.commitBarrier(ctx, s.written.Load())
 		}
 		if code != 0 {
 			rg.ErrorCode = code

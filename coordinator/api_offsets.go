@@ -52,13 +52,39 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 		return resp
 	}
 	s, code := c.shardFor(req.Group)
+	// The answer comes within the write timeout of the request's
+	// arrival, however many writes the shard made before it
+	// (pipeline.go).
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
+	var written int64
 	if code == 0 {
-		code = s.call(ctx, func() { c.commitOn(s, req, resp, setAll) })
+		code = s.call(ctx, func() {
+			c.commitOn(s, req, resp, setAll)
+			written = s.written.Load()
+		})
+	}
+	if code == 0 && anyPartitionOK(resp) {
+		// The commit, and every write before it, committed.
+		code = s.commitBarrier(ctx, written)
 	}
 	if code != 0 {
 		setAll(code)
 	}
 	return resp
+}
+
+// anyPartitionOK tells whether a partition of an OffsetCommit answer has
+// no error: the answer then waits for the commit's write (commitBarrier).
+func anyPartitionOK(resp *kmsg.OffsetCommitResponse) bool {
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // commitOn runs on the shard goroutine.
@@ -135,10 +161,16 @@ func (c *Coordinator) commitOn(s *shard, req *kmsg.OffsetCommitRequest, resp *km
 			todo = nil
 		}
 	}
+	tps := make([]topicPartition, 0, len(todo))
+	for _, p := range todo {
+		tps = append(tps, p.tp)
+	}
+	tracked := s.trackOffsets(g.id, tps)
 	for k, p := range todo {
 		p.entry.recordOffset = base + int64(k)
 		g.commit(p.tp, p.entry)
 	}
+	tracked()
 	if created && g.deletable() {
 		delete(s.groups, g.id)
 	}
@@ -217,12 +249,15 @@ func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group strin
 	out := kmsg.NewOffsetFetchResponseGroup()
 	out.Group = group
 	var unstable func(topicPartition) bool // set on the shard goroutine
-	fill := func(g *Group) {
+	// Set on the shard goroutine: the group's offsets the answer shows.
+	var offsetOf func(topicPartition) (offsetEntry, bool)
+	var allOffsets func() map[string][]int32
+	fill := func() {
 		if topics == nil {
-			if g == nil {
+			if allOffsets == nil {
 				return
 			}
-			byTopic := g.committedTopics()
+			byTopic := allOffsets()
 			names := make([]string, 0, len(byTopic))
 			for n := range byTopic {
 				names = append(names, n)
@@ -257,8 +292,8 @@ func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group strin
 					rp.ErrorCode = kerr.UnknownTopicID.Code
 				case unstable != nil && unstable(topicPartition{t.name, p}):
 					rp.ErrorCode = kerr.UnstableOffsetCommit.Code
-				case g != nil:
-					if e, ok := g.fetchOffset(topicPartition{t.name, p}); ok {
+				case offsetOf != nil:
+					if e, ok := offsetOf(topicPartition{t.name, p}); ok {
 						rp.Offset, rp.LeaderEpoch, rp.Metadata = e.offset, e.leaderEpoch, ptr(e.metadata)
 					}
 				}
@@ -279,8 +314,27 @@ func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group strin
 			if requireStable {
 				unstable = s.pendingTxnFunc(group)
 			}
-			fill(s.groups[group])
-			unstable = nil
+			// A plain OffsetFetch is a read: it shows the offsets
+			// below the high watermark, as Kafka's reads of the
+			// last committed state. require_stable is a write
+			// operation: the latest offsets, answered once they
+			// are committed.
+			offsetOf = func(tp topicPartition) (offsetEntry, bool) { return s.committedOffset(group, tp) }
+			allOffsets = func() map[string][]int32 { return s.committedTopics(group) }
+			if requireStable {
+				offsetOf = func(tp topicPartition) (offsetEntry, bool) {
+					v := s.currentOffset(group, tp)
+					return v.entry, v.ok
+				}
+				allOffsets = func() map[string][]int32 {
+					if g := s.groups[group]; g != nil && g.state != Dead {
+						return g.committedTopics()
+					}
+					return nil
+				}
+			}
+			fill()
+			unstable, offsetOf, allOffsets = nil, nil, nil
 			written = s.written.Load()
 		})
 	}
@@ -294,7 +348,7 @@ func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group strin
 		out.ErrorCode = code
 		out.Topics = nil
 		if topics = requested; topics != nil {
-			fill(nil) // v0-v1 carry the error per partition
+			fill() // v0-v1 carry the error per partition
 		}
 	}
 	return out
@@ -310,6 +364,10 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 		return resp
 	}
 	s, code := c.shardFor(req.Group)
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
+	wrote := false
+	var written int64
 	if code == 0 {
 		code = s.call(ctx, func() {
 			g := s.groups[req.Group]
@@ -355,11 +413,17 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 				resp.Topics = nil
 				return
 			}
+			tracked := s.trackOffsets(g.id, gone)
 			for _, tp := range gone {
 				delete(g.offsets, tp)
 				s.pendingTxn().tombstone(g.id, tp)
 			}
+			tracked()
+			wrote, written = true, s.written.Load()
 		})
+	}
+	if code == 0 && wrote {
+		code = s.commitBarrier(ctx, written)
 	}
 	if code != 0 {
 		resp.ErrorCode = code

@@ -8,8 +8,8 @@ import (
 )
 
 // CommitWaiter is implemented by a Log whose records can sit in the log
-// uncommitted: a replicated partition, where an append that timed out
-// waiting for the ISR leaves its batch past the high watermark. The
+// uncommitted: a replicated partition, whose appends (PipelinedLog) stay
+// past the high watermark until the ISR has them. The
 // coordinator then holds the answers of heartbeats, JoinGroup, SyncGroup,
 // LeaveGroup and OffsetFetch with require_stable until every write its
 // shard made before them is committed (commitBarrier). A Log without it
@@ -54,8 +54,8 @@ func (s *shard) commitBarrier(ctx context.Context, offset int64) int16 {
 }
 
 // noteWritten records the log end offset after a write attempt, failed or
-// not: a write that timed out waiting for the ISR is still in the log and
-// may yet be committed, so later answers wait for it too.
+// not: a write past the high watermark is in the log and may yet be
+// committed, so later answers wait for it too.
 // REQUIRES: on the shard goroutine.
 func (s *shard) noteWritten() {
 	s.written.Store(s.log.LogEndOffset())

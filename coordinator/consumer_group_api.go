@@ -96,6 +96,7 @@ func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, 
 	if resp.ErrorCode != 0 {
 		return
 	}
+	tracked := func() {}
 	if recs = append(pre, recs...); len(recs) > 0 {
 		if err := s.appendLimited(now, recs); err != nil {
 			s.logger.Warn("coordinator: writing consumer group failed", "group", req.Group, "err", err)
@@ -106,10 +107,16 @@ func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, 
 			hbError(resp, writeError(err), "")
 			return
 		}
+		before := saved
+		if created {
+			before = nil
+		}
+		tracked = s.trackConsumerGroup(req.Group, before)
 	}
 	if created {
 		s.addConsumerGroup(cg, now)
 	}
+	tracked()
 }
 
 // addConsumerGroup installs a consumer group and its offsets holder.
@@ -133,9 +140,15 @@ func (s *shard) consumerTick(now time.Time) {
 		if d, ok := cg.NextDeadline(); !ok || now.Before(d) {
 			continue
 		}
+		var before *ConsumerGroup
+		if _, ok := s.pipelined(); ok {
+			before = cg.clone()
+		}
 		if recs := cg.Tick(now); len(recs) > 0 {
 			if err := s.append(now, recs); err != nil {
 				s.logger.Warn("coordinator: writing consumer group expiry failed", "group", cg.id, "err", err)
+			} else {
+				s.trackConsumerGroup(cg.id, before)()
 			}
 		}
 	}
@@ -170,6 +183,8 @@ func (s *shard) deleteConsumerGroup(cg *ConsumerGroup, now time.Time) error {
 	if err := s.append(now, recs); err != nil {
 		return err
 	}
+	trackedOffsets := s.trackOffsets(cg.id, slices.Collect(maps.Keys(committed)))
+	trackedGroup := s.trackConsumerGroup(cg.id, cg)
 	s.pendingTxn().dropGroup(cg.id)
 	delete(s.consumer, cg.id)
 	if g != nil {
@@ -177,6 +192,8 @@ func (s *shard) deleteConsumerGroup(cg *ConsumerGroup, now time.Time) error {
 		g.offsets = map[topicPartition]offsetEntry{}
 		delete(s.groups, cg.id)
 	}
+	trackedOffsets()
+	trackedGroup()
 	return nil
 }
 
@@ -224,9 +241,11 @@ func (s *shard) expireConsumerOffsets(cg *ConsumerGroup, g *Group, now time.Time
 			s.logger.Warn("coordinator: expiring offsets failed", "group", g.id, "err", err)
 			return
 		}
+		tracked := s.trackOffsets(g.id, gone)
 		for _, tp := range gone {
 			delete(g.offsets, tp)
 		}
+		tracked()
 	}
 	if cg.Empty() && len(g.offsets) == 0 && !now.Before(cg.emptySince.Add(retention)) && !s.pendingTxn().hasGroup(g.id) {
 		if err := s.deleteConsumerGroup(cg, now); err != nil {
@@ -267,7 +286,10 @@ func (c *Coordinator) ConsumerGroupDescribe(ctx context.Context, req *kmsg.Consu
 		}
 		if code == 0 {
 			code = s.call(ctx, func() {
-				cg := s.consumer[id]
+				// A read of the committed state, as Kafka's: a
+				// member whose join is past the high watermark
+				// is not shown yet (pipeline.go).
+				cg := s.committedConsumerGroup(id)
 				if cg == nil {
 					d.ErrorCode = kerr.GroupIDNotFound.Code
 					msg := "Group " + id + " not found."
@@ -299,8 +321,22 @@ func (s *shard) listConsumerGroups(req *kmsg.ListGroupsRequest, resp *kmsg.ListG
 	if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool { return strings.EqualFold(t, "consumer") }) {
 		return
 	}
-	for _, id := range slices.Sorted(maps.Keys(s.consumer)) {
-		cg := s.consumer[id]
+	// A read of the committed state, as ConsumerGroupDescribe.
+	s.foldConsumerGroups()
+	ids := slices.Collect(maps.Keys(s.consumer))
+	for id := range s.uncommittedGroups {
+		// A consumer group deleted past the high watermark, unless a
+		// classic group of that id is listed already.
+		if g := s.groups[id]; s.consumer[id] == nil && (g == nil || g.state == Dead) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		cg := s.committedConsumerGroup(id)
+		if cg == nil {
+			continue
+		}
 		state := cg.StateName()
 		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(st string) bool { return strings.EqualFold(st, state) }) {
 			continue

@@ -54,9 +54,10 @@ type Options struct {
 	// UNKNOWN_TOPIC_ID.
 	Topics TopicResolver
 	// WriteTimeout is offsets.commit.timeout.ms (default 5s): the
-	// longest a ConsumerGroupHeartbeat is held, waiting for its shard
-	// and for the shard's writes to be committed, before it is answered
-	// COORDINATOR_NOT_AVAILABLE.
+	// longest a ConsumerGroupHeartbeat, OffsetCommit, TxnOffsetCommit,
+	// OffsetDelete, DeleteGroups or transaction marker is held, from its
+	// arrival, waiting for its shard and for the shard's writes to be
+	// committed, before it is answered COORDINATOR_NOT_AVAILABLE.
 	WriteTimeout time.Duration
 
 	// KIP-848 consumer groups.

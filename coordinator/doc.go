@@ -37,22 +37,31 @@
 // it closures and wait. The one lock, Coordinator.mu, guards the set of
 // loaded shards and is never held while waiting on a shard, so there is no
 // lock order to keep. Writes to a partition's log happen on its shard
-// goroutine, one batch at a time.
+// goroutine, one batch at a time, in order.
 //
 // # Answers wait for the shard's writes
 //
-// A replicated __consumer_offsets partition can hold the shard's writes
-// past its high watermark: an append that timed out waiting for the ISR
-// (the leader cut off from its followers) fails, but its batch stays in
-// the log and may yet be committed. As Kafka's CoordinatorRuntime treats
-// heartbeats, JoinGroup, SyncGroup, LeaveGroup, ConsumerGroupHeartbeat
-// and OffsetFetch with require_stable as write operations, their
-// successful answers wait until every write the shard made before them is
-// committed (barrier.go: the shard's written end offset, a CommitWaiter
-// the log implements), on the caller's goroutine and at most the write
-// timeout; a failure is COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR,
-// mapped as Kafka maps append errors (writeError). Error answers and
-// other reads are not held.
+// On a replicated __consumer_offsets partition (a PipelinedLog) the shard
+// appends each write at once and does not wait for its replication
+// (pipeline.go): its memory changes as soon as the batch is in the log,
+// and the answer waits on the caller's goroutine until the high
+// watermark passes it, at most the write timeout counted from the
+// request's arrival, so a shard cut off from its followers fails each
+// request one timeout after it came, not after every write queued before
+// it. As Kafka's CoordinatorRuntime treats OffsetCommit, TxnOffsetCommit,
+// OffsetDelete, DeleteGroups, heartbeats, JoinGroup, SyncGroup,
+// LeaveGroup, ConsumerGroupHeartbeat and OffsetFetch with require_stable
+// as write operations, their successful answers wait until every write
+// the shard made before them is committed (barrier.go: the shard's
+// written end offset, a CommitWaiter the log implements); a failure is
+// COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR, mapped as Kafka maps
+// append errors (writeError). Error answers are not held. A write whose
+// answer timed out is kept in memory (its batch is in the log and may
+// still be committed); one whose append failed is not made. A plain
+// OffsetFetch and ConsumerGroupDescribe read the offsets and consumer
+// groups as of the high watermark, as Kafka's reads of committed state,
+// so they never show what could still be lost; the broker unloads the
+// shard when the partition is led elsewhere.
 //
 // # On-disk format
 //

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -20,7 +22,8 @@ type Log interface {
 	// Append writes one record batch (offsets are assigned by the log) and
 	// returns once it is committed: durable, and replicated as far as the
 	// partition requires. On a single node that also means advancing the
-	// high watermark.
+	// high watermark. A PipelinedLog's AppendUncommitted is used instead
+	// when the log has it.
 	Append(batch []byte) error
 	// Read returns whole batches from offset on, at most maxBytes unless
 	// minOneBatch, none at or past maxOffset.
@@ -66,6 +69,11 @@ type shard struct {
 	nextExpiry  time.Time
 	groupConfig *GroupConfig
 	txn         *txnOffsets // pending transactional offsets (txn_offsets.go)
+	// uncommittedOffsets and uncommittedGroups are what reads of
+	// committed state see while writes are past the high watermark
+	// (pipeline.go).
+	uncommittedOffsets uncommittedOffsets
+	uncommittedGroups  map[string]*consumerGroupHistory
 }
 
 func newShard(c *Coordinator, partition int32) *shard {
@@ -284,10 +292,12 @@ func (s *shard) deleteGroup(g *Group, now time.Time) error {
 	if err := s.append(now, recs); err != nil {
 		return err
 	}
+	tracked := s.trackOffsets(g.id, slices.Collect(maps.Keys(g.offsets)))
 	g.state = Dead
 	g.offsets = map[topicPartition]offsetEntry{}
 	s.pendingTxn().dropGroup(g.id)
 	delete(s.groups, g.id)
+	tracked()
 	return nil
 }
 
@@ -302,21 +312,43 @@ func (s *shard) expireOffsets(now time.Time) {
 			s.expireConsumerOffsets(cg, g, now)
 			continue
 		}
+		before := maps.Clone(g.offsets)
 		expired := g.expiredOffsetsExcept(now, s.c.opts.OffsetsRetention, s.pendingTxnFunc(g.id))
 		var recs []wire.Record
 		for _, tp := range expired {
 			recs = append(recs, wire.Record{Key: offsetCommitKey(g.id, tp)})
 		}
+		// The offsets left memory before their tombstones were
+		// appended: reads of committed state see them until the
+		// tombstones are committed, and they come back if the append
+		// fails, as Kafka reverts a write whose append failed.
+		tracked := func() {
+			s.trackOffsetsFrom(g.id, expired, func(tp topicPartition) offsetVersion {
+				e, ok := before[tp]
+				return offsetVersion{entry: e, ok: ok}
+			})()
+		}
+		restore := func() {
+			for _, tp := range expired {
+				g.offsets[tp] = before[tp]
+			}
+		}
 		if g.deletable() && !s.pendingTxn().hasGroup(g.id) {
 			if err := s.deleteGroupWith(g, now, recs); err != nil {
 				s.logger.Warn("coordinator: expiring group failed", "group", g.id, "err", err)
+				restore()
+				continue
 			}
+			tracked()
 			continue
 		}
 		if len(recs) > 0 {
 			if err := s.append(now, recs); err != nil {
 				s.logger.Warn("coordinator: expiring offsets failed", "group", g.id, "err", err)
+				restore()
+				continue
 			}
+			tracked()
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -314,7 +315,7 @@ func (s *shard) pendingTxn() *txnOffsets {
 // REQUIRES: on the shard goroutine.
 func (s *shard) appendAt(batch []byte) (int64, error) {
 	base := s.log.LogEndOffset()
-	err := s.log.Append(batch)
+	err := s.appendLog(batch)
 	s.noteWritten()
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrWrite, err)
@@ -407,13 +408,37 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 		return resp
 	}
 	s, code := c.shardFor(req.Group)
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
+	var written int64
 	if code == 0 {
-		code = s.call(ctx, func() { c.txnCommitOn(s, req, resp, setAll) })
+		code = s.call(ctx, func() {
+			c.txnCommitOn(s, req, resp, setAll)
+			written = s.written.Load()
+		})
+	}
+	if code == 0 && anyTxnPartitionOK(resp) {
+		// The staged offsets, and every write before them, committed
+		// (pipeline.go).
+		code = s.commitBarrier(ctx, written)
 	}
 	if code != 0 {
 		setAll(code)
 	}
 	return resp
+}
+
+// anyTxnPartitionOK tells whether a partition of a TxnOffsetCommit
+// answer has no error.
+func anyTxnPartitionOK(resp *kmsg.TxnOffsetCommitResponse) bool {
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // txnCommitOn runs on the shard goroutine.
@@ -536,8 +561,19 @@ func (c *Coordinator) CompleteTxn(ctx context.Context, partition int32, producer
 		return kerr.NotCoordinator.Code
 	}
 	s := run.s
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
 	var out int16
-	code := s.call(ctx, func() { out = c.completeTxnOn(s, producerID, producerEpoch, commit, coordinatorEpoch) })
+	var written int64
+	code := s.call(ctx, func() {
+		out = c.completeTxnOn(s, producerID, producerEpoch, commit, coordinatorEpoch)
+		written = s.written.Load()
+	})
+	if code == 0 && out == 0 {
+		// The marker, and every write before it, committed: the
+		// transaction coordinator retries a marker until then.
+		code = s.commitBarrier(ctx, written)
+	}
 	if code != 0 {
 		return code
 	}
@@ -565,6 +601,13 @@ func (c *Coordinator) completeTxnOn(s *shard, producerID int64, producerEpoch in
 	txn.sawEpoch(producerID, producerEpoch)
 	p := txn.producer(producerID)
 	p.coordinatorEpoch = max(p.coordinatorEpoch, coordinatorEpoch)
+	if commit {
+		// The committed offsets the marker changes, for reads of
+		// committed state (pipeline.go).
+		for group, byTP := range p.pending {
+			defer s.trackOffsets(group, slices.Collect(maps.Keys(byTP)))()
+		}
+	}
 	txn.complete(producerID, commit, func(group string) map[topicPartition]offsetEntry {
 		g := s.groups[group]
 		if g == nil || g.state == Dead {

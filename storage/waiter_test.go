@@ -9,10 +9,10 @@ import (
 )
 
 // TestWaiterFiresOnlyForWatchedLogs: a Waiter watching logs a and b is
-// signalled by an append to a and by a high watermark move of b, and
-// names only those; an append to the unwatched log c signals nothing; a
-// change between Changes and Watch fires at once; Unwatch stops it; each
-// key is reported once however often its log changed.
+// signalled by high watermark moves of a and b, and names only those; a
+// high watermark move of the unwatched log c signals nothing; a change
+// between Changes and Watch fires at once; Unwatch stops it; each key is
+// reported once however often its log changed.
 func TestWaiterFiresOnlyForWatchedLogs(t *testing.T) {
 	fsys := vfs.NewMem()
 	clock := newClock()
@@ -33,7 +33,8 @@ func TestWaiterFiresOnlyForWatchedLogs(t *testing.T) {
 
 	w := NewWaiter()
 	sinceA, sinceB := a.Changes(), b.Changes()
-	mustAppend(t, b, testBatch(1, 0, 10)) // before Watch: must not be missed
+	mustAppend(t, b, testBatch(1, 0, 10))
+	b.SetHighWatermark(1) // before Watch: must not be missed
 	a.Watch(w, 0, sinceA)
 	b.Watch(w, 1, sinceB)
 	if !signalled(w) {
@@ -44,14 +45,18 @@ func TestWaiterFiresOnlyForWatchedLogs(t *testing.T) {
 	}
 
 	mustAppend(t, c, testBatch(1, 0, 10))
+	c.SetHighWatermark(1)
 	if signalled(w) {
-		t.Fatal("an append to an unwatched log fired")
+		t.Fatal("a change of an unwatched log fired")
 	}
 	mustAppend(t, a, testBatch(1, 0, 10))
+	a.SetHighWatermark(1)
 	mustAppend(t, a, testBatch(1, 0, 10))
-	b.SetHighWatermark(1)
+	a.SetHighWatermark(2)
+	mustAppend(t, b, testBatch(1, 0, 10))
+	b.SetHighWatermark(2)
 	if !signalled(w) {
-		t.Fatal("appends to a watched log did not fire")
+		t.Fatal("high watermark moves of watched logs did not fire")
 	}
 	if got := w.Fired(nil); !slices.Equal(got, []int{0, 1}) {
 		t.Fatalf("fired %v, want [0 1] (each once, in order)", got)
@@ -59,10 +64,75 @@ func TestWaiterFiresOnlyForWatchedLogs(t *testing.T) {
 
 	b.Unwatch(w)
 	mustAppend(t, b, testBatch(1, 0, 10))
+	b.SetHighWatermark(3)
 	if signalled(w) || len(w.Fired(nil)) != 0 {
 		t.Fatal("an unwatched log fired")
 	}
 	a.Unwatch(w)
+}
+
+// TestWaiterWakesOnHighWatermarkNotOnAppend: a long poll reads up to the
+// high watermark, so an append alone does not fire its Waiter (nothing new
+// is readable yet); the high watermark passing the appended batches does,
+// once; so do a truncation and the log's close. Regression: every append
+// fired the Waiters and the high watermark move right after it fired them
+// again, so a long poll at one in-sync replica woke twice per record, the
+// first time for nothing. Wait's channel (followers, acks=all produces)
+// still closes at every append.
+func TestWaiterWakesOnHighWatermarkNotOnAppend(t *testing.T) {
+	l := openTestLog(t, vfs.NewMem(), "/hw", smallConfig(), newClock())
+	defer l.Close()
+	signalled := func(w *Waiter) bool {
+		select {
+		case <-w.C():
+			return true
+		default:
+			return false
+		}
+	}
+	w := NewWaiter()
+	l.Watch(w, 7, l.Changes())
+	defer l.Unwatch(w)
+
+	waitCh := l.Wait()
+	mustAppend(t, l, testBatch(1, 0, 10))
+	select {
+	case <-waitCh:
+	default:
+		t.Fatal("an append did not close Wait's channel")
+	}
+	if signalled(w) {
+		t.Fatal("an append below the high watermark fired the Waiter")
+	}
+	since := l.Changes()
+	mustAppend(t, l, testBatch(1, 0, 10))
+	if l.Changes() != since {
+		t.Fatal("an append counted as a change a Waiter fires on")
+	}
+	l.SetHighWatermark(2)
+	if !signalled(w) {
+		t.Fatal("the high watermark passing the appends did not fire")
+	}
+	if got := w.Fired(nil); !slices.Equal(got, []int{7}) {
+		t.Fatalf("fired %v, want [7]", got)
+	}
+	l.SetHighWatermark(2) // no move
+	if signalled(w) {
+		t.Fatal("a high watermark that did not move fired")
+	}
+	if err := l.TruncateTo(1); err != nil {
+		t.Fatal(err)
+	}
+	if !signalled(w) {
+		t.Fatal("a truncation did not fire")
+	}
+	w.Fired(nil)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !signalled(w) {
+		t.Fatal("the log's close did not fire")
+	}
 }
 
 // BenchmarkAppendWithIdleWaiters: appends to one log while many long

@@ -396,13 +396,22 @@ func producerOpts(o options) ([]kgo.Opt, error) {
 	default:
 		return nil, fmt.Errorf("unknown acks %q", o.acks)
 	}
+	c, err := compressionOpt(o.codec)
+	if err != nil {
+		return nil, err
+	}
+	return append(opts, c), nil
+}
+
+// compressionOpt is the producer option of -compression codec.
+func compressionOpt(codec string) (kgo.Opt, error) {
 	codecs := map[string]kgo.CompressionCodec{"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
 		"snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression()}
-	c, ok := codecs[o.codec]
+	c, ok := codecs[codec]
 	if !ok {
-		return nil, fmt.Errorf("unknown compression %q", o.codec)
+		return nil, fmt.Errorf("unknown compression %q", codec)
 	}
-	return append(opts, kgo.ProducerBatchCompression(c)), nil
+	return kgo.ProducerBatchCompression(c), nil
 }
 
 // child runs one child role; every failure is reported in its result.

@@ -82,6 +82,7 @@ func main() {
 	e2eRate := flag.Int("e2e-rate", 1000, "records per second with -mode e2e")
 	e2eDuration := flag.Duration("e2e-duration", 30*time.Second, "how long to send with -mode e2e")
 	e2eWarmup := flag.Duration("e2e-warmup", 2*time.Second, "records sent in this first part of -mode e2e are not counted")
+	flag.IntVar(&e2eGOGC, "e2e-gogc", 400, "with -mode e2e: the load tool's GOGC (garbage collection target percent; a GOGC environment variable wins); see e2e_split.go")
 	flag.BoolVar(&e2eSplitOn, "e2e-split", false, "with -mode e2e (one process): also split each record's latency into produce ack, broker-to-consumer and the consumer's hand-off, and report the load tool's own scheduling latency and GC (e2e_split.go)")
 	jsonOut := flag.Bool("json", false, "also print each result as a JSON line")
 	commandConfig := flag.String("command-config", "", "Kafka client properties file (security.protocol, ssl.*, sasl.*)")
@@ -121,6 +122,9 @@ func main() {
 	o := options{brokers: *brokers, records: *records, size: *size, partitions: *partitions, acks: *acks, codec: *codec,
 		procs: *procs, rate: *e2eRate, duration: *e2eDuration, warmup: *e2eWarmup, brokerPID: brokerPIDs}
 	if *childRole != "" {
+		if strings.HasPrefix(*childRole, "e2e-") {
+			setE2EGOGC()
+		}
 		child(*childRole, o, *childTopic, *childParts, *childOut)
 		return
 	}
@@ -141,6 +145,7 @@ func main() {
 	}
 
 	if *mode == "e2e" {
+		setE2EGOGC()
 		if err := e2e(*brokers, *e2eRate, *size, *partitions, *acks, *codec, *e2eDuration, *e2eWarmup); err != nil {
 			fmt.Fprintln(os.Stderr, "samsa-load: e2e:", err)
 			os.Exit(1)
@@ -376,8 +381,9 @@ var (
 	brokerPid []int
 	// replicationFactor is -replication-factor, for every test topic.
 	replicationFactor int
-	// e2eSplitOn is -e2e-split.
+	// e2eSplitOn is -e2e-split; e2eGOGC is -e2e-gogc.
 	e2eSplitOn bool
+	e2eGOGC    int
 )
 
 // result is one measured phase, printed as a JSON line with -json.

@@ -129,7 +129,12 @@ func histQuantile(h0, h *metrics.Float64Histogram, q float64) float64 {
 // report prints the split for the records at or after skip, and, for the
 // records whose end-to-end latency is at or above the p99, the median of
 // each part: which part the tail comes from.
-func (s *e2eSplit) report(skip int) {
+//
+// interval is the sender's schedule (record i is due at i*interval after
+// the base): the report gives how late the sends were against it, and
+// how many left less than a tenth of the interval after the one before
+// (sent in a burst rather than paced).
+func (s *e2eSplit) report(skip int, interval time.Duration) {
 	type rec struct{ e2e, ack, fetch, poll time.Duration }
 	var all []rec
 	for i := skip; i < len(s.sent); i++ {
@@ -166,6 +171,23 @@ func (s *e2eSplit) report(skip int) {
 	fmt.Printf("e2e split, %d records (ms):       p50     p99   p99.9   | median over the %d records at or above the e2e p99\n", len(all), len(tail))
 	for _, p := range parts {
 		fmt.Printf("  %-38s %7.2f %7.2f %7.2f   | %7.2f\n", p.name, pct(p.get, all, 0.5), pct(p.get, all, 0.99), pct(p.get, all, 0.999), pct(p.get, tail, 0.5))
+	}
+	var late []time.Duration
+	bursts := 0
+	for i := max(skip, 1); i < len(s.sent); i++ {
+		if s.sent[i] == 0 || s.sent[i-1] == 0 {
+			continue
+		}
+		late = append(late, time.Duration(s.sent[i])-time.Duration(i)*interval)
+		if time.Duration(s.sent[i]-s.sent[i-1]) < interval/10 {
+			bursts++
+		}
+	}
+	if len(late) > 0 {
+		slices.Sort(late)
+		q := func(f float64) float64 { return ms(late[min(int(f*float64(len(late))), len(late)-1)]) }
+		fmt.Printf("  sender: late against its schedule p50 %.3f ms, p99 %.3f ms, max %.3f ms; %.1f%% of sends less than %v after the one before\n",
+			q(0.5), q(0.99), q(1), 100*float64(bursts)/float64(len(late)), interval/10)
 	}
 	rt := readRuntime()
 	h0, h := s.rt0[0].Value.Float64Histogram(), rt[0].Value.Float64Histogram()

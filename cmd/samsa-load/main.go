@@ -486,10 +486,12 @@ func e2e(brokers string, rate, size, partitions int, acks, codec string, d, warm
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
+		sleep, done := precisePacing()
+		defer done()
 		interval := time.Second / time.Duration(rate)
 		for i := 0; i < n; i++ {
 			if wait := time.Duration(i)*interval - time.Since(base); wait > 0 {
-				time.Sleep(wait) // pacing the sender, not waiting for a condition
+				sleep(wait) // pacing the sender, not waiting for a condition
 			}
 			v := make([]byte, size)
 			binary.BigEndian.PutUint64(v, uint64(time.Since(base)))
@@ -554,7 +556,7 @@ func e2e(brokers string, rate, size, partitions int, acks, codec string, d, warm
 		rate, size, partitions, acks, len(lat), r.P50ms, r.P99ms, r.P999ms, r.MaxMs, r.brokerText())
 	printJSON(r)
 	if split != nil {
-		split.report(skip)
+		split.report(skip, time.Second/time.Duration(rate))
 	}
 	return nil
 }

@@ -557,9 +557,11 @@ func e2eProduceChild(ctx context.Context, cl *kgo.Client, o options, topic strin
 	interval := time.Second / time.Duration(max(o.rate, 1))
 	res := childResult{Start: time.Now().UnixNano()}
 	base := time.Now()
+	sleep, done := precisePacing()
+	defer done()
 	for i := range n {
 		if wait := time.Duration(i)*interval - time.Since(base); wait > 0 {
-			time.Sleep(wait) // pacing the sender, not waiting for a condition
+			sleep(wait) // pacing the sender, not waiting for a condition
 		}
 		v := make([]byte, o.size)
 		binary.BigEndian.PutUint64(v, uint64(time.Now().UnixNano()))

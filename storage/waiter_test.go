@@ -3,6 +3,7 @@ package storage
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/samsa-broker/samsa/storage/vfs"
@@ -165,4 +166,57 @@ func BenchmarkAppendWithIdleWaiters(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkLongPollWakeupsPerRecord: a long poll parked on a log while
+// records are appended one at a time and the high watermark follows each
+// at once (one in-sync replica, as replica.Partition.AppendAsLeader does);
+// each record waits until the long poll has seen it, as a consumer's next
+// fetch parks only after the answer. wakes/op is how often the long
+// poll's goroutine woke per record: up to 2 while appends fired Waiters
+// (the append, which found nothing below the high watermark, then the
+// high watermark), 1 since.
+//
+//	go test ./storage -run '^$' -bench LongPollWakeups -benchtime 20000x
+func BenchmarkLongPollWakeupsPerRecord(b *testing.B) {
+	l := openTestLog(b, vfs.NewMem(), "/lp", DefaultLogConfig(), newClock())
+	defer l.Close()
+	w := NewWaiter()
+	l.Watch(w, 0, l.Changes())
+	defer l.Unwatch(w)
+	var wakes atomic.Int64
+	seen := make(chan int64, 1) // each new high watermark the long poll saw
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	last := l.HighWatermark()
+	go func() {
+		defer close(polled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-w.C():
+			}
+			wakes.Add(1)
+			w.Fired(nil)
+			if hw := l.HighWatermark(); hw > last {
+				last = hw
+				seen <- hw
+			}
+		}
+	}()
+	batch := testBatch(1, 0, 100)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		info := mustAppend(b, l, batch)
+		l.SetHighWatermark(info.LastOffset + 1)
+		for hw := int64(-1); hw < info.LastOffset+1; {
+			hw = <-seen
+		}
+	}
+	b.StopTimer()
+	close(stop)
+	<-polled
+	b.ReportMetric(float64(wakes.Load())/float64(b.N), "wakes/op")
 }

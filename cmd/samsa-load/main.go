@@ -479,7 +479,9 @@ func e2e(brokers string, rate, size, partitions int, acks, codec string, d, warm
 	stat := watchBroker(brokerPid)
 	base := time.Now()
 	if split != nil {
-		split.base = base
+		// The hooks read split.base on franz-go's goroutines: it is
+		// the base, fixed before they start.
+		base = split.base
 	}
 	var failed atomic.Int64
 	var firstErr atomic.Value

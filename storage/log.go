@@ -178,8 +178,9 @@ type Log struct {
 		recoveryPoint  int64
 		lastFlush      time.Time
 		waitCh         chan struct{}
-		// changes counts wakeLocked calls; watchers are the Waiters
-		// woken with them, each with its key (waiter.go).
+		// changes counts wakeLocked calls (not wakeAppendLocked ones);
+		// watchers are the Waiters woken with them, each with its key
+		// (waiter.go).
 		changes  uint64
 		watchers map[*Waiter]int
 		closed   bool
@@ -452,6 +453,18 @@ func (l *Log) wakeLocked() {
 	}
 }
 
+// wakeAppendLocked closes the channel handed out by Wait, for an append:
+// the log end offset moved. It does not fire the Waiters of consumers'
+// long polls, who read up to the high watermark and are woken when it
+// moves (see Waiter).
+// REQUIRES: l.mu held.
+func (l *Log) wakeAppendLocked() {
+	if l.mu.waitCh != nil {
+		close(l.mu.waitCh)
+		l.mu.waitCh = nil
+	}
+}
+
 // Append assigns offsets to records (one or more v2 batches, modified in
 // place) starting at the log end offset and appends them to the active
 // segment, rolling first if needed.
@@ -624,7 +637,7 @@ func (l *Log) appendLocked(records []byte, mode appendMode) (info AppendInfo, sy
 	l.mu.logEndOffset = next
 	info.LogStartOffset = l.mu.logStartOffset
 	unflushed := next - l.mu.recoveryPoint
-	l.wakeLocked()
+	l.wakeAppendLocked()
 	l.mu.Unlock()
 	if epochChanged {
 		if err := l.epochs.persist(); err != nil {

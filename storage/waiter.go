@@ -10,9 +10,16 @@ import "sync"
 // re-read of every partition per wake-up.
 //
 // A Waiter watches a log under a key of its caller's choosing (a fetch
-// uses the partition's index in the request). A change is an append, a
-// high watermark move, a truncation or the log's close: the events that
-// close Wait's channel.
+// uses the partition's index in the request). A change is what a consumer
+// can see: a high watermark move, a truncation or the log's close. An
+// append alone is not one: consumers read up to the high watermark, so the
+// batches an append adds become readable only when the high watermark
+// passes them, and that move fires the Waiter (SetHighWatermark). Firing
+// on the append as well used to cost a long poll two wake-ups per record
+// where the high watermark follows each append at once (one in-sync
+// replica): the first found nothing new to read and went back to wait.
+// Those who wait for the log end offset (followers' fetches, served by the
+// replica layer) use Wait's channel, which every append closes.
 //
 //	w := storage.NewWaiter()
 //	since := l.Changes() // before reading, like taking Wait's channel
@@ -68,8 +75,9 @@ func (w *Waiter) fire(key int) {
 	}
 }
 
-// Changes returns the log's change count: take it before reading, then
-// pass it to Watch, and a change in between is not missed.
+// Changes returns the log's count of the changes a Waiter fires on: take
+// it before reading, then pass it to Watch, and a change in between is
+// not missed.
 func (l *Log) Changes() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -184,10 +184,11 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 }
 
 // longPoll waits, for at most wait, until a partition of results changes
-// (an append, a high watermark move, a truncation) and then calls reread
+// (a high watermark move, a truncation; an append alone is not one, as a
+// consumer reads up to the high watermark: storage.Waiter) and then calls reread
 // with its index, which says whether the fetch is done; it returns when
 // reread says so, when wait passes or when the broker stops. It watches
-// each partition with one storage.Waiter, so an append costs only the
+// each partition with one storage.Waiter, so a change costs only the
 // fetches that read its partition, and a wake-up rereads only the
 // partitions that changed.
 func (d *Deps) longPoll(results []fetchResult, wait time.Duration, reread func(i int) (done bool)) {

@@ -396,13 +396,22 @@ func producerOpts(o options) ([]kgo.Opt, error) {
 	default:
 		return nil, fmt.Errorf("unknown acks %q", o.acks)
 	}
+	c, err := compressionOpt(o.codec)
+	if err != nil {
+		return nil, err
+	}
+	return append(opts, c), nil
+}
+
+// compressionOpt is the producer option of -compression codec.
+func compressionOpt(codec string) (kgo.Opt, error) {
 	codecs := map[string]kgo.CompressionCodec{"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
 		"snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression()}
-	c, ok := codecs[o.codec]
+	c, ok := codecs[codec]
 	if !ok {
-		return nil, fmt.Errorf("unknown compression %q", o.codec)
+		return nil, fmt.Errorf("unknown compression %q", codec)
 	}
-	return append(opts, kgo.ProducerBatchCompression(c)), nil
+	return kgo.ProducerBatchCompression(c), nil
 }
 
 // child runs one child role; every failure is reported in its result.
@@ -548,9 +557,11 @@ func e2eProduceChild(ctx context.Context, cl *kgo.Client, o options, topic strin
 	interval := time.Second / time.Duration(max(o.rate, 1))
 	res := childResult{Start: time.Now().UnixNano()}
 	base := time.Now()
+	sleep, done := precisePacing()
+	defer done()
 	for i := range n {
 		if wait := time.Duration(i)*interval - time.Since(base); wait > 0 {
-			time.Sleep(wait) // pacing the sender, not waiting for a condition
+			sleep(wait) // pacing the sender, not waiting for a condition
 		}
 		v := make([]byte, o.size)
 		binary.BigEndian.PutUint64(v, uint64(time.Now().UnixNano()))

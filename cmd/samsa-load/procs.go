@@ -50,6 +50,12 @@ type options struct {
 	duration      time.Duration
 	warmup        time.Duration
 	brokerPID     []int
+	// consume is how consumer processes of -procs read: "kgo" (franz-go's
+	// consumer) or "raw" (plain Fetch requests, rawconsume.go).
+	consume string
+	// consumeRepeat is how many times -procs consumes the topic
+	// (-consume-repeat), each time with fresh consumer processes.
+	consumeRepeat int
 }
 
 // childResult is what a child reports.
@@ -59,6 +65,14 @@ type childResult struct {
 	Records int64  `json:"records"`
 	Bytes   int64  `json:"bytes"`
 	Err     string `json:"err,omitempty"`
+	// A consumer's own CPU time in the phase (nanoseconds), the Fetch
+	// responses it read and their bytes, and its Metadata responses
+	// (clientstat.go).
+	CPUNanos   int64 `json:"cpu_ns,omitempty"`
+	Fetches    int64 `json:"fetches,omitempty"`
+	FetchBytes int64 `json:"fetch_bytes,omitempty"`
+	Metadata   int64 `json:"metadata,omitempty"`
+	FetchNanos int64 `json:"fetch_ns,omitempty"`
 }
 
 // childProc is one started child.
@@ -184,7 +198,7 @@ func span(rs []childResult) (time.Duration, int64, int64) {
 }
 
 func (o options) commonArgs() []string {
-	args := []string{"-brokers", o.brokers, "-size", strconv.Itoa(o.size), "-acks", o.acks, "-compression", o.codec}
+	args := []string{"-brokers", o.brokers, "-size", strconv.Itoa(o.size), "-acks", o.acks, "-compression", o.codec, "-consume", o.consume}
 	return append(args, securityArgs...)
 }
 
@@ -241,33 +255,38 @@ func runProcs(o options) error {
 	if err != nil {
 		return fmt.Errorf("list end offsets: %w", err)
 	}
-	argss = nil
-	for i := range consumers {
-		var targets []string
-		for _, p := range partitionsOf(i, consumers, o.partitions) {
-			lo, _ := ends.Lookup(topic, p)
-			targets = append(targets, fmt.Sprintf("%d:%d", p, lo.Offset))
+	// -consume-repeat reads the topic again with fresh consumer
+	// processes: more consume samples per produce.
+	for range max(o.consumeRepeat, 1) {
+		argss = nil
+		for i := range consumers {
+			var targets []string
+			for _, p := range partitionsOf(i, consumers, o.partitions) {
+				lo, _ := ends.Lookup(topic, p)
+				targets = append(targets, fmt.Sprintf("%d:%d", p, lo.Offset))
+			}
+			argss = append(argss, append(o.commonArgs(), "-child", "consumer", "-topic", topic, "-child-partitions", strings.Join(targets, ",")))
 		}
-		argss = append(argss, append(o.commonArgs(), "-child", "consumer", "-topic", topic, "-child-partitions", strings.Join(targets, ",")))
+		cs, err := startAll(argss)
+		if err != nil {
+			return err
+		}
+		stat := watchBroker(o.brokerPID)
+		for _, c := range cs {
+			c.send("go 0")
+		}
+		rs, err := results(cs)
+		if err != nil {
+			return fmt.Errorf("consumers: %w", err)
+		}
+		el, recs, bytes := span(rs)
+		r := result{Phase: "consume", Records: int(recs), Size: o.size, Seconds: el.Seconds(), MBps: float64(bytes) / 1e6 / el.Seconds(), RecordsPerSec: float64(recs) / el.Seconds(), Procs: consumers}
+		stat.stop(&r, bytes)
+		clientTotals(&r, rs, bytes)
+		fmt.Printf("consume: %d records, %d consumer processes: %.1f MB/s, %.0f records/s (%.2fs)%s%s\n",
+			recs, consumers, r.MBps, r.RecordsPerSec, el.Seconds(), r.brokerText(), r.clientText())
+		printJSON(r)
 	}
-	cs, err = startAll(argss)
-	if err != nil {
-		return err
-	}
-	stat = watchBroker(o.brokerPID)
-	for _, c := range cs {
-		c.send("go 0")
-	}
-	rs, err = results(cs)
-	if err != nil {
-		return fmt.Errorf("consumers: %w", err)
-	}
-	el, recs, bytes = span(rs)
-	r = result{Phase: "consume", Records: int(recs), Size: o.size, Seconds: el.Seconds(), MBps: float64(bytes) / 1e6 / el.Seconds(), RecordsPerSec: float64(recs) / el.Seconds(), Procs: consumers}
-	stat.stop(&r, bytes)
-	fmt.Printf("consume: %d records, %d consumer processes: %.1f MB/s, %.0f records/s (%.2fs)%s\n",
-		recs, consumers, r.MBps, r.RecordsPerSec, el.Seconds(), r.brokerText())
-	printJSON(r)
 	return nil
 }
 
@@ -419,7 +438,8 @@ func runChild(role string, o options, topic, parts, out string) (childResult, er
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	in := bufio.NewScanner(os.Stdin)
-	var opts []kgo.Opt
+	var opts, consumerOpts []kgo.Opt
+	var counter wireCounter
 	var err error
 	switch role {
 	case "producer":
@@ -440,7 +460,13 @@ func runChild(role string, o options, topic, parts, out string) (childResult, er
 		}
 		opts = append(seed(o.brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))
 		if role == "consumer" {
-			opts = append(opts, kgo.FetchMaxBytes(50<<20), kgo.FetchMaxPartitionBytes(10<<20))
+			// The consuming client is made once the parent says go: a
+			// franz-go consumer starts fetching as soon as it exists, and
+			// its first responses (a tenth of a 1 GB run) would otherwise
+			// arrive before the measured span. This client only connects
+			// (and is what -consume raw fetches with).
+			consumerOpts = append(opts, kgo.FetchMaxBytes(50<<20), kgo.FetchMaxPartitionBytes(10<<20), kgo.WithHooks(&counter))
+			opts = append(seed(o.brokers), kgo.WithHooks(&counter))
 		}
 	default:
 		return childResult{}, fmt.Errorf("unknown -child %q", role)
@@ -476,7 +502,25 @@ func runChild(role string, o options, topic, parts, out string) (childResult, er
 		if err != nil {
 			return childResult{}, err
 		}
-		return consumeChild(ctx, cl, targets, nil, nil, 0)
+		cpu0, w0 := selfCPU(), counter.snapshot()
+		var res childResult
+		if o.consume == "raw" {
+			res, err = rawConsumeChild(ctx, cl, topic, targets)
+		} else {
+			start := time.Now().UnixNano()
+			var cons *kgo.Client
+			if cons, err = kgo.NewClient(consumerOpts...); err != nil {
+				return childResult{}, err
+			}
+			res, err = consumeChild(ctx, cons, targets, nil, nil, 0)
+			res.Start = start
+			cons.Close()
+		}
+		w1 := counter.snapshot()
+		res.CPUNanos = int64(selfCPU() - cpu0)
+		res.Fetches, res.FetchBytes, res.Metadata = w1.fetches-w0.fetches, w1.fetchBytes-w0.fetchBytes, w1.metadata-w0.metadata
+		res.FetchNanos = w1.fetchNanos - w0.fetchNanos
+		return res, err
 	default:
 		f, err := os.Create(out)
 		if err != nil {

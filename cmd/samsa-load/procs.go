@@ -198,7 +198,7 @@ func span(rs []childResult) (time.Duration, int64, int64) {
 }
 
 func (o options) commonArgs() []string {
-	args := []string{"-brokers", o.brokers, "-size", strconv.Itoa(o.size), "-acks", o.acks, "-compression", o.codec, "-consume", o.consume}
+	args := []string{"-brokers", o.brokers, "-size", strconv.Itoa(o.size), "-acks", o.acks, "-compression", o.codec}
 	return append(args, securityArgs...)
 }
 
@@ -255,17 +255,34 @@ func runProcs(o options) error {
 	if err != nil {
 		return fmt.Errorf("list end offsets: %w", err)
 	}
-	// -consume-repeat reads the topic again with fresh consumer
-	// processes: more consume samples per produce.
+	// Each mode of -consume (kgo, raw) reads the whole topic, each
+	// -consume-repeat times with fresh consumer processes: more consume
+	// samples per produce.
+	for _, mode := range strings.Split(o.consume, ",") {
+		if err := consumeProcs(ctx, o, topic, mode, consumers, ends); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// consumeProcs reads topic up to ends with consumers processes reading
+// as mode (kgo or raw), o.consumeRepeat times, and prints a result for
+// each: phase "consume" for kgo, "consume-raw" for raw.
+func consumeProcs(ctx context.Context, o options, topic, mode string, consumers int, ends kadm.ListedOffsets) error {
+	phase := "consume"
+	if mode == "raw" {
+		phase = "consume-raw"
+	}
 	for range max(o.consumeRepeat, 1) {
-		argss = nil
+		var argss [][]string
 		for i := range consumers {
 			var targets []string
 			for _, p := range partitionsOf(i, consumers, o.partitions) {
 				lo, _ := ends.Lookup(topic, p)
 				targets = append(targets, fmt.Sprintf("%d:%d", p, lo.Offset))
 			}
-			argss = append(argss, append(o.commonArgs(), "-child", "consumer", "-topic", topic, "-child-partitions", strings.Join(targets, ",")))
+			argss = append(argss, append(o.commonArgs(), "-child", "consumer", "-consume", mode, "-topic", topic, "-child-partitions", strings.Join(targets, ",")))
 		}
 		cs, err := startAll(argss)
 		if err != nil {
@@ -280,11 +297,11 @@ func runProcs(o options) error {
 			return fmt.Errorf("consumers: %w", err)
 		}
 		el, recs, bytes := span(rs)
-		r := result{Phase: "consume", Records: int(recs), Size: o.size, Seconds: el.Seconds(), MBps: float64(bytes) / 1e6 / el.Seconds(), RecordsPerSec: float64(recs) / el.Seconds(), Procs: consumers}
+		r := result{Phase: phase, Records: int(recs), Size: o.size, Seconds: el.Seconds(), MBps: float64(bytes) / 1e6 / el.Seconds(), RecordsPerSec: float64(recs) / el.Seconds(), Procs: consumers}
 		stat.stop(&r, bytes)
 		clientTotals(&r, rs, bytes)
-		fmt.Printf("consume: %d records, %d consumer processes: %.1f MB/s, %.0f records/s (%.2fs)%s%s\n",
-			recs, consumers, r.MBps, r.RecordsPerSec, el.Seconds(), r.brokerText(), r.clientText())
+		fmt.Printf("%s: %d records, %d consumer processes: %.1f MB/s, %.0f records/s (%.2fs)%s%s\n",
+			phase, recs, consumers, r.MBps, r.RecordsPerSec, el.Seconds(), r.brokerText(), r.clientText())
 		printJSON(r)
 	}
 	return nil

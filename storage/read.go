@@ -162,7 +162,11 @@ func (l *Log) ReadSlice(offset int64, maxBytes int, maxOffset int64, minOneBatch
 		if first {
 			// Jump over the whole batches that surely fit, to the end
 			// of the last indexed batch within maxBytes.
-			end, last = hs.jump(v.seg.offsetIndex, end, last, start+int64(maxBytes), maxOffset, stop)
+			var full bool
+			end, last, full = hs.jump(v.seg.offsetIndex, end, last, start+int64(maxBytes), maxOffset, stop)
+			if full {
+				break // the next batch was read and runs past maxBytes
+			}
 		}
 	}
 	fs := FileSlice{File: v.seg.log, Offset: start, Length: end - start, LastOffset: last, seg: v.seg}

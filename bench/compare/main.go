@@ -17,7 +17,9 @@
 //     same records, and kafka-consumer-perf-test reading the 1 KiB topic;
 //   - samsa-load with -procs N (N producer and N consumer processes, so that one
 //     client process's CPU is not the limit): produce and consume 1 KiB records,
-//     with the broker's CPU seconds per GB of each;
+//     with the broker's CPU seconds per GB of each; the records are consumed
+//     by franz-go's consumer and again by samsa-load's raw fetch loop
+//     (-consume raw), with the consumer processes' CPU seconds per GB;
 //   - samsa-load -mode e2e: end-to-end latency at a fixed rate, and again at two
 //     higher rates (-e2e-rate-high, -e2e-rate-top).
 package main
@@ -218,8 +220,12 @@ func runBroker(c config, name string, round int) (map[string]float64, error) {
 	if c.procs > 1 {
 		// Several client processes each way, so that the client's CPU is
 		// not what is measured; with the broker's CPU per GB moved.
+		// The records are consumed twice: by franz-go's consumer, then
+		// by samsa-load's raw fetch loop (-consume raw: batch CRCs and
+		// record counts checked, no record decoding), which leaves the
+		// broker more of the two cores.
 		res, err := samsaLoad(c, b.addr, "-records", strconv.Itoa(c.recordsProcs), "-size", "1024",
-			"-procs", strconv.Itoa(c.procs), "-broker-pid", strconv.Itoa(b.pid))
+			"-procs", strconv.Itoa(c.procs), "-broker-pid", strconv.Itoa(b.pid), "-consume", "kgo,raw")
 		if err != nil {
 			return nil, fmt.Errorf("-procs %d: %w", c.procs, err)
 		}
@@ -227,6 +233,10 @@ func runBroker(c config, name string, round int) (map[string]float64, error) {
 		m["procs_consume_1k_mbps"] = res["consume"].MBps
 		m["procs_produce_cpu_s_per_gb"] = res["produce"].BrokerCPUSecPerGB
 		m["procs_consume_cpu_s_per_gb"] = res["consume"].BrokerCPUSecPerGB
+		m["procs_consume_client_cpu_s_per_gb"] = res["consume"].ClientCPUSecPerGB
+		m["procs_consume_raw_1k_mbps"] = res["consume-raw"].MBps
+		m["procs_consume_raw_cpu_s_per_gb"] = res["consume-raw"].BrokerCPUSecPerGB
+		m["procs_consume_raw_client_cpu_s_per_gb"] = res["consume-raw"].ClientCPUSecPerGB
 	}
 	if c.ssl {
 		// The same 1 KiB load over TLS (TLS 1.3, the clients' and brokers'
@@ -484,6 +494,9 @@ type loadResult struct {
 	// BrokerCPUSecPerGB is the broker's CPU seconds per GB moved (with
 	// -broker-pid).
 	BrokerCPUSecPerGB float64 `json:"broker_cpu_s_per_gb"`
+	// ClientCPUSecPerGB is the consumer processes' CPU seconds per GB
+	// consumed (-procs).
+	ClientCPUSecPerGB float64 `json:"client_cpu_s_per_gb"`
 }
 
 // samsaLoad runs samsa-load with -json and returns its results by phase.
@@ -647,6 +660,10 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 		{"procs_consume_1k_mbps", fmt.Sprintf("samsa-load -procs %d consume 1 KiB (MB/s)", c.procs), true},
 		{"procs_produce_cpu_s_per_gb", "broker CPU per GB produced, -procs run (s/GB)", false},
 		{"procs_consume_cpu_s_per_gb", "broker CPU per GB consumed, -procs run (s/GB)", false},
+		{"procs_consume_client_cpu_s_per_gb", "consumer processes' CPU per GB consumed, -procs run (s/GB)", false},
+		{"procs_consume_raw_1k_mbps", fmt.Sprintf("samsa-load -procs %d -consume raw, 1 KiB (MB/s)", c.procs), true},
+		{"procs_consume_raw_cpu_s_per_gb", "broker CPU per GB consumed, -consume raw (s/GB)", false},
+		{"procs_consume_raw_client_cpu_s_per_gb", "consumer processes' CPU per GB consumed, -consume raw (s/GB)", false},
 		{"perf_produce_1k_mbps", "kafka-producer-perf-test 1 KiB, acks=all (MB/s)", true},
 		{"perf_produce_100_rps", "kafka-producer-perf-test 100 B, acks=all (records/s)", true},
 		{"perf_consume_1k_mbps", "kafka-consumer-perf-test 1 KiB (MB/s)", true},

@@ -96,11 +96,13 @@ func main() {
 		return nil
 	})
 	procs := flag.Int("procs", 1, "producer and consumer processes (1: both in this process)")
+	consume := flag.String("consume", "kgo", "how the consumer processes of -procs read: kgo (franz-go's consumer), raw (plain Fetch requests; batch CRCs, record counts and offsets checked, nothing decoded into records; uncompressed only; phase consume-raw), or kgo,raw (both, one after the other, on the same records)")
 	var brokerPIDs []int
 	flag.Func("broker-pid", "pid of the broker (same machine), for its CPU per GB and RSS; several comma-separated (a cluster's nodes) are summed", func(v string) (err error) {
 		brokerPIDs, err = parsePIDs(v)
 		return err
 	})
+	consumeRepeat := flag.Int("consume-repeat", 1, "with -procs: consume the produced topic this many times, each with fresh consumer processes (one result line each)")
 	childRole := flag.String("child", "", "internal: run as a child process of -procs (producer, consumer, e2e-producer, e2e-consumer)")
 	childTopic := flag.String("topic", "", "internal: the child's topic")
 	childParts := flag.String("child-partitions", "", "internal: the child consumer's partitions (P or P:END_OFFSET, comma-separated)")
@@ -120,7 +122,13 @@ func main() {
 	}
 	brokerPid = brokerPIDs
 	o := options{brokers: *brokers, records: *records, size: *size, partitions: *partitions, acks: *acks, codec: *codec,
-		procs: *procs, rate: *e2eRate, duration: *e2eDuration, warmup: *e2eWarmup, brokerPID: brokerPIDs}
+		procs: *procs, rate: *e2eRate, duration: *e2eDuration, warmup: *e2eWarmup, brokerPID: brokerPIDs, consume: *consume, consumeRepeat: *consumeRepeat}
+	for _, m := range strings.Split(*consume, ",") {
+		if m != "kgo" && m != "raw" {
+			fmt.Fprintln(os.Stderr, "samsa-load: -consume takes kgo, raw or both (kgo,raw)")
+			os.Exit(2)
+		}
+	}
 	if *childRole != "" {
 		if strings.HasPrefix(*childRole, "e2e-") {
 			setE2EGOGC()
@@ -406,6 +414,27 @@ type result struct {
 	BrokerCPUSeconds  float64 `json:"broker_cpu_s,omitempty"`
 	BrokerCPUSecPerGB float64 `json:"broker_cpu_s_per_gb,omitempty"`
 	BrokerPeakRSSMB   float64 `json:"broker_peak_rss_mb,omitempty"`
+	// The consumer processes' own CPU time, per GB consumed, the Fetch
+	// responses they read (count, per GB, mean size) and their Metadata
+	// responses, with -procs (clientstat.go).
+	ClientCPUSeconds  float64 `json:"client_cpu_s,omitempty"`
+	ClientCPUSecPerGB float64 `json:"client_cpu_s_per_gb,omitempty"`
+	FetchResponses    int64   `json:"fetch_responses,omitempty"`
+	FetchesPerGB      float64 `json:"fetches_per_gb,omitempty"`
+	AvgFetchKB        float64 `json:"avg_fetch_kb,omitempty"`
+	MetadataResponses int64   `json:"metadata_responses,omitempty"`
+	// FetchInFlightShare is the share of the consumers' time a fetch was
+	// in flight (request written to response read), summed over them.
+	FetchInFlightShare float64 `json:"fetch_in_flight_share,omitempty"`
+}
+
+// clientText is the client-side part of a consume line ("" when not measured).
+func (r result) clientText() string {
+	if r.FetchResponses == 0 && r.ClientCPUSeconds == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", clients: %.2f CPU s (%.3f s/GB), %d fetch responses (%.0f per GB, mean %.0f KiB), %d metadata responses, a fetch in flight %.0f%% of the time",
+		r.ClientCPUSeconds, r.ClientCPUSecPerGB, r.FetchResponses, r.FetchesPerGB, r.AvgFetchKB, r.MetadataResponses, 100*r.FetchInFlightShare)
 }
 
 func printJSON(r result) {

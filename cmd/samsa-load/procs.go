@@ -50,6 +50,12 @@ type options struct {
 	duration      time.Duration
 	warmup        time.Duration
 	brokerPID     []int
+	// consume is how consumer processes of -procs read: "kgo" (franz-go's
+	// consumer) or "raw" (plain Fetch requests, rawconsume.go).
+	consume string
+	// consumeRepeat is how many times -procs consumes the topic
+	// (-consume-repeat), each time with fresh consumer processes.
+	consumeRepeat int
 }
 
 // childResult is what a child reports.
@@ -59,6 +65,14 @@ type childResult struct {
 	Records int64  `json:"records"`
 	Bytes   int64  `json:"bytes"`
 	Err     string `json:"err,omitempty"`
+	// A consumer's own CPU time in the phase (nanoseconds), the Fetch
+	// responses it read and their bytes, and its Metadata responses
+	// (clientstat.go).
+	CPUNanos   int64 `json:"cpu_ns,omitempty"`
+	Fetches    int64 `json:"fetches,omitempty"`
+	FetchBytes int64 `json:"fetch_bytes,omitempty"`
+	Metadata   int64 `json:"metadata,omitempty"`
+	FetchNanos int64 `json:"fetch_ns,omitempty"`
 }
 
 // childProc is one started child.
@@ -241,33 +255,55 @@ func runProcs(o options) error {
 	if err != nil {
 		return fmt.Errorf("list end offsets: %w", err)
 	}
-	argss = nil
-	for i := range consumers {
-		var targets []string
-		for _, p := range partitionsOf(i, consumers, o.partitions) {
-			lo, _ := ends.Lookup(topic, p)
-			targets = append(targets, fmt.Sprintf("%d:%d", p, lo.Offset))
+	// Each mode of -consume (kgo, raw) reads the whole topic, each
+	// -consume-repeat times with fresh consumer processes: more consume
+	// samples per produce.
+	for _, mode := range strings.Split(o.consume, ",") {
+		if err := consumeProcs(ctx, o, topic, mode, consumers, ends); err != nil {
+			return err
 		}
-		argss = append(argss, append(o.commonArgs(), "-child", "consumer", "-topic", topic, "-child-partitions", strings.Join(targets, ",")))
 	}
-	cs, err = startAll(argss)
-	if err != nil {
-		return err
+	return nil
+}
+
+// consumeProcs reads topic up to ends with consumers processes reading
+// as mode (kgo or raw), o.consumeRepeat times, and prints a result for
+// each: phase "consume" for kgo, "consume-raw" for raw.
+func consumeProcs(ctx context.Context, o options, topic, mode string, consumers int, ends kadm.ListedOffsets) error {
+	phase := "consume"
+	if mode == "raw" {
+		phase = "consume-raw"
 	}
-	stat = watchBroker(o.brokerPID)
-	for _, c := range cs {
-		c.send("go 0")
+	for range max(o.consumeRepeat, 1) {
+		var argss [][]string
+		for i := range consumers {
+			var targets []string
+			for _, p := range partitionsOf(i, consumers, o.partitions) {
+				lo, _ := ends.Lookup(topic, p)
+				targets = append(targets, fmt.Sprintf("%d:%d", p, lo.Offset))
+			}
+			argss = append(argss, append(o.commonArgs(), "-child", "consumer", "-consume", mode, "-topic", topic, "-child-partitions", strings.Join(targets, ",")))
+		}
+		cs, err := startAll(argss)
+		if err != nil {
+			return err
+		}
+		stat := watchBroker(o.brokerPID)
+		for _, c := range cs {
+			c.send("go 0")
+		}
+		rs, err := results(cs)
+		if err != nil {
+			return fmt.Errorf("consumers: %w", err)
+		}
+		el, recs, bytes := span(rs)
+		r := result{Phase: phase, Records: int(recs), Size: o.size, Seconds: el.Seconds(), MBps: float64(bytes) / 1e6 / el.Seconds(), RecordsPerSec: float64(recs) / el.Seconds(), Procs: consumers}
+		stat.stop(&r, bytes)
+		clientTotals(&r, rs, bytes)
+		fmt.Printf("%s: %d records, %d consumer processes: %.1f MB/s, %.0f records/s (%.2fs)%s%s\n",
+			phase, recs, consumers, r.MBps, r.RecordsPerSec, el.Seconds(), r.brokerText(), r.clientText())
+		printJSON(r)
 	}
-	rs, err = results(cs)
-	if err != nil {
-		return fmt.Errorf("consumers: %w", err)
-	}
-	el, recs, bytes = span(rs)
-	r = result{Phase: "consume", Records: int(recs), Size: o.size, Seconds: el.Seconds(), MBps: float64(bytes) / 1e6 / el.Seconds(), RecordsPerSec: float64(recs) / el.Seconds(), Procs: consumers}
-	stat.stop(&r, bytes)
-	fmt.Printf("consume: %d records, %d consumer processes: %.1f MB/s, %.0f records/s (%.2fs)%s\n",
-		recs, consumers, r.MBps, r.RecordsPerSec, el.Seconds(), r.brokerText())
-	printJSON(r)
 	return nil
 }
 
@@ -428,7 +464,8 @@ func runChild(role string, o options, topic, parts, out string) (childResult, er
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	in := bufio.NewScanner(os.Stdin)
-	var opts []kgo.Opt
+	var opts, consumerOpts []kgo.Opt
+	var counter wireCounter
 	var err error
 	switch role {
 	case "producer":
@@ -449,7 +486,14 @@ func runChild(role string, o options, topic, parts, out string) (childResult, er
 		}
 		opts = append(seed(o.brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))
 		if role == "consumer" {
-			opts = append(opts, kgo.FetchMaxBytes(50<<20), kgo.FetchMaxPartitionBytes(10<<20))
+			// The consuming client is made once the parent says go: a
+			// franz-go consumer starts fetching as soon as it exists, and
+			// its first response (about 28 MB per consumer, 5% of a 1 GB
+			// run with two) would otherwise arrive before the measured
+			// span: 34 responses were counted in the phase, now 36. This
+			// client only connects (and is what -consume raw fetches with).
+			consumerOpts = append(opts, kgo.FetchMaxBytes(50<<20), kgo.FetchMaxPartitionBytes(10<<20), kgo.WithHooks(&counter))
+			opts = append(seed(o.brokers), kgo.WithHooks(&counter))
 		}
 	default:
 		return childResult{}, fmt.Errorf("unknown -child %q", role)
@@ -485,7 +529,25 @@ func runChild(role string, o options, topic, parts, out string) (childResult, er
 		if err != nil {
 			return childResult{}, err
 		}
-		return consumeChild(ctx, cl, targets, nil, nil, 0)
+		cpu0, w0 := selfCPU(), counter.snapshot()
+		var res childResult
+		if o.consume == "raw" {
+			res, err = rawConsumeChild(ctx, cl, topic, targets)
+		} else {
+			start := time.Now().UnixNano()
+			var cons *kgo.Client
+			if cons, err = kgo.NewClient(consumerOpts...); err != nil {
+				return childResult{}, err
+			}
+			res, err = consumeChild(ctx, cons, targets, nil, nil, 0)
+			res.Start = start
+			cons.Close()
+		}
+		w1 := counter.snapshot()
+		res.CPUNanos = int64(selfCPU() - cpu0)
+		res.Fetches, res.FetchBytes, res.Metadata = w1.fetches-w0.fetches, w1.fetchBytes-w0.fetchBytes, w1.metadata-w0.metadata
+		res.FetchNanos = w1.fetchNanos - w0.fetchNanos
+		return res, err
 	default:
 		f, err := os.Create(out)
 		if err != nil {

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// What a consumer process of -procs costs and what it receives, so that
+// two brokers can be compared on the client side too (issue 15: is the
+// client doing more work against one broker than the other?):
+//
+//   - its own CPU time in the consume phase (getrusage of the process:
+//     user and system, every goroutine of franz-go included);
+//   - the Fetch responses it read and their bytes, counted by a franz-go
+//     HookBrokerRead hook (bytes as read off the socket, size prefix
+//     included), and the Metadata responses (refreshes);
+//   - the time its fetches were in flight (franz-go's HookBrokerE2E: from
+//     writing the request to having read the whole response), summed:
+//     the rest of the phase the consumer spent decoding, counting and
+//     polling, with no fetch out (franz-go sends a partition's next fetch
+//     only once the previous response was taken by PollFetches).
+
+// wireCounter counts responses read from the brokers by API key.
+type wireCounter struct {
+	fetches, fetchBytes, metadata, other atomic.Int64
+	fetchNanos                           atomic.Int64
+}
+
+// OnBrokerE2E implements kgo.HookBrokerE2E.
+func (c *wireCounter) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, e2e kgo.BrokerE2E) {
+	if key == 1 && e2e.Err() == nil {
+		c.fetchNanos.Add(int64(e2e.DurationE2E()))
+	}
+}
+
+// OnBrokerRead implements kgo.HookBrokerRead.
+func (c *wireCounter) OnBrokerRead(_ kgo.BrokerMetadata, key int16, bytesRead int, _, _ time.Duration, err error) {
+	if err != nil {
+		return
+	}
+	switch key {
+	case 1: // Fetch
+		c.fetches.Add(1)
+		c.fetchBytes.Add(int64(bytesRead))
+	case 3: // Metadata
+		c.metadata.Add(1)
+	default:
+		c.other.Add(1)
+	}
+}
+
+// wireCounts is a snapshot of a wireCounter.
+type wireCounts struct{ fetches, fetchBytes, metadata, other, fetchNanos int64 }
+
+func (c *wireCounter) snapshot() wireCounts {
+	return wireCounts{c.fetches.Load(), c.fetchBytes.Load(), c.metadata.Load(), c.other.Load(), c.fetchNanos.Load()}
+}
+
+// selfCPU returns the CPU time (user + system) this process used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// clientTotals sums the consumer children's client-side figures into r.
+func clientTotals(r *result, rs []childResult, bytes int64) {
+	var cpu, fetches, fetchBytes, metadata, inFlight, wall int64
+	for _, c := range rs {
+		inFlight += c.FetchNanos
+		wall += c.End - c.Start
+		cpu += c.CPUNanos
+		fetches += c.Fetches
+		fetchBytes += c.FetchBytes
+		metadata += c.Metadata
+	}
+	if bytes > 0 && cpu > 0 {
+		r.ClientCPUSeconds = float64(cpu) / 1e9
+		r.ClientCPUSecPerGB = r.ClientCPUSeconds / (float64(bytes) / 1e9)
+	}
+	r.FetchResponses, r.MetadataResponses = fetches, metadata
+	if wall > 0 {
+		r.FetchInFlightShare = float64(inFlight) / float64(wall)
+	}
+	if fetches > 0 {
+		r.AvgFetchKB = float64(fetchBytes) / float64(fetches) / 1024
+		r.FetchesPerGB = float64(fetches) / (float64(bytes) / 1e9)
+	}
+}

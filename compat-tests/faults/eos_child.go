@@ -60,7 +60,7 @@ const javaCTPClass = "samsa.compat.FaultsCtpMember"
 const (
 	ctpKillWait  = 15 * time.Second
 	ctpStopBound = time.Minute
-	ctpMaxRuns   = 100
+	ctpMaxRuns   = 1000
 )
 
 // eosChild is one member of another client: its current process and its

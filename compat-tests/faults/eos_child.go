@@ -170,7 +170,10 @@ func (w *EOSWorkload) childReport(c *eosChild, text string) {
 	}
 	kind, rest, _ := strings.Cut(line, " ")
 	if kind == "E" {
-		w.errs.Add(c.name, "client", errors.New(rest))
+		// librdkafka ends a connection error with how long it took and
+		// how many like it it suppressed: one kind all the same.
+		msg, _, _ := strings.Cut(rest, " (after ")
+		w.errs.Add(c.name, "client", errors.New(msg))
 		return
 	}
 	nStr, why, _ := strings.Cut(rest, " ")

@@ -38,7 +38,7 @@ func TestHelperProcess(t *testing.T) {
 	if err := Start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("CHILD %d\n", cmd.Process.Pid)
+	fmt.Fprintf(os.Stdout, "CHILD %d\n", cmd.Process.Pid)
 	select {} // until SIGKILLed
 }
 

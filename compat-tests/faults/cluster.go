@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 )
 
@@ -415,7 +416,7 @@ func (n *Node) launch() error {
 	cmd.Env = n.env
 	cmd.Stdout = n.logFile
 	cmd.Stderr = n.logFile
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		return fmt.Errorf("faults: start node %d: %w", n.ID, err)
 	}
 	exited := make(chan struct{})

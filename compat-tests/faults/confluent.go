@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
 )
 
 // A second client in the test bed: idempotent acks=all producers of
@@ -70,7 +72,7 @@ func StartConfluentProducers(addrs []string, topic string, partitions int32, n, 
 			c.Stop()
 			return nil, fmt.Errorf("%w: %w", ErrConfluentChild, err)
 		}
-		if err := cmd.Start(); err != nil {
+		if err := childproc.Start(cmd); err != nil {
 			c.Stop()
 			return nil, fmt.Errorf("%w: %w", ErrConfluentChild, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -208,7 +209,7 @@ func (w *ConfluentTxn) startChild(role string, id, run int, values func(string))
 	}
 	out, err := cmd.StdoutPipe()
 	if err == nil {
-		err = cmd.Start()
+		err = childproc.Start(cmd)
 	}
 	if logFile != nil {
 		logFile.Close() // the child has its own descriptor

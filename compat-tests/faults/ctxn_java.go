@@ -40,10 +40,16 @@ func JavaTxnClasspath() (string, error) {
 			javaTxnBuild.err = fmt.Errorf("%w: %w", ErrNoJava, err)
 			return
 		}
-		src, err1 := os.Stat(filepath.Join(dir, "src", "main", "java", "samsa", "compat", "FaultsTxnProducer.java"))
-		class, err2 := os.Stat(filepath.Join(dir, "target", "classes", "samsa", "compat", "FaultsTxnProducer.class"))
-		_, err3 := os.Stat(filepath.Join(dir, "target", "classpath.txt"))
-		if err1 == nil && (err2 != nil || err3 != nil || class.ModTime().Before(src.ModTime())) {
+		_, errCP := os.Stat(filepath.Join(dir, "target", "classpath.txt"))
+		stale := errCP != nil
+		// The transactional producer and the consume-transform-produce
+		// member (FaultsCtpMember, eos_child.go).
+		for _, name := range []string{"FaultsTxnProducer", "FaultsCtpMember"} {
+			src, err1 := os.Stat(filepath.Join(dir, "src", "main", "java", "samsa", "compat", name+".java"))
+			class, err2 := os.Stat(filepath.Join(dir, "target", "classes", "samsa", "compat", name+".class"))
+			stale = stale || (err1 == nil && (err2 != nil || class.ModTime().Before(src.ModTime())))
+		}
+		if stale {
 			if _, err := exec.LookPath("mvn"); err != nil {
 				javaTxnBuild.err = fmt.Errorf("%w: %w", ErrNoJava, err)
 				return

@@ -50,7 +50,18 @@
 // (ConfluentTxn, ctxn.go): confluent-kafka-go and Java client
 // transactional producers and a confluent read_committed consumer, child
 // processes that can be SIGKILLed mid-transaction, checked by CheckTxn on
-// a confluent and a franz-go final read.
+// a confluent and a franz-go final read. The consume-transform-produce
+// workload runs with other clients too (eos_child.go): confluent-kafka-go
+// and Java client members (read_committed consumers, transactional
+// producers, SendOffsetsToTransaction with the consumer's group metadata)
+// in one group with a franz-go member, child processes SIGKILLed inside a
+// transaction and restarted, judged by CheckEOS.
+//
+// Every process the package starts (nodes, client children) is started
+// with compat-tests/childproc: it gets SIGKILL when the test process dies
+// (a -timeout panic, a SIGKILL), and the first start of a later test
+// process kills what a crashed one still left running (a record per
+// child, checked by pid and start time).
 //
 // Usage:
 //
@@ -61,6 +72,7 @@
 //	compat-tests/faults/run.sh --extra5                 # members, unclean on 5 voters
 //	compat-tests/faults/run.sh --kip848 -t 20,10,10     # soak with a KIP-848 group
 //	compat-tests/faults/run.sh --ctxn 30                # confluent and Java transactions
+//	compat-tests/faults/run.sh --ctp 30                 # consume-transform-produce of three clients
 //	compat-tests/faults/run.sh -t 0,0,0,0,0,0,10        # 10 dir-full steps (two log dirs)
 //
 // Every name the package creates (namespaces samsaf-<pid>-<node>, bridge

@@ -112,6 +112,11 @@ type EOSOptions struct {
 	ClientLogDir string
 	// ClientLogDebug logs at debug level there (every request).
 	ClientLogDebug bool
+	// ConfluentMembers and JavaMembers are members of other clients in
+	// Group beside the Workers (child processes, eos_child.go; Java needs
+	// JavaClasspath); with any, every member uses the range assignor.
+	ConfluentMembers, JavaMembers int
+	JavaClasspath                 string
 }
 
 // EOSWorkload runs an idempotent input producer and Workers transforming
@@ -128,14 +133,18 @@ type EOSWorkload struct {
 	start time.Time
 	errs  *ErrorLog
 
-	mu      sync.Mutex
-	hist    EOSHistory
-	members []*eosMember
+	mu       sync.Mutex
+	hist     EOSHistory
+	members  []*eosMember
+	children []*eosChild // members of other clients
+
+	childrenWG sync.WaitGroup
 
 	stopInput, stopWorkers context.CancelFunc
 	inputWG, workersWG     sync.WaitGroup
 	outputs                atomic.Int64
 	stopOnce               sync.Once
+	childStopErr           error
 }
 
 // StartEOS starts the workload; topics must exist. Stop ends it.
@@ -163,6 +172,10 @@ func StartEOS(addrs []string, o EOSOptions) (*EOSWorkload, error) {
 	for _, m := range w.members {
 		w.workersWG.Add(1)
 		go w.runMember(wctx, m)
+	}
+	if err := w.startChildren(); err != nil {
+		w.Stop(context.Background(), 0)
+		return nil, err
 	}
 	return w, nil
 }
@@ -234,8 +247,13 @@ func (w *EOSWorkload) Stop(ctx context.Context, drain time.Duration) {
 		})
 		w.stopWorkers()
 		w.workersWG.Wait()
+		w.childStopErr = w.stopChildren()
 	})
 }
+
+// StopErr is the error of stopping the members of other clients (one
+// that did not exit in time), after Stop.
+func (w *EOSWorkload) StopErr() error { return w.childStopErr }
 
 // groupCaughtUp reports whether group's committed offsets (committed
 // transactions only: no require_stable) have reached the end of every
@@ -282,6 +300,7 @@ func (w *EOSWorkload) History() *EOSHistory {
 	for _, m := range w.members {
 		w.hist.Sessions += m.sessions
 	}
+	w.hist.Sessions += w.childSessionsLocked()
 	return &w.hist
 }
 

@@ -186,6 +186,11 @@ func (w *EOSWorkload) newSession(m *eosMember) (*kgo.GroupTransactSession, error
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, p map[string][]int32) { w.logAssign(m, "revoked", p) }),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, p map[string][]int32) { w.logAssign(m, "lost", p) }),
 	}
+	if o.ConfluentMembers+o.JavaMembers > 0 {
+		// A classic group needs a protocol every member supports: the
+		// other clients' members use range too.
+		opts = append(opts, kgo.Balancers(kgo.RangeBalancer()))
+	}
 	if m.clientLog != nil {
 		level := kgo.LogLevelInfo
 		if w.o.ClientLogDebug {
@@ -356,5 +361,6 @@ func (w *EOSWorkload) Progress() string {
 		fmt.Fprintf(&b, "%s: sessions=%d committed=%d aborted=%d unknown=%d last-commit=+%.1fs",
 			m.name, m.sessions, m.committed, m.aborted, m.unknown, m.lastCommit.Seconds())
 	}
+	w.childProgressLocked(&b)
 	return b.String()
 }

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
 )
 
 // TestHelperProcess is not a test: run by TestNamespacePartitionCutsLinks
@@ -70,7 +72,7 @@ func TestNamespacePartitionCutsLinks(t *testing.T) {
 	argv := nn.Wrap(1, []string{os.Args[0], "-test.run=^TestHelperProcess$"})
 	ln := exec.Command(argv[0], argv[1:]...)
 	ln.Env = append(os.Environ(), "FAULTS_HELPER=listen", "FAULTS_HELPER_ADDR="+addr)
-	if err := ln.Start(); err != nil {
+	if err := childproc.Start(ln); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = ln.Process.Kill(); _ = ln.Wait() }()

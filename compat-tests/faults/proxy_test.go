@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
 )
 
 // TestProxyPartitionCutsLinks checks the proxy network, the fallback for
@@ -76,7 +78,7 @@ func TestProxyPartitionCutsLinks(t *testing.T) {
 	// The bridge node (in no group) gets through.
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
 	helper.Env = append(os.Environ(), "FAULTS_HELPER=echo-dial", "FAULTS_HELPER_ADDR="+addr)
-	if err := helper.Start(); err != nil {
+	if err := childproc.Start(helper); err != nil {
 		t.Fatal(err)
 	}
 	helperPid.Store(int64(helper.Process.Pid))

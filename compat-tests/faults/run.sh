@@ -6,6 +6,7 @@
 #                              [-s seed] [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
 #                              [--loopback | --proxy] [--kip848]
 #   compat-tests/faults/run.sh --ctxn steps [-n nodes] [-s seed] [-r results.jsonl]
+#   compat-tests/faults/run.sh --ctp steps [-n nodes] [-s seed] [-r results.jsonl]
 #   compat-tests/faults/run.sh --extra     # the scenarios too long for CI (below)
 #   compat-tests/faults/run.sh --extra5    # the membership and unclean scenarios on 5 voters
 #
@@ -40,6 +41,12 @@
 # steps (transaction coordinator cut off or killed, leaders killed, cut
 # off or paused), a producer process SIGKILLed after every second step;
 # its figures go to the results file as workload "confluent-txn".
+# --ctp N runs TestEOSOtherClientsSoak: a consume-transform-produce group of
+# a franz-go, a confluent-kafka-go and a Java client member (the last two
+# child processes) under N seeded steps (transaction and group coordinators
+# and partition leaders killed, cut off or paused), a member process
+# SIGKILLed inside a transaction after every step; its figures go to the
+# results file as workload "ctp-clients".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -57,13 +64,14 @@ while (($#)); do
 	--proxy) export SAMSA_FAULTS_PROXY=1; flags+=" --proxy" ;;
 	--kip848) test=TestKIP848GroupUnderFaults flags+=" --kip848" ;;
 	--ctxn) test=TestConfluentTxnSoak flags+=" --ctxn $2"; export SAMSA_FAULTS_CTXN_STEPS=$2; shift ;;
+	--ctp) test=TestEOSOtherClientsSoak flags+=" --ctp $2"; export SAMSA_FAULTS_CTP_STEPS=$2; shift ;;
 	--extra)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestDirFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks|TestStaleTxnCoordinatorEndTxn)$' -v ./compat-tests/faults/ ;;
 	--extra5)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps] | --extra | --extra5" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps] | --extra | --extra5" >&2; exit 2 ;;
 	esac
 	shift
 done

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -233,7 +234,7 @@ func (b *Broker) launch() error {
 	b.runs++
 	fmt.Fprintf(&b.output, "=== harness: run %d: %s %v\n", b.runs, b.binary, cmd.Args[1:])
 	b.mu.Unlock()
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		return fmt.Errorf("starting %s: %w", b.binary, err)
 	}
 	exited := make(chan struct{})

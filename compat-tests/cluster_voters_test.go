@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
 )
@@ -382,7 +383,7 @@ func TestJoinControllerQuorum(t *testing.T) {
 		"KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS="+strings.Join(c.ControllerAddrs, ","), "CLUSTER_ID=4L6g3nShT-eMCtK--X86sw")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &syncWriter{w: &out}, &syncWriter{w: &out}
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)

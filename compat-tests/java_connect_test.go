@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
 )
@@ -70,7 +71,7 @@ func startConnectWorker(t *testing.T, ctx context.Context, cp, props, url string
 	cmd.Stdout = out
 	cmd.Stderr = out
 	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		t.Fatalf("starting the Connect worker: %v", err)
 	}
 	w := &connectWorker{cmd: cmd, done: make(chan struct{}), url: url}

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
 )
@@ -136,7 +137,7 @@ func startStreamsApp(t *testing.T, cp, addr, app, in, out, stateDir string) *str
 	cmd.Stdout = stdout
 	cmd.Stderr = stdout
 	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		t.Fatalf("starting the Streams app: %v", err)
 	}
 	done := make(chan struct{})

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
 )
@@ -121,7 +122,7 @@ func runJavaChecks(t *testing.T, cp, class string, args ...string) []*javaCheck 
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		t.Fatalf("starting java: %v", err)
 	}
 	var checks []*javaCheck

@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 )
 
@@ -359,7 +360,7 @@ var confluent848Client = kip848Client{name: "confluent848", assignor: "uniform",
 	if err != nil {
 		t.Fatalf("%s: stdout pipe: %v", id, err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		t.Fatalf("%s: starting member process: %v", id, err)
 	}
 	done := make(chan struct{})

@@ -17,6 +17,8 @@ import (
 	"github.com/IBM/sarama"
 	confluent "github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	kafkago "github.com/segmentio/kafka-go"
+
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
 )
 
 // The syncProducers of replication_clients_test.go, one per client. Each is set up
@@ -165,7 +167,7 @@ func openJavaFaultProducer(t *testing.T, cp string, addrs []string, topic string
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		t.Fatalf("starting java: %v", err)
 	}
 	j := &javaFaultProducer{cmd: cmd, in: in, out: bufio.NewScanner(out), done: make(chan struct{}), stdrr: stderr}

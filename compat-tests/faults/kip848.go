@@ -417,6 +417,8 @@ type groupMember struct {
 	done   chan struct{}
 	// log is the member's franz-go log file (GroupOptions.LogDir), or nil.
 	log *os.File
+	// trace logs where the member starts each partition (with log).
+	trace *startTracer
 }
 
 // Group runs the KIP-848 group workload: Members franz-go clients with
@@ -486,6 +488,7 @@ func (g *Group) addMember() error {
 		kgo.FetchMaxWait(500 * time.Millisecond),
 		kgo.OnPartitionsAssigned(bump), kgo.OnPartitionsRevoked(bump), kgo.OnPartitionsLost(lost)}
 	var logf *os.File
+	var trace *startTracer
 	if g.o.LogDir != "" {
 		f, err := os.Create(filepath.Join(g.o.LogDir, g.o.Group+"-"+name+".log"))
 		if err != nil {
@@ -496,9 +499,11 @@ func (g *Group) addMember() error {
 		if g.o.LogDebug {
 			level = kgo.LogLevelDebug
 		}
-		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(f, level, func() string {
+		logger := kgo.BasicLogger(f, level, func() string {
 			return time.Now().UTC().Format("15:04:05.000000 ")
-		})))
+		})
+		trace = newStartTracer(g.o.Topic, logger)
+		opts = append(opts, kgo.WithLogger(logger), kgo.OnOffsetsFetched(trace.onFetched))
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -508,7 +513,7 @@ func (g *Group) addMember() error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &groupMember{name: name, cl: cl, dialer: d, gone: gone, cancel: cancel, done: make(chan struct{}), log: logf}
+	m := &groupMember{name: name, cl: cl, dialer: d, gone: gone, cancel: cancel, done: make(chan struct{}), log: logf, trace: trace}
 	g.mu.Lock()
 	g.members = append(g.members, m)
 	g.mu.Unlock()
@@ -526,6 +531,13 @@ func (g *Group) consume(ctx context.Context, m *groupMember, epoch *atomic.Int64
 		fs.EachRecord(func(r *kgo.Record) {
 			ds = append(ds, GroupDelivery{At: at, Member: m.name, Epoch: e, Partition: r.Partition, Offset: r.Offset, Value: string(r.Value)})
 		})
+		if m.trace != nil {
+			fs.EachPartition(func(p kgo.FetchTopicPartition) {
+				if n := len(p.Records); n > 0 {
+					m.trace.delivered(p.Partition, p.Records[0].Offset, p.Records[n-1].Offset)
+				}
+			})
+		}
 		g.mu.Lock()
 		for i := range ds {
 			g.seq++
@@ -842,7 +854,7 @@ type GroupPlan struct {
 func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *Result) {
 	t.Helper()
 	o, crashEvery := gp.Group, gp.CrashEvery
-	keep := os.Getenv("SAMSA_FAULTS_KEEP_LOGS")
+	keep := KeepLogsDir(t)
 	if o.LogDir == "" && keep != "" {
 		o.LogDir, o.LogDebug = keep, os.Getenv("SAMSA_FAULTS_CLIENT_DEBUG") == "1"
 	}

@@ -135,3 +135,32 @@ func TestStartTracerNamesTheOffsetSource(t *testing.T) {
 	s.delivered(0, 5, 6)
 	want("jump", "partition jumped partition 0 at 5 expected 30")
 }
+
+// TestStaleViewsNamesTheNodeBehind checks the comparison of the nodes'
+// own metadata after a recovery: finding 16's healed node 3 still
+// naming itself leader of partition 2 at epoch 0 while the others name
+// node 1 at epoch 1.
+func TestStaleViewsNamesTheNodeBehind(t *testing.T) {
+	agree := map[int]map[int32]partitionView{
+		1: {0: {1, 0}, 2: {1, 1}},
+		2: {0: {1, 0}, 2: {1, 1}},
+		3: {0: {1, 0}, 2: {1, 1}},
+	}
+	if s := staleViews(agree); s != "" {
+		t.Fatalf("nodes that agree: %q", s)
+	}
+	behind := map[int]map[int32]partitionView{
+		1: {0: {1, 0}, 2: {1, 1}},
+		2: {0: {1, 0}, 2: {1, 1}},
+		3: {0: {1, 0}, 2: {3, 0}},
+	}
+	want := " node 3: p2 leader=3 epoch=0 (newest: leader=1 epoch=1)"
+	if s := staleViews(behind); s != want {
+		t.Fatalf("a node behind: got %q, want %q", s, want)
+	}
+	// A node missing a partition (answered with an error) is not behind.
+	delete(behind[3], 2)
+	if s := staleViews(behind); s != "" {
+		t.Fatalf("a node without the partition: %q", s)
+	}
+}

@@ -517,6 +517,7 @@ func (nm *Nemesis) recover(ctx context.Context) error {
 	})
 	if err == nil {
 		nm.logf("nemesis: recovered in %v:%s", time.Since(begin).Round(100*time.Millisecond), state)
+		nm.logStaleViews(ctx)
 	} else {
 		nm.logf("nemesis: last state:%s", state)
 		for _, n := range nm.C.Nodes {

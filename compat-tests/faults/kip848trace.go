@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -20,7 +21,12 @@ import (
 // docs/DURABILITY.md).
 type startTracer struct {
 	topic string
-	log   kgo.Logger
+	// log is the member's log, or nil.
+	log kgo.Logger
+	// onStart, if set, gets every start (its Seq, At and ResetAt left
+	// to it) and the wall-clock time of its reset (zero: none).
+	onStart func(GroupStart, time.Time)
+	member  string
 
 	mu sync.Mutex
 	// fetched holds the committed offsets of the member's latest
@@ -29,6 +35,15 @@ type startTracer struct {
 	fetched map[int32]fetchedOffset
 	// next is the offset after the partition's last delivery.
 	next map[int32]int64
+	// resets holds, per partition, the reset after OFFSET_OUT_OF_RANGE
+	// on the first fetch at the fetched commit, since that OffsetFetch.
+	resets map[int32]resetSeen
+}
+
+// resetSeen is a reset after OFFSET_OUT_OF_RANGE on a first fetch.
+type resetSeen struct {
+	broker int32
+	at     time.Time
 }
 
 // fetchedOffset is one partition of an OffsetFetch answer.
@@ -39,7 +54,26 @@ type fetchedOffset struct {
 }
 
 func newStartTracer(topic string, log kgo.Logger) *startTracer {
-	return &startTracer{topic: topic, log: log, fetched: map[int32]fetchedOffset{}, next: map[int32]int64{}}
+	return &startTracer{topic: topic, log: log, fetched: map[int32]fetchedOffset{}, next: map[int32]int64{},
+		resets: map[int32]resetSeen{}}
+}
+
+// logf logs to the member's log, if it has one.
+func (s *startTracer) logf(msg string, kv ...any) {
+	if s.log != nil {
+		s.log.Log(kgo.LogLevelInfo, msg, kv...)
+	}
+}
+
+// onReset notes franz-go's reset of partition after broker answered
+// OFFSET_OUT_OF_RANGE to its first fetch at prior (resetLogger), when
+// prior is the commit the last OffsetFetch answered.
+func (s *startTracer) onReset(broker, partition int32, prior int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.fetched[partition]; ok && f.err == nil && f.offset >= 0 && f.offset == prior {
+		s.resets[partition] = resetSeen{broker: broker, at: time.Now()}
+	}
 }
 
 // onFetched is a kgo.OnOffsetsFetched hook: it logs the answer's
@@ -55,7 +89,8 @@ func (s *startTracer) onFetched(_ context.Context, _ *kgo.Client, resp *kmsg.Off
 			for _, p := range t.Partitions {
 				f := fetchedOffset{offset: p.Offset, epoch: p.LeaderEpoch, err: kerr.ErrorForCode(p.ErrorCode)}
 				s.fetched[p.Partition] = f
-				s.log.Log(kgo.LogLevelInfo, "faults: OffsetFetch answered", "partition", p.Partition,
+				delete(s.resets, p.Partition)
+				s.logf("faults: OffsetFetch answered", "partition", p.Partition,
 					"committed", p.Offset, "leader_epoch", p.LeaderEpoch, "err", f.err, "group_err", kerr.ErrorForCode(g.ErrorCode))
 			}
 		}
@@ -72,12 +107,25 @@ func (s *startTracer) delivered(partition int32, first, last int64) {
 	s.next[partition] = last + 1
 	if f, ok := s.fetched[partition]; ok {
 		delete(s.fetched, partition)
-		s.log.Log(kgo.LogLevelInfo, "faults: partition started", "partition", partition, "at", first,
+		r, reset := s.resets[partition]
+		delete(s.resets, partition)
+		s.logf("faults: partition started", "partition", partition, "at", first,
 			"source", startSource(f, first), "fetched_commit", f.offset, "fetched_leader_epoch", f.epoch)
+		if s.onStart != nil {
+			st := GroupStart{Member: s.member, Partition: partition, Offset: first, Fetched: -1, ResetBroker: -1}
+			if f.err == nil {
+				st.Fetched = f.offset
+			}
+			var at time.Time
+			if reset {
+				st.ResetBroker, at = r.broker, r.at
+			}
+			s.onStart(st, at)
+		}
 		return
 	}
 	if seen && first != next {
-		s.log.Log(kgo.LogLevelInfo, "faults: partition jumped", "partition", partition, "at", first, "expected", next,
+		s.logf("faults: partition jumped", "partition", partition, "at", first, "expected", next,
 			"source", "no OffsetFetch since the last poll of it")
 	}
 }

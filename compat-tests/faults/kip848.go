@@ -923,7 +923,7 @@ func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *R
 	}
 	var cf *ConfluentProducers
 	if gp.ConfluentProducers > 0 {
-		cf, err = StartConfluentProducers(c.Addrs(), qo.Topic, qo.Partitions, gp.ConfluentProducers, 100, qo.Interval)
+		cf, err = StartConfluentProducersLogged(c.Addrs(), qo.Topic, qo.Partitions, gp.ConfluentProducers, 100, qo.Interval, keep)
 		if err != nil {
 			g.Stop()
 			q.Stop()

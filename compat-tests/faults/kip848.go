@@ -360,7 +360,7 @@ func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 						d.Member, d.Epoch, d.Value, d.Partition, d.Offset, consuming.Round(10*time.Millisecond),
 						first.Member, first.Offset, ending.Round(10*time.Millisecond), e.Why, grace)
 				}
-			} else if s, ok := staleLeaderReset(starts[memberPartition{d.Member, d.Partition}], h.Cuts, d, c, grace); ok {
+			} else if s, ok := staleLeaderReset(starts[memberPartition{d.Member, d.Partition}], h.Cuts, d, c); ok {
 				r.ClientResetAtStaleLeader.add("%s", describeStaleReset(d, c, s, h.Cuts))
 			} else {
 				r.RewoundBelowCommit.add("%s epoch %d received %q at %d/%d after %s's commit of %d was acknowledged",

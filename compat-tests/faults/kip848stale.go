@@ -169,15 +169,23 @@ func (l *resetLogger) Log(level kgo.LogLevel, msg string, kv ...any) {
 	}
 }
 
+// staleHealSlack is how long after a cut heals a reset at the healed
+// node is still put down to the cut: the time a healed node needs to
+// apply what the quorum decided while it was cut off. Longer, its stale
+// image is samsa's fault (a Kafka broker fetches the metadata log as soon
+// as it reaches the quorum again), not the client's, and the delivery
+// stays rewound-below-commit.
+const staleHealSlack = 2 * time.Second
+
 // staleLeaderReset reports whether delivery d, below the acknowledged
 // commit c, comes from a member's restart of the partition that the
 // member's own events explain as a reset at a cut-off node's stale
 // leadership: the member's last start of the partition before d had
 // fetched a commit at or above c (the coordinator answered right), began
 // below it, after OFFSET_OUT_OF_RANGE on its first fetch at that commit,
-// from a node the nemesis had cut off from a majority then or less than
-// grace before. It returns that start.
-func staleLeaderReset(starts []GroupStart, cuts []NodeCut, d GroupDelivery, c GroupCommit, grace time.Duration) (GroupStart, bool) {
+// from a node the nemesis had cut off from a majority then or at most
+// staleHealSlack before. It returns that start.
+func staleLeaderReset(starts []GroupStart, cuts []NodeCut, d GroupDelivery, c GroupCommit) (GroupStart, bool) {
 	// starts is the member's starts of d.Partition in Seq order.
 	i := sort.Search(len(starts), func(i int) bool { return starts[i].Seq > d.Seq }) - 1
 	if i < 0 {
@@ -188,7 +196,7 @@ func staleLeaderReset(starts []GroupStart, cuts []NodeCut, d GroupDelivery, c Gr
 		return GroupStart{}, false
 	}
 	for _, cut := range cuts {
-		if cut.Node == s.ResetBroker && s.ResetAt >= cut.From && (cut.To == 0 || s.ResetAt <= cut.To+grace) {
+		if cut.Node == s.ResetBroker && s.ResetAt >= cut.From && (cut.To == 0 || s.ResetAt <= cut.To+staleHealSlack) {
 			return s, true
 		}
 	}

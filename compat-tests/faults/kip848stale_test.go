@@ -38,8 +38,9 @@ func staleResetHistory() (*GroupHistory, map[int32][]Entry) {
 // client-reset-at-stale-leader only when the member's OffsetFetch
 // answered the commit, its restart below it followed OFFSET_OUT_OF_RANGE
 // on its first fetch at that commit, and the node that answered it was
-// cut off then or less than the fenced grace before; each condition
-// missing leaves it rewound-below-commit.
+// cut off then or at most staleHealSlack before (the reset in the base
+// case is 1 s after the heal); each condition missing leaves it
+// rewound-below-commit.
 func TestCheckGroupClientResetAtStaleLeader(t *testing.T) {
 	h, final := staleResetHistory()
 	r := CheckGroup(h, final)
@@ -58,8 +59,11 @@ func TestCheckGroupClientResetAtStaleLeader(t *testing.T) {
 		{"the answering node was never cut off", func(h *GroupHistory) { h.Cuts = nil }},
 		{"another node was cut off", func(h *GroupHistory) { h.Cuts[0].Node = 2 }},
 		{"the reset came before the cut", func(h *GroupHistory) { h.Starts[0].ResetAt = time.Second }},
-		{"the reset came a fenced grace after the heal", func(h *GroupHistory) {
-			h.Starts[0].ResetAt = h.Cuts[0].To + FencedGraceFor(KIP848SessionTimeout, OffsetsCommitTimeout) + time.Millisecond
+		{"the reset came longer than the slack after the heal", func(h *GroupHistory) {
+			h.Starts[0].ResetAt = h.Cuts[0].To + staleHealSlack + time.Millisecond
+		}},
+		{"the reset came 4.5 s after the heal (the run that showed finding 16)", func(h *GroupHistory) {
+			h.Starts[0].ResetAt = h.Cuts[0].To + 4500*time.Millisecond
 		}},
 		{"another member's start was the reset", func(h *GroupHistory) { h.Starts[0].Member = "member3" }},
 	} {

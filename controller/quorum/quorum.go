@@ -77,8 +77,12 @@ type Quorum struct {
 	ownsTr  bool
 	notify  chan bool
 	stop    chan struct{}
-	wg      sync.WaitGroup
-	logger  *slog.Logger
+	// halt is closed first when the quorum closes: it ends the
+	// transport's replication retries, which Raft's shutdown waits for.
+	halt     chan struct{}
+	haltOnce sync.Once
+	wg       sync.WaitGroup
+	logger   *slog.Logger
 
 	// progress holds the followers' answers, for Status.
 	progress *progressTracker
@@ -139,7 +143,7 @@ func Open(o Options) (_ *Quorum, err error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("quorum: %w", err)
 	}
-	q := &Quorum{opts: o, logger: o.Logger, notify: make(chan bool, 64), stop: make(chan struct{})}
+	q := &Quorum{opts: o, logger: o.Logger, notify: make(chan bool, 64), stop: make(chan struct{}), halt: make(chan struct{})}
 	q.mu.changed = make(chan struct{})
 	hlog := raftLogger(o.Logger)
 	defer func() {
@@ -243,7 +247,7 @@ func Open(o Options) (_ *Quorum, err error) {
 	}
 	q.machine = controller.NewMachine(o.ClusterID, o.NodeID)
 	q.progress = &progressTracker{peers: map[raft.ServerID]peerProgress{}}
-	q.raft, err = raft.NewRaft(conf, &fsm{machine: q.machine, logger: o.Logger}, q.store, q.store, snaps, track(q.trans, q.progress, q.guard))
+	q.raft, err = raft.NewRaft(conf, &fsm{machine: q.machine, logger: o.Logger}, q.store, q.store, snaps, track(q.trans, q.progress, q.guard, q.halt))
 	if err != nil {
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
@@ -454,6 +458,7 @@ func (q *Quorum) Propose(base int64, recs []controller.Record) error {
 // the stores and, if the Quorum created it, the transport.
 func (q *Quorum) Close() error {
 	var errs []error
+	q.haltOnce.Do(func() { close(q.halt) })
 	if q.raft != nil {
 		if err := q.raft.Shutdown().Error(); err != nil {
 			errs = append(errs, err)

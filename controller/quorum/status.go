@@ -133,6 +133,10 @@ type trackingTransport struct {
 	progress *progressTracker
 	// guard, when set, refuses votes while a voter rejoins (rejoin.go).
 	guard *voteGuard
+	// halt, closed when the quorum closes, ends replication retries;
+	// retryEvery and retryFor pace them (retry.go).
+	halt                 <-chan struct{}
+	retryEvery, retryFor time.Duration
 }
 
 func (t *trackingTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
@@ -140,7 +144,9 @@ func (t *trackingTransport) AppendEntries(id raft.ServerID, target raft.ServerAd
 	if r := t.progress.raft.Load(); r != nil {
 		leaderLast = r.LastIndex()
 	}
-	err := t.Transport.AppendEntries(id, dialAddress(target), args, resp)
+	err := t.appendWithRetry(args, resp, func() error {
+		return t.Transport.AppendEntries(id, dialAddress(target), args, resp)
+	})
 	if err == nil && resp.Term <= args.Term {
 		t.progress.record(id, args.Term, resp, leaderLast, time.Now())
 	}
@@ -194,9 +200,10 @@ func (t trackingPreVoteTransport) RequestPreVote(id raft.ServerID, target raft.S
 }
 
 // track wraps tr so that the answers to AppendEntries go to p (and votes
-// go through g, when not nil).
-func track(tr raft.Transport, p *progressTracker, g *voteGuard) raft.Transport {
-	t := &trackingTransport{Transport: tr, progress: p, guard: g}
+// go through g, when not nil), with failed replication requests retried
+// until halt is closed (retry.go).
+func track(tr raft.Transport, p *progressTracker, g *voteGuard, halt <-chan struct{}) raft.Transport {
+	t := &trackingTransport{Transport: tr, progress: p, guard: g, halt: halt, retryEvery: replicationRetryEvery, retryFor: replicationRetryFor}
 	if pv, ok := tr.(raft.WithPreVote); ok {
 		return trackingPreVoteTransport{trackingTransport: t, preVote: pv}
 	}

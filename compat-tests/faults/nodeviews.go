@@ -87,11 +87,39 @@ func staleViews(views map[int]map[int32]partitionView) string {
 	return strings.TrimSuffix(b.String(), ";")
 }
 
+// staleViewsBound bounds how long recovery waits for every node's own
+// metadata to agree.
+const staleViewsBound = 10 * time.Second
+
 // logStaleViews asks every running node for its own view of the workload
-// topic and logs the nodes that still name an older leader epoch than
-// another: recovery (isrFull) asks one broker, which may be the one that
-// is behind. It only logs; the workloads and checkers judge the outcome.
+// topic and, when some node still names an older leader epoch than
+// another (recovery's isrFull asks one broker, which may not be the one
+// behind), waits until they agree, at most staleViewsBound, and logs how
+// long that took: how long a healed node went on telling clients it led
+// partitions it had lost (finding 16). It only logs; the workloads and
+// checkers judge the outcome.
 func (nm *Nemesis) logStaleViews(ctx context.Context) {
+	begin := time.Now()
+	first := nm.staleNow(ctx)
+	if first == "" {
+		return
+	}
+	last := first
+	err := pollUntil(ctx, staleViewsBound, func(ctx context.Context) (bool, error) {
+		last = nm.staleNow(ctx)
+		return last == "", nil
+	})
+	if err != nil {
+		nm.logf("nemesis: after recovery, nodes still behind the quorum's leader epochs %v later:%s (first seen:%s)",
+			staleViewsBound, last, first)
+		return
+	}
+	nm.logf("nemesis: after recovery, nodes behind the quorum's leader epochs caught up in %v:%s",
+		time.Since(begin).Round(100*time.Millisecond), first)
+}
+
+// staleNow is staleViews of the running nodes' own answers now.
+func (nm *Nemesis) staleNow(ctx context.Context) string {
 	views := map[int]map[int32]partitionView{}
 	for _, n := range nm.C.Nodes {
 		if !n.Running() {
@@ -101,12 +129,9 @@ func (nm *Nemesis) logStaleViews(ctx context.Context) {
 		v, err := nodeView(vctx, n.Addr, nm.Topic)
 		cancel()
 		if err != nil {
-			nm.logf("nemesis: node %d's metadata: %v", n.ID, err)
 			continue
 		}
 		views[n.ID] = v
 	}
-	if s := staleViews(views); s != "" {
-		nm.logf("nemesis: after recovery, nodes still behind the quorum's leader epochs:%s", s)
-	}
+	return staleViews(views)
 }

@@ -211,6 +211,7 @@ func StartCluster(t testing.TB, cfg Config) *Cluster {
 		all := slices.Clone(c.all)
 		pn.SetPids(func(i int) int { return all[i].pid() })
 	}
+	keep := KeepLogsDir(t)
 	t.Cleanup(func() {
 		for _, n := range c.all {
 			n.teardown()
@@ -225,10 +226,10 @@ func StartCluster(t testing.TB, cfg Config) *Cluster {
 				}
 			}
 		}
-		if dir := os.Getenv("SAMSA_FAULTS_KEEP_LOGS"); dir != "" {
+		if keep != "" {
 			for _, n := range c.all {
 				if b, err := os.ReadFile(n.Log); err == nil {
-					_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-node%d.log", strings.ReplaceAll(t.Name(), "/", "_"), n.ID)), b, 0o644)
+					_ = os.WriteFile(filepath.Join(keep, fmt.Sprintf("%s-node%d.log", strings.ReplaceAll(t.Name(), "/", "_"), n.ID)), b, 0o644)
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,9 +58,22 @@ type confluentProc struct {
 	done chan struct{}
 }
 
+// confluentLogEnv tells a child producer to log librdkafka's idempotence
+// and message events (debug "eos,msg") on its stderr, which the parent
+// keeps in a file.
+const confluentLogEnv = "SAMSA_FAULTS_CONFLUENT_DEBUG"
+
 // StartConfluentProducers starts n producers with ids firstID.. (their
 // values are "p<id>-<seq>"), each sending one record every interval.
 func StartConfluentProducers(addrs []string, topic string, partitions int32, n, firstID int, interval time.Duration) (*ConfluentProducers, error) {
+	return StartConfluentProducersLogged(addrs, topic, partitions, n, firstID, interval, "")
+}
+
+// StartConfluentProducersLogged is StartConfluentProducers keeping each
+// child's librdkafka debug log (eos and msg events: produce errors,
+// retries, sequence numbers, deliveries) in logDir as
+// confluent-producer-<id>.log ("": no log).
+func StartConfluentProducersLogged(addrs []string, topic string, partitions int32, n, firstID int, interval time.Duration, logDir string) (*ConfluentProducers, error) {
 	c := &ConfluentProducers{}
 	for i := range n {
 		id := firstID + i
@@ -67,6 +81,17 @@ func StartConfluentProducers(addrs []string, topic string, partitions int32, n, 
 		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s;%s;%d;%d;%s", confluentEnv,
 			strings.Join(addrs, ","), topic, partitions, id, interval))
 		cmd.Stderr = io.Discard
+		if logDir != "" {
+			f, err := os.Create(filepath.Join(logDir, fmt.Sprintf("confluent-producer-%d.log", id)))
+			if err != nil {
+				c.Stop()
+				return nil, fmt.Errorf("%w: %w", ErrConfluentChild, err)
+			}
+			// The child has its own descriptor once started.
+			defer f.Close()
+			cmd.Stderr = f
+			cmd.Env = append(cmd.Env, confluentLogEnv+"=1")
+		}
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			c.Stop()

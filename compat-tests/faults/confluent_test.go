@@ -35,7 +35,7 @@ func TestConfluentProducerChild(t *testing.T) {
 	if err1 != nil || err2 != nil || err3 != nil || partitions < 1 {
 		t.Fatalf("%s: %q", confluentEnv, spec)
 	}
-	p, err := kafka.NewProducer(&kafka.ConfigMap{
+	cfg := kafka.ConfigMap{
 		"bootstrap.servers":  addrs,
 		"client.id":          fmt.Sprintf("confluent-producer-%d", id),
 		"enable.idempotence": true,
@@ -43,7 +43,12 @@ func TestConfluentProducerChild(t *testing.T) {
 		"linger.ms":          2,
 		"message.timeout.ms": 120000,
 		"log_level":          0,
-	})
+	}
+	if os.Getenv(confluentLogEnv) == "1" {
+		// librdkafka logs to stderr, which the parent keeps.
+		cfg["log_level"], cfg["debug"] = 7, "eos,msg"
+	}
+	p, err := kafka.NewProducer(&cfg)
 	if err != nil {
 		t.Fatalf("kafka.NewProducer: %v", err)
 	}

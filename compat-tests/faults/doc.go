@@ -75,6 +75,16 @@
 //	compat-tests/faults/run.sh --ctp 30                 # consume-transform-produce of three clients
 //	compat-tests/faults/run.sh -t 0,0,0,0,0,0,10        # 10 dir-full steps (two log dirs)
 //
+// Keeping logs: SAMSA_FAULTS_KEEP_LOGS=<existing dir> keeps every run's
+// node logs, KIP-848 members' franz-go logs (SAMSA_FAULTS_CLIENT_DEBUG=1:
+// debug level) and group history in a directory of its own under it
+// (KeepLogsDir: <Test>-<UTC start>-pid<N>), so -test.count and parallel
+// binaries never overwrite a failing run's logs. The members log each
+// OffsetFetch answer and where they start each partition ("faults:
+// partition started ... source: committed offset | reset ..."), and after
+// each recovery the nemesis logs any node whose own Metadata still names
+// an older leader epoch than another's (finding 16 of docs/DURABILITY.md).
+//
 // Every name the package creates (namespaces samsaf-<pid>-<node>, bridge
 // sfb<pid>, veths sfh<pid>x<node>) carries the test process id; a sweep at
 // start removes those of dead processes.

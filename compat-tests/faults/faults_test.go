@@ -230,7 +230,7 @@ func TestTxnUnderFaults(t *testing.T) {
 	ctx := context.Background()
 	o := TxnOptions{Topic: "txn", Partitions: 3, TransactionID: "faults-txn", Size: 4, AbortEvery: 4}
 	eo := EOSOptions{Input: "eos-in", Output: "eos-out", Partitions: 3, Group: "eos", Workers: 2, Interval: 10 * time.Millisecond,
-		Logf: t.Logf, ClientLogDir: os.Getenv("SAMSA_FAULTS_KEEP_LOGS"), ClientLogDebug: os.Getenv("SAMSA_FAULTS_CLIENT_DEBUG") == "1"}
+		Logf: t.Logf, ClientLogDir: KeepLogsDir(t), ClientLogDebug: os.Getenv("SAMSA_FAULTS_CLIENT_DEBUG") == "1"}
 	for _, topic := range []string{o.Topic, eo.Input, eo.Output} {
 		if err := CreateTopic(ctx, c.Addrs(), QueueOptions{Topic: topic, Partitions: 3}, 3); err != nil {
 			t.Fatal(err)

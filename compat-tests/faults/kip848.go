@@ -121,6 +121,11 @@ type GroupHistory struct {
 	// go on receiving records (FencedGraceFor); 0 means
 	// FencedGraceFor(KIP848SessionTimeout, OffsetsCommitTimeout).
 	FencedGrace time.Duration
+	// Starts are where members started partitions after an OffsetFetch,
+	// and Cuts the nodes the nemesis cut off from a majority
+	// (kip848stale.go).
+	Starts []GroupStart
+	Cuts   []NodeCut
 }
 
 // KIP848SessionTimeout is group.consumer.session.timeout.ms of KIP848Env,
@@ -188,6 +193,11 @@ type GroupReport struct {
 	// coordinator had already acknowledged as committed for its partition,
 	// and its assignment did not end by a failure afterwards.
 	RewoundBelowCommit Anomaly
+	// ClientResetAtStaleLeader counts deliveries below an acknowledged
+	// commit that the member's own events explain as franz-go's reset at
+	// a cut-off node's stale leadership (staleLeaderReset, finding 16):
+	// reported, not an anomaly.
+	ClientResetAtStaleLeader Anomaly
 	// CommitRegressed: the coordinator acknowledged a commit below one it
 	// had acknowledged before for the same partition.
 	CommitRegressed Anomaly
@@ -220,6 +230,11 @@ func (r *GroupReport) String() string {
 		r.FencedDeliveries.Count, r.LongestFencedConsuming.Round(10*time.Millisecond),
 		r.LongestFenced.Round(10*time.Millisecond), r.FencedGrace)
 	for _, e := range r.FencedDeliveries.Examples {
+		fmt.Fprintf(&b, "    %s\n", e)
+	}
+	fmt.Fprintf(&b, "  client-reset-at-stale-leader: %d (not an anomaly: the member's reset after OFFSET_OUT_OF_RANGE at a cut-off node)\n",
+		r.ClientResetAtStaleLeader.Count)
+	for _, e := range r.ClientResetAtStaleLeader.Examples {
 		fmt.Fprintf(&b, "    %s\n", e)
 	}
 	errs := make([]string, 0, len(r.CommitErrors))
@@ -282,6 +297,15 @@ func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 		}
 		return GroupEnd{}, false
 	}
+	// starts holds each member's starts of each partition in Seq order.
+	starts := make(map[memberPartition][]GroupStart)
+	for _, st := range h.Starts {
+		k := memberPartition{st.Member, st.Partition}
+		starts[k] = append(starts[k], st)
+	}
+	for _, ss := range starts {
+		sort.Slice(ss, func(i, j int) bool { return ss[i].Seq < ss[j].Seq })
+	}
 	committed := make(map[int32]GroupCommit)
 	// accepted holds each partition's acknowledged commits in order, their
 	// offsets ascending (a regressed one is left out).
@@ -336,6 +360,8 @@ func CheckGroup(h *GroupHistory, final map[int32][]Entry) *GroupReport {
 						d.Member, d.Epoch, d.Value, d.Partition, d.Offset, consuming.Round(10*time.Millisecond),
 						first.Member, first.Offset, ending.Round(10*time.Millisecond), e.Why, grace)
 				}
+			} else if s, ok := staleLeaderReset(starts[memberPartition{d.Member, d.Partition}], h.Cuts, d, c); ok {
+				r.ClientResetAtStaleLeader.add("%s", describeStaleReset(d, c, s, h.Cuts))
 			} else {
 				r.RewoundBelowCommit.add("%s epoch %d received %q at %d/%d after %s's commit of %d was acknowledged",
 					d.Member, d.Epoch, d.Value, d.Partition, d.Offset, c.Member, c.Offset)
@@ -417,6 +443,9 @@ type groupMember struct {
 	done   chan struct{}
 	// log is the member's franz-go log file (GroupOptions.LogDir), or nil.
 	log *os.File
+	// trace records (and logs, with log) where the member starts each
+	// partition.
+	trace *startTracer
 }
 
 // Group runs the KIP-848 group workload: Members franz-go clients with
@@ -486,6 +515,7 @@ func (g *Group) addMember() error {
 		kgo.FetchMaxWait(500 * time.Millisecond),
 		kgo.OnPartitionsAssigned(bump), kgo.OnPartitionsRevoked(bump), kgo.OnPartitionsLost(lost)}
 	var logf *os.File
+	var logger kgo.Logger
 	if g.o.LogDir != "" {
 		f, err := os.Create(filepath.Join(g.o.LogDir, g.o.Group+"-"+name+".log"))
 		if err != nil {
@@ -496,10 +526,25 @@ func (g *Group) addMember() error {
 		if g.o.LogDebug {
 			level = kgo.LogLevelDebug
 		}
-		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(f, level, func() string {
+		logger = kgo.BasicLogger(f, level, func() string {
 			return time.Now().UTC().Format("15:04:05.000000 ")
-		})))
+		})
 	}
+	// Every member records where it starts each partition (GroupStart,
+	// kip848stale.go), logging it too when it has a log.
+	trace := newStartTracer(g.o.Topic, logger)
+	trace.member = name
+	trace.onStart = func(st GroupStart, resetAt time.Time) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.seq++
+		st.Seq, st.At = g.seq, time.Since(g.start)
+		if !resetAt.IsZero() {
+			st.ResetAt = resetAt.Sub(g.start)
+		}
+		g.hist.Starts = append(g.hist.Starts, st)
+	}
+	opts = append(opts, kgo.WithLogger(&resetLogger{next: logger, onReset: trace.onReset}), kgo.OnOffsetsFetched(trace.onFetched))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		if logf != nil {
@@ -508,7 +553,7 @@ func (g *Group) addMember() error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &groupMember{name: name, cl: cl, dialer: d, gone: gone, cancel: cancel, done: make(chan struct{}), log: logf}
+	m := &groupMember{name: name, cl: cl, dialer: d, gone: gone, cancel: cancel, done: make(chan struct{}), log: logf, trace: trace}
 	g.mu.Lock()
 	g.members = append(g.members, m)
 	g.mu.Unlock()
@@ -525,6 +570,11 @@ func (g *Group) consume(ctx context.Context, m *groupMember, epoch *atomic.Int64
 		var ds []GroupDelivery
 		fs.EachRecord(func(r *kgo.Record) {
 			ds = append(ds, GroupDelivery{At: at, Member: m.name, Epoch: e, Partition: r.Partition, Offset: r.Offset, Value: string(r.Value)})
+		})
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			if n := len(p.Records); n > 0 {
+				m.trace.delivered(p.Partition, p.Records[0].Offset, p.Records[n-1].Offset)
+			}
 		})
 		g.mu.Lock()
 		for i := range ds {
@@ -842,7 +892,7 @@ type GroupPlan struct {
 func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *Result) {
 	t.Helper()
 	o, crashEvery := gp.Group, gp.CrashEvery
-	keep := os.Getenv("SAMSA_FAULTS_KEEP_LOGS")
+	keep := KeepLogsDir(t)
 	if o.LogDir == "" && keep != "" {
 		o.LogDir, o.LogDebug = keep, os.Getenv("SAMSA_FAULTS_CLIENT_DEBUG") == "1"
 	}
@@ -873,7 +923,7 @@ func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *R
 	}
 	var cf *ConfluentProducers
 	if gp.ConfluentProducers > 0 {
-		cf, err = StartConfluentProducers(c.Addrs(), qo.Topic, qo.Partitions, gp.ConfluentProducers, 100, qo.Interval)
+		cf, err = StartConfluentProducersLogged(c.Addrs(), qo.Topic, qo.Partitions, gp.ConfluentProducers, 100, qo.Interval, keep)
 		if err != nil {
 			g.Stop()
 			q.Stop()
@@ -952,6 +1002,7 @@ func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *R
 		cf.MergeInto(h)
 	}
 	gh := g.History()
+	gh.Cuts = nm.Cuts(g.start)
 	if keep != "" {
 		if err := writeGroupHistory(filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_")+"-group-history.json"), g.start, gh); err != nil {
 			t.Logf("faults: keeping the group history: %v", err)

@@ -117,6 +117,8 @@ type Nemesis struct {
 	disk map[DiskOutcome]int
 	// probes numbers probeProduce calls.
 	probes atomic.Int64
+	// cuts are the nodes cut off from a majority (kip848stale.go).
+	cuts []cutSpan
 }
 
 // ErrNoTarget is returned when a fault's target cannot be found.
@@ -429,6 +431,7 @@ func (nm *Nemesis) Run(ctx context.Context, s Step) error {
 		if err := nm.C.Net.Heal(); err != nil {
 			return err
 		}
+		nm.noteHeal()
 		nm.logf("nemesis: healed after %v", time.Since(start).Round(100*time.Millisecond))
 	}
 	nm.count(s.Kind, false)
@@ -445,6 +448,7 @@ func (nm *Nemesis) partition(groups [][]int, what string) error {
 		desc = append(desc, "{"+strings.Join(ids, ",")+"}")
 	}
 	nm.logf("nemesis: partition %s (%s)", strings.Join(desc, " | "), what)
+	nm.noteCut(groups)
 	return nm.C.Net.Partition(groups)
 }
 
@@ -491,6 +495,7 @@ func (nm *Nemesis) recover(ctx context.Context) error {
 		if err := nm.C.Net.Heal(); err != nil {
 			return err
 		}
+		nm.noteHeal()
 		if dg, ok := nm.C.Net.(Degrader); ok {
 			dg.Restore()
 		}
@@ -517,6 +522,7 @@ func (nm *Nemesis) recover(ctx context.Context) error {
 	})
 	if err == nil {
 		nm.logf("nemesis: recovered in %v:%s", time.Since(begin).Round(100*time.Millisecond), state)
+		nm.logStaleViews(ctx)
 	} else {
 		nm.logf("nemesis: last state:%s", state)
 		for _, n := range nm.C.Nodes {

@@ -97,7 +97,7 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 			anyError = true
 			continue
 		}
-		res := d.readPartition(img, k, wantParts[k], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, sendFiles: r.SendFiles, client: client})
+		res := d.readPartition(img, k, wantParts[k], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, sendFiles: true, client: client})
 		results[i] = res
 		total += res.size()
 		anyError = anyError || res.code != 0 || res.redirect // both answer at once
@@ -118,7 +118,7 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 			prev := results[i]
 			total -= prev.size()
 			img = d.Controller.Image()
-			res := d.readPartition(img, wants[i], wantParts[wants[i]], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, sendFiles: r.SendFiles, client: client, prev: &prev})
+			res := d.readPartition(img, wants[i], wantParts[wants[i]], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, sendFiles: true, client: client, prev: &prev})
 			results[i] = res
 			total += res.size()
 			return total >= minBytes || res.code != 0 || res.rolled || res.redirect
@@ -126,6 +126,14 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	}
 
 	// Build the response, topics grouped in request/session order.
+	// A partition whose range stopped at its limit before a batch that
+	// did not fit is filled up to the limit with the start of that batch,
+	// within what max_bytes leaves, as Kafka does (storage.Log.PadSlice).
+	var slack int64
+	for i := range results {
+		slack += int64(results[i].size())
+	}
+	slack = int64(maxBytes) - slack
 	leaders := map[int32]bool{}
 	var files []PartitionFile
 	var cur *kmsg.FetchResponseTopic
@@ -158,6 +166,22 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		}
 		// Empty, never null: librdkafka rejects a null record set
 		// ("invalid MessageSetSize -1") and Kafka always sends empty.
+		if res.file.Length > 0 && res.log != nil && slack > 0 {
+			slack -= res.log.PadSlice(&res.file, min(res.partMax, res.file.Length+slack), res.upTo)
+		}
+		if res.file.Length > 0 && !r.SendFiles {
+			// A caller that cannot send files (in-process callers) gets
+			// the same bytes copied.
+			b, err := res.file.Bytes()
+			res.file.Release()
+			res.file, results[i].file = storage.FileSlice{}, storage.FileSlice{}
+			if err != nil {
+				d.Logger.Error("fetch read failed", "topic", k.topic, "partition", k.partition, "err", err)
+				p.ErrorCode, p.HighWatermark, p.LastStableOffset, p.LogStartOffset = kerr.KafkaStorageError.Code, -1, -1, -1
+				p.AbortedTransactions = nil
+			}
+			res.records = b
+		}
 		p.RecordBatches = res.records
 		if p.RecordBatches == nil {
 			p.RecordBatches = []byte{}
@@ -275,6 +299,10 @@ type fetchResult struct {
 	// PreferredReadReplica (KIP-392, fetch_replica.go).
 	redirect    bool
 	readReplica int32
+	// partMax and upTo are the partition's own limit (partition_max_bytes)
+	// and the offset it was read up to, for padding its range
+	// (storage.Log.PadSlice).
+	partMax, upTo int64
 }
 
 // partitionRead is how readPartition reads one partition of a fetch.
@@ -350,6 +378,7 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 	if remaining < limit {
 		limit = remaining
 	}
+	res.partMax, res.upTo = int64(sp.maxBytes), upTo
 	var recs []byte
 	var file storage.FileSlice
 	var err error

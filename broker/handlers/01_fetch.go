@@ -44,7 +44,11 @@ import (
 //     Kafka; each partition gets min(partition_max_bytes, what is left of
 //     max_bytes); the first batch of the first partition that has data is
 //     returned whole even when larger than both limits, so a consumer can
-//     always make progress.
+//     always make progress. A partition whose next batch does not fit
+//     whole (and starts below what the consumer may read) is filled to
+//     its limit with the start of that batch, as Kafka's segment read
+//     does; clients drop the partial batch. Responses so keep one size,
+//     which lets clients reuse their response buffers (issue 15).
 //   - Long poll: when fewer than min_bytes are ready and max_wait_ms > 0, we
 //     wait on the partitions' append notifications (never a sleep loop)
 //     until min_bytes are there, max_wait passes, or the broker stops.

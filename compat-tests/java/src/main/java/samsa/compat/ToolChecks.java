@@ -206,6 +206,17 @@ public final class ToolChecks {
         return a;
     }
 
+    /**
+     * firstColumn is the first cell of a line of a tool's table. The tools pad cells with spaces
+     * and separate them with a tab, so an id as wide as its column is followed by the tab alone
+     * (a transactional id of 15 characters under "TransactionalId"; the run id in it is 6
+     * characters for about 11 hours of every 28).
+     */
+    static String firstColumn(String line) {
+        String[] cells = line.trim().split("\\s+", 2);
+        return cells[0];
+    }
+
     static boolean hasLine(Result r, String line) {
         return r.lines().contains(line);
     }
@@ -493,7 +504,7 @@ public final class ToolChecks {
             p.flush();
 
             Result r = ok("kafka-transactions", withBootstrap("list"));
-            require(r.lines().stream().anyMatch(l -> l.startsWith(tid + " ") && l.contains("Ongoing")),
+            require(r.lines().stream().anyMatch(l -> firstColumn(l).equals(tid) && l.contains("Ongoing")),
                     "list: want %s Ongoing, got %s", tid, r.out);
             r = ok("kafka-transactions", withBootstrap("describe", "--transactional-id", tid));
             require(r.out.contains("Ongoing") && r.out.contains(t + "-0"),
@@ -512,7 +523,7 @@ public final class ToolChecks {
                 () -> last[0].out.contains("CompleteCommit") || last[0].out.contains("Empty"));
         require(done, "describe after commit: want CompleteCommit, got %s", last[0].out);
         Result r = ok("kafka-transactions", withBootstrap("list"));
-        require(r.lines().stream().anyMatch(l -> l.startsWith(tid + " ") && !l.contains("Ongoing")),
+        require(r.lines().stream().anyMatch(l -> firstColumn(l).equals(tid) && !l.contains("Ongoing")),
                 "list after commit: want %s not Ongoing, got %s", tid, r.out);
     }
 

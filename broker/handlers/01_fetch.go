@@ -10,7 +10,6 @@ import (
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
-	"github.com/samsa-broker/samsa/wire"
 )
 
 // Fetch, key 1, versions 4-18.
@@ -101,7 +100,7 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 			anyError = true
 			continue
 		}
-		res := d.readPartition(img, k, wantParts[k], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, sendFiles: true, client: client})
+		res := d.readPartition(img, k, wantParts[k], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, client: client})
 		results[i] = res
 		total += res.size()
 		anyError = anyError || res.code != 0 || res.redirect // both answer at once
@@ -122,7 +121,7 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 			prev := results[i]
 			total -= prev.size()
 			img = d.Controller.Image()
-			res := d.readPartition(img, wants[i], wantParts[wants[i]], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, sendFiles: true, client: client, prev: &prev})
+			res := d.readPartition(img, wants[i], wantParts[wants[i]], partitionRead{remaining: maxBytes - total, first: total == 0, readCommitted: readCommitted, client: client, prev: &prev})
 			results[i] = res
 			total += res.size()
 			return total >= minBytes || res.code != 0 || res.rolled || res.redirect
@@ -284,8 +283,9 @@ type fetchResult struct {
 	highWatermark int64
 	lastStable    int64
 	logStart      int64
-	// records are the batches read into memory; file is the pinned range
-	// instead when the caller sends files (Request.SendFiles).
+	// file is the pinned range read; records its bytes, copied when the
+	// response is built for a caller that cannot send files
+	// (Request.SendFiles unset).
 	records []byte
 	file    storage.FileSlice
 	aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction
@@ -317,8 +317,8 @@ type partitionRead struct {
 	remaining int
 	first     bool
 	// readCommitted reads up to the last stable offset instead of the
-	// high watermark; sendFiles returns file ranges (Request.SendFiles).
-	readCommitted, sendFiles bool
+	// high watermark.
+	readCommitted bool
 	// client is the consumer's rack and whether a follower may serve it.
 	client fetchClient
 	// prev is what a long poll read of the partition before it changed:
@@ -332,7 +332,7 @@ func (r *fetchResult) size() int {
 }
 
 func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPartition, pr partitionRead) fetchResult {
-	remaining, first, readCommitted, sendFiles := pr.remaining, pr.first, pr.readCommitted, pr.sendFiles
+	remaining, first, readCommitted := pr.remaining, pr.first, pr.readCommitted
 	var prev storage.FileSlice
 	if pr.prev != nil {
 		prev = pr.prev.file
@@ -383,10 +383,9 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 		limit = remaining
 	}
 	res.partMax, res.upTo = int64(sp.maxBytes), upTo
-	var recs []byte
 	var file storage.FileSlice
 	var err error
-	if sendFiles && prev.Length > 0 {
+	if prev.Length > 0 {
 		// A long poll's partition that changed: read on from where
 		// the range read before ends. A failure to (the log was
 		// truncated under it) reads the partition again below.
@@ -403,16 +402,12 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 	if limit <= 0 && !first && file.Length == 0 {
 		return res
 	}
-	switch {
-	case file.Length > 0:
-	case sendFiles:
+	if file.Length == 0 {
 		file, err = l.ReadSlice(sp.fetchOffset, limit, upTo, first)
 		if file.Length == 0 {
 			file.Release()
 			file = storage.FileSlice{}
 		}
-	default:
-		recs, err = l.Read(sp.fetchOffset, limit, upTo, first)
 	}
 	if err != nil {
 		// Kafka answers a failed read with every offset unknown (-1),
@@ -431,32 +426,12 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 		}
 		return res
 	}
-	res.records, res.file = recs, file
-	if !readCommitted || res.size() == 0 {
+	res.file = file
+	if !readCommitted || file.Length == 0 {
 		return res
 	}
-	end, ok := file.LastOffset, file.Length > 0
-	if !ok {
-		end, ok = lastOffsetOf(recs)
-	}
-	if ok {
-		for _, a := range l.AbortedTransactions(sp.fetchOffset, end+1) {
-			res.aborted = append(res.aborted, kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
-		}
+	for _, a := range l.AbortedTransactions(sp.fetchOffset, file.LastOffset+1) {
+		res.aborted = append(res.aborted, kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
 	}
 	return res
-}
-
-// lastOffsetOf returns the last offset of the last whole batch in recs.
-func lastOffsetOf(recs []byte) (int64, bool) {
-	last, ok := int64(-1), false
-	for pos := 0; pos+wire.BatchHeaderSize <= len(recs); {
-		h, err := wire.ParseBatchHeader(recs[pos:])
-		if err != nil || h.TotalSize() <= 0 || pos+h.TotalSize() > len(recs) {
-			break
-		}
-		last, ok = h.LastOffset(), true
-		pos += h.TotalSize()
-	}
-	return last, ok
 }

@@ -225,12 +225,18 @@ func (w *ConfluentTxn) startChild(role string, id, run int, values func(string))
 // read parses a child's reports until its stdout closes, then reaps it.
 func (w *ConfluentTxn) read(p *ctxnProc, out io.Reader) {
 	defer close(p.done)
+	scanLines(out, func(line string) { w.report(p, line) })
+	_ = p.cmd.Wait()
+}
+
+// scanLines calls f with each line of a child's stdout (up to 1 MiB a
+// line) until it closes.
+func scanLines(out io.Reader, f func(string)) {
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		w.report(p, sc.Text())
+		f(sc.Text())
 	}
-	_ = p.cmd.Wait()
 }
 
 // report records one line of child p's stdout (lines without ctxnPrefix

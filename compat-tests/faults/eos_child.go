@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -153,11 +152,7 @@ func (w *EOSWorkload) startChild(c *eosChild) error {
 func (w *EOSWorkload) readChild(c *eosChild, p *ctpProc, out io.Reader) {
 	defer w.childrenWG.Done()
 	defer close(p.done)
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		w.childReport(c, sc.Text())
-	}
+	scanLines(out, func(line string) { w.childReport(c, line) })
 	_ = p.cmd.Wait()
 }
 

@@ -182,6 +182,29 @@ func results(cs []*childProc) ([]childResult, error) {
 	return rs, errors.Join(errs...)
 }
 
+// runPhase starts a child process per argss, tells them all to go at once
+// and measures the phase from the first child's start to the last one's
+// end, with the broker's CPU over it; who names the children in an error
+// of theirs. It also returns the children's results and the bytes moved.
+func runPhase(o options, argss [][]string, phase string, procs int, who string) (result, []childResult, int64, error) {
+	cs, err := startAll(argss)
+	if err != nil {
+		return result{}, nil, 0, err
+	}
+	stat := watchBroker(o.brokerPID)
+	for _, c := range cs {
+		c.send("go 0")
+	}
+	rs, err := results(cs)
+	if err != nil {
+		return result{}, nil, 0, fmt.Errorf("%s: %w", who, err)
+	}
+	el, recs, bytes := span(rs)
+	r := result{Phase: phase, Records: int(recs), Size: o.size, Seconds: el.Seconds(), MBps: float64(bytes) / 1e6 / el.Seconds(), RecordsPerSec: float64(recs) / el.Seconds(), Procs: procs}
+	stat.stop(&r, bytes)
+	return r, rs, bytes, nil
+}
+
 // span returns the wall time from the first start to the last end, and
 // the records and bytes of all.
 func span(rs []childResult) (time.Duration, int64, int64) {
@@ -232,23 +255,12 @@ func runProcs(o options) error {
 		}
 		argss = append(argss, append(o.commonArgs(), "-child", "producer", "-topic", topic, "-records", strconv.Itoa(n)))
 	}
-	cs, err := startAll(argss)
+	r, _, _, err := runPhase(o, argss, "produce", o.procs, "producers")
 	if err != nil {
 		return err
 	}
-	stat := watchBroker(o.brokerPID)
-	for _, c := range cs {
-		c.send("go 0")
-	}
-	rs, err := results(cs)
-	if err != nil {
-		return fmt.Errorf("producers: %w", err)
-	}
-	el, recs, bytes := span(rs)
-	r := result{Phase: "produce", Records: int(recs), Size: o.size, Seconds: el.Seconds(), MBps: float64(bytes) / 1e6 / el.Seconds(), RecordsPerSec: float64(recs) / el.Seconds(), Procs: o.procs}
-	stat.stop(&r, bytes)
 	fmt.Printf("produce: %d records x %d B, %d partitions, acks=%s, compression=%s, %d producer processes: %.1f MB/s, %.0f records/s (%.2fs)%s\n",
-		recs, o.size, o.partitions, o.acks, o.codec, o.procs, r.MBps, r.RecordsPerSec, el.Seconds(), r.brokerText())
+		r.Records, o.size, o.partitions, o.acks, o.codec, o.procs, r.MBps, r.RecordsPerSec, r.Seconds, r.brokerText())
 	printJSON(r)
 
 	ends, err := adm.ListEndOffsets(ctx, topic)
@@ -284,24 +296,13 @@ func consumeProcs(ctx context.Context, o options, topic, mode string, consumers 
 			}
 			argss = append(argss, append(o.commonArgs(), "-child", "consumer", "-consume", mode, "-topic", topic, "-child-partitions", strings.Join(targets, ",")))
 		}
-		cs, err := startAll(argss)
+		r, rs, bytes, err := runPhase(o, argss, phase, consumers, "consumers")
 		if err != nil {
 			return err
 		}
-		stat := watchBroker(o.brokerPID)
-		for _, c := range cs {
-			c.send("go 0")
-		}
-		rs, err := results(cs)
-		if err != nil {
-			return fmt.Errorf("consumers: %w", err)
-		}
-		el, recs, bytes := span(rs)
-		r := result{Phase: phase, Records: int(recs), Size: o.size, Seconds: el.Seconds(), MBps: float64(bytes) / 1e6 / el.Seconds(), RecordsPerSec: float64(recs) / el.Seconds(), Procs: consumers}
-		stat.stop(&r, bytes)
 		clientTotals(&r, rs, bytes)
 		fmt.Printf("%s: %d records, %d consumer processes: %.1f MB/s, %.0f records/s (%.2fs)%s%s\n",
-			phase, recs, consumers, r.MBps, r.RecordsPerSec, el.Seconds(), r.brokerText(), r.clientText())
+			phase, r.Records, consumers, r.MBps, r.RecordsPerSec, r.Seconds, r.brokerText(), r.clientText())
 		printJSON(r)
 	}
 	return nil

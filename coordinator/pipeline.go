@@ -1,6 +1,10 @@
 package coordinator
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
 
 // PipelinedLog is implemented by a Log that can append a batch without
 // waiting for its replication (a leader's replicated partition): the
@@ -302,3 +306,10 @@ func (s *shard) committedConsumerGroup(id string) *ConsumerGroup {
 	}
 	return s.consumer[id]
 }
+
+// WriteError is the Kafka error a client gets when a coordinator write
+// fails or is not committed in time (writeError), for the transaction
+// coordinator too: Kafka 4.4's TransactionStateManager maps append errors
+// the same way, except that it passes other Kafka errors through where
+// writeError answers COORDINATOR_NOT_AVAILABLE.
+func WriteError(err error) *kerr.Error { return writeError(err) }

@@ -1,0 +1,404 @@
+package txn
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-broker/samsa/coordinator"
+)
+
+// replLog is a memLog as a replicated partition's leader sees it
+// (replica.CoordinatorLog): AppendUncommitted puts a batch in the log at
+// once and the high watermark follows the log end unless the replicas are
+// cut off (stuck); Append waits, at most timeout, for the high watermark
+// to pass the batch, as CoordinatorLog.Append does. appendErr, if set,
+// fails appends with it (the partition refused them).
+type replLog struct {
+	*memLog
+	timeout time.Duration
+	hw      struct {
+		sync.Mutex
+		offset    int64
+		stuck     bool
+		appendErr error
+		changed   chan struct{}
+	}
+}
+
+func newReplLog(l *memLog) *replLog {
+	r := &replLog{memLog: l, timeout: 5 * time.Second}
+	r.hw.changed = make(chan struct{})
+	return r
+}
+
+func (l *replLog) Append(batch []byte) error {
+	if _, err := l.AppendUncommitted(batch); err != nil {
+		return err
+	}
+	return l.WaitCommitted(context.Background(), l.LogEndOffset())
+}
+
+func (l *replLog) AppendUncommitted(batch []byte) (int64, error) {
+	l.hw.Lock()
+	err := l.hw.appendErr
+	l.hw.Unlock()
+	if err != nil {
+		return 0, fmt.Errorf("repllog: %w", err)
+	}
+	if err := l.memLog.Append(batch); err != nil {
+		return 0, err
+	}
+	end := l.LogEndOffset()
+	l.wake()
+	return end, nil
+}
+
+func (l *replLog) HighWatermark() int64 {
+	l.hw.Lock()
+	defer l.hw.Unlock()
+	if !l.hw.stuck {
+		l.hw.offset = l.LogEndOffset()
+	}
+	return l.hw.offset
+}
+
+func (l *replLog) WaitCommitted(ctx context.Context, offset int64) error {
+	timer := time.NewTimer(l.timeout)
+	defer timer.Stop()
+	for {
+		l.hw.Lock()
+		changed := l.hw.changed
+		l.hw.Unlock()
+		if l.HighWatermark() >= offset {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return fmt.Errorf("repllog: %w", kerr.RequestTimedOut)
+		case <-ctx.Done():
+			return fmt.Errorf("repllog: %w", kerr.RequestTimedOut)
+		}
+	}
+}
+
+func (l *replLog) wake() {
+	l.hw.Lock()
+	defer l.hw.Unlock()
+	close(l.hw.changed)
+	l.hw.changed = make(chan struct{})
+}
+
+// setStuck cuts the replicas off (the high watermark stays where it is)
+// or heals the cut.
+func (l *replLog) setStuck(stuck bool) {
+	l.HighWatermark()
+	l.hw.Lock()
+	l.hw.stuck = stuck
+	l.hw.Unlock()
+	l.wake()
+}
+
+// moveStuckHW moves a stuck high watermark: part of the tail replicated.
+func (l *replLog) moveStuckHW(offset int64) {
+	l.hw.Lock()
+	l.hw.offset = offset
+	l.hw.Unlock()
+	l.wake()
+}
+
+func (l *replLog) setAppendErr(err error) {
+	l.hw.Lock()
+	l.hw.appendErr = err
+	l.hw.Unlock()
+}
+
+var _ coordinator.PipelinedLog = (*replLog)(nil)
+
+// newReplEnv is an env of one partition with the bubble's clock (it runs
+// inside synctest.Test), and its replLog.
+func newReplEnv(t *testing.T) (*env, *replLog) {
+	t.Helper()
+	e := newEnv(t, func(o *Options) {
+		o.NumPartitions = 1
+		o.Now = time.Now
+	})
+	return e, e.repl[0]
+}
+
+// answeredAfter runs f and returns how long it took on the bubble's clock.
+func answeredAfter(f func()) time.Duration {
+	start := time.Now()
+	f()
+	return time.Since(start)
+}
+
+// committedMeta is id's state in the shard's memory, read on the shard.
+func (e *env) committedMeta(id string) *txnMeta {
+	e.t.Helper()
+	m, _ := e.meta(id)
+	return m
+}
+
+// memoryMatchesLog fails unless the shard's memory is what a load of its
+// log finds.
+func (e *env) memoryMatchesLog(what string, log *memLog) {
+	e.t.Helper()
+	s := e.c.shardList()[0]
+	var mem map[string]*txnMeta
+	var data []byte
+	var err error
+	e.whenSettled(s, func() {
+		mem = map[string]*txnMeta{}
+		for id, m := range s.txns {
+			mem[id] = m
+		}
+		data, err = log.Read(0, 1<<30, log.LogEndOffset(), true)
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ls := &loadState{txns: map[string]*txnMeta{}}
+	if _, err := ls.applyBatches(data, 0); err != nil {
+		e.t.Fatal(err)
+	}
+	if got, want := describeIDs(mem), describeIDs(ls.txns); got != want {
+		e.t.Fatalf("%s: memory\n%s\nlog\n%s", what, got, want)
+	}
+}
+
+// TestQueuedTxnWritesFailWithinTheirOwnTimeout: a transaction coordinator
+// cut off from its replicas. InitProducerId, AddPartitionsToTxn,
+// AddOffsetsToTxn and EndTxn of four transactional ids arrive a second
+// apart; each is answered COORDINATOR_NOT_AVAILABLE one write timeout
+// (5 s) after its own arrival, as Kafka's TransactionStateManager fails
+// each append at its own deadline. Before the shard pipelined its writes
+// it waited for the replicas of each before the next, so the fourth was
+// answered 20 s after the first arrived, 17 s after its own arrival
+// (issue 14). When the cut heals the four writes, which are in the log,
+// are committed and applied: memory is what a load of the log finds.
+func TestQueuedTxnWritesFailWithinTheirOwnTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, log := newReplEnv(t)
+		pa, ea := e.init("a", 60000)
+		pb, eb := e.init("b", 60000)
+		pc, ec := e.init("c", 60000)
+		e.addOK("c", pc, ec, tp("t", 0))
+		pd, ed := e.init("d", 60000)
+		e.addOK("d", pd, ed, tp("t", 1))
+		gp := tp(coordinator.OffsetsTopic, 7)
+
+		log.setStuck(true)
+		requests := []struct {
+			name string
+			send func() int16
+		}{
+			{"InitProducerId a", func() int16 { return e.initReq(5, "a", 60000, pa, ea).ErrorCode }},
+			{"AddPartitionsToTxn b", func() int16 { return e.add(3, "b", pb, eb, tp("t", 2))[tp("t", 2)] }},
+			{"AddOffsetsToTxn c", func() int16 { return e.addOffsets(3, "c", pc, ec, gp) }},
+			{"EndTxn d", func() int16 { return e.end(3, "d", pd, ed, true).ErrorCode }},
+		}
+		type answer struct {
+			code    int16
+			arrived time.Duration
+			took    time.Duration
+		}
+		answers := make([]answer, len(requests))
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i, r := range requests {
+			wg.Go(func() {
+				a := &answers[i]
+				a.arrived = time.Since(start)
+				a.took = answeredAfter(func() { a.code = r.send() })
+			})
+			synctest.Wait()
+			time.Sleep(time.Second) // the bubble's clock: the next arrives a second later
+		}
+		wg.Wait()
+		for i, a := range answers {
+			if a.code != kerr.CoordinatorNotAvailable.Code || a.took != 5*time.Second {
+				t.Errorf("%s arrived at %v: answered %v after %v, want COORDINATOR_NOT_AVAILABLE after the 5 s write timeout",
+					requests[i].name, a.arrived, kerr.ErrorForCode(a.code), a.took)
+			}
+		}
+		// None of the four shows before it is committed.
+		if m := e.committedMeta("a"); m.epoch != ea {
+			t.Errorf("a at epoch %d while its bump is not committed, want %d", m.epoch, ea)
+		}
+		if m := e.committedMeta("d"); m.state != Ongoing {
+			t.Errorf("d %v while its PrepareCommit is not committed, want Ongoing", m.state)
+		}
+
+		// The cut heals: the writes in the log are committed and applied.
+		log.setStuck(false)
+		synctest.Wait()
+		if m := e.committedMeta("a"); m.epoch != ea+1 || m.state != Empty {
+			t.Errorf("a after the heal: %v at epoch %d, want Empty at %d", m.state, m.epoch, ea+1)
+		}
+		if m := e.committedMeta("b"); m.state != Ongoing || len(m.partitions) != 1 {
+			t.Errorf("b after the heal: %v %v, want Ongoing with t/2", m.state, m.sortedPartitions())
+		}
+		if m := e.committedMeta("c"); m.state != Ongoing || len(m.partitions) != 2 {
+			t.Errorf("c after the heal: %v %v, want Ongoing with t/0 and %v", m.state, m.sortedPartitions(), gp)
+		}
+		if m := e.committedMeta("d"); m.state != CompleteCommit {
+			t.Errorf("d after the heal: %v, want CompleteCommit (its markers were sent)", m.state)
+		}
+		e.memoryMatchesLog("after the heal", log.memLog)
+		// The clients retry: the commit of d is done, b and c go on.
+		wantCode(t, "EndTxn d retried", e.end(3, "d", pd, ed, true).ErrorCode, nil)
+		e.addOK("b", pb, eb, tp("t", 2))
+		wantCode(t, "AddOffsetsToTxn c retried", e.addOffsets(3, "c", pc, ec, gp), nil)
+	})
+}
+
+// TestTxnWritesOfOneIDStayOrdered: requests of one transactional id wait
+// for the write of the one before them, while another id's requests do
+// not; a request whose caller gave up while it waited is dropped, not
+// run later behind the client's back.
+func TestTxnWritesOfOneIDStayOrdered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, log := newReplEnv(t)
+		pid, epoch := e.init("x", 60000)
+		other, otherEpoch := e.init("y", 60000)
+
+		// Replication is slow: the first add waits for its write, the
+		// second waits behind it, the other id's add does not.
+		log.setStuck(true)
+		var wg sync.WaitGroup
+		type sent struct {
+			name string
+			code int16
+		}
+		var answers []*sent
+		send := func(name, id string, pid int64, epoch int16, p TopicPartition) {
+			a := &sent{name: name}
+			answers = append(answers, a)
+			wg.Go(func() { a.code = e.add(3, id, pid, epoch, p)[p] })
+			synctest.Wait()
+		}
+		check := func(want ...*kerr.Error) {
+			t.Helper()
+			wg.Wait()
+			for i, a := range answers {
+				wantCode(t, a.name, a.code, want[i])
+			}
+			answers = nil
+		}
+		send("x first", "x", pid, epoch, tp("t", 0))
+		send("x second", "x", pid, epoch, tp("t", 1))
+		send("y", "y", other, otherEpoch, tp("t", 0))
+		if got := log.LogEndOffset() - log.HighWatermark(); got != 2 {
+			t.Fatalf("%d writes past the high watermark, want 2 (x's first and y's; x's second waits)", got)
+		}
+		time.Sleep(time.Second)
+		log.setStuck(false)
+		check(nil, nil, nil)
+		if m := e.committedMeta("x"); len(m.partitions) != 2 {
+			t.Fatalf("x has %v, want t/0 and t/1", m.sortedPartitions())
+		}
+		e.memoryMatchesLog("after slow replication", log.memLog)
+
+		// Cut off: the first add times out with its batch in the log;
+		// the second, queued behind it, times out too and is dropped.
+		log.setStuck(true)
+		send("x third", "x", pid, epoch, tp("t", 2))
+		time.Sleep(time.Second)
+		send("x fourth", "x", pid, epoch, tp("t", 3))
+		check(kerr.CoordinatorNotAvailable, kerr.CoordinatorNotAvailable)
+		log.setStuck(false)
+		synctest.Wait()
+		if m := e.committedMeta("x"); len(m.partitions) != 3 {
+			t.Fatalf("x has %v after the heal, want t/0-2 (the third's write was in the log, the fourth never ran)", m.sortedPartitions())
+		}
+		e.memoryMatchesLog("after the heal", log.memLog)
+	})
+}
+
+// TestTxnAppendErrors: a write the partition refuses is not applied, and
+// the request gets the code Kafka 4.4's TransactionStateManager maps the
+// append error to: NOT_ENOUGH_REPLICAS and REQUEST_TIMED_OUT answer
+// COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER and
+// KAFKA_STORAGE_ERROR answer NOT_COORDINATOR, MESSAGE_TOO_LARGE answers
+// UNKNOWN_SERVER_ERROR, for every request kind that writes.
+func TestTxnAppendErrors(t *testing.T) {
+	for _, tc := range []struct {
+		err  *kerr.Error
+		want *kerr.Error
+	}{
+		{kerr.NotEnoughReplicas, kerr.CoordinatorNotAvailable},
+		{kerr.NotEnoughReplicasAfterAppend, kerr.CoordinatorNotAvailable},
+		{kerr.RequestTimedOut, kerr.CoordinatorNotAvailable},
+		{kerr.UnknownTopicOrPartition, kerr.CoordinatorNotAvailable},
+		{kerr.NotLeaderForPartition, kerr.NotCoordinator},
+		{kerr.KafkaStorageError, kerr.NotCoordinator},
+		{kerr.MessageTooLarge, kerr.UnknownServerError},
+		{kerr.RecordListTooLarge, kerr.UnknownServerError},
+	} {
+		t.Run(tc.err.Message, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e, log := newReplEnv(t)
+				pid, epoch := e.init("x", 60000)
+				e.addOK("x", pid, epoch, tp("t", 0))
+				pid2, epoch2 := e.init("y", 60000)
+				before := log.LogEndOffset()
+				log.setAppendErr(tc.err)
+				wantCode(t, "InitProducerId", e.initReq(5, "y", 60000, pid2, epoch2).ErrorCode, tc.want)
+				wantCode(t, "InitProducerId of a new id", e.initReq(5, "new", 60000, -1, -1).ErrorCode, tc.want)
+				wantCode(t, "AddPartitionsToTxn", e.add(3, "x", pid, epoch, tp("t", 1))[tp("t", 1)], tc.want)
+				wantCode(t, "AddOffsetsToTxn", e.addOffsets(3, "x", pid, epoch, tp(coordinator.OffsetsTopic, 1)), tc.want)
+				wantCode(t, "implicit add", e.c.AddPartitionsImplicit(t.Context(), "y", pid2, epoch2, tp("t", 1)), tc.want)
+				wantCode(t, "EndTxn", e.end(3, "x", pid, epoch, true).ErrorCode, tc.want)
+				log.setAppendErr(nil)
+				if got := log.LogEndOffset(); got != before {
+					t.Fatalf("log end %d, want %d: a refused write is not in the log", got, before)
+				}
+				if m := e.committedMeta("x"); m.state != Ongoing || len(m.partitions) != 1 {
+					t.Fatalf("x: %v %v, want Ongoing with t/0 only", m.state, m.sortedPartitions())
+				}
+				if m := e.committedMeta("y"); m.epoch != epoch2 {
+					t.Fatalf("y at epoch %d, want %d", m.epoch, epoch2)
+				}
+				if m := e.committedMeta("new"); m != nil {
+					t.Fatalf("new: %+v, want none", m)
+				}
+				e.memoryMatchesLog("after refused writes", log.memLog)
+				// The retries succeed.
+				wantCode(t, "EndTxn retried", e.end(3, "x", pid, epoch, true).ErrorCode, nil)
+				if r := e.initReq(5, "y", 60000, pid2, epoch2); r.ErrorCode != 0 || r.ProducerEpoch != epoch2+1 {
+					t.Fatalf("InitProducerId retried: %v epoch %d", kerr.ErrorForCode(r.ErrorCode), r.ProducerEpoch)
+				}
+			})
+		})
+	}
+}
+
+// TestWriteFaultsPipelined is TestWriteFaults over a replicated log whose
+// writes are pipelined.
+func TestWriteFaultsPipelined(t *testing.T) {
+	testWriteFaults(t, func(l *memLog) Log { return newReplLog(l) })
+}
+
+// describeIDs is describeAll over every id of txns, sorted.
+func describeIDs(txns map[string]*txnMeta) string {
+	ids := make([]string, 0, len(txns))
+	for id := range txns {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var out string
+	for _, id := range ids {
+		m := txns[id]
+		out += fmt.Sprintf("%s: %v pid=%d epoch=%d timeout=%d parts=%v start=%d update=%d prev=%d tv=%d\n",
+			id, m.state, m.producerID, m.epoch, m.timeoutMs, m.sortedPartitions(), m.startMs, m.updateMs, m.prevProducerID, m.clientTV)
+	}
+	return out
+}

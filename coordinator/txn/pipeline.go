@@ -47,13 +47,32 @@ import (
 // no longer led here: the shard is about to be unloaded).
 const watchRetryBackoff = 100 * time.Millisecond
 
+// epochLog is a PipelinedLog that tells the leader epoch of each append
+// and waits for the high watermark in that epoch only
+// (replica.CoordinatorLog). With it a write is installed only while this
+// node still leads the partition in the epoch it appended in: a node that
+// has become a follower moves its high watermark over the new leader's
+// records, past writes of its own that it truncated, in the time before
+// the broker unloads its shard.
+type epochLog interface {
+	AppendUncommittedInEpoch(batch []byte) (end int64, epoch int32, err error)
+	WaitCommittedInEpoch(ctx context.Context, epoch int32, offset int64) error
+}
+
 // txnWrite is a write of one transactional id's state appended to a
 // PipelinedLog and not yet committed.
 type txnWrite struct {
-	id   string
-	next *txnMeta // nil: id's tombstone
-	end  int64    // the log end offset after the batch
-	done func(code int16)
+	id    string
+	next  *txnMeta // nil: id's tombstone
+	end   int64    // the log end offset after the batch
+	epoch int32    // the leader epoch of the append (epochLog)
+	done  func(code int16)
+}
+
+// watchPoint is the oldest write in flight, which the watcher waits for.
+type watchPoint struct {
+	end   int64
+	epoch int32
 }
 
 // request is a request's side of its wait for the shard: whether its
@@ -162,16 +181,22 @@ func (s *shard) write(id string, next *txnMeta, done func(code int16)) {
 		done(0)
 		return
 	}
-	end, err := s.pl.AppendUncommitted(batch)
+	var end int64
+	var epoch int32
+	if s.el != nil {
+		end, epoch, err = s.el.AppendUncommittedInEpoch(batch)
+	} else {
+		end, err = s.pl.AppendUncommitted(batch)
+	}
 	if err != nil {
 		done(s.writeFailed(id, fmt.Errorf("%w: %w", ErrWrite, err)))
 		return
 	}
-	w := &txnWrite{id: id, next: next, end: end, done: done}
+	w := &txnWrite{id: id, next: next, end: end, epoch: epoch, done: done}
 	s.inFlight = append(s.inFlight, w)
 	s.writing[id] = w
 	if len(s.inFlight) == 1 {
-		s.watchFrom(end)
+		s.watchFrom(w)
 	}
 }
 
@@ -208,25 +233,27 @@ func (s *shard) settle(hw int64) {
 		s.drain(w.id)
 	}
 	if len(s.inFlight) > 0 {
-		s.watchFrom(s.inFlight[0].end)
+		s.watchFrom(s.inFlight[0])
 	}
 }
 
-// watchFrom tells the watcher the end offset of the oldest write in
-// flight.
+// watchFrom tells the watcher the oldest write in flight.
 // REQUIRES: on the shard goroutine.
-func (s *shard) watchFrom(end int64) {
-	s.watchTarget.Store(end)
+func (s *shard) watchFrom(w *txnWrite) {
+	s.watchTarget.Store(&watchPoint{end: w.end, epoch: w.epoch})
 	select {
 	case s.watchWake <- struct{}{}:
 	default:
 	}
 }
 
-// watch reports to the shard (committed) the high watermark each time it
-// passes the oldest write in flight, until ctx ends. It waits with
-// CommitWaiter.WaitCommitted, which wakes on the partition's own
-// notification; a wait that ran out is started again.
+// watch reports to the shard (committed) how far its writes are
+// committed each time the high watermark passes the oldest write in
+// flight, until ctx ends: with an epochLog the end of that write, once
+// the high watermark passed it in its epoch, else the high watermark. It
+// waits with WaitCommittedInEpoch or CommitWaiter.WaitCommitted, which
+// wake on the partition's own notification; a wait that ran out is
+// started again.
 func (s *shard) watch(ctx context.Context) {
 	reported := int64(-1)
 	for {
@@ -235,15 +262,22 @@ func (s *shard) watch(ctx context.Context) {
 			return
 		case <-s.watchWake:
 		}
-		for target := s.watchTarget.Load(); target > reported; target = s.watchTarget.Load() {
-			err := s.pl.WaitCommitted(ctx, target)
+		for target := s.watchTarget.Load(); target.end > reported; target = s.watchTarget.Load() {
+			var err error
+			committed := target.end
+			if s.el != nil {
+				err = s.el.WaitCommittedInEpoch(ctx, target.epoch, target.end)
+			} else {
+				err = s.pl.WaitCommitted(ctx, target.end)
+				committed = s.pl.HighWatermark()
+			}
 			if ctx.Err() != nil {
 				return
 			}
-			if hw := s.pl.HighWatermark(); hw >= target {
+			if err == nil && committed >= target.end {
 				select {
-				case s.committed <- hw:
-					reported = hw
+				case s.committed <- committed:
+					reported = committed
 				case <-ctx.Done():
 					return
 				}
@@ -251,7 +285,7 @@ func (s *shard) watch(ctx context.Context) {
 			}
 			var ke *kerr.Error
 			if err == nil || !errors.As(err, &ke) || ke != kerr.RequestTimedOut {
-				s.logger.Debug("txn: waiting for writes to commit", "offset", target, "err", err)
+				s.logger.Debug("txn: waiting for writes to commit", "offset", target.end, "leader_epoch", target.epoch, "err", err)
 				timer := time.NewTimer(watchRetryBackoff)
 				select {
 				case <-timer.C:

@@ -19,7 +19,9 @@ import (
 // once and the high watermark follows the log end unless the replicas are
 // cut off (stuck); Append waits, at most timeout, for the high watermark
 // to pass the batch, as CoordinatorLog.Append does. appendErr, if set,
-// fails appends with it (the partition refused them).
+// fails appends with it (the partition refused them). epoch is the
+// leader epoch: WaitCommittedInEpoch for another one fails
+// NOT_LEADER_OR_FOLLOWER (leadership moved).
 type replLog struct {
 	*memLog
 	timeout time.Duration
@@ -28,6 +30,7 @@ type replLog struct {
 		offset    int64
 		stuck     bool
 		appendErr error
+		epoch     int32
 		changed   chan struct{}
 	}
 }
@@ -60,6 +63,18 @@ func (l *replLog) AppendUncommitted(batch []byte) (int64, error) {
 	return end, nil
 }
 
+func (l *replLog) AppendUncommittedInEpoch(batch []byte) (int64, int32, error) {
+	l.hw.Lock()
+	epoch := l.hw.epoch
+	l.hw.Unlock()
+	end, err := l.AppendUncommitted(batch)
+	return end, epoch, err
+}
+
+func (l *replLog) WaitCommittedInEpoch(ctx context.Context, epoch int32, offset int64) error {
+	return l.waitCommitted(ctx, &epoch, offset)
+}
+
 func (l *replLog) HighWatermark() int64 {
 	l.hw.Lock()
 	defer l.hw.Unlock()
@@ -70,12 +85,21 @@ func (l *replLog) HighWatermark() int64 {
 }
 
 func (l *replLog) WaitCommitted(ctx context.Context, offset int64) error {
+	return l.waitCommitted(ctx, nil, offset)
+}
+
+// waitCommitted waits for the high watermark to pass offset, in leader
+// epoch *epoch unless nil.
+func (l *replLog) waitCommitted(ctx context.Context, epoch *int32, offset int64) error {
 	timer := time.NewTimer(l.timeout)
 	defer timer.Stop()
 	for {
 		l.hw.Lock()
-		changed := l.hw.changed
+		changed, current := l.hw.changed, l.hw.epoch
 		l.hw.Unlock()
+		if epoch != nil && *epoch != current {
+			return fmt.Errorf("repllog: %w", kerr.NotLeaderForPartition)
+		}
 		if l.HighWatermark() >= offset {
 			return nil
 		}
@@ -114,13 +138,41 @@ func (l *replLog) moveStuckHW(offset int64) {
 	l.wake()
 }
 
+// newEpoch moves the leadership to another epoch: writes of the old
+// one are no longer committed by this leader.
+func (l *replLog) newEpoch() {
+	l.hw.Lock()
+	l.hw.epoch++
+	l.hw.Unlock()
+	l.wake()
+}
+
 func (l *replLog) setAppendErr(err error) {
 	l.hw.Lock()
 	l.hw.appendErr = err
 	l.hw.Unlock()
 }
 
-var _ coordinator.PipelinedLog = (*replLog)(nil)
+var (
+	_ coordinator.PipelinedLog = (*replLog)(nil)
+	_ epochLog                 = (*replLog)(nil)
+)
+
+// plainPipelined is a replLog without leader epochs: a PipelinedLog
+// alone, whose high watermark the shard trusts.
+type plainPipelined struct{ r *replLog }
+
+func (p plainPipelined) Append(batch []byte) error { return p.r.Append(batch) }
+func (p plainPipelined) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) ([]byte, error) {
+	return p.r.Read(offset, maxBytes, maxOffset, minOneBatch)
+}
+func (p plainPipelined) LogStartOffset() int64                     { return p.r.LogStartOffset() }
+func (p plainPipelined) LogEndOffset() int64                       { return p.r.LogEndOffset() }
+func (p plainPipelined) AppendUncommitted(b []byte) (int64, error) { return p.r.AppendUncommitted(b) }
+func (p plainPipelined) HighWatermark() int64                      { return p.r.HighWatermark() }
+func (p plainPipelined) WaitCommitted(ctx context.Context, offset int64) error {
+	return p.r.WaitCommitted(ctx, offset)
+}
 
 // newReplEnv is an env of one partition with the bubble's clock (it runs
 // inside synctest.Test), and its replLog.
@@ -382,9 +434,47 @@ func TestTxnAppendErrors(t *testing.T) {
 }
 
 // TestWriteFaultsPipelined is TestWriteFaults over a replicated log whose
-// writes are pipelined.
+// writes are pipelined, with and without leader epochs.
 func TestWriteFaultsPipelined(t *testing.T) {
-	testWriteFaults(t, func(l *memLog) Log { return newReplLog(l) })
+	t.Run("epochs", func(t *testing.T) {
+		testWriteFaults(t, func(l *memLog) Log { return newReplLog(l) })
+	})
+	t.Run("high watermark alone", func(t *testing.T) {
+		testWriteFaults(t, func(l *memLog) Log { return plainPipelined{newReplLog(l)} })
+	})
+}
+
+// TestTxnWriteOfALostEpochNotInstalled: a write appended by this leader,
+// whose leadership then moves on (a new leader epoch) while the high
+// watermark passes the write's offset (as on a node that became a
+// follower, truncated the write and copied the new leader's records) is
+// not installed: the request times out, and the broker unloads the shard
+// (the next leader's load decides). Installing it would answer an EndTxn
+// that the new leader's log does not hold.
+func TestTxnWriteOfALostEpochNotInstalled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, log := newReplEnv(t)
+		pid, epoch := e.init("x", 60000)
+		e.addOK("x", pid, epoch, tp("t", 0))
+		log.setStuck(true)
+		var code int16
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			code = e.end(3, "x", pid, epoch, true).ErrorCode
+		}()
+		synctest.Wait()
+		log.newEpoch()
+		log.setStuck(false)
+		<-done
+		wantCode(t, "EndTxn whose leadership moved", code, kerr.CoordinatorNotAvailable)
+		if m := e.committedMeta("x"); m.state != Ongoing {
+			t.Fatalf("x %v, want Ongoing: the PrepareCommit of a lost epoch is not installed", m.state)
+		}
+		if calls := e.markers.callList(); len(calls) != 0 {
+			t.Fatalf("markers %+v for a write of a lost epoch", calls)
+		}
+	})
 }
 
 // describeIDs is describeAll over every id of txns, sorted.

@@ -64,9 +64,10 @@ type shard struct {
 	// reports the high watermark to committed once it passes
 	// watchTarget, woken by watchWake.
 	pl          coordinator.PipelinedLog
+	el          epochLog // pl's epochs, if it has them
 	committed   chan int64
 	watchWake   chan struct{}
-	watchTarget atomic.Int64
+	watchTarget atomic.Pointer[watchPoint]
 
 	// Owned by run.
 	ctx            context.Context
@@ -84,6 +85,10 @@ type shard struct {
 
 func newShard(c *Coordinator, partition int32, log Log) *shard {
 	pl, _ := log.(coordinator.PipelinedLog)
+	var el epochLog
+	if pl != nil {
+		el, _ = log.(epochLog)
+	}
 	return &shard{
 		c:         c,
 		partition: partition,
@@ -94,6 +99,7 @@ func newShard(c *Coordinator, partition int32, log Log) *shard {
 		ready:     make(chan struct{}),
 		done:      make(chan struct{}),
 		pl:        pl,
+		el:        el,
 		committed: make(chan int64),
 		watchWake: make(chan struct{}, 1),
 		txns:      map[string]*txnMeta{},

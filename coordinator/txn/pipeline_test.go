@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/coordinator"
 )
@@ -491,4 +492,40 @@ func describeIDs(txns map[string]*txnMeta) string {
 			id, m.state, m.producerID, m.epoch, m.timeoutMs, m.sortedPartitions(), m.startMs, m.updateMs, m.prevProducerID, m.clientTV)
 	}
 	return out
+}
+
+// TestTxnInitFenceCutOff: InitProducerId of an id with an ongoing
+// transaction at a coordinator cut off from its replicas. Its fencing
+// write (PrepareAbort, epoch bumped) is appended but not committed, so it
+// is answered COORDINATOR_NOT_AVAILABLE 5 s after it came. When the cut
+// heals the fence is installed and its abort completes, but the request
+// whose caller gave up does not go on to bump the epoch once more: the
+// client's retry does, by one.
+func TestTxnInitFenceCutOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, log := newReplEnv(t)
+		pid, epoch := e.init("x", 60000)
+		e.addOK("x", pid, epoch, tp("t", 0))
+		log.setStuck(true)
+		var r *kmsg.InitProducerIDResponse
+		took := answeredAfter(func() { r = e.initReq(4, "x", 60000, -1, -1) })
+		if r.ErrorCode != kerr.CoordinatorNotAvailable.Code || took != 5*time.Second {
+			t.Fatalf("InitProducerId fencing while cut off: %v after %v, want COORDINATOR_NOT_AVAILABLE after 5 s", kerr.ErrorForCode(r.ErrorCode), took)
+		}
+		if m := e.committedMeta("x"); m.state != Ongoing || m.epoch != epoch {
+			t.Fatalf("x %v at epoch %d before the fence is committed, want Ongoing at %d", m.state, m.epoch, epoch)
+		}
+		log.setStuck(false)
+		synctest.Wait()
+		if m := e.committedMeta("x"); m.state != CompleteAbort || m.epoch != epoch+1 {
+			t.Fatalf("x %v at epoch %d after the heal, want CompleteAbort at %d (the fence alone)", m.state, m.epoch, epoch+1)
+		}
+		if calls := e.markers.callList(); len(calls) != 1 || calls[0].commit || calls[0].epoch != epoch+1 {
+			t.Fatalf("markers %+v, want one abort round at epoch %d", calls, epoch+1)
+		}
+		if p, ep := e.init("x", 60000); p != pid || ep != epoch+2 {
+			t.Fatalf("InitProducerId retried: %d/%d, want %d/%d", p, ep, pid, epoch+2)
+		}
+		e.memoryMatchesLog("after the retry", log.memLog)
+	})
 }

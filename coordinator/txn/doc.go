@@ -61,7 +61,8 @@
 // shard appends each write without waiting for the replicas and installs
 // it once the high watermark passes it, as Kafka's TransactionStateManager
 // completes a transition after replication; a goroutine per shard watches
-// the high watermark. Each request waits on its own goroutine, at most
+// the high watermark (in the leader epoch of each write, so that a write
+// the node truncated as a follower is never installed). Each request waits on its own goroutine, at most
 // Options.WriteTimeout from its arrival, then gets COORDINATOR_NOT_AVAILABLE
 // (NOT_COORDINATOR if the partition moved, the codes of
 // coordinator.WriteError if the append itself failed). A write that timed
@@ -72,8 +73,9 @@
 // # Concurrency
 //
 // Each shard's state is touched only by its goroutine; request methods hand
-// it closures and wait for answers on channels of their own. Coordinator.mu guards the set of loaded shards and
-// is never held while waiting on a shard, so there is no lock order.
+// it closures and wait for answers on channels of their own (at most to
+// their deadline). Coordinator.mu guards the set of loaded shards and is
+// never held while waiting on a shard, so there is no lock order.
 //
 // # On-disk format
 //

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"context"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -45,11 +46,38 @@ func (s *shard) pipelined() (PipelinedLog, bool) {
 	return pl, ok
 }
 
+// EpochPipelinedLog is a PipelinedLog that tells the leader epoch of
+// each append and can wait for the high watermark in that epoch only
+// (replica.CoordinatorLog). With it a shard's answers wait for its writes
+// in the epoch they were appended in (commitBarrier): a node that has
+// stopped leading the partition and follows the new leader moves its high
+// watermark over the new leader's records, past the writes of its own
+// that it truncated, in the time before the broker unloads its shard, and
+// the high watermark alone would call those lost writes committed.
+type EpochPipelinedLog interface {
+	PipelinedLog
+	// AppendUncommittedInEpoch is AppendUncommitted that also returns the
+	// leader epoch the batch was written in.
+	AppendUncommittedInEpoch(batch []byte) (end int64, epoch int32, err error)
+	// WaitCommittedInEpoch is CommitWaiter.WaitCommitted that succeeds
+	// only while this node still leads the partition in epoch; else its
+	// error wraps NOT_LEADER_OR_FOLLOWER.
+	WaitCommittedInEpoch(ctx context.Context, epoch int32, offset int64) error
+}
+
 // appendLog appends batch to the log: without waiting for replication
 // when the log is a PipelinedLog (the answer then waits in
-// commitBarrier), else with Log.Append.
+// commitBarrier), else with Log.Append. An EpochPipelinedLog's append
+// records its leader epoch in writeEpoch.
 // REQUIRES: on the shard goroutine.
 func (s *shard) appendLog(batch []byte) error {
+	if el, ok := s.log.(EpochPipelinedLog); ok {
+		_, epoch, err := el.AppendUncommittedInEpoch(batch)
+		if err == nil {
+			s.writeEpoch.Store(int64(epoch))
+		}
+		return err
+	}
 	if pl, ok := s.pipelined(); ok {
 		_, err := pl.AppendUncommitted(batch)
 		return err

@@ -41,12 +41,26 @@ type CommitWaiter interface {
 // cut healed while the new coordinator, elsewhere, gave their partitions
 // to others. With it the heartbeat fails too, and the member looks for
 // the coordinator again.
+//
+// When the shard has appended to an EpochPipelinedLog the wait is in the
+// leader epoch of its last append: a node that no longer leads the
+// partition in that epoch may have truncated the writes, so the answer
+// fails (NOT_COORDINATOR) even when the high watermark passed offset.
+// The epoch is read here, after the caller took offset: a later append
+// can only have moved it to a later epoch of a node still leading, and
+// if that epoch ended too the wait fails.
 func (s *shard) commitBarrier(ctx context.Context, offset int64) int16 {
 	w, ok := s.log.(CommitWaiter)
 	if !ok {
 		return 0
 	}
-	if err := w.WaitCommitted(ctx, offset); err != nil {
+	wait := w.WaitCommitted
+	if el, ok := s.log.(EpochPipelinedLog); ok {
+		if e := s.writeEpoch.Load(); e >= 0 {
+			wait = func(ctx context.Context, offset int64) error { return el.WaitCommittedInEpoch(ctx, int32(e), offset) }
+		}
+	}
+	if err := wait(ctx, offset); err != nil {
 		s.logger.Debug("coordinator: answer held for uncommitted writes failed", "offset", offset, "err", err)
 		return writeError(err).Code
 	}

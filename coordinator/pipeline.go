@@ -1,6 +1,11 @@
 package coordinator
 
-import "slices"
+import (
+	"context"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
 
 // PipelinedLog is implemented by a Log that can append a batch without
 // waiting for its replication (a leader's replicated partition): the
@@ -41,11 +46,38 @@ func (s *shard) pipelined() (PipelinedLog, bool) {
 	return pl, ok
 }
 
+// EpochPipelinedLog is a PipelinedLog that tells the leader epoch of
+// each append and can wait for the high watermark in that epoch only
+// (replica.CoordinatorLog). With it a shard's answers wait for its writes
+// in the epoch they were appended in (commitBarrier): a node that has
+// stopped leading the partition and follows the new leader moves its high
+// watermark over the new leader's records, past the writes of its own
+// that it truncated, in the time before the broker unloads its shard, and
+// the high watermark alone would call those lost writes committed.
+type EpochPipelinedLog interface {
+	PipelinedLog
+	// AppendUncommittedInEpoch is AppendUncommitted that also returns the
+	// leader epoch the batch was written in.
+	AppendUncommittedInEpoch(batch []byte) (end int64, epoch int32, err error)
+	// WaitCommittedInEpoch is CommitWaiter.WaitCommitted that succeeds
+	// only while this node still leads the partition in epoch; else its
+	// error wraps NOT_LEADER_OR_FOLLOWER.
+	WaitCommittedInEpoch(ctx context.Context, epoch int32, offset int64) error
+}
+
 // appendLog appends batch to the log: without waiting for replication
 // when the log is a PipelinedLog (the answer then waits in
-// commitBarrier), else with Log.Append.
+// commitBarrier), else with Log.Append. An EpochPipelinedLog's append
+// records its leader epoch in writeEpoch.
 // REQUIRES: on the shard goroutine.
 func (s *shard) appendLog(batch []byte) error {
+	if el, ok := s.log.(EpochPipelinedLog); ok {
+		_, epoch, err := el.AppendUncommittedInEpoch(batch)
+		if err == nil {
+			s.writeEpoch.Store(int64(epoch))
+		}
+		return err
+	}
 	if pl, ok := s.pipelined(); ok {
 		_, err := pl.AppendUncommitted(batch)
 		return err
@@ -302,3 +334,10 @@ func (s *shard) committedConsumerGroup(id string) *ConsumerGroup {
 	}
 	return s.consumer[id]
 }
+
+// WriteError is the Kafka error a client gets when a coordinator write
+// fails or is not committed in time (writeError), for the transaction
+// coordinator too: Kafka 4.4's TransactionStateManager maps append errors
+// the same way, except that it passes other Kafka errors through where
+// writeError answers COORDINATOR_NOT_AVAILABLE.
+func WriteError(err error) *kerr.Error { return writeError(err) }

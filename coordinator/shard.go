@@ -60,6 +60,10 @@ type shard struct {
 	// (or its load): answers that must not get ahead of the shard's
 	// writes wait until it is committed (barrier.go).
 	written atomic.Int64
+	// writeEpoch is the leader epoch of the shard's last append to an
+	// EpochPipelinedLog, -1 before the first: the answers that wait for
+	// the shard's writes wait in that epoch (commitBarrier).
+	writeEpoch atomic.Int64
 
 	// Owned by run.
 	groups      map[string]*Group
@@ -77,7 +81,7 @@ type shard struct {
 }
 
 func newShard(c *Coordinator, partition int32) *shard {
-	return &shard{
+	s := &shard{
 		c:           c,
 		partition:   partition,
 		logger:      c.logger.With("partition", partition),
@@ -89,6 +93,8 @@ func newShard(c *Coordinator, partition int32) *shard {
 		waiters:     map[Waiter]pendingReply{},
 		groupConfig: &c.groupConfig,
 	}
+	s.writeEpoch.Store(-1)
+	return s
 }
 
 // run loads the partition, then serves work and deadlines until ctx ends.

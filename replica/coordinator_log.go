@@ -63,12 +63,13 @@ func (c CoordinatorLog) Append(batch []byte) error {
 // coordinator holds a heartbeat's answer until its shard's earlier writes
 // are committed, as Kafka's CoordinatorRuntime does. The error wraps
 // REQUEST_TIMED_OUT when the time ran out, NOT_LEADER_OR_FOLLOWER when
-// this node does not lead the partition. A shrunk ISR does not matter
-// here: what is below the high watermark is committed.
+// this node does not lead the partition, even when the high watermark
+// passed offset: a node that became a follower moves its high watermark
+// over the new leader's records, past writes of its own it truncated. A
+// shrunk ISR does not matter here: what is below the high watermark is
+// committed. Writes whose leader epoch is known wait with
+// WaitCommittedInEpoch.
 func (c CoordinatorLog) WaitCommitted(ctx context.Context, offset int64) error {
-	if c.p.log.HighWatermark() >= offset {
-		return nil
-	}
 	_, epoch := c.p.Leader() // WaitForHighWatermark checks it is ours
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()

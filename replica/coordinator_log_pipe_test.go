@@ -13,7 +13,10 @@ import (
 	"github.com/samsa-broker/samsa/wire"
 )
 
-var _ coordinator.PipelinedLog = CoordinatorLog{}
+var (
+	_ coordinator.PipelinedLog      = CoordinatorLog{}
+	_ coordinator.EpochPipelinedLog = CoordinatorLog{}
+)
 
 // TestCoordinatorLogAppendUncommitted: the group coordinator's pipelined
 // append. With the followers cut off, two appends return at once, one

@@ -19,7 +19,7 @@ var _ coordinator.CommitWaiter = CoordinatorLog{}
 // WaitCommitted waiting until the append timeout (REQUEST_TIMED_OUT, which
 // the coordinator answers as COORDINATOR_NOT_AVAILABLE); once the
 // followers are back it returns at once; on a follower it answers
-// NOT_LEADER_OR_FOLLOWER (NOT_COORDINATOR).
+// NOT_LEADER_OR_FOLLOWER (NOT_COORDINATOR), below its high watermark too.
 func TestCoordinatorLogWaitCommitted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newCluster(t, 3)
@@ -56,6 +56,11 @@ func TestCoordinatorLogWaitCommitted(t *testing.T) {
 		follower := c.part(2).CoordinatorLog(5 * time.Second)
 		if err := follower.WaitCommitted(context.Background(), want+1); !errors.Is(err, kerr.NotLeaderForPartition) {
 			t.Fatalf("on a follower: %v, want NOT_LEADER_OR_FOLLOWER", err)
+		}
+		// Below its high watermark too: a follower's high watermark may
+		// have passed writes it truncated when it stopped leading.
+		if err := follower.WaitCommitted(context.Background(), want); !errors.Is(err, kerr.NotLeaderForPartition) {
+			t.Fatalf("on a follower, below its high watermark: %v, want NOT_LEADER_OR_FOLLOWER", err)
 		}
 	})
 }

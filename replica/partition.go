@@ -286,6 +286,16 @@ func (p *Partition) maybeIncrementHighWatermarkLocked() {
 	}
 }
 
+// effectiveMinISRLocked is min.insync.replicas capped at the number of
+// replicas, Kafka's effectiveMinIsr: a topic whose min.insync.replicas
+// exceeds its replication factor (2 on a topic of one replica) takes
+// acks=all writes once every replica has them, as Kafka 4.4 does, rather
+// than refusing them all with NOT_ENOUGH_REPLICAS.
+// REQUIRES: p.mu held.
+func (p *Partition) effectiveMinISRLocked() int {
+	return min(p.mu.minISR, len(p.mu.replicas)) // as UnderMinISR
+}
+
 // AppendFunc appends to the leader's log; leaderEpoch is the epoch to
 // stamp on the batches.
 type AppendFunc func(l *storage.Log, leaderEpoch int32) (storage.AppendInfo, error)
@@ -306,7 +316,7 @@ func (p *Partition) AppendAsLeader(requiredAcks int16, fn AppendFunc) (info stor
 		return info, -1, code, nil
 	}
 	epoch := p.mu.leaderEpoch
-	if requiredAcks == -1 && len(p.mu.isr) < p.mu.minISR {
+	if requiredAcks == -1 && len(p.mu.isr) < p.effectiveMinISRLocked() {
 		p.mu.Unlock()
 		return info, epoch, kerr.NotEnoughReplicas.Code, nil
 	}
@@ -338,7 +348,7 @@ func (p *Partition) WaitForHighWatermark(ctx context.Context, leaderEpoch int32,
 			return kerr.NotLeaderForPartition.Code
 		}
 		if p.log.HighWatermark() >= offset {
-			short := len(p.mu.isr) < p.mu.minISR
+			short := len(p.mu.isr) < p.effectiveMinISRLocked()
 			p.mu.Unlock()
 			if short {
 				return kerr.NotEnoughReplicasAfterAppend.Code

@@ -91,6 +91,9 @@ const (
 	topicB   = "diff-b"
 	topicDel = "diff-del"
 	topicCP  = "diff-cp"
+	// topicMinISR has min.insync.replicas 2 on one replica: Kafka caps it
+	// at the replica count (effectiveMinIsr), so acks=all is taken.
+	topicMinISR = "diff-minisr-over"
 )
 
 func scriptTopics(s *Session) error {
@@ -100,8 +103,9 @@ func scriptTopics(s *Session) error {
 		createTopic(topicA, 3, 1),
 		createTopic(topicB, 1, 1, "retention.ms", "3600000", "cleanup.policy", "compact"),
 		createTopic(topicDel, 1, 1),
-		createTopic(topicCP, 1, 1)))
-	if err := s.WaitTopics(60*time.Second, false, topicA, topicB, topicDel, topicCP); err != nil {
+		createTopic(topicCP, 1, 1),
+		createTopic(topicMinISR, 1, 1, "min.insync.replicas", "2")))
+	if err := s.WaitTopics(60*time.Second, false, topicA, topicB, topicDel, topicCP, topicMinISR); err != nil {
 		return err
 	}
 	var created []string
@@ -167,6 +171,7 @@ func scriptProduceFetch(s *Session) error {
 		s.Do("unknown-topic", v, s.produceReq(v, -1, nil, "diff-nope", 0, s.batch(1, -1, -1, -1, false)))
 		s.Do("bad-partition", v, s.produceReq(v, -1, nil, topicA, 99, s.batch(1, -1, -1, -1, false)))
 	})
+	s.Do("min-isr-over-replicas", 9, s.produceReq(9, -1, nil, topicMinISR, 0, s.batch(2, -1, -1, -1, false)))
 	s.Do("oversized", 9, s.produceReq(9, -1, nil, topicA, 0, s.bigBatch(1_100_000)))
 	corrupt := s.batch(2, -1, -1, -1, false)
 	corrupt[len(corrupt)-1] ^= 0xff

@@ -4,7 +4,6 @@ import (
 	"context"
 	"regexp"
 	"slices"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -18,36 +17,6 @@ func fencedCode(code, version, since int16) int16 {
 		return kerr.InvalidProducerEpoch.Code
 	}
 	return code
-}
-
-// maxMarkerWait bounds how long EndTxn and InitProducerId wait for a
-// marker round before answering as Kafka would without waiting (success
-// for EndTxn, whose outcome is durable; CONCURRENT_TRANSACTIONS for
-// InitProducerId), so that a stuck data partition never stalls a client
-// past its request timeout.
-const maxMarkerWait = 5 * time.Second
-
-// awaitReply waits for a reply a shard sends to ch, at most maxMarkerWait;
-// false if none came (the shard stopped, ctx ended, or the wait ran out).
-// A shard tells its waiters before it stops, so a reply sent then wins
-// over the stop.
-func awaitReply[T any](ctx context.Context, s *shard, ch <-chan T) (T, bool) {
-	timer := time.NewTimer(maxMarkerWait)
-	defer timer.Stop()
-	select {
-	case r := <-ch:
-		return r, true
-	case <-s.done:
-	case <-timer.C:
-	case <-ctx.Done():
-	}
-	select {
-	case r := <-ch:
-		return r, true
-	default:
-		var zero T
-		return zero, false
-	}
 }
 
 // initReply is the answer of InitProducerId on the shard.
@@ -64,8 +33,10 @@ type initReply struct {
 // with a fencing epoch bump: where Kafka answers CONCURRENT_TRANSACTIONS
 // and lets the client retry, samsa waits for the abort's markers and then
 // answers as the retry would (CONCURRENT_TRANSACTIONS still, if a marker
-// could not be written yet). KIP-360 (v3+): a given producer id and epoch
-// must be the current or previous ones.
+// could not be written by Options.WriteTimeout after the request came;
+// COORDINATOR_NOT_AVAILABLE if a write was not committed by then).
+// KIP-360 (v3+): a given producer id and epoch must be the current or
+// previous ones.
 func (c *Coordinator) InitProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	fail := func(code int16) *kmsg.InitProducerIDResponse {
@@ -94,34 +65,46 @@ func (c *Coordinator) InitProducerID(ctx context.Context, req *kmsg.InitProducer
 	if code != 0 {
 		return fail(code)
 	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
+	r := &request{}
+	r.awaitingWrite.Store(true)
 	ch := make(chan initReply, 1)
 	if code := s.call(ctx, func() {
-		s.initProducerID(id, req.TransactionTimeoutMillis, expected, func(r initReply) { ch <- r })
+		s.forID(id, r, func() {
+			s.initProducerID(id, req.TransactionTimeoutMillis, expected, r, func(x initReply) { ch <- x })
+		})
 	}); code != 0 {
 		return fail(code)
 	}
-	r, ok := awaitReply(ctx, s, ch)
+	x, ok, stopped := await(ctx, s, r, ch)
 	switch {
+	case !ok && !stopped && !r.awaitingWrite.Load():
+		return fail(kerr.ConcurrentTransactions.Code) // markers still pending
 	case !ok:
-		return fail(kerr.ConcurrentTransactions.Code)
-	case r.code != 0:
-		return fail(r.code)
+		return fail(timedOutCode(stopped))
+	case x.code != 0:
+		return fail(x.code)
 	}
-	resp.ProducerID, resp.ProducerEpoch = r.producerID, r.epoch
+	resp.ProducerID, resp.ProducerEpoch = x.producerID, x.epoch
 	return resp
 }
 
-// initProducerID is InitProducerId on the shard; reply is called exactly
-// once, maybe later (after an abort's markers).
-// REQUIRES: on the shard goroutine.
-func (s *shard) initProducerID(id string, timeoutMs int32, expected *producerIDAndEpoch, reply func(initReply)) {
+// initProducerID is InitProducerId on the shard; reply is called at most
+// once, maybe later (after a write is committed, after an abort's
+// markers); not at all if the shard stops first, nor after r's caller
+// gave up waiting for markers.
+// REQUIRES: on the shard goroutine; no write of id in flight.
+func (s *shard) initProducerID(id string, timeoutMs int32, expected *producerIDAndEpoch, r *request, reply func(initReply)) {
 	failed := func(code int16) { reply(initReply{producerID: -1, epoch: -1, code: code}) }
 	retryAfter := func(code int16) {
-		if code == 0 {
-			s.initProducerID(id, timeoutMs, expected, reply)
-			return
+		switch {
+		case code != 0:
+			failed(code)
+		case !r.gaveUp.Load():
+			r.awaitingWrite.Store(true)
+			s.forID(id, r, func() { s.initProducerID(id, timeoutMs, expected, r, reply) })
 		}
-		failed(code)
 	}
 	nowMs := s.now().UnixMilli()
 	m := s.txns[id]
@@ -135,6 +118,7 @@ func (s *shard) initProducerID(id string, timeoutMs int32, expected *producerIDA
 		m = newTxnMeta(id, pid, timeoutMs, nowMs)
 	}
 	if _, busy := s.pending[id]; busy {
+		r.awaitingWrite.Store(false)
 		s.wait(id, retryAfter)
 		return
 	}
@@ -144,11 +128,14 @@ func (s *shard) initProducerID(id string, timeoutMs int32, expected *producerIDA
 	}
 	switch {
 	case m.state == Ongoing:
-		if code := s.writeCode(id, m.fence(nowMs)); code != 0 {
-			failed(code)
-			return
-		}
-		s.prepared(id, retryAfter)
+		s.write(id, m.fence(nowMs), func(code int16) {
+			if code != 0 {
+				failed(code)
+				return
+			}
+			r.awaitingWrite.Store(false)
+			s.prepared(id, retryAfter)
+		})
 	case m.completed():
 		var next *txnMeta
 		if m.needsRotation(expected) {
@@ -166,11 +153,13 @@ func (s *shard) initProducerID(id string, timeoutMs int32, expected *producerIDA
 				return
 			}
 		}
-		if code := s.writeCode(id, next); code != 0 {
-			failed(code)
-			return
-		}
-		reply(initReply{producerID: next.producerID, epoch: next.epoch})
+		s.write(id, next, func(code int16) {
+			if code != 0 {
+				failed(code)
+				return
+			}
+			reply(initReply{producerID: next.producerID, epoch: next.epoch})
+		})
 	default:
 		failed(kerr.ConcurrentTransactions.Code)
 	}
@@ -265,6 +254,8 @@ func (c *Coordinator) addPartitions(ctx context.Context, id string, producerID i
 	if id == "" {
 		return all(kerr.InvalidRequest.Code)
 	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
 	if !verifyOnly {
 		unknown := false
 		for _, tp := range tps {
@@ -286,48 +277,66 @@ func (c *Coordinator) addPartitions(ctx context.Context, id string, producerID i
 	if code != 0 {
 		return all(code)
 	}
-	var result int16
+	// verified are the codes of a verify-only request, made on the
+	// shard (nil for the others, answered with result alone).
+	type added struct {
+		result   int16
+		verified map[TopicPartition]int16
+	}
+	r := &request{}
+	ch := make(chan added, 1)
 	if code := s.call(ctx, func() {
-		m := s.txns[id]
-		if code := m.checkProducer(producerID, epoch); code != 0 {
-			result = code
-			return
-		}
-		if verifyOnly {
-			if m.preparing() {
-				result = kerr.ConcurrentTransactions.Code
+		s.forID(id, r, func() {
+			m := s.txns[id]
+			if code := m.checkProducer(producerID, epoch); code != 0 {
+				ch <- added{result: code}
 				return
 			}
-			for _, tp := range tps {
-				codes[tp] = m.verify(producerID, epoch, tp)
-				// Kafka 4.4 answers a verify-only request for a
-				// partition outside the transaction with
-				// TRANSACTION_ABORTABLE (compat-tests/diff).
-				if codes[tp] == kerr.InvalidTxnState.Code {
-					codes[tp] = kerr.TransactionAbortable.Code
+			if verifyOnly {
+				if m.preparing() {
+					ch <- added{result: kerr.ConcurrentTransactions.Code}
+					return
 				}
+				verified := make(map[TopicPartition]int16, len(tps))
+				for _, tp := range tps {
+					verified[tp] = m.verify(producerID, epoch, tp)
+					// Kafka 4.4 answers a verify-only request for a
+					// partition outside the transaction with
+					// TRANSACTION_ABORTABLE (compat-tests/diff).
+					if verified[tp] == kerr.InvalidTxnState.Code {
+						verified[tp] = kerr.TransactionAbortable.Code
+					}
+				}
+				ch <- added{verified: verified}
+				return
 			}
-			return
-		}
-		result = s.addPartitionsLocked(m, tps)
+			s.addPartitionsLocked(m, tps, func(code int16) { ch <- added{result: code} })
+		})
 	}); code != 0 {
 		return all(code)
 	}
-	if result != 0 || !verifyOnly {
-		return all(result)
+	res, ok, stopped := await(ctx, s, r, ch)
+	switch {
+	case !ok:
+		return all(timedOutCode(stopped))
+	case res.verified == nil:
+		return all(res.result)
 	}
-	return codes
+	return res.verified
 }
 
 // addPartitionsLocked adds tps to m's transaction, starting one if none is
-// ongoing, and writes the new state.
-// REQUIRES: on the shard goroutine; m passed checkProducer.
-func (s *shard) addPartitionsLocked(m *txnMeta, tps []TopicPartition) int16 {
+// ongoing, writes the new state and calls done with the outcome (at once
+// when nothing changes).
+// REQUIRES: on the shard goroutine; m passed checkProducer; no write of
+// m.id in flight.
+func (s *shard) addPartitionsLocked(m *txnMeta, tps []TopicPartition, done func(code int16)) {
 	next, code := m.addPartitions(tps, s.now().UnixMilli())
 	if code != 0 || next == nil {
-		return code
+		done(code)
+		return
 	}
-	return s.writeCode(m.id, next)
+	s.write(m.id, next, done)
 }
 
 // AddOffsetsToTxn serves AddOffsetsToTxn v0-4: it adds the group's
@@ -339,20 +348,14 @@ func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, req *kmsg.AddOffsetsT
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp
 	}
-	s, code := c.shardFor(req.TransactionalID)
-	if code == 0 {
-		var result int16
-		code = s.call(ctx, func() {
-			m := s.txns[req.TransactionalID]
-			if result = m.checkProducer(req.ProducerID, req.ProducerEpoch); result == 0 {
-				result = s.addPartitionsLocked(m, []TopicPartition{groupPartition})
-			}
-		})
-		if code == 0 {
-			code = result
+	resp.ErrorCode = fencedCode(c.writeCall(ctx, req.TransactionalID, func(s *shard, done func(int16)) {
+		m := s.txns[req.TransactionalID]
+		if code := m.checkProducer(req.ProducerID, req.ProducerEpoch); code != 0 {
+			done(code)
+			return
 		}
-	}
-	resp.ErrorCode = fencedCode(code, req.Version, 2)
+		s.addPartitionsLocked(m, []TopicPartition{groupPartition}, done)
+	}), req.Version, 2)
 	return resp
 }
 
@@ -384,47 +387,74 @@ func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg
 		return fail(code)
 	}
 	id := req.TransactionalID
-	ch := make(chan int16, 1)
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
+	// ended is the outcome of the check and of the Prepare write: an
+	// error, or the producer id and epoch to answer (-1: the request's),
+	// and whether a Prepare was written (its markers are on their way).
+	type ended struct {
+		code       int16
+		producerID int64
+		epoch      int16
+		prepared   bool
+	}
+	r := &request{}
+	endedCh := make(chan ended, 1)
+	markersCh := make(chan struct{}, 1)
 	if code := s.call(ctx, func() {
-		m := s.txns[id]
-		var next *txnMeta
-		var code int16
-		if req.Version >= 5 {
-			next, code = s.endTxnV2(m, req)
-			if code == 0 && next == nil {
-				// A retry of an EndTxn that completed: the producer
-				// continues with what it would have been told.
-				resp.ProducerID, resp.ProducerEpoch = m.producerID, m.epoch
-			}
-		} else {
-			if code = m.checkProducer(req.ProducerID, req.ProducerEpoch); code == 0 {
+		s.forID(id, r, func() {
+			m := s.txns[id]
+			var next *txnMeta
+			var code int16
+			if req.Version >= 5 {
+				next, code = s.endTxnV2(m, req)
+				if code == 0 && next == nil {
+					// A retry of an EndTxn that completed: the producer
+					// continues with what it would have been told.
+					endedCh <- ended{producerID: m.producerID, epoch: m.epoch}
+					return
+				}
+			} else if code = m.checkProducer(req.ProducerID, req.ProducerEpoch); code == 0 {
 				next, code = m.endTxn(req.Commit, s.now().UnixMilli())
 			}
-		}
-		if code != 0 || next == nil {
-			ch <- code
-			return
-		}
-		if code := s.writeCode(id, next); code != 0 {
-			ch <- code
-			return
-		}
-		resp.ProducerID, resp.ProducerEpoch = next.producerID, next.epoch
-		if req.Version >= 5 {
-			resp.ProducerID, resp.ProducerEpoch = next.answerV2()
-		}
-		s.prepared(id, func(int16) { ch <- 0 })
+			if code != 0 || next == nil {
+				endedCh <- ended{code: code, producerID: -1}
+				return
+			}
+			s.write(id, next, func(code int16) {
+				if code != 0 {
+					endedCh <- ended{code: code}
+					return
+				}
+				e := ended{producerID: next.producerID, epoch: next.epoch, prepared: true}
+				if req.Version >= 5 {
+					e.producerID, e.epoch = next.answerV2()
+				}
+				endedCh <- e
+				s.prepared(id, func(int16) { markersCh <- struct{}{} })
+			})
+		})
 	}); code != 0 {
 		return fail(code)
 	}
-	// Only a durable Prepare leaves ch empty after call: if the wait ends
-	// first, the outcome is decided and the markers follow in the
-	// background, so the answer is success.
-	result, _ := awaitReply(ctx, s, ch)
-	if result == 0 && resp.ProducerID == -1 {
+	e, ok, stopped := await(ctx, s, r, endedCh)
+	switch {
+	case !ok:
+		return fail(timedOutCode(stopped))
+	case e.code != 0:
+		return fail(e.code)
+	}
+	resp.ProducerID, resp.ProducerEpoch = e.producerID, e.epoch
+	if e.producerID == -1 {
 		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch
 	}
-	return fail(result)
+	if e.prepared {
+		// The Prepare state is committed: the outcome is decided and
+		// the markers follow in the background if the wait ends
+		// first, so the answer is success either way.
+		await(ctx, s, r, markersCh)
+	}
+	return resp
 }
 
 // endTxnV2 is the check and transition of EndTxn v5+ on the shard.
@@ -450,34 +480,38 @@ func (s *shard) endTxnV2(m *txnMeta, req *kmsg.EndTxnRequest) (*txnMeta, int16) 
 // answer (PRODUCER_FENCED reported as INVALID_PRODUCER_EPOCH, as on the
 // produce path).
 func (c *Coordinator) AddPartitionsImplicit(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tp TopicPartition) int16 {
-	return c.producePathCall(ctx, transactionalID, func(s *shard) int16 {
+	return producePathCode(c.writeCall(ctx, transactionalID, func(s *shard, done func(int16)) {
 		m := s.txns[transactionalID]
 		if code := m.checkProducer(producerID, producerEpoch); code != 0 {
-			return code
+			done(code)
+			return
 		}
 		if m.state == Ongoing && m.clientTV >= 2 {
 			if _, ok := m.partitions[tp]; ok {
-				return 0
+				done(0)
+				return
 			}
 		}
 		next, code := m.addPartitions([]TopicPartition{tp}, s.now().UnixMilli())
 		if code != 0 {
-			return code
+			done(code)
+			return
 		}
 		if next == nil {
 			next = m.clone()
 		}
 		next.clientTV = 2
-		return s.writeCode(m.id, next)
-	})
+		s.write(m.id, next, done)
+	}))
 }
 
-// producePathCall runs fn on the shard of transactionalID for a check of
-// the produce path (or TxnOffsetCommit) and returns its code, with
-// PRODUCER_FENCED turned into INVALID_PRODUCER_EPOCH as Kafka's produce
-// path does; INVALID_REQUEST for an empty id, the shard's code when it
-// cannot serve.
-func (c *Coordinator) producePathCall(ctx context.Context, transactionalID string, fn func(s *shard) int16) int16 {
+// writeCall runs fn on the shard of transactionalID, after the writes of
+// the id in flight (forID), and returns the code fn passes to done, which
+// it may call later (after its own write is committed): at most
+// Options.WriteTimeout after the call, COORDINATOR_NOT_AVAILABLE then.
+// INVALID_REQUEST for an empty id, the shard's code when it cannot
+// serve.
+func (c *Coordinator) writeCall(ctx context.Context, transactionalID string, fn func(s *shard, done func(code int16))) int16 {
 	if transactionalID == "" {
 		return kerr.InvalidRequest.Code
 	}
@@ -485,14 +519,30 @@ func (c *Coordinator) producePathCall(ctx context.Context, transactionalID strin
 	if code != 0 {
 		return code
 	}
-	var result int16
-	if code := s.call(ctx, func() { result = fn(s) }); code != 0 {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
+	r := &request{}
+	ch := make(chan int16, 1)
+	if code := s.call(ctx, func() {
+		s.forID(transactionalID, r, func() { fn(s, func(code int16) { ch <- code }) })
+	}); code != 0 {
 		return code
 	}
-	if result == kerr.ProducerFenced.Code {
-		result = kerr.InvalidProducerEpoch.Code
+	result, ok, stopped := await(ctx, s, r, ch)
+	if !ok {
+		return timedOutCode(stopped)
 	}
 	return result
+}
+
+// producePathCode is a code of the produce path (or TxnOffsetCommit),
+// with PRODUCER_FENCED turned into INVALID_PRODUCER_EPOCH as Kafka's
+// produce path does.
+func producePathCode(code int16) int16 {
+	if code == kerr.ProducerFenced.Code {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
 }
 
 // VerifyProduce is the produce-path check (transaction.partition.
@@ -506,9 +556,9 @@ func (c *Coordinator) producePathCall(ctx context.Context, transactionalID strin
 // produce path answers the coordinator codes to old clients as
 // NOT_ENOUGH_REPLICAS; that mapping is the caller's.
 func (c *Coordinator) VerifyProduce(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tp TopicPartition) int16 {
-	return c.producePathCall(ctx, transactionalID, func(s *shard) int16 {
-		return s.txns[transactionalID].verify(producerID, producerEpoch, tp)
-	})
+	return producePathCode(c.writeCall(ctx, transactionalID, func(s *shard, done func(int16)) {
+		done(s.txns[transactionalID].verify(producerID, producerEpoch, tp))
+	}))
 }
 
 // VerifyTxnOffsetCommit is VerifyProduce for TxnOffsetCommit: 0 if the

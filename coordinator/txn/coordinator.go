@@ -18,7 +18,9 @@ import (
 type TopicPartition = storage.TopicPartition
 
 // Log is the slice of a __transaction_state partition the coordinator
-// uses, the same shape as coordinator.Log.
+// uses, the same shape as coordinator.Log. A Log that is also a
+// coordinator.PipelinedLog (a replicated partition's leader) gets its
+// writes pipelined (pipeline.go).
 type Log interface {
 	// Append writes one record batch and returns once it is committed
 	// (durable and replicated as the partition requires).
@@ -86,6 +88,13 @@ type Options struct {
 	// MarkerRetryBackoff is the wait before markers that failed are sent
 	// again (default 100 ms, Kafka's retry.backoff.ms).
 	MarkerRetryBackoff time.Duration
+	// WriteTimeout bounds how long a request waits, from its arrival,
+	// for its writes to be committed (then COORDINATOR_NOT_AVAILABLE)
+	// and, EndTxn and InitProducerId, for the first marker round
+	// (default 5 s). Kafka waits up to the transaction's own timeout for
+	// a write, longer than a client's request.timeout.ms; samsa answers
+	// within the client's request timeout so the client hears why.
+	WriteTimeout time.Duration
 }
 
 func (o *Options) setDefaults() {
@@ -112,6 +121,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MarkerRetryBackoff <= 0 {
 		o.MarkerRetryBackoff = 100 * time.Millisecond
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 5 * time.Second
 	}
 	if o.PartitionExists == nil {
 		o.PartitionExists = func(string, int32) bool { return true }

@@ -283,9 +283,11 @@ func (e *env) setEpoch(id string, epoch int16) {
 	s.call(e.t.Context(), func() {
 		next := s.txns[id].clone()
 		next.epoch = epoch
-		if err := s.write(id, next); err != nil {
-			e.t.Error(err)
-		}
+		s.write(id, next, func(code int16) {
+			if code != 0 {
+				e.t.Error(kerr.ErrorForCode(code))
+			}
+		})
 	})
 }
 

@@ -43,22 +43,39 @@
 //
 // # Answers and markers
 //
-// Every state change is written to the partition before it shows in memory
-// or in an answer. EndTxn answers once the first marker round ended (or
-// after at most 5 s): the outcome is durable with the Prepare state, as in
-// Kafka, and waiting for the round spares the client a
-// CONCURRENT_TRANSACTIONS on its next request. Markers that failed are
-// retried every Options.MarkerRetryBackoff until written; then the Complete
-// state is written. Until then the id answers CONCURRENT_TRANSACTIONS,
-// except InitProducerId, which waits for the completion (at most 5 s) and
-// then answers as a retry would. MarkerWriter runs on goroutines of its
-// own and must return once its context ends (the partition was unloaded).
+// Every state change is written to the partition, and committed there,
+// before it shows in memory or in an answer. EndTxn answers once the first
+// marker round ended (or Options.WriteTimeout, 5 s, after it came): the
+// outcome is durable with the Prepare state, as in Kafka, and waiting for
+// the round spares the client a CONCURRENT_TRANSACTIONS on its next
+// request. Markers that failed are retried every Options.MarkerRetryBackoff
+// until written; then the Complete state is written. Until then the id
+// answers CONCURRENT_TRANSACTIONS, except InitProducerId, which waits for
+// the completion (to its deadline too) and then answers as a retry would.
+// MarkerWriter runs on goroutines of its own and must return once its
+// context ends (the partition was unloaded).
+//
+// # Pipelined writes
+//
+// On a replicated partition (a Log that is a coordinator.PipelinedLog) the
+// shard appends each write without waiting for the replicas and installs
+// it once the high watermark passes it, as Kafka's TransactionStateManager
+// completes a transition after replication; a goroutine per shard watches
+// the high watermark (in the leader epoch of each write, so that a write
+// the node truncated as a follower is never installed). Each request waits on its own goroutine, at most
+// Options.WriteTimeout from its arrival, then gets COORDINATOR_NOT_AVAILABLE
+// (NOT_COORDINATOR if the partition moved, the codes of
+// coordinator.WriteError if the append itself failed). A write that timed
+// out stays in flight and is installed if it commits later, since the log
+// holds it; requests of the same id wait for it, other ids do not (see
+// pipeline.go).
 //
 // # Concurrency
 //
 // Each shard's state is touched only by its goroutine; request methods hand
-// it closures and wait. Coordinator.mu guards the set of loaded shards and
-// is never held while waiting on a shard, so there is no lock order.
+// it closures and wait for answers on channels of their own (at most to
+// their deadline). Coordinator.mu guards the set of loaded shards and is
+// never held while waiting on a shard, so there is no lock order.
 //
 // # On-disk format
 //

@@ -12,9 +12,19 @@ import (
 // every run the state in memory must be exactly what the log holds: a
 // failed write never shows in memory, a successful one always does.
 func TestWriteFaults(t *testing.T) {
+	testWriteFaults(t, func(l *memLog) Log { return l })
+}
+
+// testWriteFaults is TestWriteFaults over the Log wrap makes of the env's
+// memory log.
+func testWriteFaults(t *testing.T, wrap func(*memLog) Log) {
 	for n := 1; ; n++ {
 		e := newEnv(t, func(o *Options) { o.NumPartitions = 1 })
+		e.c.Close()
 		log := e.logs[0]
+		wrapped := wrap(log)
+		e.opts.Log = func(int32) (Log, bool) { return wrapped, true }
+		e.start()
 		log.mu.Lock()
 		log.failAt = n
 		log.mu.Unlock()
@@ -27,12 +37,14 @@ func TestWriteFaults(t *testing.T) {
 		e.clock.Advance(time.Second)
 		e.tick()
 		// Memory and log are compared on the shard goroutine, the only
-		// writer, so that no write lands between the two reads.
+		// writer, so that no write lands between the two reads, and
+		// with no write in flight (pipelined: appended, not installed
+		// yet).
 		var mem map[string]*txnMeta
 		var data []byte
 		var err error
 		s := e.c.shardList()[0]
-		s.call(t.Context(), func() {
+		e.whenSettled(s, func() {
 			mem = maps.Clone(s.txns)
 			data, err = log.Read(0, 1<<30, log.LogEndOffset(), true)
 		})

@@ -194,11 +194,16 @@ func (c *fakeClock) Advance(d time.Duration) {
 // testClockStart is where fake clocks start.
 var testClockStart = time.Unix(1_700_000_000, 0)
 
-// env is a coordinator over memory logs with fakes.
+// env is a coordinator over memory logs with fakes. Each partition's Log
+// is its memLog as a replicated leader's log (repl), so the shard's writes
+// are pipelined as on a broker, whose transaction logs are all
+// replica.CoordinatorLog; TestWriteFaults and the StorageLog tests cover
+// a Log that commits each Append.
 type env struct {
 	t       *testing.T
 	c       *Coordinator
 	logs    map[int32]*memLog
+	repl    map[int32]*replLog
 	pids    *fakePIDs
 	markers *fakeMarkers
 	clock   *fakeClock
@@ -210,6 +215,7 @@ func newEnv(t *testing.T, edit ...func(*Options)) *env {
 	e := &env{
 		t:       t,
 		logs:    map[int32]*memLog{},
+		repl:    map[int32]*replLog{},
 		pids:    &fakePIDs{next: 1000},
 		markers: &fakeMarkers{},
 		clock:   &fakeClock{now: testClockStart},
@@ -226,6 +232,7 @@ func newEnv(t *testing.T, edit ...func(*Options)) *env {
 	}
 	for p := range int32(3) {
 		e.logs[p] = &memLog{}
+		e.repl[p] = newReplLog(e.logs[p])
 	}
 	for _, fn := range edit {
 		fn(&e.opts)
@@ -241,7 +248,13 @@ func (e *env) start() {
 	if o.Log == nil {
 		o.Log = func(p int32) (Log, bool) {
 			l, ok := e.logs[p]
-			return l, ok
+			if !ok {
+				return nil, false
+			}
+			if r := e.repl[p]; r == nil || r.memLog != l { // the test replaced the memLog
+				e.repl[p] = newReplLog(l)
+			}
+			return e.repl[p], true
 		}
 	}
 	c, err := New(o)
@@ -265,6 +278,33 @@ func (e *env) tick() {
 		if code := s.call(e.t.Context(), s.tick); code != 0 {
 			e.t.Fatalf("tick: %v", kerr.ErrorForCode(code))
 		}
+		e.whenSettled(s, func() {}) // the writes of the tick are installed
+	}
+}
+
+// whenSettled runs fn on s's goroutine at a moment no write is in flight
+// (a pipelined write is in the log before it is installed), polling with
+// a deadline.
+func (e *env) whenSettled(s *shard, fn func()) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ran := false
+		if code := s.call(e.t.Context(), func() {
+			if len(s.inFlight) == 0 {
+				fn()
+				ran = true
+			}
+		}); code != 0 {
+			e.t.Fatalf("whenSettled: %v", kerr.ErrorForCode(code))
+		}
+		if ran {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatal("whenSettled: writes still in flight after 10 s")
+		}
+		runtime.Gosched()
 	}
 }
 

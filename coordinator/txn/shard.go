@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/coordinator"
-	"github.com/samsa-broker/samsa/wire"
 )
 
 // loadReadBytes is how much one Read asks for while loading a partition.
@@ -58,7 +57,17 @@ type shard struct {
 	done     chan struct{} // closed when run returns
 	loaded   atomic.Bool
 	loadErr  atomic.Pointer[error]
-	markerWG sync.WaitGroup
+	markerWG sync.WaitGroup // marker goroutines and the commit watcher
+
+	// pl is the log when its writes are pipelined (pipeline.go), nil
+	// when every Append is committed when it returns. The watcher
+	// reports the high watermark to committed once it passes
+	// watchTarget, woken by watchWake.
+	pl          coordinator.PipelinedLog
+	el          epochLog // pl's epochs, if it has them
+	committed   chan int64
+	watchWake   chan struct{}
+	watchTarget atomic.Pointer[watchPoint]
 
 	// Owned by run.
 	ctx            context.Context
@@ -66,9 +75,20 @@ type shard struct {
 	pending        map[string]*completion
 	nextAbortCheck time.Time
 	nextExpiry     time.Time
+	// inFlight are the writes appended and not yet committed, in log
+	// order; writing the one of each id; queued the requests of an id
+	// waiting for its write (pipeline.go).
+	inFlight []*txnWrite
+	writing  map[string]*txnWrite
+	queued   map[string][]func()
 }
 
 func newShard(c *Coordinator, partition int32, log Log) *shard {
+	pl, _ := log.(coordinator.PipelinedLog)
+	var el epochLog
+	if pl != nil {
+		el, _ = log.(epochLog)
+	}
 	return &shard{
 		c:         c,
 		partition: partition,
@@ -78,15 +98,21 @@ func newShard(c *Coordinator, partition int32, log Log) *shard {
 		results:   make(chan markerResult),
 		ready:     make(chan struct{}),
 		done:      make(chan struct{}),
+		pl:        pl,
+		el:        el,
+		committed: make(chan int64),
+		watchWake: make(chan struct{}, 1),
 		txns:      map[string]*txnMeta{},
 		pending:   map[string]*completion{},
+		writing:   map[string]*txnWrite{},
+		queued:    map[string][]func(){},
 	}
 }
 
 func (s *shard) now() time.Time { return s.c.now() }
 
-// run loads the partition, then serves work, marker results and deadlines
-// until ctx ends.
+// run loads the partition, then serves work, marker results, commits and
+// deadlines until ctx ends.
 func (s *shard) run(ctx context.Context) {
 	s.ctx = ctx
 	defer close(s.done)
@@ -103,6 +129,9 @@ func (s *shard) run(ctx context.Context) {
 	now := s.now()
 	s.nextAbortCheck = now.Add(s.c.opts.AbortTimedOutInterval)
 	s.nextExpiry = now.Add(s.c.opts.RemoveExpiredInterval)
+	if s.pl != nil {
+		s.markerWG.Go(func() { s.watch(ctx) })
+	}
 	for id := range s.pending {
 		s.sendMarkers(id)
 	}
@@ -117,6 +146,8 @@ func (s *shard) run(ctx context.Context) {
 			coordinator.Guard(s.logger, "request", fn)
 		case r := <-s.results:
 			coordinator.Guard(s.logger, "marker result", func() { s.markersDone(r) })
+		case hw := <-s.committed:
+			coordinator.Guard(s.logger, "commit", func() { s.settle(hw) })
 		case <-timer.C:
 			coordinator.Guard(s.logger, "timers", s.tick)
 		}
@@ -157,9 +188,12 @@ func (s *shard) tick() {
 }
 
 // shutdown cancels marker writes and tells every waiter NOT_COORDINATOR.
+// Writes in flight are left as they are: their batches may be in the
+// log, which the next leader loads; their requests see the shard stop.
 func (s *shard) shutdown() {
 	s.loaded.Store(false)
-	// Marker goroutines end on ctx; drain their results meanwhile.
+	// Marker goroutines and the watcher end on ctx; drain their results
+	// meanwhile.
 	stopped := make(chan struct{})
 	go func() { s.markerWG.Wait(); close(stopped) }()
 	for {
@@ -213,40 +247,6 @@ func (s *shard) call(ctx context.Context, fn func()) int16 {
 	<-ran
 	if !completed {
 		return kerr.UnknownServerError.Code // fn panicked (Guard logged it)
-	}
-	return 0
-}
-
-// write makes next durable and installs it (a nil next with tombstone
-// deletes id). On failure memory is left as it was.
-// REQUIRES: on the shard goroutine.
-func (s *shard) write(id string, next *txnMeta) error {
-	rec := wire.Record{Key: txnKey(id)}
-	if next != nil {
-		rec.Value = logValue(next)
-	}
-	batch, err := encodeBatch(s.now(), []wire.Record{rec})
-	if err != nil {
-		return fmt.Errorf("%w: encoding: %w", ErrWrite, err)
-	}
-	if err := s.log.Append(batch); err != nil {
-		s.logger.Warn("txn: writing transaction state failed", "transactional_id", id, "err", err)
-		return fmt.Errorf("%w: %w", ErrWrite, err)
-	}
-	if next == nil {
-		delete(s.txns, id)
-	} else {
-		s.txns[id] = next
-	}
-	return nil
-}
-
-// writeCode is write with a failure reported as the Kafka error code
-// clients retry on (Kafka maps a failed state append to
-// COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR, both retriable).
-func (s *shard) writeCode(id string, next *txnMeta) int16 {
-	if err := s.write(id, next); err != nil {
-		return kerr.CoordinatorNotAvailable.Code
 	}
 	return 0
 }
@@ -349,17 +349,24 @@ func (s *shard) markersDone(r markerResult) {
 
 // finishCompletion writes the Complete state of a transaction whose
 // markers are all written; a failed write is retried after the backoff.
+// While the write is in flight no marker round starts (inFlight).
 // REQUIRES: on the shard goroutine.
 func (s *shard) finishCompletion(id string) {
-	p, m := s.pending[id], s.txns[id]
-	now := s.now()
-	if err := s.write(id, m.complete(now.UnixMilli())); err != nil {
-		p.retryAt = now.Add(s.c.opts.MarkerRetryBackoff)
-		s.notify(p, kerr.ConcurrentTransactions.Code)
-		return
-	}
-	delete(s.pending, id)
-	s.notify(p, 0)
+	p := s.pending[id]
+	p.inFlight = true
+	s.forID(id, nil, func() {
+		m := s.txns[id]
+		s.write(id, m.complete(s.now().UnixMilli()), func(code int16) {
+			p.inFlight = false
+			if code != 0 {
+				p.retryAt = s.now().Add(s.c.opts.MarkerRetryBackoff)
+				s.notify(p, kerr.ConcurrentTransactions.Code)
+				return
+			}
+			delete(s.pending, id)
+			s.notify(p, 0)
+		})
+	})
 }
 
 func (s *shard) notify(p *completion, code int16) {
@@ -376,13 +383,15 @@ func (s *shard) notify(p *completion, code int16) {
 func (s *shard) abortTimedOut(now time.Time) {
 	nowMs := now.UnixMilli()
 	for id, m := range s.txns {
-		if !m.timedOut(nowMs) {
+		if !m.timedOut(nowMs) || s.writing[id] != nil {
 			continue
 		}
 		s.logger.Info("txn: aborting timed out transaction", "transactional_id", id, "producer_id", m.producerID, "epoch", m.epoch)
-		if s.write(id, m.fence(nowMs)) == nil {
-			s.prepared(id, nil)
-		}
+		s.write(id, m.fence(nowMs), func(code int16) {
+			if code == 0 {
+				s.prepared(id, nil)
+			}
+		})
 	}
 }
 
@@ -392,11 +401,11 @@ func (s *shard) abortTimedOut(now time.Time) {
 func (s *shard) removeExpired(now time.Time) {
 	nowMs, exp := now.UnixMilli(), s.c.opts.IDExpiration.Milliseconds()
 	for id, m := range s.txns {
-		if _, busy := s.pending[id]; busy || !m.expired(nowMs, exp) {
+		if _, busy := s.pending[id]; busy || s.writing[id] != nil || !m.expired(nowMs, exp) {
 			continue
 		}
 		s.logger.Debug("txn: expiring transactional id", "transactional_id", id)
-		_ = s.write(id, nil)
+		s.write(id, nil, nil)
 	}
 }
 

@@ -124,10 +124,11 @@ type Column struct {
 	Results []Result
 }
 
-// Table writes one line per top-level test of any column, sorted by
-// package and name, with each column's outcome ("-" where a column has no
-// such test), then each column's counts. Lines whose outcomes differ
-// between columns are marked with "*".
+// Table writes one line per test function of any column (and per subtest
+// that failed, did not end, or differs between columns), sorted by package
+// and name, with each column's outcome ("-" where a column has no such
+// test), then each column's counts of test functions. Lines whose outcomes
+// differ between columns are marked with "*".
 func Table(w io.Writer, cols []Column) error {
 	type row struct{ pkg, test string }
 	seen := map[row]bool{}
@@ -136,12 +137,23 @@ func Table(w io.Writer, cols []Column) error {
 	for i, c := range cols {
 		outcome[i] = map[row]Outcome{}
 		for _, r := range c.Results {
-			if !r.TopLevel() {
+			outcome[i][row{r.Package, r.Test}] = r.Outcome
+		}
+	}
+	// Rows: every test function, and the subtests that failed or did not
+	// end in some column, or whose outcomes differ.
+	for i, c := range cols {
+		for _, r := range c.Results {
+			k := row{r.Package, r.Test}
+			if seen[k] {
 				continue
 			}
-			k := row{r.Package, r.Test}
-			outcome[i][k] = r.Outcome
-			if !seen[k] {
+			show := r.TopLevel()
+			for j := range cols {
+				o, ok := outcome[j][k]
+				show = show || !ok || o != outcome[i][k] || o == Fail || o == Incomplete
+			}
+			if show {
 				seen[k] = true
 				rows = append(rows, k)
 			}

@@ -22,17 +22,12 @@ import (
 //     requested", -2147483648); v9 is flexible; v10 topic ids, and topics
 //     may be asked for by id (v12+ in practice); v11 drops cluster
 //     authorized operations; v13 adds a top-level error code.
-//   - An unknown topic is UNKNOWN_TOPIC_OR_PARTITION. When auto creation is
-//     both requested and enabled (auto.create.topics.enable) it is created
-//     with num.partitions / default.replication.factor, and this answer
-//     still says UNKNOWN_TOPIC_OR_PARTITION with no partitions, as Kafka's
-//     (its AutoTopicCreationManager creates asynchronously): clients retry
-//     and find the topic on their next Metadata. Our controller has already
-//     committed it, but answering it at once broke kafka-go's own
-//     TestConn "delete topics", which deletes two topics and then expects
-//     a Metadata (v6, auto creation on) to list no partitions for them
-//     (compat-tests/suites). An invalid name is INVALID_TOPIC_EXCEPTION; an
-//     unknown id is UNKNOWN_TOPIC_ID.
+//   - An unknown topic is UNKNOWN_TOPIC_OR_PARTITION unless auto creation is
+//     both requested and enabled (auto.create.topics.enable), in which case
+//     it is created with num.partitions / default.replication.factor and
+//     returned at once: our controller commits before answering, so there
+//     is no LEADER_NOT_AVAILABLE window as in Kafka. An invalid name is
+//     INVALID_TOPIC_EXCEPTION; an unknown id is UNKNOWN_TOPIC_ID.
 func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
@@ -42,7 +37,7 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 	allTopics := req.Topics == nil || (v == 0 && len(req.Topics) == 0)
 	autoCreate := (v < 4 || req.AllowAutoTopicCreation) && d.Config.AutoCreateTopicsEnable
 
-	created := map[string]bool{} // auto-created for this request
+	requested := map[string]bool{} // auto creation asked for
 	if !allTopics && autoCreate {
 		var create []controller.CreateTopic
 		seen := map[string]bool{}
@@ -55,10 +50,9 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 				create = append(create, controller.CreateTopic{Name: *rt.Topic, NumPartitions: -1, ReplicationFactor: -1})
 			}
 		}
-		if len(create) > 0 {
-			d.autoCreate(create)
+		if len(create) > 0 && d.autoCreate(create) {
 			for _, c := range create {
-				created[c.Name] = true
+				requested[c.Name] = true
 			}
 		}
 		img = d.Controller.Image()
@@ -122,7 +116,7 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 		} else {
 			t = topicByID(img, rt.TopicID)
 		}
-		if t != nil && (rt.Topic == nil || !created[*rt.Topic]) {
+		if t != nil {
 			addTopic(t)
 			continue
 		}
@@ -139,6 +133,8 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 			et.ErrorCode = kerr.UnknownTopicID.Code
 		case nameCode != 0:
 			et.ErrorCode = kerr.InvalidTopicException.Code
+		case requested[*rt.Topic]:
+			et.ErrorCode = kerr.LeaderNotAvailable.Code
 		default:
 			et.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		}
@@ -188,9 +184,12 @@ func controllerIDFor(d *Deps, img *controller.Image) int32 {
 }
 
 // autoCreate creates topics for Metadata's auto creation, at the active
-// controller (the answer names them UNKNOWN_TOPIC_OR_PARTITION either
-// way, as Kafka's).
-func (d *Deps) autoCreate(create []controller.CreateTopic) {
+// controller. A topic created elsewhere may not be in this node's image
+// yet when the answer is built: it is then reported as
+// LEADER_NOT_AVAILABLE, which clients retry, as Kafka answers for a topic
+// it is still creating. It reports whether the active controller was
+// another node.
+func (d *Deps) autoCreate(create []controller.CreateTopic) (remote bool) {
 	if d.ToController != nil {
 		req := kmsg.NewPtrCreateTopicsRequest()
 		req.TimeoutMillis = 30000
@@ -206,8 +205,9 @@ func (d *Deps) autoCreate(create []controller.CreateTopic) {
 			if err != nil {
 				d.Logger.Warn("auto creation at the active controller failed", "err", err)
 			}
-			return
+			return true
 		}
 	}
 	d.Controller.CreateTopics(create, false)
+	return false
 }

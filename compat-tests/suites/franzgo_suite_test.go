@@ -18,9 +18,45 @@ import (
 // version samsa's go.mod requires.
 const franzGoModule = "github.com/twmb/franz-go"
 
-// franzGoSubset is the part of franz-go's pkg/kgo integration tests that runs in
-// every CI run: SUBSET_DOC
-var franzGoSubset = []string{}
+// franzGoSubset is the part of franz-go's pkg/kgo tests that runs in every CI
+// run: every test of the package that talks to a broker, except the five share
+// group tests (KIP-932, which samsa does not serve: they skip). The package's
+// other ~120 tests are unit tests of the client (encoders, balancers, rings,
+// options) that never dial a broker, so they say nothing of samsa. Every chosen
+// test passed in every run against samsa and against Kafka 4.4
+// (compat-tests/FINDINGS.md). What they cover:
+//
+//   - TestGroupETL and TestTxnEtl: a producer of franzGoRecords records and three
+//     chained levels of consumer groups (consume, produce to the next topic,
+//     commit), members joining, leaving and quitting mid-way, each with six group
+//     setups: classic range and cooperative-sticky, KIP-848 range and sticky,
+//     static membership; TestTxnEtl does it transactionally (exactly once: EndTxn,
+//     TxnOffsetCommit, read_committed) and checks that no record is lost or
+//     doubled and that every partition's offsets stay in order.
+//   - produce: TestClient_Produce, TestClient_ProduceLargeMessages, TestIssue769
+//     and TestIssue831 (cancelled and failing records), TestIssueProduceBrokerTooOldFailsRecords
+//     (a client pinned to Kafka 0.10.2 versions against a broker without Produce
+//     v2), TestIssueProduceSyncManualPartitionNegativeDoesNotPanic.
+//   - consume: TestIssue325 (topics added later), TestIssue337 (one partition of
+//     a topic), TestIssue434 (a topic deleted while regex consuming), TestIssue523,
+//     TestIssue648, TestIssue810, TestIssue865, TestConsumeRegex, Test848RegexBrokerResolves
+//     (KIP-848 regex subscriptions resolved by the broker), TestConsumeTopicRetrieval(_Many),
+//     TestAddRemovePartitions (CreatePartitions while consuming), TestPauseIssue489 and
+//     TestPauseIssueOct2023 (pausing partitions of fetch sessions),
+//     TestDirectPartitionPurge, TestConsumeMaxDecompressBatchBytes,
+//     TestIssueFetchLargerThanBrokerMaxReadBytes, TestPooling, TestHookPollStart.
+//   - groups and the client: TestGroupSimple (classic and KIP-848),
+//     TestUnknownGroupOffsetFetchPinned, TestPing, TestIssue1034.
+var franzGoSubset = []string{
+	"TestGroupETL", "TestTxnEtl",
+	"TestClient_Produce", "TestClient_ProduceLargeMessages", "TestIssue769", "TestIssue831",
+	"TestIssueProduceBrokerTooOldFailsRecords", "TestIssueProduceSyncManualPartitionNegativeDoesNotPanic",
+	"TestIssue325", "TestIssue337", "TestIssue434", "TestIssue523", "TestIssue648", "TestIssue810", "TestIssue865",
+	"TestConsumeRegex", "Test848RegexBrokerResolves", "TestConsumeTopicRetrieval", "TestConsumeTopicRetrieval_Many",
+	"TestAddRemovePartitions", "TestPauseIssue489", "TestPauseIssueOct2023", "TestDirectPartitionPurge",
+	"TestConsumeMaxDecompressBatchBytes", "TestIssueFetchLargerThanBrokerMaxReadBytes", "TestPooling", "TestHookPollStart",
+	"TestGroupSimple", "TestUnknownGroupOffsetFetchPinned", "TestPing", "TestIssue1034",
+}
 
 // franzGoRecords is KGO_TEST_RECORDS for the subset: the ETL tests produce this
 // many records (their default, 500,000, takes minutes on two loaded cores).
@@ -100,6 +136,12 @@ func TestFranzGoSuite(t *testing.T) {
 			t.Errorf("%s: %s after %.1fs; its output and its subtests':\n%s", name, r.Outcome, r.Seconds, outputOf(results, name))
 		default:
 			t.Logf("%s: PASS (%.1fs)", name, r.Seconds)
+			// franz-go's ETL chains skip their final checks after a
+			// KIP-848 commit answered STALE_MEMBER_EPOCH in a revoke
+			// (a known gap without KIP-1251): a pass, but say so.
+			if strings.Contains(outputOf(results, name), "skipping validation") {
+				t.Logf("%s: a chain skipped its final validation (KIP-848 stale commit)", name)
+			}
 		}
 	}
 	if runErr != nil && !t.Failed() {

@@ -19,7 +19,7 @@
 // not) must be in the module cache: .ci/run downloads them with `go mod download`
 // inside the cached module directory. Per-test results against both brokers and
 // the explanation of every difference are in compat-tests/FINDINGS.md, "Other
-// clients' own test suites".
+// clients' own test suites"; the per-test tables of those runs are in results/.
 //
 // Parse and Table read `go test -json` output; they are shared by the test and by
 // suitetable.

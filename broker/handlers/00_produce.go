@@ -259,9 +259,13 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	ai := res.info
 	sp.BaseOffset, sp.LogStartOffset = ai.FirstOffset, ai.LogStartOffset
 	if appendErr != nil {
+		sp.BaseOffset, sp.LogStartOffset = -1, -1
+		if code := d.closedLogCode(appendErr, t, rp.Partition, v >= 13); code != 0 {
+			sp.ErrorCode = code // deleted under the append (closed_log.go)
+			return nil
+		}
 		d.Logger.Error("append failed", "topic", t.Name, "partition", rp.Partition, "err", appendErr)
 		sp.ErrorCode = kerr.KafkaStorageError.Code
-		sp.BaseOffset, sp.LogStartOffset = -1, -1
 		return nil
 	}
 	sp.LogAppendTime = appendTime

@@ -415,6 +415,8 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 		res.highWatermark, res.lastStable, res.logStart = -1, -1, -1
 		if errors.Is(err, storage.ErrOffsetOutOfRange) {
 			res.code = kerr.OffsetOutOfRange.Code
+		} else if code := d.closedLogCode(err, t, k.partition, k.topic == ""); code != 0 {
+			res.code = code // deleted under the read (closed_log.go)
 		} else if errors.Is(err, storage.ErrCorrupt) {
 			// Damaged data on disk (logged once by storage): Kafka's
 			// read fails with CorruptRecordException, CORRUPT_MESSAGE.

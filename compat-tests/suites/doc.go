@@ -1,0 +1,26 @@
+// Package suites runs other Kafka clients' own integration test suites (franz-go's
+// pkg/kgo tests, segmentio/kafka-go's tests) against samsa: the tests their authors
+// run against Apache Kafka in their CI, copied unmodified from the Go module cache.
+//
+// Two ways to run them:
+//
+//   - run.sh runs a whole suite (or a -run selection) against samsa or against
+//     Apache Kafka 4.4, each configured as the suite's own CI configures its broker,
+//     and prints a PASS/FAIL/SKIP table per test (command suitetable):
+//
+//     compat-tests/suites/run.sh samsa franz-go
+//     compat-tests/suites/run.sh kafka kafka-go -run 'TestConn$'
+//
+//   - TestFranzGoSuite, part of the normal test run, runs a chosen subset of the kgo
+//     tests against a harness-started samsa and fails if any chosen test does not
+//     pass (a skipped one included). Its doc comment explains the choice.
+//
+// The suites' own test dependencies (modules their go.mod needs and samsa's does
+// not) must be in the module cache: .ci/run downloads them with `go mod download`
+// inside the cached module directory. Per-test results against both brokers and
+// the explanation of every difference are in compat-tests/FINDINGS.md, "Other
+// clients' own test suites"; the per-test tables of those runs are in results/.
+//
+// Parse and Table read `go test -json` output; they are shared by the test and by
+// suitetable.
+package suites

@@ -1,0 +1,188 @@
+package suites
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
+	"github.com/samsa-broker/samsa/compat-tests/harness"
+)
+
+// franzGoModule is the client whose own tests TestFranzGoSuite runs, at the
+// version samsa's go.mod requires.
+const franzGoModule = "github.com/twmb/franz-go"
+
+// franzGoSubset is the part of franz-go's pkg/kgo tests that runs in every CI
+// run: every test of the package that talks to a broker, except the five share
+// group tests (KIP-932, which samsa does not serve: they skip). The package's
+// other ~120 tests are unit tests of the client (encoders, balancers, rings,
+// options) that never dial a broker, so they say nothing of samsa. Every chosen
+// test passed in every run against samsa and against Kafka 4.4
+// (compat-tests/FINDINGS.md). What they cover:
+//
+//   - TestGroupETL and TestTxnEtl: a producer of franzGoRecords records and three
+//     chained levels of consumer groups (consume, produce to the next topic,
+//     commit), members joining, leaving and quitting mid-way, each with six group
+//     setups: classic range and cooperative-sticky, KIP-848 range and sticky,
+//     static membership; TestTxnEtl does it transactionally (exactly once: EndTxn,
+//     TxnOffsetCommit, read_committed) and checks that no record is lost or
+//     doubled and that every partition's offsets stay in order.
+//   - produce: TestClient_Produce, TestClient_ProduceLargeMessages, TestIssue769
+//     and TestIssue831 (cancelled and failing records), TestIssueProduceBrokerTooOldFailsRecords
+//     (a client pinned to Kafka 0.10.2 versions against a broker without Produce
+//     v2), TestIssueProduceSyncManualPartitionNegativeDoesNotPanic.
+//   - consume: TestIssue325 (topics added later), TestIssue337 (one partition of
+//     a topic), TestIssue434 (a topic deleted while regex consuming), TestIssue523,
+//     TestIssue648, TestIssue810, TestIssue865, TestConsumeRegex, Test848RegexBrokerResolves
+//     (KIP-848 regex subscriptions resolved by the broker), TestConsumeTopicRetrieval(_Many),
+//     TestAddRemovePartitions (CreatePartitions while consuming), TestPauseIssue489 and
+//     TestPauseIssueOct2023 (pausing partitions of fetch sessions),
+//     TestDirectPartitionPurge, TestConsumeMaxDecompressBatchBytes,
+//     TestIssueFetchLargerThanBrokerMaxReadBytes, TestPooling, TestHookPollStart.
+//   - groups and the client: TestGroupSimple (classic and KIP-848),
+//     TestUnknownGroupOffsetFetchPinned, TestPing, TestIssue1034.
+var franzGoSubset = []string{
+	"TestGroupETL", "TestTxnEtl",
+	"TestClient_Produce", "TestClient_ProduceLargeMessages", "TestIssue769", "TestIssue831",
+	"TestIssueProduceBrokerTooOldFailsRecords", "TestIssueProduceSyncManualPartitionNegativeDoesNotPanic",
+	"TestIssue325", "TestIssue337", "TestIssue434", "TestIssue523", "TestIssue648", "TestIssue810", "TestIssue865",
+	"TestConsumeRegex", "Test848RegexBrokerResolves", "TestConsumeTopicRetrieval", "TestConsumeTopicRetrieval_Many",
+	"TestAddRemovePartitions", "TestPauseIssue489", "TestPauseIssueOct2023", "TestDirectPartitionPurge",
+	"TestConsumeMaxDecompressBatchBytes", "TestIssueFetchLargerThanBrokerMaxReadBytes", "TestPooling", "TestHookPollStart",
+	"TestGroupSimple", "TestUnknownGroupOffsetFetchPinned", "TestPing", "TestIssue1034",
+}
+
+// franzGoRecords is KGO_TEST_RECORDS for the subset: the ETL tests produce this
+// many records (their default, 500,000, takes minutes on two loaded cores).
+const franzGoRecords = 20000
+
+// franzGoDeadline bounds the child `go test` (compiling the kgo tests included).
+const franzGoDeadline = 6 * time.Minute
+
+// TestFranzGoSuite runs franzGoSubset, franz-go's own tests copied unmodified
+// from the module cache, against one samsa node configured as franz-go's CI
+// configures Kafka (internal topics with replication factor 1, no initial
+// rebalance delay), and fails unless every chosen test passes; a chosen test that
+// is skipped or missing fails too, so a franz-go upgrade that renames one is
+// noticed. The whole suite, and against Kafka 4.4 too, runs with run.sh.
+func TestFranzGoSuite(t *testing.T) {
+	src, err := ModuleDir(".", franzGoModule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := t.TempDir()
+	if err := CopyModule(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	b := harness.Start(t, harness.Options{
+		Overrides: map[string]string{
+			"group.initial.rebalance.delay.ms":         "0",
+			"offsets.topic.replication.factor":         "1",
+			"transaction.state.log.replication.factor": "1",
+			"transaction.state.log.min.isr":            "1",
+		},
+	})
+
+	run := "^(" + strings.Join(franzGoSubset, "|") + ")$"
+	cmd := exec.Command("go", "test", "-json", "-count=1", "-timeout", franzGoDeadline.String(), "-run", run, "./pkg/kgo/")
+	cmd.Dir = dst
+	cmd.Env = append(os.Environ(),
+		"GOWORK=off",
+		"GOFLAGS=-mod=readonly",
+		"KGO_SEEDS="+b.Addr,
+		"KGO_TEST_RF=1",
+		fmt.Sprintf("KGO_TEST_RECORDS=%d", franzGoRecords),
+		"KGO_LOG_LEVEL=none",
+	)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Its own process group, so that a hung run is killed with the test binary
+	// go test started.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := childproc.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var runErr error
+	select {
+	case runErr = <-done:
+	case <-time.After(franzGoDeadline + time.Minute):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		runErr = <-done
+		t.Errorf("go test of franz-go's kgo did not end within %v", franzGoDeadline+time.Minute)
+	}
+
+	results, err := Parse(&stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Result{}
+	for _, r := range results {
+		byName[r.Test] = r
+	}
+	for _, name := range franzGoSubset {
+		r, ok := byName[name]
+		switch {
+		case !ok:
+			t.Errorf("%s did not run", name)
+		case r.Outcome != Pass:
+			t.Errorf("%s: %s after %.1fs; its output and its subtests':\n%s", name, r.Outcome, r.Seconds, outputOf(results, name))
+		default:
+			t.Logf("%s: PASS (%.1fs)", name, r.Seconds)
+			// franz-go's ETL chains skip their final checks after a
+			// KIP-848 commit answered STALE_MEMBER_EPOCH in a revoke
+			// (a known gap without KIP-1251): a pass, but say so.
+			if printed(results, name, "skipping validation") {
+				t.Logf("%s: a chain skipped its final validation (KIP-848 stale commit)", name)
+			}
+		}
+	}
+	if runErr != nil && !t.Failed() {
+		t.Errorf("go test of franz-go's kgo: %v\n%s", runErr, tail(stderr.String(), 60))
+	}
+	if t.Failed() {
+		t.Logf("go test stderr:\n%s", tail(stderr.String(), 60))
+	}
+}
+
+// outputOf returns the last output lines of test name and its subtests.
+func outputOf(results []Result, name string) string {
+	var lines []string
+	for _, r := range results {
+		if r.Test == name || strings.HasPrefix(r.Test, name+"/") {
+			lines = append(lines, r.Output...)
+		}
+	}
+	return tail(strings.Join(lines, "\n"), 80)
+}
+
+// printed reports whether test name or one of its subtests printed a line
+// containing needle.
+func printed(results []Result, name, needle string) bool {
+	for _, r := range results {
+		if r.Test == name || strings.HasPrefix(r.Test, name+"/") {
+			for _, l := range r.Output {
+				if strings.Contains(l, needle) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -28,6 +28,9 @@ type Options struct {
 	// request bytes read but not yet processed over all connections; <= 0
 	// is unbounded.
 	QueuedMaxRequestBytes int64
+	// SendBufferBytes is socket.send.buffer.bytes, the SO_SNDBUF of
+	// accepted connections (sockbuf.go); <= 0 leaves the OS default.
+	SendBufferBytes int
 	// ConnectionsMaxIdle is connections.max.idle.ms; <= 0 never closes
 	// idle connections.
 	ConnectionsMaxIdle time.Duration
@@ -72,6 +75,7 @@ func serverOptions(cfg *config.Config, listeners []config.Listener, logger *slog
 		MaxRequestBytes:       cfg.SocketRequestMaxBytes,
 		QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes,
 		ConnectionsMaxIdle:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
+		SendBufferBytes:       int(cfg.SocketSendBufferBytes),
 		MaxConnections:        int(cfg.MaxConnections),
 		MaxConnectionsPerIP:   int(cfg.MaxConnectionsPerIP),
 		Logger:                logger,
@@ -255,6 +259,7 @@ func (s *Server) acceptLoop(ln net.Listener, listener string, controller bool) {
 			continue
 		}
 		delay = 0
+		setSendBuffer(nc, s.opts.SendBufferBytes)
 		c := newConn(s, nc, listener, controller)
 		d, ok := s.connectionRates(c) // quota_ip.go
 		if !ok {

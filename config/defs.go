@@ -97,6 +97,7 @@ func brokerDefs() []Def {
 		null("inter.broker.listener.name", String, "Listener used between brokers. Default: PLAINTEXT if present, else the first non-controller listener.", nil),
 		dyn(d("num.network.threads", Int, "3", "Accepted for compatibility; samsa uses a goroutine per connection.", atLeast(Int, 1))),
 		dyn(d("num.io.threads", Int, "8", "Accepted for compatibility; informational.", atLeast(Int, 1))),
+		d("socket.send.buffer.bytes", Int, "102400", "SO_SNDBUF of the connections the broker accepts, in bytes; -1 (or any value <= 0) leaves the OS default, which Linux autotunes up to tcp_wmem's maximum. With Kafka's default, broker and consumers spent less CPU per GB consumed than with the OS default (bench/README.md).", typeOnly(Int)),
 		d("socket.request.max.bytes", Int, "104857600", "Largest request the broker accepts, in bytes; a larger size prefix closes the connection before anything is allocated.", atLeast(Int, 1)),
 		// Connection and memory limits. Kafka can change the max.connections*
 		// settings at runtime; samsa reads them at start.

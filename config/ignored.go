@@ -22,8 +22,8 @@ var ignoredKeys = map[string]bool{
 	"log.message.format.version": true, "unstable.api.versions.enable": true,
 	"unstable.feature.versions.enable": true, "server.max.startup.time.ms": true,
 	// Sockets, threads and request handling.
-	"socket.send.buffer.bytes": true, "socket.receive.buffer.bytes": true,
-	"socket.listen.backlog.size": true, "socket.connection.setup.timeout.ms": true,
+	"socket.receive.buffer.bytes": true,
+	"socket.listen.backlog.size":  true, "socket.connection.setup.timeout.ms": true,
 	"socket.connection.setup.timeout.max.ms": true, "queued.max.requests": true,
 	"connections.max.reauth.ms": true,
 	"num.replica.fetchers":      true, "num.recovery.threads.per.data.dir": true,

@@ -42,6 +42,9 @@ type Config struct {
 	NumNetworkThreads     int32
 	NumIOThreads          int32
 	SocketRequestMaxBytes int32
+	// SocketSendBufferBytes is socket.send.buffer.bytes (<= 0: the OS
+	// default).
+	SocketSendBufferBytes int32
 	QueuedMaxRequestBytes int64
 	ConnectionsMaxIdleMs  int64
 	MaxConnections        int32
@@ -602,6 +605,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.NumNetworkThreads = d.i32("num.network.threads")
 	c.NumIOThreads = d.i32("num.io.threads")
 	c.SocketRequestMaxBytes = d.i32("socket.request.max.bytes")
+	c.SocketSendBufferBytes = d.i32("socket.send.buffer.bytes")
 	c.QueuedMaxRequestBytes = d.i64("queued.max.request.bytes")
 	if sources["queued.max.request.bytes"] == SourceStatic && c.QueuedMaxRequestBytes > 0 && c.QueuedMaxRequestBytes < int64(c.SocketRequestMaxBytes) {
 		// Kafka's rule: the budget must hold at least one largest request.

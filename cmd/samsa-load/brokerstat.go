@@ -12,11 +12,13 @@ import (
 
 // brokerStat watches the broker processes (same machine, -broker-pid)
 // during one phase: the CPU time they used (utime+stime of /proc/PID/stat,
-// summed) and their peak resident memory (the sum of VmRSS of
-// /proc/PID/status, sampled every 100 ms). No pid watches nothing.
+// summed), their minor page faults (minflt of the same file) and their
+// peak resident memory (the sum of VmRSS of /proc/PID/status, sampled
+// every 100 ms). No pid watches nothing.
 type brokerStat struct {
 	pids     []int
 	cpu0     time.Duration
+	minflt0  int64
 	done     chan struct{}
 	wg       sync.WaitGroup
 	peakKiB  int64
@@ -45,7 +47,7 @@ func watchBroker(pids []int) *brokerStat {
 	if len(pids) == 0 {
 		return s
 	}
-	s.cpu0, _ = s.cpu()
+	s.cpu0, s.minflt0, _ = s.usage()
 	s.sample()
 	s.wg.Add(1)
 	go func() {
@@ -64,17 +66,17 @@ func watchBroker(pids []int) *brokerStat {
 	return s
 }
 
-// cpu returns the CPU time of the watched processes, summed.
-func (s *brokerStat) cpu() (time.Duration, error) {
-	var sum time.Duration
+// usage returns the CPU time and the minor page faults of the watched
+// processes, summed.
+func (s *brokerStat) usage() (cpu time.Duration, minflt int64, err error) {
 	for _, pid := range s.pids {
-		c, err := procCPU(pid)
+		c, f, err := procUsage(pid)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		sum += c
+		cpu, minflt = cpu+c, minflt+f
 	}
-	return sum, nil
+	return cpu, minflt, nil
 }
 
 func (s *brokerStat) sample() {
@@ -99,7 +101,7 @@ func (s *brokerStat) stop(r *result, bytes int64) {
 	close(s.done)
 	s.wg.Wait()
 	s.sample()
-	cpu, err := s.cpu()
+	cpu, minflt, err := s.usage()
 	if err != nil {
 		return
 	}
@@ -107,6 +109,7 @@ func (s *brokerStat) stop(r *result, bytes int64) {
 	r.BrokerCPUSeconds = used
 	if bytes > 0 {
 		r.BrokerCPUSecPerGB = used / (float64(bytes) / 1e9)
+		r.BrokerMinFltPerGB = float64(minflt-s.minflt0) / (float64(bytes) / 1e9)
 	}
 	r.BrokerPeakRSSMB = float64(s.peakKiB) / 1024
 }
@@ -119,28 +122,31 @@ func (r *result) brokerText() string {
 	return fmt.Sprintf("; broker: %.2f CPU s (%.1f CPU s/GB), peak RSS %.0f MB", r.BrokerCPUSeconds, r.BrokerCPUSecPerGB, r.BrokerPeakRSSMB)
 }
 
-// procCPU returns the user+system CPU time of pid.
-func procCPU(pid int) (time.Duration, error) {
+// procUsage returns the user+system CPU time and the minor page faults
+// of pid.
+func procUsage(pid int) (cpu time.Duration, minflt int64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The command name (field 2) may hold spaces: fields count from the
-	// closing parenthesis. utime and stime are fields 14 and 15.
+	// closing parenthesis. minflt is field 10, utime and stime are
+	// fields 14 and 15.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("samsa-load: /proc/%d/stat: no command name", pid)
+		return 0, 0, fmt.Errorf("samsa-load: /proc/%d/stat: no command name", pid)
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
-		return 0, fmt.Errorf("samsa-load: /proc/%d/stat: %d fields", pid, len(f))
+		return 0, 0, fmt.Errorf("samsa-load: /proc/%d/stat: %d fields", pid, len(f))
 	}
+	minflt, err0 := strconv.ParseInt(f[7], 10, 64)
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("samsa-load: /proc/%d/stat: bad times", pid)
+	if err0 != nil || err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("samsa-load: /proc/%d/stat: bad fields", pid)
 	}
-	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+	return time.Duration(utime+stime) * time.Second / clockTicks, minflt, nil
 }
 
 // procRSSKiB returns VmRSS of pid in KiB.

@@ -13,7 +13,9 @@ import (
 // client doing more work against one broker than the other?):
 //
 //   - its own CPU time in the consume phase (getrusage of the process:
-//     user and system, every goroutine of franz-go included);
+//     user and system, every goroutine of franz-go included) and its minor
+//     page faults (fresh memory for the response buffers faults, and the
+//     kernel zeroes each page; reused memory does not);
 //   - the Fetch responses it read and their bytes, counted by a franz-go
 //     HookBrokerRead hook (bytes as read off the socket, size prefix
 //     included), and the Metadata responses (refreshes);
@@ -59,22 +61,24 @@ func (c *wireCounter) snapshot() wireCounts {
 	return wireCounts{c.fetches.Load(), c.fetchBytes.Load(), c.metadata.Load(), c.other.Load(), c.fetchNanos.Load()}
 }
 
-// selfCPU returns the CPU time (user + system) this process used so far.
-func selfCPU() time.Duration {
+// selfUsage returns the CPU time (user + system) this process used so
+// far and its minor page faults.
+func selfUsage() (cpu time.Duration, minflt int64) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
+		return 0, 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), int64(ru.Minflt)
 }
 
 // clientTotals sums the consumer children's client-side figures into r.
 func clientTotals(r *result, rs []childResult, bytes int64) {
-	var cpu, fetches, fetchBytes, metadata, inFlight, wall int64
+	var cpu, minflt, fetches, fetchBytes, metadata, inFlight, wall int64
 	for _, c := range rs {
 		inFlight += c.FetchNanos
 		wall += c.End - c.Start
 		cpu += c.CPUNanos
+		minflt += c.MinFlt
 		fetches += c.Fetches
 		fetchBytes += c.FetchBytes
 		metadata += c.Metadata
@@ -82,6 +86,7 @@ func clientTotals(r *result, rs []childResult, bytes int64) {
 	if bytes > 0 && cpu > 0 {
 		r.ClientCPUSeconds = float64(cpu) / 1e9
 		r.ClientCPUSecPerGB = r.ClientCPUSeconds / (float64(bytes) / 1e9)
+		r.ClientMinFltPerGB = float64(minflt) / (float64(bytes) / 1e9)
 	}
 	r.FetchResponses, r.MetadataResponses = fetches, metadata
 	if wall > 0 {

@@ -414,11 +414,16 @@ type result struct {
 	BrokerCPUSeconds  float64 `json:"broker_cpu_s,omitempty"`
 	BrokerCPUSecPerGB float64 `json:"broker_cpu_s_per_gb,omitempty"`
 	BrokerPeakRSSMB   float64 `json:"broker_peak_rss_mb,omitempty"`
+	// BrokerMinFltPerGB is the broker's minor page faults per GB moved.
+	BrokerMinFltPerGB float64 `json:"broker_minflt_per_gb,omitempty"`
 	// The consumer processes' own CPU time, per GB consumed, the Fetch
 	// responses they read (count, per GB, mean size) and their Metadata
 	// responses, with -procs (clientstat.go).
 	ClientCPUSeconds  float64 `json:"client_cpu_s,omitempty"`
 	ClientCPUSecPerGB float64 `json:"client_cpu_s_per_gb,omitempty"`
+	// ClientMinFltPerGB is the consumer processes' minor page faults
+	// per GB consumed.
+	ClientMinFltPerGB float64 `json:"client_minflt_per_gb,omitempty"`
 	FetchResponses    int64   `json:"fetch_responses,omitempty"`
 	FetchesPerGB      float64 `json:"fetches_per_gb,omitempty"`
 	AvgFetchKB        float64 `json:"avg_fetch_kb,omitempty"`
@@ -433,8 +438,8 @@ func (r result) clientText() string {
 	if r.FetchResponses == 0 && r.ClientCPUSeconds == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", clients: %.2f CPU s (%.3f s/GB), %d fetch responses (%.0f per GB, mean %.0f KiB), %d metadata responses, a fetch in flight %.0f%% of the time",
-		r.ClientCPUSeconds, r.ClientCPUSecPerGB, r.FetchResponses, r.FetchesPerGB, r.AvgFetchKB, r.MetadataResponses, 100*r.FetchInFlightShare)
+	return fmt.Sprintf(", clients: %.2f CPU s (%.3f s/GB, %.0f minor page faults per GB), %d fetch responses (%.0f per GB, mean %.0f KiB), %d metadata responses, a fetch in flight %.0f%% of the time",
+		r.ClientCPUSeconds, r.ClientCPUSecPerGB, r.ClientMinFltPerGB, r.FetchResponses, r.FetchesPerGB, r.AvgFetchKB, r.MetadataResponses, 100*r.FetchInFlightShare)
 }
 
 func printJSON(r result) {

@@ -65,10 +65,11 @@ type childResult struct {
 	Records int64  `json:"records"`
 	Bytes   int64  `json:"bytes"`
 	Err     string `json:"err,omitempty"`
-	// A consumer's own CPU time in the phase (nanoseconds), the Fetch
-	// responses it read and their bytes, and its Metadata responses
-	// (clientstat.go).
+	// A consumer's own CPU time in the phase (nanoseconds) and minor
+	// page faults, the Fetch responses it read and their bytes, and its
+	// Metadata responses (clientstat.go).
 	CPUNanos   int64 `json:"cpu_ns,omitempty"`
+	MinFlt     int64 `json:"minflt,omitempty"`
 	Fetches    int64 `json:"fetches,omitempty"`
 	FetchBytes int64 `json:"fetch_bytes,omitempty"`
 	Metadata   int64 `json:"metadata,omitempty"`
@@ -530,7 +531,8 @@ func runChild(role string, o options, topic, parts, out string) (childResult, er
 		if err != nil {
 			return childResult{}, err
 		}
-		cpu0, w0 := selfCPU(), counter.snapshot()
+		cpu0, flt0 := selfUsage()
+		w0 := counter.snapshot()
 		var res childResult
 		if o.consume == "raw" {
 			res, err = rawConsumeChild(ctx, cl, topic, targets)
@@ -545,7 +547,8 @@ func runChild(role string, o options, topic, parts, out string) (childResult, er
 			cons.Close()
 		}
 		w1 := counter.snapshot()
-		res.CPUNanos = int64(selfCPU() - cpu0)
+		cpu1, flt1 := selfUsage()
+		res.CPUNanos, res.MinFlt = int64(cpu1-cpu0), flt1-flt0
 		res.Fetches, res.FetchBytes, res.Metadata = w1.fetches-w0.fetches, w1.fetchBytes-w0.fetchBytes, w1.metadata-w0.metadata
 		res.FetchNanos = w1.fetchNanos - w0.fetchNanos
 		return res, err

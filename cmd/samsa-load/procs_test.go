@@ -45,8 +45,8 @@ func TestProcStats(t *testing.T) {
 	for i := range 200_000_000 {
 		x += i
 	}
-	if cpu, err := procCPU(os.Getpid()); err != nil || cpu <= 0 {
-		t.Fatalf("procCPU: %v %v (x %d)", cpu, err, x)
+	if cpu, minflt, err := procUsage(os.Getpid()); err != nil || cpu <= 0 || minflt <= 0 {
+		t.Fatalf("procUsage: %v %v %v (x %d)", cpu, minflt, err, x)
 	}
 	if kib, err := procRSSKiB(os.Getpid()); err != nil || kib <= 0 {
 		t.Fatalf("procRSSKiB: %v %v", kib, err)

@@ -79,6 +79,8 @@ type confluentDelivery struct {
 	offset int64
 }
 
+// checkImplicitAckLoss checks one broker's outcome: the same for samsa and
+// Kafka 4.4.
 func checkImplicitAckLoss(t *testing.T, o implicitAckOutcome) {
 	t.Helper()
 	if o.firstCode != kerr.UnknownTopicOrPartition.Code {
@@ -92,7 +94,8 @@ func checkImplicitAckLoss(t *testing.T, o implicitAckOutcome) {
 	}
 	// librdkafka's implicit ack: delivered, offset RD_KAFKA_OFFSET_INVALID.
 	if o.first != (confluentDelivery{offset: int64(kafka.OffsetInvalid)}) {
-		t.Errorf("first record reported %+v, want delivered at offset %d (librdkafka's implicit ack)", o.first, kafka.OffsetInvalid)
+		t.Errorf("first record reported %+v, want delivered at offset %d (librdkafka's implicit ack; if a newer librdkafka "+
+			"resends or fails it instead, finding 17 is fixed upstream: update this test and docs/DURABILITY.md)", o.first, kafka.OffsetInvalid)
 	}
 	if want := []string{"probe", "b"}; !slices.Equal(o.log, want) {
 		t.Errorf("partition holds %q, want %q (the first record never appended)", o.log, want)

@@ -15,6 +15,9 @@ type Ack struct {
 	Partition int32
 	Offset    int64
 	Value     string
+	// MsgID is librdkafka's number of the message in its partition (1,
+	// 2, ...; 0: not a librdkafka producer, or unknown).
+	MsgID uint64
 }
 
 // Failure is a send whose outcome the producer does not know (an error or a
@@ -62,6 +65,9 @@ type History struct {
 	// DataLoss counts franz-go ErrDataLoss reports (a consumer saw its
 	// offset vanish, usually after truncation).
 	DataLoss int
+	// Librdkafka is each confluent producer's own debug log, by producer
+	// id, as far as finding 17's chain is concerned (RdkEvidence).
+	Librdkafka map[int]*RdkEvidence
 }
 
 // Report is what Check found. Each anomaly is counted and the first
@@ -80,6 +86,12 @@ type Report struct {
 	CommittedBackwards Anomaly // a group's committed offset decreased
 	CommittedSkipped   Anomaly // below the group's committed offset, never delivered to the group
 	DataLossReported   int     // client-side data-loss reports (informative)
+	// ClientImplicitAck are acknowledged records missing from the log
+	// that librdkafka reported delivered by its implicit ack after the
+	// broker had refused their batch with nothing appended, as the
+	// producer's own debug log proves (finding 17): a client loss,
+	// printed, not counted as an anomaly.
+	ClientImplicitAck Anomaly
 	// FailureErrors are the first distinct errors of failed sends, with
 	// their counts (informative).
 	FailureErrors map[string]int
@@ -133,6 +145,12 @@ func (r *Report) String() string {
 		}
 		b.WriteString("\n")
 	}
+	fmt.Fprintf(&b, "  client-implicit-ack: %d (not an anomaly: librdkafka reported a batch the broker refused as delivered, finding 17)",
+		r.ClientImplicitAck.Count)
+	for _, e := range r.ClientImplicitAck.Examples {
+		fmt.Fprintf(&b, "\n    %s", e)
+	}
+	b.WriteString("\n")
 	return b.String()
 }
 
@@ -190,7 +208,11 @@ func Check(h *History) *Report {
 	// Lost and acknowledged-offset consistency.
 	for _, a := range h.Acks {
 		if len(finalAt[a.Value]) == 0 {
-			r.Lost.add("%q acknowledged at %d/%d", a.Value, a.Partition, a.Offset)
+			if why, ok := implicitAckProven(h, a); ok {
+				r.ClientImplicitAck.add("%q acknowledged at %d/%d: %s", a.Value, a.Partition, a.Offset, why)
+			} else {
+				r.Lost.add("%q acknowledged at %d/%d", a.Value, a.Partition, a.Offset)
+			}
 		}
 		po := partOffset{a.Partition, a.Offset}
 		if v, ok := valueAt[po]; ok && v != a.Value {
@@ -288,4 +310,20 @@ func Check(h *History) *Report {
 		}
 	}
 	return r
+}
+
+// implicitAckProven reports whether a, acknowledged and not in the log,
+// is a librdkafka implicit ack of a refused batch (finding 17): it was
+// acknowledged without an offset (librdkafka's -1001), and its producer's
+// own debug log shows its batch refused with nothing appended and then the
+// message implicitly acked (RdkEvidence.ProvesImplicitAck).
+func implicitAckProven(h *History, a Ack) (string, bool) {
+	if a.Offset >= 0 || a.MsgID == 0 {
+		return "", false
+	}
+	ev := h.Librdkafka[a.Producer]
+	if ev == nil {
+		return "", false
+	}
+	return ev.ProvesImplicitAck(ev.Topic, a.Partition, a.MsgID)
 }

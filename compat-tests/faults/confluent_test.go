@@ -66,18 +66,19 @@ func TestConfluentProducerChild(t *testing.T) {
 			if !ok {
 				continue
 			}
-			seq, _ := m.Opaque.(int64)
+			o, _ := m.Opaque.(confluentOpaque)
 			if err := m.TopicPartition.Error; err != nil {
-				say("F %d %s", seq, strings.ReplaceAll(err.Error(), "\n", " "))
+				say("F %d %s", o.seq, strings.ReplaceAll(err.Error(), "\n", " "))
 				continue
 			}
-			say("A %d %d %d", seq, m.TopicPartition.Partition, int64(m.TopicPartition.Offset))
+			say("A %d %d %d %d", o.seq, m.TopicPartition.Partition, int64(m.TopicPartition.Offset), o.msgID)
 		}
 	}()
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	queued := make([]uint64, partitions)
 	for seq := int64(0); ; {
 		select {
 		case <-term:
@@ -96,14 +97,28 @@ func TestConfluentProducerChild(t *testing.T) {
 			// The cluster takes nothing now: skip a tick.
 			continue
 		}
+		part := int32(seq % int64(partitions))
+		// librdkafka numbers a partition's messages 1, 2, ... as they
+		// are queued (its msgid, which its debug log names): a refused
+		// Produce call takes no number.
+		o := confluentOpaque{seq: seq, msgID: queued[part] + 1}
 		msg := &kafka.Message{
-			TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: int32(seq % int64(partitions))},
+			TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: part},
 			Value:          fmt.Appendf(nil, "p%d-%d", id, seq),
-			Opaque:         seq,
+			Opaque:         o,
 		}
 		if err := p.Produce(msg, nil); err != nil {
 			say("F %d %s", seq, err)
+		} else {
+			queued[part]++
 		}
 		seq++
 	}
+}
+
+// confluentOpaque is a child's message opaque: its sequence number and
+// librdkafka's msgid for it.
+type confluentOpaque struct {
+	seq   int64
+	msgID uint64
 }

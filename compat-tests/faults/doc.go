@@ -46,7 +46,11 @@
 // no member receives a record below an acknowledged commit and that the
 // group receives every record (CheckGroup); confluent-kafka-go idempotent
 // producers (StartConfluentProducers, child processes) can run beside the
-// franz-go ones. The transaction workload also runs with other clients
+// franz-go ones; the parent reads each one's librdkafka debug log, and a
+// record it acknowledged at -1001 and that is in no log counts as
+// client-implicit-ack, not lost, only when that log shows its batch
+// refused with nothing appended and then implicitly acked (RdkEvidence,
+// finding 17 of docs/DURABILITY.md). The transaction workload also runs with other clients
 // (ConfluentTxn, ctxn.go): confluent-kafka-go and Java client
 // transactional producers and a confluent read_committed consumer, child
 // processes that can be SIGKILLed mid-transaction, checked by CheckTxn on
@@ -77,7 +81,9 @@
 //
 // Keeping logs: SAMSA_FAULTS_KEEP_LOGS=<existing dir> keeps every run's
 // node logs, KIP-848 members' franz-go logs (SAMSA_FAULTS_CLIENT_DEBUG=1:
-// debug level) and group history in a directory of its own under it
+// debug level), the confluent producers' librdkafka debug logs
+// (confluent-producer-<id>.log) and group history in a directory of its
+// own under it
 // (KeepLogsDir: <Test>-<UTC start>-pid<N>), so -test.count and parallel
 // binaries never overwrite a failing run's logs. The members log each
 // OffsetFetch answer and where they start each partition ("faults:

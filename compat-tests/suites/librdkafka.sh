@@ -19,6 +19,8 @@
 # the build is reused while RDK_SRC/tests/test-runner exists.
 #
 # Other settings:
+#   RDK_TESTS_DIR=DIR   run the test-runner of DIR instead of RDK_SRC/tests (a copy beside it
+#                       with a test patched for a diagnosis; it must be built already)
 #   RDK_WORK=DIR        where broker data, logs and per-test outputs go
 #                       (default /tmp/rdk-suite-<broker>-<pid>; kept for reading)
 #   RDK_TEST_TIMEOUT=S  wall-clock limit of one test number (default 600)
@@ -30,6 +32,22 @@
 #   TEST_KAFKA_VERSION  the broker version the suite assumes (default 4.0.0: the suite
 #                       has no checks above 4.0, and 4.4 is the reference)
 #   SAMSA_BINARY=FILE   a samsa binary; default: `go build ./cmd/samsa` of this checkout
+#   SAMSA_REPO=DIR      the samsa checkout (default: the one holding this script; set it
+#                       when running a copy of the script, e.g. to edit it meanwhile)
+#   RDK_SCENARIO=noautocreate  the suite's other scenario (tests/scenarios/noautocreate.json):
+#                       brokers with auto.create.topics.enable=false, runner -s noautocreate
+#                       (0045's topic removal and partition change, 0107, 0111)
+#   TEST_CONSUMER_GROUP_PROTOCOL=consumer  every consumer of the suite with group.protocol=consumer
+#                       (KIP-848); default classic
+#   RDK_AUTHORIZER=0    run the brokers without an authorizer (default: the StandardAuthorizer
+#                       with allow.everyone.if.no.acl.found=true, as the suite's trivup
+#                       clusters run, so the ACL tests of 0081, 0109, 0115, 0119 can work)
+#
+# Some tests call Kafka's CLI scripts ($KAFKA_PATH/bin/kafka-topics.sh, kafka-acls.sh,
+# kafka-configs.sh, with $BROKERS): the script points KAFKA_PATH at wrappers that run
+# Kafka 4.4's tools through compat-tests/kafka-ref/kafka-ref.sh, against either broker.
+# Tests that start Java helper programs (test_run_java: 0098, 0113's Java subtest) need a
+# Kafka source tree and fail or skip here.
 #
 # The table has one row per test the runner reported: PASSED, FAILED (with the suite's
 # failure text), SKIPPED (with its reason) or TIMEOUT (the whole number was killed after
@@ -47,21 +65,31 @@ samsa | kafka) ;;
 	;;
 esac
 
+say() { echo "librdkafka.sh: $*" >&2; }
+die() {
+	say "$*"
+	exit 1
+}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../.." && pwd)
+repo=${SAMSA_REPO:-$(cd "$here/../.." && pwd)}
 src=${RDK_SRC:-/tmp/rdk-src}
 work=${RDK_WORK:-/tmp/rdk-suite-$broker-$$}
 test_timeout=${RDK_TEST_TIMEOUT:-600}
 multiplier=${RDK_TMOUT_MULTIPLIER:-3}
 partitions=${RDK_PARTITIONS:-4}
 runner_args=${RDK_RUNNER_ARGS:--Q -L -p1}
+scenario=${RDK_SCENARIO:-default}
+autocreate=true
+case $scenario in
+default) ;;
+noautocreate)
+	autocreate=false
+	runner_args="$runner_args -s noautocreate"
+	;;
+*) die "RDK_SCENARIO: default or noautocreate, not $scenario" ;;
+esac
 export TEST_KAFKA_VERSION=${TEST_KAFKA_VERSION:-4.0.0}
 
-say() { echo "librdkafka.sh: $*" >&2; }
-die() {
-	say "$*"
-	exit 1
-}
 
 # --- sources and build -------------------------------------------------------------------
 if [[ ! -f $src/tests/test.c ]]; then
@@ -121,8 +149,14 @@ stop_broker() {
 }
 trap stop_broker EXIT
 
+authz_overrides=()
+if [[ ${RDK_AUTHORIZER:-1} == 1 ]]; then
+	authz_overrides=(authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+		allow.everyone.if.no.acl.found=true)
+fi
 if [[ $broker == kafka ]]; then
-	KAFKA_REF_OVERRIDES="num.partitions=$partitions" \
+	KAFKA_REF_OVERRIDES=$(printf '%s\n' "num.partitions=$partitions" "auto.create.topics.enable=$autocreate" \
+		"${authz_overrides[@]}") \
 		"$repo/compat-tests/kafka-ref/kafka-ref.sh" start "$work/kafka" >/dev/null ||
 		die "kafka-ref start failed"
 	bootstrap=$(cut -d, -f1 "$work/kafka/bootstrap")
@@ -139,8 +173,9 @@ else
 	"$bin" --override "listeners=PLAINTEXT://$bootstrap" \
 		--override "advertised.listeners=PLAINTEXT://$bootstrap" \
 		--override "log.dirs=$work/samsa-data" --override node.id=1 \
-		--override "num.partitions=$partitions" --override auto.create.topics.enable=true \
+		--override "num.partitions=$partitions" --override "auto.create.topics.enable=$autocreate" \
 		--override group.initial.rebalance.delay.ms=0 \
+		"${authz_overrides[@]/#/--override=}" \
 		>"$work/samsa.log" 2>&1 &
 	samsa_pid=$!
 	ready=
@@ -164,6 +199,15 @@ test.topic.random=true
 EOF
 export RDKAFKA_TEST_CONF=$work/test.conf
 
+# $KAFKA_PATH/bin/<tool>.sh wrappers around Kafka 4.4's tools (kafka-ref.sh tool).
+for tool in kafka-topics kafka-acls kafka-configs; do
+	mkdir -p "$work/kafka-path/bin"
+	printf '#!/bin/sh\nexec %q tool %s "$@"\n' "$repo/compat-tests/kafka-ref/kafka-ref.sh" "$tool" \
+		>"$work/kafka-path/bin/$tool.sh"
+	chmod +x "$work/kafka-path/bin/$tool.sh"
+done
+export KAFKA_PATH=$work/kafka-path BROKERS=$bootstrap
+
 # --- the tests ---------------------------------------------------------------------------
 if [[ -n $tests_arg ]]; then
 	numbers=$(echo "$tests_arg" | tr ', ' '\n\n' | grep -E '^[0-9]{4}$' | sort -u)
@@ -176,7 +220,7 @@ fi
 
 results=$work/results.tsv
 : >"$results"
-cd "$src/tests"
+cd "${RDK_TESTS_DIR:-$src/tests}"
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:../src:../src-cpp
 for n in $numbers; do
 	log=$work/out/$n.log
@@ -193,6 +237,17 @@ for n in $numbers; do
 			name=$2; state=$3; reason=$5; for (i = 6; i <= NF; i++) reason = reason "|" $i
 			gsub(/^ +| +$/, "", name); gsub(/^ +| +$/, "", state); gsub(/^ +| +$/, "", reason)
 			print name "\t" state "\t" reason }')
+	if [[ -z $rows && $rc -ne 124 && $rc -ne 137 ]]; then
+		# No summary: a failed assertion aborted the runner (test_fail0's assert, e.g.
+		# when a failed test leaves librdkafka threads behind). Its failure banner
+		# names the test and the next line says why:
+		#   ### Test "0011_produce_batch (sub:629)" failed at FILE:LINE:FUNC() at DATE: ###
+		rows=$(sed -e 's/\x1b\[[0-9;]*m//g' "$log" |
+			awk -v n="$n" '/^### Test "/ && $0 ~ "\"" n "_" {
+				name=$0; sub(/^### Test "/, "", name); where=name; sub(/[ "].*/, "", name)
+				sub(/^[^"]*" failed at /, "", where); sub(/ at [A-Z][a-z][a-z] .*/, "", where)
+				getline why; print name "\tFAILED\t" why " (" where "; runner aborted)" }' | sort -u -t$'\t' -k1,1)
+	fi
 	if [[ $rc -eq 124 || $rc -eq 137 || -z $rows ]]; then
 		why="killed after ${test_timeout}s"
 		[[ $rc -eq 124 || $rc -eq 137 ]] || why="no summary (exit $rc)"
@@ -210,7 +265,7 @@ done
 
 # --- the table ---------------------------------------------------------------------------
 echo
-echo "librdkafka $(cd "$src" && grep -m1 -oE 'RD_KAFKA_VERSION +0x[0-9a-f]+' src/rdkafka.h | awk '{print $2}') test suite against $version_line (TEST_KAFKA_VERSION=$TEST_KAFKA_VERSION, runner $runner_args)"
+echo "librdkafka $(cd "$src" && grep -m1 -oE 'RD_KAFKA_VERSION +0x[0-9a-f]+' src/rdkafka.h | awk '{print $2}') test suite against $version_line (TEST_KAFKA_VERSION=$TEST_KAFKA_VERSION, runner $runner_args, group protocol ${TEST_CONSUMER_GROUP_PROTOCOL:-classic})"
 printf '%-52s %-8s %s\n' TEST RESULT DETAIL
 grep -v $'\tFILTERED\t' "$results" | while IFS=$'\t' read -r name state reason; do
 	printf '%-52s %-8s %s\n' "$name" "$state" "${reason:0:160}"

@@ -47,6 +47,11 @@ import (
 //     without a key with INVALID_RECORD (87), as Kafka does: compaction
 //     keeps the latest record per key, so a keyless one has no meaning.
 //     v8+ lists each keyless record's batch index in record_errors.
+//   - A CreateTime topic refuses a batch with a record timestamp older
+//     than message.timestamp.before.max.ms or further ahead than
+//     message.timestamp.after.max.ms (Kafka 4: one hour) with
+//     INVALID_TIMESTAMP (32), the records in record_errors
+//     (produce_timestamps.go).
 //   - A batch with a producer id is checked against the partition's
 //     producer state before the append (producer_state.go): an older
 //     epoch is INVALID_PRODUCER_EPOCH, a sequence gap
@@ -183,6 +188,14 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	if tc.CleanupPolicyCompact {
 		if msg, errs, ok := keylessRecords(rp.Records, t.Name, rp.Partition); ok {
 			sp.ErrorCode = kerr.InvalidRecord.Code
+			sp.ErrorMessage = &msg
+			sp.ErrorRecords = errs
+			return nil
+		}
+	}
+	if tc.MessageTimestampType != "LogAppendTime" {
+		if msg, errs, ok := timestampErrors(batches[0], rp.Records, tc, d.Now().UnixMilli(), t.Name, rp.Partition); ok {
+			sp.ErrorCode = kerr.InvalidTimestamp.Code
 			sp.ErrorMessage = &msg
 			sp.ErrorRecords = errs
 			return nil

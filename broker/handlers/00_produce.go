@@ -302,7 +302,7 @@ type ackWait struct {
 // Produce v8+ (KIP-467), one record error per keyless record with its index
 // in the batch, as Kafka's LogValidator answers. A client uses that list to
 // fail only those records with INVALID_RECORD and the others of the batch
-// with a retriable "part of a bad batch" error (librdkafka's
+// with a "part of a bad batch" error (librdkafka's
 // _INVALID_DIFFERENT_RECORD); without it every record of the batch fails
 // with INVALID_RECORD. An undecodable batch counts as one keyless record
 // without an index.

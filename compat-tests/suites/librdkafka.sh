@@ -28,6 +28,10 @@
 #                       (default /tmp/rdk-suite-<broker>-<pid>; kept for reading)
 #   RDK_TEST_TIMEOUT=S  wall-clock limit of one test number (default 600)
 #   RDK_TMOUT_MULTIPLIER=F  the suite's test.timeout.multiplier (default 3: 2 shared cores)
+#   RDK_GROUP_DELAY_MS=N  group.initial.rebalance.delay.ms of both brokers (default 3000,
+#                       Kafka's default, which the suite's trivup clusters keep: with 0 the
+#                       first consumer of a group gets a generation of its own, and 0102 and
+#                       0118, which expect both consumers in the first one, fail on either)
 #   RDK_PARTITIONS=N    num.partitions of both brokers (default 4, the suite's default
 #                       scenario, tests/scenarios/default.json)
 #   RDK_RUNNER_ARGS     test-runner flags (default "-Q -L -p1": quick mode, no local
@@ -80,6 +84,7 @@ work=${RDK_WORK:-/tmp/rdk-suite-$broker-$$}
 test_timeout=${RDK_TEST_TIMEOUT:-600}
 multiplier=${RDK_TMOUT_MULTIPLIER:-3}
 partitions=${RDK_PARTITIONS:-4}
+group_delay=${RDK_GROUP_DELAY_MS:-3000}
 runner_args=${RDK_RUNNER_ARGS:--Q -L -p1}
 scenario=${RDK_SCENARIO:-default}
 autocreate=true
@@ -162,6 +167,7 @@ if [[ ${RDK_AUTHORIZER:-1} == 1 ]]; then
 fi
 if [[ $broker == kafka ]]; then
 	KAFKA_REF_OVERRIDES=$(printf '%s\n' "num.partitions=$partitions" "auto.create.topics.enable=$autocreate" \
+		"group.initial.rebalance.delay.ms=$group_delay" \
 		"${authz_overrides[@]}") \
 		"$repo/compat-tests/kafka-ref/kafka-ref.sh" start "$work/kafka" >/dev/null ||
 		die "kafka-ref start failed"
@@ -180,7 +186,7 @@ else
 		--override "advertised.listeners=PLAINTEXT://$bootstrap" \
 		--override "log.dirs=$work/samsa-data" --override node.id=1 \
 		--override "num.partitions=$partitions" --override "auto.create.topics.enable=$autocreate" \
-		--override group.initial.rebalance.delay.ms=0 \
+		--override "group.initial.rebalance.delay.ms=$group_delay" \
 		"${authz_overrides[@]/#/--override=}" \
 		>"$work/samsa.log" 2>&1 &
 	samsa_pid=$!

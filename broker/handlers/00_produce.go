@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -45,6 +46,12 @@ import (
 //   - A topic whose cleanup.policy includes compact refuses records
 //     without a key with INVALID_RECORD (87), as Kafka does: compaction
 //     keeps the latest record per key, so a keyless one has no meaning.
+//     v8+ lists each keyless record's batch index in record_errors.
+//   - A CreateTime topic refuses a batch with a record timestamp older
+//     than message.timestamp.before.max.ms or further ahead than
+//     message.timestamp.after.max.ms (Kafka 4: one hour) with
+//     INVALID_TIMESTAMP (32), the records in record_errors
+//     (produce_timestamps.go).
 //   - A batch with a producer id is checked against the partition's
 //     producer state before the append (producer_state.go): an older
 //     epoch is INVALID_PRODUCER_EPOCH, a sequence gap
@@ -179,9 +186,18 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 		return nil
 	}
 	if tc.CleanupPolicyCompact {
-		if msg, ok := keylessRecord(rp.Records); ok {
+		if msg, errs, ok := keylessRecords(rp.Records, t.Name, rp.Partition); ok {
 			sp.ErrorCode = kerr.InvalidRecord.Code
 			sp.ErrorMessage = &msg
+			sp.ErrorRecords = errs
+			return nil
+		}
+	}
+	if tc.MessageTimestampType != "LogAppendTime" {
+		if msg, errs, ok := timestampErrors(batches[0], rp.Records, tc, d.Now().UnixMilli(), t.Name, rp.Partition); ok {
+			sp.ErrorCode = kerr.InvalidTimestamp.Code
+			sp.ErrorMessage = &msg
+			sp.ErrorRecords = errs
 			return nil
 		}
 	}
@@ -285,20 +301,36 @@ type ackWait struct {
 	topic, part int // indexes in the response
 }
 
-// keylessRecord reports a record without a key in the (validated) batch
-// of a produce to a compacted topic, with Kafka's message; an undecodable
-// batch counts as one.
-func keylessRecord(batch []byte) (string, bool) {
+// keylessRecords reports the records without a key in the (validated)
+// batch of a produce to a compacted topic: the partition's message and, for
+// Produce v8+ (KIP-467), one record error per keyless record with its index
+// in the batch, as Kafka's LogValidator answers. A client uses that list to
+// fail only those records with INVALID_RECORD and the others of the batch
+// with a "part of a bad batch" error (librdkafka's
+// _INVALID_DIFFERENT_RECORD); without it every record of the batch fails
+// with INVALID_RECORD. An undecodable batch counts as one keyless record
+// without an index.
+func keylessRecords(batch []byte, topic string, partition int32) (string, []kmsg.ProduceResponseTopicPartitionErrorRecord, bool) {
 	_, recs, err := wire.DecodeRecords(batch)
 	if err != nil {
-		return "Compacted topic cannot accept a batch whose records do not decode", true
+		return "Compacted topic cannot accept a batch whose records do not decode", nil, true
 	}
-	for _, r := range recs {
-		if r.Key == nil {
-			return "Compacted topic cannot accept message without key in topic partition", true
+	var errs []kmsg.ProduceResponseTopicPartitionErrorRecord
+	for i, r := range recs {
+		if r.Key != nil {
+			continue
 		}
+		msg := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d", topic, partition)
+		e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		e.RelativeOffset = int32(i)
+		e.ErrorMessage = &msg
+		errs = append(errs, e)
 	}
-	return "", false
+	if len(errs) == 0 {
+		return "", nil, false
+	}
+	return fmt.Sprintf("%d of the batch's %d records were rejected (see record_errors); the first, at index %d: %s",
+		len(errs), len(recs), errs[0].RelativeOffset, *errs[0].ErrorMessage), errs, true
 }
 
 // codecFor maps a topic compression.type to the codec batches must be

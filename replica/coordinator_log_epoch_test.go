@@ -12,14 +12,6 @@ import (
 	"github.com/samsa-broker/samsa/wire"
 )
 
-// The transaction coordinator finds these methods by a type assertion
-// (txn's epochLog); a changed signature would silently drop its epoch
-// check.
-var _ interface {
-	AppendUncommittedInEpoch(batch []byte) (end int64, epoch int32, err error)
-	WaitCommittedInEpoch(ctx context.Context, epoch int32, offset int64) error
-} = CoordinatorLog{}
-
 // TestCoordinatorLogWaitCommittedInEpoch: a coordinator's write appended
 // by a leader that is then cut off and replaced. The new leader writes
 // past it, the old leader comes back as a follower, truncates the write

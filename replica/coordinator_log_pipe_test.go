@@ -13,6 +13,8 @@ import (
 	"github.com/samsa-broker/samsa/wire"
 )
 
+// Both coordinators find these by type assertions: a changed signature
+// would silently drop the pipelining or the epoch check.
 var (
 	_ coordinator.PipelinedLog      = CoordinatorLog{}
 	_ coordinator.EpochPipelinedLog = CoordinatorLog{}

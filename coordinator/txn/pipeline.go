@@ -47,25 +47,13 @@ import (
 // no longer led here: the shard is about to be unloaded).
 const watchRetryBackoff = 100 * time.Millisecond
 
-// epochLog is a PipelinedLog that tells the leader epoch of each append
-// and waits for the high watermark in that epoch only
-// (replica.CoordinatorLog). With it a write is installed only while this
-// node still leads the partition in the epoch it appended in: a node that
-// has become a follower moves its high watermark over the new leader's
-// records, past writes of its own that it truncated, in the time before
-// the broker unloads its shard.
-type epochLog interface {
-	AppendUncommittedInEpoch(batch []byte) (end int64, epoch int32, err error)
-	WaitCommittedInEpoch(ctx context.Context, epoch int32, offset int64) error
-}
-
 // txnWrite is a write of one transactional id's state appended to a
 // PipelinedLog and not yet committed.
 type txnWrite struct {
 	id    string
 	next  *txnMeta // nil: id's tombstone
 	end   int64    // the log end offset after the batch
-	epoch int32    // the leader epoch of the append (epochLog)
+	epoch int32    // the leader epoch of the append (coordinator.EpochPipelinedLog)
 	done  func(code int16)
 }
 
@@ -249,7 +237,7 @@ func (s *shard) watchFrom(w *txnWrite) {
 
 // watch reports to the shard (committed) how far its writes are
 // committed each time the high watermark passes the oldest write in
-// flight, until ctx ends: with an epochLog the end of that write, once
+// flight, until ctx ends: with a coordinator.EpochPipelinedLog the end of that write, once
 // the high watermark passed it in its epoch, else the high watermark. It
 // waits with WaitCommittedInEpoch or CommitWaiter.WaitCommitted, which
 // wake on the partition's own notification; a wait that ran out is

@@ -155,8 +155,8 @@ func (l *replLog) setAppendErr(err error) {
 }
 
 var (
-	_ coordinator.PipelinedLog = (*replLog)(nil)
-	_ epochLog                 = (*replLog)(nil)
+	_ coordinator.PipelinedLog      = (*replLog)(nil)
+	_ coordinator.EpochPipelinedLog = (*replLog)(nil)
 )
 
 // plainPipelined is a replLog without leader epochs: a PipelinedLog

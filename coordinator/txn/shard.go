@@ -64,7 +64,7 @@ type shard struct {
 	// reports the high watermark to committed once it passes
 	// watchTarget, woken by watchWake.
 	pl          coordinator.PipelinedLog
-	el          epochLog // pl's epochs, if it has them
+	el          coordinator.EpochPipelinedLog // pl's epochs, if it has them
 	committed   chan int64
 	watchWake   chan struct{}
 	watchTarget atomic.Pointer[watchPoint]
@@ -85,10 +85,7 @@ type shard struct {
 
 func newShard(c *Coordinator, partition int32, log Log) *shard {
 	pl, _ := log.(coordinator.PipelinedLog)
-	var el epochLog
-	if pl != nil {
-		el, _ = log.(epochLog)
-	}
+	el, _ := log.(coordinator.EpochPipelinedLog) // implies pl
 	return &shard{
 		c:         c,
 		partition: partition,

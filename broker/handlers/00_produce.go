@@ -315,22 +315,31 @@ func keylessRecords(batch []byte, topic string, partition int32) (string, []kmsg
 	if err != nil {
 		return "Compacted topic cannot accept a batch whose records do not decode", nil, true
 	}
-	var errs []kmsg.ProduceResponseTopicPartitionErrorRecord
-	for i, r := range recs {
-		if r.Key != nil {
-			continue
-		}
-		msg := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d", topic, partition)
-		e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
-		e.RelativeOffset = int32(i)
-		e.ErrorMessage = &msg
-		errs = append(errs, e)
-	}
+	msg := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d", topic, partition)
+	errs := recordErrors(recs, func(r wire.Record) (string, bool) { return msg, r.Key == nil })
 	if len(errs) == 0 {
 		return "", nil, false
 	}
 	return fmt.Sprintf("%d of the batch's %d records were rejected (see record_errors); the first, at index %d: %s",
 		len(errs), len(recs), errs[0].RelativeOffset, *errs[0].ErrorMessage), errs, true
+}
+
+// recordErrors lists the records of a batch that refuse refuses, each with
+// its index in the batch and refuse's message, as Produce v8+ answers them
+// in record_errors (KIP-467).
+func recordErrors(recs []wire.Record, refuse func(wire.Record) (msg string, refused bool)) []kmsg.ProduceResponseTopicPartitionErrorRecord {
+	var errs []kmsg.ProduceResponseTopicPartitionErrorRecord
+	for i, r := range recs {
+		msg, refused := refuse(r)
+		if !refused {
+			continue
+		}
+		e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		e.RelativeOffset = int32(i)
+		e.ErrorMessage = &msg
+		errs = append(errs, e)
+	}
+	return errs
 }
 
 // codecFor maps a topic compression.type to the codec batches must be

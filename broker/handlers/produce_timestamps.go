@@ -50,19 +50,14 @@ func timestampErrors(h wire.BatchHeader, batch []byte, tc config.TopicConfig, no
 	if err != nil {
 		return "The batch's record timestamps are out of range and its records do not decode", nil, true
 	}
-	var errs []kmsg.ProduceResponseTopicPartitionErrorRecord
-	for i, r := range recs {
+	errs := recordErrors(recs, func(r wire.Record) (string, bool) {
 		ts := h.BaseTimestamp + r.TimestampDelta
 		if h.BaseTimestamp == -1 || !outside(ts) {
-			continue
+			return "", false
 		}
-		msg := fmt.Sprintf("Timestamp %d of the record at offset delta %d in topic partition %s-%d is out of range; the broker accepts [%d, %d] (message.timestamp.before.max.ms, message.timestamp.after.max.ms)",
-			ts, r.OffsetDelta, topic, partition, lo, hi)
-		e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
-		e.RelativeOffset = int32(i)
-		e.ErrorMessage = &msg
-		errs = append(errs, e)
-	}
+		return fmt.Sprintf("Timestamp %d of the record at offset delta %d in topic partition %s-%d is out of range; the broker accepts [%d, %d] (message.timestamp.before.max.ms, message.timestamp.after.max.ms)",
+			ts, r.OffsetDelta, topic, partition, lo, hi), true
+	})
 	if len(errs) == 0 {
 		// The header is out of range but no record is: Kafka checks
 		// the records only, and takes the batch.

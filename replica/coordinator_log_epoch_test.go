@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/samsa-broker/samsa/wire"
 )
 
 // TestCoordinatorLogWaitCommittedInEpoch: a coordinator's write appended
@@ -26,14 +24,7 @@ func TestCoordinatorLogWaitCommittedInEpoch(t *testing.T) {
 		c := newCluster(t, 1)
 		synctest.Wait()
 		cl := c.part(1).CoordinatorLog(5 * time.Second)
-		batch := func() []byte {
-			b, err := wire.EncodeBatch(wire.BatchSpec{BaseTimestamp: 1, BaseSequence: -1, Records: []wire.Record{{Key: []byte("k"), Value: []byte("v")}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b
-		}
-		end, epoch, err := cl.AppendUncommittedInEpoch(batch())
+		end, epoch, err := cl.AppendUncommittedInEpoch(coordinatorBatch(t))
 		if err != nil {
 			t.Fatalf("append: %v", err)
 		}
@@ -45,7 +36,7 @@ func TestCoordinatorLogWaitCommittedInEpoch(t *testing.T) {
 		}
 
 		c.net.setDown(1, true)
-		end, epoch, err = cl.AppendUncommittedInEpoch(batch()) // only on node 1
+		end, epoch, err = cl.AppendUncommittedInEpoch(coordinatorBatch(t)) // only on node 1
 		if err != nil {
 			t.Fatalf("append while cut off: %v", err)
 		}

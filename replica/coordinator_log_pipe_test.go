@@ -20,6 +20,16 @@ var (
 	_ coordinator.EpochPipelinedLog = CoordinatorLog{}
 )
 
+// coordinatorBatch is a one-record batch as a coordinator writes it.
+func coordinatorBatch(t *testing.T) []byte {
+	t.Helper()
+	b, err := wire.EncodeBatch(wire.BatchSpec{BaseTimestamp: 1, BaseSequence: -1, Records: []wire.Record{{Key: []byte("k"), Value: []byte("v")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TestCoordinatorLogAppendUncommitted: the group coordinator's pipelined
 // append. With the followers cut off, two appends return at once, one
 // after the other, with their end offsets past the high watermark (the
@@ -31,22 +41,15 @@ func TestCoordinatorLogAppendUncommitted(t *testing.T) {
 		c := newCluster(t, 3)
 		synctest.Wait()
 		cl := c.part(1).CoordinatorLog(5 * time.Second)
-		batch := func() []byte {
-			b, err := wire.EncodeBatch(wire.BatchSpec{BaseTimestamp: 1, BaseSequence: -1, Records: []wire.Record{{Key: []byte("k"), Value: []byte("v")}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b
-		}
 		c.net.setDown(2, true)
 		c.net.setDown(3, true)
 		hw := cl.HighWatermark()
 		start := time.Now()
-		end1, err := cl.AppendUncommitted(batch())
+		end1, err := cl.AppendUncommitted(coordinatorBatch(t))
 		if err != nil {
 			t.Fatalf("first append: %v", err)
 		}
-		end2, err := cl.AppendUncommitted(batch())
+		end2, err := cl.AppendUncommitted(coordinatorBatch(t))
 		if err != nil {
 			t.Fatalf("second append: %v", err)
 		}
@@ -72,7 +75,7 @@ func TestCoordinatorLogAppendUncommitted(t *testing.T) {
 			t.Fatalf("high watermark %d after the followers caught up, want %d", got, end2)
 		}
 		follower := c.part(2).CoordinatorLog(5 * time.Second)
-		if _, err := follower.AppendUncommitted(batch()); !errors.Is(err, kerr.NotLeaderForPartition) {
+		if _, err := follower.AppendUncommitted(coordinatorBatch(t)); !errors.Is(err, kerr.NotLeaderForPartition) {
 			t.Fatalf("on a follower: %v, want NOT_LEADER_OR_FOLLOWER", err)
 		}
 	})

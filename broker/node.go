@@ -26,6 +26,7 @@ import (
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/controller/quorum"
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/share"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
@@ -63,6 +64,8 @@ type Node struct {
 	advs      []config.Listener // every advertised client listener (advertised.go)
 	groups    *coordinator.Coordinator
 	txns      *txn.Coordinator
+	// shareCoord is the share coordinator (share_state.go).
+	shareCoord *share.Coordinator
 	// http is the samsa.http.listener server (ops.go); nil when off.
 	http     *metrics.HTTPServer
 	replicas *replica.Manager
@@ -419,6 +422,10 @@ func (n *Node) start() (_ *Node, err error) {
 			n.srv.closeListeners()
 			return nil, err
 		}
+		if err := n.startShareState(deps); err != nil {
+			n.srv.closeListeners()
+			return nil, err
+		}
 	}
 	if err := n.startHTTP(); err != nil {
 		n.srv.closeListeners()
@@ -489,6 +496,9 @@ func (n *Node) Close(ctx context.Context) error {
 func (n *Node) closeStorage() error {
 	if n.txns != nil {
 		n.txns.Close()
+	}
+	if n.shareCoord != nil {
+		n.shareCoord.Close()
 	}
 	if n.groups != nil {
 		n.groups.Close()

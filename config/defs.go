@@ -214,6 +214,11 @@ func brokerDefs() []Def {
 		d("transaction.state.log.segment.bytes", Int, "104857600", "Segment size of __transaction_state.", atLeast(Int, 1)),
 		d("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, "10000", "How often transactions past their timeout are aborted.", atLeast(Int, 1)),
 		d("transaction.remove.expired.transaction.cleanup.interval.ms", Int, "3600000", "How often expired transactional ids are removed.", atLeast(Int, 1)),
+		d("share.coordinator.state.topic.num.partitions", Int, "50", "Partitions of __share_group_state (share groups, KIP-932).", atLeast(Int, 1)),
+		d("share.coordinator.state.topic.replication.factor", Short, "3", "Replication factor of __share_group_state, created when first needed; capped like offsets.topic.replication.factor.", atLeast(Short, 1)),
+		d("share.coordinator.state.topic.min.isr", Short, "2", "min.insync.replicas of __share_group_state when it is created; samsa caps it at the topic's replication factor.", atLeast(Short, 1)),
+		d("share.coordinator.state.topic.segment.bytes", Int, "104857600", "Segment size of __share_group_state.", atLeast(Int, 1)),
+		d("share.coordinator.write.timeout.ms", Int, "5000", "How long a share state write waits to be replicated to the ISR.", atLeast(Int, 1)),
 		d("transaction.partition.verification.enable", Boolean, "true", "Reject transactional produce to a partition not added to the transaction (KIP-890).", nil),
 
 		// Operations: samsa's own settings, under a samsa. prefix so that

@@ -249,6 +249,11 @@
 //	| `transaction.state.log.segment.bytes` | `104857600` | Segment size of __transaction_state. |
 //	| `transaction.abort.timed.out.transaction.cleanup.interval.ms` | `10000` | How often transactions past their timeout are aborted. |
 //	| `transaction.remove.expired.transaction.cleanup.interval.ms` | `3600000` | How often expired transactional ids are removed. |
+//	| `share.coordinator.state.topic.num.partitions` | `50` | Partitions of __share_group_state (share groups, KIP-932). |
+//	| `share.coordinator.state.topic.replication.factor` | `3` | Replication factor of __share_group_state, created when first needed; capped like offsets.topic.replication.factor. |
+//	| `share.coordinator.state.topic.min.isr` | `2` | min.insync.replicas of __share_group_state when it is created; samsa caps it at the topic's replication factor. |
+//	| `share.coordinator.state.topic.segment.bytes` | `104857600` | Segment size of __share_group_state. |
+//	| `share.coordinator.write.timeout.ms` | `5000` | How long a share state write waits to be replicated to the ISR. |
 //	| `transaction.partition.verification.enable` | `true` | Reject transactional produce to a partition not added to the transaction (KIP-890). (dynamic) |
 //	| `samsa.log.format` | `text` | Format of the log lines on standard error: text (key=value) or json (one JSON object per line, for log shippers). Environment: KAFKA_SAMSA_LOG_FORMAT. |
 //	| `samsa.log.level` | `INFO` | Lowest level of the log lines written: DEBUG, INFO, WARN or ERROR. DEBUG also logs every setting's effective value and source at start. Environment: KAFKA_SAMSA_LOG_LEVEL. |

@@ -11,6 +11,7 @@ import (
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/controller/quorum"
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/share"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
@@ -47,6 +48,16 @@ type Deps struct {
 	// transactional APIs answer COORDINATOR_NOT_AVAILABLE and
 	// transactional batches are appended without verification.
 	Transactions *txn.Coordinator
+
+	// ShareCoordinator is the share coordinator (KIP-932), which answers
+	// the share state APIs 83-87 for the __share_group_state partitions
+	// this node leads; nil: they answer COORDINATOR_NOT_AVAILABLE.
+	ShareCoordinator *share.Coordinator
+	// SharePersister stores share-partition state for the rest of the
+	// broker (share-partition leaders, the group coordinator), routing
+	// each call to the node leading the key's __share_group_state
+	// partition.
+	SharePersister share.Persister
 
 	// PartitionFiles, when set, refuses creating n more partitions that
 	// the process could not keep open (CreateTopics, CreatePartitions).

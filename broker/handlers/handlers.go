@@ -46,6 +46,12 @@ func Table() []Entry {
 		{Key: int16(kmsg.OffsetDelete), MinVersion: 0, MaxVersion: 0, Handle: handleOffsetDelete},
 		{Key: int16(kmsg.ConsumerGroupHeartbeat), MinVersion: 0, MaxVersion: 1, Handle: handleConsumerGroupHeartbeat},
 		{Key: int16(kmsg.ConsumerGroupDescribe), MinVersion: 0, MaxVersion: 1, Handle: handleConsumerGroupDescribe},
+		// share coordinator (KIP-932): see coordinator/share
+		{Key: int16(kmsg.InitializeShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleInitializeShareGroupState},
+		{Key: int16(kmsg.ReadShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleReadShareGroupState},
+		{Key: int16(kmsg.WriteShareGroupState), MinVersion: 0, MaxVersion: 1, Handle: handleWriteShareGroupState},
+		{Key: int16(kmsg.DeleteShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleDeleteShareGroupState},
+		{Key: int16(kmsg.ReadShareGroupStateSummary), MinVersion: 0, MaxVersion: 1, Handle: handleReadShareGroupStateSummary},
 		// admin: see 19_create_topics.go and friends
 		{Key: int16(kmsg.CreateTopics), MinVersion: 0, MaxVersion: 7, Handle: handleCreateTopics, Forward: true},
 		{Key: int16(kmsg.DeleteTopics), MinVersion: 0, MaxVersion: 6, Handle: handleDeleteTopics, Forward: true},

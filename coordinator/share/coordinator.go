@@ -200,24 +200,34 @@ type Summary struct {
 	DeliveryCompleteCount int32
 }
 
+// The methods below check a request in the order Kafka 4.4's
+// ShareCoordinatorShard does, after routing (NOT_COORDINATOR,
+// COORDINATOR_LOAD_IN_PROGRESS): malformed fields (INVALID_REQUEST), the
+// share-partition's state (uninitialized, fenced), then whether the topic
+// partition exists (UNKNOWN_TOPIC_OR_PARTITION).
+
 // Initialize creates or resets k's state (Persister.Initialize): an older
 // stateEpoch than the stored one is FENCED_STATE_EPOCH.
 func (c *Coordinator) Initialize(ctx context.Context, k Key, stateEpoch int32, startOffset int64) error {
-	if err := c.check(k); err != nil {
-		return err
-	}
-	if stateEpoch < 0 {
-		return kerr.InvalidRequest
-	}
 	s, err := c.shardFor(k)
 	if err != nil {
 		return err
 	}
 	_, err = s.do(ctx, k, func(e *entry) (*entry, bool, error) {
-		if e != nil && e.st.StateEpoch > stateEpoch {
+		switch {
+		case k.Partition < 0 || stateEpoch < 0:
+			return nil, false, kerr.InvalidRequest
+		case e != nil && e.st.StateEpoch > stateEpoch:
 			return nil, false, kerr.FencedStateEpoch
+		case !c.exists(k):
+			return nil, false, kerr.UnknownTopicOrPartition
 		}
-		next := &entry{st: State{StateEpoch: stateEpoch, LeaderEpoch: -1, StartOffset: startOffset}, deliveryComplete: -1}
+		// As Kafka 4.4 (ShareGroupOffset.fromRequest): leader epoch 0,
+		// a delivery-complete count of 0, or -1 without a start offset.
+		next := &entry{st: State{StateEpoch: stateEpoch, StartOffset: startOffset}}
+		if startOffset == -1 {
+			next.deliveryComplete = -1
+		}
 		if e != nil {
 			next.snapshotEpoch = e.snapshotEpoch + 1
 		}
@@ -228,26 +238,24 @@ func (c *Coordinator) Initialize(ctx context.Context, k Key, stateEpoch int32, s
 
 // Read returns k's state for a partition leader at leaderEpoch
 // (Persister.Read), recording a newer leaderEpoch (a write) so that older
-// leaders are fenced. ok is false when k was never initialized.
+// leaders are fenced. ok is false when k was never initialized (Kafka
+// answers INVALID_REQUEST, ReadUninitializedMessage).
 func (c *Coordinator) Read(ctx context.Context, k Key, leaderEpoch int32) (State, bool, error) {
-	if err := c.check(k); err != nil {
-		return State{}, false, err
-	}
-	if leaderEpoch < 0 {
-		return State{}, false, kerr.InvalidRequest
-	}
 	s, err := c.shardFor(k)
 	if err != nil {
 		return State{}, false, err
 	}
 	e, err := s.do(ctx, k, func(e *entry) (*entry, bool, error) {
-		if e == nil {
+		switch {
+		case k.Partition < 0 || leaderEpoch < 0:
+			return nil, false, kerr.InvalidRequest
+		case e == nil:
 			return nil, false, nil
-		}
-		if e.st.LeaderEpoch > leaderEpoch {
+		case e.st.LeaderEpoch > leaderEpoch:
 			return nil, false, kerr.FencedLeaderEpoch
-		}
-		if e.st.LeaderEpoch == leaderEpoch {
+		case !c.exists(k):
+			return nil, false, kerr.UnknownTopicOrPartition
+		case e.st.LeaderEpoch == leaderEpoch:
 			return e, false, nil
 		}
 		next := e.clone()
@@ -270,35 +278,34 @@ func (c *Coordinator) Write(ctx context.Context, k Key, st State) error {
 // WriteShareGroupState v1 (-1: unknown). A write to a share-partition
 // never initialized is INVALID_REQUEST, one with an older leader or state
 // epoch than recorded FENCED_LEADER_EPOCH or FENCED_STATE_EPOCH, as Kafka
-// 4.4 answers.
+// 4.4 answers. A start offset of -1 keeps the stored one.
 func (c *Coordinator) WriteState(ctx context.Context, k Key, st State, deliveryComplete int32) error {
-	if err := c.check(k); err != nil {
-		return err
-	}
-	if err := validBatches(st.Batches); err != nil {
-		return err
-	}
 	s, err := c.shardFor(k)
 	if err != nil {
 		return err
 	}
 	_, err = s.do(ctx, k, func(e *entry) (*entry, bool, error) {
 		switch {
+		case k.Partition < 0 || st.LeaderEpoch < 0 || st.StateEpoch < 0 || validBatches(st.Batches) != nil:
+			return nil, false, kerr.InvalidRequest
 		case e == nil:
 			return nil, false, errUninitializedWrite
 		case e.st.LeaderEpoch > st.LeaderEpoch:
 			return nil, false, kerr.FencedLeaderEpoch
 		case e.st.StateEpoch > st.StateEpoch:
 			return nil, false, kerr.FencedStateEpoch
+		case !c.exists(k):
+			return nil, false, kerr.UnknownTopicOrPartition
+		}
+		start := st.StartOffset
+		if start == -1 {
+			start = e.st.StartOffset
 		}
 		next := &entry{
-			st:               State{StateEpoch: st.StateEpoch, LeaderEpoch: st.LeaderEpoch, StartOffset: st.StartOffset, Batches: clipBatches(st.Batches, st.StartOffset)},
+			st:               State{StateEpoch: st.StateEpoch, LeaderEpoch: st.LeaderEpoch, StartOffset: start, Batches: clipBatches(st.Batches, start)},
 			deliveryComplete: deliveryComplete,
 			snapshotEpoch:    e.snapshotEpoch + 1,
 			createMs:         e.createMs,
-		}
-		if st.StartOffset == -1 {
-			next.st.StartOffset = e.st.StartOffset
 		}
 		return next, true, nil
 	})
@@ -308,14 +315,17 @@ func (c *Coordinator) WriteState(ctx context.Context, k Key, st State, deliveryC
 // Delete removes k's state (Persister.Delete); an absent key is not an
 // error.
 func (c *Coordinator) Delete(ctx context.Context, k Key) error {
-	if err := c.check(k); err != nil {
-		return err
-	}
 	s, err := c.shardFor(k)
 	if err != nil {
 		return err
 	}
 	_, err = s.do(ctx, k, func(e *entry) (*entry, bool, error) {
+		switch {
+		case k.Partition < 0:
+			return nil, false, kerr.InvalidRequest
+		case !c.exists(k):
+			return nil, false, kerr.UnknownTopicOrPartition
+		}
 		return nil, e != nil, nil
 	})
 	return err
@@ -330,14 +340,19 @@ func (c *Coordinator) ReadSummary(ctx context.Context, k Key) (State, bool, erro
 
 // Summary is ReadSummary with the DeliveryCompleteCount last written.
 func (c *Coordinator) Summary(ctx context.Context, k Key) (Summary, bool, error) {
-	if err := c.check(k); err != nil {
-		return Summary{}, false, err
-	}
 	s, err := c.shardFor(k)
 	if err != nil {
 		return Summary{}, false, err
 	}
-	e, err := s.do(ctx, k, func(e *entry) (*entry, bool, error) { return e, false, nil })
+	e, err := s.do(ctx, k, func(e *entry) (*entry, bool, error) {
+		switch {
+		case k.Partition < 0:
+			return nil, false, kerr.InvalidRequest
+		case !c.exists(k):
+			return nil, false, kerr.UnknownTopicOrPartition
+		}
+		return e, false, nil
+	})
 	if err != nil || e == nil {
 		return Summary{DeliveryCompleteCount: -1}, false, err
 	}
@@ -345,16 +360,8 @@ func (c *Coordinator) Summary(ctx context.Context, k Key) (Summary, bool, error)
 	return Summary{State: e.st, DeliveryCompleteCount: e.deliveryComplete}, true, nil
 }
 
-// check refuses a key Kafka refuses before looking at its state.
-func (c *Coordinator) check(k Key) error {
-	if k.TopicID == [16]byte{} || k.Partition < 0 {
-		return kerr.InvalidRequest
-	}
-	if !c.opts.PartitionExists(k.TopicID, k.Partition) {
-		return kerr.UnknownTopicOrPartition
-	}
-	return nil
-}
+// exists reports whether k's topic partition exists.
+func (c *Coordinator) exists(k Key) bool { return c.opts.PartitionExists(k.TopicID, k.Partition) }
 
 // errUninitializedWrite is Kafka 4.4's answer to a write to a
 // share-partition never initialized: INVALID_REQUEST with this message.

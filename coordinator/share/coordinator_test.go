@@ -152,7 +152,7 @@ func TestInitializeReadWriteDelete(t *testing.T) {
 	wantErr(t, "Write of the old state epoch", c.Write(ctx, k, want), kerr.FencedStateEpoch)
 
 	sum, ok, err := c.Summary(ctx, k)
-	if !ok || err != nil || sum.StateEpoch != 2 || sum.StartOffset != 20 || sum.LeaderEpoch != -1 || len(sum.Batches) != 0 {
+	if !ok || err != nil || sum.StateEpoch != 2 || sum.StartOffset != 20 || sum.LeaderEpoch != 0 || sum.DeliveryCompleteCount != 0 || len(sum.Batches) != 0 {
 		t.Fatalf("Summary after re-Initialize: %+v %v %v", sum, ok, err)
 	}
 	wantErr(t, "Delete", c.Delete(ctx, k), nil)
@@ -161,7 +161,7 @@ func TestInitializeReadWriteDelete(t *testing.T) {
 		t.Fatalf("ReadSummary after Delete: ok %v err %v", ok, err)
 	}
 	wantErr(t, "Read with a negative leader epoch", func() error { _, _, err := c.Read(ctx, k, -1); return err }(), kerr.InvalidRequest)
-	wantErr(t, "zero topic id", c.Initialize(ctx, Key{Group: "g"}, 0, 0), kerr.InvalidRequest)
+	wantErr(t, "negative partition", c.Initialize(ctx, testKey("g", -1), 0, 0), kerr.InvalidRequest)
 }
 
 // TestWriteMergesOverlappingBatches: a leader's overlapping batches are

@@ -307,9 +307,7 @@ func (r *router) ReadSummary(ctx context.Context, k Key) (st State, ok bool, err
 				}
 				st = State{StateEpoch: p.StateEpoch, LeaderEpoch: p.LeaderEpoch, StartOffset: p.StartOffset}
 				// Kafka answers a share-partition never initialized with
-				// start offset -1, leader epoch 0 and state epoch 0; an
-				// initialized one has leader epoch -1 until a leader
-				// reads it (see uninitializedSummary).
+				// start offset -1 and epochs 0 (see uninitializedSummary).
 				ok = !uninitializedSummary(st)
 				if !ok {
 					st = State{}
@@ -323,10 +321,10 @@ func (r *router) ReadSummary(ctx context.Context, k Key) (st State, ok bool, err
 }
 
 // uninitializedSummary reports whether a ReadShareGroupStateSummary
-// answer is Kafka's for a share-partition never initialized. An
-// initialized one read by a leader of epoch 0 with no start offset yet
-// looks the same; both mean "no start offset", which is all the admin
-// APIs show.
+// answer is Kafka's for a share-partition never initialized. One
+// initialized at state epoch 0 without a start offset, and not read by a
+// leader since, looks the same (Initialize records leader epoch 0); both
+// mean "no start offset yet", which is all the admin APIs show.
 func uninitializedSummary(st State) bool {
 	return st.StartOffset == -1 && st.StateEpoch == 0 && st.LeaderEpoch == 0
 }

@@ -32,6 +32,12 @@ func (n *Node) startShareState(deps *handlers.Deps) error {
 			}
 			return rp.CoordinatorLog(writeTimeout), true
 		},
+		Partitions: func() int32 {
+			if t := n.ctrl.Image().Topics[share.StateTopic]; t != nil {
+				return int32(len(t.Partitions))
+			}
+			return 0
+		},
 		PartitionExists: func(id [16]byte, partition int32) bool {
 			t := n.ctrl.Image().TopicsByID[controller.Uuid(id)]
 			return t != nil && partition >= 0 && int(partition) < len(t.Partitions)

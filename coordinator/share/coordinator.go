@@ -25,6 +25,10 @@ type Options struct {
 	// writes pipelined: appended at once, answered once committed in the
 	// leader epoch they were appended in.
 	Log func(partition int32) (coordinator.Log, bool)
+	// Partitions returns the partition count of __share_group_state as it
+	// exists (0: not yet), over which keys are hashed, as FindCoordinator
+	// and the Persister hash them (nil or 0: NumPartitions).
+	Partitions func() int32
 	// PartitionExists reports whether a topic partition exists (by topic
 	// id); requests for others get UNKNOWN_TOPIC_OR_PARTITION, as Kafka
 	// checks its metadata image. Nil: every partition exists.
@@ -106,8 +110,8 @@ func (c *Coordinator) LoadAll() error {
 // __share_group_state partition, after reading it in the background
 // (requests meanwhile get COORDINATOR_LOAD_IN_PROGRESS).
 func (c *Coordinator) LoadPartition(p int32) error {
-	if p < 0 || p >= c.opts.NumPartitions {
-		return fmt.Errorf("%w: partition %d of %d", ErrNoPartition, p, c.opts.NumPartitions)
+	if n := max(c.opts.NumPartitions, c.partitions()); p < 0 || p >= n {
+		return fmt.Errorf("%w: partition %d of %d", ErrNoPartition, p, n)
 	}
 	log, ok := c.opts.Log(p)
 	if !ok {
@@ -179,10 +183,19 @@ func (c *Coordinator) Close() {
 	c.wg.Wait()
 }
 
-// shardFor returns the shard owning k's partition of a topic of
-// partitions partitions (<= 0: NumPartitions), or NOT_COORDINATOR.
+// partitions is the partition count keys are hashed over.
+func (c *Coordinator) partitions() int32 {
+	if c.opts.Partitions != nil {
+		if n := c.opts.Partitions(); n > 0 {
+			return n
+		}
+	}
+	return c.opts.NumPartitions
+}
+
+// shardFor returns the shard owning k's partition, or NOT_COORDINATOR.
 func (c *Coordinator) shardFor(k Key) (*shard, error) {
-	p := PartitionFor(k, c.opts.NumPartitions)
+	p := PartitionFor(k, c.partitions())
 	c.mu.RLock()
 	run := c.mu.shards[p]
 	c.mu.RUnlock()

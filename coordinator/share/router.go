@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -38,6 +39,9 @@ type RouterOptions struct {
 // moving or loading, until the caller's context ends.
 type router struct {
 	o RouterOptions
+	// creating is set while a CreateStateTopic runs: lookups that find
+	// the topic missing start one creation, not one each.
+	creating atomic.Bool
 }
 
 // NewPersister returns the Persister the rest of the broker uses: calls
@@ -61,15 +65,17 @@ func NewPersister(o RouterOptions) (Persister, error) {
 	return &router{o: o}, nil
 }
 
-// errNoLeader is retried: the state partition has no leader (yet).
-var errNoLeader = errors.New("share: __share_group_state partition has no leader")
+// errNoLeader is retried: the state partition has no leader (yet). A
+// caller whose context ends meanwhile sees COORDINATOR_NOT_AVAILABLE, as
+// Kafka's FindCoordinator answers then.
+var errNoLeader = fmt.Errorf("%w: share: no leader for the __share_group_state partition", kerr.CoordinatorNotAvailable)
 
 // retriable reports whether a call that failed with err may succeed at
 // another node or later.
 func retriable(err error) bool {
 	var ke *kerr.Error
 	if !errors.As(err, &ke) {
-		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+		return false // internal failures and the caller's context
 	}
 	switch ke {
 	case kerr.NotCoordinator, kerr.CoordinatorNotAvailable, kerr.CoordinatorLoadInProgress, kerr.RequestTimedOut,
@@ -83,19 +89,14 @@ func retriable(err error) bool {
 // leader's id) until one returns nil or an error not worth a retry.
 func (r *router) route(ctx context.Context, k Key, local func() error, remote func(leader int32) error) error {
 	backoff := r.o.RetryBackoff
-	created := false
 	for {
 		var err error
 		leaders := r.o.Leaders()
 		switch {
 		case len(leaders) == 0:
 			err = fmt.Errorf("%w: %s does not exist", errNoLeader, StateTopic)
-			if r.o.CreateTopic != nil && !created {
-				if cerr := r.o.CreateTopic(ctx); cerr != nil {
-					r.o.Logger.Warn("share: cannot create the share state topic yet", "topic", StateTopic, "err", cerr)
-				} else {
-					created = true
-				}
+			if cerr := r.CreateStateTopic(ctx); cerr != nil {
+				r.o.Logger.Warn("share: cannot create the share state topic yet", "topic", StateTopic, "err", cerr)
 			}
 		default:
 			switch leader := leaders[PartitionFor(k, int32(len(leaders)))]; {
@@ -122,14 +123,14 @@ func (r *router) route(ctx context.Context, k Key, local func() error, remote fu
 }
 
 // send sends req to broker and returns its response, or the send's error
-// (retried).
+// as COORDINATOR_NOT_AVAILABLE (retried).
 func (r *router) send(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error) {
 	resp, err := r.o.Send(ctx, broker, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("share: sending %s to broker %d: %w", kmsg.NameForKey(req.Key()), broker, err)
+		return nil, fmt.Errorf("%w: share: sending %s to broker %d: %w", kerr.CoordinatorNotAvailable, kmsg.NameForKey(req.Key()), broker, err)
 	}
 	return resp, nil
 }
@@ -336,10 +337,12 @@ type TopicCreator interface {
 	CreateStateTopic(ctx context.Context) error
 }
 
-// CreateStateTopic calls RouterOptions.CreateTopic (nil: nothing to do).
+// CreateStateTopic calls RouterOptions.CreateTopic (nil: nothing to do);
+// while one call runs, others return nil at once.
 func (r *router) CreateStateTopic(ctx context.Context) error {
-	if r.o.CreateTopic == nil {
+	if r.o.CreateTopic == nil || !r.creating.CompareAndSwap(false, true) {
 		return nil
 	}
+	defer r.creating.Store(false)
 	return r.o.CreateTopic(ctx)
 }

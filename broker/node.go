@@ -26,7 +26,7 @@ import (
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/controller/quorum"
 	"github.com/samsa-broker/samsa/coordinator"
-	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
@@ -65,7 +65,7 @@ type Node struct {
 	groups    *coordinator.Coordinator
 	txns      *txn.Coordinator
 	// shareCoord is the share coordinator (share_state.go).
-	shareCoord *share.Coordinator
+	shareCoord *sharecoord.Coordinator
 	// http is the samsa.http.listener server (ops.go); nil when off.
 	http     *metrics.HTTPServer
 	replicas *replica.Manager

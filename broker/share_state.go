@@ -12,6 +12,7 @@ import (
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 	"github.com/samsa-broker/samsa/storage"
 )
 
@@ -23,7 +24,7 @@ func (n *Node) startShareState(deps *handlers.Deps) error {
 	sc := n.cfg.ShareCoordinatorSettings()
 	writeTimeout := time.Duration(sc.WriteTimeoutMs) * time.Millisecond
 	var err error
-	n.shareCoord, err = share.New(share.Options{
+	n.shareCoord, err = sharecoord.New(sharecoord.Options{
 		NumPartitions: sc.StateTopicNumPartitions,
 		Log: func(p int32) (coordinator.Log, bool) {
 			rp, ok := n.replicas.Partition(storage.TopicPartition{Topic: share.StateTopic, Partition: p})
@@ -48,7 +49,7 @@ func (n *Node) startShareState(deps *handlers.Deps) error {
 	if err != nil {
 		return err
 	}
-	persister, err := share.NewPersister(share.RouterOptions{
+	persister, err := sharecoord.NewPersister(sharecoord.RouterOptions{
 		Local:       n.shareCoord,
 		NodeID:      n.cfg.NodeID,
 		Leaders:     n.shareStateLeaders,
@@ -66,7 +67,7 @@ func (n *Node) startShareState(deps *handlers.Deps) error {
 
 // shareStateLeaders returns the leader of every __share_group_state
 // partition in the current image (-1: none, or fenced), nil while the
-// topic does not exist (share.RouterOptions.Leaders).
+// topic does not exist (sharecoord.RouterOptions.Leaders).
 func (n *Node) shareStateLeaders() []int32 {
 	img := n.ctrl.Image()
 	t := img.Topics[share.StateTopic]
@@ -84,7 +85,7 @@ func (n *Node) shareStateLeaders() []int32 {
 }
 
 // createShareStateTopic creates __share_group_state when it does not
-// exist and enough brokers are unfenced (share.RouterOptions.CreateTopic):
+// exist and enough brokers are unfenced (sharecoord.RouterOptions.CreateTopic):
 // on the active controller directly, elsewhere with CreateTopics to it,
 // as Kafka creates the topic on its first use. Its replication factor is
 // capped as the other internal topics' (internalTopicRF), and so is its

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 )
 
 // TestSharePersisterFailover: three nodes. The Persister of one node
@@ -73,8 +74,8 @@ func TestSharePersisterFailover(t *testing.T) {
 	if tp == nil || len(tp.Partitions) != 3 {
 		t.Fatalf("%s: %+v", share.StateTopic, tp)
 	}
-	leader := int(tp.Partitions[share.PartitionFor(k, 3)].Leader) - 1
-	t.Logf("stopping node %d, the leader of %s-%d", leader+1, share.StateTopic, share.PartitionFor(k, 3))
+	leader := int(tp.Partitions[sharecoord.PartitionFor(k, 3)].Leader) - 1
+	t.Logf("stopping node %d, the leader of %s-%d", leader+1, share.StateTopic, sharecoord.PartitionFor(k, 3))
 	c.stop(leader)
 	a, b := (leader+1)%3, (leader+2)%3
 
@@ -94,7 +95,7 @@ func TestSharePersisterFailover(t *testing.T) {
 	if st, ok, err := persister(a).ReadSummary(ctx, k); err != nil || !ok || st.StartOffset != 11 || st.LeaderEpoch != 2 {
 		t.Fatalf("ReadSummary = %+v %v %v", st, ok, err)
 	}
-	if newLeader := c.nodes[a].ctrl.Image().Topics[share.StateTopic].Partitions[share.PartitionFor(k, 3)].Leader; int(newLeader)-1 == leader {
+	if newLeader := c.nodes[a].ctrl.Image().Topics[share.StateTopic].Partitions[sharecoord.PartitionFor(k, 3)].Leader; int(newLeader)-1 == leader {
 		t.Fatalf("the stopped node %d still leads the state partition", leader+1)
 	}
 	if err := persister(b).Delete(ctx, k); err != nil {

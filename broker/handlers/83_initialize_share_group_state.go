@@ -5,6 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 )
 
 // InitializeShareGroupState, key 83, version 0 (inter-broker, KIP-932).
@@ -47,7 +48,7 @@ func handleInitializeShareGroupState(d *Deps, r *Request) (kmsg.Response, error)
 // shareStateError is the error code and message of a share coordinator
 // call's error (0, nil for nil).
 func shareStateError(err error) (int16, *string) {
-	code, msg := share.ErrorCode(err)
+	code, msg := sharecoord.ErrorCode(err)
 	if ke, ok := kerr.ErrorForCode(code).(*kerr.Error); ok && code != 0 && msg == nil {
 		m := ke.Description
 		msg = &m

@@ -5,6 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 )
 
 // ReadShareGroupState, key 84, version 0 (inter-broker, KIP-932).
@@ -42,7 +43,7 @@ func handleReadShareGroupState(d *Deps, r *Request) (kmsg.Response, error) {
 			case err != nil:
 				rp.ErrorCode, rp.ErrorMessage = shareStateError(err)
 			case !ok:
-				msg := share.ReadUninitializedMessage
+				msg := sharecoord.ReadUninitializedMessage
 				rp.ErrorCode, rp.ErrorMessage = kerr.InvalidRequest.Code, &msg
 			default:
 				rp.StateEpoch, rp.StartOffset = st.StateEpoch, st.StartOffset

@@ -5,6 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 )
 
 // ReadShareGroupStateSummary, key 87, versions 0-1 (inter-broker,
@@ -31,7 +32,7 @@ func handleReadShareGroupStateSummary(d *Deps, r *Request) (kmsg.Response, error
 			rp.Partition = p.Partition
 			k := share.Key{Group: req.GroupID, TopicID: t.TopicID, Partition: p.Partition}
 			var (
-				sum share.Summary
+				sum sharecoord.Summary
 				ok  bool
 				err error = kerr.CoordinatorNotAvailable
 			)

@@ -12,6 +12,7 @@ import (
 	"github.com/samsa-broker/samsa/controller/quorum"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
@@ -52,7 +53,7 @@ type Deps struct {
 	// ShareCoordinator is the share coordinator (KIP-932), which answers
 	// the share state APIs 83-87 for the __share_group_state partitions
 	// this node leads; nil: they answer COORDINATOR_NOT_AVAILABLE.
-	ShareCoordinator *share.Coordinator
+	ShareCoordinator *sharecoord.Coordinator
 	// SharePersister stores share-partition state for the rest of the
 	// broker (share-partition leaders, the group coordinator), routing
 	// each call to the node leading the key's __share_group_state

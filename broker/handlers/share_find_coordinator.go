@@ -9,6 +9,7 @@ import (
 
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 )
 
 // shareTopicCreateTimeout bounds the background creation of
@@ -26,7 +27,7 @@ func shareCoordinatorKey(d *Deps, version int16, key string, img *controller.Ima
 		rc.ErrorCode = kerr.InvalidRequest.Code
 		return key
 	}
-	k, err := share.ParseCoordinatorKey(key)
+	k, err := sharecoord.ParseCoordinatorKey(key)
 	if err != nil {
 		rc.ErrorCode = kerr.InvalidRequest.Code
 		return key
@@ -35,7 +36,7 @@ func shareCoordinatorKey(d *Deps, version int16, key string, img *controller.Ima
 		rc.ErrorCode = kerr.CoordinatorNotAvailable.Code
 	}
 	if img.Topics[share.StateTopic] == nil {
-		if c, ok := d.SharePersister.(share.TopicCreator); ok {
+		if c, ok := d.SharePersister.(sharecoord.TopicCreator); ok {
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), shareTopicCreateTimeout)
 				defer cancel()
@@ -45,5 +46,5 @@ func shareCoordinatorKey(d *Deps, version int16, key string, img *controller.Ima
 			}()
 		}
 	}
-	return share.CoordinatorKey(k)
+	return sharecoord.CoordinatorKey(k)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/samsa-broker/samsa/controller/acl"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/storage/vfs"
 )
@@ -31,9 +32,9 @@ func shareLog(t *testing.T) *storage.Log {
 
 // newShareCoordinator is a coordinator of one partition on l, loaded when
 // load is set.
-func newShareCoordinator(t *testing.T, l *storage.Log, load bool) *share.Coordinator {
+func newShareCoordinator(t *testing.T, l *storage.Log, load bool) *sharecoord.Coordinator {
 	t.Helper()
-	c, err := share.New(share.Options{NumPartitions: 1, Log: func(int32) (coordinator.Log, bool) { return coordinator.StorageLog(l), true }})
+	c, err := sharecoord.New(sharecoord.Options{NumPartitions: 1, Log: func(int32) (coordinator.Log, bool) { return coordinator.StorageLog(l), true }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestSharePersisterOverTheWire(t *testing.T) {
 	var leader atomic.Int32
 	leader.Store(2)
 	var remoteCalls, moveAfter atomic.Int32
-	p, err := share.NewPersister(share.RouterOptions{
+	p, err := sharecoord.NewPersister(sharecoord.RouterOptions{
 		Local:   node1,
 		NodeID:  1,
 		Leaders: func() []int32 { return []int32{leader.Load()} },
@@ -261,7 +262,7 @@ func TestShareStateAuthorization(t *testing.T) {
 		}
 	}
 	fc := kmsg.NewPtrFindCoordinatorRequest()
-	fc.CoordinatorType, fc.CoordinatorKeys = 2, []string{share.CoordinatorKey(share.Key{Group: "g", TopicID: id})}
+	fc.CoordinatorType, fc.CoordinatorKeys = 2, []string{sharecoord.CoordinatorKey(share.Key{Group: "g", TopicID: id})}
 	if c := e.callAs(t, "User:bob", fc, 6).(*kmsg.FindCoordinatorResponse).Coordinators[0]; c.ErrorCode != denied {
 		t.Errorf("FindCoordinator SHARE as bob: %+v", c)
 	}

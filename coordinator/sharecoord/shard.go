@@ -1,4 +1,4 @@
-package share
+package sharecoord
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/share"
 	"github.com/samsa-broker/samsa/wire"
 )
 
@@ -47,10 +48,10 @@ type shard struct {
 	loadErr atomic.Pointer[error]
 
 	// Owned by run.
-	states map[Key]*entry
+	states map[share.Key]*entry
 	// lastWrite is the last write of each key that may not be committed
 	// yet (pipelined logs only).
-	lastWrite map[Key]barrier
+	lastWrite map[share.Key]barrier
 }
 
 func newShard(c *Coordinator, partition int32, log coordinator.Log) *shard {
@@ -64,8 +65,8 @@ func newShard(c *Coordinator, partition int32, log coordinator.Log) *shard {
 		work:      make(chan func()),
 		ready:     make(chan struct{}),
 		done:      make(chan struct{}),
-		states:    map[Key]*entry{},
-		lastWrite: map[Key]barrier{},
+		states:    map[share.Key]*entry{},
+		lastWrite: map[share.Key]barrier{},
 	}
 }
 
@@ -118,7 +119,7 @@ type op func(e *entry) (next *entry, write bool, err error)
 // do runs fn for k on the shard goroutine, writes what it decided, and
 // returns its state once that (and every earlier write of k) is
 // committed.
-func (s *shard) do(ctx context.Context, k Key, fn op) (*entry, error) {
+func (s *shard) do(ctx context.Context, k share.Key, fn op) (*entry, error) {
 	if err := s.notServing(); err != nil {
 		return nil, err
 	}
@@ -169,7 +170,7 @@ func (s *shard) do(ctx context.Context, k Key, fn op) (*entry, error) {
 
 // apply runs fn and, if it decided so, appends and installs its state.
 // REQUIRES: on the shard goroutine.
-func (s *shard) apply(k Key, fn op) (*entry, barrier, error) {
+func (s *shard) apply(k share.Key, fn op) (*entry, barrier, error) {
 	cur := s.states[k]
 	next, write, err := fn(cur)
 	if err != nil {
@@ -218,7 +219,7 @@ func (s *shard) apply(k Key, fn op) (*entry, barrier, error) {
 // noteWrite records k's last write, dropping the committed ones when the
 // map grows.
 // REQUIRES: on the shard goroutine.
-func (s *shard) noteWrite(k Key, b barrier) {
+func (s *shard) noteWrite(k share.Key, b barrier) {
 	s.lastWrite[k] = b
 	if len(s.lastWrite) <= maxBarriers {
 		return

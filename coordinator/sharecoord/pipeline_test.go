@@ -1,4 +1,4 @@
-package share
+package sharecoord
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/share"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/storage/vfs"
 )
@@ -32,7 +33,7 @@ type epochLog struct {
 
 func newEpochLog(t *testing.T) *epochLog {
 	t.Helper()
-	l, err := storage.OpenLog(storage.LogOptions{FS: vfs.NewMem(), Dir: "/data/" + StateTopic + "-0", Config: storage.DefaultLogConfig()})
+	l, err := storage.OpenLog(storage.LogOptions{FS: vfs.NewMem(), Dir: "/data/" + share.StateTopic + "-0", Config: storage.DefaultLogConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,11 +203,11 @@ func TestPipelinedWriteWaitsForCommit(t *testing.T) {
 	c := startPipelined(t, el)
 	ctx := t.Context()
 	a, b := testKey("a", 0), testKey("b", 0)
-	for _, k := range []Key{a, b} {
+	for _, k := range []share.Key{a, b} {
 		wantErr(t, "Initialize", commitUntil(t, el, async(func() error { return c.Initialize(ctx, k, 0, 0) })), nil)
 	}
 
-	st := State{LeaderEpoch: 1, StartOffset: 4, Batches: []Batch{{FirstOffset: 4, LastOffset: 6, DeliveryState: StateAcknowledged, DeliveryCount: 1}}}
+	st := share.State{LeaderEpoch: 1, StartOffset: 4, Batches: []share.Batch{{FirstOffset: 4, LastOffset: 6, DeliveryState: share.StateAcknowledged, DeliveryCount: 1}}}
 	end := el.LogEndOffset()
 	write := async(func() error { return c.Write(ctx, a, st) })
 	// Once the write is in the log, reads of a wait for it.
@@ -242,14 +243,14 @@ func TestPipelinedWriteLostWithLeadership(t *testing.T) {
 	el.set(func() { el.failAppend = fmt.Errorf("append: %w", kerr.NotEnoughReplicas) })
 	// Kafka's coordinators answer a refused append COORDINATOR_NOT_AVAILABLE
 	// (coordinator.WriteError).
-	wantErr(t, "Write refused by the log", c.Write(ctx, k, State{LeaderEpoch: 1, StartOffset: 9}), kerr.CoordinatorNotAvailable)
+	wantErr(t, "Write refused by the log", c.Write(ctx, k, share.State{LeaderEpoch: 1, StartOffset: 9}), kerr.CoordinatorNotAvailable)
 	el.set(func() { el.failAppend = nil })
 	if st, _, err := c.ReadSummary(ctx, k); err != nil || st.StartOffset != 0 {
 		t.Fatalf("state after a refused append: %+v %v, want start offset 0", st, err)
 	}
 
 	end := el.LogEndOffset()
-	write := async(func() error { return c.Write(ctx, k, State{LeaderEpoch: 1, StartOffset: 5}) })
+	write := async(func() error { return c.Write(ctx, k, share.State{LeaderEpoch: 1, StartOffset: 5}) })
 	waitAppended(t, el, end, write)
 	el.set(func() { el.epoch = -1 }) // a new leader elsewhere
 	wantErr(t, "Write whose leadership was lost", wait(t, "Write", write), kerr.NotCoordinator)

@@ -1,4 +1,4 @@
-package share
+package sharecoord
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/share"
 )
 
 // Options configures a Coordinator. Zero values take Kafka's defaults.
@@ -194,7 +195,7 @@ func (c *Coordinator) partitions() int32 {
 }
 
 // shardFor returns the shard owning k's partition, or NOT_COORDINATOR.
-func (c *Coordinator) shardFor(k Key) (*shard, error) {
+func (c *Coordinator) shardFor(k share.Key) (*shard, error) {
 	p := PartitionFor(k, c.partitions())
 	c.mu.RLock()
 	run := c.mu.shards[p]
@@ -207,7 +208,7 @@ func (c *Coordinator) shardFor(k Key) (*shard, error) {
 
 // Summary is what ReadShareGroupStateSummary answers for a share-partition.
 type Summary struct {
-	State
+	share.State
 	// DeliveryCompleteCount is the last count a partition leader wrote
 	// (KIP-1226, WriteShareGroupState v1), -1 when unknown.
 	DeliveryCompleteCount int32
@@ -221,7 +222,7 @@ type Summary struct {
 
 // Initialize creates or resets k's state (Persister.Initialize): an older
 // stateEpoch than the stored one is FENCED_STATE_EPOCH.
-func (c *Coordinator) Initialize(ctx context.Context, k Key, stateEpoch int32, startOffset int64) error {
+func (c *Coordinator) Initialize(ctx context.Context, k share.Key, stateEpoch int32, startOffset int64) error {
 	s, err := c.shardFor(k)
 	if err != nil {
 		return err
@@ -237,7 +238,7 @@ func (c *Coordinator) Initialize(ctx context.Context, k Key, stateEpoch int32, s
 		}
 		// As Kafka 4.4 (ShareGroupOffset.fromRequest): leader epoch 0,
 		// a delivery-complete count of 0, or -1 without a start offset.
-		next := &entry{st: State{StateEpoch: stateEpoch, StartOffset: startOffset}}
+		next := &entry{st: share.State{StateEpoch: stateEpoch, StartOffset: startOffset}}
 		if startOffset == -1 {
 			next.deliveryComplete = -1
 		}
@@ -253,10 +254,10 @@ func (c *Coordinator) Initialize(ctx context.Context, k Key, stateEpoch int32, s
 // (Persister.Read), recording a newer leaderEpoch (a write) so that older
 // leaders are fenced. ok is false when k was never initialized (Kafka
 // answers INVALID_REQUEST, ReadUninitializedMessage).
-func (c *Coordinator) Read(ctx context.Context, k Key, leaderEpoch int32) (State, bool, error) {
+func (c *Coordinator) Read(ctx context.Context, k share.Key, leaderEpoch int32) (share.State, bool, error) {
 	s, err := c.shardFor(k)
 	if err != nil {
-		return State{}, false, err
+		return share.State{}, false, err
 	}
 	e, err := s.do(ctx, k, func(e *entry) (*entry, bool, error) {
 		switch {
@@ -277,13 +278,13 @@ func (c *Coordinator) Read(ctx context.Context, k Key, leaderEpoch int32) (State
 		return next, true, nil
 	})
 	if err != nil || e == nil {
-		return State{}, false, err
+		return share.State{}, false, err
 	}
 	return e.clone().st, true, nil
 }
 
 // Write replaces k's state (Persister.Write).
-func (c *Coordinator) Write(ctx context.Context, k Key, st State) error {
+func (c *Coordinator) Write(ctx context.Context, k share.Key, st share.State) error {
 	return c.WriteState(ctx, k, st, -1)
 }
 
@@ -292,7 +293,7 @@ func (c *Coordinator) Write(ctx context.Context, k Key, st State) error {
 // never initialized is INVALID_REQUEST, one with an older leader or state
 // epoch than recorded FENCED_LEADER_EPOCH or FENCED_STATE_EPOCH, as Kafka
 // 4.4 answers. A start offset of -1 keeps the stored one.
-func (c *Coordinator) WriteState(ctx context.Context, k Key, st State, deliveryComplete int32) error {
+func (c *Coordinator) WriteState(ctx context.Context, k share.Key, st share.State, deliveryComplete int32) error {
 	s, err := c.shardFor(k)
 	if err != nil {
 		return err
@@ -315,7 +316,7 @@ func (c *Coordinator) WriteState(ctx context.Context, k Key, st State, deliveryC
 			start = e.st.StartOffset
 		}
 		next := &entry{
-			st:               State{StateEpoch: st.StateEpoch, LeaderEpoch: st.LeaderEpoch, StartOffset: start, Batches: clipBatches(st.Batches, start)},
+			st:               share.State{StateEpoch: st.StateEpoch, LeaderEpoch: st.LeaderEpoch, StartOffset: start, Batches: clipBatches(st.Batches, start)},
 			deliveryComplete: deliveryComplete,
 			snapshotEpoch:    e.snapshotEpoch + 1,
 			createMs:         e.createMs,
@@ -327,7 +328,7 @@ func (c *Coordinator) WriteState(ctx context.Context, k Key, st State, deliveryC
 
 // Delete removes k's state (Persister.Delete); an absent key is not an
 // error.
-func (c *Coordinator) Delete(ctx context.Context, k Key) error {
+func (c *Coordinator) Delete(ctx context.Context, k share.Key) error {
 	s, err := c.shardFor(k)
 	if err != nil {
 		return err
@@ -346,13 +347,13 @@ func (c *Coordinator) Delete(ctx context.Context, k Key) error {
 
 // ReadSummary returns k's state without fencing anything
 // (Persister.ReadSummary).
-func (c *Coordinator) ReadSummary(ctx context.Context, k Key) (State, bool, error) {
+func (c *Coordinator) ReadSummary(ctx context.Context, k share.Key) (share.State, bool, error) {
 	sum, ok, err := c.Summary(ctx, k)
 	return sum.State, ok, err
 }
 
 // Summary is ReadSummary with the DeliveryCompleteCount last written.
-func (c *Coordinator) Summary(ctx context.Context, k Key) (Summary, bool, error) {
+func (c *Coordinator) Summary(ctx context.Context, k share.Key) (Summary, bool, error) {
 	s, err := c.shardFor(k)
 	if err != nil {
 		return Summary{}, false, err
@@ -374,7 +375,7 @@ func (c *Coordinator) Summary(ctx context.Context, k Key) (Summary, bool, error)
 }
 
 // exists reports whether k's topic partition exists.
-func (c *Coordinator) exists(k Key) bool { return c.opts.PartitionExists(k.TopicID, k.Partition) }
+func (c *Coordinator) exists(k share.Key) bool { return c.opts.PartitionExists(k.TopicID, k.Partition) }
 
 // errUninitializedWrite is Kafka 4.4's answer to a write to a
 // share-partition never initialized: INVALID_REQUEST with this message.
@@ -411,13 +412,13 @@ const ReadUninitializedMessage = "Read operation on uninitialized share partitio
 // validBatches refuses inverted batches and unknown delivery states.
 // Overlapping batches are allowed: clipBatches merges them, later ones
 // winning, as Kafka's coordinator merges what a leader sends.
-func validBatches(bs []Batch) error {
+func validBatches(bs []share.Batch) error {
 	for _, b := range bs {
 		if b.FirstOffset > b.LastOffset || b.FirstOffset < 0 {
 			return kerr.InvalidRequest
 		}
 		switch b.DeliveryState {
-		case StateAvailable, StateAcquired, StateAcknowledged, StateArchived:
+		case share.StateAvailable, share.StateAcquired, share.StateAcknowledged, share.StateArchived:
 		default:
 			return kerr.InvalidRequest
 		}
@@ -429,12 +430,12 @@ func validBatches(bs []Batch) error {
 // of bs wins over an earlier one) and without what lies below start,
 // Acquired written as Available (persister.go: an acquisition does not
 // survive a change of leader).
-func clipBatches(bs []Batch, start int64) []Batch {
-	var out []Batch
+func clipBatches(bs []share.Batch, start int64) []share.Batch {
+	var out []share.Batch
 	sorted := true
 	for i, b := range bs {
-		if b.DeliveryState == StateAcquired {
-			b.DeliveryState = StateAvailable
+		if b.DeliveryState == share.StateAcquired {
+			b.DeliveryState = share.StateAvailable
 		}
 		if i > 0 && b.FirstOffset <= bs[i-1].LastOffset {
 			sorted = false
@@ -442,9 +443,9 @@ func clipBatches(bs []Batch, start int64) []Batch {
 		out = append(out, b)
 	}
 	if !sorted {
-		merged := []Batch(nil)
+		merged := []share.Batch(nil)
 		for _, b := range out {
-			merged = overlay(merged, []Batch{b}, -1)
+			merged = overlay(merged, []share.Batch{b}, -1)
 		}
 		out = merged
 	}
@@ -456,6 +457,6 @@ func clipBatches(bs []Batch, start int64) []Batch {
 
 func (e *entry) clone() *entry {
 	c := *e
-	c.st.Batches = append([]Batch(nil), e.st.Batches...)
+	c.st.Batches = append([]share.Batch(nil), e.st.Batches...)
 	return &c
 }

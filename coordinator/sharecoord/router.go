@@ -1,4 +1,4 @@
-package share
+package sharecoord
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/coordinator/share"
 )
 
 // RouterOptions configures the Persister of NewPersister.
@@ -52,7 +54,7 @@ type router struct {
 // REQUEST_TIMED_OUT and failed sends are retried with the image's leaders
 // of the moment, until ctx ends; the last such error is then returned,
 // wrapped with ctx's.
-func NewPersister(o RouterOptions) (Persister, error) {
+func NewPersister(o RouterOptions) (share.Persister, error) {
 	if o.Local == nil || o.Leaders == nil || o.Send == nil {
 		return nil, fmt.Errorf("%w: RouterOptions.Local, Leaders and Send are required", ErrOptions)
 	}
@@ -87,16 +89,16 @@ func retriable(err error) bool {
 
 // route runs local (this node leads k's partition) or remote (with the
 // leader's id) until one returns nil or an error not worth a retry.
-func (r *router) route(ctx context.Context, k Key, local func() error, remote func(leader int32) error) error {
+func (r *router) route(ctx context.Context, k share.Key, local func() error, remote func(leader int32) error) error {
 	backoff := r.o.RetryBackoff
 	for {
 		var err error
 		leaders := r.o.Leaders()
 		switch {
 		case len(leaders) == 0:
-			err = fmt.Errorf("%w: %s does not exist", errNoLeader, StateTopic)
+			err = fmt.Errorf("%w: %s does not exist", errNoLeader, share.StateTopic)
 			if cerr := r.CreateStateTopic(ctx); cerr != nil {
-				r.o.Logger.Warn("share: cannot create the share state topic yet", "topic", StateTopic, "err", cerr)
+				r.o.Logger.Warn("share: cannot create the share state topic yet", "topic", share.StateTopic, "err", cerr)
 			}
 		default:
 			switch leader := leaders[PartitionFor(k, int32(len(leaders)))]; {
@@ -150,7 +152,7 @@ func codeErr(code int16, msg *string) error {
 // errShortResponse is an answer without the partition asked about.
 var errShortResponse = fmt.Errorf("%w: share: response without the partition asked about", kerr.UnknownServerError)
 
-func (r *router) Initialize(ctx context.Context, k Key, stateEpoch int32, startOffset int64) error {
+func (r *router) Initialize(ctx context.Context, k share.Key, stateEpoch int32, startOffset int64) error {
 	return r.route(ctx, k, func() error {
 		return r.o.Local.Initialize(ctx, k, stateEpoch, startOffset)
 	}, func(leader int32) error {
@@ -177,7 +179,7 @@ func (r *router) Initialize(ctx context.Context, k Key, stateEpoch int32, startO
 	})
 }
 
-func (r *router) Read(ctx context.Context, k Key, leaderEpoch int32) (st State, ok bool, err error) {
+func (r *router) Read(ctx context.Context, k share.Key, leaderEpoch int32) (st share.State, ok bool, err error) {
 	err = r.route(ctx, k, func() error {
 		var err error
 		st, ok, err = r.o.Local.Read(ctx, k, leaderEpoch)
@@ -201,15 +203,15 @@ func (r *router) Read(ctx context.Context, k Key, leaderEpoch int32) (st State, 
 					continue
 				}
 				if p.ErrorCode == kerr.InvalidRequest.Code && p.ErrorMessage != nil && *p.ErrorMessage == ReadUninitializedMessage {
-					st, ok = State{}, false
+					st, ok = share.State{}, false
 					return nil
 				}
 				if err := codeErr(p.ErrorCode, p.ErrorMessage); err != nil {
 					return err
 				}
-				st = State{StateEpoch: p.StateEpoch, LeaderEpoch: leaderEpoch, StartOffset: p.StartOffset}
+				st = share.State{StateEpoch: p.StateEpoch, LeaderEpoch: leaderEpoch, StartOffset: p.StartOffset}
 				for _, b := range p.StateBatches {
-					st.Batches = append(st.Batches, Batch{FirstOffset: b.FirstOffset, LastOffset: b.LastOffset, DeliveryState: b.DeliveryState, DeliveryCount: b.DeliveryCount})
+					st.Batches = append(st.Batches, share.Batch{FirstOffset: b.FirstOffset, LastOffset: b.LastOffset, DeliveryState: b.DeliveryState, DeliveryCount: b.DeliveryCount})
 				}
 				ok = true
 				return nil
@@ -220,7 +222,7 @@ func (r *router) Read(ctx context.Context, k Key, leaderEpoch int32) (st State, 
 	return st, ok, err
 }
 
-func (r *router) Write(ctx context.Context, k Key, st State) error {
+func (r *router) Write(ctx context.Context, k share.Key, st share.State) error {
 	return r.route(ctx, k, func() error {
 		return r.o.Local.Write(ctx, k, st)
 	}, func(leader int32) error {
@@ -253,7 +255,7 @@ func (r *router) Write(ctx context.Context, k Key, st State) error {
 	})
 }
 
-func (r *router) Delete(ctx context.Context, k Key) error {
+func (r *router) Delete(ctx context.Context, k share.Key) error {
 	return r.route(ctx, k, func() error {
 		return r.o.Local.Delete(ctx, k)
 	}, func(leader int32) error {
@@ -280,7 +282,7 @@ func (r *router) Delete(ctx context.Context, k Key) error {
 	})
 }
 
-func (r *router) ReadSummary(ctx context.Context, k Key) (st State, ok bool, err error) {
+func (r *router) ReadSummary(ctx context.Context, k share.Key) (st share.State, ok bool, err error) {
 	err = r.route(ctx, k, func() error {
 		var err error
 		st, ok, err = r.o.Local.ReadSummary(ctx, k)
@@ -306,12 +308,12 @@ func (r *router) ReadSummary(ctx context.Context, k Key) (st State, ok bool, err
 				if err := codeErr(p.ErrorCode, p.ErrorMessage); err != nil {
 					return err
 				}
-				st = State{StateEpoch: p.StateEpoch, LeaderEpoch: p.LeaderEpoch, StartOffset: p.StartOffset}
+				st = share.State{StateEpoch: p.StateEpoch, LeaderEpoch: p.LeaderEpoch, StartOffset: p.StartOffset}
 				// Kafka answers a share-partition never initialized with
 				// start offset -1 and epochs 0 (see uninitializedSummary).
 				ok = !uninitializedSummary(st)
 				if !ok {
-					st = State{}
+					st = share.State{}
 				}
 				return nil
 			}
@@ -326,7 +328,7 @@ func (r *router) ReadSummary(ctx context.Context, k Key) (st State, ok bool, err
 // initialized at state epoch 0 without a start offset, and not read by a
 // leader since, looks the same (Initialize records leader epoch 0); both
 // mean "no start offset yet", which is all the admin APIs show.
-func uninitializedSummary(st State) bool {
+func uninitializedSummary(st share.State) bool {
 	return st.StartOffset == -1 && st.StateEpoch == 0 && st.LeaderEpoch == 0
 }
 

@@ -1,4 +1,4 @@
-package share
+package sharecoord
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/share"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/storage/vfs"
 	"github.com/samsa-broker/samsa/wire"
@@ -26,7 +27,7 @@ func testLogs(t *testing.T, fs vfs.FS, n int32, compact bool) map[int32]*storage
 	}
 	out := map[int32]*storage.Log{}
 	for p := range n {
-		l, err := storage.OpenLog(storage.LogOptions{FS: fs, Dir: fmt.Sprintf("/data/%s-%d", StateTopic, p), Config: cfg})
+		l, err := storage.OpenLog(storage.LogOptions{FS: fs, Dir: fmt.Sprintf("/data/%s-%d", share.StateTopic, p), Config: cfg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,8 +73,8 @@ func startCoordinator(t *testing.T, ls map[int32]*storage.Log) *Coordinator {
 	return c
 }
 
-func testKey(g string, p int32) Key {
-	k := Key{Group: g, Partition: p}
+func testKey(g string, p int32) share.Key {
+	k := share.Key{Group: g, Partition: p}
 	copy(k.TopicID[:], "topic-id-0123456")
 	return k
 }
@@ -102,7 +103,7 @@ func TestCoordinatorKeyRoundTrip(t *testing.T) {
 // TestPartitionForMatchesKafka pins the hash against values computed with
 // Kafka 4.4's SharePartitionKey.asCoordinatorKey().hashCode().
 func TestPartitionForMatchesKafka(t *testing.T) {
-	var k Key
+	var k share.Key
 	k.Group, k.Partition = "g1", 0
 	// Uuid AAAAAAAAAAAAAAAAAAAAAQ (most 0, least 1).
 	k.TopicID[15] = 1
@@ -125,18 +126,18 @@ func TestInitializeReadWriteDelete(t *testing.T) {
 	if _, ok, err := c.Read(ctx, k, 0); ok || err != nil {
 		t.Fatalf("Read before Initialize: ok %v err %v", ok, err)
 	}
-	wantErr(t, "Write before Initialize", c.Write(ctx, k, State{StartOffset: 0}), kerr.InvalidRequest)
+	wantErr(t, "Write before Initialize", c.Write(ctx, k, share.State{StartOffset: 0}), kerr.InvalidRequest)
 	wantErr(t, "Initialize", c.Initialize(ctx, k, 1, -1), nil)
 	st, ok, err := c.Read(ctx, k, 3)
 	if !ok || err != nil || st.StateEpoch != 1 || st.StartOffset != -1 || st.LeaderEpoch != 3 {
 		t.Fatalf("Read after Initialize: %+v %v %v", st, ok, err)
 	}
-	want := State{StateEpoch: 1, LeaderEpoch: 3, StartOffset: 10, Batches: []Batch{
-		{FirstOffset: 10, LastOffset: 12, DeliveryState: StateAcknowledged, DeliveryCount: 1},
-		{FirstOffset: 13, LastOffset: 13, DeliveryState: StateAcquired, DeliveryCount: 2},
+	want := share.State{StateEpoch: 1, LeaderEpoch: 3, StartOffset: 10, Batches: []share.Batch{
+		{FirstOffset: 10, LastOffset: 12, DeliveryState: share.StateAcknowledged, DeliveryCount: 1},
+		{FirstOffset: 13, LastOffset: 13, DeliveryState: share.StateAcquired, DeliveryCount: 2},
 	}}
 	wantErr(t, "Write", c.Write(ctx, k, want), nil)
-	want.Batches[1].DeliveryState = StateAvailable // Acquired is durable as Available
+	want.Batches[1].DeliveryState = share.StateAvailable // Acquired is durable as Available
 	if st, ok, err := c.Read(ctx, k, 3); !ok || err != nil || !reflect.DeepEqual(st, want) {
 		t.Fatalf("Read after Write = %+v %v %v, want %+v", st, ok, err, want)
 	}
@@ -175,27 +176,27 @@ func TestWriteMergesOverlappingBatches(t *testing.T) {
 	ctx := t.Context()
 	k := testKey("g", 1)
 	wantErr(t, "Initialize", c.Initialize(ctx, k, 0, 0), nil)
-	wantErr(t, "Write", c.Write(ctx, k, State{StartOffset: 5, Batches: []Batch{
-		{FirstOffset: 0, LastOffset: 9, DeliveryState: StateAvailable, DeliveryCount: 1},
-		{FirstOffset: 7, LastOffset: 8, DeliveryState: StateArchived, DeliveryCount: 5},
+	wantErr(t, "Write", c.Write(ctx, k, share.State{StartOffset: 5, Batches: []share.Batch{
+		{FirstOffset: 0, LastOffset: 9, DeliveryState: share.StateAvailable, DeliveryCount: 1},
+		{FirstOffset: 7, LastOffset: 8, DeliveryState: share.StateArchived, DeliveryCount: 5},
 	}}), nil)
 	st, _, err := c.Read(ctx, k, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Batch{
-		{FirstOffset: 5, LastOffset: 6, DeliveryState: StateAvailable, DeliveryCount: 1},
-		{FirstOffset: 7, LastOffset: 8, DeliveryState: StateArchived, DeliveryCount: 5},
-		{FirstOffset: 9, LastOffset: 9, DeliveryState: StateAvailable, DeliveryCount: 1},
+	want := []share.Batch{
+		{FirstOffset: 5, LastOffset: 6, DeliveryState: share.StateAvailable, DeliveryCount: 1},
+		{FirstOffset: 7, LastOffset: 8, DeliveryState: share.StateArchived, DeliveryCount: 5},
+		{FirstOffset: 9, LastOffset: 9, DeliveryState: share.StateAvailable, DeliveryCount: 1},
 	}
 	if !reflect.DeepEqual(st.Batches, want) {
 		t.Fatalf("batches %+v, want %+v", st.Batches, want)
 	}
-	wantErr(t, "bad state", c.Write(ctx, k, State{StartOffset: 5, Batches: []Batch{{FirstOffset: 5, LastOffset: 5, DeliveryState: 3}}}), kerr.InvalidRequest)
+	wantErr(t, "bad state", c.Write(ctx, k, share.State{StartOffset: 5, Batches: []share.Batch{{FirstOffset: 5, LastOffset: 5, DeliveryState: 3}}}), kerr.InvalidRequest)
 }
 
 // stateOf reads every key's summary and full state as a string.
-func stateOf(t *testing.T, c *Coordinator, keys []Key) string {
+func stateOf(t *testing.T, c *Coordinator, keys []share.Key) string {
 	t.Helper()
 	out := ""
 	for _, k := range keys {
@@ -216,7 +217,7 @@ func TestReloadAndCompaction(t *testing.T) {
 	ls := testLogs(t, fs, 2, true)
 	c := startCoordinator(t, ls)
 	ctx := t.Context()
-	var keys []Key
+	var keys []share.Key
 	for g := range 6 {
 		keys = append(keys, testKey(fmt.Sprintf("g%d", g), int32(g%3)))
 	}
@@ -225,8 +226,8 @@ func TestReloadAndCompaction(t *testing.T) {
 	}
 	for i := range 300 {
 		k := keys[i%len(keys)]
-		st := State{LeaderEpoch: int32(i / 50), StartOffset: int64(i), Batches: []Batch{
-			{FirstOffset: int64(i), LastOffset: int64(i + 3), DeliveryState: StateAcknowledged, DeliveryCount: int16(i % 5)},
+		st := share.State{LeaderEpoch: int32(i / 50), StartOffset: int64(i), Batches: []share.Batch{
+			{FirstOffset: int64(i), LastOffset: int64(i + 3), DeliveryState: share.StateAcknowledged, DeliveryCount: int16(i % 5)},
 		}}
 		wantErr(t, fmt.Sprint("Write ", i), c.WriteState(ctx, k, st, int32(i)), nil)
 	}

@@ -1,4 +1,4 @@
-package share
+package sharecoord
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/share"
 	"github.com/samsa-broker/samsa/wire"
 )
 
@@ -27,7 +28,7 @@ const (
 // CoordinatorKey is the FindCoordinator key (key type 2, SHARE) and the
 // hashed name of a share-partition: "group:topicId:partition", the topic id
 // in Kafka's base64 form (SharePartitionKey.asCoordinatorKey).
-func CoordinatorKey(k Key) string {
+func CoordinatorKey(k share.Key) string {
 	return k.Group + ":" + base64.RawURLEncoding.EncodeToString(k.TopicID[:]) + ":" + strconv.Itoa(int(k.Partition))
 }
 
@@ -35,27 +36,27 @@ func CoordinatorKey(k Key) string {
 // (SharePartitionKey.getInstance): the last two ':'-separated parts are the
 // topic id and partition, everything before them the group, which must not
 // be blank. A malformed key wraps ErrKey (INVALID_REQUEST).
-func ParseCoordinatorKey(s string) (Key, error) {
+func ParseCoordinatorKey(s string) (share.Key, error) {
 	parts := strings.Split(s, ":")
 	for len(parts) > 0 && parts[len(parts)-1] == "" {
 		parts = parts[:len(parts)-1] // Java's split drops trailing empties
 	}
 	if len(parts) < 3 {
-		return Key{}, fmt.Errorf("%w: %q is not group:topicId:partition", ErrKey, s)
+		return share.Key{}, fmt.Errorf("%w: %q is not group:topicId:partition", ErrKey, s)
 	}
 	group := strings.Join(parts[:len(parts)-2], ":")
 	if strings.TrimSpace(group) == "" {
-		return Key{}, fmt.Errorf("%w: empty group in %q", ErrKey, s)
+		return share.Key{}, fmt.Errorf("%w: empty group in %q", ErrKey, s)
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[len(parts)-2], "="))
 	if err != nil || len(raw) != 16 {
-		return Key{}, fmt.Errorf("%w: topic id %q", ErrKey, parts[len(parts)-2])
+		return share.Key{}, fmt.Errorf("%w: topic id %q", ErrKey, parts[len(parts)-2])
 	}
 	p, err := strconv.ParseInt(parts[len(parts)-1], 10, 32)
 	if err != nil {
-		return Key{}, fmt.Errorf("%w: partition %q", ErrKey, parts[len(parts)-1])
+		return share.Key{}, fmt.Errorf("%w: partition %q", ErrKey, parts[len(parts)-1])
 	}
-	k := Key{Group: group, Partition: int32(p)}
+	k := share.Key{Group: group, Partition: int32(p)}
 	copy(k.TopicID[:], raw)
 	return k, nil
 }
@@ -63,14 +64,14 @@ func ParseCoordinatorKey(s string) (Key, error) {
 // PartitionFor is the __share_group_state partition of a share-partition,
 // as Kafka 4.4 computes it (Utils.abs(asCoordinatorKey().hashCode()) %
 // partitions), so that samsa and Kafka agree on where a key lives.
-func PartitionFor(k Key, partitions int32) int32 {
+func PartitionFor(k share.Key, partitions int32) int32 {
 	return coordinator.PartitionFor(CoordinatorKey(k), partitions)
 }
 
 // entry is a share-partition's state as the shard keeps it: State plus the
 // fields of Kafka's ShareSnapshotValue that State does not carry.
 type entry struct {
-	st State
+	st share.State
 	// deliveryComplete is DeliveryCompleteCount (KIP-1226, tag 0), -1
 	// when unknown.
 	deliveryComplete int32
@@ -81,7 +82,7 @@ type entry struct {
 
 // recordKey encodes ShareSnapshotKey (typ 0) or ShareUpdateKey (typ 1)
 // v0: int16 type, group STRING, topic_id UUID, partition int32.
-func recordKey(typ int16, k Key) []byte {
+func recordKey(typ int16, k share.Key) []byte {
 	b := make([]byte, 0, 2+2+len(k.Group)+16+4)
 	b = binary.BigEndian.AppendUint16(b, uint16(typ))
 	b = binary.BigEndian.AppendUint16(b, uint16(len(k.Group)))
@@ -199,7 +200,7 @@ func (r *reader) tags(def int32) int32 {
 }
 
 // batches reads a compact array of state batches.
-func (r *reader) batches() []Batch {
+func (r *reader) batches() []share.Batch {
 	n := r.uvarint()
 	if n == 0 || r.err != nil {
 		return nil
@@ -209,9 +210,9 @@ func (r *reader) batches() []Batch {
 		r.err = fmt.Errorf("%w: %d state batches in %d bytes", ErrCorrupt, n, len(r.b))
 		return nil
 	}
-	out := make([]Batch, 0, n)
+	out := make([]share.Batch, 0, n)
 	for range n {
-		b := Batch{FirstOffset: r.i64(), LastOffset: r.i64(), DeliveryState: r.i8(), DeliveryCount: r.i16()}
+		b := share.Batch{FirstOffset: r.i64(), LastOffset: r.i64(), DeliveryState: r.i8(), DeliveryCount: r.i16()}
 		r.tags(-1)
 		out = append(out, b)
 	}
@@ -219,13 +220,13 @@ func (r *reader) batches() []Batch {
 }
 
 // decodeKey reads a record key: its type and share-partition.
-func decodeKey(b []byte) (int16, Key, error) {
+func decodeKey(b []byte) (int16, share.Key, error) {
 	r := &reader{b: b}
 	typ := r.i16()
 	n := r.i16()
 	group := r.take(int(n))
 	id := r.take(16)
-	k := Key{Group: string(group), Partition: r.i32()}
+	k := share.Key{Group: string(group), Partition: r.i32()}
 	copy(k.TopicID[:], id)
 	if r.err == nil && len(r.b) != 0 {
 		r.err = fmt.Errorf("%w: %d bytes after the key", ErrCorrupt, len(r.b))
@@ -256,7 +257,7 @@ type update struct {
 	leaderEpoch      int32
 	startOffset      int64
 	deliveryComplete int32
-	batches          []Batch
+	batches          []share.Batch
 }
 
 // decodeUpdate reads a ShareUpdateValue.
@@ -290,12 +291,12 @@ func (e *entry) apply(u update) {
 // overlay returns base with the ranges of top written over it, in offset
 // order and trimmed below start. Quadratic, but only loads of logs with
 // ShareUpdate records (which samsa never writes) use it.
-func overlay(base, top []Batch, start int64) []Batch {
-	var out []Batch
+func overlay(base, top []share.Batch, start int64) []share.Batch {
+	var out []share.Batch
 	for _, b := range base {
-		pieces := []Batch{b}
+		pieces := []share.Batch{b}
 		for _, t := range top {
-			var next []Batch
+			var next []share.Batch
 			for _, p := range pieces {
 				if t.LastOffset < p.FirstOffset || t.FirstOffset > p.LastOffset {
 					next = append(next, p)
@@ -325,7 +326,7 @@ func overlay(base, top []Batch, start int64) []Batch {
 		b.FirstOffset = max(b.FirstOffset, start)
 		kept = append(kept, b)
 	}
-	slices.SortFunc(kept, func(a, b Batch) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
+	slices.SortFunc(kept, func(a, b share.Batch) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
 	return kept
 }
 

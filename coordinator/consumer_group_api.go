@@ -69,6 +69,10 @@ func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, 
 	cg := s.consumer[req.Group]
 	var pre []wire.Record
 	created := false
+	if cg == nil && s.share[req.Group] != nil {
+		hbError(resp, kerr.GroupIDNotFound, "Group "+req.Group+" is not a consumer group.")
+		return
+	}
 	if cg == nil {
 		if req.MemberEpoch != 0 {
 			// Kafka only creates a group for a join (epoch 0).

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-broker/samsa/coordinator/share"
 )
 
 // TopicResolver maps topic IDs to names and back, for OffsetCommit and
@@ -67,6 +69,15 @@ type Options struct {
 	// ConsumerAssignors is group.consumer.assignors (default uniform,
 	// range); Kafka's class names are accepted.
 	ConsumerAssignors []string
+
+	// KIP-932 share groups.
+	ShareSessionTimeout    time.Duration // group.share.session.timeout.ms, default 45s
+	ShareHeartbeatInterval time.Duration // group.share.heartbeat.interval.ms, default 5s
+	ShareMaxGroupSize      int           // group.share.max.size, default 200
+	// Persister stores share-partition state (the share coordinator's);
+	// the group coordinator initializes, reads and deletes it. Nil: share
+	// state is not kept (tests and tools).
+	Persister share.Persister
 }
 
 func (o *Options) setDefaults() {
@@ -117,6 +128,15 @@ func (o *Options) setDefaults() {
 	if o.ConsumerMaxGroupSize <= 0 {
 		o.ConsumerMaxGroupSize = math.MaxInt32
 	}
+	if o.ShareSessionTimeout <= 0 {
+		o.ShareSessionTimeout = 45 * time.Second
+	}
+	if o.ShareHeartbeatInterval <= 0 {
+		o.ShareHeartbeatInterval = 5 * time.Second
+	}
+	if o.ShareMaxGroupSize <= 0 {
+		o.ShareMaxGroupSize = 200
+	}
 	var assignors []string
 	for _, a := range o.ConsumerAssignors {
 		if as, ok := assignorByName(a); ok && !slices.Contains(assignors, as.Name()) {
@@ -151,6 +171,7 @@ type Coordinator struct {
 	logger      *slog.Logger
 	groupConfig GroupConfig
 	cgConfig    ConsumerGroupConfig
+	sgConfig    ShareGroupConfig
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -188,6 +209,11 @@ func New(opts Options) (*Coordinator, error) {
 		HeartbeatInterval: opts.ConsumerHeartbeatInterval,
 		MaxSize:           opts.ConsumerMaxGroupSize,
 		Assignors:         opts.ConsumerAssignors,
+	}
+	c.sgConfig = ShareGroupConfig{
+		SessionTimeout:    opts.ShareSessionTimeout,
+		HeartbeatInterval: opts.ShareHeartbeatInterval,
+		MaxSize:           opts.ShareMaxGroupSize,
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.mu.shards = map[int32]*shardRun{}

@@ -114,6 +114,9 @@ func (n *Node) startGroups() error {
 		ConsumerHeartbeatInterval:     time.Duration(cfg.GroupConsumerHeartbeatIntervalMs) * time.Millisecond,
 		ConsumerMaxGroupSize:          int(cfg.GroupConsumerMaxSize),
 		ConsumerAssignors:             cfg.GroupConsumerAssignors,
+		ShareSessionTimeout:           time.Duration(cfg.GroupShareSessionTimeoutMs) * time.Millisecond,
+		ShareHeartbeatInterval:        time.Duration(cfg.GroupShareHeartbeatIntervalMs) * time.Millisecond,
+		ShareMaxGroupSize:             int(cfg.GroupShareMaxSize),
 	})
 	return err
 }

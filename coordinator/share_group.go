@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"fmt"
 	"hash/fnv"
 	"maps"
 	"slices"
@@ -165,13 +166,13 @@ func sortedIDs[V any](m map[[16]byte]V) [][16]byte {
 	return ids
 }
 
-// sgHBError sets an error on a share heartbeat response.
+// sgHBError sets an error on a share heartbeat response; an empty msg
+// leaves the message null.
 func sgHBError(resp *kmsg.ShareGroupHeartbeatResponse, e *kerr.Error, msg string) {
 	resp.ErrorCode = e.Code
-	if msg == "" {
-		msg = e.Message
+	if msg != "" {
+		resp.ErrorMessage = &msg
 	}
-	resp.ErrorMessage = &msg
 }
 
 // validateShareHeartbeat checks the request fields that do not depend on
@@ -180,10 +181,9 @@ func validateShareHeartbeat(req *kmsg.ShareGroupHeartbeatRequest) (*kerr.Error, 
 	switch {
 	case req.GroupID == "":
 		return kerr.InvalidRequest, "GroupId can't be empty."
-	case strings.TrimSpace(req.MemberID) == "":
-		return kerr.InvalidRequest, "MemberId can't be empty."
-	case len(req.MemberID) > 36:
-		return kerr.InvalidRequest, "MemberId can't be longer than 36 characters."
+	case strings.TrimSpace(req.MemberID) == "", len(req.MemberID) > 36:
+		// Kafka 4.4 answers these two without a message.
+		return kerr.InvalidRequest, ""
 	case req.RackID != nil && *req.RackID == "":
 		return kerr.InvalidRequest, "RackId can't be empty."
 	case req.MemberEpoch < leaveGroupEpoch:
@@ -219,7 +219,7 @@ func (g *ShareGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *kms
 	if req.MemberEpoch == leaveGroupEpoch {
 		m := g.members[req.MemberID]
 		if m == nil {
-			sgHBError(resp, kerr.UnknownMemberID, "member "+req.MemberID+" is not a member of share group "+g.id)
+			sgHBError(resp, kerr.UnknownMemberID, "Member "+req.MemberID+" is not a member of group "+g.id+".")
 			return nil, ShareHeartbeatResult{}
 		}
 		resp.MemberID = &req.MemberID
@@ -230,7 +230,7 @@ func (g *ShareGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *kms
 	var m *sgMember
 	switch {
 	case old == nil && req.MemberEpoch != 0:
-		sgHBError(resp, kerr.UnknownMemberID, "member "+req.MemberID+" is not a member of share group "+g.id)
+		sgHBError(resp, kerr.UnknownMemberID, "Member "+req.MemberID+" is not a member of group "+g.id+".")
 		return nil, ShareHeartbeatResult{}
 	case old == nil:
 		if g.cfg.MaxSize > 0 && len(g.members) >= g.cfg.MaxSize {
@@ -242,12 +242,12 @@ func (g *ShareGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *kms
 		// A member re-joining with epoch 0 keeps its id; otherwise the
 		// epoch must be the member's, or the previous one when our
 		// answer bumping it was lost.
-		if req.MemberEpoch != 0 && req.MemberEpoch != old.epoch && req.MemberEpoch != old.prevEpoch {
-			sgHBError(resp, kerr.FencedMemberEpoch, "")
+		if req.MemberEpoch > old.epoch {
+			sgHBError(resp, kerr.FencedMemberEpoch, fmt.Sprintf("The share group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, old.epoch))
 			return nil, ShareHeartbeatResult{}
 		}
-		if req.MemberEpoch > old.epoch {
-			sgHBError(resp, kerr.FencedMemberEpoch, "")
+		if req.MemberEpoch != 0 && req.MemberEpoch < old.epoch && req.MemberEpoch != old.prevEpoch {
+			sgHBError(resp, kerr.FencedMemberEpoch, fmt.Sprintf("The share group member has a smaller member epoch (%d) than the one known by the group coordinator (%d), and it does not match the previous member epoch (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, old.epoch, old.prevEpoch))
 			return nil, ShareHeartbeatResult{}
 		}
 		m = old.clone()

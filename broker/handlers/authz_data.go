@@ -34,6 +34,9 @@ func authzCheck(key int16) authzFunc {
 	if f := authzTxnCheck(key); f != nil {
 		return f
 	}
+	if f := authzShareCheck(key); f != nil {
+		return f
+	}
 	return authzAdminCheck(key)
 }
 

@@ -194,27 +194,28 @@ func (c *Coordinator) AlterShareGroupOffsets(ctx context.Context, img TopicImage
 	// of the reset.
 	var epoch int32
 	var written int64
-	code = s.call(ctx, func() {
+	code = s.callCode(ctx, func() (code int16) {
 		sg := s.share[req.GroupID]
 		if sg == nil {
 			if s.otherGroupType(req.GroupID) {
 				code = kerr.GroupIDNotFound.Code
-				return
+				return code
 			}
 			sg = NewShareGroup(&s.c.sgConfig, req.GroupID, c.now())
 		} else if !sg.Empty() {
 			code = kerr.NonEmptyGroup.Code
-			return
+			return code
 		}
 		next := sg.epoch + 1
 		if err := s.append(c.now(), []wire.Record{recSGMetadata(sg.id, next, sg.metadataHash)}); err != nil {
 			code = writeError(err).Code
-			return
+			return code
 		}
 		sg.epoch = next
 		s.shareGroupsOf()[sg.id] = sg
 		epoch = next
 		written = s.written.Load()
+		return 0
 	})
 	if code == 0 {
 		code = s.commitBarrier(ctx, written)
@@ -234,19 +235,20 @@ func (c *Coordinator) AlterShareGroupOffsets(ctx context.Context, img TopicImage
 		}
 		done = append(done, in.SharePartition)
 	}
-	code = s.call(ctx, func() {
+	code = s.callCode(ctx, func() (code int16) {
 		sg := s.share[req.GroupID]
 		if sg == nil || len(done) == 0 {
-			return
+			return code
 		}
 		for _, sp := range done {
 			sg.addInitialized(sp)
 		}
 		if err := s.append(c.now(), []wire.Record{recSGStatePartitions(sg.id, sg.initialized)}); err != nil {
 			code = writeError(err).Code
-			return
+			return code
 		}
 		written = s.written.Load()
+		return 0
 	})
 	if code == 0 {
 		code = s.commitBarrier(ctx, written)
@@ -328,18 +330,19 @@ func (c *Coordinator) DeleteShareGroupOffsets(ctx context.Context, img TopicImag
 		return resp
 	}
 	var written int64
-	code = s.call(ctx, func() {
+	code = s.callCode(ctx, func() (code int16) {
 		sg := s.share[req.GroupID]
 		if sg == nil {
-			return
+			return code
 		}
 		saved := sg.clone()
 		if err := s.append(c.now(), sg.ForgetPartitions(gone)); err != nil {
 			*sg = *saved
 			code = writeError(err).Code
-			return
+			return code
 		}
 		written = s.written.Load()
+		return 0
 	})
 	if code == 0 {
 		code = s.commitBarrier(ctx, written)
@@ -348,4 +351,14 @@ func (c *Coordinator) DeleteShareGroupOffsets(ctx context.Context, img TopicImag
 		return top(code)
 	}
 	return resp
+}
+
+// callCode runs fn on the shard goroutine and returns its error code, or
+// the shard's when fn could not run.
+func (s *shard) callCode(ctx context.Context, fn func() int16) int16 {
+	var code int16
+	if rc := s.call(ctx, func() { code = fn() }); rc != 0 {
+		return rc
+	}
+	return code
 }

@@ -60,7 +60,7 @@ func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 		case kmsg.ConfigResourceTypeBrokerLogger:
 			entries, code, msg = describeBrokerLoggers(d, res.ResourceName)
 		case kmsg.ConfigResourceTypeGroupConfig:
-			entries, code, msg = describeGroupConfigs(d, img, res.ResourceName) // group_configs.go
+			entries, code, msg = describeGroupConfigs(d, img, res.ResourceName, withSynonyms) // group_configs.go
 		default:
 			code, msg = kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type: %s", res.ResourceType)
 		}

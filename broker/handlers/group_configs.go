@@ -83,8 +83,8 @@ var groupConfigDefs = func() []groupConfigDef {
 		atLeastDef("streams.num.standby.replicas", "group.streams.num.standby.replicas", "0", 0, "", "", "group.streams.max.standby.replicas", "2"),
 		atLeastDef("streams.initial.rebalance.delay.ms", "group.streams.initial.rebalance.delay.ms", "3000", 0, "", "", "", ""),
 		atLeastDef("streams.assignment.interval.ms", "group.streams.assignment.interval.ms", "1000", 0, "group.streams.min.assignment.interval.ms", "0", "group.streams.max.assignment.interval.ms", "15000"),
-		{name: "streams.assignor.name", typ: config.String, dflt: "sticky"},
-		{name: "streams.rack.aware.assignment.tags", typ: config.List, dflt: ""},
+		{name: "streams.assignor.name", typ: config.String, broker: "group.streams.assignors", dflt: "sticky"},
+		{name: "streams.rack.aware.assignment.tags", typ: config.List, broker: "group.streams.rack.aware.assignment.tags", dflt: ""},
 		{name: "errors.deadletterqueue.topic.name", typ: config.String, dflt: ""},
 		{name: "errors.deadletterqueue.copy.record.enable", typ: config.Boolean, dflt: "false", valid: validBoolean},
 	}
@@ -153,20 +153,78 @@ func groupConfigDefault(d *Deps, def groupConfigDef) string {
 }
 
 // describeGroupConfigs lists every group config of group with its value.
-func describeGroupConfigs(d *Deps, img *controller.Image, group string) ([]configEntry, int16, string) {
+// Synonyms are, as Kafka lists them, the group's override (GROUP_CONFIG)
+// and the default (DEFAULT_CONFIG) under the broker setting's name (the
+// group config's own name when no broker setting gives it).
+func describeGroupConfigs(d *Deps, img *controller.Image, group string, withSynonyms bool) ([]configEntry, int16, string) {
 	overrides := img.GroupConfig(group)
 	entries := make([]configEntry, 0, len(groupConfigDefs))
 	for _, def := range groupConfigDefs {
-		e := configEntry{name: def.name, typ: wireConfigType(def.typ, true), source: kmsg.ConfigSourceDefaultConfig}
-		v := groupConfigDefault(d, def)
-		if o, ok := overrides[def.name]; ok {
+		e := configEntry{name: def.name, typ: wireConfigType(def.typ, true), source: kmsg.ConfigSourceDefaultConfig, doc: groupConfigDoc(def.name)}
+		dflt := groupConfigDefault(d, def)
+		v := dflt
+		o, overridden := overrides[def.name]
+		if overridden {
 			v = o
 			e.source = kmsg.ConfigSourceGroupConfig
 		}
 		e.value = &v
+		if withSynonyms {
+			if overridden {
+				ov := o
+				e.synonyms = append(e.synonyms, configSynonym{name: def.name, value: &ov, source: kmsg.ConfigSourceGroupConfig})
+			}
+			name := def.broker
+			if name == "" {
+				name = def.name
+			}
+			dv := dflt
+			e.synonyms = append(e.synonyms, configSynonym{name: name, value: &dv, source: kmsg.ConfigSourceDefaultConfig})
+		}
 		entries = append(entries, e)
 	}
 	return entries, 0, ""
+}
+
+// groupConfigDoc is the documentation DescribeConfigs v3 gives for a
+// group config.
+func groupConfigDoc(name string) string {
+	kind, rest, _ := strings.Cut(name, ".")
+	switch rest {
+	case "session.timeout.ms":
+		return "The timeout to detect failed members of a " + kind + " group; overrides group." + kind + ".session.timeout.ms for this group."
+	case "heartbeat.interval.ms":
+		return "The heartbeat interval given to the members of a " + kind + " group; overrides group." + kind + ".heartbeat.interval.ms for this group."
+	case "assignment.interval.ms":
+		return "The least time between two assignment computations of a " + kind + " group."
+	}
+	switch name {
+	case "share.record.lock.duration.ms":
+		return "How long a share consumer holds the records it acquired before they become available to others again."
+	case "share.delivery.count.limit":
+		return "How many times a record may be delivered to the share group before it is archived."
+	case "share.partition.max.record.locks":
+		return "The most records a share-partition keeps acquired at once."
+	case "share.auto.offset.reset":
+		return "Where a share-partition without state starts: latest, earliest, or by_duration:<ISO-8601 duration> (the first record at most that old)."
+	case "share.isolation.level":
+		return "read_committed to deliver only committed transactional records to the share group, read_uncommitted for all."
+	case "share.renew.acknowledge.enable":
+		return "Whether share consumers may renew the acquisition lock of records they hold."
+	case "streams.num.standby.replicas":
+		return "The number of standby replicas of each task of a streams group."
+	case "streams.initial.rebalance.delay.ms":
+		return "How long a new streams group waits for more members before its first assignment."
+	case "streams.assignor.name":
+		return "The task assignor of a streams group, by name."
+	case "streams.rack.aware.assignment.tags":
+		return "Client tag keys used to spread standby replicas of a streams group."
+	case "errors.deadletterqueue.topic.name":
+		return "The dead-letter queue topic of a share group, empty for none."
+	case "errors.deadletterqueue.copy.record.enable":
+		return "Whether records written to the dead-letter queue copy the original record."
+	}
+	return ""
 }
 
 // groupConfigValidator checks a group's complete override map as Kafka

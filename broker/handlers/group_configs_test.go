@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -94,6 +95,24 @@ func TestGroupConfigs(t *testing.T) {
 	got = describeGroupConfigsResp(t, e, "g")
 	if c := got["share.auto.offset.reset"]; *c.Value != "earliest" || c.Source != kmsg.ConfigSourceGroupConfig {
 		t.Fatalf("after alter: %+v", c)
+	}
+	syn := kmsg.NewPtrDescribeConfigsRequest()
+	syn.IncludeSynonyms = true
+	sr := kmsg.NewDescribeConfigsRequestResource()
+	sr.ResourceType, sr.ResourceName, sr.ConfigNames = kmsg.ConfigResourceTypeGroupConfig, "g", []string{"share.auto.offset.reset", "share.session.timeout.ms"}
+	syn.Resources = []kmsg.DescribeConfigsRequestResource{sr}
+	for _, c := range e.call(t, syn, 1).(*kmsg.DescribeConfigsResponse).Resources[0].Configs {
+		var names []string
+		for _, s := range c.ConfigSynonyms {
+			names = append(names, s.Name+"/"+s.Source.String())
+		}
+		want := map[string]string{
+			"share.auto.offset.reset":  "[share.auto.offset.reset/GROUP_CONFIG share.auto.offset.reset/DEFAULT_CONFIG]",
+			"share.session.timeout.ms": "[group.share.session.timeout.ms/DEFAULT_CONFIG]",
+		}[c.Name]
+		if got := fmt.Sprint(names); got != want {
+			t.Errorf("%s synonyms %s, want %s", c.Name, got, want)
+		}
 	}
 	if c := describeGroupConfigsResp(t, e, "other")["share.auto.offset.reset"]; *c.Value != "latest" {
 		t.Fatalf("another group sees the override: %+v", c)

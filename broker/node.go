@@ -117,6 +117,7 @@ func (n *Node) startGroups() error {
 		ShareSessionTimeout:           time.Duration(cfg.GroupShareSessionTimeoutMs) * time.Millisecond,
 		ShareHeartbeatInterval:        time.Duration(cfg.GroupShareHeartbeatIntervalMs) * time.Millisecond,
 		ShareMaxGroupSize:             int(cfg.GroupShareMaxSize),
+		GroupConfig:                   func(g string) map[string]string { return n.ctrl.Image().GroupConfig(g) },
 	})
 	return err
 }

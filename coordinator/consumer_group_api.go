@@ -95,6 +95,7 @@ func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, 
 		cg = NewConsumerGroup(&s.c.cgConfig, req.Group, now)
 		created = true
 	}
+	cg.cfg = s.c.consumerConfigFor(req.Group)
 	saved := cg.clone()
 	recs := cg.Heartbeat(now, client, img, req, resp)
 	if resp.ErrorCode != 0 {

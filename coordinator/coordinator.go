@@ -74,6 +74,11 @@ type Options struct {
 	ShareSessionTimeout    time.Duration // group.share.session.timeout.ms, default 45s
 	ShareHeartbeatInterval time.Duration // group.share.heartbeat.interval.ms, default 5s
 	ShareMaxGroupSize      int           // group.share.max.size, default 200
+	// GroupConfig returns a group's config overrides (the GROUP config
+	// resource: consumer.session.timeout.ms, consumer.heartbeat.interval.ms,
+	// share.session.timeout.ms, share.heartbeat.interval.ms override the
+	// broker's settings for that group); nil for none.
+	GroupConfig func(group string) map[string]string
 	// Persister stores share-partition state (the share coordinator's);
 	// the group coordinator initializes, reads and deletes it. Nil: share
 	// state is not kept (tests and tools).

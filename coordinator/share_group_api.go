@@ -126,6 +126,7 @@ func (s *shard) shareHeartbeat(now time.Time, client Client, img TopicImage, req
 		sg = NewShareGroup(&s.c.sgConfig, req.GroupID, now)
 		created = true
 	}
+	sg.cfg = s.c.shareConfigFor(req.GroupID)
 	saved := sg.clone()
 	recs, res := sg.Heartbeat(now, client, img, req, resp)
 	if resp.ErrorCode != 0 {

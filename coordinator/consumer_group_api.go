@@ -298,7 +298,7 @@ func (c *Coordinator) ConsumerGroupDescribe(ctx context.Context, req *kmsg.Consu
 				if cg == nil {
 					d.ErrorCode = kerr.GroupIDNotFound.Code
 					msg := "Group " + id + " not found."
-					if g := s.groups[id]; g != nil && g.state != Dead {
+					if g := s.groups[id]; (g != nil && g.state != Dead) || s.share[id] != nil {
 						msg = "Group " + id + " is not a consumer group."
 					}
 					d.ErrorMessage = &msg

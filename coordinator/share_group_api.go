@@ -72,17 +72,30 @@ func (c *Coordinator) ShareGroupHeartbeat(ctx context.Context, client Client, im
 		// Only once the heartbeat's records are committed: the
 		// share-partitions are not assigned before they are
 		// initialized, so this is the first write of their state.
-		done, failed := c.initializeShare(ctx, req.GroupID, res)
-		var again kmsg.ShareGroupHeartbeatResponse
-		code = s.call(ctx, func() {
-			again = s.shareInitialized(c.now(), req.GroupID, req.MemberID, img, done, failed)
-			written = s.written.Load()
-		})
-		if code == 0 && again.ErrorCode == 0 && again.MemberID != nil {
-			resp.MemberEpoch, resp.Assignment = again.MemberEpoch, again.Assignment
+		// The Persister gets at most half of what is left, so the
+		// heartbeat is still answered in time when it is slow.
+		pctx := ctx
+		if dl, ok := ctx.Deadline(); ok {
+			var pcancel context.CancelFunc
+			pctx, pcancel = context.WithTimeout(ctx, time.Until(dl)/2)
+			defer pcancel()
 		}
-		if code == 0 {
-			code = s.commitBarrier(ctx, written)
+		done, failed := c.initializeShare(pctx, req.GroupID, res)
+		// The outcome must reach the group even when the heartbeat
+		// has no time left: else the share-partitions would stay
+		// "initializing" and never be retried. A shard that stopped
+		// meanwhile forgets them anyway (initializing is not durable).
+		octx, ocancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.WriteTimeout)
+		defer ocancel()
+		var again kmsg.ShareGroupHeartbeatResponse
+		written2 := written
+		if s.call(octx, func() {
+			again = s.shareInitialized(c.now(), req.GroupID, req.MemberID, img, done, failed)
+			written2 = s.written.Load()
+		}) == 0 && again.ErrorCode == 0 && again.MemberID != nil && s.commitBarrier(ctx, written2) == 0 {
+			// The member gets the newly initialized share-partitions
+			// now; otherwise at its next heartbeat.
+			resp.MemberEpoch, resp.Assignment = again.MemberEpoch, again.Assignment
 		}
 	}
 	if code != 0 {

@@ -290,7 +290,10 @@ func (g *ShareGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *kms
 	resp.MemberID = &m.id
 	resp.MemberEpoch = m.epoch
 	resp.HeartbeatIntervalMillis = int32(g.cfg.HeartbeatInterval / time.Millisecond)
-	if req.MemberEpoch == 0 || req.SubscribedTopicNames != nil || old == nil || !m.assigned.equal(old.assigned) {
+	// The assignment goes out when it changed, when the request carried
+	// the subscription, or when the member's epoch is behind (our answer
+	// that moved it on was lost).
+	if req.MemberEpoch == 0 || req.SubscribedTopicNames != nil || old == nil || !m.assigned.equal(old.assigned) || req.MemberEpoch != m.epoch {
 		resp.Assignment = shareAssignment(m.assigned)
 	}
 

@@ -410,3 +410,36 @@ func TestGroupConfigOverrides(t *testing.T) {
 		t.Fatalf("sg-plain has %d members, want 1 (45 s session)", n)
 	}
 }
+
+// TestShareGroupLostAnswer: a member whose answer moving it to a new epoch
+// was lost heartbeats with its previous epoch; it is accepted and gets its
+// assignment again. An older epoch still is fenced.
+func TestShareGroupLostAnswer(t *testing.T) {
+	l := newLogs()
+	img := fakeImage{"orders": 2}
+	c := newTestCoordinator(t, l)
+	ctx := t.Context()
+	cl := Client{ID: "cl", Host: "/127.0.0.1"}
+	r1 := c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m1", 0, "orders"))
+	wantCode(t, "join", r1.ErrorCode, nil)
+	first := r1.MemberEpoch
+	// m2 joins: m1's next answer moves it on, and is "lost".
+	c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m2", 0, "orders"))
+	lost := c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m1", first))
+	wantCode(t, "heartbeat", lost.ErrorCode, nil)
+	if lost.MemberEpoch <= first {
+		t.Fatalf("m1 not moved on: %+v", lost)
+	}
+	again := c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m1", first))
+	wantCode(t, "previous epoch", again.ErrorCode, nil)
+	if again.MemberEpoch != lost.MemberEpoch || sgCount(again) != 1 {
+		t.Fatalf("previous epoch answered %+v, want epoch %d and the assignment", again, lost.MemberEpoch)
+	}
+	if r := c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m1", first-1)); first > 1 && r.ErrorCode != kerr.FencedMemberEpoch.Code {
+		t.Fatalf("older epoch: %+v", r)
+	}
+	unchanged := c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m1", again.MemberEpoch))
+	if unchanged.ErrorCode != 0 || unchanged.Assignment != nil {
+		t.Fatalf("an unchanged heartbeat carries an assignment: %+v", unchanged)
+	}
+}

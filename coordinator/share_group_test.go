@@ -443,3 +443,60 @@ func TestShareGroupLostAnswer(t *testing.T) {
 		t.Fatalf("an unchanged heartbeat carries an assignment: %+v", unchanged)
 	}
 }
+
+// TestShareAssignorSticky: members keep their partitions as far as
+// balance allows when one joins or leaves, and the promises of
+// TestShareAssignor hold after each step.
+func TestShareAssignorSticky(t *testing.T) {
+	a := topicIDOf("a")
+	parts := map[[16]byte][]int32{a: {0, 1, 2, 3, 4, 5}}
+	subs := func(ms ...string) map[string][][16]byte {
+		out := map[string][][16]byte{}
+		for _, m := range ms {
+			out[m] = [][16]byte{a}
+		}
+		return out
+	}
+	moved := func(prev, next map[string]Assignment) int {
+		n := 0
+		for m, as := range next {
+			for _, p := range as[a] {
+				if !prev[m].has(a, p) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	two := assignShare([]string{"m1", "m2"}, subs("m1", "m2"), parts, nil)
+	three := assignShare([]string{"m1", "m2", "m3"}, subs("m1", "m2", "m3"), parts, two)
+	if n := moved(two, three); n != 2 {
+		t.Fatalf("m3 joining moved %d partitions, want 2: %v -> %v", n, two, three)
+	}
+	for m, as := range three {
+		if as.count() != 2 {
+			t.Fatalf("%s has %d partitions: %v", m, as.count(), three)
+		}
+	}
+	back := assignShare([]string{"m1", "m3"}, subs("m1", "m3"), parts, three)
+	if n := moved(three, back); n != 2 {
+		t.Fatalf("m2 leaving moved %d partitions, want 2: %v -> %v", n, three, back)
+	}
+	// More members than partitions: each keeps its partition while the
+	// sharing stays even.
+	one := map[[16]byte][]int32{a: {0, 1}}
+	four := assignShare([]string{"m1", "m2", "m3", "m4"}, subs("m1", "m2", "m3", "m4"), one, nil)
+	five := assignShare([]string{"m1", "m2", "m3", "m4", "m5"}, subs("m1", "m2", "m3", "m4", "m5"), one, four)
+	if n := moved(four, five); n != 1 {
+		t.Fatalf("m5 joining moved %d, want only its own: %v -> %v", n, four, five)
+	}
+	counts := map[int32]int{}
+	for _, as := range five {
+		for _, p := range as[a] {
+			counts[p]++
+		}
+	}
+	if counts[0]+counts[1] != 5 || counts[0] < 2 || counts[1] < 2 {
+		t.Fatalf("sharing uneven: %v", counts)
+	}
+}

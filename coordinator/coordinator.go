@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/samsa-broker/samsa/coordinator/share"
 )
 
 // TopicResolver maps topic IDs to names and back, for OffsetCommit and
@@ -79,10 +77,10 @@ type Options struct {
 	// share.session.timeout.ms, share.heartbeat.interval.ms override the
 	// broker's settings for that group); nil for none.
 	GroupConfig func(group string) map[string]string
-	// Persister stores share-partition state (the share coordinator's);
-	// the group coordinator initializes, reads and deletes it. Nil: share
-	// state is not kept (tests and tools).
-	Persister share.Persister
+	// Persister stores share-partition state (the share coordinator's,
+	// adapted by the broker); the group coordinator initializes, reads and
+	// deletes it. Nil: share state is not kept (tests and tools).
+	Persister SharePersister
 }
 
 func (o *Options) setDefaults() {

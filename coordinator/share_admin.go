@@ -6,7 +6,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-broker/samsa/coordinator/share"
 	"github.com/samsa-broker/samsa/wire"
 )
 
@@ -130,7 +129,7 @@ func (c *Coordinator) describeShareOffsets(ctx context.Context, img TopicImage, 
 				op.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				if pers := c.opts.Persister; pers != nil && v.initiated[assignTP{w.id, p}] {
-					st, ok, err := pers.ReadSummary(ctx, share.Key{Group: rg.GroupID, TopicID: w.id, Partition: p})
+					st, ok, err := pers.ReadSummary(ctx, SharePartitionKey{Group: rg.GroupID, TopicID: w.id, Partition: p})
 					switch {
 					case err != nil:
 						op.ErrorCode = persisterErrorCode(err)
@@ -228,7 +227,7 @@ func (c *Coordinator) AlterShareGroupOffsets(ctx context.Context, img TopicImage
 	failed := map[assignTP]int16{}
 	for _, in := range todo {
 		if p := c.opts.Persister; p != nil {
-			if err := p.Initialize(ctx, share.Key{Group: req.GroupID, TopicID: in.TopicID, Partition: in.Partition}, epoch, in.StartOffset); err != nil {
+			if err := p.Initialize(ctx, SharePartitionKey{Group: req.GroupID, TopicID: in.TopicID, Partition: in.Partition}, epoch, in.StartOffset); err != nil {
 				failed[assignTP{in.TopicID, in.Partition}] = persisterErrorCode(err)
 				continue
 			}

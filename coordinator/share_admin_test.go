@@ -5,8 +5,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-broker/samsa/coordinator/share"
 )
 
 func alterShareReq(group, topic string, offsets map[int32]int64) *kmsg.AlterShareGroupOffsetsRequest {
@@ -46,7 +44,7 @@ func TestShareAdminAPIs(t *testing.T) {
 	ctx := t.Context()
 	cl := Client{ID: "cl", Host: "/127.0.0.1"}
 	orders := topicIDOf("orders")
-	k0 := share.Key{Group: "sg", TopicID: orders, Partition: 0}
+	k0 := SharePartitionKey{Group: "sg", TopicID: orders, Partition: 0}
 
 	r := c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m1", 0, "orders"))
 	wantCode(t, "join", r.ErrorCode, nil)

@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-broker/samsa/coordinator/share"
 	"github.com/samsa-broker/samsa/wire"
 )
 
@@ -111,7 +110,7 @@ func (c *Coordinator) ShareGroupHeartbeat(ctx context.Context, client Client, im
 func (c *Coordinator) initializeShare(ctx context.Context, group string, res ShareHeartbeatResult) (done, failed []SharePartition) {
 	for _, in := range res.Initialize {
 		if p := c.opts.Persister; p != nil {
-			k := share.Key{Group: group, TopicID: in.TopicID, Partition: in.Partition}
+			k := SharePartitionKey{Group: group, TopicID: in.TopicID, Partition: in.Partition}
 			if err := p.Initialize(ctx, k, res.StateEpoch, in.StartOffset); err != nil {
 				c.logger.Warn("coordinator: initializing share-partition failed", "group", group, "topic", in.Topic, "partition", in.Partition, "err", err)
 				failed = append(failed, in.SharePartition)
@@ -363,7 +362,7 @@ func (c *Coordinator) deleteShareState(ctx context.Context, group string, parts 
 		return nil
 	}
 	for _, sp := range parts {
-		if err := p.Delete(ctx, share.Key{Group: group, TopicID: sp.TopicID, Partition: sp.Partition}); err != nil {
+		if err := p.Delete(ctx, SharePartitionKey{Group: group, TopicID: sp.TopicID, Partition: sp.Partition}); err != nil {
 			return err
 		}
 	}

@@ -12,69 +12,53 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-broker/samsa/coordinator/share"
 )
 
-// fakePersister is an in-memory share.Persister that records its calls.
+// fakePersister is an in-memory SharePersister that records its calls.
 type fakePersister struct {
 	mu struct {
 		sync.Mutex
-		states map[share.Key]share.State
+		states map[SharePartitionKey]ShareStateSummary
 		inits  []string // "group/topic/partition@epoch:start"
-		failed map[share.Key]bool
+		failed map[SharePartitionKey]bool
 	}
 }
 
 func newFakePersister() *fakePersister {
 	p := &fakePersister{}
-	p.mu.states = map[share.Key]share.State{}
-	p.mu.failed = map[share.Key]bool{}
+	p.mu.states = map[SharePartitionKey]ShareStateSummary{}
+	p.mu.failed = map[SharePartitionKey]bool{}
 	return p
 }
 
 var errFakePersister = errors.New("fake persister: failing")
 
-func (p *fakePersister) Initialize(_ context.Context, k share.Key, stateEpoch int32, start int64) error {
+func (p *fakePersister) Initialize(_ context.Context, k SharePartitionKey, stateEpoch int32, start int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.failed[k] {
 		return errFakePersister
 	}
 	p.mu.inits = append(p.mu.inits, fmt.Sprintf("%s/%x/%d@%d:%d", k.Group, k.TopicID[:2], k.Partition, stateEpoch, start))
-	p.mu.states[k] = share.State{StateEpoch: stateEpoch, StartOffset: start}
+	p.mu.states[k] = ShareStateSummary{StateEpoch: stateEpoch, StartOffset: start}
 	return nil
 }
 
-func (p *fakePersister) Read(_ context.Context, k share.Key, leaderEpoch int32) (share.State, bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st, ok := p.mu.states[k]
-	return st, ok, nil
-}
-
-func (p *fakePersister) Write(_ context.Context, k share.Key, st share.State) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.mu.states[k] = st
-	return nil
-}
-
-func (p *fakePersister) Delete(_ context.Context, k share.Key) error {
+func (p *fakePersister) Delete(_ context.Context, k SharePartitionKey) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.mu.states, k)
 	return nil
 }
 
-func (p *fakePersister) ReadSummary(_ context.Context, k share.Key) (share.State, bool, error) {
+func (p *fakePersister) ReadSummary(_ context.Context, k SharePartitionKey) (ShareStateSummary, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st, ok := p.mu.states[k]
 	return st, ok, nil
 }
 
-func (p *fakePersister) keys() []share.Key {
+func (p *fakePersister) keys() []SharePartitionKey {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Collect(maps.Keys(p.mu.states))
@@ -86,7 +70,7 @@ func (p *fakePersister) initCount() int {
 	return len(p.mu.inits)
 }
 
-func (p *fakePersister) fail(k share.Key, on bool) {
+func (p *fakePersister) fail(k SharePartitionKey, on bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mu.failed[k] = on
@@ -226,7 +210,7 @@ func TestShareGroupInitializeFailureRetried(t *testing.T) {
 	l := newLogs()
 	img := fakeImage{"orders": 2}
 	p := newFakePersister()
-	bad := share.Key{Group: "sg", TopicID: topicIDOf("orders"), Partition: 1}
+	bad := SharePartitionKey{Group: "sg", TopicID: topicIDOf("orders"), Partition: 1}
 	p.fail(bad, true)
 	c := newTestCoordinator(t, l, func(o *Options) { o.Persister = p })
 	ctx := t.Context()
@@ -261,7 +245,7 @@ func TestShareGroupNewPartitionsStartAtZero(t *testing.T) {
 	if sgCount(r) != 4 {
 		t.Fatalf("owned %v, want 4 partitions", sgOwned(r))
 	}
-	want := map[share.Key]int64{
+	want := map[SharePartitionKey]int64{
 		{Group: "sg", TopicID: topicIDOf("orders"), Partition: 0}: -1,
 		{Group: "sg", TopicID: topicIDOf("orders"), Partition: 1}: 0,
 		{Group: "sg", TopicID: topicIDOf("orders"), Partition: 2}: 0,

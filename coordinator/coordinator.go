@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -175,6 +176,7 @@ type Coordinator struct {
 	groupConfig GroupConfig
 	cgConfig    ConsumerGroupConfig
 	sgConfig    ShareGroupConfig
+	persister   atomic.Pointer[SharePersister] // Options.Persister, or SetPersister's
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -217,6 +219,9 @@ func New(opts Options) (*Coordinator, error) {
 		SessionTimeout:    opts.ShareSessionTimeout,
 		HeartbeatInterval: opts.ShareHeartbeatInterval,
 		MaxSize:           opts.ShareMaxGroupSize,
+	}
+	if opts.Persister != nil {
+		c.SetPersister(opts.Persister)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.mu.shards = map[int32]*shardRun{}

@@ -128,7 +128,7 @@ func (c *Coordinator) describeShareOffsets(ctx context.Context, img TopicImage, 
 			case w.unknown || w.bad[p]:
 				op.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
-				if pers := c.opts.Persister; pers != nil && v.initiated[assignTP{w.id, p}] {
+				if pers := c.sharePersister(); pers != nil && v.initiated[assignTP{w.id, p}] {
 					st, ok, err := pers.ReadSummary(ctx, SharePartitionKey{Group: rg.GroupID, TopicID: w.id, Partition: p})
 					switch {
 					case err != nil:
@@ -226,7 +226,7 @@ func (c *Coordinator) AlterShareGroupOffsets(ctx context.Context, img TopicImage
 	var done []SharePartition
 	failed := map[assignTP]int16{}
 	for _, in := range todo {
-		if p := c.opts.Persister; p != nil {
+		if p := c.sharePersister(); p != nil {
 			if err := p.Initialize(ctx, SharePartitionKey{Group: req.GroupID, TopicID: in.TopicID, Partition: in.Partition}, epoch, in.StartOffset); err != nil {
 				failed[assignTP{in.TopicID, in.Partition}] = persisterErrorCode(err)
 				continue

@@ -109,7 +109,7 @@ func (c *Coordinator) ShareGroupHeartbeat(ctx context.Context, client Client, im
 // coordinator built for tests or tools) every one succeeds.
 func (c *Coordinator) initializeShare(ctx context.Context, group string, res ShareHeartbeatResult) (done, failed []SharePartition) {
 	for _, in := range res.Initialize {
-		if p := c.opts.Persister; p != nil {
+		if p := c.sharePersister(); p != nil {
 			k := SharePartitionKey{Group: group, TopicID: in.TopicID, Partition: in.Partition}
 			if err := p.Initialize(ctx, k, res.StateEpoch, in.StartOffset); err != nil {
 				c.logger.Warn("coordinator: initializing share-partition failed", "group", group, "topic", in.Topic, "partition", in.Partition, "err", err)
@@ -357,7 +357,7 @@ func (c *Coordinator) deleteShareGroup(ctx context.Context, s *shard, id string)
 
 // deleteShareState deletes the share state of share-partitions.
 func (c *Coordinator) deleteShareState(ctx context.Context, group string, parts []SharePartition) error {
-	p := c.opts.Persister
+	p := c.sharePersister()
 	if p == nil {
 		return nil
 	}

@@ -484,3 +484,21 @@ func TestShareAssignorSticky(t *testing.T) {
 		t.Fatalf("sharing uneven: %v", counts)
 	}
 }
+
+// TestShareSetPersister: a Persister set after New is used from then on.
+func TestShareSetPersister(t *testing.T) {
+	l := newLogs()
+	img := fakeImage{"orders": 1, "audit": 1}
+	c := newTestCoordinator(t, l)
+	ctx := t.Context()
+	cl := Client{ID: "cl", Host: "/127.0.0.1"}
+	r := c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m1", 0, "orders"))
+	wantCode(t, "join without a Persister", r.ErrorCode, nil)
+	p := newFakePersister()
+	c.SetPersister(p)
+	r = c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m1", r.MemberEpoch, "orders", "audit"))
+	wantCode(t, "subscribe", r.ErrorCode, nil)
+	if keys := p.keys(); len(keys) != 1 || keys[0].TopicID != topicIDOf("audit") {
+		t.Fatalf("initialized through the set Persister: %v, want audit's partition only", keys)
+	}
+}

@@ -38,3 +38,23 @@ type ShareStateSummary struct {
 	LeaderEpoch int32
 	StartOffset int64
 }
+
+// SetPersister sets (or replaces) the share Persister after New, for a
+// broker that starts its share coordinator after its group coordinator.
+// Heartbeats before it initialize share-partitions without state, as with
+// no Persister.
+func (c *Coordinator) SetPersister(p SharePersister) {
+	if p == nil {
+		c.persister.Store(nil)
+		return
+	}
+	c.persister.Store(&p)
+}
+
+// sharePersister returns the Persister in use, nil for none.
+func (c *Coordinator) sharePersister() SharePersister {
+	if p := c.persister.Load(); p != nil {
+		return *p
+	}
+	return nil
+}

@@ -355,14 +355,19 @@ func (c *Coordinator) deleteShareGroup(ctx context.Context, s *shard, id string)
 	return s.commitBarrier(ctx, written)
 }
 
-// deleteShareState deletes the share state of share-partitions.
+// deleteShareState deletes the share state of share-partitions. A
+// share-partition whose topic was deleted meanwhile has no state to
+// delete any more (the share coordinator answers
+// UNKNOWN_TOPIC_OR_PARTITION): that is not an error, or an empty group
+// that had such a topic could never be deleted.
 func (c *Coordinator) deleteShareState(ctx context.Context, group string, parts []SharePartition) error {
 	p := c.sharePersister()
 	if p == nil {
 		return nil
 	}
 	for _, sp := range parts {
-		if err := p.Delete(ctx, SharePartitionKey{Group: group, TopicID: sp.TopicID, Partition: sp.Partition}); err != nil {
+		err := p.Delete(ctx, SharePartitionKey{Group: group, TopicID: sp.TopicID, Partition: sp.Partition})
+		if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
 			return err
 		}
 	}

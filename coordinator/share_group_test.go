@@ -21,6 +21,8 @@ type fakePersister struct {
 		states map[SharePartitionKey]ShareStateSummary
 		inits  []string // "group/topic/partition@epoch:start"
 		failed map[SharePartitionKey]bool
+		// deleteErr is what Delete answers, by key (a deleted topic).
+		deleteErr map[SharePartitionKey]error
 	}
 }
 
@@ -47,6 +49,9 @@ func (p *fakePersister) Initialize(_ context.Context, k SharePartitionKey, state
 func (p *fakePersister) Delete(_ context.Context, k SharePartitionKey) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.mu.deleteErr[k]; err != nil {
+		return err
+	}
 	delete(p.mu.states, k)
 	return nil
 }
@@ -501,4 +506,30 @@ func TestShareSetPersister(t *testing.T) {
 	if keys := p.keys(); len(keys) != 1 || keys[0].TopicID != topicIDOf("audit") {
 		t.Fatalf("initialized through the set Persister: %v, want audit's partition only", keys)
 	}
+}
+
+// TestShareDeleteGroupOfDeletedTopic: an empty share group whose
+// initialized share-partitions belong to a topic deleted since can still
+// be deleted (the share coordinator answers UNKNOWN_TOPIC_OR_PARTITION for
+// their state); another Persister error fails the deletion.
+func TestShareDeleteGroupOfDeletedTopic(t *testing.T) {
+	l := newLogs()
+	img := fakeImage{"orders": 1}
+	p := newFakePersister()
+	c := newTestCoordinator(t, l, func(o *Options) { o.Persister = p })
+	ctx := t.Context()
+	cl := Client{ID: "cl", Host: "/127.0.0.1"}
+	wantCode(t, "join", c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m1", 0, "orders")).ErrorCode, nil)
+	wantCode(t, "leave", c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m1", -1)).ErrorCode, nil)
+	k := SharePartitionKey{Group: "sg", TopicID: topicIDOf("orders"), Partition: 0}
+	p.mu.Lock()
+	p.mu.deleteErr = map[SharePartitionKey]error{k: fmt.Errorf("routing: %w", kerr.CoordinatorNotAvailable)}
+	p.mu.Unlock()
+	del := c.DeleteGroups(ctx, &kmsg.DeleteGroupsRequest{Version: 2, Groups: []string{"sg"}})
+	wantCode(t, "delete while the share coordinator is away", del.Groups[0].ErrorCode, kerr.CoordinatorNotAvailable)
+	p.mu.Lock()
+	p.mu.deleteErr[k] = kerr.UnknownTopicOrPartition
+	p.mu.Unlock()
+	del = c.DeleteGroups(ctx, &kmsg.DeleteGroupsRequest{Version: 2, Groups: []string{"sg"}})
+	wantCode(t, "delete with the topic gone", del.Groups[0].ErrorCode, nil)
 }

@@ -117,6 +117,10 @@ func (n *Node) startGroups() error {
 		ConsumerHeartbeatInterval:     time.Duration(cfg.GroupConsumerHeartbeatIntervalMs) * time.Millisecond,
 		ConsumerMaxGroupSize:          int(cfg.GroupConsumerMaxSize),
 		ConsumerAssignors:             cfg.GroupConsumerAssignors,
+		ShareSessionTimeout:           time.Duration(cfg.GroupShareSessionTimeoutMs) * time.Millisecond,
+		ShareHeartbeatInterval:        time.Duration(cfg.GroupShareHeartbeatIntervalMs) * time.Millisecond,
+		ShareMaxGroupSize:             int(cfg.GroupShareMaxSize),
+		GroupConfig:                   func(g string) map[string]string { return n.ctrl.Image().GroupConfig(g) },
 	})
 	return err
 }

@@ -193,7 +193,7 @@ func brokerDefs() []Def {
 		d("group.min.session.timeout.ms", Int, "6000", "Least session timeout a classic group member may ask for.", typeOnly(Int)),
 		d("group.max.session.timeout.ms", Int, "1800000", "Largest session timeout a classic group member may ask for.", typeOnly(Int)),
 		d("group.max.size", Int, maxIntStr, "Largest number of members of a classic group.", atLeast(Int, 1)),
-		d("group.coordinator.rebalance.protocols", List, "classic,consumer", "Group protocols served: classic (JoinGroup) and consumer (KIP-848 ConsumerGroupHeartbeat).", listOf("classic", "consumer")),
+		d("group.coordinator.rebalance.protocols", List, "classic,consumer", "Group protocols served: classic (JoinGroup) and consumer (KIP-848 ConsumerGroupHeartbeat). share is accepted and changes nothing: share groups (KIP-932) are on by the share.version feature, as in Kafka 4.4.", listOf("classic", "consumer", "share")),
 		d("group.consumer.session.timeout.ms", Int, "45000", "Session timeout of a KIP-848 consumer group member.", atLeast(Int, 1)),
 		d("group.consumer.min.session.timeout.ms", Int, "45000", "Least session timeout of a KIP-848 consumer group.", atLeast(Int, 1)),
 		d("group.consumer.max.session.timeout.ms", Int, "60000", "Largest session timeout of a KIP-848 consumer group.", atLeast(Int, 1)),
@@ -201,6 +201,13 @@ func brokerDefs() []Def {
 		d("group.consumer.min.heartbeat.interval.ms", Int, "5000", "Least heartbeat interval of a KIP-848 consumer group.", atLeast(Int, 1)),
 		d("group.consumer.max.heartbeat.interval.ms", Int, "15000", "Largest heartbeat interval of a KIP-848 consumer group.", atLeast(Int, 1)),
 		d("group.consumer.max.size", Int, maxIntStr, "Largest number of members of a KIP-848 consumer group.", atLeast(Int, 1)),
+		d("group.share.session.timeout.ms", Int, "45000", "Session timeout of a KIP-932 share group member.", atLeast(Int, 1)),
+		d("group.share.min.session.timeout.ms", Int, "45000", "Least session timeout of a share group (bound of the group config share.session.timeout.ms).", atLeast(Int, 1)),
+		d("group.share.max.session.timeout.ms", Int, "60000", "Largest session timeout of a share group (bound of the group config share.session.timeout.ms).", atLeast(Int, 1)),
+		d("group.share.heartbeat.interval.ms", Int, "5000", "Heartbeat interval given to share group members.", atLeast(Int, 1)),
+		d("group.share.min.heartbeat.interval.ms", Int, "5000", "Least heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms).", atLeast(Int, 1)),
+		d("group.share.max.heartbeat.interval.ms", Int, "15000", "Largest heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms).", atLeast(Int, 1)),
+		d("group.share.max.size", Int, "200", "Largest number of members of a share group.", intRange(Int, 1, 1000)),
 		d("group.consumer.assignors", List, "uniform,range", "Server-side assignors of KIP-848 groups, first is the default. Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor) are accepted too.", nil),
 
 		// Transactions and idempotence.

@@ -230,7 +230,7 @@
 //	| `group.min.session.timeout.ms` | `6000` | Least session timeout a classic group member may ask for. |
 //	| `group.max.session.timeout.ms` | `1800000` | Largest session timeout a classic group member may ask for. |
 //	| `group.max.size` | `2147483647` | Largest number of members of a classic group. |
-//	| `group.coordinator.rebalance.protocols` | `classic,consumer` | Group protocols served: classic (JoinGroup) and consumer (KIP-848 ConsumerGroupHeartbeat). |
+//	| `group.coordinator.rebalance.protocols` | `classic,consumer` | Group protocols served: classic (JoinGroup) and consumer (KIP-848 ConsumerGroupHeartbeat). share is accepted and changes nothing: share groups (KIP-932) are on by the share.version feature, as in Kafka 4.4. |
 //	| `group.consumer.session.timeout.ms` | `45000` | Session timeout of a KIP-848 consumer group member. |
 //	| `group.consumer.min.session.timeout.ms` | `45000` | Least session timeout of a KIP-848 consumer group. |
 //	| `group.consumer.max.session.timeout.ms` | `60000` | Largest session timeout of a KIP-848 consumer group. |
@@ -238,6 +238,13 @@
 //	| `group.consumer.min.heartbeat.interval.ms` | `5000` | Least heartbeat interval of a KIP-848 consumer group. |
 //	| `group.consumer.max.heartbeat.interval.ms` | `15000` | Largest heartbeat interval of a KIP-848 consumer group. |
 //	| `group.consumer.max.size` | `2147483647` | Largest number of members of a KIP-848 consumer group. |
+//	| `group.share.session.timeout.ms` | `45000` | Session timeout of a KIP-932 share group member. |
+//	| `group.share.min.session.timeout.ms` | `45000` | Least session timeout of a share group (bound of the group config share.session.timeout.ms). |
+//	| `group.share.max.session.timeout.ms` | `60000` | Largest session timeout of a share group (bound of the group config share.session.timeout.ms). |
+//	| `group.share.heartbeat.interval.ms` | `5000` | Heartbeat interval given to share group members. |
+//	| `group.share.min.heartbeat.interval.ms` | `5000` | Least heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms). |
+//	| `group.share.max.heartbeat.interval.ms` | `15000` | Largest heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms). |
+//	| `group.share.max.size` | `200` | Largest number of members of a share group. |
 //	| `group.consumer.assignors` | `uniform,range` | Server-side assignors of KIP-848 groups, first is the default. Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor) are accepted too. |
 //	| `transaction.max.timeout.ms` | `900000` | Largest transaction timeout a producer may ask for. |
 //	| `transactional.id.expiration.ms` | `604800000` | Idle time after which a transactional id expires. |

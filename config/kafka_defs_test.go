@@ -16,7 +16,7 @@ var deliberateDefaults = map[string]string{
 	"listener.security.protocol.map":        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
 	"queued.max.request.bytes":              "-1",
 	"log.dir":                               "/tmp/kafka-logs",
-	"group.coordinator.rebalance.protocols": "classic,consumer,streams", // samsa has no streams or share groups
+	"group.coordinator.rebalance.protocols": "classic,consumer,streams", // samsa has no streams groups
 }
 
 func TestBrokerDefsMatchKafka(t *testing.T) {

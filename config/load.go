@@ -128,6 +128,13 @@ type Config struct {
 	GroupConsumerMaxHeartbeatMs        int32
 	GroupConsumerMaxSize               int32
 	GroupConsumerAssignors             []string
+	GroupShareSessionTimeoutMs         int32
+	GroupShareMinSessionTimeoutMs      int32
+	GroupShareMaxSessionTimeoutMs      int32
+	GroupShareHeartbeatIntervalMs      int32
+	GroupShareMinHeartbeatMs           int32
+	GroupShareMaxHeartbeatMs           int32
+	GroupShareMaxSize                  int32
 
 	TransactionMaxTimeoutMs             int32
 	TransactionalIDExpirationMs         int32
@@ -706,6 +713,13 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.GroupConsumerMaxHeartbeatMs = d.i32("group.consumer.max.heartbeat.interval.ms")
 	c.GroupConsumerMaxSize = d.i32("group.consumer.max.size")
 	c.GroupConsumerAssignors = parseList(d.str("group.consumer.assignors"))
+	c.GroupShareSessionTimeoutMs = d.i32("group.share.session.timeout.ms")
+	c.GroupShareMinSessionTimeoutMs = d.i32("group.share.min.session.timeout.ms")
+	c.GroupShareMaxSessionTimeoutMs = d.i32("group.share.max.session.timeout.ms")
+	c.GroupShareHeartbeatIntervalMs = d.i32("group.share.heartbeat.interval.ms")
+	c.GroupShareMinHeartbeatMs = d.i32("group.share.min.heartbeat.interval.ms")
+	c.GroupShareMaxHeartbeatMs = d.i32("group.share.max.heartbeat.interval.ms")
+	c.GroupShareMaxSize = d.i32("group.share.max.size")
 
 	c.TransactionMaxTimeoutMs = d.i32("transaction.max.timeout.ms")
 	c.TransactionalIDExpirationMs = d.i32("transactional.id.expiration.ms")

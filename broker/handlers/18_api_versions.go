@@ -74,6 +74,9 @@ func Features(d *Deps) []Feature {
 		{Name: "transaction.version", MinVersion: 0, MaxVersion: 2, FinalizedLevel: 2},
 		group,
 		{Name: "eligible.leader.replicas.version", MinVersion: 0, MaxVersion: 1, FinalizedLevel: 1},
+		// KIP-932 share groups: a 4.4 cluster finalizes share.version 2
+		// (supported 0-2) with no configuration.
+		{Name: "share.version", MinVersion: 0, MaxVersion: 2, FinalizedLevel: 2},
 	}
 }
 

@@ -37,6 +37,9 @@ func authzCheck(key int16) authzFunc {
 	if f := authzShareStateCheck(key); f != nil {
 		return f
 	}
+	if f := authzShareCheck(key); f != nil {
+		return f
+	}
 	return authzAdminCheck(key)
 }
 

@@ -52,6 +52,12 @@ func Table() []Entry {
 		{Key: int16(kmsg.WriteShareGroupState), MinVersion: 0, MaxVersion: 1, Handle: handleWriteShareGroupState},
 		{Key: int16(kmsg.DeleteShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleDeleteShareGroupState},
 		{Key: int16(kmsg.ReadShareGroupStateSummary), MinVersion: 0, MaxVersion: 1, Handle: handleReadShareGroupStateSummary},
+		// share groups (KIP-932): see coordinator/share_group*.go
+		{Key: int16(kmsg.ShareGroupHeartbeat), MinVersion: 1, MaxVersion: 1, Handle: handleShareGroupHeartbeat},
+		{Key: int16(kmsg.ShareGroupDescribe), MinVersion: 1, MaxVersion: 1, Handle: handleShareGroupDescribe},
+		{Key: int16(kmsg.DescribeShareGroupOffsets), MinVersion: 0, MaxVersion: 1, Handle: handleDescribeShareGroupOffsets},
+		{Key: int16(kmsg.AlterShareGroupOffsets), MinVersion: 0, MaxVersion: 0, Handle: handleAlterShareGroupOffsets},
+		{Key: int16(kmsg.DeleteShareGroupOffsets), MinVersion: 0, MaxVersion: 0, Handle: handleDeleteShareGroupOffsets},
 		// admin: see 19_create_topics.go and friends
 		{Key: int16(kmsg.CreateTopics), MinVersion: 0, MaxVersion: 7, Handle: handleCreateTopics, Forward: true},
 		{Key: int16(kmsg.DeleteTopics), MinVersion: 0, MaxVersion: 6, Handle: handleDeleteTopics, Forward: true},

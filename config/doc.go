@@ -239,6 +239,10 @@
 //	| `group.consumer.max.heartbeat.interval.ms` | `15000` | Largest heartbeat interval of a KIP-848 consumer group. |
 //	| `group.consumer.max.size` | `2147483647` | Largest number of members of a KIP-848 consumer group. |
 //	| `group.consumer.assignors` | `uniform,range` | Server-side assignors of KIP-848 groups, first is the default. Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor) are accepted too. |
+//	| `group.share.record.lock.duration.ms` | `30000` | How long a share consumer holds the records it acquired before they become available again, unless its group sets share.record.lock.duration.ms. |
+//	| `group.share.delivery.count.limit` | `5` | Deliveries of a record to share consumers after which it is archived instead of made available again, unless its group sets share.delivery.count.limit. |
+//	| `group.share.partition.max.record.locks` | `2000` | Most records of one share-partition in flight (acquired or awaiting redelivery) at once, unless its group sets share.partition.max.record.locks. |
+//	| `group.share.max.share.sessions` | `2000` | Most share sessions a broker keeps; a new one beyond is SHARE_SESSION_LIMIT_REACHED. |
 //	| `transaction.max.timeout.ms` | `900000` | Largest transaction timeout a producer may ask for. |
 //	| `transactional.id.expiration.ms` | `604800000` | Idle time after which a transactional id expires. |
 //	| `producer.id.expiration.ms` | `86400000` | Idle time after which a producer id's state expires. (dynamic) |

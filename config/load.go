@@ -129,6 +129,12 @@ type Config struct {
 	GroupConsumerMaxSize               int32
 	GroupConsumerAssignors             []string
 
+	// Share groups, partition leaders' side (broker/share).
+	GroupShareRecordLockDurationMs    int32
+	GroupShareDeliveryCountLimit      int32
+	GroupSharePartitionMaxRecordLocks int32
+	GroupShareMaxShareSessions        int32
+
 	TransactionMaxTimeoutMs             int32
 	TransactionalIDExpirationMs         int32
 	ProducerIDExpirationMs              int32
@@ -706,6 +712,10 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.GroupConsumerMaxHeartbeatMs = d.i32("group.consumer.max.heartbeat.interval.ms")
 	c.GroupConsumerMaxSize = d.i32("group.consumer.max.size")
 	c.GroupConsumerAssignors = parseList(d.str("group.consumer.assignors"))
+	c.GroupShareRecordLockDurationMs = d.i32("group.share.record.lock.duration.ms")
+	c.GroupShareDeliveryCountLimit = d.i32("group.share.delivery.count.limit")
+	c.GroupSharePartitionMaxRecordLocks = d.i32("group.share.partition.max.record.locks")
+	c.GroupShareMaxShareSessions = d.i32("group.share.max.share.sessions")
 
 	c.TransactionMaxTimeoutMs = d.i32("transaction.max.timeout.ms")
 	c.TransactionalIDExpirationMs = d.i32("transactional.id.expiration.ms")

@@ -31,6 +31,9 @@ func authzCheck(key int16) authzFunc {
 	if f := authzGroupCheck(key); f != nil {
 		return f
 	}
+	if f := authzShareCheck(key); f != nil {
+		return f
+	}
 	if f := authzTxnCheck(key); f != nil {
 		return f
 	}

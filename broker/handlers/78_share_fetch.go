@@ -30,8 +30,10 @@ import (
 //     otherwise the epoch must be the session's next one
 //     (INVALID_SHARE_SESSION_EPOCH; SHARE_SESSION_NOT_FOUND without a
 //     session; SHARE_SESSION_LIMIT_REACHED past
-//     group.share.max.share.sessions). A partition with PartitionMaxBytes 0
-//     is acknowledged only; ForgottenTopicsData leaves the session.
+//     group.share.max.share.sessions). Every partition named joins the
+//     session (v1+ has no PartitionMaxBytes; max_bytes, capped at
+//     fetch.max.bytes, limits the whole response); ForgottenTopicsData
+//     leaves it.
 //   - Piggybacked acknowledgements are applied and written before the
 //     fetch (AcknowledgeErrorCode per partition).
 //   - MaxRecords limits the acquired records across partitions; in
@@ -63,11 +65,18 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), shareRequestTimeout)
 	defer cancel()
 
+	// v1+ has no PartitionMaxBytes: every partition named is fetched,
+	// within max_bytes; a closing request fetches none.
+	maxBytes := fetchMaxBytes(d.Config.FetchMaxBytes, req.MaxBytes)
+	partMax := int32(max(maxBytes, 1))
+	if req.ShareSessionEpoch == share.FinalEpoch {
+		partMax = 0
+	}
 	var parts []share.FetchPartition
 	hasAcks := false
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			parts = append(parts, share.FetchPartition{TopicPartition: share.TopicPartition{TopicID: t.TopicID, Partition: p.Partition}, MaxBytes: p.PartitionMaxBytes})
+			parts = append(parts, share.FetchPartition{TopicPartition: share.TopicPartition{TopicID: t.TopicID, Partition: p.Partition}, MaxBytes: partMax})
 			hasAcks = hasAcks || len(p.AcknowledgementBatches) > 0
 		}
 	}
@@ -118,7 +127,6 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 
 	// The fetch: every partition of the session, within max_bytes and
 	// MaxRecords.
-	maxBytes := fetchMaxBytes(d.Config.FetchMaxBytes, req.MaxBytes)
 	minBytes := min(int(req.MinBytes), maxBytes)
 	fr := &shareFetchRun{d: d, r: r, group: group, member: member, mode: req.ShareAcquireMode, maxBytes: maxBytes, maxRecords: int(req.MaxRecords), out: out, parts: sf.Parts}
 	if sf.Full {

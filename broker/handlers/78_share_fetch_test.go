@@ -302,3 +302,23 @@ func TestShareFetchErrors(t *testing.T) {
 		t.Fatalf("no manager: %d", code)
 	}
 }
+
+// TestShareAPIsAdvertisedWithManager: ShareFetch and ShareAcknowledge are
+// in ApiVersions only when the node has a share manager.
+func TestShareAPIsAdvertisedWithManager(t *testing.T) {
+	e := newShareEnv(t)
+	has := func() (fetch, ack bool) {
+		for _, k := range ApiVersionsResponse(e.d).ApiKeys {
+			fetch = fetch || (k.ApiKey == int16(kmsg.ShareFetch) && k.MinVersion == 1 && k.MaxVersion == 2)
+			ack = ack || (k.ApiKey == int16(kmsg.ShareAcknowledge) && k.MinVersion == 1 && k.MaxVersion == 2)
+		}
+		return fetch, ack
+	}
+	if f, a := has(); !f || !a {
+		t.Fatalf("with a manager: ShareFetch %v ShareAcknowledge %v", f, a)
+	}
+	e.d.Shares = nil
+	if f, a := has(); f || a {
+		t.Fatalf("without a manager: ShareFetch %v ShareAcknowledge %v", f, a)
+	}
+}

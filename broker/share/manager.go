@@ -482,6 +482,7 @@ func (m *Manager) Fetch(ctx context.Context, t Target, f FetchRequest) FetchResu
 type batchSpan struct {
 	first, last int64
 	pos, end    int
+	producerID  int64
 }
 
 // batchRanges lists the batches of data for acquisition: control batches,
@@ -490,30 +491,31 @@ type batchSpan struct {
 func (m *Manager) batchRanges(l Log, data []byte, readCommitted bool) ([]batchRange, []batchSpan) {
 	var out []batchRange
 	var spans []batchSpan
-	var aborted []storage.AbortedTxn
+	var txnl []bool
 	pos := 0
 	_, _ = wire.SplitBatches(data, func(batch []byte, h wire.BatchHeader) error {
 		last := h.BaseOffset + int64(h.LastOffsetDelta)
-		skip := h.Attributes&0x20 != 0 // control
-		if readCommitted && !skip && h.Attributes&0x10 != 0 {
-			if aborted == nil {
-				aborted = l.AbortedTransactions(h.BaseOffset, h.BaseOffset+1<<40)
-				if aborted == nil {
-					aborted = []storage.AbortedTxn{}
-				}
-			}
-			for _, a := range aborted {
-				if a.ProducerID == h.ProducerID && a.FirstOffset <= h.BaseOffset && h.BaseOffset <= a.LastOffset {
-					skip = true
-					break
-				}
-			}
-		}
-		out = append(out, batchRange{first: h.BaseOffset, last: last, skip: skip})
-		spans = append(spans, batchSpan{first: h.BaseOffset, last: last, pos: pos, end: pos + len(batch)})
+		out = append(out, batchRange{first: h.BaseOffset, last: last, skip: h.Attributes&0x20 != 0}) // control
+		txnl = append(txnl, h.Attributes&0x10 != 0)
+		spans = append(spans, batchSpan{first: h.BaseOffset, last: last, pos: pos, end: pos + len(batch), producerID: h.ProducerID})
 		pos += len(batch)
 		return nil
 	})
+	if !readCommitted || len(out) == 0 {
+		return out, spans
+	}
+	aborted := l.AbortedTransactions(out[0].first, out[len(out)-1].last+1)
+	for i := range out {
+		if !txnl[i] || out[i].skip {
+			continue
+		}
+		for _, a := range aborted {
+			if a.ProducerID == spans[i].producerID && a.FirstOffset <= out[i].first && out[i].first <= a.LastOffset {
+				out[i].skip = true
+				break
+			}
+		}
+	}
 	return out, spans
 }
 

@@ -250,3 +250,105 @@ func TestParseISODuration(t *testing.T) {
 		}
 	}
 }
+
+// appendTxn appends a transactional batch of n records of producer pid.
+func appendTxn(t *testing.T, l *storage.Log, pid int64, n int) {
+	t.Helper()
+	spec := wire.BatchSpec{BaseTimestamp: time.Now().UnixMilli(), ProducerID: pid, Transactional: true}
+	for range n {
+		spec.Records = append(spec.Records, wire.Record{Value: []byte("t")})
+	}
+	b, err := wire.EncodeBatch(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(b); err != nil {
+		t.Fatal(err)
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+}
+
+func endTxn(t *testing.T, l *storage.Log, pid int64, commit bool) {
+	t.Helper()
+	if _, err := l.AppendControl(storage.ControlMarker{ProducerID: pid, Commit: commit}); err != nil {
+		t.Fatal(err)
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+}
+
+// TestReadCommitted: with share.isolation.level=read_committed, records of
+// an aborted transaction are never delivered (archived), an open
+// transaction holds back what follows it (the last stable offset), and
+// control records are never delivered; with read_uncommitted the aborted
+// records are delivered.
+func TestReadCommitted(t *testing.T) {
+	build := func() *storage.Log {
+		l := testLog(t, 0, 0)
+		appendTxn(t, l, 7, 2)            // 0-1 aborted
+		endTxn(t, l, 7, false)           // 2
+		appendBatches(t, l, 1, 2, false) // 3-4
+		appendTxn(t, l, 8, 2)            // 5-6 open
+		appendBatches(t, l, 1, 1, false) // 7
+		return l
+	}
+	for _, c := range []struct {
+		level string
+		want  []AcquiredRange
+	}{
+		{"read_committed", []AcquiredRange{{3, 4, 1}}},
+		{"read_uncommitted", []AcquiredRange{{0, 1, 1}, {3, 7, 1}}},
+	} {
+		p := newFakePersister()
+		p.Initialize(context.Background(), testKey, 0, 0)
+		l := build()
+		m := newTestManager(p, map[string]string{"share.isolation.level": c.level})
+		tg := Target{Key: testKey, Log: l}
+		res := m.Fetch(context.Background(), tg, FetchRequest{Member: "a", MaxBytes: 1 << 20})
+		if !reflect.DeepEqual(res.Acquired, c.want) {
+			t.Errorf("%s: acquired %v, want %v", c.level, res.Acquired, c.want)
+		}
+		if c.level == "read_committed" {
+			// The aborted records and the marker were archived and
+			// written: the start offset is past them once 3-4 are
+			// accepted; committing 8's transaction releases 5-7.
+			if code := m.Acknowledge(context.Background(), tg, Acknowledgement{Member: "a", Batches: []AckBatch{{3, 4, []int8{AckAccept}}}}); code != 0 {
+				t.Fatalf("ack: %d", code)
+			}
+			if st := p.state(testKey); st.StartOffset != 5 {
+				t.Errorf("start offset %d, want 5", st.StartOffset)
+			}
+			endTxn(t, l, 8, true) // 8
+			res = m.Fetch(context.Background(), tg, FetchRequest{Member: "a", MaxBytes: 1 << 20})
+			if want := []AcquiredRange{{5, 7, 1}}; !reflect.DeepEqual(res.Acquired, want) {
+				t.Errorf("after commit: acquired %v, want %v", res.Acquired, want)
+			}
+		}
+		m.Close()
+	}
+}
+
+// TestLogStartMovesStart: records removed from the log (DeleteRecords,
+// retention) leave the share-partition, whatever their state, and the new
+// start offset is written.
+func TestLogStartMovesStart(t *testing.T) {
+	p := newFakePersister()
+	p.Initialize(context.Background(), testKey, 0, 0)
+	l := testLog(t, 4, 5) // 0-19
+	m := newTestManager(p, nil)
+	defer m.Close()
+	tg := Target{Key: testKey, Log: l}
+	m.Fetch(context.Background(), tg, FetchRequest{Member: "a", MaxBytes: 1 << 20, MaxRecords: 5}) // 0-4
+	if _, err := l.DeleteRecordsBefore(12); err != nil {
+		t.Fatal(err)
+	}
+	res := m.Fetch(context.Background(), tg, FetchRequest{Member: "b", MaxBytes: 1 << 20})
+	if want := []AcquiredRange{{12, 19, 1}}; !reflect.DeepEqual(res.Acquired, want) {
+		t.Fatalf("after DeleteRecords: acquired %v, want %v", res.Acquired, want)
+	}
+	if st := p.state(testKey); st.StartOffset != 12 {
+		t.Fatalf("written start offset %d, want 12", st.StartOffset)
+	}
+	if code := m.Acknowledge(context.Background(), tg, Acknowledgement{Member: "a", Batches: []AckBatch{{0, 4, []int8{AckAccept}}}}); code != kerr.InvalidRecordState.Code {
+		t.Fatalf("ack of deleted records: %d, want INVALID_RECORD_STATE", code)
+	}
+}

@@ -42,6 +42,8 @@ import (
 //     not used to split AcquiredRecords.
 //   - A partition this node does not lead is NOT_LEADER_OR_FOLLOWER with
 //     CurrentLeader and the leader's NodeEndpoints, as Fetch.
+//   - The response of a session's first fetch names every partition; later
+//     ones only those with records, an error or acknowledgement results.
 //   - Long poll: with nothing acquired (or fewer than MinBytes) and
 //     MaxWaitMs > 0 the fetch waits on its partitions' logs (a high
 //     watermark move) and their share-partitions (records released or
@@ -61,7 +63,6 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
 	}
-	resp.AcquisitionLockTimeoutMillis = int32(d.Shares.LockDuration(group) / time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), shareRequestTimeout)
 	defer cancel()
 
@@ -92,6 +93,8 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = sf.Code
 		return resp, nil
 	}
+	// Kafka 4.4 answers it in every response without a top-level error.
+	resp.AcquisitionLockTimeoutMillis = int32(d.Shares.LockDuration(group) / time.Millisecond)
 
 	img := d.Controller.Image()
 	out := newShareFetchOut()
@@ -113,7 +116,11 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 			for i, b := range p.AcknowledgementBatches {
 				batches[i] = share.AckBatch{FirstOffset: b.FirstOffset, LastOffset: b.LastOffset, Types: b.AcknowledgeTypes}
 			}
-			rp.AcknowledgeErrorCode = d.Shares.Acknowledge(ctx, st.target, share.Acknowledgement{Member: member, Renew: req.IsRenewAck, Batches: batches})
+			ar := d.Shares.Acknowledge(ctx, st.target, share.Acknowledgement{Member: member, Renew: req.IsRenewAck, Batches: batches})
+			rp.AcknowledgeErrorCode = ar.Code
+			if ar.Message != "" {
+				rp.AcknowledgeErrorMessage = &ar.Message
+			}
 		}
 	}
 	if sf.Final {
@@ -212,8 +219,8 @@ func (f *shareFetchRun) recordsDone() bool { return f.maxRecords > 0 && f.record
 func (f *shareFetchRun) run(ctx context.Context) {
 	for i, p := range f.parts {
 		st := f.targets[i]
-		rp := f.out.partition(p.TopicPartition)
 		if st.code != 0 {
+			rp := f.out.partition(p.TopicPartition)
 			rp.ErrorCode = st.code
 			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = st.leader, st.leaderEpoch
 			f.failed = true
@@ -229,13 +236,14 @@ func (f *shareFetchRun) run(ctx context.Context) {
 		}
 		res := f.d.Shares.Fetch(ctx, st.target, share.FetchRequest{Member: f.member, MaxBytes: limit, MaxRecords: maxRecords, Mode: f.mode})
 		if res.Code != 0 {
-			rp.ErrorCode = res.Code
+			f.out.partition(p.TopicPartition).ErrorCode = res.Code
 			f.failed = true
 			continue
 		}
 		if len(res.Acquired) == 0 {
 			continue
 		}
+		rp := f.out.partition(p.TopicPartition)
 		rp.Records = append(rp.Records, res.Records...)
 		for _, a := range res.Acquired {
 			rp.AcquiredRecords = append(rp.AcquiredRecords, kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{FirstOffset: a.FirstOffset, LastOffset: a.LastOffset, DeliveryCount: a.DeliveryCount})
@@ -308,23 +316,21 @@ func (o *shareFetchOut) partition(tp share.TopicPartition) *kmsg.ShareFetchRespo
 	}
 	p := kmsg.NewShareFetchResponseTopicPartition()
 	p.Partition = tp.Partition
-	p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = -1, -1
 	o.parts[tp] = &p
 	o.order = append(o.order, tp)
 	return &p
 }
 
 // response builds the response: partitions grouped by topic in the order
-// they were added, every partition with records empty (never null), and
-// the endpoints of the leaders named in CurrentLeader.
+// they were added, and the endpoints of the leaders named in the
+// CurrentLeader of NOT_LEADER_OR_FOLLOWER partitions. As Kafka 4.4, a
+// partition without records has Records and AcquiredRecords null, and
+// CurrentLeader is {0, 0} unless the partition is not led here.
 func (o *shareFetchOut) response(d *Deps, r *Request, img *controller.Image, resp *kmsg.ShareFetchResponse) *kmsg.ShareFetchResponse {
 	var leaders []int32
 	for _, tp := range o.order {
 		p := o.parts[tp]
-		if p.Records == nil {
-			p.Records = []byte{}
-		}
-		if p.CurrentLeader.LeaderID >= 0 && !slices.Contains(leaders, p.CurrentLeader.LeaderID) {
+		if p.ErrorCode == kerr.NotLeaderForPartition.Code && p.CurrentLeader.LeaderID >= 0 && !slices.Contains(leaders, p.CurrentLeader.LeaderID) {
 			leaders = append(leaders, p.CurrentLeader.LeaderID)
 		}
 		var cur *kmsg.ShareFetchResponseTopic

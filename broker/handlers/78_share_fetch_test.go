@@ -169,7 +169,7 @@ func TestShareFetchAcknowledge(t *testing.T) {
 	e.produce(t, 3) // 3-5
 
 	resp := e.fetch(t, 2, "a", 0, 0)
-	if resp.ErrorCode != 0 || resp.AcquisitionLockTimeoutMillis != 30000 {
+	if resp.ErrorCode != 0 || resp.AcquisitionLockTimeoutMillis != 30000 || resp.Topics[0].Partitions[0].CurrentLeader.LeaderID != 0 {
 		t.Fatalf("fetch: error %d lock timeout %d", resp.ErrorCode, resp.AcquisitionLockTimeoutMillis)
 	}
 	if got := acquired(resp); !reflect.DeepEqual(got, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{acqRec(0, 5, 1)}) {
@@ -215,10 +215,20 @@ func TestShareFetchAcknowledge(t *testing.T) {
 	if code := sa(0, 3, 5, share.AckAccept).ErrorCode; code != kerr.InvalidShareSessionEpoch.Code {
 		t.Fatalf("ack epoch 0: %d", code)
 	}
-	if r := sa(2, 0, 0, share.AckAccept); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != kerr.InvalidRecordState.Code {
+	// As Kafka 4.4: offsets below the start offset are done, their ack
+	// ignored; one past the acquired records is INVALID_REQUEST with
+	// Kafka's message; a wrong epoch has no lock timeout.
+	if r := sa(2, 0, 0, share.AckAccept); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("ack of an accepted record: %+v", r)
 	}
-	if r := sa(3, 3, 5, share.AckAccept); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 || r.AcquisitionLockTimeoutMillis != 30000 {
+	if r := sa(3, 50, 50, share.AckAccept); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != kerr.InvalidRequest.Code ||
+		deref(r.Topics[0].Partitions[0].ErrorMessage) != "Batch record not found. The first offset in request is past acquired records." {
+		t.Fatalf("ack past the acquired records: %+v", r)
+	}
+	if r := sa(9, 3, 5, share.AckAccept); r.ErrorCode != kerr.InvalidShareSessionEpoch.Code || r.AcquisitionLockTimeoutMillis != 0 {
+		t.Fatalf("wrong epoch: %+v", r)
+	}
+	if r := sa(4, 3, 5, share.AckAccept); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 || r.AcquisitionLockTimeoutMillis != 30000 {
 		t.Fatalf("ack 3-5: %+v", r)
 	}
 	if s := e.p.start(key); s != 6 {
@@ -228,7 +238,7 @@ func TestShareFetchAcknowledge(t *testing.T) {
 	// Long poll: a fetch waits until records arrive (whichever comes
 	// first, the fetch or the produce, it gets them).
 	done := make(chan *kmsg.ShareFetchResponse, 1)
-	go func() { done <- e.fetch(t, 1, "a", 4, 60_000) }()
+	go func() { done <- e.fetch(t, 1, "a", 5, 60_000) }()
 	e.produce(t, 2) // 6-7
 	select {
 	case resp = <-done:
@@ -243,7 +253,7 @@ func TestShareFetchAcknowledge(t *testing.T) {
 	if resp := e.fetch(t, 2, "a", share.FinalEpoch, 0); resp.ErrorCode != 0 {
 		t.Fatalf("final fetch: %d", resp.ErrorCode)
 	}
-	if code := e.fetch(t, 2, "a", 5, 0).ErrorCode; code != kerr.ShareSessionNotFound.Code {
+	if code := e.fetch(t, 2, "a", 6, 0).ErrorCode; code != kerr.ShareSessionNotFound.Code {
 		t.Fatalf("after close: %d", code)
 	}
 	if got := acquired(e.fetch(t, 2, "b", 0, 0)); !reflect.DeepEqual(got, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{acqRec(6, 7, 2)}) {
@@ -320,5 +330,36 @@ func TestShareAPIsAdvertisedWithManager(t *testing.T) {
 	e.d.Shares = nil
 	if f, a := has(); f || a {
 		t.Fatalf("without a manager: ShareFetch %v ShareAcknowledge %v", f, a)
+	}
+}
+
+// TestShareFetchResponseShape: as Kafka 4.4, a session's first fetch names
+// its partitions even without records (Records and AcquiredRecords
+// null), a later fetch with nothing to say has Topics null, and a
+// top-level error has no lock timeout.
+func TestShareFetchResponseShape(t *testing.T) {
+	e := newShareEnv(t)
+	resp := e.fetch(t, 2, "a", 0, 0)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("first fetch: %+v", resp)
+	}
+	if p := resp.Topics[0].Partitions[0]; p.Records != nil || p.AcquiredRecords != nil || p.ErrorCode != 0 {
+		t.Fatalf("first fetch partition: %+v", p)
+	}
+	req := kmsg.NewPtrShareFetchRequest()
+	req.GroupID, req.MemberID, req.ShareSessionEpoch, req.MaxBytes = strp("g"), strp("a"), 1, 1<<20
+	resp = e.call(t, req, 2).(*kmsg.ShareFetchResponse)
+	if resp.ErrorCode != 0 || resp.Topics != nil || resp.AcquisitionLockTimeoutMillis != 30000 {
+		t.Fatalf("incremental fetch with nothing: %+v", resp)
+	}
+	e.produce(t, 2)
+	resp = e.call(t, req, 2).(*kmsg.ShareFetchResponse) // epoch 1 again: refused
+	if resp.ErrorCode != kerr.InvalidShareSessionEpoch.Code || resp.AcquisitionLockTimeoutMillis != 0 || resp.Topics != nil {
+		t.Fatalf("wrong epoch: %+v", resp)
+	}
+	req.ShareSessionEpoch = 2
+	resp = e.call(t, req, 2).(*kmsg.ShareFetchResponse)
+	if got := acquired(resp); !reflect.DeepEqual(got, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{acqRec(0, 1, 1)}) {
+		t.Fatalf("incremental fetch of the session's partition: %+v", resp)
 	}
 }

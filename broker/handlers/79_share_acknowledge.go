@@ -38,13 +38,13 @@ func handleShareAcknowledge(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
 	}
-	if r.Header.APIVersion >= 2 {
-		resp.AcquisitionLockTimeoutMillis = int32(d.Shares.LockDuration(group) / time.Millisecond)
-	}
 	skey := share.SessionKey{Group: group, Member: member}
 	if code := d.Shares.AcknowledgeSession(skey, req.ShareSessionEpoch); code != 0 {
 		resp.ErrorCode = code
 		return resp, nil
+	}
+	if r.Header.APIVersion >= 2 {
+		resp.AcquisitionLockTimeoutMillis = int32(d.Shares.LockDuration(group) / time.Millisecond)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), shareRequestTimeout)
 	defer cancel()
@@ -56,12 +56,11 @@ func handleShareAcknowledge(d *Deps, r *Request) (kmsg.Response, error) {
 		for _, p := range t.Partitions {
 			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
 			st := d.shareTarget(r, img, group, share.TopicPartition{TopicID: t.TopicID, Partition: p.Partition})
 			if st.code != 0 {
 				rp.ErrorCode = st.code
 				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = st.leader, st.leaderEpoch
-				if st.leader >= 0 && !slices.Contains(leaders, st.leader) {
+				if st.code == kerr.NotLeaderForPartition.Code && st.leader >= 0 && !slices.Contains(leaders, st.leader) {
 					leaders = append(leaders, st.leader)
 				}
 			} else {
@@ -69,7 +68,11 @@ func handleShareAcknowledge(d *Deps, r *Request) (kmsg.Response, error) {
 				for i, b := range p.AcknowledgementBatches {
 					batches[i] = share.AckBatch{FirstOffset: b.FirstOffset, LastOffset: b.LastOffset, Types: b.AcknowledgeTypes}
 				}
-				rp.ErrorCode = d.Shares.Acknowledge(ctx, st.target, share.Acknowledgement{Member: member, Renew: req.IsRenewAck, Batches: batches})
+				ar := d.Shares.Acknowledge(ctx, st.target, share.Acknowledgement{Member: member, Renew: req.IsRenewAck, Batches: batches})
+				rp.ErrorCode = ar.Code
+				if ar.Message != "" {
+					rp.ErrorMessage = &ar.Message
+				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}

@@ -275,9 +275,10 @@ func (m *Manager) load(ctx context.Context, sp *sharePartition, t Target) int16 
 	}
 	if !ok {
 		// The group coordinator initializes a share-partition's state
-		// when it first assigns it; until then there is nothing to
-		// serve.
-		return kerr.UnknownTopicOrPartition.Code
+		// before it assigns it; a fetch of one never initialized (a
+		// group that is not a share group, or not assigned the
+		// partition) is UNKNOWN_SERVER_ERROR, as Kafka 4.4 answers it.
+		return kerr.UnknownServerError.Code
 	}
 	set := m.settings(t.Key.Group)
 	start := st.StartOffset
@@ -548,13 +549,20 @@ type Acknowledgement struct {
 	Batches []AckBatch
 }
 
+// AckResult is a share-partition's answer to acknowledgements: a Kafka
+// error code (INVALID_RECORD_STATE, INVALID_REQUEST, a persister
+// failure's) and, for some, Kafka's message.
+type AckResult struct {
+	Code    int16
+	Message string
+}
+
 // Acknowledge applies acknowledgements and returns once their state is
-// written (a Kafka error code: INVALID_RECORD_STATE, INVALID_REQUEST, a
-// persister failure's).
-func (m *Manager) Acknowledge(ctx context.Context, t Target, a Acknowledgement) int16 {
+// written.
+func (m *Manager) Acknowledge(ctx context.Context, t Target, a Acknowledgement) AckResult {
 	sp, code := m.get(ctx, t)
 	if code != 0 {
-		return code
+		return AckResult{Code: code}
 	}
 	sp.writeMu.Lock()
 	defer sp.writeMu.Unlock()
@@ -562,20 +570,20 @@ func (m *Manager) Acknowledge(ctx context.Context, t Target, a Acknowledgement) 
 	sp.mu.Lock()
 	if sp.mu.dropped {
 		sp.mu.Unlock()
-		return kerr.NotLeaderForPartition.Code
+		return AckResult{Code: kerr.NotLeaderForPartition.Code}
 	}
-	code, dirty := sp.mu.st.acknowledge(ackRequest{member: a.Member, renew: a.Renew, batches: a.Batches, now: now}, sp.mu.set.limits)
+	code, msg, dirty := sp.mu.st.acknowledge(ackRequest{member: a.Member, renew: a.Renew, batches: a.Batches, now: now}, sp.mu.set.limits)
 	m.scheduleLocked(sp, now)
 	sp.mu.Unlock()
 	if code != 0 || !dirty {
-		return code
+		return AckResult{Code: code, Message: msg}
 	}
 	if err := m.persist(ctx, sp); err != nil {
 		m.drop(sp)
-		return m.persisterCode("write", t.Key, err)
+		return AckResult{Code: m.persisterCode("write", t.Key, err)}
 	}
 	m.notify(t.Key)
-	return 0
+	return AckResult{}
 }
 
 // Release releases the records a member holds in the share-partitions

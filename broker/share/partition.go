@@ -176,16 +176,25 @@ type ackRequest struct {
 	now     time.Time
 }
 
+// Messages of acknowledgement errors, as Kafka 4.4 answers them
+// (AcknowledgeErrorMessage / ErrorMessage).
+const (
+	msgPastAcquired = "Batch record not found. The first offset in request is past acquired records."
+	msgNotInCache   = "Batch record not found. The request batch offsets are not found in the cache."
+)
+
 // acknowledge applies a member's acknowledgements, all or none: it
-// returns a Kafka error code (INVALID_REQUEST for a malformed batch,
-// INVALID_RECORD_STATE for an offset not acquired by the member) and
-// whether the durable state changed.
-func (s *partitionState) acknowledge(req ackRequest, lim limits) (code int16, dirty bool) {
-	if code := s.checkAcks(req); code != 0 {
-		return code, false
+// returns a Kafka error code and message (INVALID_REQUEST for a malformed
+// batch or one past the acquired records, INVALID_RECORD_STATE for an
+// offset the member does not hold) and whether the durable state
+// changed. Offsets below the start offset are done already and ignored,
+// as Kafka 4.4 does.
+func (s *partitionState) acknowledge(req ackRequest, lim limits) (code int16, msg string, dirty bool) {
+	if code, msg := s.checkAcks(req); code != 0 {
+		return code, msg, false
 	}
 	for _, b := range req.batches {
-		for o := b.FirstOffset; o <= b.LastOffset; o++ {
+		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
 			t := b.Types[0]
 			if len(b.Types) > 1 {
 				t = b.Types[o-b.FirstOffset]
@@ -209,35 +218,43 @@ func (s *partitionState) acknowledge(req ackRequest, lim limits) (code int16, di
 	if s.advanceStart() {
 		dirty = true
 	}
-	return 0, dirty
+	return 0, "", dirty
 }
 
 // checkAcks validates acknowledgements without applying them.
-func (s *partitionState) checkAcks(req ackRequest) int16 {
+func (s *partitionState) checkAcks(req ackRequest) (int16, string) {
 	prevLast := int64(-1)
 	for _, b := range req.batches {
 		span := b.LastOffset - b.FirstOffset + 1
 		if b.FirstOffset < 0 || span <= 0 || b.FirstOffset <= prevLast || len(b.Types) == 0 || (len(b.Types) != 1 && int64(len(b.Types)) != span) {
-			return kerr.InvalidRequest.Code
+			return kerr.InvalidRequest.Code, ""
 		}
 		prevLast = b.LastOffset
 		for _, t := range b.Types {
 			// Renew is allowed only in a request that says it
 			// renews (IsRenewAck); unknown types are malformed.
 			if t < AckGap || t > AckRenew || (t == AckRenew && !req.renew) {
-				return kerr.InvalidRequest.Code
+				return kerr.InvalidRequest.Code, ""
 			}
 		}
-		if b.FirstOffset < s.start || b.LastOffset >= s.end() {
-			return kerr.InvalidRecordState.Code
+		if b.LastOffset < s.start {
+			continue // done already
 		}
-		for o := b.FirstOffset; o <= b.LastOffset; o++ {
+		switch {
+		case len(s.recs) == 0:
+			return kerr.InvalidRecordState.Code, msgNotInCache
+		case b.FirstOffset >= s.end():
+			return kerr.InvalidRequest.Code, msgPastAcquired
+		case b.LastOffset >= s.end():
+			return kerr.InvalidRecordState.Code, msgNotInCache
+		}
+		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
 			if r := s.at(o); r.state != sharestate.StateAcquired || r.member != req.member {
-				return kerr.InvalidRecordState.Code
+				return kerr.InvalidRecordState.Code, ""
 			}
 		}
 	}
-	return 0
+	return 0, ""
 }
 
 // releaseRecord makes an acquired record available again, or archives it

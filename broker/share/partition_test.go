@@ -41,23 +41,24 @@ func TestAcquireAcknowledgeAdvancesStart(t *testing.T) {
 		t.Fatalf("b acquired %v of a's records", got)
 	}
 	// b may not acknowledge a's records.
-	if code, _ := s.acknowledge(ackRequest{member: "b", batches: []AckBatch{{0, 4, []int8{AckAccept}}}, now: t0}, testLimits); code != kerr.InvalidRecordState.Code {
+	if code, _, _ := s.acknowledge(ackRequest{member: "b", batches: []AckBatch{{0, 4, []int8{AckAccept}}}, now: t0}, testLimits); code != kerr.InvalidRecordState.Code {
 		t.Fatalf("b's ack: code %d, want INVALID_RECORD_STATE", code)
 	}
 	// Accept 0-2, release 3, reject 4: start moves over 0-2 only.
-	code, dirty := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{0, 4, []int8{AckAccept, AckAccept, AckAccept, AckRelease, AckReject}}}, now: t0}, testLimits)
+	code, _, dirty := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{0, 4, []int8{AckAccept, AckAccept, AckAccept, AckRelease, AckReject}}}, now: t0}, testLimits)
 	if code != 0 || !dirty {
 		t.Fatalf("ack: code %d dirty %v", code, dirty)
 	}
 	if s.start != 3 || s.nextFetchOffset() != 3 {
 		t.Fatalf("start %d next %d, want 3 3", s.start, s.nextFetchOffset())
 	}
-	// Acknowledging again is INVALID_RECORD_STATE (3 is available, 0 is
-	// below the start), and changes nothing.
-	for _, b := range []AckBatch{{3, 3, []int8{AckAccept}}, {0, 0, []int8{AckAccept}}} {
-		if code, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{b}, now: t0}, testLimits); code != kerr.InvalidRecordState.Code {
-			t.Fatalf("ack %v: code %d, want INVALID_RECORD_STATE", b, code)
-		}
+	// Acknowledging 3 again is INVALID_RECORD_STATE (it is available);
+	// 0 is below the start: done, ignored (Kafka 4.4).
+	if code, _, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{3, 3, []int8{AckAccept}}}, now: t0}, testLimits); code != kerr.InvalidRecordState.Code {
+		t.Fatalf("ack of an available record: code %d, want INVALID_RECORD_STATE", code)
+	}
+	if code, _, dirty := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{0, 0, []int8{AckAccept}}}, now: t0}, testLimits); code != 0 || dirty {
+		t.Fatalf("ack below the start: code %d dirty %v, want 0 and nothing changed", code, dirty)
 	}
 	// b now gets 3 (second delivery) and nothing else.
 	got, _ = s.acquire(batches(0, 9, 5), acq("b", 0), testLimits)
@@ -65,24 +66,36 @@ func TestAcquireAcknowledgeAdvancesStart(t *testing.T) {
 		t.Fatalf("b acquired %v, want %v", got, want)
 	}
 	// All or none: a batch with one bad offset applies nothing.
-	if code, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{5, 6, []int8{AckAccept}}, {3, 3, []int8{AckAccept}}}, now: t0}, testLimits); code != kerr.InvalidRequest.Code {
+	if code, _, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{5, 6, []int8{AckAccept}}, {3, 3, []int8{AckAccept}}}, now: t0}, testLimits); code != kerr.InvalidRequest.Code {
 		t.Fatalf("out of order batches: code %d, want INVALID_REQUEST", code)
 	}
-	if code, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{5, 6, []int8{AckAccept}}, {7, 10, []int8{AckAccept}}}, now: t0}, testLimits); code != kerr.InvalidRecordState.Code {
-		t.Fatalf("ack past the end: code %d, want INVALID_RECORD_STATE", code)
+	if code, _, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{5, 6, []int8{AckAccept}}, {7, 10, []int8{AckAccept}}}, now: t0}, testLimits); code != kerr.InvalidRecordState.Code {
+		t.Fatalf("ack reaching past the end: code %d, want INVALID_RECORD_STATE", code)
+	}
+	// Starting past the acquired records: INVALID_REQUEST with Kafka's
+	// message.
+	if code, msg, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{5, 6, []int8{AckAccept}}, {50, 50, []int8{AckAccept}}}, now: t0}, testLimits); code != kerr.InvalidRequest.Code || msg != msgPastAcquired {
+		t.Fatalf("ack past the acquired records: code %d %q, want INVALID_REQUEST", code, msg)
 	}
 	if s.at(5).state != sharestate.StateAcquired {
 		t.Fatalf("offset 5 is %d after a refused ack, want acquired", s.at(5).state)
 	}
 	// Accept everything: the start reaches the end.
-	if code, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{5, 9, []int8{AckAccept}}}, now: t0}, testLimits); code != 0 {
+	if code, _, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{5, 9, []int8{AckAccept}}}, now: t0}, testLimits); code != 0 {
 		t.Fatalf("ack 5-9: %d", code)
 	}
-	if code, _ := s.acknowledge(ackRequest{member: "b", batches: []AckBatch{{3, 3, []int8{AckAccept}}}, now: t0}, testLimits); code != 0 {
+	if code, _, _ := s.acknowledge(ackRequest{member: "b", batches: []AckBatch{{3, 3, []int8{AckAccept}}}, now: t0}, testLimits); code != 0 {
 		t.Fatalf("ack 3: %d", code)
 	}
 	if s.start != 10 || len(s.recs) != 0 {
 		t.Fatalf("start %d with %d in flight, want 10 and none", s.start, len(s.recs))
+	}
+}
+
+func TestAckWithNothingInFlight(t *testing.T) {
+	s := partitionState{start: 5}
+	if code, msg, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{5, 7, []int8{AckAccept}}}, now: t0}, testLimits); code != kerr.InvalidRecordState.Code || msg != msgNotInCache {
+		t.Fatalf("code %d %q, want INVALID_RECORD_STATE (Kafka 4.4)", code, msg)
 	}
 }
 
@@ -104,7 +117,7 @@ func TestAckTypesValidation(t *testing.T) {
 	for _, c := range cases {
 		var s partitionState
 		s.acquire(batches(0, 4, 5), acq("a", 0), testLimits)
-		if code, _ := s.acknowledge(ackRequest{member: "a", renew: c.renew, batches: []AckBatch{c.b}, now: t0}, testLimits); code != c.want {
+		if code, _, _ := s.acknowledge(ackRequest{member: "a", renew: c.renew, batches: []AckBatch{c.b}, now: t0}, testLimits); code != c.want {
 			t.Errorf("%s: code %d, want %d", c.name, code, c.want)
 		}
 	}
@@ -117,7 +130,7 @@ func TestDeliveryCountLimitArchives(t *testing.T) {
 		if want := []AcquiredRange{{0, 0, int16(i)}}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("delivery %d: acquired %v, want %v", i, got, want)
 		}
-		if code, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{0, 0, []int8{AckRelease}}}, now: t0}, testLimits); code != 0 {
+		if code, _, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{0, 0, []int8{AckRelease}}}, now: t0}, testLimits); code != 0 {
 			t.Fatalf("release: %d", code)
 		}
 	}
@@ -134,7 +147,7 @@ func TestLockExpiry(t *testing.T) {
 		t.Fatalf("deadline %v", d)
 	}
 	// Renew 0-1 ten seconds later.
-	if code, _ := s.acknowledge(ackRequest{member: "a", renew: true, batches: []AckBatch{{0, 1, []int8{AckRenew}}}, now: t0.Add(10 * time.Second)}, testLimits); code != 0 {
+	if code, _, _ := s.acknowledge(ackRequest{member: "a", renew: true, batches: []AckBatch{{0, 1, []int8{AckRenew}}}, now: t0.Add(10 * time.Second)}, testLimits); code != 0 {
 		t.Fatalf("renew: %d", code)
 	}
 	changed, next := s.expireLocks(t0.Add(testLimits.lockDuration), testLimits)
@@ -145,7 +158,7 @@ func TestLockExpiry(t *testing.T) {
 		t.Fatalf("next fetch %d, offset 0 state %d: want 2 and still acquired", s.nextFetchOffset(), s.at(0).state)
 	}
 	// An expired record can no longer be acknowledged by its old holder.
-	if code, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{2, 2, []int8{AckAccept}}}, now: t0}, testLimits); code != kerr.InvalidRecordState.Code {
+	if code, _, _ := s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{2, 2, []int8{AckAccept}}}, now: t0}, testLimits); code != kerr.InvalidRecordState.Code {
 		t.Fatalf("ack of an expired record: %d", code)
 	}
 }

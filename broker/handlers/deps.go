@@ -7,7 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-broker/samsa/broker/share"
+	sharepart "github.com/samsa-broker/samsa/broker/share"
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/controller/quorum"
@@ -42,7 +42,7 @@ type Deps struct {
 	// Shares serves share groups' ShareFetch and ShareAcknowledge on the
 	// partitions this node leads (KIP-932); with nil both answer
 	// UNSUPPORTED_VERSION.
-	Shares *share.Manager
+	Shares *sharepart.Manager
 
 	// Idempotence allocates producer ids and checks produce sequences;
 	// with nil, InitProducerId answers COORDINATOR_NOT_AVAILABLE and

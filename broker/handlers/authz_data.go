@@ -27,11 +27,10 @@ func authzCheck(key int16) authzFunc {
 		return authzOffsetForLeaderEpoch
 	case kmsg.DeleteRecords:
 		return authzDeleteRecords
+	case kmsg.ShareFetch, kmsg.ShareAcknowledge:
+		return authzShareFetchCheck(key)
 	}
 	if f := authzGroupCheck(key); f != nil {
-		return f
-	}
-	if f := authzShareCheck(key); f != nil {
 		return f
 	}
 	if f := authzTxnCheck(key); f != nil {

@@ -5,11 +5,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// authzShareCheck returns the checks of the share-partition APIs: READ on
-// the group (GROUP_AUTHORIZATION_FAILED for the whole request); READ on
-// each topic is checked per partition by the handlers
-// (TOPIC_AUTHORIZATION_FAILED), as Kafka's KafkaApis.
-func authzShareCheck(key int16) authzFunc {
+// authzShareFetchCheck returns the checks of ShareFetch and
+// ShareAcknowledge: READ on the group (GROUP_AUTHORIZATION_FAILED for the
+// whole request); READ on each topic is checked per partition by the
+// handlers (TOPIC_AUTHORIZATION_FAILED), as Kafka's KafkaApis.
+func authzShareFetchCheck(key int16) authzFunc {
 	switch kmsg.Key(key) {
 	case kmsg.ShareFetch:
 		return func(d *Deps, r *Request, next Handler) (kmsg.Response, error) {

@@ -48,6 +48,10 @@ type Options struct {
 	PartitionMaxRecordLocks int
 	// MaxShareSessions is group.share.max.share.sessions (2000).
 	MaxShareSessions int
+	// SessionIdleEviction is how long a share session must be unused
+	// before a full cache may evict it; group.share.max.session.timeout.ms
+	// (60 s).
+	SessionIdleEviction time.Duration
 	// PersisterTimeout bounds the persister calls made outside a request
 	// (lock expiry); 30 s.
 	PersisterTimeout time.Duration
@@ -94,6 +98,9 @@ func NewManager(o Options) *Manager {
 	if o.MaxShareSessions <= 0 {
 		o.MaxShareSessions = 2000
 	}
+	if o.SessionIdleEviction <= 0 {
+		o.SessionIdleEviction = 60 * time.Second
+	}
 	if o.PersisterTimeout <= 0 {
 		o.PersisterTimeout = 30 * time.Second
 	}
@@ -103,7 +110,7 @@ func NewManager(o Options) *Manager {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{opts: o, logger: o.Logger, sessions: newSessionCache(o.MaxShareSessions)}
+	m := &Manager{opts: o, logger: o.Logger, sessions: newSessionCache(o.MaxShareSessions, o.SessionIdleEviction)}
 	m.mu.parts = make(map[sharestate.Key]*sharePartition)
 	m.mu.watchers = make(map[sharestate.Key]map[chan struct{}]struct{})
 	return m

@@ -43,18 +43,44 @@ type session struct {
 
 // sessionCache holds the share sessions (Kafka's ShareSessionCache), at
 // most group.share.max.share.sessions of them.
+//
+// Kafka removes a member's share session when its connection closes or it
+// leaves the group; samsa has neither hook yet (CloseSession is the
+// group's), so a full cache evicts the session idle longest once it has
+// been idle for idleAfter: a member that sent nothing for longer than any
+// share group session timeout is gone. Its records were released by their
+// lock expiry already.
 type sessionCache struct {
-	max int
-	mu  struct {
+	max       int
+	idleAfter time.Duration
+	mu        struct {
 		sync.Mutex
 		sessions map[SessionKey]*session
 	}
 }
 
-func newSessionCache(max int) *sessionCache {
-	c := &sessionCache{max: max}
+func newSessionCache(max int, idleAfter time.Duration) *sessionCache {
+	c := &sessionCache{max: max, idleAfter: idleAfter}
 	c.mu.sessions = make(map[SessionKey]*session)
 	return c
+}
+
+// evictIdleLocked removes the session idle longest if it is idle for
+// idleAfter, and reports whether it did.
+// REQUIRES: c.mu held.
+func (c *sessionCache) evictIdleLocked(now time.Time) bool {
+	var oldest SessionKey
+	var at time.Time
+	for k, s := range c.mu.sessions {
+		if at.IsZero() || s.lastUsed.Before(at) {
+			oldest, at = k, s.lastUsed
+		}
+	}
+	if at.IsZero() || now.Sub(at) < c.idleAfter {
+		return false
+	}
+	delete(c.mu.sessions, oldest)
+	return true
 }
 
 // FetchPartition is one partition a share fetch names, with its
@@ -105,7 +131,7 @@ func (c *sessionCache) fetchContext(key SessionKey, epoch int32, parts []FetchPa
 			return SessionFetch{Code: kerr.InvalidRequest.Code}
 		}
 		delete(c.mu.sessions, key)
-		if c.max > 0 && len(c.mu.sessions) >= c.max {
+		if c.max > 0 && len(c.mu.sessions) >= c.max && !c.evictIdleLocked(now) {
 			return SessionFetch{Code: kerr.ShareSessionLimitReached.Code}
 		}
 		s := &session{epoch: 1, maxBytes: map[TopicPartition]int32{}, lastUsed: now}

@@ -3,12 +3,13 @@ package share
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 func TestSessionEpochs(t *testing.T) {
-	c := newSessionCache(2)
+	c := newSessionCache(2, time.Minute)
 	a := SessionKey{"g", "a"}
 	p0, p1 := TopicPartition{Partition: 0}, TopicPartition{Partition: 1}
 	code := func(sf SessionFetch) int16 { return sf.Code }
@@ -65,5 +66,22 @@ func TestSessionEpochs(t *testing.T) {
 	}
 	if nextEpoch(1<<31-1) != 1 {
 		t.Fatal("epoch does not wrap to 1")
+	}
+}
+
+// TestSessionIdleEviction: a full cache takes a new session in place of
+// one idle for the eviction time, never of a recently used one.
+func TestSessionIdleEviction(t *testing.T) {
+	c := newSessionCache(1, time.Minute)
+	a, b := SessionKey{"g", "a"}, SessionKey{"g", "b"}
+	c.fetchContext(a, 0, nil, nil, false, t0)
+	if sf := c.fetchContext(b, 0, nil, nil, false, t0.Add(59*time.Second)); sf.Code != kerr.ShareSessionLimitReached.Code {
+		t.Fatalf("evicted a session idle 59s: %+v", sf)
+	}
+	if sf := c.fetchContext(b, 0, nil, nil, false, t0.Add(61*time.Second)); sf.Code != 0 {
+		t.Fatalf("did not evict a session idle 61s: %+v", sf)
+	}
+	if sf := c.fetchContext(a, 1, nil, nil, false, t0.Add(62*time.Second)); sf.Code != kerr.ShareSessionNotFound.Code {
+		t.Fatalf("evicted session still there: %+v", sf)
 	}
 }

@@ -172,7 +172,9 @@ type shareTarget struct {
 // UNKNOWN_TOPIC_OR_PARTITION, or NOT_LEADER_OR_FOLLOWER with the leader
 // this node knows.
 func (d *Deps) shareTarget(r *Request, img *controller.Image, group string, tp share.TopicPartition) shareTarget {
-	st := shareTarget{leader: -1, leaderEpoch: -1}
+	// CurrentLeader is {0, 0} except for NOT_LEADER_OR_FOLLOWER, as
+	// Kafka 4.4 answers.
+	var st shareTarget
 	t := topicByID(img, tp.TopicID)
 	if t == nil {
 		st.code = kerr.UnknownTopicID.Code

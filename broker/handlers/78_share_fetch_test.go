@@ -293,8 +293,9 @@ func TestShareFetchErrors(t *testing.T) {
 	rt.Partitions = []kmsg.ShareFetchRequestTopicPartition{{Partition: 0}}
 	req.Topics = append(req.Topics, rt)
 	resp := e.call(t, req, 1).(*kmsg.ShareFetchResponse)
-	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicID.Code {
-		t.Fatalf("unknown topic id: %+v", resp)
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicID.Code ||
+		resp.Topics[0].Partitions[0].CurrentLeader.LeaderID != 0 || resp.Topics[0].Partitions[0].CurrentLeader.LeaderEpoch != 0 {
+		t.Fatalf("unknown topic id: %+v (CurrentLeader {0,0} as Kafka 4.4)", resp)
 	}
 	// No member id.
 	req.MemberID = strp("")

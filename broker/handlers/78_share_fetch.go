@@ -231,6 +231,11 @@ func (f *shareFetchRun) run(ctx context.Context) {
 		if f.recordsDone() || (f.bytes >= f.maxBytes && f.bytes > 0) {
 			continue
 		}
+		if rp := f.out.parts[p.TopicPartition]; rp != nil && len(rp.AcquiredRecords) > 0 {
+			// Acquired by an earlier run of this fetch: a second
+			// acquisition could repeat a batch in Records.
+			continue
+		}
 		limit := min(int(p.MaxBytes), f.maxBytes-f.bytes)
 		maxRecords := 0
 		if f.maxRecords > 0 {

@@ -331,12 +331,19 @@ func (o *shareFetchOut) partition(tp share.TopicPartition) *kmsg.ShareFetchRespo
 // response builds the response: partitions grouped by topic in the order
 // they were added, and the endpoints of the leaders named in the
 // CurrentLeader of NOT_LEADER_OR_FOLLOWER partitions. As Kafka 4.4, a
-// partition without records has Records and AcquiredRecords null, and
-// CurrentLeader is {0, 0} unless the partition is not led here.
+// partition without records has Records empty (kmsg decodes it as null)
+// and no AcquiredRecords, and CurrentLeader is {0, 0} unless the
+// partition is not led here.
 func (o *shareFetchOut) response(d *Deps, r *Request, img *controller.Image, resp *kmsg.ShareFetchResponse) *kmsg.ShareFetchResponse {
 	var leaders []int32
 	for _, tp := range o.order {
 		p := o.parts[tp]
+		if p.Records == nil {
+			// Empty, never null: the Java client refuses a null
+			// record set ("non-nullable field records was
+			// serialized as null"); Kafka sends empty.
+			p.Records = []byte{}
+		}
 		if p.ErrorCode == kerr.NotLeaderForPartition.Code && p.CurrentLeader.LeaderID >= 0 && !slices.Contains(leaders, p.CurrentLeader.LeaderID) {
 			leaders = append(leaders, p.CurrentLeader.LeaderID)
 		}

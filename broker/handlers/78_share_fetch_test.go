@@ -344,8 +344,22 @@ func TestShareFetchResponseShape(t *testing.T) {
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		t.Fatalf("first fetch: %+v", resp)
 	}
-	if p := resp.Topics[0].Partitions[0]; p.Records != nil || p.AcquiredRecords != nil || p.ErrorCode != 0 {
+	if p := resp.Topics[0].Partitions[0]; len(p.Records) != 0 || p.AcquiredRecords != nil || p.ErrorCode != 0 {
 		t.Fatalf("first fetch partition: %+v", p)
+	}
+	// Regression: Records went out null, which the Java client refuses
+	// ("non-nullable field records was serialized as null"); Kafka
+	// sends an empty record set. Called without the wire round trip,
+	// which decodes both as null.
+	req0 := kmsg.NewPtrShareFetchRequest()
+	req0.Version, req0.GroupID, req0.MemberID, req0.MaxBytes = 2, strp("g"), strp("z"), 1<<20
+	req0.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: e.id, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0}}}}
+	raw, err := handleShareFetch(e.d, &Request{Header: wire.RequestHeader{APIKey: 78, APIVersion: 2}, Body: req0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := raw.(*kmsg.ShareFetchResponse).Topics[0].Partitions[0]; p.Records == nil {
+		t.Fatal("Records is null on the wire")
 	}
 	req := kmsg.NewPtrShareFetchRequest()
 	req.GroupID, req.MemberID, req.ShareSessionEpoch, req.MaxBytes = strp("g"), strp("a"), 1, 1<<20

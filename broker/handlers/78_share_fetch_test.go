@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/broker/share"
+	"github.com/samsa-broker/samsa/controller"
 	sharestate "github.com/samsa-broker/samsa/coordinator/share"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/wire"
@@ -376,5 +377,37 @@ func TestShareFetchResponseShape(t *testing.T) {
 	resp = e.call(t, req, 2).(*kmsg.ShareFetchResponse)
 	if got := acquired(resp); !reflect.DeepEqual(got, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{acqRec(0, 1, 1)}) {
 		t.Fatalf("incremental fetch of the session's partition: %+v", resp)
+	}
+}
+
+// TestShareNotLeader: a partition led by another broker is
+// NOT_LEADER_OR_FOLLOWER with its leader in CurrentLeader and the
+// leader's endpoint in NodeEndpoints, in ShareFetch and ShareAcknowledge.
+func TestShareNotLeader(t *testing.T) {
+	e := newShareEnv(t)
+	if err := e.d.Controller.RegisterBroker(controller.Broker{ID: 2, Host: "other", Port: 9093}); err != nil {
+		t.Fatal(err)
+	}
+	res := e.d.Controller.CreateTopics([]controller.CreateTopic{{Name: "elsewhere", NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {2}}}}, false)
+	if len(res) != 1 || res[0].ErrorCode != 0 {
+		t.Fatalf("create: %+v", res)
+	}
+	id := res[0].ID
+	req := kmsg.NewPtrShareFetchRequest()
+	req.GroupID, req.MemberID, req.MaxBytes = strp("g"), strp("a"), 1<<20
+	req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: id, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0}}}}
+	resp := e.call(t, req, 2).(*kmsg.ShareFetchResponse)
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != kerr.NotLeaderForPartition.Code || p.CurrentLeader.LeaderID != 2 || len(resp.NodeEndpoints) != 1 ||
+		resp.NodeEndpoints[0].NodeID != 2 || resp.NodeEndpoints[0].Host != "other" || resp.NodeEndpoints[0].Port != 9093 {
+		t.Fatalf("share fetch: %+v", resp)
+	}
+	ack := kmsg.NewPtrShareAcknowledgeRequest()
+	ack.GroupID, ack.MemberID, ack.ShareSessionEpoch = strp("g"), strp("a"), 1
+	ack.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: id, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{Partition: 0,
+		AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 0, LastOffset: 0, AcknowledgeTypes: []int8{1}}}}}}}
+	aresp := e.call(t, ack, 2).(*kmsg.ShareAcknowledgeResponse)
+	if ap := aresp.Topics[0].Partitions[0]; aresp.ErrorCode != 0 || ap.ErrorCode != kerr.NotLeaderForPartition.Code || ap.CurrentLeader.LeaderID != 2 || len(aresp.NodeEndpoints) != 1 {
+		t.Fatalf("share acknowledge: %+v", aresp)
 	}
 }

@@ -354,3 +354,33 @@ func TestLogStartMovesStart(t *testing.T) {
 		t.Fatalf("ack of deleted records: %d, want 0", code)
 	}
 }
+
+// TestAutoOffsetReset: the start offset a share-partition without one gets
+// from share.auto.offset.reset: latest (the high watermark), earliest (the
+// log start), by_duration (the first record at most that old).
+func TestAutoOffsetReset(t *testing.T) {
+	l := testLog(t, 0, 0)
+	for _, age := range []time.Duration{3 * time.Hour, 2 * time.Hour, 10 * time.Minute} {
+		spec := wire.BatchSpec{BaseTimestamp: time.Now().Add(-age).UnixMilli(), ProducerID: -1, Records: []wire.Record{{Value: []byte("x")}, {Value: []byte("y")}}}
+		b, err := wire.EncodeBatch(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Append(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.SetHighWatermark(l.LogEndOffset()) // 0-1 3h old, 2-3 2h, 4-5 10min
+	for reset, want := range map[string]int64{"latest": 6, "earliest": 0, "by_duration:PT1H": 4, "by_duration:PT150M": 2, "by_duration:P1D": 0, "by_duration:PT1M": 6} {
+		p := newFakePersister()
+		p.Initialize(context.Background(), testKey, 0, -1)
+		m := newTestManager(p, map[string]string{"share.auto.offset.reset": reset})
+		if res := m.Fetch(context.Background(), Target{Key: testKey, Log: l}, FetchRequest{Member: "a", MaxBytes: 1 << 20}); res.Code != 0 {
+			t.Fatalf("%s: %d", reset, res.Code)
+		}
+		if got := p.state(testKey).StartOffset; got != want {
+			t.Errorf("%s: start offset %d, want %d", reset, got, want)
+		}
+		m.Close()
+	}
+}

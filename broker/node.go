@@ -63,6 +63,7 @@ type Node struct {
 	advs      []config.Listener // every advertised client listener (advertised.go)
 	groups    *coordinator.Coordinator
 	txns      *txn.Coordinator
+	shares    sharePartitions // share_partitions.go
 	// http is the samsa.http.listener server (ops.go); nil when off.
 	http     *metrics.HTTPServer
 	replicas *replica.Manager
@@ -329,6 +330,7 @@ func (n *Node) start() (_ *Node, err error) {
 			events.apply(prev, next)
 			syncer.Apply(prev, next)
 			n.coord.notify()
+			n.shares.reconcile(next, n.replicas)
 		},
 		UncleanLeaderElection: func(t *controller.Topic) bool {
 			return cfg.TopicConfig(t.Configs).UncleanLeaderElectionEnable
@@ -419,6 +421,7 @@ func (n *Node) start() (_ *Node, err error) {
 			n.srv.closeListeners()
 			return nil, err
 		}
+		n.shares.start(cfg, deps, logger)
 	}
 	if err := n.startHTTP(); err != nil {
 		n.srv.closeListeners()
@@ -490,6 +493,7 @@ func (n *Node) closeStorage() error {
 	if n.txns != nil {
 		n.txns.Close()
 	}
+	n.shares.close()
 	if n.groups != nil {
 		n.groups.Close()
 	}

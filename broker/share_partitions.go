@@ -1,9 +1,14 @@
 package broker
 
 import (
+	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-broker/samsa/broker/handlers"
 	sharepart "github.com/samsa-broker/samsa/broker/share"
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
@@ -51,4 +56,53 @@ func reconcileSharePartitions(m *sharepart.Manager, img *controller.Image, repli
 		st := rp.State()
 		return st.LeaderEpoch, st.Role == replica.RoleLeader
 	})
+}
+
+// sharePartitions is the node's share-partition manager, set once the
+// handlers' dependencies are built and read by the metadata callback.
+type sharePartitions struct {
+	m atomic.Pointer[sharepart.Manager]
+}
+
+// start builds the manager and gives it to the handlers. Until the share
+// coordinator's persister is wired in (deps.SharePersister of the share
+// coordinator's branch replaces unavailablePersister here, and the group
+// configs come from the image), every share-partition answers
+// COORDINATOR_NOT_AVAILABLE; share sessions work.
+func (s *sharePartitions) start(cfg *config.Config, deps *handlers.Deps, logger *slog.Logger) {
+	m := newSharePartitions(cfg, unavailablePersister{}, nil, logger.With("component", "share-partitions"))
+	deps.Shares = m
+	s.m.Store(m)
+}
+
+// reconcile drops the share-partitions img says this node no longer leads.
+func (s *sharePartitions) reconcile(img *controller.Image, replicas *replica.Manager) {
+	reconcileSharePartitions(s.m.Load(), img, replicas)
+}
+
+// close stops the manager's lock timers.
+func (s *sharePartitions) close() {
+	if m := s.m.Load(); m != nil {
+		m.Close()
+	}
+}
+
+// unavailablePersister is the share state store of a node without a share
+// coordinator: every call is COORDINATOR_NOT_AVAILABLE.
+type unavailablePersister struct{}
+
+func (unavailablePersister) Initialize(context.Context, sharestate.Key, int32, int64) error {
+	return kerr.CoordinatorNotAvailable
+}
+func (unavailablePersister) Read(context.Context, sharestate.Key, int32) (sharestate.State, bool, error) {
+	return sharestate.State{}, false, kerr.CoordinatorNotAvailable
+}
+func (unavailablePersister) Write(context.Context, sharestate.Key, sharestate.State) error {
+	return kerr.CoordinatorNotAvailable
+}
+func (unavailablePersister) Delete(context.Context, sharestate.Key) error {
+	return kerr.CoordinatorNotAvailable
+}
+func (unavailablePersister) ReadSummary(context.Context, sharestate.Key) (sharestate.State, bool, error) {
+	return sharestate.State{}, false, kerr.CoordinatorNotAvailable
 }

@@ -66,6 +66,7 @@ type Node struct {
 	txns      *txn.Coordinator
 	// shareCoord is the share coordinator (share_state.go).
 	shareCoord *sharecoord.Coordinator
+	shares    sharePartitions // share_partitions.go
 	// http is the samsa.http.listener server (ops.go); nil when off.
 	http     *metrics.HTTPServer
 	replicas *replica.Manager
@@ -336,6 +337,7 @@ func (n *Node) start() (_ *Node, err error) {
 			events.apply(prev, next)
 			syncer.Apply(prev, next)
 			n.coord.notify()
+			n.shares.reconcile(next, n.replicas)
 		},
 		UncleanLeaderElection: func(t *controller.Topic) bool {
 			return cfg.TopicConfig(t.Configs).UncleanLeaderElectionEnable
@@ -430,6 +432,7 @@ func (n *Node) start() (_ *Node, err error) {
 			n.srv.closeListeners()
 			return nil, err
 		}
+		n.shares.start(cfg, deps, logger)
 	}
 	if err := n.startHTTP(); err != nil {
 		n.srv.closeListeners()
@@ -504,6 +507,7 @@ func (n *Node) closeStorage() error {
 	if n.shareCoord != nil {
 		n.shareCoord.Close()
 	}
+	n.shares.close()
 	if n.groups != nil {
 		n.groups.Close()
 	}

@@ -181,6 +181,11 @@ func brokerDefs() []Def {
 		d("leader.imbalance.check.interval.seconds", Long, "300", "How often the active controller balances leaders (auto.leader.rebalance.enable).", atLeast(Long, 1)),
 		d("leader.imbalance.per.broker.percentage", Int, "10", "Accepted for compatibility; as in Kafka's KRaft controller, every imbalanced partition is balanced.", atLeast(Int, 0)),
 		d("max.incremental.fetch.session.cache.slots", Int, "1000", "Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one.", atLeast(Int, 0)),
+		// Share groups (KIP-932): share sessions and share-partitions on partition leaders (broker/share).
+		d("group.share.record.lock.duration.ms", Int, "30000", "How long a share consumer holds the records it acquired before they become available again, unless its group sets share.record.lock.duration.ms.", intRange(Int, 1000, 3600000)),
+		d("group.share.delivery.count.limit", Int, "5", "Deliveries of a record to share consumers after which it is archived instead of made available again, unless its group sets share.delivery.count.limit.", intRange(Int, 2, 10)),
+		d("group.share.partition.max.record.locks", Int, "2000", "Most records of one share-partition in flight (acquired or awaiting redelivery) at once, unless its group sets share.partition.max.record.locks.", intRange(Int, 100, 10000)),
+		d("group.share.max.share.sessions", Int, "2000", "Most share sessions a broker keeps; a new one beyond is SHARE_SESSION_LIMIT_REACHED.", atLeast(Int, 1)),
 
 		// Groups and offsets.
 		d("offsets.topic.num.partitions", Int, "50", "Partitions of __consumer_offsets.", atLeast(Int, 1)),

@@ -220,6 +220,10 @@
 //	| `leader.imbalance.check.interval.seconds` | `300` | How often the active controller balances leaders (auto.leader.rebalance.enable). |
 //	| `leader.imbalance.per.broker.percentage` | `10` | Accepted for compatibility; as in Kafka's KRaft controller, every imbalanced partition is balanced. |
 //	| `max.incremental.fetch.session.cache.slots` | `1000` | Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one. |
+//	| `group.share.record.lock.duration.ms` | `30000` | How long a share consumer holds the records it acquired before they become available again, unless its group sets share.record.lock.duration.ms. |
+//	| `group.share.delivery.count.limit` | `5` | Deliveries of a record to share consumers after which it is archived instead of made available again, unless its group sets share.delivery.count.limit. |
+//	| `group.share.partition.max.record.locks` | `2000` | Most records of one share-partition in flight (acquired or awaiting redelivery) at once, unless its group sets share.partition.max.record.locks. |
+//	| `group.share.max.share.sessions` | `2000` | Most share sessions a broker keeps; a new one beyond is SHARE_SESSION_LIMIT_REACHED. |
 //	| `offsets.topic.num.partitions` | `50` | Partitions of __consumer_offsets. |
 //	| `offsets.topic.replication.factor` | `3` | Replication factor of __consumer_offsets; created once that many brokers are unfenced (COORDINATOR_NOT_AVAILABLE until then). With a static controller.quorum.voters list (or no quorum settings) of fewer combined nodes, samsa caps it at their number, so that a single node works without settings. |
 //	| `offsets.commit.timeout.ms` | `5000` | How long a group coordinator's write (an offset commit, a group change) waits for the in-sync replicas before it fails; group answers held behind such a write fail too. |

@@ -107,6 +107,11 @@ type Config struct {
 	LeaderImbalanceCheckIntervalSeconds int64
 	// MaxIncrementalFetchSessionCacheSlots is max.incremental.fetch.session.cache.slots.
 	MaxIncrementalFetchSessionCacheSlots int32
+	// GroupShare* are the share-partition leaders' settings (broker/share):
+	// group.share.record.lock.duration.ms, group.share.delivery.count.limit,
+	// group.share.partition.max.record.locks, group.share.max.share.sessions.
+	GroupShareRecordLockDurationMs, GroupShareDeliveryCountLimit  int32
+	GroupSharePartitionMaxRecordLocks, GroupShareMaxShareSessions int32
 
 	OffsetsTopicNumPartitions       int32
 	OffsetsTopicReplicationFactor   int16
@@ -693,6 +698,10 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.AutoLeaderRebalanceEnable = d.boolean("auto.leader.rebalance.enable")
 	c.LeaderImbalanceCheckIntervalSeconds = d.i64("leader.imbalance.check.interval.seconds")
 	c.MaxIncrementalFetchSessionCacheSlots = d.i32("max.incremental.fetch.session.cache.slots")
+	c.GroupShareRecordLockDurationMs = d.i32("group.share.record.lock.duration.ms")
+	c.GroupShareDeliveryCountLimit = d.i32("group.share.delivery.count.limit")
+	c.GroupSharePartitionMaxRecordLocks = d.i32("group.share.partition.max.record.locks")
+	c.GroupShareMaxShareSessions = d.i32("group.share.max.share.sessions")
 
 	c.OffsetsTopicNumPartitions = d.i32("offsets.topic.num.partitions")
 	c.OffsetsTopicReplicationFactor = int16(d.num("offsets.topic.replication.factor", 16))

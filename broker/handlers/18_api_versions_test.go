@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/broker/share"
 )
 
 func apiKeys(resp *kmsg.ApiVersionsResponse) map[int16]kmsg.ApiVersionsResponseApiKey {
@@ -28,6 +30,10 @@ func finalized(resp *kmsg.ApiVersionsResponse) map[string]int16 {
 
 func TestApiVersionsFeaturesAndConsumerProtocol(t *testing.T) {
 	e := newGroupEnv(t)
+	// With share groups on (a share manager), every client API is
+	// advertised.
+	e.d.Shares = share.NewManager(share.Options{})
+	t.Cleanup(e.d.Shares.Close)
 	resp := ApiVersionsResponse(e.d)
 	keys := apiKeys(resp)
 	if len(keys) != clientEntries() {

@@ -27,6 +27,8 @@ func authzCheck(key int16) authzFunc {
 		return authzOffsetForLeaderEpoch
 	case kmsg.DeleteRecords:
 		return authzDeleteRecords
+	case kmsg.ShareFetch, kmsg.ShareAcknowledge:
+		return authzShareFetchCheck(key)
 	}
 	if f := authzGroupCheck(key); f != nil {
 		return f

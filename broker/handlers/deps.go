@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	sharepart "github.com/samsa-broker/samsa/broker/share"
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/controller/quorum"
@@ -39,6 +40,11 @@ type Deps struct {
 	// Groups is the group coordinator; with nil, group APIs answer
 	// COORDINATOR_NOT_AVAILABLE.
 	Groups *coordinator.Coordinator
+
+	// Shares serves share groups' ShareFetch and ShareAcknowledge on the
+	// partitions this node leads (KIP-932); with nil both answer
+	// UNSUPPORTED_VERSION.
+	Shares *sharepart.Manager
 
 	// Idempotence allocates producer ids and checks produce sequences;
 	// with nil, InitProducerId answers COORDINATOR_NOT_AVAILABLE and

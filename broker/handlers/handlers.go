@@ -58,6 +58,9 @@ func Table() []Entry {
 		{Key: int16(kmsg.DescribeShareGroupOffsets), MinVersion: 0, MaxVersion: 1, Handle: handleDescribeShareGroupOffsets},
 		{Key: int16(kmsg.AlterShareGroupOffsets), MinVersion: 0, MaxVersion: 0, Handle: handleAlterShareGroupOffsets},
 		{Key: int16(kmsg.DeleteShareGroupOffsets), MinVersion: 0, MaxVersion: 0, Handle: handleDeleteShareGroupOffsets},
+		// share groups, partition leaders' side: see broker/share
+		{Key: int16(kmsg.ShareFetch), MinVersion: 1, MaxVersion: 2, Handle: handleShareFetch},
+		{Key: int16(kmsg.ShareAcknowledge), MinVersion: 1, MaxVersion: 2, Handle: handleShareAcknowledge},
 		// admin: see 19_create_topics.go and friends
 		{Key: int16(kmsg.CreateTopics), MinVersion: 0, MaxVersion: 7, Handle: handleCreateTopics, Forward: true},
 		{Key: int16(kmsg.DeleteTopics), MinVersion: 0, MaxVersion: 6, Handle: handleDeleteTopics, Forward: true},

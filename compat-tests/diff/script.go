@@ -54,6 +54,7 @@ func Script(s *Session) error {
 		scriptGroups,
 		scriptConsumerGroups,
 		scriptShareGroups,
+		scriptShareFetch,
 		scriptTxns,
 		scriptShareState,
 		scriptAdminTail,

@@ -27,12 +27,13 @@ func main() {
 	defer cancel()
 	p := &prober{cl: cl, ctx: ctx}
 	steps := map[string]func(){
-		"versions": p.versions,
-		"configs":  p.configs,
-		"gconfigs": p.groupConfigs,
-		"group":    p.groupScenario,
-		"admin":    p.adminScenario,
-		"more":     p.moreScenario,
+		"versions":  p.versions,
+		"configs":   p.configs,
+		"gconfigs":  p.groupConfigs,
+		"group":     p.groupScenario,
+		"admin":     p.adminScenario,
+		"more":      p.moreScenario,
+		"notleader": p.notLeaderScenario,
 	}
 	for name, fn := range steps {
 		if *step == "all" || *step == name {

@@ -34,6 +34,7 @@ func main() {
 		"admin":     p.adminScenario,
 		"more":      p.moreScenario,
 		"notleader": p.notLeaderScenario,
+		"v2":        p.v2Scenario,
 	}
 	for name, fn := range steps {
 		if *step == "all" || *step == name {

@@ -62,6 +62,7 @@ func Script(s *Session) error {
 		scriptACLs,
 		scriptQuotas,
 		scriptCluster,
+		scriptShare,
 		scriptWrongVersions,
 	} {
 		if err := section(s); err != nil {

@@ -24,9 +24,14 @@
 #   franz-go  franz-go's .github/workflows/lint-and-test.yml (apache/kafka compose):
 #             PLAINTEXT 127.0.0.1:9092, SASL_PLAINTEXT 127.0.0.1:9094 (SCRAM-SHA-256 user
 #             testuser/testpass, OAUTHBEARER with unsecured tokens), internal topics RF 1,
-#             group.share.delivery.count.limit=10, share groups enabled on Kafka
-#             (group.coordinator.rebalance.protocols=classic,consumer,share; samsa serves
-#             classic,consumer and no share APIs).
+#             share.coordinator.state.topic.* RF 1, min ISR 1, 5 partitions,
+#             group.share.delivery.count.limit=10; on Kafka also
+#             group.coordinator.rebalance.protocols=classic,consumer,share (samsa's
+#             setting accepts only classic,consumer today; Kafka 4.4 serves share groups
+#             whenever the share.version feature is on, its default). franz-go's five
+#             share-group tests skip unless the broker advertises ShareFetch and
+#             ShareAcknowledge v2 (run them alone with
+#             -run '^(TestShareGroupETL|TestShareGroupAckOnClose|TestShareGroupOffsetsAdmin|TestShareGroup|TestConsumeRegexShareSkipsInternal)$').
 #   kafka-go  kafka-go's docker_compose_versions/docker-compose-400.yml (bitnami): PLAINTEXT
 #             localhost:9092, SASL_PLAINTEXT localhost:9093 (PLAIN adminplain/admin-secret,
 #             SCRAM adminscram256/admin-secret-256 and adminscram512/admin-secret-512),
@@ -170,6 +175,10 @@ KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR=1
 KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR=1
 KAFKA_TRANSACTION_STATE_LOG_MIN_ISR=1
 KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=0
+KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR=1
+KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR=1
+KAFKA_SHARE_COORDINATOR_STATE_TOPIC_NUM_PARTITIONS=5
+KAFKA_GROUP_SHARE_DELIVERY_COUNT_LIMIT=10
 KAFKA_SASL_ENABLED_MECHANISMS=SCRAM-SHA-256,OAUTHBEARER
 KAFKA_LISTENER_NAME_SASL__PLAINTEXT_OAUTHBEARER_SASL_SERVER_CALLBACK_HANDLER_CLASS=org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler
 EOF

@@ -129,6 +129,7 @@ public final class ToolChecks {
             Map.entry("kafka-console-producer", "org.apache.kafka.tools.ConsoleProducer"),
             Map.entry("kafka-console-consumer", "org.apache.kafka.tools.consumer.ConsoleConsumer"),
             Map.entry("kafka-consumer-groups", "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"),
+            Map.entry("kafka-share-groups", "org.apache.kafka.tools.consumer.group.ShareGroupCommand"),
             Map.entry("kafka-get-offsets", "org.apache.kafka.tools.GetOffsetShell"),
             Map.entry("kafka-delete-records", "org.apache.kafka.tools.DeleteRecordsCommand"),
             Map.entry("kafka-transactions", "org.apache.kafka.tools.TransactionsCommand"),

@@ -1,0 +1,73 @@
+// This file runs the share-group checks (KIP-932, "queues for Kafka") of
+// samsa.compat.ShareChecks in compat-tests/java against samsa and against Apache Kafka 4.4.0:
+// the Java client's KafkaShareConsumer (explicit and implicit acknowledgement, two
+// consumers on one partition, redelivery after release and after the acquisition lock
+// times out, archiving at the delivery count limit, a new consumer continuing where the
+// group was) and Kafka's kafka-share-groups tool (--list, --describe with --offsets,
+// --members and --state, --reset-offsets --to-earliest/--to-latest/--to-offset,
+// --delete-offsets, --delete). On samsa the test skips while the broker does not
+// advertise ShareFetch (key 78).
+
+package compattests
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/compat-tests/harness"
+	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
+)
+
+// javaShareChecks are the checks of samsa.compat.ShareChecks, in their order.
+var javaShareChecks = []string{
+	"share-explicit-accept-release-reject", "share-implicit", "share-two-consumers-one-partition",
+	"share-lock-timeout-redelivery", "share-delivery-limit-archives", "share-restart-continues",
+	"kafka-share-groups",
+}
+
+// skipUnlessShareGroups skips the test when the broker at addr does not advertise
+// ShareFetch (key 78): samsa serves share groups only once the share-group work
+// (group coordinator, partition leader, share coordinator) is integrated.
+func skipUnlessShareGroups(t *testing.T, addr string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("ApiVersions: %v", err)
+	}
+	for _, k := range resp.ApiKeys {
+		if k.ApiKey == kmsg.ShareFetch.Int16() {
+			return
+		}
+	}
+	t.Skip("samsa does not advertise ShareFetch (key 78) yet: share groups are not integrated")
+}
+
+// TestJavaShareConsumer runs samsa.compat.ShareChecks (kafka-clients 4.4.0's
+// KafkaShareConsumer, Admin and kafka-share-groups) against samsa and against Apache Kafka
+// 4.4.0. It takes about 45 s per broker, 15 s of it one acquisition lock expiring.
+func TestJavaShareConsumer(t *testing.T) {
+	t.Parallel()
+	cp := javaClasspath(t)
+	t.Run("samsa", func(t *testing.T) {
+		t.Parallel()
+		b := harness.Start(t, harness.Options{})
+		skipUnlessShareGroups(t, b.Addr)
+		reportJavaChecks(t, runJavaChecks(t, cp, "samsa.compat.ShareChecks", b.Addr, "all"), javaShareChecks)
+	})
+	t.Run("kafka", func(t *testing.T) {
+		t.Parallel()
+		k := kafkaref.Start(t, kafkaref.Options{})
+		reportJavaChecks(t, runJavaChecks(t, cp, "samsa.compat.ShareChecks", k.Bootstrap(), "all"), javaShareChecks)
+	})
+}

@@ -66,7 +66,7 @@ type Node struct {
 	txns      *txn.Coordinator
 	// shareCoord is the share coordinator (share_state.go).
 	shareCoord *sharecoord.Coordinator
-	shares    sharePartitions // share_partitions.go
+	shares     sharePartitions // share_partitions.go
 	// http is the samsa.http.listener server (ops.go); nil when off.
 	http     *metrics.HTTPServer
 	replicas *replica.Manager
@@ -433,6 +433,7 @@ func (n *Node) start() (_ *Node, err error) {
 			return nil, err
 		}
 		n.shares.start(cfg, deps, logger)
+		n.wireShares(deps)
 	}
 	if err := n.startHTTP(); err != nil {
 		n.srv.closeListeners()

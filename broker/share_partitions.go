@@ -64,13 +64,19 @@ type sharePartitions struct {
 	m atomic.Pointer[sharepart.Manager]
 }
 
-// start builds the manager and gives it to the handlers. Until the share
-// coordinator's persister is wired in (deps.SharePersister of the share
-// coordinator's branch replaces unavailablePersister here, and the group
-// configs come from the image), every share-partition answers
-// COORDINATOR_NOT_AVAILABLE; share sessions work.
+// start builds the manager with the share coordinator's Persister
+// (deps.SharePersister, set by startShareState) and the groups' config
+// overrides from the metadata image, and gives it to the handlers.
 func (s *sharePartitions) start(cfg *config.Config, deps *handlers.Deps, logger *slog.Logger) {
-	m := newSharePartitions(cfg, unavailablePersister{}, nil, logger.With("component", "share-partitions"))
+	var p sharestate.Persister = unavailablePersister{}
+	if deps.SharePersister != nil {
+		p = deps.SharePersister
+	}
+	var groupConfig func(string) map[string]string
+	if ctrl := deps.Controller; ctrl != nil {
+		groupConfig = func(group string) map[string]string { return ctrl.Image().GroupConfig(group) }
+	}
+	m := newSharePartitions(cfg, p, groupConfig, logger.With("component", "share-partitions"))
 	deps.Shares = m
 	s.m.Store(m)
 }

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 
+	"github.com/samsa-broker/samsa/broker/handlers"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/share"
 )
@@ -37,4 +38,13 @@ func (g groupSharePersister) Delete(ctx context.Context, k coordinator.SharePart
 func (g groupSharePersister) ReadSummary(ctx context.Context, k coordinator.SharePartitionKey) (coordinator.ShareStateSummary, bool, error) {
 	st, ok, err := g.p.ReadSummary(ctx, shareKey(k))
 	return coordinator.ShareStateSummary{StateEpoch: st.StateEpoch, LeaderEpoch: st.LeaderEpoch, StartOffset: st.StartOffset}, ok, err
+}
+
+// wireShares hands the share coordinator's Persister to the group
+// coordinator, which initializes share-partitions when a share group first
+// gets them assigned and serves the share admin APIs over it.
+func (n *Node) wireShares(deps *handlers.Deps) {
+	if n.groups != nil && deps.SharePersister != nil {
+		n.groups.SetPersister(NewGroupSharePersister(deps.SharePersister))
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/samsa-broker/samsa/broker/handlers"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 )
 
 // groupSharePersister adapts the share coordinator's Persister to the
@@ -35,9 +36,15 @@ func (g groupSharePersister) Delete(ctx context.Context, k coordinator.SharePart
 	return g.p.Delete(ctx, shareKey(k))
 }
 
+// ReadSummary carries the DeliveryCompleteCount when the Persister can
+// give it (sharecoord.SummaryReader), else -1 (no Lag).
 func (g groupSharePersister) ReadSummary(ctx context.Context, k coordinator.SharePartitionKey) (coordinator.ShareStateSummary, bool, error) {
+	if sr, ok := g.p.(sharecoord.SummaryReader); ok {
+		sum, ok, err := sr.Summary(ctx, shareKey(k))
+		return coordinator.ShareStateSummary{StateEpoch: sum.StateEpoch, LeaderEpoch: sum.LeaderEpoch, StartOffset: sum.StartOffset, DeliveryCompleteCount: sum.DeliveryCompleteCount}, ok, err
+	}
 	st, ok, err := g.p.ReadSummary(ctx, shareKey(k))
-	return coordinator.ShareStateSummary{StateEpoch: st.StateEpoch, LeaderEpoch: st.LeaderEpoch, StartOffset: st.StartOffset}, ok, err
+	return coordinator.ShareStateSummary{StateEpoch: st.StateEpoch, LeaderEpoch: st.LeaderEpoch, StartOffset: st.StartOffset, DeliveryCompleteCount: -1}, ok, err
 }
 
 // wireShares hands the share coordinator's Persister to the group

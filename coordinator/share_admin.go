@@ -50,20 +50,14 @@ func (c *Coordinator) viewShareGroup(ctx context.Context, s *shard, group string
 // state write, from the Persister's summary. Topics null means every
 // share-partition the group initialized. A partition without state, or of
 // a group that does not exist, has start offset -1 (no error, as Kafka
-// 4.4). Lag (v1) is -1: samsa does not compute it yet. A partition the
-// topic does not have is UNKNOWN_TOPIC_OR_PARTITION (Kafka 4.4 never
-// answers such a request).
+// 4.4). Lag (v1) is -1 here; DescribeShareGroupOffsetsLag computes it. A
+// partition the topic does not have is UNKNOWN_TOPIC_OR_PARTITION (Kafka
+// 4.4 never answers such a request).
 func (c *Coordinator) DescribeShareGroupOffsets(ctx context.Context, img TopicImage, req *kmsg.DescribeShareGroupOffsetsRequest) *kmsg.DescribeShareGroupOffsetsResponse {
-	resp := req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
-	for _, rg := range req.Groups {
-		out := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
-		out.GroupID = rg.GroupID
-		resp.Groups = append(resp.Groups, c.describeShareOffsets(ctx, img, rg, out))
-	}
-	return resp
+	return c.DescribeShareGroupOffsetsLag(ctx, img, req, nil)
 }
 
-func (c *Coordinator) describeShareOffsets(ctx context.Context, img TopicImage, rg kmsg.DescribeShareGroupOffsetsRequestGroup, out kmsg.DescribeShareGroupOffsetsResponseGroup) kmsg.DescribeShareGroupOffsetsResponseGroup {
+func (c *Coordinator) describeShareOffsets(ctx context.Context, img TopicImage, rg kmsg.DescribeShareGroupOffsetsRequestGroup, out kmsg.DescribeShareGroupOffsetsResponseGroup, latest LatestOffsets) kmsg.DescribeShareGroupOffsetsResponseGroup {
 	setErr := func(code int16) kmsg.DescribeShareGroupOffsetsResponseGroup {
 		out.ErrorCode = code
 		out.ErrorMessage = ptr(kerr.ErrorForCode(code).(*kerr.Error).Message)
@@ -118,6 +112,7 @@ func (c *Coordinator) describeShareOffsets(ctx context.Context, img TopicImage, 
 	for _, w := range wants {
 		ot := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
 		ot.Topic, ot.TopicID = w.name, w.id
+		lags := map[int32]int32{} // partition -> delivery-complete count
 		for _, p := range w.partitions {
 			op := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
 			// Kafka 4.4: -1, 0, -1 for a share-partition
@@ -135,6 +130,9 @@ func (c *Coordinator) describeShareOffsets(ctx context.Context, img TopicImage, 
 						op.ErrorCode = persisterErrorCode(err)
 					case ok:
 						op.StartOffset, op.LeaderEpoch = st.StartOffset, st.LeaderEpoch
+						if st.StartOffset != -1 && st.DeliveryCompleteCount != -1 {
+							lags[p] = st.DeliveryCompleteCount
+						}
 					}
 				}
 			}
@@ -142,6 +140,9 @@ func (c *Coordinator) describeShareOffsets(ctx context.Context, img TopicImage, 
 				op.ErrorMessage = ptr(kerr.ErrorForCode(op.ErrorCode).(*kerr.Error).Message)
 			}
 			ot.Partitions = append(ot.Partitions, op)
+		}
+		if latest != nil && len(lags) > 0 {
+			setShareLags(ctx, latest, w.id, w.name, ot.Partitions, lags)
 		}
 		out.Topics = append(out.Topics, ot)
 	}

@@ -37,6 +37,10 @@ type ShareStateSummary struct {
 	StateEpoch  int32
 	LeaderEpoch int32
 	StartOffset int64
+	// DeliveryCompleteCount is the number of records at or above
+	// StartOffset that are acknowledged or archived (KIP-1226), -1 when
+	// unknown: DescribeShareGroupOffsets v1's Lag is then -1.
+	DeliveryCompleteCount int32
 }
 
 // SetPersister sets (or replaces) the share Persister after New, for a

@@ -15,7 +15,9 @@ import (
 //     Persister's summary; -1 for a partition whose state was never
 //     initialized. Topics null asks for every share-partition the group
 //     initialized.
-//   - Lag is -1 (not computed by samsa yet).
+//   - Lag (v1) = high watermark - start offset - delivery-complete count,
+//     as Kafka 4.4 computes it (share_lag.go reads the high watermark);
+//     -1 for a partition without a start offset or count.
 //   - GROUP_ID_NOT_FOUND for a group that is not a share group;
 //     UNKNOWN_TOPIC_OR_PARTITION per partition; GROUP_AUTHORIZATION_FAILED
 //     and TOPIC_AUTHORIZATION_FAILED (DESCRIBE, authz_share.go).
@@ -31,5 +33,7 @@ func handleDescribeShareGroupOffsets(d *Deps, r *Request) (kmsg.Response, error)
 		}
 		return resp, nil
 	}
-	return c.DescribeShareGroupOffsets(context.Background(), imageTopicView{d.Controller.Image()}, req), nil
+	ctx, cancel := context.WithTimeout(context.Background(), shareLagTimeout)
+	defer cancel()
+	return c.DescribeShareGroupOffsetsLag(ctx, imageTopicView{d.Controller.Image()}, req, d.shareLatestOffsets), nil
 }

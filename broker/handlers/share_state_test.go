@@ -138,6 +138,11 @@ func TestSharePersisterOverTheWire(t *testing.T) {
 	if st, ok, err := p.ReadSummary(ctx, k); err != nil || !ok || st.StartOffset != 7 || st.LeaderEpoch != 4 || st.StateEpoch != 2 {
 		t.Fatalf("ReadSummary: %+v %v %v", st, ok, err)
 	}
+	// The count of acknowledged or archived records (7-8) travels with
+	// the Write and back with the summary (DescribeShareGroupOffsets' Lag).
+	if sum, ok, err := p.(sharecoord.SummaryReader).Summary(ctx, k); err != nil || !ok || sum.StartOffset != 7 || sum.DeliveryCompleteCount != 2 {
+		t.Fatalf("Summary: %+v %v %v, want start 7 and 2 delivered", sum, ok, err)
+	}
 	if got := remoteCalls.Load(); got < 10 {
 		t.Fatalf("%d calls went over the wire, want every one", got)
 	}

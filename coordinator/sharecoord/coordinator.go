@@ -283,9 +283,10 @@ func (c *Coordinator) Read(ctx context.Context, k share.Key, leaderEpoch int32) 
 	return e.clone().st, true, nil
 }
 
-// Write replaces k's state (Persister.Write).
+// Write replaces k's state (Persister.Write), with the
+// DeliveryCompleteCount its batches give (DeliveryComplete).
 func (c *Coordinator) Write(ctx context.Context, k share.Key, st share.State) error {
-	return c.WriteState(ctx, k, st, -1)
+	return c.WriteState(ctx, k, st, DeliveryComplete(st.Batches, st.StartOffset))
 }
 
 // WriteState is Write with the DeliveryCompleteCount of

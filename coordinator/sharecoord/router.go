@@ -232,7 +232,7 @@ func (r *router) Write(ctx context.Context, k share.Key, st share.State) error {
 		t.TopicID = k.TopicID
 		p := kmsg.NewWriteShareGroupStateRequestTopicPartition()
 		p.Partition, p.StateEpoch, p.LeaderEpoch, p.StartOffset = k.Partition, st.StateEpoch, st.LeaderEpoch, st.StartOffset
-		p.DeliveryCompleteCount = -1
+		p.DeliveryCompleteCount = DeliveryComplete(st.Batches, st.StartOffset)
 		for _, b := range st.Batches {
 			sb := kmsg.NewWriteShareGroupStateRequestTopicPartitionStateBatch()
 			sb.FirstOffset, sb.LastOffset, sb.DeliveryState, sb.DeliveryCount = b.FirstOffset, b.LastOffset, b.DeliveryState, b.DeliveryCount
@@ -282,45 +282,9 @@ func (r *router) Delete(ctx context.Context, k share.Key) error {
 	})
 }
 
-func (r *router) ReadSummary(ctx context.Context, k share.Key) (st share.State, ok bool, err error) {
-	err = r.route(ctx, k, func() error {
-		var err error
-		st, ok, err = r.o.Local.ReadSummary(ctx, k)
-		return err
-	}, func(leader int32) error {
-		req := kmsg.NewPtrReadShareGroupStateSummaryRequest()
-		req.GroupID = k.Group
-		t := kmsg.NewReadShareGroupStateSummaryRequestTopic()
-		t.TopicID = k.TopicID
-		p := kmsg.NewReadShareGroupStateSummaryRequestTopicPartition()
-		p.Partition = k.Partition
-		t.Partitions = append(t.Partitions, p)
-		req.Topics = append(req.Topics, t)
-		resp, err := r.send(ctx, leader, req)
-		if err != nil {
-			return err
-		}
-		for _, t := range resp.(*kmsg.ReadShareGroupStateSummaryResponse).Topics {
-			for _, p := range t.Partitions {
-				if t.TopicID != k.TopicID || p.Partition != k.Partition {
-					continue
-				}
-				if err := codeErr(p.ErrorCode, p.ErrorMessage); err != nil {
-					return err
-				}
-				st = share.State{StateEpoch: p.StateEpoch, LeaderEpoch: p.LeaderEpoch, StartOffset: p.StartOffset}
-				// Kafka answers a share-partition never initialized with
-				// start offset -1 and epochs 0 (see uninitializedSummary).
-				ok = !uninitializedSummary(st)
-				if !ok {
-					st = share.State{}
-				}
-				return nil
-			}
-		}
-		return errShortResponse
-	})
-	return st, ok, err
+func (r *router) ReadSummary(ctx context.Context, k share.Key) (share.State, bool, error) {
+	sum, ok, err := r.Summary(ctx, k)
+	return sum.State, ok, err
 }
 
 // uninitializedSummary reports whether a ReadShareGroupStateSummary

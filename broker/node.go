@@ -67,6 +67,10 @@ type Node struct {
 	// shareCoord is the share coordinator (share_state.go).
 	shareCoord *sharecoord.Coordinator
 	shares     sharePartitions // share_partitions.go
+
+	// shareTopics deletes deleted topics' share state (share_topics_deleted.go).
+	shareTopics shareTopicCleanup
+
 	// http is the samsa.http.listener server (ops.go); nil when off.
 	http     *metrics.HTTPServer
 	replicas *replica.Manager
@@ -338,6 +342,7 @@ func (n *Node) start() (_ *Node, err error) {
 			syncer.Apply(prev, next)
 			n.coord.notify()
 			n.shares.reconcile(next, n.replicas)
+			n.shareTopics.topicsDeleted(prev, next)
 		},
 		UncleanLeaderElection: func(t *controller.Topic) bool {
 			return cfg.TopicConfig(t.Configs).UncleanLeaderElectionEnable

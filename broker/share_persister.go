@@ -51,6 +51,7 @@ func (g groupSharePersister) ReadSummary(ctx context.Context, k coordinator.Shar
 // coordinator, which initializes share-partitions when a share group first
 // gets them assigned and serves the share admin APIs over it.
 func (n *Node) wireShares(deps *handlers.Deps) {
+	n.shareTopics.coord.Store(n.shareCoord)
 	if n.groups != nil && deps.SharePersister != nil {
 		n.groups.SetPersister(NewGroupSharePersister(deps.SharePersister))
 	}

@@ -72,6 +72,7 @@ type Coordinator struct {
 		shards map[int32]*shardRun
 		closed bool
 	}
+	cleaner topicCleaner // topics_deleted.go
 }
 
 type shardRun struct {
@@ -88,6 +89,7 @@ func New(o Options) (*Coordinator, error) {
 	c := &Coordinator{opts: o, logger: o.Logger}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.mu.shards = map[int32]*shardRun{}
+	c.startTopicCleaner()
 	return c, nil
 }
 

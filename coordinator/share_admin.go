@@ -93,7 +93,13 @@ func (c *Coordinator) describeShareOffsets(ctx context.Context, img TopicImage, 
 		for _, id := range sortedIDs(v.byTopic) {
 			name := ""
 			if c.opts.Topics != nil {
-				name, _ = c.opts.Topics.TopicName(id)
+				var ok bool
+				if name, ok = c.opts.Topics.TopicName(id); !ok {
+					// Deleted since (its share state with it): Kafka's
+					// group coordinator forgets the topic on deletion,
+					// samsa at the group's next heartbeat.
+					continue
+				}
 			}
 			wants = append(wants, want{name: name, id: id, partitions: v.byTopic[id]})
 		}

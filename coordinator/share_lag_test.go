@@ -97,3 +97,50 @@ func TestShareLag(t *testing.T) {
 		}
 	}
 }
+
+// imageTopics resolves topic ids from a fakeImage that a test changes
+// (a deleted topic is removed from it).
+type imageTopics struct{ img *fakeImage }
+
+func (r imageTopics) TopicName(id [16]byte) (string, bool) {
+	for name := range *r.img {
+		if topicIDOf(name) == id {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+func (r imageTopics) TopicID(name string) ([16]byte, bool) {
+	_, ok := (*r.img)[name]
+	return topicIDOf(name), ok
+}
+
+// TestShareDescribeAllSkipsDeletedTopic: DescribeShareGroupOffsets with
+// Topics null on an empty share group no longer lists a topic deleted
+// since (Kafka's group coordinator forgets it when the topic is deleted;
+// samsa's empty group keeps it in its initialized set until the next
+// heartbeat).
+func TestShareDescribeAllSkipsDeletedTopic(t *testing.T) {
+	img := fakeImage{"orders": 1, "gone": 1}
+	p := newFakePersister()
+	c := newTestCoordinator(t, newLogs(), func(o *Options) { o.Persister = p; o.Topics = imageTopics{&img} })
+	ctx := t.Context()
+	cl := Client{ID: "cl", Host: "/127.0.0.1"}
+	wantCode(t, "join", c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m1", 0, "orders", "gone")).ErrorCode, nil)
+	wantCode(t, "leave", c.ShareGroupHeartbeat(ctx, cl, img, sgReq("sg", "m1", -1)).ErrorCode, nil)
+	topics := func() []string {
+		var out []string
+		for _, t := range c.DescribeShareGroupOffsets(ctx, img, describeShareOffsetsReq("sg", "")).Groups[0].Topics {
+			out = append(out, t.Topic)
+		}
+		return out
+	}
+	if got := topics(); len(got) != 2 {
+		t.Fatalf("describe all before the deletion: %v, want both topics", got)
+	}
+	delete(img, "gone")
+	if got := topics(); len(got) != 1 || got[0] != "orders" {
+		t.Fatalf("describe all after deleting gone: %v, want [orders]", got)
+	}
+}

@@ -8,6 +8,7 @@ package compattests
 import (
 	"context"
 	"encoding/binary"
+	"os"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/compat-tests/harness"
+	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
 )
 
 // describeShareLag returns partition 0's start offset, lag and error code
@@ -58,9 +60,25 @@ func waitShareLag(t *testing.T, ctx context.Context, cl *kgo.Client, group, topi
 func TestShareGroupLagBinary(t *testing.T) {
 	t.Parallel()
 	b := harness.Start(t, harness.Options{})
-	ctx := testContext(t, 150*time.Second)
-	cl, adm := newAdmin(t, b.Addr)
 	skipUnlessShareGroups(t, b.Addr)
+	shareLagChecks(t, b.Addr)
+}
+
+// TestShareGroupLagKafka runs the checks of TestShareGroupLagBinary
+// against Apache Kafka 4.4 (SAMSA_SHARE_LAG_KAFKA=1; the reference broker
+// takes about 10 s to start, more than CI should spend on this).
+func TestShareGroupLagKafka(t *testing.T) {
+	if os.Getenv("SAMSA_SHARE_LAG_KAFKA") == "" {
+		t.Skip("set SAMSA_SHARE_LAG_KAFKA=1 to run against Kafka 4.4")
+	}
+	t.Parallel()
+	k := kafkaref.Start(t, kafkaref.Options{})
+	shareLagChecks(t, k.Bootstrap())
+}
+
+func shareLagChecks(t *testing.T, addr string) {
+	ctx := testContext(t, 150*time.Second)
+	cl, adm := newAdmin(t, addr)
 	const topic, group, member = "slag-lag", "slag-group", "slag-member-0001"
 	topicID := createTopicKadm(t, ctx, adm, topic, 1, nil)
 
@@ -170,7 +188,7 @@ func TestShareGroupLagBinary(t *testing.T) {
 	key = append(key, group...)
 	key = append(key, topicID[:]...)
 	key = binary.BigEndian.AppendUint32(key, 0)
-	state, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ConsumeTopics("__share_group_state"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	state, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("__share_group_state"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}

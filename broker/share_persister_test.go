@@ -6,6 +6,7 @@ import (
 
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 )
 
 // recordingPersister is a share.Persister that remembers the last key and
@@ -33,6 +34,15 @@ func (r *recordingPersister) ReadSummary(_ context.Context, k share.Key) (share.
 	return share.State{StateEpoch: 3, LeaderEpoch: 4, StartOffset: 5}, true, nil
 }
 
+// summaryPersister adds a DeliveryCompleteCount of 6 to
+// recordingPersister's summary.
+type summaryPersister struct{ *recordingPersister }
+
+func (p summaryPersister) Summary(ctx context.Context, k share.Key) (sharecoord.Summary, bool, error) {
+	st, ok, err := p.ReadSummary(ctx, k)
+	return sharecoord.Summary{State: st, DeliveryCompleteCount: 6}, ok, err
+}
+
 // TestGroupSharePersister: the adapter passes keys and values through.
 func TestGroupSharePersister(t *testing.T) {
 	if NewGroupSharePersister(nil) != nil {
@@ -46,8 +56,15 @@ func TestGroupSharePersister(t *testing.T) {
 		t.Fatalf("Initialize: %v %+v", err, r)
 	}
 	s, ok, err := p.ReadSummary(t.Context(), k)
-	if err != nil || !ok || s != (coordinator.ShareStateSummary{StateEpoch: 3, LeaderEpoch: 4, StartOffset: 5}) {
+	// A Persister that cannot tell the delivery-complete count: -1 (no Lag).
+	if err != nil || !ok || s != (coordinator.ShareStateSummary{StateEpoch: 3, LeaderEpoch: 4, StartOffset: 5, DeliveryCompleteCount: -1}) {
 		t.Fatalf("ReadSummary: %+v %v %v", s, ok, err)
+	}
+	// One that can (sharecoord.SummaryReader) passes it on.
+	sp := NewGroupSharePersister(summaryPersister{r})
+	s, ok, err = sp.ReadSummary(t.Context(), k)
+	if err != nil || !ok || s != (coordinator.ShareStateSummary{StateEpoch: 3, LeaderEpoch: 4, StartOffset: 5, DeliveryCompleteCount: 6}) {
+		t.Fatalf("ReadSummary with a count: %+v %v %v", s, ok, err)
 	}
 	r.last = share.Key{}
 	if err := p.Delete(t.Context(), k); err != nil || r.last != want {

@@ -286,6 +286,10 @@ func (r *router) ReadSummary(ctx context.Context, k share.Key) (st share.State, 
 	err = r.route(ctx, k, func() error {
 		var err error
 		st, ok, err = r.o.Local.ReadSummary(ctx, k)
+		if ok && uninitializedSummary(st) {
+			// As a remote answer reads (below), whichever node leads.
+			st, ok = share.State{}, false
+		}
 		return err
 	}, func(leader int32) error {
 		req := kmsg.NewPtrReadShareGroupStateSummaryRequest()

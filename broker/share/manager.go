@@ -467,6 +467,11 @@ func (m *Manager) Fetch(ctx context.Context, t Target, f FetchRequest) FetchResu
 		sp.mu.Unlock()
 		return FetchResult{Code: kerr.NotLeaderForPartition.Code}
 	}
+	// The group's settings apply as they are now (a dynamic change of
+	// share.record.lock.duration.ms, share.delivery.count.limit,
+	// share.partition.max.record.locks or share.isolation.level takes
+	// effect at the next fetch).
+	sp.mu.set = m.settings(t.Key.Group)
 	set := sp.mu.set
 	sp.mu.lastUsed = m.opts.Now()
 	dirty := sp.mu.st.advanceLogStart(t.Log.LogStartOffset())

@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"sync"
 	"testing"
@@ -441,4 +442,43 @@ func TestStateReadAgainAfterReset(t *testing.T) {
 	if res := m.Fetch(ctx, tg, FetchRequest{Member: "d", MaxBytes: 1 << 20, MaxRecords: 5}); !reflect.DeepEqual(res.Acquired, []AcquiredRange{{2, 9, 1}}) {
 		t.Fatalf("after the reset: %v, want 2-9 (2-4 short of MaxRecords, then the next batch whole)", res.Acquired)
 	}
+}
+
+// TestGroupSettingsApplyLive: a change of the group's configs applies to
+// the next fetch of a share-partition already served.
+func TestGroupSettingsApplyLive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newFakePersister()
+		p.Initialize(context.Background(), testKey, 0, 0)
+		l := testLog(t, 2, 1) // 0, 1
+		var mu sync.Mutex
+		conf := map[string]string{"share.record.lock.duration.ms": "60000"}
+		m := NewManager(Options{Persister: p, GroupConfig: func(string) map[string]string {
+			mu.Lock()
+			defer mu.Unlock()
+			return maps.Clone(conf)
+		}})
+		defer m.Close()
+		tg := Target{Key: testKey, Log: l}
+		m.Fetch(context.Background(), tg, FetchRequest{Member: "a", MaxBytes: 1 << 20, MaxRecords: 1}) // 0, locked 60s
+		mu.Lock()
+		conf["share.record.lock.duration.ms"] = "2000"
+		mu.Unlock()
+		if d := m.LockDuration("g"); d != 2*time.Second {
+			t.Fatalf("lock duration %v", d)
+		}
+		m.Fetch(context.Background(), tg, FetchRequest{Member: "a", MaxBytes: 1 << 20, MaxRecords: 1}) // 1, locked 2s
+		ch := make(chan struct{}, 1)
+		defer m.Watch(testKey, ch)()
+		start := time.Now()
+		<-ch
+		if waited := time.Since(start); waited != 2*time.Second {
+			t.Fatalf("first release after %v, want 2s (the new lock duration)", waited)
+		}
+		synctest.Wait()
+		res := m.Fetch(context.Background(), tg, FetchRequest{Member: "b", MaxBytes: 1 << 20})
+		if want := []AcquiredRange{{1, 1, 2}}; !reflect.DeepEqual(res.Acquired, want) {
+			t.Fatalf("b acquired %v, want %v (0 still locked for a)", res.Acquired, want)
+		}
+	})
 }

@@ -455,9 +455,21 @@ func (r FetchResult) Count() int {
 // the share-partition's next fetch offset, read from the log up to the
 // high watermark (the last stable offset under read_committed).
 func (m *Manager) Fetch(ctx context.Context, t Target, f FetchRequest) FetchResult {
+	res, dropped := m.fetch(ctx, t, f)
+	if dropped {
+		// Dropped between get and the fetch (its group emptied, a
+		// write failed): read it again, once.
+		res, _ = m.fetch(ctx, t, f)
+	}
+	return res
+}
+
+// fetch is one attempt of Fetch; dropped reports that the share-partition
+// was dropped before it could be served.
+func (m *Manager) fetch(ctx context.Context, t Target, f FetchRequest) (_ FetchResult, dropped bool) {
 	sp, code := m.get(ctx, t)
 	if code != 0 {
-		return FetchResult{Code: code}
+		return FetchResult{Code: code}, false
 	}
 	sp.writeMu.Lock()
 	defer sp.writeMu.Unlock()
@@ -465,7 +477,7 @@ func (m *Manager) Fetch(ctx context.Context, t Target, f FetchRequest) FetchResu
 	sp.mu.Lock()
 	if sp.mu.dropped {
 		sp.mu.Unlock()
-		return FetchResult{Code: kerr.NotLeaderForPartition.Code}
+		return FetchResult{Code: kerr.NotLeaderForPartition.Code}, true
 	}
 	// The group's settings apply as they are now (a dynamic change of
 	// share.record.lock.duration.ms, share.delivery.count.limit,
@@ -491,7 +503,7 @@ func (m *Manager) Fetch(ctx context.Context, t Target, f FetchRequest) FetchResu
 		if err != nil {
 			if !errors.Is(err, storage.ErrOffsetOutOfRange) {
 				m.logger.Warn("share fetch read failed", "group", t.Key.Group, "partition", t.Key.Partition, "err", err)
-				return FetchResult{Code: kerr.KafkaStorageError.Code}
+				return FetchResult{Code: kerr.KafkaStorageError.Code}, false
 			}
 			data = nil // retention moved the log start: next fetch
 		}
@@ -512,10 +524,10 @@ func (m *Manager) Fetch(ctx context.Context, t Target, f FetchRequest) FetchResu
 	if dirty {
 		if err := m.persist(ctx, sp); err != nil {
 			m.drop(sp)
-			return FetchResult{Code: m.persisterCode("write", t.Key, err)}
+			return FetchResult{Code: m.persisterCode("write", t.Key, err)}, false
 		}
 	}
-	return res
+	return res, false
 }
 
 // batchSpan is where one batch of a read lies.

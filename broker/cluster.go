@@ -507,10 +507,10 @@ type coordinatorReconciler struct {
 	n    *Node
 	wake chan struct{}
 
-	mu     sync.Mutex
-	groups shardSet // __consumer_offsets partitions of the group coordinator
-	txns   shardSet // __transaction_state partitions of the transaction coordinator
-	shares shardSet // __share_group_state partitions of the share coordinator
+	mu          sync.Mutex
+	groups      shardSet // __consumer_offsets partitions of the group coordinator
+	txns        shardSet // __transaction_state partitions of the transaction coordinator
+	shareStates shardSet // __share_group_state partitions of the share coordinator
 }
 
 // newCoordinatorReconciler builds the reconciler of n's coordinators; it
@@ -521,12 +521,12 @@ func newCoordinatorReconciler(n *Node) *coordinatorReconciler {
 			load: func(p int32) error { return n.groups.LoadPartition(p) }, unload: func(p int32) { n.groups.UnloadPartition(p) }},
 		txns: shardSet{topic: txn.TransactionStateTopic, loaded: map[int32]int32{},
 			load: func(p int32) error { return n.txns.LoadPartition(p) }, unload: func(p int32) { n.txns.UnloadPartition(p) }},
-		shares: shardSet{topic: share.StateTopic, loaded: map[int32]int32{},
+		shareStates: shardSet{topic: share.StateTopic, loaded: map[int32]int32{},
 			load: func(p int32) error { return n.shareCoord.LoadPartition(p) }, unload: func(p int32) { n.shareCoord.UnloadPartition(p) }},
 	}
 	r.groups.epochs.m = map[int32]int32{}
 	r.txns.epochs.m = map[int32]int32{}
-	r.shares.epochs.m = map[int32]int32{}
+	r.shareStates.epochs.m = map[int32]int32{}
 	return r
 }
 
@@ -667,7 +667,7 @@ func (r *coordinatorReconciler) reconcile() {
 		r.txns.follow(img, n.cfg.NodeID, n.logger)
 	}
 	if n.shareCoord != nil {
-		r.shares.follow(img, n.cfg.NodeID, n.logger)
+		r.shareStates.follow(img, n.cfg.NodeID, n.logger)
 	}
 }
 

@@ -64,9 +64,7 @@ type Node struct {
 	advs      []config.Listener // every advertised client listener (advertised.go)
 	groups    *coordinator.Coordinator
 	txns      *txn.Coordinator
-	// shareCoord is the share coordinator (share_state.go).
-	shareCoord *sharecoord.Coordinator
-	shares     sharePartitions // share_partitions.go
+	shares    sharePartitions // share_partitions.go
 
 	// shareTopics deletes deleted topics' share state (share_topics_deleted.go).
 	shareTopics shareTopicCleanup
@@ -74,6 +72,8 @@ type Node struct {
 	// http is the samsa.http.listener server (ops.go); nil when off.
 	http     *metrics.HTTPServer
 	replicas *replica.Manager
+	// shareCoord is the share coordinator (share_state.go).
+	shareCoord *sharecoord.Coordinator
 	// lastLeaderBalance is when controllerDuties last balanced leaders
 	// (auto.leader.rebalance.enable); only its ticker goroutine uses it.
 	lastLeaderBalance time.Time
@@ -429,11 +429,13 @@ func (n *Node) start() (_ *Node, err error) {
 	}
 	deps.Init()
 	if isBroker {
-		if err := n.startTransactions(deps, pids); err != nil {
+		// Before the transaction coordinator and the share-partition
+		// leaders: they may take deps.SharePersister.
+		if err := n.startShareState(deps); err != nil {
 			n.srv.closeListeners()
 			return nil, err
 		}
-		if err := n.startShareState(deps); err != nil {
+		if err := n.startTransactions(deps, pids); err != nil {
 			n.srv.closeListeners()
 			return nil, err
 		}
@@ -507,13 +509,13 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 func (n *Node) closeStorage() error {
-	if n.txns != nil {
-		n.txns.Close()
-	}
 	if n.shareCoord != nil {
 		n.shareCoord.Close()
 	}
 	n.shares.close()
+	if n.txns != nil {
+		n.txns.Close()
+	}
 	if n.groups != nil {
 		n.groups.Close()
 	}

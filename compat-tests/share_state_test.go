@@ -10,6 +10,7 @@ package compattests
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -200,6 +201,25 @@ func TestShareStateSurvivesRestart(t *testing.T) {
 	}
 	wantShareCode(t, "Write", c.write(ctx, node, 1, 4, 100, testBatches(100)), nil)
 	want := shareState{StateEpoch: 1, Start: 100, Batches: testBatches(100)}
+
+	// The state topic is internal, as Kafka's: Metadata says so and a
+	// client's Produce to it is refused.
+	md, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("Metadata: %v", err)
+	}
+	internal := false
+	for _, tp := range md.Topics {
+		if tp.Topic != nil && *tp.Topic == "__share_group_state" {
+			internal = tp.IsInternal
+		}
+	}
+	if !internal {
+		t.Fatalf("Metadata does not list __share_group_state as internal")
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "__share_group_state", Value: []byte("garbage")}).FirstErr(); !errors.Is(err, kerr.InvalidTopicException) {
+		t.Fatalf("Produce to __share_group_state: %v, want INVALID_TOPIC_EXCEPTION", err)
+	}
 
 	b.Kill(t)
 	b.Restart(t)

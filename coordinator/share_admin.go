@@ -281,7 +281,10 @@ func (c *Coordinator) AlterShareGroupOffsets(ctx context.Context, img TopicImage
 // DeleteShareGroupOffsets answers DeleteShareGroupOffsets v0: the group
 // must be an empty share group; the share state of every share-partition
 // of the named topics is deleted and the group forgets them (a later
-// member initializes them afresh, from share.auto.offset.reset).
+// member initializes them afresh, from share.auto.offset.reset). A topic
+// that does not exist, or of which the group has no state, is
+// UNKNOWN_TOPIC_OR_PARTITION (the latter "There is no offset information
+// to delete.", as Kafka 4.4).
 func (c *Coordinator) DeleteShareGroupOffsets(ctx context.Context, img TopicImage, req *kmsg.DeleteShareGroupOffsetsRequest) *kmsg.DeleteShareGroupOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
 	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
@@ -317,6 +320,13 @@ func (c *Coordinator) DeleteShareGroupOffsets(ctx context.Context, img TopicImag
 		if !ok {
 			ot.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			ot.ErrorMessage = ptr(kerr.UnknownTopicOrPartition.Message)
+			resp.Topics = append(resp.Topics, ot)
+			continue
+		}
+		if len(v.byTopic[id]) == 0 {
+			// Kafka's message for a topic the group has no state of.
+			ot.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			ot.ErrorMessage = ptr("There is no offset information to delete.")
 			resp.Topics = append(resp.Topics, ot)
 			continue
 		}

@@ -112,6 +112,10 @@ func TestShareAdminAPIs(t *testing.T) {
 	if keys := p.keys(); len(keys) != 0 {
 		t.Fatalf("share state left after DeleteShareGroupOffsets: %v", keys)
 	}
+	d = c.DeleteShareGroupOffsets(ctx, img, &kmsg.DeleteShareGroupOffsetsRequest{GroupID: "sg", Topics: []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: "orders"}}})
+	if tp := d.Topics[0]; tp.ErrorCode != kerr.UnknownTopicOrPartition.Code || tp.ErrorMessage == nil || *tp.ErrorMessage != "There is no offset information to delete." {
+		t.Fatalf("delete offsets again: %+v", d)
+	}
 	if dr = c.DescribeShareGroupOffsets(ctx, img, describeShareOffsetsReq("sg", "")); dr.Groups[0].Topics != nil {
 		t.Fatalf("describe all after delete: %+v", dr.Groups[0])
 	}

@@ -68,7 +68,7 @@ func handleFindCoordinator(d *Deps, r *Request) (kmsg.Response, error) {
 				}
 			}
 		}
-		if rc.ErrorCode != 0 {
+		if rc.ErrorCode != 0 && rc.ErrorMessage == nil {
 			msg := kerr.ErrorForCode(rc.ErrorCode).Error()
 			rc.ErrorMessage = &msg
 		}

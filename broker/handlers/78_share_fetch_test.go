@@ -411,3 +411,31 @@ func TestShareNotLeader(t *testing.T) {
 		t.Fatalf("share acknowledge: %+v", aresp)
 	}
 }
+
+// TestShareAcknowledgeClose: a ShareAcknowledge at epoch -1 applies its
+// acknowledgements, then closes the session and releases the member's
+// other records.
+func TestShareAcknowledgeClose(t *testing.T) {
+	e := newShareEnv(t)
+	e.produce(t, 2) // 0-1
+	e.produce(t, 2) // 2-3
+	if got := acquired(e.fetch(t, 2, "a", 0, 0)); !reflect.DeepEqual(got, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{acqRec(0, 3, 1)}) {
+		t.Fatalf("acquired %+v", got)
+	}
+	req := kmsg.NewPtrShareAcknowledgeRequest()
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = strp("g"), strp("a"), -1
+	req.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: e.id, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{Partition: 0,
+		AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 0, LastOffset: 1, AcknowledgeTypes: []int8{share.AckAccept}}}}}}}
+	if r := e.call(t, req, 2).(*kmsg.ShareAcknowledgeResponse); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("closing ack: %+v", r)
+	}
+	if code := e.fetch(t, 2, "a", 1, 0).ErrorCode; code != kerr.ShareSessionNotFound.Code {
+		t.Fatalf("session after the closing ack: %d", code)
+	}
+	if got := acquired(e.fetch(t, 2, "b", 0, 0)); !reflect.DeepEqual(got, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{acqRec(2, 3, 2)}) {
+		t.Fatalf("b acquired %+v, want 2-3 released by the close", got)
+	}
+	if s := e.p.start(sharestate.Key{Group: "g", TopicID: e.id}); s != 2 {
+		t.Fatalf("start offset %d, want 2", s)
+	}
+}

@@ -14,6 +14,9 @@ import (
 // function makes the checks of Kafka's KafkaApis / ControllerApis handler
 // of the API; see the comment on each.
 func authzCheck(key int16) authzFunc {
+	if f := authzShareStateCheck(key); f != nil {
+		return f
+	}
 	switch kmsg.Key(key) {
 	case kmsg.Produce:
 		return authzProduce
@@ -34,9 +37,6 @@ func authzCheck(key int16) authzFunc {
 		return f
 	}
 	if f := authzTxnCheck(key); f != nil {
-		return f
-	}
-	if f := authzShareStateCheck(key); f != nil {
 		return f
 	}
 	if f := authzShareCheck(key); f != nil {

@@ -32,6 +32,12 @@ func Table() []Entry {
 		{Key: int16(kmsg.DescribeProducers), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeProducers},
 		{Key: int16(kmsg.DescribeTransactions), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeTransactions},
 		{Key: int16(kmsg.ListTransactions), MinVersion: 0, MaxVersion: 1, Handle: handleListTransactions},
+		// share coordinator (KIP-932): see coordinator/sharecoord
+		{Key: int16(kmsg.InitializeShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleInitializeShareGroupState},
+		{Key: int16(kmsg.ReadShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleReadShareGroupState},
+		{Key: int16(kmsg.WriteShareGroupState), MinVersion: 0, MaxVersion: 1, Handle: handleWriteShareGroupState},
+		{Key: int16(kmsg.DeleteShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleDeleteShareGroupState},
+		{Key: int16(kmsg.ReadShareGroupStateSummary), MinVersion: 0, MaxVersion: 1, Handle: handleReadShareGroupStateSummary},
 		// groups: see coordinator/
 		{Key: int16(kmsg.OffsetCommit), MinVersion: 0, MaxVersion: 10, Handle: handleOffsetCommit},
 		{Key: int16(kmsg.OffsetFetch), MinVersion: 0, MaxVersion: 10, Handle: handleOffsetFetch},
@@ -46,12 +52,6 @@ func Table() []Entry {
 		{Key: int16(kmsg.OffsetDelete), MinVersion: 0, MaxVersion: 0, Handle: handleOffsetDelete},
 		{Key: int16(kmsg.ConsumerGroupHeartbeat), MinVersion: 0, MaxVersion: 1, Handle: handleConsumerGroupHeartbeat},
 		{Key: int16(kmsg.ConsumerGroupDescribe), MinVersion: 0, MaxVersion: 1, Handle: handleConsumerGroupDescribe},
-		// share coordinator (KIP-932): see coordinator/share
-		{Key: int16(kmsg.InitializeShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleInitializeShareGroupState},
-		{Key: int16(kmsg.ReadShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleReadShareGroupState},
-		{Key: int16(kmsg.WriteShareGroupState), MinVersion: 0, MaxVersion: 1, Handle: handleWriteShareGroupState},
-		{Key: int16(kmsg.DeleteShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleDeleteShareGroupState},
-		{Key: int16(kmsg.ReadShareGroupStateSummary), MinVersion: 0, MaxVersion: 1, Handle: handleReadShareGroupStateSummary},
 		// share groups (KIP-932): see coordinator/share_group*.go
 		{Key: int16(kmsg.ShareGroupHeartbeat), MinVersion: 1, MaxVersion: 1, Handle: handleShareGroupHeartbeat},
 		{Key: int16(kmsg.ShareGroupDescribe), MinVersion: 1, MaxVersion: 1, Handle: handleShareGroupDescribe},

@@ -29,7 +29,9 @@ func shareCoordinatorKey(d *Deps, version int16, key string, img *controller.Ima
 	}
 	k, err := sharecoord.ParseCoordinatorKey(key)
 	if err != nil {
-		rc.ErrorCode = kerr.InvalidRequest.Code
+		// Kafka 4.4 answers a malformed key with an empty message.
+		empty := ""
+		rc.ErrorCode, rc.ErrorMessage = kerr.InvalidRequest.Code, &empty
 		return key
 	}
 	if d.ShareCoordinator == nil {

@@ -274,4 +274,11 @@ func TestShareStateAuthorization(t *testing.T) {
 	if c := e.callAs(t, "User:bob", fc, 5).(*kmsg.FindCoordinatorResponse).Coordinators[0]; c.ErrorCode != kerr.InvalidRequest.Code {
 		t.Errorf("FindCoordinator SHARE v5 as bob: %+v, want INVALID_REQUEST", c)
 	}
+	bad := kmsg.NewPtrFindCoordinatorRequest()
+	bad.CoordinatorType, bad.CoordinatorKeys = 2, []string{"bad-key", "g:topicName:0"}
+	for _, c := range e.callAs(t, "User:broker", bad, 6).(*kmsg.FindCoordinatorResponse).Coordinators {
+		if c.ErrorCode != kerr.InvalidRequest.Code || c.ErrorMessage == nil || *c.ErrorMessage != "" || c.NodeID != -1 || c.Port != -1 {
+			t.Errorf("FindCoordinator SHARE with key %q: %+v, want INVALID_REQUEST with an empty message, as Kafka 4.4", c.Key, c)
+		}
+	}
 }

@@ -52,6 +52,12 @@ type Options struct {
 	// before a full cache may evict it; group.share.max.session.timeout.ms
 	// (60 s).
 	SessionIdleEviction time.Duration
+	// IdleReload is how long a share-partition with no acquired records
+	// may go unused before its state is read again when next served (the
+	// group coordinator may have altered or deleted it meanwhile, which
+	// needs the group empty: no member for a session timeout);
+	// group.share.min.session.timeout.ms (45 s).
+	IdleReload time.Duration
 	// PersisterTimeout bounds the persister calls made outside a request
 	// (lock expiry); 30 s.
 	PersisterTimeout time.Duration
@@ -103,6 +109,9 @@ func NewManager(o Options) *Manager {
 	}
 	if o.PersisterTimeout <= 0 {
 		o.PersisterTimeout = 30 * time.Second
+	}
+	if o.IdleReload <= 0 {
+		o.IdleReload = 45 * time.Second
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -187,7 +196,22 @@ type sharePartition struct {
 		set        groupSettings
 		timer      *time.Timer
 		dropped    bool
+		// lastUsed is when a fetch or acknowledgement last used it.
+		lastUsed time.Time
 	}
+}
+
+// stale reports whether sp should be read again before it is served: it
+// went unused for idle with no record acquired.
+func (sp *sharePartition) stale(now time.Time, idle time.Duration) bool {
+	select {
+	case <-sp.loaded:
+	default:
+		return false // loading
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.loadCode == 0 && now.Sub(sp.mu.lastUsed) > idle && sp.mu.st.nextDeadline().IsZero()
 }
 
 // stop stops the lock timer and marks the share-partition dropped.
@@ -214,9 +238,10 @@ func (m *Manager) get(ctx context.Context, t Target) (*sharePartition, int16) {
 	case sp != nil && sp.leaderEpoch > t.LeaderEpoch:
 		m.mu.Unlock()
 		return nil, kerr.NotLeaderForPartition.Code
-	case sp != nil && sp.leaderEpoch < t.LeaderEpoch:
+	case sp != nil && sp.leaderEpoch < t.LeaderEpoch, sp != nil && sp.stale(m.opts.Now(), m.opts.IdleReload):
 		// A new leader epoch: the state may have moved on under
-		// another leader; read it again.
+		// another leader; or unused for long: the group coordinator
+		// may have reset it. Read it again.
 		sp.stop()
 		sp = nil
 	}
@@ -300,6 +325,7 @@ func (m *Manager) load(ctx context.Context, sp *sharePartition, t Target) int16 
 	}
 	sp.mu.Lock()
 	sp.mu.st, sp.mu.stateEpoch, sp.mu.set = ps, st.StateEpoch, set
+	sp.mu.lastUsed = m.opts.Now()
 	sp.mu.Unlock()
 	if write {
 		if err := m.persist(ctx, sp); err != nil {
@@ -429,9 +455,21 @@ func (r FetchResult) Count() int {
 // the share-partition's next fetch offset, read from the log up to the
 // high watermark (the last stable offset under read_committed).
 func (m *Manager) Fetch(ctx context.Context, t Target, f FetchRequest) FetchResult {
+	res, dropped := m.fetch(ctx, t, f)
+	if dropped {
+		// Dropped between get and the fetch (its group emptied, a
+		// write failed): read it again, once.
+		res, _ = m.fetch(ctx, t, f)
+	}
+	return res
+}
+
+// fetch is one attempt of Fetch; dropped reports that the share-partition
+// was dropped before it could be served.
+func (m *Manager) fetch(ctx context.Context, t Target, f FetchRequest) (_ FetchResult, dropped bool) {
 	sp, code := m.get(ctx, t)
 	if code != 0 {
-		return FetchResult{Code: code}
+		return FetchResult{Code: code}, false
 	}
 	sp.writeMu.Lock()
 	defer sp.writeMu.Unlock()
@@ -439,9 +477,15 @@ func (m *Manager) Fetch(ctx context.Context, t Target, f FetchRequest) FetchResu
 	sp.mu.Lock()
 	if sp.mu.dropped {
 		sp.mu.Unlock()
-		return FetchResult{Code: kerr.NotLeaderForPartition.Code}
+		return FetchResult{Code: kerr.NotLeaderForPartition.Code}, true
 	}
+	// The group's settings apply as they are now (a dynamic change of
+	// share.record.lock.duration.ms, share.delivery.count.limit,
+	// share.partition.max.record.locks or share.isolation.level takes
+	// effect at the next fetch).
+	sp.mu.set = m.settings(t.Key.Group)
 	set := sp.mu.set
+	sp.mu.lastUsed = m.opts.Now()
 	dirty := sp.mu.st.advanceLogStart(t.Log.LogStartOffset())
 	from := sp.mu.st.nextFetchOffset()
 	full := from >= sp.mu.st.end() && len(sp.mu.st.recs) >= set.maxInFlight
@@ -459,7 +503,7 @@ func (m *Manager) Fetch(ctx context.Context, t Target, f FetchRequest) FetchResu
 		if err != nil {
 			if !errors.Is(err, storage.ErrOffsetOutOfRange) {
 				m.logger.Warn("share fetch read failed", "group", t.Key.Group, "partition", t.Key.Partition, "err", err)
-				return FetchResult{Code: kerr.KafkaStorageError.Code}
+				return FetchResult{Code: kerr.KafkaStorageError.Code}, false
 			}
 			data = nil // retention moved the log start: next fetch
 		}
@@ -480,10 +524,10 @@ func (m *Manager) Fetch(ctx context.Context, t Target, f FetchRequest) FetchResu
 	if dirty {
 		if err := m.persist(ctx, sp); err != nil {
 			m.drop(sp)
-			return FetchResult{Code: m.persisterCode("write", t.Key, err)}
+			return FetchResult{Code: m.persisterCode("write", t.Key, err)}, false
 		}
 	}
-	return res
+	return res, false
 }
 
 // batchSpan is where one batch of a read lies.
@@ -579,6 +623,7 @@ func (m *Manager) Acknowledge(ctx context.Context, t Target, a Acknowledgement) 
 		sp.mu.Unlock()
 		return AckResult{Code: kerr.NotLeaderForPartition.Code}
 	}
+	sp.mu.lastUsed = now
 	code, msg, dirty := sp.mu.st.acknowledge(ackRequest{member: a.Member, renew: a.Renew, batches: a.Batches, now: now}, sp.mu.set.limits)
 	m.scheduleLocked(sp, now)
 	sp.mu.Unlock()
@@ -736,6 +781,25 @@ func (m *Manager) CloseSession(ctx context.Context, key SessionKey) []TopicParti
 		keys[i] = sharestate.Key{Group: key.Group, TopicID: p.TopicID, Partition: p.Partition}
 	}
 	m.Release(ctx, key.Member, keys)
+	if !m.sessions.hasGroup(key.Group) {
+		// The group's last member here left: forget its
+		// share-partitions, as Kafka does when a share group
+		// empties; they are read again when next served (after an
+		// AlterShareGroupOffsets, say).
+		m.mu.Lock()
+		var gone []*sharePartition
+		for k, sp := range m.mu.parts {
+			if k.Group == key.Group {
+				gone = append(gone, sp)
+			}
+		}
+		m.mu.Unlock()
+		for _, sp := range gone {
+			sp.writeMu.Lock() // after any write under way
+			m.drop(sp)
+			sp.writeMu.Unlock()
+		}
+	}
 	return parts
 }
 

@@ -3,7 +3,9 @@ package share
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -383,4 +385,100 @@ func TestAutoOffsetReset(t *testing.T) {
 		}
 		m.Close()
 	}
+}
+
+// TestStateReadAgainAfterReset: the group coordinator may reset a
+// share-partition's state (AlterShareGroupOffsets, which needs the group
+// empty). The leader reads it again once the group's last member here
+// closed its session, or once the share-partition went unused for
+// IdleReload with nothing acquired, and never serves the old state then.
+func TestStateReadAgainAfterReset(t *testing.T) {
+	ctx := context.Background()
+	l := testLog(t, 4, 5) // 0-19
+	now := t0
+	var clock sync.Mutex
+	p := newFakePersister()
+	p.Initialize(ctx, testKey, 0, 0)
+	m := NewManager(Options{Persister: p, Now: func() time.Time { clock.Lock(); defer clock.Unlock(); return now }})
+	defer m.Close()
+	tg := Target{Key: testKey, Log: l}
+	skey := SessionKey{Group: testKey.Group, Member: "a"}
+	tp := TopicPartition{TopicID: testKey.TopicID}
+
+	// 1. The last member's session closes; the state is reset to 10.
+	m.FetchSession(skey, 0, []FetchPartition{{tp, 1 << 20}}, nil, false)
+	if res := m.Fetch(ctx, tg, FetchRequest{Member: "a", MaxBytes: 1 << 20, MaxRecords: 5}); !reflect.DeepEqual(res.Acquired, []AcquiredRange{{0, 4, 1}}) {
+		t.Fatalf("first fetch: %v", res.Acquired)
+	}
+	m.CloseSession(ctx, skey)
+	p.Initialize(ctx, testKey, 1, 10)
+	if res := m.Fetch(ctx, tg, FetchRequest{Member: "b", MaxBytes: 1 << 20, MaxRecords: 5}); !reflect.DeepEqual(res.Acquired, []AcquiredRange{{10, 14, 1}}) {
+		t.Fatalf("after the group emptied and the reset: %v, want 10-14", res.Acquired)
+	}
+	if code := m.Acknowledge(ctx, tg, Acknowledgement{Member: "b", Batches: []AckBatch{{10, 14, []int8{AckAccept}}}}).Code; code != 0 {
+		t.Fatalf("ack: %d", code)
+	}
+
+	// 2. No session closes (members gone without a word), but nothing is
+	// acquired and it goes unused past IdleReload: reset to 2.
+	p.Initialize(ctx, testKey, 2, 2)
+	clock.Lock()
+	now = now.Add(30 * time.Second)
+	clock.Unlock()
+	if res := m.Fetch(ctx, tg, FetchRequest{Member: "c", MaxBytes: 1 << 20, MaxRecords: 5}); !reflect.DeepEqual(res.Acquired, []AcquiredRange{{15, 19, 1}}) {
+		t.Fatalf("30s later (cached): %v, want 15-19", res.Acquired)
+	}
+	// c holds 15-19: however long, the share-partition is not read again
+	// while records are acquired.
+	clock.Lock()
+	now = now.Add(time.Hour)
+	clock.Unlock()
+	if code := m.Acknowledge(ctx, tg, Acknowledgement{Member: "c", Batches: []AckBatch{{15, 19, []int8{AckAccept}}}}).Code; code != kerr.FencedStateEpoch.Code {
+		t.Fatalf("ack against a reset state: %d, want FENCED_STATE_EPOCH (written with the old state epoch)", code)
+	}
+	clock.Lock()
+	now = now.Add(time.Hour)
+	clock.Unlock()
+	if res := m.Fetch(ctx, tg, FetchRequest{Member: "d", MaxBytes: 1 << 20, MaxRecords: 5}); !reflect.DeepEqual(res.Acquired, []AcquiredRange{{2, 9, 1}}) {
+		t.Fatalf("after the reset: %v, want 2-9 (2-4 short of MaxRecords, then the next batch whole)", res.Acquired)
+	}
+}
+
+// TestGroupSettingsApplyLive: a change of the group's configs applies to
+// the next fetch of a share-partition already served.
+func TestGroupSettingsApplyLive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newFakePersister()
+		p.Initialize(context.Background(), testKey, 0, 0)
+		l := testLog(t, 2, 1) // 0, 1
+		var mu sync.Mutex
+		conf := map[string]string{"share.record.lock.duration.ms": "60000"}
+		m := NewManager(Options{Persister: p, GroupConfig: func(string) map[string]string {
+			mu.Lock()
+			defer mu.Unlock()
+			return maps.Clone(conf)
+		}})
+		defer m.Close()
+		tg := Target{Key: testKey, Log: l}
+		m.Fetch(context.Background(), tg, FetchRequest{Member: "a", MaxBytes: 1 << 20, MaxRecords: 1}) // 0, locked 60s
+		mu.Lock()
+		conf["share.record.lock.duration.ms"] = "2000"
+		mu.Unlock()
+		if d := m.LockDuration("g"); d != 2*time.Second {
+			t.Fatalf("lock duration %v", d)
+		}
+		m.Fetch(context.Background(), tg, FetchRequest{Member: "a", MaxBytes: 1 << 20, MaxRecords: 1}) // 1, locked 2s
+		ch := make(chan struct{}, 1)
+		defer m.Watch(testKey, ch)()
+		start := time.Now()
+		<-ch
+		if waited := time.Since(start); waited != 2*time.Second {
+			t.Fatalf("first release after %v, want 2s (the new lock duration)", waited)
+		}
+		synctest.Wait()
+		res := m.Fetch(context.Background(), tg, FetchRequest{Member: "b", MaxBytes: 1 << 20})
+		if want := []AcquiredRange{{1, 1, 2}}; !reflect.DeepEqual(res.Acquired, want) {
+			t.Fatalf("b acquired %v, want %v (0 still locked for a)", res.Acquired, want)
+		}
+	})
 }

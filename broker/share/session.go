@@ -229,3 +229,15 @@ func (s *session) fetchParts() []FetchPartition {
 	}
 	return out
 }
+
+// hasGroup reports whether a member of group has a session.
+func (c *sessionCache) hasGroup(group string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.mu.sessions {
+		if k.Group == group {
+			return true
+		}
+	}
+	return false
+}

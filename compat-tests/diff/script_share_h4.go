@@ -96,10 +96,14 @@ func scriptShare(s *Session) error {
 	}
 	s.Do("steady", hv, hb(shareMember, epoch, nil))
 	s.Do("future-epoch", hv, hb(shareMember, epoch+5, nil))
-	describe := kmsg.NewPtrShareGroupDescribeRequest()
-	describe.GroupIDs = []string{shareGroup, "diff-sg-none"}
-	describe.IncludeAuthorizedOperations = true
-	eachShare(kmsg.ShareGroupDescribe, func(v int16) { s.Do("stable", v, describe) })
+	// One group per request: Kafka orders a multi-group answer by its
+	// coordinator's internal map, which the protocol leaves unspecified.
+	for _, g := range []string{shareGroup, "diff-sg-none"} {
+		describe := kmsg.NewPtrShareGroupDescribeRequest()
+		describe.GroupIDs = []string{g}
+		describe.IncludeAuthorizedOperations = true
+		eachShare(kmsg.ShareGroupDescribe, func(v int16) { s.Do("stable-"+g, v, describe) })
+	}
 
 	// ShareFetch: each version opens its own session (epoch 0) and
 	// acknowledges what it got in ShareAcknowledge.

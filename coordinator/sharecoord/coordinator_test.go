@@ -101,17 +101,27 @@ func TestCoordinatorKeyRoundTrip(t *testing.T) {
 }
 
 // TestPartitionForMatchesKafka pins the hash against values computed with
-// Kafka 4.4's SharePartitionKey.asCoordinatorKey().hashCode().
+// Java: Utils.abs(key.hashCode()) % 50 of Kafka 4.4's
+// SharePartitionKey.asCoordinatorKey() strings (String.hashCode printed
+// by a one-line Java program).
 func TestPartitionForMatchesKafka(t *testing.T) {
-	var k share.Key
-	k.Group, k.Partition = "g1", 0
-	// Uuid AAAAAAAAAAAAAAAAAAAAAQ (most 0, least 1).
-	k.TopicID[15] = 1
-	if got, want := CoordinatorKey(k), "g1:AAAAAAAAAAAAAAAAAAAAAQ:0"; got != want {
-		t.Fatalf("CoordinatorKey = %q, want %q", got, want)
-	}
-	if got, want := PartitionFor(k, 50), coordinator.PartitionFor("g1:AAAAAAAAAAAAAAAAAAAAAQ:0", 50); got != want {
-		t.Fatalf("PartitionFor = %d, want %d", got, want)
+	one := [16]byte{15: 1} // Uuid AAAAAAAAAAAAAAAAAAAAAQ (most 0, least 1)
+	kafka := [16]byte{0xc3, 0x87, 0x12, 0xe6, 0x8d, 0xe6, 0x43, 0xd7, 0x8e, 0x59, 0x5e, 0xfd, 0xca, 0x27, 0xfa, 0x4c}
+	for _, tc := range []struct {
+		k    share.Key
+		str  string
+		want int32
+	}{
+		{share.Key{Group: "g1", TopicID: one, Partition: 0}, "g1:AAAAAAAAAAAAAAAAAAAAAQ:0", 8},
+		{share.Key{Group: "my-share-group", TopicID: kafka, Partition: 7}, "my-share-group:w4cS5o3mQ9eOWV79yif6TA:7", 40},
+		{share.Key{Group: "grp:with:colons", TopicID: one, Partition: 12}, "grp:with:colons:AAAAAAAAAAAAAAAAAAAAAQ:12", 46},
+	} {
+		if got := CoordinatorKey(tc.k); got != tc.str {
+			t.Fatalf("CoordinatorKey = %q, want %q", got, tc.str)
+		}
+		if got := PartitionFor(tc.k, 50); got != tc.want {
+			t.Errorf("PartitionFor(%q, 50) = %d, Kafka's %d", tc.str, got, tc.want)
+		}
 	}
 }
 

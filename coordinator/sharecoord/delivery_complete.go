@@ -54,6 +54,10 @@ func (r *router) Summary(ctx context.Context, k share.Key) (sum Summary, ok bool
 	err = r.route(ctx, k, func() error {
 		var err error
 		sum, ok, err = r.o.Local.Summary(ctx, k)
+		if ok && uninitializedSummary(sum.State) {
+			// As a remote answer reads (below), whichever node leads.
+			sum, ok = Summary{DeliveryCompleteCount: -1}, false
+		}
 		return err
 	}, func(leader int32) error {
 		req := kmsg.NewPtrReadShareGroupStateSummaryRequest()

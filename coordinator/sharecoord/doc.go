@@ -14,7 +14,7 @@
 // and transaction coordinators. Requests meanwhile get
 // COORDINATOR_LOAD_IN_PROGRESS, elsewhere NOT_COORDINATOR.
 //
-//	c, _ := share.New(share.Options{NumPartitions: 50, Log: logs})
+//	c, _ := sharecoord.New(sharecoord.Options{NumPartitions: 50, Log: logs})
 //	_ = c.LoadPartition(p) // this node leads __share_group_state-p
 //	err := c.Initialize(ctx, k, 0, -1)
 //	st, ok, err := c.Read(ctx, k, leaderEpoch)
@@ -22,8 +22,14 @@
 // NewPersister wraps it for the rest of the broker: each call goes to the
 // local Coordinator when this node leads the key's partition, else to that
 // node over the wire, and is retried on NOT_COORDINATOR,
-// COORDINATOR_NOT_AVAILABLE and COORDINATOR_LOAD_IN_PROGRESS until the
-// caller's context ends.
+// COORDINATOR_NOT_AVAILABLE and COORDINATOR_LOAD_IN_PROGRESS (and failed
+// sends) until the caller's context ends. It asks for __share_group_state
+// to be created (RouterOptions.CreateTopic) while the topic does not
+// exist, as Kafka creates it on first use.
+//
+//	p, _ := sharecoord.NewPersister(sharecoord.RouterOptions{Local: c,
+//		NodeID: 1, Leaders: leaders, CreateTopic: create, Send: send})
+//	err := p.Write(ctx, k, share.State{StateEpoch: 1, LeaderEpoch: 4, StartOffset: 10})
 //
 // # Writes
 //
@@ -44,7 +50,12 @@
 // epoch older than the stored one is FENCED_LEADER_EPOCH, and a newer one
 // is recorded (written) before the answer; Write is checked against both.
 // Read and Write of a share-partition never initialized are
-// INVALID_REQUEST (Read: Persister.Read reports ok false).
+// INVALID_REQUEST (Read: Persister.Read reports ok false). Initialize
+// records leader epoch 0, as Kafka 4.4 does.
+//
+// The topic is created compacted (cleanup.policy=compact); Kafka 4.4
+// creates it with cleanup.policy=delete, retention.ms=-1 and prunes it
+// itself with DeleteRecords below the oldest snapshot still needed.
 //
 // # On-disk format
 //

@@ -206,6 +206,9 @@ func (r *reader) batches() []share.Batch {
 		return nil
 	}
 	n--
+	if n == 0 {
+		return nil
+	}
 	if n > uint64(len(r.b))/20 {
 		r.err = fmt.Errorf("%w: %d state batches in %d bytes", ErrCorrupt, n, len(r.b))
 		return nil

@@ -61,7 +61,12 @@ func TestJavaShareConsumer(t *testing.T) {
 	cp := javaClasspath(t)
 	t.Run("samsa", func(t *testing.T) {
 		t.Parallel()
-		b := harness.Start(t, harness.Options{})
+		// The share state topic settings kafka-ref.sh gives the reference
+		// broker (one node: replication factor 1, min ISR 1).
+		b := harness.Start(t, harness.Options{Overrides: map[string]string{
+			"share.coordinator.state.topic.replication.factor": "1",
+			"share.coordinator.state.topic.min.isr":            "1",
+		}})
 		skipUnlessShareGroups(t, b.Addr)
 		reportJavaChecks(t, runJavaChecks(t, cp, "samsa.compat.ShareChecks", b.Addr, "all"), javaShareChecks)
 	})

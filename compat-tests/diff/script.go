@@ -59,7 +59,7 @@ func Script(s *Session) error {
 		scriptACLs,
 		scriptQuotas,
 		scriptCluster,
-		scriptShare,
+		scriptShareFlow,
 		scriptWrongVersions,
 	} {
 		if err := section(s); err != nil {

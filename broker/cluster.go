@@ -18,6 +18,7 @@ import (
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/share"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/wire"
@@ -509,6 +510,7 @@ type coordinatorReconciler struct {
 	mu     sync.Mutex
 	groups shardSet // __consumer_offsets partitions of the group coordinator
 	txns   shardSet // __transaction_state partitions of the transaction coordinator
+	shares shardSet // __share_group_state partitions of the share coordinator
 }
 
 // newCoordinatorReconciler builds the reconciler of n's coordinators; it
@@ -519,9 +521,12 @@ func newCoordinatorReconciler(n *Node) *coordinatorReconciler {
 			load: func(p int32) error { return n.groups.LoadPartition(p) }, unload: func(p int32) { n.groups.UnloadPartition(p) }},
 		txns: shardSet{topic: txn.TransactionStateTopic, loaded: map[int32]int32{},
 			load: func(p int32) error { return n.txns.LoadPartition(p) }, unload: func(p int32) { n.txns.UnloadPartition(p) }},
+		shares: shardSet{topic: share.StateTopic, loaded: map[int32]int32{},
+			load: func(p int32) error { return n.shareCoord.LoadPartition(p) }, unload: func(p int32) { n.shareCoord.UnloadPartition(p) }},
 	}
 	r.groups.epochs.m = map[int32]int32{}
 	r.txns.epochs.m = map[int32]int32{}
+	r.shares.epochs.m = map[int32]int32{}
 	return r
 }
 
@@ -660,6 +665,9 @@ func (r *coordinatorReconciler) reconcile() {
 	}
 	if n.txns != nil {
 		r.txns.follow(img, n.cfg.NodeID, n.logger)
+	}
+	if n.shareCoord != nil {
+		r.shares.follow(img, n.cfg.NodeID, n.logger)
 	}
 }
 

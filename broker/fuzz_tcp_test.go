@@ -31,6 +31,7 @@ import (
 
 // fuzzOverrides keep the node small, so the run spends its time on requests.
 var fuzzOverrides = []string{"offsets.topic.num.partitions=1", "transaction.state.log.num.partitions=1",
+	"share.coordinator.state.topic.num.partitions=1",
 	"group.initial.rebalance.delay.ms=0", "connections.max.idle.ms=30000"}
 
 // requestFuzzer makes random requests from a node's handler table.

@@ -26,6 +26,7 @@ import (
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/controller/quorum"
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
@@ -63,6 +64,9 @@ type Node struct {
 	advs      []config.Listener // every advertised client listener (advertised.go)
 	groups    *coordinator.Coordinator
 	txns      *txn.Coordinator
+	// shareCoord is the share coordinator (share_state.go).
+	shareCoord *sharecoord.Coordinator
+	shares     sharePartitions // share_partitions.go
 	// http is the samsa.http.listener server (ops.go); nil when off.
 	http     *metrics.HTTPServer
 	replicas *replica.Manager
@@ -114,6 +118,10 @@ func (n *Node) startGroups() error {
 		ConsumerHeartbeatInterval:     time.Duration(cfg.GroupConsumerHeartbeatIntervalMs) * time.Millisecond,
 		ConsumerMaxGroupSize:          int(cfg.GroupConsumerMaxSize),
 		ConsumerAssignors:             cfg.GroupConsumerAssignors,
+		ShareSessionTimeout:           time.Duration(cfg.GroupShareSessionTimeoutMs) * time.Millisecond,
+		ShareHeartbeatInterval:        time.Duration(cfg.GroupShareHeartbeatIntervalMs) * time.Millisecond,
+		ShareMaxGroupSize:             int(cfg.GroupShareMaxSize),
+		GroupConfig:                   func(g string) map[string]string { return n.ctrl.Image().GroupConfig(g) },
 	})
 	return err
 }
@@ -329,6 +337,7 @@ func (n *Node) start() (_ *Node, err error) {
 			events.apply(prev, next)
 			syncer.Apply(prev, next)
 			n.coord.notify()
+			n.shares.reconcile(next, n.replicas)
 		},
 		UncleanLeaderElection: func(t *controller.Topic) bool {
 			return cfg.TopicConfig(t.Configs).UncleanLeaderElectionEnable
@@ -419,6 +428,12 @@ func (n *Node) start() (_ *Node, err error) {
 			n.srv.closeListeners()
 			return nil, err
 		}
+		if err := n.startShareState(deps); err != nil {
+			n.srv.closeListeners()
+			return nil, err
+		}
+		n.shares.start(cfg, deps, logger)
+		n.wireShares(deps)
 	}
 	if err := n.startHTTP(); err != nil {
 		n.srv.closeListeners()
@@ -490,6 +505,10 @@ func (n *Node) closeStorage() error {
 	if n.txns != nil {
 		n.txns.Close()
 	}
+	if n.shareCoord != nil {
+		n.shareCoord.Close()
+	}
+	n.shares.close()
 	if n.groups != nil {
 		n.groups.Close()
 	}

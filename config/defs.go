@@ -181,6 +181,11 @@ func brokerDefs() []Def {
 		d("leader.imbalance.check.interval.seconds", Long, "300", "How often the active controller balances leaders (auto.leader.rebalance.enable).", atLeast(Long, 1)),
 		d("leader.imbalance.per.broker.percentage", Int, "10", "Accepted for compatibility; as in Kafka's KRaft controller, every imbalanced partition is balanced.", atLeast(Int, 0)),
 		d("max.incremental.fetch.session.cache.slots", Int, "1000", "Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one.", atLeast(Int, 0)),
+		// Share groups (KIP-932): share sessions and share-partitions on partition leaders (broker/share).
+		d("group.share.record.lock.duration.ms", Int, "30000", "How long a share consumer holds the records it acquired before they become available again, unless its group sets share.record.lock.duration.ms.", intRange(Int, 1000, 3600000)),
+		d("group.share.delivery.count.limit", Int, "5", "Deliveries of a record to share consumers after which it is archived instead of made available again, unless its group sets share.delivery.count.limit.", intRange(Int, 2, 10)),
+		d("group.share.partition.max.record.locks", Int, "2000", "Most records of one share-partition in flight (acquired or awaiting redelivery) at once, unless its group sets share.partition.max.record.locks.", intRange(Int, 100, 10000)),
+		d("group.share.max.share.sessions", Int, "2000", "Most share sessions a broker keeps; a new one beyond is SHARE_SESSION_LIMIT_REACHED.", atLeast(Int, 1)),
 
 		// Groups and offsets.
 		d("offsets.topic.num.partitions", Int, "50", "Partitions of __consumer_offsets.", atLeast(Int, 1)),
@@ -193,7 +198,7 @@ func brokerDefs() []Def {
 		d("group.min.session.timeout.ms", Int, "6000", "Least session timeout a classic group member may ask for.", typeOnly(Int)),
 		d("group.max.session.timeout.ms", Int, "1800000", "Largest session timeout a classic group member may ask for.", typeOnly(Int)),
 		d("group.max.size", Int, maxIntStr, "Largest number of members of a classic group.", atLeast(Int, 1)),
-		d("group.coordinator.rebalance.protocols", List, "classic,consumer", "Group protocols served: classic (JoinGroup) and consumer (KIP-848 ConsumerGroupHeartbeat).", listOf("classic", "consumer")),
+		d("group.coordinator.rebalance.protocols", List, "classic,consumer", "Group protocols served: classic (JoinGroup) and consumer (KIP-848 ConsumerGroupHeartbeat). share is accepted and changes nothing: share groups (KIP-932) are on by the share.version feature, as in Kafka 4.4.", listOf("classic", "consumer", "share")),
 		d("group.consumer.session.timeout.ms", Int, "45000", "Session timeout of a KIP-848 consumer group member.", atLeast(Int, 1)),
 		d("group.consumer.min.session.timeout.ms", Int, "45000", "Least session timeout of a KIP-848 consumer group.", atLeast(Int, 1)),
 		d("group.consumer.max.session.timeout.ms", Int, "60000", "Largest session timeout of a KIP-848 consumer group.", atLeast(Int, 1)),
@@ -201,6 +206,13 @@ func brokerDefs() []Def {
 		d("group.consumer.min.heartbeat.interval.ms", Int, "5000", "Least heartbeat interval of a KIP-848 consumer group.", atLeast(Int, 1)),
 		d("group.consumer.max.heartbeat.interval.ms", Int, "15000", "Largest heartbeat interval of a KIP-848 consumer group.", atLeast(Int, 1)),
 		d("group.consumer.max.size", Int, maxIntStr, "Largest number of members of a KIP-848 consumer group.", atLeast(Int, 1)),
+		d("group.share.session.timeout.ms", Int, "45000", "Session timeout of a KIP-932 share group member.", atLeast(Int, 1)),
+		d("group.share.min.session.timeout.ms", Int, "45000", "Least session timeout of a share group (bound of the group config share.session.timeout.ms).", atLeast(Int, 1)),
+		d("group.share.max.session.timeout.ms", Int, "60000", "Largest session timeout of a share group (bound of the group config share.session.timeout.ms).", atLeast(Int, 1)),
+		d("group.share.heartbeat.interval.ms", Int, "5000", "Heartbeat interval given to share group members.", atLeast(Int, 1)),
+		d("group.share.min.heartbeat.interval.ms", Int, "5000", "Least heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms).", atLeast(Int, 1)),
+		d("group.share.max.heartbeat.interval.ms", Int, "15000", "Largest heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms).", atLeast(Int, 1)),
+		d("group.share.max.size", Int, "200", "Largest number of members of a share group.", intRange(Int, 1, 1000)),
 		d("group.consumer.assignors", List, "uniform,range", "Server-side assignors of KIP-848 groups, first is the default. Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor) are accepted too.", nil),
 
 		// Transactions and idempotence.
@@ -214,6 +226,11 @@ func brokerDefs() []Def {
 		d("transaction.state.log.segment.bytes", Int, "104857600", "Segment size of __transaction_state.", atLeast(Int, 1)),
 		d("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, "10000", "How often transactions past their timeout are aborted.", atLeast(Int, 1)),
 		d("transaction.remove.expired.transaction.cleanup.interval.ms", Int, "3600000", "How often expired transactional ids are removed.", atLeast(Int, 1)),
+		d("share.coordinator.state.topic.num.partitions", Int, "50", "Partitions of __share_group_state (share groups, KIP-932).", atLeast(Int, 1)),
+		d("share.coordinator.state.topic.replication.factor", Short, "3", "Replication factor of __share_group_state, created when first needed; capped like offsets.topic.replication.factor.", atLeast(Short, 1)),
+		d("share.coordinator.state.topic.min.isr", Short, "2", "min.insync.replicas of __share_group_state when it is created; samsa caps it at the topic's replication factor.", atLeast(Short, 1)),
+		d("share.coordinator.state.topic.segment.bytes", Int, "104857600", "Segment size of __share_group_state.", atLeast(Int, 1)),
+		d("share.coordinator.write.timeout.ms", Int, "5000", "How long a share state write waits to be replicated to the ISR.", atLeast(Int, 1)),
 		d("transaction.partition.verification.enable", Boolean, "true", "Reject transactional produce to a partition not added to the transaction (KIP-890).", nil),
 
 		// Operations: samsa's own settings, under a samsa. prefix so that

@@ -220,6 +220,10 @@
 //	| `leader.imbalance.check.interval.seconds` | `300` | How often the active controller balances leaders (auto.leader.rebalance.enable). |
 //	| `leader.imbalance.per.broker.percentage` | `10` | Accepted for compatibility; as in Kafka's KRaft controller, every imbalanced partition is balanced. |
 //	| `max.incremental.fetch.session.cache.slots` | `1000` | Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one. |
+//	| `group.share.record.lock.duration.ms` | `30000` | How long a share consumer holds the records it acquired before they become available again, unless its group sets share.record.lock.duration.ms. |
+//	| `group.share.delivery.count.limit` | `5` | Deliveries of a record to share consumers after which it is archived instead of made available again, unless its group sets share.delivery.count.limit. |
+//	| `group.share.partition.max.record.locks` | `2000` | Most records of one share-partition in flight (acquired or awaiting redelivery) at once, unless its group sets share.partition.max.record.locks. |
+//	| `group.share.max.share.sessions` | `2000` | Most share sessions a broker keeps; a new one beyond is SHARE_SESSION_LIMIT_REACHED. |
 //	| `offsets.topic.num.partitions` | `50` | Partitions of __consumer_offsets. |
 //	| `offsets.topic.replication.factor` | `3` | Replication factor of __consumer_offsets; created once that many brokers are unfenced (COORDINATOR_NOT_AVAILABLE until then). With a static controller.quorum.voters list (or no quorum settings) of fewer combined nodes, samsa caps it at their number, so that a single node works without settings. |
 //	| `offsets.commit.timeout.ms` | `5000` | How long a group coordinator's write (an offset commit, a group change) waits for the in-sync replicas before it fails; group answers held behind such a write fail too. |
@@ -230,7 +234,7 @@
 //	| `group.min.session.timeout.ms` | `6000` | Least session timeout a classic group member may ask for. |
 //	| `group.max.session.timeout.ms` | `1800000` | Largest session timeout a classic group member may ask for. |
 //	| `group.max.size` | `2147483647` | Largest number of members of a classic group. |
-//	| `group.coordinator.rebalance.protocols` | `classic,consumer` | Group protocols served: classic (JoinGroup) and consumer (KIP-848 ConsumerGroupHeartbeat). |
+//	| `group.coordinator.rebalance.protocols` | `classic,consumer` | Group protocols served: classic (JoinGroup) and consumer (KIP-848 ConsumerGroupHeartbeat). share is accepted and changes nothing: share groups (KIP-932) are on by the share.version feature, as in Kafka 4.4. |
 //	| `group.consumer.session.timeout.ms` | `45000` | Session timeout of a KIP-848 consumer group member. |
 //	| `group.consumer.min.session.timeout.ms` | `45000` | Least session timeout of a KIP-848 consumer group. |
 //	| `group.consumer.max.session.timeout.ms` | `60000` | Largest session timeout of a KIP-848 consumer group. |
@@ -238,6 +242,13 @@
 //	| `group.consumer.min.heartbeat.interval.ms` | `5000` | Least heartbeat interval of a KIP-848 consumer group. |
 //	| `group.consumer.max.heartbeat.interval.ms` | `15000` | Largest heartbeat interval of a KIP-848 consumer group. |
 //	| `group.consumer.max.size` | `2147483647` | Largest number of members of a KIP-848 consumer group. |
+//	| `group.share.session.timeout.ms` | `45000` | Session timeout of a KIP-932 share group member. |
+//	| `group.share.min.session.timeout.ms` | `45000` | Least session timeout of a share group (bound of the group config share.session.timeout.ms). |
+//	| `group.share.max.session.timeout.ms` | `60000` | Largest session timeout of a share group (bound of the group config share.session.timeout.ms). |
+//	| `group.share.heartbeat.interval.ms` | `5000` | Heartbeat interval given to share group members. |
+//	| `group.share.min.heartbeat.interval.ms` | `5000` | Least heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms). |
+//	| `group.share.max.heartbeat.interval.ms` | `15000` | Largest heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms). |
+//	| `group.share.max.size` | `200` | Largest number of members of a share group. |
 //	| `group.consumer.assignors` | `uniform,range` | Server-side assignors of KIP-848 groups, first is the default. Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor) are accepted too. |
 //	| `transaction.max.timeout.ms` | `900000` | Largest transaction timeout a producer may ask for. |
 //	| `transactional.id.expiration.ms` | `604800000` | Idle time after which a transactional id expires. |
@@ -249,6 +260,11 @@
 //	| `transaction.state.log.segment.bytes` | `104857600` | Segment size of __transaction_state. |
 //	| `transaction.abort.timed.out.transaction.cleanup.interval.ms` | `10000` | How often transactions past their timeout are aborted. |
 //	| `transaction.remove.expired.transaction.cleanup.interval.ms` | `3600000` | How often expired transactional ids are removed. |
+//	| `share.coordinator.state.topic.num.partitions` | `50` | Partitions of __share_group_state (share groups, KIP-932). |
+//	| `share.coordinator.state.topic.replication.factor` | `3` | Replication factor of __share_group_state, created when first needed; capped like offsets.topic.replication.factor. |
+//	| `share.coordinator.state.topic.min.isr` | `2` | min.insync.replicas of __share_group_state when it is created; samsa caps it at the topic's replication factor. |
+//	| `share.coordinator.state.topic.segment.bytes` | `104857600` | Segment size of __share_group_state. |
+//	| `share.coordinator.write.timeout.ms` | `5000` | How long a share state write waits to be replicated to the ISR. |
 //	| `transaction.partition.verification.enable` | `true` | Reject transactional produce to a partition not added to the transaction (KIP-890). (dynamic) |
 //	| `samsa.log.format` | `text` | Format of the log lines on standard error: text (key=value) or json (one JSON object per line, for log shippers). Environment: KAFKA_SAMSA_LOG_FORMAT. |
 //	| `samsa.log.level` | `INFO` | Lowest level of the log lines written: DEBUG, INFO, WARN or ERROR. DEBUG also logs every setting's effective value and source at start. Environment: KAFKA_SAMSA_LOG_LEVEL. |

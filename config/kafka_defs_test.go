@@ -16,7 +16,7 @@ var deliberateDefaults = map[string]string{
 	"listener.security.protocol.map":        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
 	"queued.max.request.bytes":              "-1",
 	"log.dir":                               "/tmp/kafka-logs",
-	"group.coordinator.rebalance.protocols": "classic,consumer,streams", // samsa has no streams or share groups
+	"group.coordinator.rebalance.protocols": "classic,consumer,streams", // samsa has no streams groups
 }
 
 func TestBrokerDefsMatchKafka(t *testing.T) {
@@ -198,7 +198,12 @@ func TestEnvCoversEveryKafkaSetting(t *testing.T) {
 		environ = append(environ, v+"="+d.Default)
 		want[d.Name] = d.Default
 	}
-	if len(want) < 150 { // about 200 in Kafka 4.4
+	// Kafka 4.4 lists about 350 broker settings; those samsa accepts
+	// without acting on them (the ones tried here) shrink as it implements
+	// more: 161 before share groups, 145 after (their group.share.* and
+	// share.coordinator.* settings are acted on now). The bound only
+	// catches a table that lost most of its rows.
+	if len(want) < 120 {
 		t.Fatalf("only %d settings tried", len(want))
 	}
 	t.Logf("%d accepted settings given as KAFKA_* variables", len(want))

@@ -107,6 +107,11 @@ type Config struct {
 	LeaderImbalanceCheckIntervalSeconds int64
 	// MaxIncrementalFetchSessionCacheSlots is max.incremental.fetch.session.cache.slots.
 	MaxIncrementalFetchSessionCacheSlots int32
+	// GroupShare* are the share-partition leaders' settings (broker/share):
+	// group.share.record.lock.duration.ms, group.share.delivery.count.limit,
+	// group.share.partition.max.record.locks, group.share.max.share.sessions.
+	GroupShareRecordLockDurationMs, GroupShareDeliveryCountLimit  int32
+	GroupSharePartitionMaxRecordLocks, GroupShareMaxShareSessions int32
 
 	OffsetsTopicNumPartitions       int32
 	OffsetsTopicReplicationFactor   int16
@@ -128,6 +133,13 @@ type Config struct {
 	GroupConsumerMaxHeartbeatMs        int32
 	GroupConsumerMaxSize               int32
 	GroupConsumerAssignors             []string
+	GroupShareSessionTimeoutMs         int32
+	GroupShareMinSessionTimeoutMs      int32
+	GroupShareMaxSessionTimeoutMs      int32
+	GroupShareHeartbeatIntervalMs      int32
+	GroupShareMinHeartbeatMs           int32
+	GroupShareMaxHeartbeatMs           int32
+	GroupShareMaxSize                  int32
 
 	TransactionMaxTimeoutMs             int32
 	TransactionalIDExpirationMs         int32
@@ -686,6 +698,10 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.AutoLeaderRebalanceEnable = d.boolean("auto.leader.rebalance.enable")
 	c.LeaderImbalanceCheckIntervalSeconds = d.i64("leader.imbalance.check.interval.seconds")
 	c.MaxIncrementalFetchSessionCacheSlots = d.i32("max.incremental.fetch.session.cache.slots")
+	c.GroupShareRecordLockDurationMs = d.i32("group.share.record.lock.duration.ms")
+	c.GroupShareDeliveryCountLimit = d.i32("group.share.delivery.count.limit")
+	c.GroupSharePartitionMaxRecordLocks = d.i32("group.share.partition.max.record.locks")
+	c.GroupShareMaxShareSessions = d.i32("group.share.max.share.sessions")
 
 	c.OffsetsTopicNumPartitions = d.i32("offsets.topic.num.partitions")
 	c.OffsetsTopicReplicationFactor = int16(d.num("offsets.topic.replication.factor", 16))
@@ -706,6 +722,13 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.GroupConsumerMaxHeartbeatMs = d.i32("group.consumer.max.heartbeat.interval.ms")
 	c.GroupConsumerMaxSize = d.i32("group.consumer.max.size")
 	c.GroupConsumerAssignors = parseList(d.str("group.consumer.assignors"))
+	c.GroupShareSessionTimeoutMs = d.i32("group.share.session.timeout.ms")
+	c.GroupShareMinSessionTimeoutMs = d.i32("group.share.min.session.timeout.ms")
+	c.GroupShareMaxSessionTimeoutMs = d.i32("group.share.max.session.timeout.ms")
+	c.GroupShareHeartbeatIntervalMs = d.i32("group.share.heartbeat.interval.ms")
+	c.GroupShareMinHeartbeatMs = d.i32("group.share.min.heartbeat.interval.ms")
+	c.GroupShareMaxHeartbeatMs = d.i32("group.share.max.heartbeat.interval.ms")
+	c.GroupShareMaxSize = d.i32("group.share.max.size")
 
 	c.TransactionMaxTimeoutMs = d.i32("transaction.max.timeout.ms")
 	c.TransactionalIDExpirationMs = d.i32("transactional.id.expiration.ms")

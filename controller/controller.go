@@ -607,6 +607,30 @@ func (c *Controller) alterTopic(topic string, validateOnly bool, compute func(ma
 	return code, msg
 }
 
+// AlterGroupConfigs applies incremental config operations to a group's
+// config overrides (resource type GROUP). validate, if non-nil, checks the
+// resulting map. A group needs not exist, as in Kafka.
+func (c *Controller) AlterGroupConfigs(group string, ops []ConfigOp, validateOnly bool, validate func(map[string]string) (int16, string)) (code int16, msg string) {
+	err := c.write(validateOnly, func(img *Image) []Record {
+		current := img.GroupConfigs[group]
+		next, ccode, cmsg := applyConfigOps(current, ops, nil)
+		if ccode != 0 {
+			code, msg = ccode, cmsg
+			return nil
+		}
+		if validate != nil {
+			if code, msg = validate(next); code != 0 {
+				return nil
+			}
+		}
+		return configDiff(ConfigResourceGroup, group, current, next)
+	})
+	if err != nil && overrides(code, err) {
+		return errorCode(err)
+	}
+	return code, msg
+}
+
 // AlterBrokerConfigs applies incremental config operations to a broker's
 // dynamic configs ("" = cluster default). validate, if non-nil, checks the
 // resulting map.

@@ -26,6 +26,7 @@ func allRecordKinds() []Record {
 		PartitionChangeRecord{TopicID: id, Partition: 0, Leader: ptr(int32(2)), ISR: []int32{2}},
 		ConfigRecord{ResourceType: ConfigResourceTopic, ResourceName: "t", Name: "retention.ms", Value: ptr("5")},
 		ConfigRecord{ResourceType: ConfigResourceBroker, ResourceName: "", Name: "x", Value: ptr("y")},
+		ConfigRecord{ResourceType: ConfigResourceGroup, ResourceName: "g", Name: "share.auto.offset.reset", Value: ptr("earliest")},
 		BrokerFenceRecord{BrokerID: 2, Fenced: true},
 		TopicRecord{Name: "gone", ID: Uuid{9}},
 		RemoveTopicRecord{ID: Uuid{9}},

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -123,6 +124,16 @@ type Image struct {
 	// LogDirs are the brokers' replica directory assignments and offline
 	// log directories (log_dirs.go).
 	LogDirs map[int32]BrokerLogDirs
+	// GroupConfigs are the group config overrides (resource type GROUP)
+	// by group id; see GroupConfig.
+	GroupConfigs map[string]map[string]string
+}
+
+// GroupConfig returns a group's config overrides (share.*, consumer.*
+// group configs set with IncrementalAlterConfigs), nil for none. The map
+// belongs to the image: do not modify it.
+func (img *Image) GroupConfig(group string) map[string]string {
+	return img.GroupConfigs[group]
 }
 
 // EmptyImage returns an image with no records applied.
@@ -386,6 +397,21 @@ func (b *builder) applyConfig(r ConfigRecord) error {
 			delete(b.img.BrokerConfigs, r.ResourceName)
 			delete(b.ownedBrokerCf, r.ResourceName)
 		}
+	case ConfigResourceGroup:
+		// Group configs change rarely: copy the whole map on write.
+		next := make(map[string]map[string]string, len(b.img.GroupConfigs)+1)
+		maps.Copy(next, b.img.GroupConfigs)
+		m := cloneMap(next[r.ResourceName])
+		if m == nil {
+			m = map[string]string{}
+		}
+		setOrDelete(m, r.Name, r.Value)
+		if len(m) == 0 {
+			delete(next, r.ResourceName)
+		} else {
+			next[r.ResourceName] = m
+		}
+		b.img.GroupConfigs = next
 	default:
 		return fmt.Errorf("%w: config resource type %d", ErrApply, r.ResourceType)
 	}

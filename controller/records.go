@@ -25,6 +25,7 @@ const (
 const (
 	ConfigResourceTopic  int8 = 2
 	ConfigResourceBroker int8 = 4
+	ConfigResourceGroup  int8 = 32 // group configs (KIP-848, KIP-932)
 )
 
 // Record is one change to the cluster metadata. Records are applied in log

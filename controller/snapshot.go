@@ -41,6 +41,9 @@ func ImageRecords(img *Image) []Record {
 	for _, res := range slices.Sorted(maps.Keys(img.BrokerConfigs)) {
 		recs = appendConfigRecords(recs, ConfigResourceBroker, res, img.BrokerConfigs[res])
 	}
+	for _, g := range slices.Sorted(maps.Keys(img.GroupConfigs)) {
+		recs = appendConfigRecords(recs, ConfigResourceGroup, g, img.GroupConfigs[g])
+	}
 	for _, name := range slices.Sorted(maps.Keys(img.Topics)) {
 		t := img.Topics[name]
 		recs = append(recs, TopicRecord{Name: t.Name, ID: t.ID})

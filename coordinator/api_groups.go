@@ -83,6 +83,10 @@ func (c *Coordinator) JoinGroup(ctx context.Context, client Client, req *kmsg.Jo
 	ch := make(chan kmsg.Response, 1)
 	code = s.call(ctx, func() {
 		now := c.now()
+		if s.share[req.Group] != nil {
+			ch <- joinErrorResponse(req.Version, kerr.InconsistentGroupProtocol.Code, req.MemberID)
+			return
+		}
 		if cg := s.consumer[req.Group]; cg != nil {
 			// Kafka turns an empty consumer group into a classic one;
 			// classic members joining a live consumer group (online
@@ -291,6 +295,14 @@ func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGrou
 		}
 		if code == 0 {
 			code = s.call(ctx, func() {
+				if s.share[id] != nil {
+					// As for a consumer group: Dead before v6.
+					if req.Version >= 6 {
+						d.ErrorCode = kerr.GroupIDNotFound.Code
+						d.ErrorMessage = ptr("Group " + id + " is not a classic group.")
+					}
+					return
+				}
 				g := s.groups[id]
 				if g == nil {
 					if req.Version >= 6 {
@@ -342,6 +354,7 @@ func (c *Coordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsReques
 	for _, s := range c.shardList() {
 		code := s.call(ctx, func() {
 			s.listConsumerGroups(req, resp)
+			s.listShareGroups(req, resp)
 			if !typeOK {
 				return
 			}
@@ -381,6 +394,15 @@ func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRe
 		var s *shard
 		if code == 0 {
 			s, code = c.shardFor(id)
+		}
+		if code == 0 && c.IsShareGroup(ctx, id) {
+			code = c.deleteShareGroup(ctx, s, id)
+			if code != 0 {
+				rg.ErrorCode = code
+				rg.ErrorMessage = ptr(kerr.ErrorForCode(code).Error()) // v3+
+			}
+			resp.Groups = append(resp.Groups, rg)
+			continue
 		}
 		if code == 0 {
 			code = s.call(ctx, func() {

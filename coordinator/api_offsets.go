@@ -90,6 +90,11 @@ func anyPartitionOK(resp *kmsg.OffsetCommitResponse) bool {
 // commitOn runs on the shard goroutine.
 func (c *Coordinator) commitOn(s *shard, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, setAll func(int16)) {
 	now := c.now()
+	if s.share[req.Group] != nil {
+		// Kafka's ShareGroup.validateOffsetCommit.
+		setAll(kerr.GroupIDNotFound.Code)
+		return
+	}
 	g := s.groups[req.Group]
 	created := false
 	cg := s.consumer[req.Group] // KIP-848: nil for other groups
@@ -309,8 +314,13 @@ func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group strin
 	requested := topics // fill sets topics when the request asked for all
 	s, code := c.shardFor(group)
 	var written int64
+	isShare := false
 	if code == 0 {
 		code = s.call(ctx, func() {
+			if s.share[group] != nil {
+				isShare = true
+				return
+			}
 			if requireStable {
 				unstable = s.pendingTxnFunc(group)
 			}
@@ -337,6 +347,12 @@ func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group strin
 			unstable, offsetOf, allOffsets = nil, nil, nil
 			written = s.written.Load()
 		})
+	}
+	if code == 0 && isShare {
+		// Kafka 4.4 answers no error and no topics (measured,
+		// /work/wt/_share/FACTS.md).
+		out.Topics = nil
+		return out
 	}
 	if code == 0 && requireStable {
 		// Kafka serves require_stable as a write operation: the answer

@@ -69,6 +69,10 @@ func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, 
 	cg := s.consumer[req.Group]
 	var pre []wire.Record
 	created := false
+	if cg == nil && s.share[req.Group] != nil {
+		hbError(resp, kerr.GroupIDNotFound, "Group "+req.Group+" is not a consumer group.")
+		return
+	}
 	if cg == nil {
 		if req.MemberEpoch != 0 {
 			// Kafka only creates a group for a join (epoch 0).
@@ -91,6 +95,7 @@ func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, 
 		cg = NewConsumerGroup(&s.c.cgConfig, req.Group, now)
 		created = true
 	}
+	cg.cfg = s.c.consumerConfigFor(req.Group)
 	saved := cg.clone()
 	recs := cg.Heartbeat(now, client, img, req, resp)
 	if resp.ErrorCode != 0 {
@@ -293,7 +298,7 @@ func (c *Coordinator) ConsumerGroupDescribe(ctx context.Context, req *kmsg.Consu
 				if cg == nil {
 					d.ErrorCode = kerr.GroupIDNotFound.Code
 					msg := "Group " + id + " not found."
-					if g := s.groups[id]; g != nil && g.state != Dead {
+					if g := s.groups[id]; (g != nil && g.state != Dead) || s.share[id] != nil {
 						msg = "Group " + id + " is not a consumer group."
 					}
 					d.ErrorMessage = &msg

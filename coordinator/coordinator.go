@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -67,6 +68,20 @@ type Options struct {
 	// ConsumerAssignors is group.consumer.assignors (default uniform,
 	// range); Kafka's class names are accepted.
 	ConsumerAssignors []string
+
+	// KIP-932 share groups.
+	ShareSessionTimeout    time.Duration // group.share.session.timeout.ms, default 45s
+	ShareHeartbeatInterval time.Duration // group.share.heartbeat.interval.ms, default 5s
+	ShareMaxGroupSize      int           // group.share.max.size, default 200
+	// GroupConfig returns a group's config overrides (the GROUP config
+	// resource: consumer.session.timeout.ms, consumer.heartbeat.interval.ms,
+	// share.session.timeout.ms, share.heartbeat.interval.ms override the
+	// broker's settings for that group); nil for none.
+	GroupConfig func(group string) map[string]string
+	// Persister stores share-partition state (the share coordinator's,
+	// adapted by the broker); the group coordinator initializes, reads and
+	// deletes it. Nil: share state is not kept (tests and tools).
+	Persister SharePersister
 }
 
 func (o *Options) setDefaults() {
@@ -117,6 +132,15 @@ func (o *Options) setDefaults() {
 	if o.ConsumerMaxGroupSize <= 0 {
 		o.ConsumerMaxGroupSize = math.MaxInt32
 	}
+	if o.ShareSessionTimeout <= 0 {
+		o.ShareSessionTimeout = 45 * time.Second
+	}
+	if o.ShareHeartbeatInterval <= 0 {
+		o.ShareHeartbeatInterval = 5 * time.Second
+	}
+	if o.ShareMaxGroupSize <= 0 {
+		o.ShareMaxGroupSize = 200
+	}
 	var assignors []string
 	for _, a := range o.ConsumerAssignors {
 		if as, ok := assignorByName(a); ok && !slices.Contains(assignors, as.Name()) {
@@ -151,6 +175,8 @@ type Coordinator struct {
 	logger      *slog.Logger
 	groupConfig GroupConfig
 	cgConfig    ConsumerGroupConfig
+	sgConfig    ShareGroupConfig
+	persister   atomic.Pointer[SharePersister] // Options.Persister, or SetPersister's
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -188,6 +214,14 @@ func New(opts Options) (*Coordinator, error) {
 		HeartbeatInterval: opts.ConsumerHeartbeatInterval,
 		MaxSize:           opts.ConsumerMaxGroupSize,
 		Assignors:         opts.ConsumerAssignors,
+	}
+	c.sgConfig = ShareGroupConfig{
+		SessionTimeout:    opts.ShareSessionTimeout,
+		HeartbeatInterval: opts.ShareHeartbeatInterval,
+		MaxSize:           opts.ShareMaxGroupSize,
+	}
+	if opts.Persister != nil {
+		c.SetPersister(opts.Persister)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.mu.shards = map[int32]*shardRun{}

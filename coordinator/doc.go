@@ -71,6 +71,7 @@
 //	key GroupMetadataKey v2 (group)                   value GroupMetadataValue v3 (protocol type, generation, protocol, leader, state time, members)
 //
 //	key versions 3-8 (group[, member])                KIP-848 consumer group records, see consumer_group_records.go
+//	key versions 10-15 (group[, member])              KIP-932 share group records, see share_group_records.go
 //
 // A null value is a tombstone. Load reads a partition from its log start
 // offset and keeps the last value of each key.
@@ -108,4 +109,34 @@
 // OffsetCommit follows KIP-1251 (Kafka 4.3): a member epoch older than the
 // member's current one is accepted for the partitions the member held at
 // that epoch; transactional commits keep the strict equality.
+//
+// # KIP-932 share groups
+//
+// ShareGroup is a pure state machine like ConsumerGroup, without
+// revocation: the "simple" share assignor gives every partition of a
+// subscribed topic to at least one member (several when members outnumber
+// partitions) and a member takes its target at once. A share-partition is
+// assigned only once its state is initialized through Options.Persister
+// (the share coordinator, coordinator/share): the heartbeat that first
+// sees it marks it initializing, calls Persister.Initialize off the shard
+// (start offset -1 for a new topic, 0 for partitions added to a known one;
+// state epoch = group epoch), then records it initialized
+// (ShareGroupStatePartitionMetadata) at a new group epoch. A share group
+// has no committed offsets: OffsetCommit and TxnOffsetCommit answer
+// GROUP_ID_NOT_FOUND, OffsetFetch no topics (as Kafka 4.4). The admin APIs
+// (share_admin.go) read, reset (with a higher state epoch) and delete the
+// state through the Persister; DeleteGroups of an empty share group
+// deletes the state of its initialized share-partitions first.
+//
+//	resp := c.ShareGroupHeartbeat(ctx, client, img, req) // join, heartbeat, leave
+//	c.ShareGroupDescribe(ctx, req)
+//	c.AlterShareGroupOffsets(ctx, img, req)              // empty groups only
+//
+// Members, their subscriptions and assignments are written as Kafka 4.4
+// writes them (records 10-14), so a restarted or failed-over coordinator
+// keeps the group epoch and members; a share-partition that was
+// initializing when the coordinator stopped is initialized again (none
+// was assigned yet, so no state is lost). Per-group overrides of the
+// session timeout and heartbeat interval come from Options.GroupConfig
+// (the GROUP config resource the controller stores).
 package coordinator

@@ -113,6 +113,8 @@ type loadState struct {
 	offsets map[string]map[topicPartition]offsetEntry
 	// consumerGroups are KIP-848 groups (key versions 3-8).
 	consumerGroups map[string]*cgLoad
+	// shareGroups are KIP-932 share groups (key versions 10-15).
+	shareGroups map[string]*sgLoad
 	// txn holds pending transactional offsets (nil until the first
 	// transactional or control batch); see txn_offsets.go.
 	txn *txnOffsets
@@ -218,6 +220,9 @@ func (ls *loadState) apply(key, value []byte) error {
 		}
 		ls.groups[k.Group] = v
 	default:
+		if isShareGroupKey(int16(binary.BigEndian.Uint16(key))) {
+			return ls.applyShareGroup(key, value)
+		}
 		return ls.applyConsumerGroup(key, value)
 	}
 	return nil

@@ -68,6 +68,7 @@ type shard struct {
 	// Owned by run.
 	groups      map[string]*Group
 	consumer    map[string]*ConsumerGroup // KIP-848 groups; offsets stay in groups
+	share       map[string]*ShareGroup    // KIP-932 share groups (share_group_api.go)
 	waiters     map[Waiter]pendingReply
 	lastWaiter  Waiter
 	nextExpiry  time.Time
@@ -135,6 +136,7 @@ func (s *shard) untilNextDeadline() time.Duration {
 		}
 	}
 	next = s.consumerNextDeadline(next)
+	next = s.shareNextDeadline(next)
 	return max(next.Sub(s.c.now()), 0)
 }
 
@@ -146,6 +148,7 @@ func (s *shard) tick() {
 		}
 	}
 	s.consumerTick(now)
+	s.shareTick(now)
 	if !now.Before(s.nextExpiry) {
 		s.expireOffsets(now)
 		s.nextExpiry = now.Add(s.c.opts.OffsetsRetentionCheckInterval)
@@ -424,6 +427,7 @@ func (s *shard) load() error {
 		g.offsets = offs
 	}
 	s.restoreConsumerGroups(ls, now)
+	s.restoreShareGroups(ls, now)
 	s.restoreTxnOffsets(ls, now)
 	s.written.Store(end)
 	s.logger.Debug("coordinator: loaded partition", "groups", len(s.groups), "end_offset", end)

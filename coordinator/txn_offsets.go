@@ -453,6 +453,12 @@ func (c *Coordinator) txnCommitOn(s *shard, req *kmsg.TxnOffsetCommitRequest, re
 		setAll(code)
 		return
 	}
+	if s.share[req.Group] != nil {
+		// A share group has no committed offsets (Kafka's
+		// ShareGroup.validateOffsetCommit).
+		setAll(kerr.GroupIDNotFound.Code)
+		return
+	}
 	g := s.groups[req.Group]
 	created := false
 	if g == nil {

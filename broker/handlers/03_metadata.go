@@ -163,8 +163,13 @@ func sortedBrokers(img *controller.Image) []controller.Broker {
 	return out
 }
 
+// isInternalTopic: Kafka's internal topics, which clients may not produce
+// to, delete or delete records of, and which Metadata marks internal.
+// __share_group_state is created through CreateTopics by a broker that is
+// not the active controller (broker/share_state.go), so the controller's
+// own list leaves it out.
 func isInternalTopic(name string) bool {
-	return name == "__consumer_offsets" || name == "__transaction_state"
+	return name == "__consumer_offsets" || name == "__transaction_state" || name == "__share_group_state"
 }
 
 // controllerIDFor is the controller id given to clients: the active

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/share"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 )
 
@@ -23,6 +24,9 @@ import (
 //     While the topic does not exist (fewer brokers than its replication
 //     factor) or the partition has no live leader, the answer is
 //     COORDINATOR_NOT_AVAILABLE and the client retries, as from Kafka.
+//     v6 adds key type 2 (SHARE, KIP-932): a share-partition key
+//     "group:topicId:partition" answered with the leader of its
+//     __share_group_state partition (share_find_coordinator.go).
 //     Other key types: INVALID_REQUEST.
 func handleFindCoordinator(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.FindCoordinatorRequest)
@@ -36,6 +40,7 @@ func handleFindCoordinator(d *Deps, r *Request) (kmsg.Response, error) {
 		rc := kmsg.NewFindCoordinatorResponseCoordinator()
 		rc.Key, rc.NodeID, rc.Port = key, -1, -1
 		var topic string
+		hashed := key
 		switch req.CoordinatorType {
 		case 0:
 			topic = coordinator.OffsetsTopic
@@ -47,20 +52,23 @@ func handleFindCoordinator(d *Deps, r *Request) (kmsg.Response, error) {
 			if d.Transactions == nil {
 				rc.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			}
+		case 2:
+			topic = share.StateTopic
+			hashed = shareCoordinatorKey(d, req.Version, key, img, &rc)
 		default:
 			rc.ErrorCode = kerr.InvalidRequest.Code
 		}
 		if rc.ErrorCode == 0 {
 			rc.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			if t := img.Topics[topic]; t != nil && len(t.Partitions) > 0 {
-				p := t.Partitions[coordinator.PartitionFor(key, int32(len(t.Partitions)))]
+				p := t.Partitions[coordinator.PartitionFor(hashed, int32(len(t.Partitions)))]
 				if b, ok := img.Brokers[p.Leader]; ok && !b.Fenced {
 					rc.Host, rc.Port = b.Endpoint(r.ListenerName)
 					rc.ErrorCode, rc.NodeID = 0, b.ID
 				}
 			}
 		}
-		if rc.ErrorCode != 0 {
+		if rc.ErrorCode != 0 && rc.ErrorMessage == nil {
 			msg := kerr.ErrorForCode(rc.ErrorCode).Error()
 			rc.ErrorMessage = &msg
 		}

@@ -19,7 +19,9 @@ import (
 //
 // ConsumerGroupHeartbeat and ConsumerGroupDescribe (68, 69) are left out,
 // and group.version is not finalized, when group.coordinator.rebalance.
-// protocols does not list "consumer", as Kafka does.
+// protocols does not list "consumer", as Kafka does; ShareFetch and
+// ShareAcknowledge (78, 79) when the node has no share manager
+// (Deps.Shares).
 func handleApiVersions(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ApiVersionsRequest)
 	if r.Header.APIVersion >= 3 && (!validSoftwareNameOrVersion(req.ClientSoftwareName) || !validSoftwareNameOrVersion(req.ClientSoftwareVersion)) {
@@ -74,6 +76,9 @@ func Features(d *Deps) []Feature {
 		{Name: "transaction.version", MinVersion: 0, MaxVersion: 2, FinalizedLevel: 2},
 		group,
 		{Name: "eligible.leader.replicas.version", MinVersion: 0, MaxVersion: 1, FinalizedLevel: 1},
+		// KIP-932 share groups: a 4.4 cluster finalizes share.version 2
+		// (supported 0-2) with no configuration.
+		{Name: "share.version", MinVersion: 0, MaxVersion: 2, FinalizedLevel: 2},
 	}
 }
 
@@ -88,6 +93,9 @@ func ApiVersionsResponse(d *Deps) *kmsg.ApiVersionsResponse {
 		}
 		if !consumer && (e.Key == int16(kmsg.ConsumerGroupHeartbeat) || e.Key == int16(kmsg.ConsumerGroupDescribe)) {
 			continue
+		}
+		if d != nil && d.Shares == nil && (e.Key == int16(kmsg.ShareFetch) || e.Key == int16(kmsg.ShareAcknowledge)) {
+			continue // no share manager: share groups are off
 		}
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey = e.Key

@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/broker/share"
 )
 
 func apiKeys(resp *kmsg.ApiVersionsResponse) map[int16]kmsg.ApiVersionsResponseApiKey {
@@ -28,6 +30,10 @@ func finalized(resp *kmsg.ApiVersionsResponse) map[string]int16 {
 
 func TestApiVersionsFeaturesAndConsumerProtocol(t *testing.T) {
 	e := newGroupEnv(t)
+	// With share groups on (a share manager), every client API is
+	// advertised.
+	e.d.Shares = share.NewManager(share.Options{})
+	t.Cleanup(e.d.Shares.Close)
 	resp := ApiVersionsResponse(e.d)
 	keys := apiKeys(resp)
 	if len(keys) != clientEntries() {
@@ -37,14 +43,14 @@ func TestApiVersionsFeaturesAndConsumerProtocol(t *testing.T) {
 		t.Fatalf("EndTxn max %d, want 5 (transaction version 2)", k.MaxVersion)
 	}
 	fin := finalized(resp)
-	if fin["transaction.version"] != 2 || fin["group.version"] != 1 || fin["eligible.leader.replicas.version"] != 1 || len(fin) != 3 {
+	if fin["transaction.version"] != 2 || fin["group.version"] != 1 || fin["eligible.leader.replicas.version"] != 1 || fin["share.version"] != 2 || len(fin) != 4 {
 		t.Fatalf("finalized features %v", fin)
 	}
 	supported := map[string][2]int16{}
 	for _, f := range resp.SupportedFeatures {
 		supported[f.Name] = [2]int16{f.MinVersion, f.MaxVersion}
 	}
-	if supported["transaction.version"] != [2]int16{0, 2} || supported["group.version"] != [2]int16{0, 1} || supported["eligible.leader.replicas.version"] != [2]int16{0, 1} {
+	if supported["transaction.version"] != [2]int16{0, 2} || supported["group.version"] != [2]int16{0, 1} || supported["eligible.leader.replicas.version"] != [2]int16{0, 1} || supported["share.version"] != [2]int16{0, 2} {
 		t.Fatalf("supported features %v", supported)
 	}
 	// The answer encodes at v3+ with the features (tagged fields).

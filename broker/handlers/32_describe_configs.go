@@ -33,8 +33,9 @@ import (
 // cluster-wide dynamic defaults only) or this node's id (every broker
 // setting); another id is INVALID_REQUEST, as in Kafka, which answers
 // only for itself. A BROKER_LOGGER resource lists samsa's one logger,
-// root (broker_logger.go). Other resource types (CLIENT_METRICS, GROUP)
-// are INVALID_REQUEST "Unsupported resource type". Settings are listed
+// root (broker_logger.go). A GROUP resource lists the group configs
+// (group_configs.go). Other resource types (CLIENT_METRICS) are
+// INVALID_REQUEST "Unsupported resource type". Settings are listed
 // sorted by name; names we do not know are left out.
 func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeConfigsRequest)
@@ -58,6 +59,8 @@ func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 			entries, code, msg = describeBrokerConfigs(d, levels, res.ResourceName, res.ConfigNames, withSynonyms)
 		case kmsg.ConfigResourceTypeBrokerLogger:
 			entries, code, msg = describeBrokerLoggers(d, res.ResourceName)
+		case kmsg.ConfigResourceTypeGroupConfig:
+			entries, code, msg = describeGroupConfigs(d, img, res.ResourceName, withSynonyms) // group_configs.go
 		default:
 			code, msg = kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type: %s", res.ResourceType)
 		}

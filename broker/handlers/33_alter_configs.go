@@ -75,6 +75,8 @@ func alterConfigsResource(d *Deps, r *Request, res kmsg.AlterConfigsRequestResou
 	switch res.ResourceType {
 	case kmsg.ConfigResourceTypeTopic:
 		return d.Controller.SetTopicConfigs(res.ResourceName, configs, validateOnly)
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return setGroupConfigs(d, res.ResourceName, configs, validateOnly) // group_configs.go
 	case kmsg.ConfigResourceTypeBroker:
 		if code, msg := alterBrokerResource(d, r, res.ResourceName); code != 0 {
 			return code, msg

@@ -84,6 +84,8 @@ func incrementalAlterResource(d *Deps, r *Request, res kmsg.IncrementalAlterConf
 	switch res.ResourceType {
 	case kmsg.ConfigResourceTypeBrokerLogger:
 		return alterBrokerLoggers(d, res, validateOnly)
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return alterGroupConfigs(d, res, validateOnly) // group_configs.go
 	case kmsg.ConfigResourceTypeTopic:
 		t := img.Topics[res.ResourceName]
 		if t == nil {

@@ -27,11 +27,19 @@ func authzCheck(key int16) authzFunc {
 		return authzOffsetForLeaderEpoch
 	case kmsg.DeleteRecords:
 		return authzDeleteRecords
+	case kmsg.ShareFetch, kmsg.ShareAcknowledge:
+		return authzShareFetchCheck(key)
 	}
 	if f := authzGroupCheck(key); f != nil {
 		return f
 	}
 	if f := authzTxnCheck(key); f != nil {
+		return f
+	}
+	if f := authzShareStateCheck(key); f != nil {
+		return f
+	}
+	if f := authzShareCheck(key); f != nil {
 		return f
 	}
 	return authzAdminCheck(key)

@@ -273,7 +273,8 @@ func authzOffsetFetch(d *Deps, r *Request, next Handler) (kmsg.Response, error) 
 }
 
 // authzFindCoordinator: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED)
-// or the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+// or the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+// CLUSTER_ACTION for a share-partition key (CLUSTER_AUTHORIZATION_FAILED).
 func authzFindCoordinator(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.FindCoordinatorRequest)
 	denied := func(key string) int16 {
@@ -285,6 +286,10 @@ func authzFindCoordinator(d *Deps, r *Request, next Handler) (kmsg.Response, err
 		case 1:
 			if !d.authorized(r, kmsg.ACLOperationDescribe, acl.TransactionalID(key)) {
 				return kerr.TransactionalIDAuthorizationFailed.Code
+			}
+		case 2: // share-partition keys are for brokers only (v6+; older: INVALID_REQUEST)
+			if r.Header.APIVersion >= 6 && !d.authorizedCluster(r, kmsg.ACLOperationClusterAction) {
+				return kerr.ClusterAuthorizationFailed.Code
 			}
 		}
 		return 0

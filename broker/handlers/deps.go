@@ -7,10 +7,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	sharepart "github.com/samsa-broker/samsa/broker/share"
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/controller/quorum"
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 	"github.com/samsa-broker/samsa/replica"
 	"github.com/samsa-broker/samsa/storage"
@@ -38,6 +41,11 @@ type Deps struct {
 	// COORDINATOR_NOT_AVAILABLE.
 	Groups *coordinator.Coordinator
 
+	// Shares serves share groups' ShareFetch and ShareAcknowledge on the
+	// partitions this node leads (KIP-932); with nil both answer
+	// UNSUPPORTED_VERSION.
+	Shares *sharepart.Manager
+
 	// Idempotence allocates producer ids and checks produce sequences;
 	// with nil, InitProducerId answers COORDINATOR_NOT_AVAILABLE and
 	// batches with a producer id are appended unchecked.
@@ -47,6 +55,16 @@ type Deps struct {
 	// transactional APIs answer COORDINATOR_NOT_AVAILABLE and
 	// transactional batches are appended without verification.
 	Transactions *txn.Coordinator
+
+	// ShareCoordinator is the share coordinator (KIP-932), which answers
+	// the share state APIs 83-87 for the __share_group_state partitions
+	// this node leads; nil: they answer COORDINATOR_NOT_AVAILABLE.
+	ShareCoordinator *sharecoord.Coordinator
+	// SharePersister stores share-partition state for the rest of the
+	// broker (share-partition leaders, the group coordinator), routing
+	// each call to the node leading the key's __share_group_state
+	// partition.
+	SharePersister share.Persister
 
 	// PartitionFiles, when set, refuses creating n more partitions that
 	// the process could not keep open (CreateTopics, CreatePartitions).

@@ -46,6 +46,21 @@ func Table() []Entry {
 		{Key: int16(kmsg.OffsetDelete), MinVersion: 0, MaxVersion: 0, Handle: handleOffsetDelete},
 		{Key: int16(kmsg.ConsumerGroupHeartbeat), MinVersion: 0, MaxVersion: 1, Handle: handleConsumerGroupHeartbeat},
 		{Key: int16(kmsg.ConsumerGroupDescribe), MinVersion: 0, MaxVersion: 1, Handle: handleConsumerGroupDescribe},
+		// share coordinator (KIP-932): see coordinator/share
+		{Key: int16(kmsg.InitializeShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleInitializeShareGroupState},
+		{Key: int16(kmsg.ReadShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleReadShareGroupState},
+		{Key: int16(kmsg.WriteShareGroupState), MinVersion: 0, MaxVersion: 1, Handle: handleWriteShareGroupState},
+		{Key: int16(kmsg.DeleteShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleDeleteShareGroupState},
+		{Key: int16(kmsg.ReadShareGroupStateSummary), MinVersion: 0, MaxVersion: 1, Handle: handleReadShareGroupStateSummary},
+		// share groups (KIP-932): see coordinator/share_group*.go
+		{Key: int16(kmsg.ShareGroupHeartbeat), MinVersion: 1, MaxVersion: 1, Handle: handleShareGroupHeartbeat},
+		{Key: int16(kmsg.ShareGroupDescribe), MinVersion: 1, MaxVersion: 1, Handle: handleShareGroupDescribe},
+		{Key: int16(kmsg.DescribeShareGroupOffsets), MinVersion: 0, MaxVersion: 1, Handle: handleDescribeShareGroupOffsets},
+		{Key: int16(kmsg.AlterShareGroupOffsets), MinVersion: 0, MaxVersion: 0, Handle: handleAlterShareGroupOffsets},
+		{Key: int16(kmsg.DeleteShareGroupOffsets), MinVersion: 0, MaxVersion: 0, Handle: handleDeleteShareGroupOffsets},
+		// share groups, partition leaders' side: see broker/share
+		{Key: int16(kmsg.ShareFetch), MinVersion: 1, MaxVersion: 2, Handle: handleShareFetch},
+		{Key: int16(kmsg.ShareAcknowledge), MinVersion: 1, MaxVersion: 2, Handle: handleShareAcknowledge},
 		// admin: see 19_create_topics.go and friends
 		{Key: int16(kmsg.CreateTopics), MinVersion: 0, MaxVersion: 7, Handle: handleCreateTopics, Forward: true},
 		{Key: int16(kmsg.DeleteTopics), MinVersion: 0, MaxVersion: 6, Handle: handleDeleteTopics, Forward: true},

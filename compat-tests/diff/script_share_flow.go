@@ -98,10 +98,14 @@ func scriptShareFlow(s *Session) error {
 	}
 	s.Do("steady", hv, hb(shareFlowMember, epoch, nil))
 	s.Do("future-epoch", hv, hb(shareFlowMember, epoch+5, nil))
-	describe := kmsg.NewPtrShareGroupDescribeRequest()
-	describe.GroupIDs = []string{shareFlowGroup, "diff-sfl-none"}
-	describe.IncludeAuthorizedOperations = true
-	eachShareFlow(kmsg.ShareGroupDescribe, func(v int16) { s.Do("stable", v, describe) })
+	// One group per request: Kafka orders the groups of a multi-group
+	// answer by its coordinator's map, not by the request.
+	for _, g := range []string{shareFlowGroup, "diff-sfl-none"} {
+		describe := kmsg.NewPtrShareGroupDescribeRequest()
+		describe.GroupIDs = []string{g}
+		describe.IncludeAuthorizedOperations = true
+		eachShareFlow(kmsg.ShareGroupDescribe, func(v int16) { s.Do("stable-"+g, v, describe) })
+	}
 
 	// ShareFetch: each version opens its own session (epoch 0) and
 	// acknowledges what it got in ShareAcknowledge.

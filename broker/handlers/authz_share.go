@@ -1,0 +1,228 @@
+package handlers
+
+import (
+	"math"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller/acl"
+)
+
+// Share group APIs (KIP-932), as Kafka's KafkaApis checks them:
+// ShareGroupHeartbeat needs READ on the group and DESCRIBE on the
+// subscribed topics; ShareGroupDescribe DESCRIBE on each group;
+// DescribeShareGroupOffsets DESCRIBE on the group and its topics;
+// AlterShareGroupOffsets READ on the group and its topics;
+// DeleteShareGroupOffsets DELETE on the group and READ on its topics.
+func authzShareCheck(key int16) authzFunc {
+	switch kmsg.Key(key) {
+	case kmsg.ShareGroupHeartbeat:
+		return authzShareGroupHeartbeat
+	case kmsg.ShareGroupDescribe:
+		return authzShareGroupDescribe
+	case kmsg.DescribeShareGroupOffsets:
+		return authzDescribeShareGroupOffsets
+	case kmsg.AlterShareGroupOffsets:
+		return authzAlterShareGroupOffsets
+	case kmsg.DeleteShareGroupOffsets:
+		return authzDeleteShareGroupOffsets
+	}
+	return nil
+}
+
+// deniedTopicsMessage is Kafka's message naming the topics not authorized.
+func deniedTopicsMessage(denied []string) *string {
+	msg := "The following topics are not authorized: " + strings.Join(denied, ", ")
+	return &msg
+}
+
+func authzShareGroupHeartbeat(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.ShareGroupHeartbeatRequest)
+	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+	if !d.authorizedGroup(r, kmsg.ACLOperationRead, req.GroupID) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
+	var denied []string
+	for _, t := range req.SubscribedTopicNames {
+		if !d.authorized(r, kmsg.ACLOperationDescribe, acl.Topic(t)) {
+			denied = append(denied, t)
+		}
+	}
+	if len(denied) > 0 {
+		resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+		resp.ErrorMessage = deniedTopicsMessage(denied)
+		return resp, nil
+	}
+	return next(d, r)
+}
+
+func authzShareGroupDescribe(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.ShareGroupDescribeRequest)
+	keep, denied := d.splitGroups(r, kmsg.ACLOperationDescribe, req.GroupIDs)
+	req.GroupIDs = keep
+	var sr *kmsg.ShareGroupDescribeResponse
+	if len(keep) > 0 {
+		resp, err := next(d, r)
+		if err != nil {
+			return resp, err
+		}
+		sr = resp.(*kmsg.ShareGroupDescribeResponse)
+	} else {
+		sr = req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
+	}
+	if req.IncludeAuthorizedOperations {
+		for i := range sr.Groups {
+			if sr.Groups[i].ErrorCode == 0 {
+				sr.Groups[i].AuthorizedOperations = d.authorizedOperations(r, acl.Group(sr.Groups[i].GroupID))
+			}
+		}
+	}
+	for _, g := range denied {
+		dg := kmsg.NewShareGroupDescribeResponseGroup()
+		dg.GroupID, dg.ErrorCode, dg.AuthorizedOperations = g, kerr.GroupAuthorizationFailed.Code, math.MinInt32
+		dg.ErrorMessage = ptrTo(kerr.GroupAuthorizationFailed.Message)
+		sr.Groups = append(sr.Groups, dg)
+	}
+	return sr, nil
+}
+
+func authzDescribeShareGroupOffsets(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.DescribeShareGroupOffsetsRequest)
+	type deniedTopic struct {
+		group int
+		topic kmsg.DescribeShareGroupOffsetsRequestGroupTopic
+	}
+	var deniedGroups []string
+	var deniedTopics []deniedTopic
+	var keep []kmsg.DescribeShareGroupOffsetsRequestGroup
+	for _, g := range req.Groups {
+		if !d.authorizedGroup(r, kmsg.ACLOperationDescribe, g.GroupID) {
+			deniedGroups = append(deniedGroups, g.GroupID)
+			continue
+		}
+		if g.Topics != nil {
+			var topics []kmsg.DescribeShareGroupOffsetsRequestGroupTopic
+			for _, t := range g.Topics {
+				if d.authorized(r, kmsg.ACLOperationDescribe, acl.Topic(t.Topic)) {
+					topics = append(topics, t)
+				} else {
+					deniedTopics = append(deniedTopics, deniedTopic{len(keep), t})
+				}
+			}
+			if topics == nil {
+				topics = []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{}
+			}
+			g.Topics = topics
+		}
+		keep = append(keep, g)
+	}
+	req.Groups = keep
+	var sr *kmsg.DescribeShareGroupOffsetsResponse
+	if len(keep) > 0 {
+		resp, err := next(d, r)
+		if err != nil {
+			return resp, err
+		}
+		sr = resp.(*kmsg.DescribeShareGroupOffsetsResponse)
+	} else {
+		sr = req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
+	}
+	for _, dt := range deniedTopics {
+		if dt.group >= len(sr.Groups) || sr.Groups[dt.group].ErrorCode != 0 {
+			continue
+		}
+		ot := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
+		ot.Topic = dt.topic.Topic
+		for _, p := range dt.topic.Partitions {
+			op := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
+			op.Partition, op.StartOffset, op.LeaderEpoch, op.Lag = p, -1, -1, -1
+			op.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			op.ErrorMessage = ptrTo(kerr.TopicAuthorizationFailed.Message)
+			ot.Partitions = append(ot.Partitions, op)
+		}
+		sr.Groups[dt.group].Topics = append(sr.Groups[dt.group].Topics, ot)
+	}
+	for _, g := range deniedGroups {
+		rg := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
+		rg.GroupID, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
+		rg.ErrorMessage = ptrTo(kerr.GroupAuthorizationFailed.Message)
+		sr.Groups = append(sr.Groups, rg)
+	}
+	return sr, nil
+}
+
+func authzAlterShareGroupOffsets(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.AlterShareGroupOffsetsRequest)
+	if !d.authorizedGroup(r, kmsg.ACLOperationRead, req.GroupID) {
+		resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		resp.ErrorMessage = ptrTo(kerr.GroupAuthorizationFailed.Message)
+		return resp, nil
+	}
+	var keep, denied []kmsg.AlterShareGroupOffsetsRequestTopic
+	for _, t := range req.Topics {
+		if d.authorized(r, kmsg.ACLOperationRead, acl.Topic(t.Topic)) {
+			keep = append(keep, t)
+		} else {
+			denied = append(denied, t)
+		}
+	}
+	req.Topics = keep
+	resp, err := next(d, r)
+	if err != nil {
+		return resp, err
+	}
+	ar := resp.(*kmsg.AlterShareGroupOffsetsResponse)
+	if ar.ErrorCode != 0 {
+		return ar, nil
+	}
+	for _, t := range denied {
+		ot := kmsg.NewAlterShareGroupOffsetsResponseTopic()
+		ot.Topic = t.Topic
+		for _, p := range t.Partitions {
+			op := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
+			op.Partition, op.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
+			op.ErrorMessage = ptrTo(kerr.TopicAuthorizationFailed.Message)
+			ot.Partitions = append(ot.Partitions, op)
+		}
+		ar.Topics = append(ar.Topics, ot)
+	}
+	return ar, nil
+}
+
+func authzDeleteShareGroupOffsets(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.DeleteShareGroupOffsetsRequest)
+	if !d.authorizedGroup(r, kmsg.ACLOperationDelete, req.GroupID) {
+		resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		resp.ErrorMessage = ptrTo(kerr.GroupAuthorizationFailed.Message)
+		return resp, nil
+	}
+	var keep, denied []kmsg.DeleteShareGroupOffsetsRequestTopic
+	for _, t := range req.Topics {
+		if d.authorized(r, kmsg.ACLOperationRead, acl.Topic(t.Topic)) {
+			keep = append(keep, t)
+		} else {
+			denied = append(denied, t)
+		}
+	}
+	req.Topics = keep
+	resp, err := next(d, r)
+	if err != nil {
+		return resp, err
+	}
+	dr := resp.(*kmsg.DeleteShareGroupOffsetsResponse)
+	if dr.ErrorCode != 0 {
+		return dr, nil
+	}
+	for _, t := range denied {
+		ot := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
+		ot.Topic, ot.ErrorCode = t.Topic, kerr.TopicAuthorizationFailed.Code
+		ot.ErrorMessage = ptrTo(kerr.TopicAuthorizationFailed.Message)
+		dr.Topics = append(dr.Topics, ot)
+	}
+	return dr, nil
+}

@@ -1,0 +1,396 @@
+package share
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	sharestate "github.com/samsa-broker/samsa/coordinator/share"
+)
+
+// Acknowledgement types of ShareFetch and ShareAcknowledge
+// (AcknowledgeTypes): 0 marks an offset that holds no record (a gap left
+// by compaction or a control record), renew (KIP-1222) extends the
+// acquisition lock and is allowed only in requests with IsRenewAck.
+const (
+	AckGap     int8 = 0
+	AckAccept  int8 = 1
+	AckRelease int8 = 2
+	AckReject  int8 = 3
+	AckRenew   int8 = 4
+)
+
+// Acquire modes of ShareFetch v2 (ShareAcquireMode, KIP-1206).
+const (
+	// AcquireBatchOptimized may pass MaxRecords to end on a batch
+	// boundary (the default, and the only mode of v1).
+	AcquireBatchOptimized int8 = 0
+	// AcquireRecordLimit never acquires more than MaxRecords.
+	AcquireRecordLimit int8 = 1
+)
+
+// record is the delivery state of one offset in flight.
+type record struct {
+	state int8 // sharestate.StateAvailable, ...
+	count int16
+	// member holds the record while it is Acquired, until deadline.
+	member   string
+	deadline time.Time
+}
+
+// limits are a share-partition's group settings, read when it is served.
+type limits struct {
+	lockDuration  time.Duration // share.record.lock.duration.ms
+	deliveryLimit int16         // share.delivery.count.limit
+	maxInFlight   int           // share.partition.max.record.locks
+}
+
+// partitionState is the delivery state machine of one share-partition
+// (Kafka's SharePartition without its IO): the share-partition start
+// offset (SPSO) start, and one record per offset from start up to the end
+// offset (SPEO, start+len(recs)); offsets at or past the end are
+// available and were never delivered. It is pure: the caller passes the
+// clock and serializes the calls.
+type partitionState struct {
+	start int64
+	recs  []record
+}
+
+// end is the share-partition end offset (SPEO): one past the last offset
+// ever acquired.
+func (s *partitionState) end() int64 { return s.start + int64(len(s.recs)) }
+
+// at returns the record of an in-flight offset.
+func (s *partitionState) at(offset int64) *record { return &s.recs[offset-s.start] }
+
+// nextFetchOffset is where a fetch reads from: the first available offset
+// in flight, or the end offset.
+func (s *partitionState) nextFetchOffset() int64 {
+	for i := range s.recs {
+		if s.recs[i].state == sharestate.StateAvailable {
+			return s.start + int64(i)
+		}
+	}
+	return s.end()
+}
+
+// batchRange is one batch of the log as acquisition sees it: its offsets,
+// and whether its records are never delivered (a control batch, or a
+// batch of an aborted transaction under read_committed): those are
+// archived at once.
+type batchRange struct {
+	first, last int64
+	skip        bool
+}
+
+// acquireRequest is what one member asks of a share-partition.
+type acquireRequest struct {
+	member     string
+	maxRecords int // <= 0: no limit
+	mode       int8
+	now        time.Time
+}
+
+// AcquiredRange is a run of acquired offsets with one delivery count
+// (ShareFetch's AcquiredRecords).
+type AcquiredRange struct {
+	FirstOffset, LastOffset int64
+	DeliveryCount           int16
+}
+
+// acquire acquires for the member the available offsets of batches (in
+// offset order, as read from the log), within the request's record limit
+// and the share-partition's in-flight limit. It returns the acquired
+// ranges and whether any record changed state in a way that must be
+// written (archived control or aborted records).
+func (s *partitionState) acquire(batches []batchRange, req acquireRequest, lim limits) (got []AcquiredRange, dirty bool) {
+	n := 0
+	full := func() bool { return req.maxRecords > 0 && n >= req.maxRecords }
+	for _, b := range batches {
+		if full() || b.last < s.start {
+			if full() {
+				break
+			}
+			continue
+		}
+		first := max(b.first, s.start)
+		// New offsets past the end start only while the in-flight
+		// limit allows; a batch once started is taken whole (its
+		// records go out together), as Kafka.
+		if first >= s.end() && len(s.recs) >= lim.maxInFlight {
+			break
+		}
+		// Offsets between the end and this batch hold no record (compacted
+		// away): they are done.
+		for s.end() < first {
+			s.recs = append(s.recs, record{state: sharestate.StateArchived})
+			dirty = true
+		}
+		for o := first; o <= b.last; o++ {
+			if full() && !b.skip && req.mode == AcquireRecordLimit {
+				break
+			}
+			if o == s.end() {
+				s.recs = append(s.recs, record{state: sharestate.StateAvailable})
+			}
+			r := s.at(o)
+			if r.state != sharestate.StateAvailable {
+				continue
+			}
+			if b.skip {
+				r.state = sharestate.StateArchived
+				dirty = true
+				continue
+			}
+			r.state, r.member, r.deadline = sharestate.StateAcquired, req.member, req.now.Add(lim.lockDuration)
+			r.count++
+			n++
+			if k := len(got) - 1; k >= 0 && got[k].LastOffset == o-1 && got[k].DeliveryCount == r.count {
+				got[k].LastOffset = o
+			} else {
+				got = append(got, AcquiredRange{FirstOffset: o, LastOffset: o, DeliveryCount: r.count})
+			}
+		}
+	}
+	if s.advanceStart() {
+		dirty = true
+	}
+	return got, dirty
+}
+
+// AckBatch is one acknowledgement batch of a request: offsets
+// FirstOffset to LastOffset, with one type for all of them or one per
+// offset.
+type AckBatch struct {
+	FirstOffset, LastOffset int64
+	Types                   []int8
+}
+
+// ackRequest is a member's acknowledgements of one share-partition.
+type ackRequest struct {
+	member string
+	// renew: the request is a renew request (IsRenewAck), the only kind
+	// that may carry AckRenew.
+	renew   bool
+	batches []AckBatch
+	now     time.Time
+}
+
+// Messages of acknowledgement errors, as Kafka 4.4 answers them
+// (AcknowledgeErrorMessage / ErrorMessage).
+const (
+	msgPastAcquired = "Batch record not found. The first offset in request is past acquired records."
+	msgNotInCache   = "Batch record not found. The request batch offsets are not found in the cache."
+)
+
+// acknowledge applies a member's acknowledgements, all or none: it
+// returns a Kafka error code and message (INVALID_REQUEST for a malformed
+// batch or one past the acquired records, INVALID_RECORD_STATE for an
+// offset the member does not hold) and whether the durable state
+// changed. Offsets below the start offset are done already and ignored,
+// as Kafka 4.4 does.
+func (s *partitionState) acknowledge(req ackRequest, lim limits) (code int16, msg string, dirty bool) {
+	if code, msg := s.checkAcks(req); code != 0 {
+		return code, msg, false
+	}
+	for _, b := range req.batches {
+		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
+			t := b.Types[0]
+			if len(b.Types) > 1 {
+				t = b.Types[o-b.FirstOffset]
+			}
+			r := s.at(o)
+			switch t {
+			case AckAccept:
+				r.state = sharestate.StateAcknowledged
+			case AckGap, AckReject:
+				r.state = sharestate.StateArchived
+			case AckRelease:
+				s.releaseRecord(r, lim)
+			case AckRenew:
+				r.deadline = req.now.Add(lim.lockDuration)
+				continue
+			}
+			r.member, r.deadline = "", time.Time{}
+			dirty = true
+		}
+	}
+	if s.advanceStart() {
+		dirty = true
+	}
+	return 0, "", dirty
+}
+
+// checkAcks validates acknowledgements without applying them.
+func (s *partitionState) checkAcks(req ackRequest) (int16, string) {
+	prevLast := int64(-1)
+	for _, b := range req.batches {
+		span := b.LastOffset - b.FirstOffset + 1
+		if b.FirstOffset < 0 || span <= 0 || b.FirstOffset <= prevLast || len(b.Types) == 0 || (len(b.Types) != 1 && int64(len(b.Types)) != span) {
+			return kerr.InvalidRequest.Code, ""
+		}
+		prevLast = b.LastOffset
+		for _, t := range b.Types {
+			// Renew is allowed only in a request that says it
+			// renews (IsRenewAck); unknown types are malformed.
+			if t < AckGap || t > AckRenew || (t == AckRenew && !req.renew) {
+				return kerr.InvalidRequest.Code, ""
+			}
+		}
+		if b.LastOffset < s.start {
+			continue // done already
+		}
+		switch {
+		case len(s.recs) == 0:
+			return kerr.InvalidRecordState.Code, msgNotInCache
+		case b.FirstOffset >= s.end():
+			return kerr.InvalidRequest.Code, msgPastAcquired
+		case b.LastOffset >= s.end():
+			return kerr.InvalidRecordState.Code, msgNotInCache
+		}
+		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
+			if r := s.at(o); r.state != sharestate.StateAcquired || r.member != req.member {
+				return kerr.InvalidRecordState.Code, ""
+			}
+		}
+	}
+	return 0, ""
+}
+
+// releaseRecord makes an acquired record available again, or archives it
+// once it was delivered share.delivery.count.limit times.
+func (s *partitionState) releaseRecord(r *record, lim limits) {
+	r.state = sharestate.StateAvailable
+	if r.count >= lim.deliveryLimit {
+		r.state = sharestate.StateArchived
+	}
+	r.member, r.deadline = "", time.Time{}
+}
+
+// releaseMember releases every record the member holds (its share
+// session closed or it left the group). It reports whether any changed.
+func (s *partitionState) releaseMember(member string, lim limits) bool {
+	changed := false
+	for i := range s.recs {
+		if r := &s.recs[i]; r.state == sharestate.StateAcquired && r.member == member {
+			s.releaseRecord(r, lim)
+			changed = true
+		}
+	}
+	if changed {
+		s.advanceStart()
+	}
+	return changed
+}
+
+// expireLocks releases the records whose acquisition lock expired by now,
+// and returns whether any did and the next lock deadline (zero: none).
+func (s *partitionState) expireLocks(now time.Time, lim limits) (changed bool, next time.Time) {
+	for i := range s.recs {
+		r := &s.recs[i]
+		if r.state != sharestate.StateAcquired {
+			continue
+		}
+		if !r.deadline.After(now) {
+			s.releaseRecord(r, lim)
+			changed = true
+			continue
+		}
+		if next.IsZero() || r.deadline.Before(next) {
+			next = r.deadline
+		}
+	}
+	if changed {
+		s.advanceStart()
+	}
+	return changed, next
+}
+
+// nextDeadline returns the earliest acquisition lock deadline (zero: none).
+func (s *partitionState) nextDeadline() (next time.Time) {
+	for i := range s.recs {
+		if r := &s.recs[i]; r.state == sharestate.StateAcquired && (next.IsZero() || r.deadline.Before(next)) {
+			next = r.deadline
+		}
+	}
+	return next
+}
+
+// advanceStart moves the start offset over the finished (acknowledged or
+// archived) records at its head, and reports whether it moved.
+func (s *partitionState) advanceStart() bool {
+	i := 0
+	for i < len(s.recs) && (s.recs[i].state == sharestate.StateAcknowledged || s.recs[i].state == sharestate.StateArchived) {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	s.start += int64(i)
+	s.recs = append(s.recs[:0], s.recs[i:]...)
+	return true
+}
+
+// advanceLogStart moves the start offset to the log start offset when
+// retention or DeleteRecords removed the records before it, and reports
+// whether it moved: the removed records are gone, whatever their state.
+func (s *partitionState) advanceLogStart(logStart int64) bool {
+	if logStart <= s.start {
+		return false
+	}
+	if logStart >= s.end() {
+		s.recs = s.recs[:0]
+	} else {
+		s.recs = append(s.recs[:0], s.recs[logStart-s.start:]...)
+	}
+	s.start = logStart
+	s.advanceStart()
+	return true
+}
+
+// durable returns the state to write: the start offset and the runs of
+// in-flight records that are not plain available-and-never-delivered, an
+// acquired record written as available (its acquisition does not survive
+// a change of leader).
+func (s *partitionState) durable() (start int64, batches []sharestate.Batch) {
+	for i := range s.recs {
+		r := s.recs[i]
+		st := r.state
+		if st == sharestate.StateAcquired {
+			st = sharestate.StateAvailable
+		}
+		if st == sharestate.StateAvailable && r.count == 0 {
+			continue
+		}
+		o := s.start + int64(i)
+		if k := len(batches) - 1; k >= 0 && batches[k].LastOffset == o-1 && batches[k].DeliveryState == st && batches[k].DeliveryCount == r.count {
+			batches[k].LastOffset = o
+			continue
+		}
+		batches = append(batches, sharestate.Batch{FirstOffset: o, LastOffset: o, DeliveryState: st, DeliveryCount: r.count})
+	}
+	return s.start, batches
+}
+
+// restore rebuilds the state from its durable form (start >= 0): batches
+// below the start are dropped, the end offset is one past the last batch.
+func restore(start int64, batches []sharestate.Batch) partitionState {
+	s := partitionState{start: start}
+	for _, b := range batches {
+		for o := max(b.FirstOffset, start); o <= b.LastOffset; o++ {
+			for s.end() < o {
+				s.recs = append(s.recs, record{state: sharestate.StateAvailable})
+			}
+			if o < s.end() {
+				continue // overlapping batches: the first wins
+			}
+			st := b.DeliveryState
+			if st == sharestate.StateAcquired {
+				st = sharestate.StateAvailable
+			}
+			s.recs = append(s.recs, record{state: st, count: b.DeliveryCount})
+		}
+	}
+	s.advanceStart()
+	return s
+}

@@ -1,0 +1,243 @@
+package share
+
+import (
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Share session epochs (KIP-932): 0 opens a session, -1 closes it, any
+// other is the next epoch of an open session (wrapping from MaxInt32 to 1).
+const (
+	InitialEpoch int32 = 0
+	FinalEpoch   int32 = -1
+)
+
+// nextEpoch is the epoch after e.
+func nextEpoch(e int32) int32 {
+	if e == 1<<31-1 {
+		return 1
+	}
+	return e + 1
+}
+
+// TopicPartition names a partition by topic ID, as share requests do.
+type TopicPartition struct {
+	TopicID   [16]byte
+	Partition int32
+}
+
+// SessionKey names a share session: one member of one share group.
+type SessionKey struct{ Group, Member string }
+
+// session is a member's share session on this broker: the partitions it
+// fetches (with each one's PartitionMaxBytes, in the order they were
+// added) and the epoch its next request must carry.
+type session struct {
+	epoch    int32
+	parts    []TopicPartition
+	maxBytes map[TopicPartition]int32
+	lastUsed time.Time
+}
+
+// sessionCache holds the share sessions (Kafka's ShareSessionCache), at
+// most group.share.max.share.sessions of them.
+//
+// Kafka removes a member's share session when its connection closes or it
+// leaves the group; samsa has neither hook yet (CloseSession is the
+// group's), so a full cache evicts the session idle longest once it has
+// been idle for idleAfter: a member that sent nothing for longer than any
+// share group session timeout is gone. Its records were released by their
+// lock expiry already.
+type sessionCache struct {
+	max       int
+	idleAfter time.Duration
+	mu        struct {
+		sync.Mutex
+		sessions map[SessionKey]*session
+	}
+}
+
+func newSessionCache(max int, idleAfter time.Duration) *sessionCache {
+	c := &sessionCache{max: max, idleAfter: idleAfter}
+	c.mu.sessions = make(map[SessionKey]*session)
+	return c
+}
+
+// evictIdleLocked removes the session idle longest if it is idle for
+// idleAfter, and reports whether it did.
+// REQUIRES: c.mu held.
+func (c *sessionCache) evictIdleLocked(now time.Time) bool {
+	var oldest SessionKey
+	var at time.Time
+	for k, s := range c.mu.sessions {
+		if at.IsZero() || s.lastUsed.Before(at) {
+			oldest, at = k, s.lastUsed
+		}
+	}
+	if at.IsZero() || now.Sub(at) < c.idleAfter {
+		return false
+	}
+	delete(c.mu.sessions, oldest)
+	return true
+}
+
+// FetchPartition is one partition a share fetch names, with its
+// PartitionMaxBytes (0: acknowledgements only, not fetched).
+type FetchPartition struct {
+	TopicPartition
+	MaxBytes int32
+}
+
+// SessionFetch is what a ShareFetch's session says to do.
+type SessionFetch struct {
+	// Code is the request's error (SHARE_SESSION_NOT_FOUND,
+	// INVALID_SHARE_SESSION_EPOCH, SHARE_SESSION_LIMIT_REACHED,
+	// INVALID_REQUEST); when set nothing else is done.
+	Code int16
+	// Final: the request closes the session (epoch -1): acknowledgements
+	// only, then the member's records are released.
+	Final bool
+	// Full: a new session, whose response names every partition.
+	Full bool
+	// Parts are the partitions to fetch and their byte limits.
+	Parts []FetchPartition
+}
+
+// fetchContext resolves a ShareFetch against the session cache, as
+// Kafka's SharePartitionManager.newContext: epoch 0 replaces any session
+// of the member with a new one (acknowledgements are refused, there is
+// nothing to acknowledge), -1 closes it (no partition may be fetched),
+// any other must be the session's next epoch and adds, updates and
+// forgets partitions.
+func (c *sessionCache) fetchContext(key SessionKey, epoch int32, parts []FetchPartition, forgotten []TopicPartition, hasAcks bool, now time.Time) SessionFetch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch epoch {
+	case FinalEpoch:
+		for _, p := range parts {
+			if p.MaxBytes > 0 {
+				return SessionFetch{Code: kerr.InvalidRequest.Code}
+			}
+		}
+		s := c.mu.sessions[key]
+		if s == nil {
+			return SessionFetch{Code: kerr.ShareSessionNotFound.Code}
+		}
+		return SessionFetch{Final: true}
+	case InitialEpoch:
+		if hasAcks {
+			return SessionFetch{Code: kerr.InvalidRequest.Code}
+		}
+		delete(c.mu.sessions, key)
+		if c.max > 0 && len(c.mu.sessions) >= c.max && !c.evictIdleLocked(now) {
+			return SessionFetch{Code: kerr.ShareSessionLimitReached.Code}
+		}
+		s := &session{epoch: 1, maxBytes: map[TopicPartition]int32{}, lastUsed: now}
+		s.update(parts, nil)
+		c.mu.sessions[key] = s
+		return SessionFetch{Full: true, Parts: s.fetchParts()}
+	}
+	s := c.mu.sessions[key]
+	if s == nil {
+		return SessionFetch{Code: kerr.ShareSessionNotFound.Code}
+	}
+	if s.epoch != epoch {
+		return SessionFetch{Code: kerr.InvalidShareSessionEpoch.Code}
+	}
+	s.update(parts, forgotten)
+	s.epoch = nextEpoch(s.epoch)
+	s.lastUsed = now
+	return SessionFetch{Parts: s.fetchParts()}
+}
+
+// acknowledgeContext checks a ShareAcknowledge's session, as Kafka's
+// acknowledgeSessionUpdate: epoch 0 is INVALID_SHARE_SESSION_EPOCH, -1
+// needs a session (closed by the caller after its acknowledgements), any
+// other must be the session's next epoch. It returns a Kafka error code.
+func (c *sessionCache) acknowledgeContext(key SessionKey, epoch int32, now time.Time) int16 {
+	if epoch == InitialEpoch {
+		return kerr.InvalidShareSessionEpoch.Code
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.mu.sessions[key]
+	switch {
+	case s == nil:
+		return kerr.ShareSessionNotFound.Code
+	case epoch == FinalEpoch:
+		return 0
+	case s.epoch != epoch:
+		return kerr.InvalidShareSessionEpoch.Code
+	}
+	s.epoch = nextEpoch(s.epoch)
+	s.lastUsed = now
+	return 0
+}
+
+// remove closes a session and returns its partitions (nil when there was
+// none).
+func (c *sessionCache) remove(key SessionKey) []TopicPartition {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.mu.sessions[key]
+	if s == nil {
+		return nil
+	}
+	delete(c.mu.sessions, key)
+	return s.parts
+}
+
+// len returns the number of open sessions.
+func (c *sessionCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.mu.sessions)
+}
+
+// update adds or updates the partitions with a byte limit (those with
+// none are acknowledged only and not added) and forgets others.
+func (s *session) update(parts []FetchPartition, forgotten []TopicPartition) {
+	for _, p := range parts {
+		if p.MaxBytes <= 0 {
+			continue
+		}
+		if _, ok := s.maxBytes[p.TopicPartition]; !ok {
+			s.parts = append(s.parts, p.TopicPartition)
+		}
+		s.maxBytes[p.TopicPartition] = p.MaxBytes
+	}
+	for _, f := range forgotten {
+		if _, ok := s.maxBytes[f]; !ok {
+			continue
+		}
+		delete(s.maxBytes, f)
+		for i, p := range s.parts {
+			if p == f {
+				s.parts = append(s.parts[:i], s.parts[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+func (s *session) fetchParts() []FetchPartition {
+	out := make([]FetchPartition, len(s.parts))
+	for i, p := range s.parts {
+		out[i] = FetchPartition{TopicPartition: p, MaxBytes: s.maxBytes[p]}
+	}
+	return out
+}
+
+// hasGroup reports whether a member of group has a session.
+func (c *sessionCache) hasGroup(group string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.mu.sessions {
+		if k.Group == group {
+			return true
+		}
+	}
+	return false
+}

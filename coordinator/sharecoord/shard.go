@@ -1,0 +1,329 @@
+package sharecoord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/wire"
+)
+
+// loadReadBytes is how much one Read asks for while loading a partition.
+const loadReadBytes = 1 << 20
+
+// maxBarriers bounds the shard's map of last writes per key before the
+// committed ones are dropped from it.
+const maxBarriers = 1024
+
+// barrier is the end of a write and the leader epoch it was appended in:
+// an answer that depends on the write waits until the high watermark
+// passes end in that epoch.
+type barrier struct {
+	end   int64
+	epoch int32
+}
+
+// shard owns one __share_group_state partition: the state of its
+// share-partitions and every write to its log. One goroutine (run) owns
+// the state; callers hand it closures through work and wait for their
+// writes to commit on their own goroutines, as the group coordinator's
+// answers wait in commitBarrier.
+type shard struct {
+	c         *Coordinator
+	partition int32
+	log       coordinator.Log
+	el        coordinator.EpochPipelinedLog // nil: every Append commits before it returns
+	logger    *slog.Logger
+
+	work    chan func()
+	ready   chan struct{} // closed when the load ended, well or not
+	done    chan struct{} // closed when run returns
+	loaded  atomic.Bool
+	loadErr atomic.Pointer[error]
+
+	// Owned by run.
+	states map[share.Key]*entry
+	// lastWrite is the last write of each key that may not be committed
+	// yet (pipelined logs only).
+	lastWrite map[share.Key]barrier
+}
+
+func newShard(c *Coordinator, partition int32, log coordinator.Log) *shard {
+	el, _ := log.(coordinator.EpochPipelinedLog)
+	return &shard{
+		c:         c,
+		partition: partition,
+		log:       log,
+		el:        el,
+		logger:    c.logger.With("partition", partition),
+		work:      make(chan func()),
+		ready:     make(chan struct{}),
+		done:      make(chan struct{}),
+		states:    map[share.Key]*entry{},
+		lastWrite: map[share.Key]barrier{},
+	}
+}
+
+// run loads the partition, then serves work until ctx ends.
+func (s *shard) run(ctx context.Context) {
+	defer close(s.done)
+	defer s.loaded.Store(false)
+	if err := s.load(); err != nil {
+		s.logger.Error("share: loading partition failed", "err", err)
+		s.loadErr.Store(&err)
+		close(s.ready)
+		<-ctx.Done()
+		return
+	}
+	s.loaded.Store(true)
+	close(s.ready)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case fn := <-s.work:
+			coordinator.Guard(s.logger, "request", fn)
+		}
+	}
+}
+
+// notServing is the error for work sent to a shard that is not serving:
+// still loading, failed to load, or stopped.
+func (s *shard) notServing() error {
+	select {
+	case <-s.done:
+		return kerr.NotCoordinator
+	default:
+	}
+	if s.loadErr.Load() != nil {
+		return kerr.CoordinatorNotAvailable
+	}
+	if !s.loaded.Load() {
+		return kerr.CoordinatorLoadInProgress
+	}
+	return nil
+}
+
+// op decides a request from the key's current state (nil: none): the
+// state to answer with, whether to write it (a nil state written is the
+// key's tombstone), or the Kafka error to answer. It runs on the shard
+// goroutine and must not change e.
+type op func(e *entry) (next *entry, write bool, err error)
+
+// do runs fn for k on the shard goroutine, writes what it decided, and
+// returns its state once that (and every earlier write of k) is
+// committed.
+func (s *shard) do(ctx context.Context, k share.Key, fn op) (*entry, error) {
+	if err := s.notServing(); err != nil {
+		return nil, err
+	}
+	type result struct {
+		e    *entry
+		wait barrier
+		err  error
+	}
+	ch := make(chan result, 1)
+	work := func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- result{err: kerr.UnknownServerError}
+				panic(p) // for coordinator.Guard to log
+			}
+		}()
+		e, wait, err := s.apply(k, fn)
+		ch <- result{e, wait, err}
+	}
+	select {
+	case s.work <- work:
+	case <-s.done:
+		return nil, kerr.NotCoordinator
+	case <-ctx.Done():
+		return nil, kerr.CoordinatorNotAvailable
+	}
+	var r result
+	select {
+	case r = <-ch:
+	case <-s.done:
+		select {
+		case r = <-ch:
+		default:
+			return nil, kerr.NotCoordinator // fn panicked, or the shard stopped
+		}
+	}
+	if r.err != nil || r.wait.end == 0 || s.el == nil {
+		return r.e, r.err
+	}
+	if err := s.el.WaitCommittedInEpoch(ctx, r.wait.epoch, r.wait.end); err != nil {
+		if errors.Is(err, kerr.NotLeaderForPartition) {
+			return nil, kerr.NotCoordinator
+		}
+		return nil, coordinator.WriteError(err)
+	}
+	return r.e, nil
+}
+
+// apply runs fn and, if it decided so, appends and installs its state.
+// REQUIRES: on the shard goroutine.
+func (s *shard) apply(k share.Key, fn op) (*entry, barrier, error) {
+	cur := s.states[k]
+	next, write, err := fn(cur)
+	if err != nil {
+		return nil, barrier{}, err
+	}
+	if !write {
+		return next, s.lastWrite[k], nil
+	}
+	now := s.c.opts.Now()
+	var recs []wire.Record
+	if next == nil {
+		// Kafka tombstones both keys of a deleted share-partition.
+		recs = []wire.Record{{Key: recordKey(recordSnapshot, k)}, {Key: recordKey(recordUpdate, k), OffsetDelta: 1}}
+	} else {
+		next.writeMs = now.UnixMilli()
+		if cur == nil || next.createMs == 0 {
+			next.createMs = next.writeMs
+		}
+		recs = []wire.Record{{Key: recordKey(recordSnapshot, k), Value: snapshotValue(next)}}
+	}
+	batch, err := encodeBatch(now, recs)
+	if err != nil {
+		return nil, barrier{}, fmt.Errorf("share: encoding: %w", err)
+	}
+	var wait barrier
+	if s.el != nil {
+		end, epoch, err := s.el.AppendUncommittedInEpoch(batch)
+		if err != nil {
+			s.logger.Warn("share: writing share-partition state failed", "key", CoordinatorKey(k), "err", err)
+			return nil, barrier{}, coordinator.WriteError(err)
+		}
+		wait = barrier{end: end, epoch: epoch}
+		s.noteWrite(k, wait)
+	} else if err := s.log.Append(batch); err != nil {
+		s.logger.Warn("share: writing share-partition state failed", "key", CoordinatorKey(k), "err", err)
+		return nil, barrier{}, coordinator.WriteError(err)
+	}
+	if next == nil {
+		delete(s.states, k)
+	} else {
+		s.states[k] = next
+	}
+	return next, wait, nil
+}
+
+// noteWrite records k's last write, dropping the committed ones when the
+// map grows.
+// REQUIRES: on the shard goroutine.
+func (s *shard) noteWrite(k share.Key, b barrier) {
+	s.lastWrite[k] = b
+	if len(s.lastWrite) <= maxBarriers {
+		return
+	}
+	hw := s.el.HighWatermark()
+	for key, w := range s.lastWrite {
+		if w.end <= hw {
+			delete(s.lastWrite, key)
+		}
+	}
+}
+
+// load rebuilds the partition's share-partitions by reading its log from
+// the start: the last snapshot of each key, the updates after it folded
+// in, tombstones applied.
+func (s *shard) load() error {
+	offset, end := s.log.LogStartOffset(), s.log.LogEndOffset()
+	var skipped, unknown int
+	for offset < end {
+		data, err := s.log.Read(offset, loadReadBytes, end, true)
+		if err != nil {
+			return fmt.Errorf("%w: reading partition %d at %d: %w", ErrLoad, s.partition, offset, err)
+		}
+		next := offset
+		for len(data) >= wire.BatchHeaderSize {
+			h, err := wire.ParseBatchHeader(data)
+			if err != nil {
+				return fmt.Errorf("%w: partition %d at %d: %w", ErrLoad, s.partition, next, err)
+			}
+			size := h.TotalSize()
+			if size <= 0 || size > len(data) {
+				break // a partial batch at the end of the read
+			}
+			if !h.IsControl() {
+				_, recs, err := wire.DecodeRecords(data[:size])
+				if err != nil {
+					skipped++
+					s.logger.Error("share: skipped a batch that does not decode while loading", "offset", h.BaseOffset, "err", err)
+				}
+				for _, r := range recs {
+					switch err := s.replay(r.Key, r.Value); {
+					case errors.Is(err, errUnknownType):
+						unknown++
+					case err != nil:
+						skipped++
+						s.logger.Error("share: skipped a record that does not decode while loading", "offset", h.BaseOffset+int64(r.OffsetDelta), "err", err)
+					}
+				}
+			}
+			next = h.LastOffset() + 1
+			data = data[size:]
+		}
+		if next <= offset {
+			if len(data) == 0 {
+				break // the log ended early (truncated while we read)
+			}
+			return fmt.Errorf("%w: partition %d: no progress at offset %d", ErrLoad, s.partition, offset)
+		}
+		offset = next
+	}
+	if unknown > 0 {
+		s.logger.Warn("share: ignored records of unknown types while loading", "records", unknown)
+	}
+	s.logger.Debug("share: loaded partition", "share_partitions", len(s.states), "skipped", skipped, "end_offset", end)
+	return nil
+}
+
+// errUnknownType is returned by replay for a record type other than
+// ShareSnapshot and ShareUpdate (a newer broker's).
+var errUnknownType = errors.New("share: unknown record type")
+
+// replay folds one record into the loading state.
+func (s *shard) replay(key, value []byte) error {
+	typ, k, err := decodeKey(key)
+	if err != nil {
+		if len(key) >= 2 && typ != recordSnapshot && typ != recordUpdate {
+			return errUnknownType
+		}
+		return err
+	}
+	switch typ {
+	case recordSnapshot:
+		if value == nil {
+			delete(s.states, k)
+			return nil
+		}
+		e, err := decodeSnapshot(value)
+		if err != nil {
+			return err
+		}
+		s.states[k] = e
+	case recordUpdate:
+		if value == nil {
+			return nil
+		}
+		u, err := decodeUpdate(value)
+		if err != nil {
+			return err
+		}
+		if e := s.states[k]; e != nil && u.snapshotEpoch == e.snapshotEpoch {
+			e.apply(u)
+		}
+	default:
+		return errUnknownType
+	}
+	return nil
+}

@@ -55,7 +55,7 @@ func skipUnlessShareGroups(t *testing.T, addr string) {
 
 // TestJavaShareConsumer runs samsa.compat.ShareChecks (kafka-clients 4.4.0's
 // KafkaShareConsumer, Admin and kafka-share-groups) against samsa and against Apache Kafka
-// 4.4.0. It takes about 45 s per broker, 15 s of it one acquisition lock expiring.
+// 4.4.0. It takes about 60 s per broker (one JVM), 15 s of it one acquisition lock expiring.
 func TestJavaShareConsumer(t *testing.T) {
 	t.Parallel()
 	cp := javaClasspath(t)

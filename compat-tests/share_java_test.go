@@ -55,13 +55,18 @@ func skipUnlessShareGroups(t *testing.T, addr string) {
 
 // TestJavaShareConsumer runs samsa.compat.ShareChecks (kafka-clients 4.4.0's
 // KafkaShareConsumer, Admin and kafka-share-groups) against samsa and against Apache Kafka
-// 4.4.0. It takes about 45 s per broker, 15 s of it one acquisition lock expiring.
+// 4.4.0. It takes about 60 s per broker (one JVM), 15 s of it one acquisition lock expiring.
 func TestJavaShareConsumer(t *testing.T) {
 	t.Parallel()
 	cp := javaClasspath(t)
 	t.Run("samsa", func(t *testing.T) {
 		t.Parallel()
-		b := harness.Start(t, harness.Options{})
+		// The share state topic settings kafka-ref.sh gives the reference
+		// broker (one node: replication factor 1, min ISR 1).
+		b := harness.Start(t, harness.Options{Overrides: map[string]string{
+			"share.coordinator.state.topic.replication.factor": "1",
+			"share.coordinator.state.topic.min.isr":            "1",
+		}})
 		skipUnlessShareGroups(t, b.Addr)
 		reportJavaChecks(t, runJavaChecks(t, cp, "samsa.compat.ShareChecks", b.Addr, "all"), javaShareChecks)
 	})

@@ -31,7 +31,7 @@
 //	DIFF_REPORT=/tmp/r.txt go test ./compat-tests/diff/   # every difference to a file
 //	DIFF_DUMP="Fetch v4" DIFF_REPORT=/tmp/r.txt ...   # plus both answers of matching steps
 //	DIFF_KAFKA_ADDR=host:port DIFF_SAMSA_ADDR=host:port ...   # fresh brokers already running
-//	DIFF_SHARE=1 ...   # the share-group section (script_share.go) before samsa advertises ShareGroupHeartbeat
+//	DIFF_SHARE=1 ...   # the share-group section (script_share_flow.go) before samsa advertises ShareGroupHeartbeat
 //
 // The test logs a summary: requests compared, equal, different (explained
 // or not), and the differences counted per API and field.

@@ -62,7 +62,7 @@ func Script(s *Session) error {
 		scriptACLs,
 		scriptQuotas,
 		scriptCluster,
-		scriptShare,
+		scriptShareFlow,
 		scriptWrongVersions,
 	} {
 		if err := section(s); err != nil {

@@ -197,14 +197,23 @@ public final class ShareChecks {
     }
 
     /**
-     * lag returns the share-partition's lag (records not yet acknowledged or archived), -1 when
-     * unknown. Kafka 4.4 persists the start offset lazily: after everything is acknowledged it may
-     * still report the first offset of the last acknowledged batch (with lag 0), so checks of a
-     * consumed partition assert the lag, and the start offset only after a reset.
+     * waitLag0 waits until the share-partition's lag is 0 (nothing left to deliver) and fails
+     * naming the last offsets the broker reported. Kafka 4.4 persists the start offset lazily:
+     * after everything is acknowledged it may still report the first offset of the last
+     * acknowledged batch (with lag 0), so checks of a consumed partition assert the lag, and the
+     * start offset exactly only after a reset.
      */
-    long lag(String group, TopicPartition tp) {
-        SharePartitionOffsetInfo info = shareOffsets(group, tp).get(tp);
-        return info == null || info.lag().isEmpty() ? -1 : info.lag().get();
+    void waitLag0(String group, TopicPartition tp, String why) throws InterruptedException {
+        long deadline = System.nanoTime() + DEADLINE.toNanos();
+        while (true) {
+            SharePartitionOffsetInfo info = shareOffsets(group, tp).get(tp);
+            if (info != null && info.lag().isPresent() && info.lag().get() == 0) {
+                return;
+            }
+            require(System.nanoTime() < deadline, "timed out after %s waiting for share-partition lag 0 (%s); last: %s",
+                    DEADLINE, why, info);
+            Thread.sleep(200);
+        }
     }
 
     long startOffset(String group, TopicPartition tp) {
@@ -273,7 +282,7 @@ public final class ShareChecks {
                     "after the marker: deliveries %s (an accepted or rejected record came back)", deliveries);
         }
         TopicPartition tp = new TopicPartition(t, 0);
-        waitFor("share-partition lag 0 (everything accepted or rejected)", () -> lag(g, tp) == 0);
+        waitLag0(g, tp, "everything accepted or rejected");
         require(startOffset(g, tp) >= 0 && startOffset(g, tp) <= 10, "start offset %d, want 0-10", startOffset(g, tp));
     }
 
@@ -474,7 +483,7 @@ public final class ShareChecks {
             require(got.equals(List.of("0#1", "0#2", "0#3", "1#1")), "deliveries %s: the archived record came back", got);
         }
         TopicPartition tp = new TopicPartition(t, 0);
-        waitFor("share-partition lag 0 (0 archived, 1 accepted)", () -> lag(g, tp) == 0);
+        waitLag0(g, tp, "0 archived, 1 accepted");
     }
 
     /**
@@ -528,7 +537,7 @@ public final class ShareChecks {
         log("consumer 2 got %s", second);
         require(second.keySet().stream().allMatch(o -> o >= 5 && o < 15), "consumer 2 got %s: offsets 0-4 were accepted", second.keySet());
         TopicPartition tp = new TopicPartition(t, 0);
-        waitFor("share-partition lag 0", () -> lag(g, tp) == 0);
+        waitLag0(g, tp, "0-14 accepted");
         require(startOffset(g, tp) >= 5 && startOffset(g, tp) <= 15, "start offset %d, want 5-15", startOffset(g, tp));
     }
 
@@ -579,7 +588,7 @@ public final class ShareChecks {
             consumer.subscribe(List.of(t));
             pollUntil(consumer, false, "10 records", r -> seen.merge(r.offset(), 1, Integer::sum), () -> seen.size() == 10);
             commit(consumer);
-            waitFor("lag 0 after the commit", () -> lag(g, tp) == 0);
+            waitLag0(g, tp, "after the commit");
             start = startOffset(g, tp);
 
             ToolChecks.Result r = ok("--list");

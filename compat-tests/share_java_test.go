@@ -29,10 +29,10 @@ var javaShareChecks = []string{
 	"kafka-share-groups",
 }
 
-// skipUnlessShareGroups skips the test when the broker at addr does not advertise
-// ShareFetch (key 78): samsa serves share groups only once the share-group work
-// (group coordinator, partition leader, share coordinator) is integrated.
-func skipUnlessShareGroups(t *testing.T, addr string) {
+// requireShareGroups fails the test when the broker at addr does not advertise
+// ShareFetch (key 78): samsa serves share groups (KIP-932), as Kafka 4.4 does
+// by default.
+func requireShareGroups(t *testing.T, addr string) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
@@ -50,7 +50,7 @@ func skipUnlessShareGroups(t *testing.T, addr string) {
 			return
 		}
 	}
-	t.Skip("samsa does not advertise ShareFetch (key 78) yet: share groups are not integrated")
+	t.Fatal("the broker does not advertise ShareFetch (key 78): samsa serves share groups (KIP-932) and must")
 }
 
 // TestJavaShareConsumer runs samsa.compat.ShareChecks (kafka-clients 4.4.0's
@@ -67,7 +67,7 @@ func TestJavaShareConsumer(t *testing.T) {
 			"share.coordinator.state.topic.replication.factor": "1",
 			"share.coordinator.state.topic.min.isr":            "1",
 		}})
-		skipUnlessShareGroups(t, b.Addr)
+		requireShareGroups(t, b.Addr)
 		reportJavaChecks(t, runJavaChecks(t, cp, "samsa.compat.ShareChecks", b.Addr, "all"), javaShareChecks)
 	})
 	t.Run("kafka", func(t *testing.T) {

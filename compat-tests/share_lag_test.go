@@ -60,7 +60,7 @@ func waitShareLag(t *testing.T, ctx context.Context, cl *kgo.Client, group, topi
 func TestShareGroupLagBinary(t *testing.T) {
 	t.Parallel()
 	b := harness.Start(t, harness.Options{})
-	skipUnlessShareGroups(t, b.Addr)
+	requireShareGroups(t, b.Addr)
 	shareLagChecks(t, b.Addr)
 }
 

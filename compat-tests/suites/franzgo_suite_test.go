@@ -25,7 +25,7 @@ const franzGoModule = "github.com/twmb/franz-go"
 
 // franzGoSubset is the part of franz-go's pkg/kgo tests that runs in every CI
 // run: every test of the package that talks to a broker, except the five share
-// group tests (franzGoShareTests, run when the broker serves share groups). The package's
+// group tests (franzGoShareTests, which run with them). The package's
 // other ~120 tests are unit tests of the client (encoders, balancers, rings,
 // options) that never dial a broker, so they say nothing of samsa. Every chosen
 // test passed in every run against samsa and against Kafka 4.4
@@ -64,7 +64,7 @@ var franzGoSubset = []string{
 }
 
 // franzGoShareTests are franz-go's share-group tests (KIP-932), which run
-// with franzGoSubset when the broker advertises ShareFetch (they need
+// with franzGoSubset (samsa must advertise ShareFetch; they need
 // ShareFetch and ShareAcknowledge v2 and skip without, which fails the
 // suite). Against Kafka 4.4 (run.sh kafka franz-go, KGO_TEST_RECORDS=20000)
 // all five pass, in parallel, the longest in 23 s:
@@ -123,15 +123,10 @@ func TestFranzGoSuite(t *testing.T) {
 		},
 	})
 
-	chosen := franzGoSubset
-	if servesShareGroups(t, b.Addr) {
-		chosen = append(slices.Clip(franzGoSubset), franzGoShareTests...)
-	} else {
-		t.Run("share", func(t *testing.T) {
-			t.Skipf("samsa does not advertise ShareFetch (key 78) yet: "+
-				"share groups are not integrated, so %s are left out", strings.Join(franzGoShareTests, ", "))
-		})
+	if !servesShareGroups(t, b.Addr) {
+		t.Fatal("samsa does not advertise ShareFetch (key 78): franz-go's share-group tests would skip")
 	}
+	chosen := append(slices.Clip(franzGoSubset), franzGoShareTests...)
 	run := "^(" + strings.Join(chosen, "|") + ")$"
 	cmd := exec.Command("go", "test", "-json", "-count=1", "-timeout", franzGoDeadline.String(), "-run", run, "./pkg/kgo/")
 	cmd.Dir = dst

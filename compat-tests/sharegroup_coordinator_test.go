@@ -65,16 +65,11 @@ func describeShareGroup(t *testing.T, ctx context.Context, cl *kgo.Client, group
 // advertises tells whether the broker serves API key.
 func advertises(t *testing.T, ctx context.Context, cl *kgo.Client, key kmsg.Key) bool {
 	t.Helper()
-	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+	ok, err := harness.Advertises(ctx, cl, key)
 	if err != nil {
-		t.Fatalf("ApiVersions: %v", err)
+		t.Fatal(err)
 	}
-	for _, k := range resp.ApiKeys {
-		if k.ApiKey == int16(key) {
-			return true
-		}
-	}
-	return false
+	return ok
 }
 
 // TestShareGroupCoordinatorBinary drives the group coordinator's share

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/compat-tests/harness"
@@ -34,21 +33,14 @@ var javaShareChecks = []string{
 // by default.
 func requireShareGroups(t *testing.T, addr string) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	ok, err := harness.AdvertisesAt(ctx, addr, kmsg.ShareFetch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatalf("ApiVersions: %v", err)
-	}
-	for _, k := range resp.ApiKeys {
-		if k.ApiKey == kmsg.ShareFetch.Int16() {
-			return
-		}
+	if ok {
+		return
 	}
 	t.Fatal("the broker does not advertise ShareFetch (key 78): samsa serves share groups (KIP-932) and must")
 }

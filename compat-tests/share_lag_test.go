@@ -83,14 +83,7 @@ func shareLagChecks(t *testing.T, addr string) {
 	topicID := createTopicKadm(t, ctx, adm, topic, 1, nil)
 
 	// Records from the start: share.auto.offset.reset=earliest.
-	inc := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
-	res.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "share.auto.offset.reset", Op: kmsg.IncrementalAlterConfigOpSet, Value: kmsg.StringPtr("earliest")}}
-	inc.Resources = []kmsg.IncrementalAlterConfigsRequestResource{res}
-	if ir, err := inc.RequestWith(ctx, cl); err != nil || ir.Resources[0].ErrorCode != 0 {
-		t.Fatalf("IncrementalAlterConfigs GROUP: %v %+v", err, ir)
-	}
+	setGroupConfig(t, ctx, cl, group, "share.auto.offset.reset", "earliest")
 	var recs []*kgo.Record
 	for i := range 12 {
 		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte{byte('a' + i)}})

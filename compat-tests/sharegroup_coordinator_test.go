@@ -62,19 +62,28 @@ func describeShareGroup(t *testing.T, ctx context.Context, cl *kgo.Client, group
 	}
 }
 
+// setGroupConfig sets a group config of group (IncrementalAlterConfigs,
+// resource GROUP) and fails the test unless it succeeds.
+func setGroupConfig(t *testing.T, ctx context.Context, cl *kgo.Client, group, name, value string) {
+	t.Helper()
+	inc := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	res.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: name, Op: kmsg.IncrementalAlterConfigOpSet, Value: kmsg.StringPtr(value)}}
+	inc.Resources = []kmsg.IncrementalAlterConfigsRequestResource{res}
+	if ir, err := inc.RequestWith(ctx, cl); err != nil || ir.Resources[0].ErrorCode != 0 {
+		t.Fatalf("IncrementalAlterConfigs GROUP: %v %+v", err, ir)
+	}
+}
+
 // advertises tells whether the broker serves API key.
 func advertises(t *testing.T, ctx context.Context, cl *kgo.Client, key kmsg.Key) bool {
 	t.Helper()
-	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+	ok, err := harness.Advertises(ctx, cl, key)
 	if err != nil {
-		t.Fatalf("ApiVersions: %v", err)
+		t.Fatal(err)
 	}
-	for _, k := range resp.ApiKeys {
-		if k.ApiKey == int16(key) {
-			return true
-		}
-	}
-	return false
+	return ok
 }
 
 // TestShareGroupCoordinatorBinary drives the group coordinator's share
@@ -136,14 +145,7 @@ func TestShareGroupCoordinatorBinary(t *testing.T) {
 	}
 
 	// A group config, stored by the controller.
-	inc := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
-	res.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "share.auto.offset.reset", Op: kmsg.IncrementalAlterConfigOpSet, Value: kmsg.StringPtr("earliest")}}
-	inc.Resources = []kmsg.IncrementalAlterConfigsRequestResource{res}
-	if ir, err := inc.RequestWith(ctx, cl); err != nil || ir.Resources[0].ErrorCode != 0 {
-		t.Fatalf("IncrementalAlterConfigs GROUP: %v %+v", err, ir)
-	}
+	setGroupConfig(t, ctx, cl, group, "share.auto.offset.reset", "earliest")
 
 	// The group (epoch, member, assignment) and the config survive a restart.
 	b.Stop(t)

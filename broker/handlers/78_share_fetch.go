@@ -54,13 +54,9 @@ import (
 func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ShareFetchRequest)
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
-	if d.Shares == nil {
-		resp.ErrorCode = kerr.UnsupportedVersion.Code
-		return resp, nil
-	}
-	group, member := shareString(req.GroupID), shareString(req.MemberID)
-	if req.GroupID == nil || req.MemberID == nil || group == "" || member == "" {
-		resp.ErrorCode = kerr.InvalidRequest.Code
+	group, member, code := d.shareMember(req.GroupID, req.MemberID)
+	if code != 0 {
+		resp.ErrorCode = code
 		return resp, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), shareRequestTimeout)
@@ -369,6 +365,20 @@ func (o *shareFetchOut) response(d *Deps, r *Request, img *controller.Image, res
 		}
 	}
 	return resp
+}
+
+// shareMember is the group and member id of a ShareFetch or
+// ShareAcknowledge, or the request's error code: UNSUPPORTED_VERSION
+// without a share manager, INVALID_REQUEST without a group or member id.
+func (d *Deps) shareMember(groupID, memberID *string) (group, member string, code int16) {
+	if d.Shares == nil {
+		return "", "", kerr.UnsupportedVersion.Code
+	}
+	group, member = shareString(groupID), shareString(memberID)
+	if group == "" || member == "" {
+		return "", "", kerr.InvalidRequest.Code
+	}
+	return group, member, 0
 }
 
 // shareString is s, or "" for null.

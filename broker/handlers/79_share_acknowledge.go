@@ -29,13 +29,9 @@ import (
 func handleShareAcknowledge(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ShareAcknowledgeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
-	if d.Shares == nil {
-		resp.ErrorCode = kerr.UnsupportedVersion.Code
-		return resp, nil
-	}
-	group, member := shareString(req.GroupID), shareString(req.MemberID)
-	if group == "" || member == "" {
-		resp.ErrorCode = kerr.InvalidRequest.Code
+	group, member, code := d.shareMember(req.GroupID, req.MemberID)
+	if code != 0 {
+		resp.ErrorCode = code
 		return resp, nil
 	}
 	skey := share.SessionKey{Group: group, Member: member}

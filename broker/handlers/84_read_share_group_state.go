@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -17,10 +19,14 @@ import (
 //     never initialized is INVALID_REQUEST with Kafka 4.4's message.
 //   - Routing and load errors as InitializeShareGroupState; CLUSTER_ACTION.
 func handleReadShareGroupState(d *Deps, r *Request) (kmsg.Response, error) {
-	req := r.Body.(*kmsg.ReadShareGroupStateRequest)
-	resp := req.ResponseKind().(*kmsg.ReadShareGroupStateResponse)
 	ctx, cancel := groupContext(d)
 	defer cancel()
+	return readShareGroupState(r.Body.(*kmsg.ReadShareGroupStateRequest), shareStateCoordinator(ctx, d)), nil
+}
+
+// readShareGroupState answers req, running each partition's call with run.
+func readShareGroupState(req *kmsg.ReadShareGroupStateRequest, run shareStateRun) *kmsg.ReadShareGroupStateResponse {
+	resp := req.ResponseKind().(*kmsg.ReadShareGroupStateResponse)
 	for _, t := range req.Topics {
 		rt := kmsg.NewReadShareGroupStateResponseTopic()
 		rt.TopicID = t.TopicID
@@ -29,16 +35,13 @@ func handleReadShareGroupState(d *Deps, r *Request) (kmsg.Response, error) {
 			rp.Partition = p.Partition
 			k := share.Key{Group: req.GroupID, TopicID: t.TopicID, Partition: p.Partition}
 			var (
-				st  share.State
-				ok  bool
-				err error = kerr.CoordinatorNotAvailable
+				st share.State
+				ok bool
 			)
-			switch {
-			case req.GroupID == "":
-				err = kerr.InvalidRequest
-			case d.ShareCoordinator != nil:
-				st, ok, err = d.ShareCoordinator.Read(ctx, k, p.LeaderEpoch)
-			}
+			err := run(req.GroupID, func(ctx context.Context, c *sharecoord.Coordinator) (err error) {
+				st, ok, err = c.Read(ctx, k, p.LeaderEpoch)
+				return err
+			})
 			switch {
 			case err != nil:
 				rp.ErrorCode, rp.ErrorMessage = shareStateError(err)
@@ -58,5 +61,5 @@ func handleReadShareGroupState(d *Deps, r *Request) (kmsg.Response, error) {
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return resp, nil
+	return resp
 }

@@ -1,10 +1,12 @@
 package handlers
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 )
 
 // WriteShareGroupState, key 85, versions 0-1 (inter-broker, KIP-932).
@@ -18,10 +20,14 @@ import (
 //     ReadShareGroupStateSummary v1.
 //   - Routing and load errors as InitializeShareGroupState; CLUSTER_ACTION.
 func handleWriteShareGroupState(d *Deps, r *Request) (kmsg.Response, error) {
-	req := r.Body.(*kmsg.WriteShareGroupStateRequest)
-	resp := req.ResponseKind().(*kmsg.WriteShareGroupStateResponse)
 	ctx, cancel := groupContext(d)
 	defer cancel()
+	return writeShareGroupState(r.Body.(*kmsg.WriteShareGroupStateRequest), shareStateCoordinator(ctx, d)), nil
+}
+
+// writeShareGroupState answers req, running each partition's call with run.
+func writeShareGroupState(req *kmsg.WriteShareGroupStateRequest, run shareStateRun) *kmsg.WriteShareGroupStateResponse {
+	resp := req.ResponseKind().(*kmsg.WriteShareGroupStateResponse)
 	for _, t := range req.Topics {
 		rt := kmsg.NewWriteShareGroupStateResponseTopic()
 		rt.TopicID = t.TopicID
@@ -37,17 +43,13 @@ func handleWriteShareGroupState(d *Deps, r *Request) (kmsg.Response, error) {
 			if req.Version < 1 {
 				dcc = -1
 			}
-			var err error = kerr.CoordinatorNotAvailable
-			switch {
-			case req.GroupID == "":
-				err = kerr.InvalidRequest
-			case d.ShareCoordinator != nil:
-				err = d.ShareCoordinator.WriteState(ctx, k, st, dcc)
-			}
+			err := run(req.GroupID, func(ctx context.Context, c *sharecoord.Coordinator) error {
+				return c.WriteState(ctx, k, st, dcc)
+			})
 			rp.ErrorCode, rp.ErrorMessage = shareStateError(err)
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return resp, nil
+	return resp
 }

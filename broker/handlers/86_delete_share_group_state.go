@@ -1,10 +1,12 @@
 package handlers
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 )
 
 // DeleteShareGroupState, key 86, version 0 (inter-broker, KIP-932).
@@ -15,10 +17,14 @@ import (
 //     not an error.
 //   - Routing and load errors as InitializeShareGroupState; CLUSTER_ACTION.
 func handleDeleteShareGroupState(d *Deps, r *Request) (kmsg.Response, error) {
-	req := r.Body.(*kmsg.DeleteShareGroupStateRequest)
-	resp := req.ResponseKind().(*kmsg.DeleteShareGroupStateResponse)
 	ctx, cancel := groupContext(d)
 	defer cancel()
+	return deleteShareGroupState(r.Body.(*kmsg.DeleteShareGroupStateRequest), shareStateCoordinator(ctx, d)), nil
+}
+
+// deleteShareGroupState answers req, running each partition's call with run.
+func deleteShareGroupState(req *kmsg.DeleteShareGroupStateRequest, run shareStateRun) *kmsg.DeleteShareGroupStateResponse {
+	resp := req.ResponseKind().(*kmsg.DeleteShareGroupStateResponse)
 	for _, t := range req.Topics {
 		rt := kmsg.NewDeleteShareGroupStateResponseTopic()
 		rt.TopicID = t.TopicID
@@ -26,17 +32,13 @@ func handleDeleteShareGroupState(d *Deps, r *Request) (kmsg.Response, error) {
 			rp := kmsg.NewDeleteShareGroupStateResponseTopicPartition()
 			rp.Partition = p.Partition
 			k := share.Key{Group: req.GroupID, TopicID: t.TopicID, Partition: p.Partition}
-			var err error = kerr.CoordinatorNotAvailable
-			switch {
-			case req.GroupID == "":
-				err = kerr.InvalidRequest
-			case d.ShareCoordinator != nil:
-				err = d.ShareCoordinator.Delete(ctx, k)
-			}
+			err := run(req.GroupID, func(ctx context.Context, c *sharecoord.Coordinator) error {
+				return c.Delete(ctx, k)
+			})
 			rp.ErrorCode, rp.ErrorMessage = shareStateError(err)
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return resp, nil
+	return resp
 }

@@ -1,7 +1,8 @@
 package handlers
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/coordinator/share"
@@ -20,10 +21,14 @@ import (
 //     -1 when unknown.
 //   - Routing and load errors as InitializeShareGroupState; CLUSTER_ACTION.
 func handleReadShareGroupStateSummary(d *Deps, r *Request) (kmsg.Response, error) {
-	req := r.Body.(*kmsg.ReadShareGroupStateSummaryRequest)
-	resp := req.ResponseKind().(*kmsg.ReadShareGroupStateSummaryResponse)
 	ctx, cancel := groupContext(d)
 	defer cancel()
+	return readShareGroupStateSummary(r.Body.(*kmsg.ReadShareGroupStateSummaryRequest), shareStateCoordinator(ctx, d)), nil
+}
+
+// readShareGroupStateSummary answers req, running each partition's call with run.
+func readShareGroupStateSummary(req *kmsg.ReadShareGroupStateSummaryRequest, run shareStateRun) *kmsg.ReadShareGroupStateSummaryResponse {
+	resp := req.ResponseKind().(*kmsg.ReadShareGroupStateSummaryResponse)
 	for _, t := range req.Topics {
 		rt := kmsg.NewReadShareGroupStateSummaryResponseTopic()
 		rt.TopicID = t.TopicID
@@ -34,14 +39,11 @@ func handleReadShareGroupStateSummary(d *Deps, r *Request) (kmsg.Response, error
 			var (
 				sum sharecoord.Summary
 				ok  bool
-				err error = kerr.CoordinatorNotAvailable
 			)
-			switch {
-			case req.GroupID == "":
-				err = kerr.InvalidRequest
-			case d.ShareCoordinator != nil:
-				sum, ok, err = d.ShareCoordinator.Summary(ctx, k)
-			}
+			err := run(req.GroupID, func(ctx context.Context, c *sharecoord.Coordinator) (err error) {
+				sum, ok, err = c.Summary(ctx, k)
+				return err
+			})
 			switch {
 			case err != nil:
 				rp.ErrorCode, rp.ErrorMessage = shareStateError(err)
@@ -54,5 +56,5 @@ func handleReadShareGroupStateSummary(d *Deps, r *Request) (kmsg.Response, error
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return resp, nil
+	return resp
 }

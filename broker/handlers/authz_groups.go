@@ -447,22 +447,8 @@ func authzConsumerGroupHeartbeat(d *Deps, r *Request, next Handler) (kmsg.Respon
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
-	var denied []string
-	for _, t := range req.SubscribedTopicNames {
-		if !d.authorized(r, kmsg.ACLOperationDescribe, acl.Topic(t)) {
-			denied = append(denied, t)
-		}
-	}
-	if len(denied) > 0 {
-		resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-		msg := "The following topics are not authorized: "
-		for i, t := range denied {
-			if i > 0 {
-				msg += ", "
-			}
-			msg += t
-		}
-		resp.ErrorMessage = &msg
+	if msg := d.undescribableTopics(r, req.SubscribedTopicNames); msg != nil {
+		resp.ErrorCode, resp.ErrorMessage = kerr.TopicAuthorizationFailed.Code, msg
 		return resp, nil
 	}
 	return next(d, r)

@@ -38,6 +38,36 @@ func deniedTopicsMessage(denied []string) *string {
 	return &msg
 }
 
+// undescribableTopics is the message naming the topics of a group
+// heartbeat's subscription r may not DESCRIBE, nil when it may describe
+// them all (consumer and share group heartbeats).
+func (d *Deps) undescribableTopics(r *Request, topics []string) *string {
+	var denied []string
+	for _, t := range topics {
+		if !d.authorized(r, kmsg.ACLOperationDescribe, acl.Topic(t)) {
+			denied = append(denied, t)
+		}
+	}
+	if len(denied) == 0 {
+		return nil
+	}
+	return deniedTopicsMessage(denied)
+}
+
+// topicsByRead splits topics by whether r may READ the topic name of
+// each (AlterShareGroupOffsets, DeleteShareGroupOffsets); unlike
+// splitTopics, an unknown topic is denied like any other.
+func topicsByRead[T any](d *Deps, r *Request, topics []T, name func(T) string) (keep, denied []T) {
+	for _, t := range topics {
+		if d.authorized(r, kmsg.ACLOperationRead, acl.Topic(name(t))) {
+			keep = append(keep, t)
+		} else {
+			denied = append(denied, t)
+		}
+	}
+	return keep, denied
+}
+
 func authzShareGroupHeartbeat(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ShareGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
@@ -45,15 +75,8 @@ func authzShareGroupHeartbeat(d *Deps, r *Request, next Handler) (kmsg.Response,
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
-	var denied []string
-	for _, t := range req.SubscribedTopicNames {
-		if !d.authorized(r, kmsg.ACLOperationDescribe, acl.Topic(t)) {
-			denied = append(denied, t)
-		}
-	}
-	if len(denied) > 0 {
-		resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-		resp.ErrorMessage = deniedTopicsMessage(denied)
+	if msg := d.undescribableTopics(r, req.SubscribedTopicNames); msg != nil {
+		resp.ErrorCode, resp.ErrorMessage = kerr.TopicAuthorizationFailed.Code, msg
 		return resp, nil
 	}
 	return next(d, r)
@@ -162,15 +185,8 @@ func authzAlterShareGroupOffsets(d *Deps, r *Request, next Handler) (kmsg.Respon
 		resp.ErrorMessage = ptrTo(kerr.GroupAuthorizationFailed.Message)
 		return resp, nil
 	}
-	var keep, denied []kmsg.AlterShareGroupOffsetsRequestTopic
-	for _, t := range req.Topics {
-		if d.authorized(r, kmsg.ACLOperationRead, acl.Topic(t.Topic)) {
-			keep = append(keep, t)
-		} else {
-			denied = append(denied, t)
-		}
-	}
-	req.Topics = keep
+	var denied []kmsg.AlterShareGroupOffsetsRequestTopic
+	req.Topics, denied = topicsByRead(d, r, req.Topics, func(t kmsg.AlterShareGroupOffsetsRequestTopic) string { return t.Topic })
 	resp, err := next(d, r)
 	if err != nil {
 		return resp, err
@@ -201,15 +217,8 @@ func authzDeleteShareGroupOffsets(d *Deps, r *Request, next Handler) (kmsg.Respo
 		resp.ErrorMessage = ptrTo(kerr.GroupAuthorizationFailed.Message)
 		return resp, nil
 	}
-	var keep, denied []kmsg.DeleteShareGroupOffsetsRequestTopic
-	for _, t := range req.Topics {
-		if d.authorized(r, kmsg.ACLOperationRead, acl.Topic(t.Topic)) {
-			keep = append(keep, t)
-		} else {
-			denied = append(denied, t)
-		}
-	}
-	req.Topics = keep
+	var denied []kmsg.DeleteShareGroupOffsetsRequestTopic
+	req.Topics, denied = topicsByRead(d, r, req.Topics, func(t kmsg.DeleteShareGroupOffsetsRequestTopic) string { return t.Topic })
 	resp, err := next(d, r)
 	if err != nil {
 		return resp, err

@@ -1,8 +1,13 @@
 package handlers
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/coordinator/sharecoord"
 )
 
 // Share coordinator APIs (83-87) are inter-broker: they need
@@ -17,78 +22,27 @@ func authzShareStateCheck(key int16) authzFunc {
 	return nil
 }
 
+// errShareStateDenied is the error of every partition of a share-state
+// request without CLUSTER_ACTION: CLUSTER_AUTHORIZATION_FAILED with
+// kerr's message (shareStateError).
+var errShareStateDenied = fmt.Errorf("handlers: share state denied: %w", kerr.ClusterAuthorizationFailed)
+
 func authzShareState(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	if d.authorizedCluster(r, kmsg.ACLOperationClusterAction) {
 		return next(d, r)
 	}
-	code := kerr.ClusterAuthorizationFailed.Code
-	msg := kerr.ClusterAuthorizationFailed.Message
+	deny := func(string, func(context.Context, *sharecoord.Coordinator) error) error { return errShareStateDenied }
 	switch req := r.Body.(type) {
 	case *kmsg.InitializeShareGroupStateRequest:
-		resp := req.ResponseKind().(*kmsg.InitializeShareGroupStateResponse)
-		for _, t := range req.Topics {
-			rt := kmsg.NewInitializeShareGroupStateResponseTopic()
-			rt.TopicID = t.TopicID
-			for _, p := range t.Partitions {
-				rp := kmsg.NewInitializeShareGroupStateResponseTopicPartition()
-				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, code, &msg
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp, nil
+		return initializeShareGroupState(req, deny), nil
 	case *kmsg.ReadShareGroupStateRequest:
-		resp := req.ResponseKind().(*kmsg.ReadShareGroupStateResponse)
-		for _, t := range req.Topics {
-			rt := kmsg.NewReadShareGroupStateResponseTopic()
-			rt.TopicID = t.TopicID
-			for _, p := range t.Partitions {
-				rp := kmsg.NewReadShareGroupStateResponseTopicPartition()
-				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, code, &msg
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp, nil
+		return readShareGroupState(req, deny), nil
 	case *kmsg.WriteShareGroupStateRequest:
-		resp := req.ResponseKind().(*kmsg.WriteShareGroupStateResponse)
-		for _, t := range req.Topics {
-			rt := kmsg.NewWriteShareGroupStateResponseTopic()
-			rt.TopicID = t.TopicID
-			for _, p := range t.Partitions {
-				rp := kmsg.NewWriteShareGroupStateResponseTopicPartition()
-				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, code, &msg
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp, nil
+		return writeShareGroupState(req, deny), nil
 	case *kmsg.DeleteShareGroupStateRequest:
-		resp := req.ResponseKind().(*kmsg.DeleteShareGroupStateResponse)
-		for _, t := range req.Topics {
-			rt := kmsg.NewDeleteShareGroupStateResponseTopic()
-			rt.TopicID = t.TopicID
-			for _, p := range t.Partitions {
-				rp := kmsg.NewDeleteShareGroupStateResponseTopicPartition()
-				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, code, &msg
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp, nil
+		return deleteShareGroupState(req, deny), nil
 	case *kmsg.ReadShareGroupStateSummaryRequest:
-		resp := req.ResponseKind().(*kmsg.ReadShareGroupStateSummaryResponse)
-		for _, t := range req.Topics {
-			rt := kmsg.NewReadShareGroupStateSummaryResponseTopic()
-			rt.TopicID = t.TopicID
-			for _, p := range t.Partitions {
-				rp := kmsg.NewReadShareGroupStateSummaryResponseTopicPartition()
-				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, code, &msg
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp, nil
+		return readShareGroupStateSummary(req, deny), nil
 	}
 	return next(d, r)
 }

@@ -40,13 +40,7 @@ func appendBatches(t *testing.T, l *storage.Log, n, per int, control bool) {
 		for j := range per {
 			spec.Records = append(spec.Records, wire.Record{Value: []byte(fmt.Sprintf("v%d", j))})
 		}
-		b, err := wire.EncodeBatch(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := l.Append(b); err != nil {
-			t.Fatal(err)
-		}
+		appendSpec(t, l, spec)
 	}
 	l.SetHighWatermark(l.LogEndOffset())
 }
@@ -260,6 +254,13 @@ func appendTxn(t *testing.T, l *storage.Log, pid int64, n int) {
 	for range n {
 		spec.Records = append(spec.Records, wire.Record{Value: []byte("t")})
 	}
+	appendSpec(t, l, spec)
+	l.SetHighWatermark(l.LogEndOffset())
+}
+
+// appendSpec encodes spec and appends it to l.
+func appendSpec(t *testing.T, l *storage.Log, spec wire.BatchSpec) {
+	t.Helper()
 	b, err := wire.EncodeBatch(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +268,6 @@ func appendTxn(t *testing.T, l *storage.Log, pid int64, n int) {
 	if _, err := l.Append(b); err != nil {
 		t.Fatal(err)
 	}
-	l.SetHighWatermark(l.LogEndOffset())
 }
 
 func endTxn(t *testing.T, l *storage.Log, pid int64, commit bool) {
@@ -364,13 +364,7 @@ func TestAutoOffsetReset(t *testing.T) {
 	l := testLog(t, 0, 0)
 	for _, age := range []time.Duration{3 * time.Hour, 2 * time.Hour, 10 * time.Minute} {
 		spec := wire.BatchSpec{BaseTimestamp: time.Now().Add(-age).UnixMilli(), ProducerID: -1, Records: []wire.Record{{Value: []byte("x")}, {Value: []byte("y")}}}
-		b, err := wire.EncodeBatch(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := l.Append(b); err != nil {
-			t.Fatal(err)
-		}
+		appendSpec(t, l, spec)
 	}
 	l.SetHighWatermark(l.LogEndOffset()) // 0-1 3h old, 2-3 2h, 4-5 10min
 	for reset, want := range map[string]int64{"latest": 6, "earliest": 0, "by_duration:PT1H": 4, "by_duration:PT150M": 2, "by_duration:P1D": 0, "by_duration:PT1M": 6} {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/compat-tests/childproc"
@@ -196,23 +195,13 @@ func TestFranzGoSuite(t *testing.T) {
 // ShareFetch at a lower version makes them skip, which fails the suite.
 func servesShareGroups(t *testing.T, addr string) bool {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	ok, err := harness.AdvertisesAt(ctx, addr, kmsg.ShareFetch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatalf("ApiVersions: %v", err)
-	}
-	for _, k := range resp.ApiKeys {
-		if k.ApiKey == kmsg.ShareFetch.Int16() {
-			return true
-		}
-	}
-	return false
+	return ok
 }
 
 // outputOf returns the last output lines of test name and its subtests.

@@ -634,7 +634,7 @@ func (s *shardSet) setEpoch(p, epoch int32, loaded bool) {
 }
 
 // follow loads and unloads the set's shards to match what node leads in img.
-func (s *shardSet) follow(img *controller.Image, node int32, logger *slog.Logger) {
+func (s *shardSet) follow(img *controller.Image, node int32, logger *slog.Logger) (failed bool) {
 	led := ledPartitions(img, s.topic, node)
 	unload, load := shardChanges(s.loaded, led)
 	for _, p := range unload {
@@ -649,25 +649,36 @@ func (s *shardSet) follow(img *controller.Image, node int32, logger *slog.Logger
 		if err := s.load(p); err != nil {
 			logger.Error("cannot load coordinator partition", "topic", s.topic, "partition", p, "err", err)
 			s.setEpoch(p, -1, false)
+			failed = true
 			continue
 		}
 		s.loaded[p] = led[p]
 	}
+	return failed
 }
+
+// loadRetry is how long the reconciler waits before it tries again a shard
+// that failed to load (its partition's log not open yet on this node): no
+// later image may come to wake it.
+const loadRetry = time.Second
 
 func (r *coordinatorReconciler) reconcile() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := r.n
 	img := n.ctrl.Image()
-	if n.groups != nil {
-		r.groups.follow(img, n.cfg.NodeID, n.logger)
+	failed := false
+	if n.groups != nil && r.groups.follow(img, n.cfg.NodeID, n.logger) {
+		failed = true
 	}
-	if n.txns != nil {
-		r.txns.follow(img, n.cfg.NodeID, n.logger)
+	if n.txns != nil && r.txns.follow(img, n.cfg.NodeID, n.logger) {
+		failed = true
 	}
-	if n.shareCoord != nil {
-		r.shareStates.follow(img, n.cfg.NodeID, n.logger)
+	if n.shareCoord != nil && r.shareStates.follow(img, n.cfg.NodeID, n.logger) {
+		failed = true
+	}
+	if failed {
+		time.AfterFunc(loadRetry, r.notify)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -499,13 +500,27 @@ func (n *Node) allocateProducerIDs(floor int64) (first, size int64, err error) {
 	return first, size, err
 }
 
-// coordinatorReconciler loads and unloads the group and transaction
-// coordinator shards so that this node serves exactly the internal
-// partitions it leads in the published image. It is level-triggered: a
-// wake-up (coalesced) makes it compare the image with what it has loaded.
+// coordinatorReconciler loads and unloads the group, transaction and
+// share coordinator shards so that this node serves exactly the internal
+// partitions it leads in the newest image. It is level-triggered: a
+// wake-up (coalesced) makes it compare that image with what it has
+// loaded.
 type coordinatorReconciler struct {
-	n    *Node
-	wake chan struct{}
+	nodeID int32
+	logger *slog.Logger
+	// published returns the controller's published image
+	// (Controller.Image).
+	published func() *controller.Image
+	// delivered is the newest image the controller's OnChange delivered
+	// (imageChanged). The controller publishes an image only once OnChange
+	// returned, so a reconcile that OnChange's wake-up starts may run
+	// before Image() has it: reading Image() alone, it reconciled with the
+	// previous image and spent the wake-up, and a node that had just
+	// become the leader of an internal partition answered NOT_COORDINATOR
+	// for it until some later image came (TestSharePersisterFailover, one
+	// run in five under load).
+	delivered atomic.Pointer[controller.Image]
+	wake      chan struct{}
 
 	mu          sync.Mutex
 	groups      shardSet // __consumer_offsets partitions of the group coordinator
@@ -514,19 +529,17 @@ type coordinatorReconciler struct {
 }
 
 // newCoordinatorReconciler builds the reconciler of n's coordinators; it
-// reads n.groups and n.txns when it runs, so they may be built later.
+// reads n.ctrl, n.groups, n.txns and n.shareCoord when it runs, so they
+// may be built later.
 func newCoordinatorReconciler(n *Node) *coordinatorReconciler {
-	r := &coordinatorReconciler{n: n, wake: make(chan struct{}, 1),
-		groups: shardSet{topic: coordinator.OffsetsTopic, loaded: map[int32]int32{},
-			load: func(p int32) error { return n.groups.LoadPartition(p) }, unload: func(p int32) { n.groups.UnloadPartition(p) }},
-		txns: shardSet{topic: txn.TransactionStateTopic, loaded: map[int32]int32{},
-			load: func(p int32) error { return n.txns.LoadPartition(p) }, unload: func(p int32) { n.txns.UnloadPartition(p) }},
-		shareStates: shardSet{topic: share.StateTopic, loaded: map[int32]int32{},
-			load: func(p int32) error { return n.shareCoord.LoadPartition(p) }, unload: func(p int32) { n.shareCoord.UnloadPartition(p) }},
-	}
-	r.groups.epochs.m = map[int32]int32{}
-	r.txns.epochs.m = map[int32]int32{}
-	r.shareStates.epochs.m = map[int32]int32{}
+	r := &coordinatorReconciler{nodeID: n.cfg.NodeID, logger: n.logger, wake: make(chan struct{}, 1),
+		published: func() *controller.Image { return n.ctrl.Image() }}
+	r.groups.init(coordinator.OffsetsTopic, func() bool { return n.groups != nil },
+		func(p int32) error { return n.groups.LoadPartition(p) }, func(p int32) { n.groups.UnloadPartition(p) })
+	r.txns.init(txn.TransactionStateTopic, func() bool { return n.txns != nil },
+		func(p int32) error { return n.txns.LoadPartition(p) }, func(p int32) { n.txns.UnloadPartition(p) })
+	r.shareStates.init(share.StateTopic, func() bool { return n.shareCoord != nil },
+		func(p int32) error { return n.shareCoord.LoadPartition(p) }, func(p int32) { n.shareCoord.UnloadPartition(p) })
 	return r
 }
 
@@ -536,13 +549,31 @@ func (r *coordinatorReconciler) transactionCoordinatorEpoch(p int32) int32 {
 	return r.txns.coordinatorEpoch(p)
 }
 
-// notify asks for a reconcile; it never blocks (the controller's OnChange
-// calls it).
+// imageChanged is called by the controller's OnChange with each image it
+// delivers, after the replica manager applied it and before the image is
+// published: it records next for the reconcile it asks for. It never
+// blocks.
+func (r *coordinatorReconciler) imageChanged(next *controller.Image) {
+	r.delivered.Store(next)
+	r.notify()
+}
+
+// notify asks for a reconcile; it never blocks.
 func (r *coordinatorReconciler) notify() {
 	select {
 	case r.wake <- struct{}{}:
 	default:
 	}
+}
+
+// image returns the newest image known: the last one delivered, or the
+// published one when it is newer (or none was delivered).
+func (r *coordinatorReconciler) image() *controller.Image {
+	img := r.published()
+	if d := r.delivered.Load(); d != nil && (img == nil || d.Offset >= img.Offset) {
+		return d
+	}
+	return img
 }
 
 // run reconciles on every wake-up until ctx ends.
@@ -595,6 +626,9 @@ func shardChanges(loaded, led map[int32]int32) (unload, load []int32) {
 // shardSet is one coordinator's loaded partitions of its internal topic.
 type shardSet struct {
 	topic string
+	// enabled reports whether the coordinator exists (nil: it does); a
+	// set whose coordinator does not is left alone.
+	enabled func() bool
 	// loaded maps each loaded partition to the leader epoch it was
 	// loaded in. REQUIRES: the reconciler's mu.
 	loaded map[int32]int32
@@ -608,6 +642,14 @@ type shardSet struct {
 		sync.Mutex
 		m map[int32]int32
 	}
+}
+
+// init makes s the empty set of topic's shards, loaded and unloaded with
+// load and unload while enabled (nil: always) reports true.
+func (s *shardSet) init(topic string, enabled func() bool, load func(int32) error, unload func(int32)) {
+	s.topic, s.enabled, s.load, s.unload = topic, enabled, load, unload
+	s.loaded = map[int32]int32{}
+	s.epochs.m = map[int32]int32{}
 }
 
 // coordinatorEpoch returns the leader epoch partition p was loaded in:
@@ -654,6 +696,10 @@ func (s *shardSet) follow(img *controller.Image, node int32, logger *slog.Logger
 		}
 		s.loaded[p] = led[p]
 	}
+	if len(unload)+len(load) > 0 {
+		logger.Debug("coordinator partitions followed", "topic", s.topic, "image_offset", img.Offset,
+			"unloaded", unload, "loaded", load, "failed", failed)
+	}
 	return failed
 }
 
@@ -662,20 +708,19 @@ func (s *shardSet) follow(img *controller.Image, node int32, logger *slog.Logger
 // later image may come to wake it.
 const loadRetry = time.Second
 
+// reconcile makes every enabled shard set follow the newest image.
 func (r *coordinatorReconciler) reconcile() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := r.n
-	img := n.ctrl.Image()
+	img := r.image()
+	if img == nil {
+		return
+	}
 	failed := false
-	if n.groups != nil && r.groups.follow(img, n.cfg.NodeID, n.logger) {
-		failed = true
-	}
-	if n.txns != nil && r.txns.follow(img, n.cfg.NodeID, n.logger) {
-		failed = true
-	}
-	if n.shareCoord != nil && r.shareStates.follow(img, n.cfg.NodeID, n.logger) {
-		failed = true
+	for _, s := range []*shardSet{&r.groups, &r.txns, &r.shareStates} {
+		if (s.enabled == nil || s.enabled()) && s.follow(img, r.nodeID, r.logger) {
+			failed = true
+		}
 	}
 	if failed {
 		time.AfterFunc(loadRetry, r.notify)

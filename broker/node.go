@@ -340,7 +340,7 @@ func (n *Node) start() (_ *Node, err error) {
 		OnChange: func(prev, next *controller.Image) {
 			events.apply(prev, next)
 			syncer.Apply(prev, next)
-			n.coord.notify()
+			n.coord.imageChanged(next)
 			n.shares.reconcile(next, n.replicas)
 			n.shareTopics.topicsDeleted(prev, next)
 		},

@@ -81,8 +81,10 @@ type Quorum struct {
 	// transport's replication retries, which Raft's shutdown waits for.
 	halt     chan struct{}
 	haltOnce sync.Once
-	wg       sync.WaitGroup
-	logger   *slog.Logger
+	// heartbeats is closed before the store (heartbeat_gate.go).
+	heartbeats heartbeatGate
+	wg         sync.WaitGroup
+	logger     *slog.Logger
 
 	// progress holds the followers' answers, for Status.
 	progress *progressTracker
@@ -247,7 +249,7 @@ func Open(o Options) (_ *Quorum, err error) {
 	}
 	q.machine = controller.NewMachine(o.ClusterID, o.NodeID)
 	q.progress = &progressTracker{peers: map[raft.ServerID]peerProgress{}}
-	q.raft, err = raft.NewRaft(conf, &fsm{machine: q.machine, logger: o.Logger}, q.store, q.store, snaps, track(q.trans, q.progress, q.guard, q.halt))
+	q.raft, err = raft.NewRaft(conf, &fsm{machine: q.machine, logger: o.Logger}, q.store, q.store, snaps, track(q.trans, q.progress, q.guard, q.halt, &q.heartbeats))
 	if err != nil {
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
@@ -467,6 +469,7 @@ func (q *Quorum) Close() error {
 	close(q.stop)
 	q.wg.Wait()
 	q.setLeading(false)
+	q.heartbeats.close()
 	errs = append(errs, q.closeStores())
 	return errors.Join(errs...)
 }

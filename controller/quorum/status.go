@@ -137,6 +137,9 @@ type trackingTransport struct {
 	// retryEvery and retryFor pace them (retry.go).
 	halt                 <-chan struct{}
 	retryEvery, retryFor time.Duration
+	// heartbeats, when set, gates Raft's heartbeat handler
+	// (heartbeat_gate.go).
+	heartbeats *heartbeatGate
 }
 
 func (t *trackingTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
@@ -201,9 +204,10 @@ func (t trackingPreVoteTransport) RequestPreVote(id raft.ServerID, target raft.S
 
 // track wraps tr so that the answers to AppendEntries go to p (and votes
 // go through g, when not nil), with failed replication requests retried
-// until halt is closed (retry.go).
-func track(tr raft.Transport, p *progressTracker, g *voteGuard, halt <-chan struct{}) raft.Transport {
-	t := &trackingTransport{Transport: tr, progress: p, guard: g, halt: halt, retryEvery: replicationRetryEvery, retryFor: replicationRetryFor}
+// until halt is closed (retry.go), and heartbeats handled through hb,
+// when not nil.
+func track(tr raft.Transport, p *progressTracker, g *voteGuard, halt <-chan struct{}, hb *heartbeatGate) raft.Transport {
+	t := &trackingTransport{Transport: tr, progress: p, guard: g, halt: halt, retryEvery: replicationRetryEvery, retryFor: replicationRetryFor, heartbeats: hb}
 	if pv, ok := tr.(raft.WithPreVote); ok {
 		return trackingPreVoteTransport{trackingTransport: t, preVote: pv}
 	}

@@ -12,12 +12,15 @@ import (
 	"time"
 
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/txn"
 )
 
 // reconcilerHarness is a coordinatorReconciler of node 1 whose published
-// image the test sets, with a share-state shard set that records its
-// loads and unloads.
+// image the test sets, with shard sets that record their loads and
+// unloads (the group coordinator's and the transaction coordinator's
+// only when all is set).
 type reconcilerHarness struct {
 	r         *coordinatorReconciler
 	published atomic.Pointer[controller.Image]
@@ -25,16 +28,19 @@ type reconcilerHarness struct {
 	events    []string
 }
 
-func newReconcilerHarness() *reconcilerHarness {
+func newReconcilerHarness(all bool) *reconcilerHarness {
 	h := &reconcilerHarness{}
 	h.r = &coordinatorReconciler{nodeID: 1, logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		wake: make(chan struct{}, 1), published: h.published.Load}
-	h.r.shareStates.init(share.StateTopic, nil,
-		func(p int32) error { h.record("load", p); return nil },
-		func(p int32) { h.record("unload", p) })
-	// The other coordinators do not exist on this node.
-	h.r.groups.init("__consumer_offsets", func() bool { return false }, nil, nil)
-	h.r.txns.init("__transaction_state", func() bool { return false }, nil, nil)
+	set := func(s *shardSet, topic, prefix string, enabled func() bool) {
+		s.init(topic, enabled,
+			func(p int32) error { h.record(prefix+"load", p); return nil },
+			func(p int32) { h.record(prefix+"unload", p) })
+	}
+	set(&h.r.shareStates, share.StateTopic, "", nil)
+	// Without all, the other coordinators do not exist on this node.
+	set(&h.r.groups, coordinator.OffsetsTopic, "group ", func() bool { return all })
+	set(&h.r.txns, txn.TransactionStateTopic, "txn ", func() bool { return all })
 	return h
 }
 
@@ -50,13 +56,16 @@ func (h *reconcilerHarness) took() []string {
 	return slices.Clone(h.events)
 }
 
-// stateImage is an image at offset whose __share_group_state partition 0
-// is led by leader in leaderEpoch.
+// stateImage is an image at offset whose partition 0 of
+// __share_group_state, __consumer_offsets and __transaction_state is led
+// by leader in leaderEpoch.
 func stateImage(offset int64, leader, leaderEpoch int32) *controller.Image {
 	img := controller.EmptyImage("c", 1)
 	img.Offset = offset
-	img.Topics[share.StateTopic] = &controller.Topic{Name: share.StateTopic,
-		Partitions: []controller.Partition{{Partition: 0, Leader: leader, LeaderEpoch: leaderEpoch}}}
+	for _, topic := range []string{share.StateTopic, coordinator.OffsetsTopic, txn.TransactionStateTopic} {
+		img.Topics[topic] = &controller.Topic{Name: topic,
+			Partitions: []controller.Partition{{Partition: 0, Leader: leader, LeaderEpoch: leaderEpoch}}}
+	}
 	return img
 }
 
@@ -69,7 +78,7 @@ func stateImage(offset int64, leader, leaderEpoch int32) *controller.Image {
 // partition never loaded its shard and answered NOT_COORDINATOR until
 // another image came (TestSharePersisterFailover, about one run in five).
 func TestCoordinatorReconcilerDeliveredImage(t *testing.T) {
-	h := newReconcilerHarness()
+	h := newReconcilerHarness(false)
 	prev := stateImage(10, 2, 0)
 	h.published.Store(prev)
 	h.r.reconcile()
@@ -112,7 +121,7 @@ func TestCoordinatorReconcilerDeliveredImage(t *testing.T) {
 // leader during the test, as while OnChange runs, and the shard loads
 // all the same.
 func TestCoordinatorReconcilerRunDeliveredImage(t *testing.T) {
-	h := newReconcilerHarness()
+	h := newReconcilerHarness(false)
 	h.published.Store(stateImage(10, 2, 0))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -121,5 +130,25 @@ func TestCoordinatorReconcilerRunDeliveredImage(t *testing.T) {
 	h.r.imageChanged(stateImage(11, 1, 1))
 	if !poll(30*time.Second, func() bool { return slices.Equal(h.took(), []string{"load 0"}) }) {
 		t.Fatalf("the shard of the delivered image never loaded: %v", h.took())
+	}
+}
+
+// TestCoordinatorReconcilerDeliveredImageAllCoordinators: the group and
+// transaction coordinators' shards follow the delivered image as the
+// share coordinator's do (one reconciler loads all three), so a consumer
+// group or a transactional producer is not left on NOT_COORDINATOR after
+// its coordinator's partition changed leader either.
+func TestCoordinatorReconcilerDeliveredImageAllCoordinators(t *testing.T) {
+	h := newReconcilerHarness(true)
+	h.published.Store(stateImage(10, 2, 0))
+	h.r.reconcile()
+	h.r.imageChanged(stateImage(11, 1, 1))
+	h.r.reconcile()
+	want := []string{"group load 0", "txn load 0", "load 0"}
+	if ev := h.took(); !slices.Equal(ev, want) {
+		t.Fatalf("reconcile during OnChange: %v, want %v", ev, want)
+	}
+	if e := h.r.transactionCoordinatorEpoch(0); e != 1 {
+		t.Fatalf("transaction coordinator epoch %d, want 1", e)
 	}
 }

@@ -30,7 +30,9 @@ import (
 //     otherwise the epoch must be the session's next one
 //     (INVALID_SHARE_SESSION_EPOCH; SHARE_SESSION_NOT_FOUND without a
 //     session; SHARE_SESSION_LIMIT_REACHED past
-//     group.share.max.share.sessions). Every partition named joins the
+//     group.share.max.share.sessions). A session goes when the
+//     connection that opened it closes, and its member's records are
+//     released then (Kafka 4.4). Every partition named joins the
 //     session (v1+ has no PartitionMaxBytes; max_bytes, capped at
 //     fetch.max.bytes, limits the whole response); ForgottenTopicsData
 //     leaves it.
@@ -84,7 +86,7 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		}
 	}
 	skey := share.SessionKey{Group: group, Member: member}
-	sf := d.Shares.FetchSession(skey, req.ShareSessionEpoch, parts, forgotten, hasAcks)
+	sf := d.Shares.FetchSessionOn(share.ConnID(r.ConnID), skey, req.ShareSessionEpoch, parts, forgotten, hasAcks)
 	if sf.Code != 0 {
 		resp.ErrorCode = sf.Code
 		return resp, nil

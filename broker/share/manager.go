@@ -81,6 +81,10 @@ type Manager struct {
 	logger   *slog.Logger
 	sessions *sessionCache
 	wg       sync.WaitGroup
+	// ctx bounds the background work (lock expiry writes, releases
+	// after a connection closed); Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu struct {
 		sync.Mutex
@@ -120,12 +124,14 @@ func NewManager(o Options) *Manager {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	m := &Manager{opts: o, logger: o.Logger, sessions: newSessionCache(o.MaxShareSessions, o.SessionIdleEviction)}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.mu.parts = make(map[sharestate.Key]*sharePartition)
 	m.mu.watchers = make(map[sharestate.Key]map[chan struct{}]struct{})
 	return m
 }
 
-// Close stops the lock timers and waits for expiries under way.
+// Close stops the lock timers, cancels the background persister calls
+// and waits for the expiries and releases under way.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.mu.closed = true
@@ -133,6 +139,7 @@ func (m *Manager) Close() {
 		sp.stop()
 	}
 	m.mu.Unlock()
+	m.cancel()
 	m.wg.Wait()
 }
 
@@ -717,7 +724,7 @@ func (m *Manager) expire(sp *sharePartition) {
 	if !changed {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), m.opts.PersisterTimeout)
+	ctx, cancel := context.WithTimeout(m.ctx, m.opts.PersisterTimeout)
 	defer cancel()
 	if err := m.persist(ctx, sp); err != nil {
 		m.persisterCode("write", sp.key, err)
@@ -760,9 +767,47 @@ func (m *Manager) notify(k sharestate.Key) {
 	}
 }
 
-// FetchSession resolves a ShareFetch's share session (see SessionFetch).
+// FetchSession resolves a ShareFetch's share session (see SessionFetch)
+// for a request that came on no connection the Manager is told about: a
+// session it opens goes only when closed or replaced (FetchSessionOn).
 func (m *Manager) FetchSession(key SessionKey, epoch int32, parts []FetchPartition, forgotten []TopicPartition, hasAcks bool) SessionFetch {
-	return m.sessions.fetchContext(key, epoch, parts, forgotten, hasAcks, m.opts.Now())
+	return m.FetchSessionOn(0, key, epoch, parts, forgotten, hasAcks)
+}
+
+// FetchSessionOn resolves a ShareFetch's share session (see SessionFetch)
+// for a request that came on connection conn: a session it opens (epoch
+// 0) is closed, and its member's records released, when conn closes
+// (ConnectionClosed).
+func (m *Manager) FetchSessionOn(conn ConnID, key SessionKey, epoch int32, parts []FetchPartition, forgotten []TopicPartition, hasAcks bool) SessionFetch {
+	return m.sessions.fetchContext(conn, key, epoch, parts, forgotten, hasAcks, m.opts.Now())
+}
+
+// ConnectionClosed closes the share sessions opened on conn and releases
+// the records their members hold in the sessions' share-partitions, so
+// that other members get them at once rather than when their acquisition
+// locks expire (Kafka 4.4's ShareSessionCache does so on a connection's
+// disconnect). The release runs in the background (the Manager's Close
+// waits for it); ConnectionClosed returns at once.
+func (m *Manager) ConnectionClosed(conn ConnID) {
+	gone := m.sessions.removeConn(conn)
+	if len(gone) == 0 {
+		return
+	}
+	m.mu.Lock()
+	if m.mu.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.wg.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(m.ctx, m.opts.PersisterTimeout)
+		defer cancel()
+		for key, parts := range gone {
+			m.sessionClosed(ctx, key, parts)
+		}
+	}()
 }
 
 // AcknowledgeSession checks a ShareAcknowledge's share session and moves
@@ -776,6 +821,14 @@ func (m *Manager) AcknowledgeSession(key SessionKey, epoch int32) int16 {
 // or it left its group). It returns the session's partitions.
 func (m *Manager) CloseSession(ctx context.Context, key SessionKey) []TopicPartition {
 	parts := m.sessions.remove(key)
+	m.sessionClosed(ctx, key, parts)
+	return parts
+}
+
+// sessionClosed releases the records of a closed session's member in the
+// session's share-partitions parts, and forgets the group's
+// share-partitions when it was the group's last session here.
+func (m *Manager) sessionClosed(ctx context.Context, key SessionKey, parts []TopicPartition) {
 	keys := make([]sharestate.Key, len(parts))
 	for i, p := range parts {
 		keys[i] = sharestate.Key{Group: key.Group, TopicID: p.TopicID, Partition: p.Partition}
@@ -800,7 +853,6 @@ func (m *Manager) CloseSession(ctx context.Context, key SessionKey) []TopicParti
 			sp.writeMu.Unlock()
 		}
 	}
-	return parts
 }
 
 // Sessions returns the number of open share sessions.

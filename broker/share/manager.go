@@ -436,6 +436,10 @@ type FetchRequest struct {
 	// says whether it may be passed to end on a batch boundary.
 	MaxRecords int
 	Mode       int8
+	// BatchSize is the request's BatchSize: in batch-optimized mode
+	// the acquired ranges are split at log batch boundaries into
+	// pieces of at least this many offsets (<= 0: not split).
+	BatchSize int
 }
 
 // FetchResult is a share-partition's answer to a fetch.
@@ -519,7 +523,7 @@ func (m *Manager) fetch(ctx context.Context, t Target, f FetchRequest) (_ FetchR
 		batches, spans := m.batchRanges(t.Log, data, set.readCommitted)
 		now := m.opts.Now()
 		sp.mu.Lock()
-		got, d := sp.mu.st.acquire(batches, acquireRequest{member: f.Member, maxRecords: f.MaxRecords, mode: f.Mode, now: now}, set.limits)
+		got, d := sp.mu.st.acquire(batches, acquireRequest{member: f.Member, maxRecords: f.MaxRecords, mode: f.Mode, batchSize: f.BatchSize, now: now}, set.limits)
 		dirty = dirty || d
 		if len(got) > 0 {
 			m.scheduleLocked(sp, now)

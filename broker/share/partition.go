@@ -88,7 +88,9 @@ type acquireRequest struct {
 	member     string
 	maxRecords int // <= 0: no limit
 	mode       int8
-	now        time.Time
+	// batchSize is the request's BatchSize (<= 0: none): see acquire.
+	batchSize int
+	now       time.Time
 }
 
 // AcquiredRange is a run of acquired offsets with one delivery count
@@ -103,6 +105,14 @@ type AcquiredRange struct {
 // and the share-partition's in-flight limit. It returns the acquired
 // ranges and whether any record changed state in a way that must be
 // written (archived control or aborted records).
+//
+// A run of offsets acquired together with one delivery count is one
+// range, except that in batch-optimized mode the request's BatchSize
+// splits it at log batch boundaries (KIP-1206, as Kafka 4.4's
+// SharePartition.createBatches): a log batch starting batchSize or more
+// offsets after the range's first starts a new range, so each range
+// holds whole log batches and at least batchSize offsets, the last one
+// excepted. The client acknowledges range by range.
 func (s *partitionState) acquire(batches []batchRange, req acquireRequest, lim limits) (got []AcquiredRange, dirty bool) {
 	n := 0
 	full := func() bool { return req.maxRecords > 0 && n >= req.maxRecords }
@@ -145,7 +155,7 @@ func (s *partitionState) acquire(batches []batchRange, req acquireRequest, lim l
 			r.state, r.member, r.deadline = sharestate.StateAcquired, req.member, req.now.Add(lim.lockDuration)
 			r.count++
 			n++
-			if k := len(got) - 1; k >= 0 && got[k].LastOffset == o-1 && got[k].DeliveryCount == r.count {
+			if k := len(got) - 1; k >= 0 && got[k].LastOffset == o-1 && got[k].DeliveryCount == r.count && !req.splitsAt(o, b, got[k].FirstOffset) {
 				got[k].LastOffset = o
 			} else {
 				got = append(got, AcquiredRange{FirstOffset: o, LastOffset: o, DeliveryCount: r.count})
@@ -156,6 +166,13 @@ func (s *partitionState) acquire(batches []batchRange, req acquireRequest, lim l
 		dirty = true
 	}
 	return got, dirty
+}
+
+// splitsAt reports whether the acquired range starting at rangeFirst ends
+// before offset o of log batch b: o starts b and the range holds
+// batchSize offsets already (batch-optimized mode only).
+func (req acquireRequest) splitsAt(o int64, b batchRange, rangeFirst int64) bool {
+	return req.mode == AcquireBatchOptimized && req.batchSize > 0 && o == b.first && o-rangeFirst >= int64(req.batchSize)
 }
 
 // AckBatch is one acknowledgement batch of a request: offsets

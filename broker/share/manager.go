@@ -37,7 +37,7 @@ type Options struct {
 	// GroupConfig returns a share group's dynamic config overrides
 	// (share.record.lock.duration.ms, share.delivery.count.limit,
 	// share.partition.max.record.locks, share.auto.offset.reset,
-	// share.isolation.level); nil: none.
+	// share.isolation.level, share.renew.acknowledge.enable); nil: none.
 	GroupConfig func(group string) map[string]string
 	// RecordLockDuration is group.share.record.lock.duration.ms (30 s).
 	RecordLockDuration time.Duration
@@ -179,6 +179,7 @@ func (m *Manager) settings(group string) groupSettings {
 		g.reset = v
 	}
 	g.readCommitted = o["share.isolation.level"] == "read_committed"
+	g.noRenew = strings.EqualFold(o["share.renew.acknowledge.enable"], "false")
 	return g
 }
 
@@ -626,6 +627,7 @@ func (m *Manager) Acknowledge(ctx context.Context, t Target, a Acknowledgement) 
 	if code != 0 {
 		return AckResult{Code: code}
 	}
+	set := m.settings(t.Key.Group)
 	sp.writeMu.Lock()
 	defer sp.writeMu.Unlock()
 	now := m.opts.Now()
@@ -634,6 +636,9 @@ func (m *Manager) Acknowledge(ctx context.Context, t Target, a Acknowledgement) 
 		sp.mu.Unlock()
 		return AckResult{Code: kerr.NotLeaderForPartition.Code}
 	}
+	// The group's settings as they are now: share.renew.acknowledge.enable
+	// is read at each acknowledgement, as Kafka 4.4.
+	sp.mu.set = set
 	sp.mu.lastUsed = now
 	code, msg, dirty := sp.mu.st.acknowledge(ackRequest{member: a.Member, renew: a.Renew, batches: a.Batches, now: now}, sp.mu.set.limits)
 	m.scheduleLocked(sp, now)

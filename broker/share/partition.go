@@ -43,6 +43,9 @@ type limits struct {
 	lockDuration  time.Duration // share.record.lock.duration.ms
 	deliveryLimit int16         // share.delivery.count.limit
 	maxInFlight   int           // share.partition.max.record.locks
+	// noRenew: share.renew.acknowledge.enable is false, renew
+	// acknowledgements are refused.
+	noRenew bool
 }
 
 // partitionState is the delivery state machine of one share-partition
@@ -183,6 +186,14 @@ type AckBatch struct {
 	Types                   []int8
 }
 
+// typeAt is the acknowledgement type of offset o of the batch.
+func (b AckBatch) typeAt(o int64) int8 {
+	if len(b.Types) > 1 {
+		return b.Types[o-b.FirstOffset]
+	}
+	return b.Types[0]
+}
+
 // ackRequest is a member's acknowledgements of one share-partition.
 type ackRequest struct {
 	member string
@@ -198,6 +209,9 @@ type ackRequest struct {
 const (
 	msgPastAcquired = "Batch record not found. The first offset in request is past acquired records."
 	msgNotInCache   = "Batch record not found. The request batch offsets are not found in the cache."
+	// msgRenewDisabled answers a renew acknowledgement in a group with
+	// share.renew.acknowledge.enable=false (INVALID_RECORD_STATE).
+	msgRenewDisabled = "Renewing acquisition locks is not enabled for the group."
 )
 
 // acknowledge applies a member's acknowledgements, all or none: it
@@ -207,17 +221,13 @@ const (
 // changed. Offsets below the start offset are done already and ignored,
 // as Kafka 4.4 does.
 func (s *partitionState) acknowledge(req ackRequest, lim limits) (code int16, msg string, dirty bool) {
-	if code, msg := s.checkAcks(req); code != 0 {
+	if code, msg := s.checkAcks(req, lim); code != 0 {
 		return code, msg, false
 	}
 	for _, b := range req.batches {
 		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
-			t := b.Types[0]
-			if len(b.Types) > 1 {
-				t = b.Types[o-b.FirstOffset]
-			}
 			r := s.at(o)
-			switch t {
+			switch b.typeAt(o) {
 			case AckAccept:
 				r.state = sharestate.StateAcknowledged
 			case AckGap, AckReject:
@@ -238,8 +248,12 @@ func (s *partitionState) acknowledge(req ackRequest, lim limits) (code int16, ms
 	return 0, "", dirty
 }
 
-// checkAcks validates acknowledgements without applying them.
-func (s *partitionState) checkAcks(req ackRequest) (int16, string) {
+// checkAcks validates acknowledgements without applying them. A renew of
+// records the member holds in a group whose
+// share.renew.acknowledge.enable is false is INVALID_RECORD_STATE, as
+// Kafka 4.4 answers it (after the checks of the offsets' state and
+// owner).
+func (s *partitionState) checkAcks(req ackRequest, lim limits) (int16, string) {
 	prevLast := int64(-1)
 	for _, b := range req.batches {
 		span := b.LastOffset - b.FirstOffset + 1
@@ -268,6 +282,9 @@ func (s *partitionState) checkAcks(req ackRequest) (int16, string) {
 		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
 			if r := s.at(o); r.state != sharestate.StateAcquired || r.member != req.member {
 				return kerr.InvalidRecordState.Code, ""
+			}
+			if lim.noRenew && b.typeAt(o) == AckRenew {
+				return kerr.InvalidRecordState.Code, msgRenewDisabled
 			}
 		}
 	}

@@ -38,6 +38,8 @@ type conn struct {
 	srv  *Server
 	nc   net.Conn
 	host string
+	// id numbers the connection in its server (handlers.Request.ConnID).
+	id uint64
 	// controller: the connection came in on a controller listener, where
 	// the controller-only APIs are served.
 	controller bool
@@ -109,7 +111,7 @@ var errIdle = errors.New("idle for longer than connections.max.idle.ms")
 
 func newConn(s *Server, nc net.Conn, listener string, controller bool) *conn {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
-	c := &conn{srv: s, nc: nc, host: host, listener: listener, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan *pending, frameQueue)}
+	c := &conn{srv: s, nc: nc, host: host, id: s.connIDs.Add(1), listener: listener, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan *pending, frameQueue)}
 	c.queued.freed = make(chan struct{})
 	c.secure(s.opts.Security[listener])
 	c.touch()
@@ -151,6 +153,7 @@ func (c *conn) run() {
 	c.dispatchers.Wait()
 	wg.Wait()
 	c.nc.Close()
+	c.srv.connClosed(c.id)
 }
 
 func (c *conn) read() error {
@@ -376,7 +379,7 @@ func (c *conn) handle(frame []byte, read time.Time, detach handlers.Detacher) (o
 			return outgoing{buf: mutations.patchFrame(c, hdr, req, out), throttle: mutations.muteTime()}, nil
 		}
 	}
-	hr := &handlers.Request{Header: hdr, Body: req, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(), Controller: c.controller, Detacher: detach}
+	hr := &handlers.Request{Header: hdr, Body: req, ConnID: c.id, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(), Controller: c.controller, Detacher: detach}
 	resp, err := handlers.Serve(entry, c.srv.opts.Deps, hr)
 	if err != nil {
 		return outgoing{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)

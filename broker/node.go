@@ -440,6 +440,7 @@ func (n *Node) start() (_ *Node, err error) {
 			return nil, err
 		}
 		n.shares.start(cfg, deps, logger)
+		n.srv.OnConnClose(n.shares.connClosed)
 		n.wireShares(deps)
 	}
 	if err := n.startHTTP(); err != nil {

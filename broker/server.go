@@ -153,6 +153,11 @@ type Server struct {
 	// quotas are the client quotas' rates (quota_conn.go).
 	quotas *quota.Manager
 
+	// connIDs numbers the connections (handlers.Request.ConnID);
+	// closeHooks hear of their closing (conn_close.go).
+	connIDs    atomic.Uint64
+	closeHooks connCloseHooks
+
 	mu struct {
 		sync.Mutex
 		conns map[*conn]struct{}

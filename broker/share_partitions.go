@@ -86,6 +86,14 @@ func (s *sharePartitions) reconcile(img *controller.Image, replicas *replica.Man
 	reconcileSharePartitions(s.m.Load(), img, replicas)
 }
 
+// connClosed closes the share sessions opened on a client connection that
+// closed and releases their members' records (Server.OnConnClose).
+func (s *sharePartitions) connClosed(id uint64) {
+	if m := s.m.Load(); m != nil {
+		m.ConnectionClosed(sharepart.ConnID(id))
+	}
+}
+
 // close stops the manager's lock timers.
 func (s *sharePartitions) close() {
 	if m := s.m.Load(); m != nil {

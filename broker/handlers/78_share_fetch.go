@@ -30,7 +30,9 @@ import (
 //     otherwise the epoch must be the session's next one
 //     (INVALID_SHARE_SESSION_EPOCH; SHARE_SESSION_NOT_FOUND without a
 //     session; SHARE_SESSION_LIMIT_REACHED past
-//     group.share.max.share.sessions). Every partition named joins the
+//     group.share.max.share.sessions). A session goes when the
+//     connection that opened it closes, and its member's records are
+//     released then (Kafka 4.4). Every partition named joins the
 //     session (v1+ has no PartitionMaxBytes; max_bytes, capped at
 //     fetch.max.bytes, limits the whole response); ForgottenTopicsData
 //     leaves it.
@@ -38,8 +40,9 @@ import (
 //     fetch (AcknowledgeErrorCode per partition).
 //   - MaxRecords limits the acquired records across partitions; in
 //     ShareAcquireMode 0 (batch-optimized, v1) it may be passed to end on
-//     a batch boundary, in mode 1 (record-limit, v2) never. BatchSize is
-//     not used to split AcquiredRecords.
+//     a batch boundary, in mode 1 (record-limit, v2) never. In mode 0
+//     BatchSize splits AcquiredRecords at log batch boundaries into
+//     ranges of at least BatchSize records (Kafka 4.4).
 //   - A partition this node does not lead is NOT_LEADER_OR_FOLLOWER with
 //     CurrentLeader and the leader's NodeEndpoints, as Fetch.
 //   - The response of a session's first fetch names every partition; later
@@ -84,7 +87,7 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		}
 	}
 	skey := share.SessionKey{Group: group, Member: member}
-	sf := d.Shares.FetchSession(skey, req.ShareSessionEpoch, parts, forgotten, hasAcks)
+	sf := d.Shares.FetchSessionOn(share.ConnID(r.ConnID), skey, req.ShareSessionEpoch, parts, forgotten, hasAcks)
 	if sf.Code != 0 {
 		resp.ErrorCode = sf.Code
 		return resp, nil
@@ -131,7 +134,7 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	// The fetch: every partition of the session, within max_bytes and
 	// MaxRecords.
 	minBytes := min(int(req.MinBytes), maxBytes)
-	fr := &shareFetchRun{d: d, r: r, group: group, member: member, mode: req.ShareAcquireMode, maxBytes: maxBytes, maxRecords: int(req.MaxRecords), out: out, parts: sf.Parts}
+	fr := &shareFetchRun{d: d, r: r, group: group, member: member, mode: req.ShareAcquireMode, batchSize: int(req.BatchSize), maxBytes: maxBytes, maxRecords: int(req.MaxRecords), out: out, parts: sf.Parts}
 	if sf.Full {
 		for _, p := range sf.Parts {
 			out.partition(p.TopicPartition)
@@ -199,6 +202,7 @@ type shareFetchRun struct {
 	r             *Request
 	group, member string
 	mode          int8
+	batchSize     int
 	maxBytes      int
 	maxRecords    int // <= 0: no limit
 	parts         []share.FetchPartition
@@ -237,7 +241,7 @@ func (f *shareFetchRun) run(ctx context.Context) {
 		if f.maxRecords > 0 {
 			maxRecords = f.maxRecords - f.records
 		}
-		res := f.d.Shares.Fetch(ctx, st.target, share.FetchRequest{Member: f.member, MaxBytes: limit, MaxRecords: maxRecords, Mode: f.mode})
+		res := f.d.Shares.Fetch(ctx, st.target, share.FetchRequest{Member: f.member, MaxBytes: limit, MaxRecords: maxRecords, Mode: f.mode, BatchSize: f.batchSize})
 		if res.Code != 0 {
 			f.out.partition(p.TopicPartition).ErrorCode = res.Code
 			f.failed = true

@@ -16,7 +16,9 @@ import (
 //
 //   - Acknowledges records a member acquired with ShareFetch: accept (1),
 //     release (2), reject (3), gap (0) and, in a request with IsRenewAck,
-//     renew (4), which extends the acquisition lock. Each partition's
+//     renew (4), which extends the acquisition lock (INVALID_RECORD_STATE
+//     "Renewing acquisition locks is not enabled for the group." when the
+//     group's share.renew.acknowledge.enable is false). Each partition's
 //     acknowledgements are applied all or none and answered after their
 //     state is written: INVALID_RECORD_STATE for an offset the member does
 //     not hold, INVALID_REQUEST for a malformed batch.

@@ -123,6 +123,9 @@ func (d *Deps) Init() {
 type Request struct {
 	Header wire.RequestHeader
 	Body   kmsg.Request
+	// ConnID numbers the connection the request came on (0: none, as in
+	// tests); a share session remembers the one that opened it.
+	ConnID uint64
 	// ClientHost is the remote address of the connection, for
 	// DescribeGroups and friends.
 	ClientHost string

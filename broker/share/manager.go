@@ -37,7 +37,7 @@ type Options struct {
 	// GroupConfig returns a share group's dynamic config overrides
 	// (share.record.lock.duration.ms, share.delivery.count.limit,
 	// share.partition.max.record.locks, share.auto.offset.reset,
-	// share.isolation.level); nil: none.
+	// share.isolation.level, share.renew.acknowledge.enable); nil: none.
 	GroupConfig func(group string) map[string]string
 	// RecordLockDuration is group.share.record.lock.duration.ms (30 s).
 	RecordLockDuration time.Duration
@@ -81,6 +81,10 @@ type Manager struct {
 	logger   *slog.Logger
 	sessions *sessionCache
 	wg       sync.WaitGroup
+	// ctx bounds the background work (lock expiry writes, releases
+	// after a connection closed); Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu struct {
 		sync.Mutex
@@ -120,12 +124,14 @@ func NewManager(o Options) *Manager {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	m := &Manager{opts: o, logger: o.Logger, sessions: newSessionCache(o.MaxShareSessions, o.SessionIdleEviction)}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.mu.parts = make(map[sharestate.Key]*sharePartition)
 	m.mu.watchers = make(map[sharestate.Key]map[chan struct{}]struct{})
 	return m
 }
 
-// Close stops the lock timers and waits for expiries under way.
+// Close stops the lock timers, cancels the background persister calls
+// and waits for the expiries and releases under way.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.mu.closed = true
@@ -133,6 +139,7 @@ func (m *Manager) Close() {
 		sp.stop()
 	}
 	m.mu.Unlock()
+	m.cancel()
 	m.wg.Wait()
 }
 
@@ -172,6 +179,7 @@ func (m *Manager) settings(group string) groupSettings {
 		g.reset = v
 	}
 	g.readCommitted = o["share.isolation.level"] == "read_committed"
+	g.noRenew = strings.EqualFold(o["share.renew.acknowledge.enable"], "false")
 	return g
 }
 
@@ -429,6 +437,10 @@ type FetchRequest struct {
 	// says whether it may be passed to end on a batch boundary.
 	MaxRecords int
 	Mode       int8
+	// BatchSize is the request's BatchSize: in batch-optimized mode
+	// the acquired ranges are split at log batch boundaries into
+	// pieces of at least this many offsets (<= 0: not split).
+	BatchSize int
 }
 
 // FetchResult is a share-partition's answer to a fetch.
@@ -512,7 +524,7 @@ func (m *Manager) fetch(ctx context.Context, t Target, f FetchRequest) (_ FetchR
 		batches, spans := m.batchRanges(t.Log, data, set.readCommitted)
 		now := m.opts.Now()
 		sp.mu.Lock()
-		got, d := sp.mu.st.acquire(batches, acquireRequest{member: f.Member, maxRecords: f.MaxRecords, mode: f.Mode, now: now}, set.limits)
+		got, d := sp.mu.st.acquire(batches, acquireRequest{member: f.Member, maxRecords: f.MaxRecords, mode: f.Mode, batchSize: f.BatchSize, now: now}, set.limits)
 		dirty = dirty || d
 		if len(got) > 0 {
 			m.scheduleLocked(sp, now)
@@ -615,6 +627,7 @@ func (m *Manager) Acknowledge(ctx context.Context, t Target, a Acknowledgement) 
 	if code != 0 {
 		return AckResult{Code: code}
 	}
+	set := m.settings(t.Key.Group)
 	sp.writeMu.Lock()
 	defer sp.writeMu.Unlock()
 	now := m.opts.Now()
@@ -623,6 +636,9 @@ func (m *Manager) Acknowledge(ctx context.Context, t Target, a Acknowledgement) 
 		sp.mu.Unlock()
 		return AckResult{Code: kerr.NotLeaderForPartition.Code}
 	}
+	// The group's settings as they are now: share.renew.acknowledge.enable
+	// is read at each acknowledgement, as Kafka 4.4.
+	sp.mu.set = set
 	sp.mu.lastUsed = now
 	code, msg, dirty := sp.mu.st.acknowledge(ackRequest{member: a.Member, renew: a.Renew, batches: a.Batches, now: now}, sp.mu.set.limits)
 	m.scheduleLocked(sp, now)
@@ -717,7 +733,7 @@ func (m *Manager) expire(sp *sharePartition) {
 	if !changed {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), m.opts.PersisterTimeout)
+	ctx, cancel := context.WithTimeout(m.ctx, m.opts.PersisterTimeout)
 	defer cancel()
 	if err := m.persist(ctx, sp); err != nil {
 		m.persisterCode("write", sp.key, err)
@@ -760,9 +776,47 @@ func (m *Manager) notify(k sharestate.Key) {
 	}
 }
 
-// FetchSession resolves a ShareFetch's share session (see SessionFetch).
+// FetchSession resolves a ShareFetch's share session (see SessionFetch)
+// for a request that came on no connection the Manager is told about: a
+// session it opens goes only when closed or replaced (FetchSessionOn).
 func (m *Manager) FetchSession(key SessionKey, epoch int32, parts []FetchPartition, forgotten []TopicPartition, hasAcks bool) SessionFetch {
-	return m.sessions.fetchContext(key, epoch, parts, forgotten, hasAcks, m.opts.Now())
+	return m.FetchSessionOn(0, key, epoch, parts, forgotten, hasAcks)
+}
+
+// FetchSessionOn resolves a ShareFetch's share session (see SessionFetch)
+// for a request that came on connection conn: a session it opens (epoch
+// 0) is closed, and its member's records released, when conn closes
+// (ConnectionClosed).
+func (m *Manager) FetchSessionOn(conn ConnID, key SessionKey, epoch int32, parts []FetchPartition, forgotten []TopicPartition, hasAcks bool) SessionFetch {
+	return m.sessions.fetchContext(conn, key, epoch, parts, forgotten, hasAcks, m.opts.Now())
+}
+
+// ConnectionClosed closes the share sessions opened on conn and releases
+// the records their members hold in the sessions' share-partitions, so
+// that other members get them at once rather than when their acquisition
+// locks expire (Kafka 4.4's ShareSessionCache does so on a connection's
+// disconnect). The release runs in the background (the Manager's Close
+// waits for it); ConnectionClosed returns at once.
+func (m *Manager) ConnectionClosed(conn ConnID) {
+	gone := m.sessions.removeConn(conn)
+	if len(gone) == 0 {
+		return
+	}
+	m.mu.Lock()
+	if m.mu.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.wg.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(m.ctx, m.opts.PersisterTimeout)
+		defer cancel()
+		for key, parts := range gone {
+			m.sessionClosed(ctx, key, parts)
+		}
+	}()
 }
 
 // AcknowledgeSession checks a ShareAcknowledge's share session and moves
@@ -776,6 +830,14 @@ func (m *Manager) AcknowledgeSession(key SessionKey, epoch int32) int16 {
 // or it left its group). It returns the session's partitions.
 func (m *Manager) CloseSession(ctx context.Context, key SessionKey) []TopicPartition {
 	parts := m.sessions.remove(key)
+	m.sessionClosed(ctx, key, parts)
+	return parts
+}
+
+// sessionClosed releases the records of a closed session's member in the
+// session's share-partitions parts, and forgets the group's
+// share-partitions when it was the group's last session here.
+func (m *Manager) sessionClosed(ctx context.Context, key SessionKey, parts []TopicPartition) {
 	keys := make([]sharestate.Key, len(parts))
 	for i, p := range parts {
 		keys[i] = sharestate.Key{Group: key.Group, TopicID: p.TopicID, Partition: p.Partition}
@@ -800,7 +862,6 @@ func (m *Manager) CloseSession(ctx context.Context, key SessionKey) []TopicParti
 			sp.writeMu.Unlock()
 		}
 	}
-	return parts
 }
 
 // Sessions returns the number of open share sessions.

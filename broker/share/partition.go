@@ -43,6 +43,9 @@ type limits struct {
 	lockDuration  time.Duration // share.record.lock.duration.ms
 	deliveryLimit int16         // share.delivery.count.limit
 	maxInFlight   int           // share.partition.max.record.locks
+	// noRenew: share.renew.acknowledge.enable is false, renew
+	// acknowledgements are refused.
+	noRenew bool
 }
 
 // partitionState is the delivery state machine of one share-partition
@@ -88,7 +91,9 @@ type acquireRequest struct {
 	member     string
 	maxRecords int // <= 0: no limit
 	mode       int8
-	now        time.Time
+	// batchSize is the request's BatchSize (<= 0: none): see acquire.
+	batchSize int
+	now       time.Time
 }
 
 // AcquiredRange is a run of acquired offsets with one delivery count
@@ -103,6 +108,14 @@ type AcquiredRange struct {
 // and the share-partition's in-flight limit. It returns the acquired
 // ranges and whether any record changed state in a way that must be
 // written (archived control or aborted records).
+//
+// A run of offsets acquired together with one delivery count is one
+// range, except that in batch-optimized mode the request's BatchSize
+// splits it at log batch boundaries (KIP-1206, as Kafka 4.4's
+// SharePartition.createBatches): a log batch starting batchSize or more
+// offsets after the range's first starts a new range, so each range
+// holds whole log batches and at least batchSize offsets, the last one
+// excepted. The client acknowledges range by range.
 func (s *partitionState) acquire(batches []batchRange, req acquireRequest, lim limits) (got []AcquiredRange, dirty bool) {
 	n := 0
 	full := func() bool { return req.maxRecords > 0 && n >= req.maxRecords }
@@ -145,7 +158,7 @@ func (s *partitionState) acquire(batches []batchRange, req acquireRequest, lim l
 			r.state, r.member, r.deadline = sharestate.StateAcquired, req.member, req.now.Add(lim.lockDuration)
 			r.count++
 			n++
-			if k := len(got) - 1; k >= 0 && got[k].LastOffset == o-1 && got[k].DeliveryCount == r.count {
+			if k := len(got) - 1; k >= 0 && got[k].LastOffset == o-1 && got[k].DeliveryCount == r.count && !req.splitsAt(o, b, got[k].FirstOffset) {
 				got[k].LastOffset = o
 			} else {
 				got = append(got, AcquiredRange{FirstOffset: o, LastOffset: o, DeliveryCount: r.count})
@@ -158,12 +171,27 @@ func (s *partitionState) acquire(batches []batchRange, req acquireRequest, lim l
 	return got, dirty
 }
 
+// splitsAt reports whether the acquired range starting at rangeFirst ends
+// before offset o of log batch b: o starts b and the range holds
+// batchSize offsets already (batch-optimized mode only).
+func (req acquireRequest) splitsAt(o int64, b batchRange, rangeFirst int64) bool {
+	return req.mode == AcquireBatchOptimized && req.batchSize > 0 && o == b.first && o-rangeFirst >= int64(req.batchSize)
+}
+
 // AckBatch is one acknowledgement batch of a request: offsets
 // FirstOffset to LastOffset, with one type for all of them or one per
 // offset.
 type AckBatch struct {
 	FirstOffset, LastOffset int64
 	Types                   []int8
+}
+
+// typeAt is the acknowledgement type of offset o of the batch.
+func (b AckBatch) typeAt(o int64) int8 {
+	if len(b.Types) > 1 {
+		return b.Types[o-b.FirstOffset]
+	}
+	return b.Types[0]
 }
 
 // ackRequest is a member's acknowledgements of one share-partition.
@@ -181,6 +209,9 @@ type ackRequest struct {
 const (
 	msgPastAcquired = "Batch record not found. The first offset in request is past acquired records."
 	msgNotInCache   = "Batch record not found. The request batch offsets are not found in the cache."
+	// msgRenewDisabled answers a renew acknowledgement in a group with
+	// share.renew.acknowledge.enable=false (INVALID_RECORD_STATE).
+	msgRenewDisabled = "Renewing acquisition locks is not enabled for the group."
 )
 
 // acknowledge applies a member's acknowledgements, all or none: it
@@ -190,17 +221,13 @@ const (
 // changed. Offsets below the start offset are done already and ignored,
 // as Kafka 4.4 does.
 func (s *partitionState) acknowledge(req ackRequest, lim limits) (code int16, msg string, dirty bool) {
-	if code, msg := s.checkAcks(req); code != 0 {
+	if code, msg := s.checkAcks(req, lim); code != 0 {
 		return code, msg, false
 	}
 	for _, b := range req.batches {
 		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
-			t := b.Types[0]
-			if len(b.Types) > 1 {
-				t = b.Types[o-b.FirstOffset]
-			}
 			r := s.at(o)
-			switch t {
+			switch b.typeAt(o) {
 			case AckAccept:
 				r.state = sharestate.StateAcknowledged
 			case AckGap, AckReject:
@@ -221,8 +248,12 @@ func (s *partitionState) acknowledge(req ackRequest, lim limits) (code int16, ms
 	return 0, "", dirty
 }
 
-// checkAcks validates acknowledgements without applying them.
-func (s *partitionState) checkAcks(req ackRequest) (int16, string) {
+// checkAcks validates acknowledgements without applying them. A renew of
+// records the member holds in a group whose
+// share.renew.acknowledge.enable is false is INVALID_RECORD_STATE, as
+// Kafka 4.4 answers it (after the checks of the offsets' state and
+// owner).
+func (s *partitionState) checkAcks(req ackRequest, lim limits) (int16, string) {
 	prevLast := int64(-1)
 	for _, b := range req.batches {
 		span := b.LastOffset - b.FirstOffset + 1
@@ -251,6 +282,9 @@ func (s *partitionState) checkAcks(req ackRequest) (int16, string) {
 		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
 			if r := s.at(o); r.state != sharestate.StateAcquired || r.member != req.member {
 				return kerr.InvalidRecordState.Code, ""
+			}
+			if lim.noRenew && b.typeAt(o) == AckRenew {
+				return kerr.InvalidRecordState.Code, msgRenewDisabled
 			}
 		}
 	}

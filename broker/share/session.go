@@ -31,10 +31,18 @@ type TopicPartition struct {
 // SessionKey names a share session: one member of one share group.
 type SessionKey struct{ Group, Member string }
 
+// ConnID names the client connection a share session was opened on (the
+// broker numbers its connections); 0 is none, a session no connection
+// close removes.
+type ConnID uint64
+
 // session is a member's share session on this broker: the partitions it
 // fetches (with each one's PartitionMaxBytes, in the order they were
 // added) and the epoch its next request must carry.
 type session struct {
+	// conn is the connection whose ShareFetch at epoch 0 opened it:
+	// when that connection closes the session goes, as in Kafka 4.4.
+	conn     ConnID
 	epoch    int32
 	parts    []TopicPartition
 	maxBytes map[TopicPartition]int32
@@ -44,12 +52,16 @@ type session struct {
 // sessionCache holds the share sessions (Kafka's ShareSessionCache), at
 // most group.share.max.share.sessions of them.
 //
-// Kafka removes a member's share session when its connection closes or it
-// leaves the group; samsa has neither hook yet (CloseSession is the
-// group's), so a full cache evicts the session idle longest once it has
-// been idle for idleAfter: a member that sent nothing for longer than any
-// share group session timeout is gone. Its records were released by their
-// lock expiry already.
+// A session goes when its member closes it (epoch -1), when the
+// connection that opened it closes (removeConn, as Kafka 4.4's
+// ShareSessionCache with its connection disconnect listener), or when a
+// new session of the same member replaces it (epoch 0). Kafka 4.4 has no
+// other eviction: a full cache refuses new sessions. samsa also lets a
+// full cache evict the session idle longest once it has been idle for
+// idleAfter (a member that sent nothing for longer than any share group
+// session timeout is gone; its records were released by their lock
+// expiry already), so a client that keeps its connection but stops
+// fetching cannot hold a slot forever.
 type sessionCache struct {
 	max       int
 	idleAfter time.Duration
@@ -111,7 +123,9 @@ type SessionFetch struct {
 // nothing to acknowledge), -1 closes it (no partition may be fetched),
 // any other must be the session's next epoch and adds, updates and
 // forgets partitions.
-func (c *sessionCache) fetchContext(key SessionKey, epoch int32, parts []FetchPartition, forgotten []TopicPartition, hasAcks bool, now time.Time) SessionFetch {
+//
+// A new session remembers conn, the connection it was opened on.
+func (c *sessionCache) fetchContext(conn ConnID, key SessionKey, epoch int32, parts []FetchPartition, forgotten []TopicPartition, hasAcks bool, now time.Time) SessionFetch {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch epoch {
@@ -134,7 +148,7 @@ func (c *sessionCache) fetchContext(key SessionKey, epoch int32, parts []FetchPa
 		if c.max > 0 && len(c.mu.sessions) >= c.max && !c.evictIdleLocked(now) {
 			return SessionFetch{Code: kerr.ShareSessionLimitReached.Code}
 		}
-		s := &session{epoch: 1, maxBytes: map[TopicPartition]int32{}, lastUsed: now}
+		s := &session{conn: conn, epoch: 1, maxBytes: map[TopicPartition]int32{}, lastUsed: now}
 		s.update(parts, nil)
 		c.mu.sessions[key] = s
 		return SessionFetch{Full: true, Parts: s.fetchParts()}
@@ -187,6 +201,29 @@ func (c *sessionCache) remove(key SessionKey) []TopicPartition {
 	}
 	delete(c.mu.sessions, key)
 	return s.parts
+}
+
+// removeConn closes the sessions opened on conn and returns each one's
+// partitions. A session of the same member opened since on another
+// connection stays.
+func (c *sessionCache) removeConn(conn ConnID) map[SessionKey][]TopicPartition {
+	if conn == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out map[SessionKey][]TopicPartition
+	for k, s := range c.mu.sessions {
+		if s.conn != conn {
+			continue
+		}
+		if out == nil {
+			out = make(map[SessionKey][]TopicPartition)
+		}
+		out[k] = s.parts
+		delete(c.mu.sessions, k)
+	}
+	return out
 }
 
 // len returns the number of open sessions.

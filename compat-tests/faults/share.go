@@ -62,6 +62,12 @@ type ShareOptions struct {
 	LockDuration  time.Duration
 	// Seed chooses which deliveries are released or rejected.
 	Seed uint64
+	// StallEvery, if set, makes every third consumer (the first
+	// included) hold the records of a poll past their lock duration
+	// before acknowledging them, at most once per StallEvery: their
+	// locks expire, other consumers may acquire them, and those
+	// acknowledgements must fail.
+	StallEvery time.Duration
 	// LogDir, if set, gets each consumer's franz-go log.
 	LogDir   string
 	LogDebug bool
@@ -91,6 +97,9 @@ type ShareDelivery struct {
 	// Count is the delivery count the broker gave it.
 	Count  int32
 	Action string
+	// AckSent is when the consumer marked its acknowledgement (the
+	// client sends it no earlier).
+	AckSent time.Duration
 	// AckOK says the acknowledgement's partition answered with no error
 	// (the broker applied it); AckErr says why not, when not: an error
 	// code, a client error, or "not acknowledged" (the consumer crashed
@@ -105,8 +114,9 @@ type ShareHistory struct {
 	Deliveries []ShareDelivery
 	// DeliveryLimit is the brokers' group.share.delivery.count.limit.
 	DeliveryLimit int
-	// Crashes counts consumers cut off the network without leaving.
-	Crashes int
+	// Crashes counts consumers cut off the network without leaving, and
+	// Stalls the polls whose records a consumer held past their lock.
+	Crashes, Stalls int
 	// Drained says that, after the faults healed and the producers
 	// stopped, the group finished every record below the end offsets
 	// (by its own history, or by DescribeShareGroupOffsets lag 0).
@@ -130,6 +140,10 @@ type shareConsumer struct {
 	// window was taken (the ack callback appends, the loop takes).
 	mu      sync.Mutex
 	results map[int32][]error
+
+	// staller and lastStall: see ShareOptions.StallEvery.
+	staller   bool
+	lastStall time.Time
 }
 
 func (c *shareConsumer) onAck(_ *kgo.Client, rs kgo.ShareAckResults) {
@@ -165,6 +179,7 @@ type Share struct {
 	crashed   []*shareConsumer
 	next      int
 	acked     atomic.Int64
+	stalls    atomic.Int64
 }
 
 // shareFlushBound bounds one flush of a consumer's acknowledgements.
@@ -208,9 +223,10 @@ func StartShare(addrs []string, o ShareOptions) (*Share, error) {
 func (s *Share) addConsumer() error {
 	s.mu.Lock()
 	name := fmt.Sprintf("share-consumer%d", s.next)
+	staller := s.o.StallEvery > 0 && s.next%3 == 0
 	s.next++
 	s.mu.Unlock()
-	c := &shareConsumer{name: name, dialer: &cutDialer{}, done: make(chan struct{})}
+	c := &shareConsumer{name: name, dialer: &cutDialer{}, done: make(chan struct{}), staller: staller, lastStall: time.Now()}
 	opts := []kgo.Opt{kgo.SeedBrokers(s.addrs...), kgo.ClientID(name), kgo.Dialer(c.dialer.dial),
 		kgo.ShareGroup(s.o.Group), kgo.ConsumeTopics(s.o.Topic), kgo.ShareAckCallback(c.onAck)}
 	if s.o.LogDir != "" {
@@ -296,12 +312,13 @@ func (s *Share) consume(ctx context.Context, c *shareConsumer) {
 				s.mu.Unlock()
 			}
 		})
+		var recs []*kgo.Record
 		fs.EachRecord(func(r *kgo.Record) {
 			a := s.action(r.Partition, r.Offset, r.DeliveryCount())
 			acq := r.AcquisitionDeadline().Add(-s.o.LockDuration).Sub(s.start)
 			ds = append(ds, ShareDelivery{At: at, Acquired: acq, Consumer: c.name, Partition: r.Partition,
 				Offset: r.Offset, Count: r.DeliveryCount(), Action: a})
-			r.Ack(ackStatus(a))
+			recs = append(recs, r)
 		})
 		if len(ds) == 0 {
 			continue
@@ -314,6 +331,19 @@ func (s *Share) consume(ctx context.Context, c *shareConsumer) {
 		}
 		s.hist.Deliveries = append(s.hist.Deliveries, ds...)
 		s.mu.Unlock()
+		if c.staller && time.Since(c.lastStall) >= s.o.StallEvery {
+			// Hold the records past their lock: another consumer
+			// may take them, and these acknowledgements must fail.
+			holdFor(ctx, s.o.LockDuration+3*time.Second)
+			c.lastStall = time.Now()
+			s.stalls.Add(1)
+		}
+		sent := time.Since(s.start)
+		if ctx.Err() == nil {
+			for _, r := range recs {
+				r.Ack(ackStatus(s.action(r.Partition, r.Offset, r.DeliveryCount())))
+			}
+		}
 
 		fctx, cancel := context.WithTimeout(ctx, shareFlushBound)
 		ferr := c.cl.FlushAcks(fctx)
@@ -323,7 +353,7 @@ func (s *Share) consume(ctx context.Context, c *shareConsumer) {
 		s.mu.Lock()
 		for i := range ds {
 			d := &s.hist.Deliveries[first+i]
-			d.AckAt = ackAt
+			d.AckSent, d.AckAt = sent, ackAt
 			errs, got := res[d.Partition]
 			switch {
 			case ferr != nil:
@@ -520,6 +550,7 @@ func (s *Share) History() *ShareHistory {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.hist
+	h.Stalls = int(s.stalls.Load())
 	h.Deliveries = append([]ShareDelivery(nil), s.hist.Deliveries...)
 	h.AckErrors, h.PollErrors = make(map[string]int), make(map[string]int)
 	for k, v := range s.hist.AckErrors {
@@ -553,7 +584,10 @@ func (s *Share) History() *ShareHistory {
 //   - a record is acquired by one consumer at a time: no consumer acquires
 //     a record (with a higher delivery count) before another consumer,
 //     whose acknowledgement of it then succeeded, had even sent that
-//     acknowledgement (AcquiredTwice);
+//     acknowledgement (AcquiredTwice). An acknowledgement names offsets
+//     and a member, not a delivery: a consumer whose lock expired and
+//     that acquired the record again before acknowledging its first
+//     delivery acknowledges the second acquisition (as in Kafka);
 //   - every record of the log is delivered, and, once the faults healed,
 //     finished (accepted, rejected or archived) within a bound
 //     (Unconsumed, Unfinished): a record whose last answered
@@ -562,7 +596,7 @@ func (s *Share) History() *ShareHistory {
 type ShareReport struct {
 	Deliveries, Redeliveries     int
 	Accepted, Released, Rejected int
-	AckFailed, Crashes           int
+	AckFailed, Crashes, Stalls   int
 	// ArchivedAtLimit counts records delivered at the limit and then
 	// released (or not acknowledged): the broker archived them.
 	ArchivedAtLimit int
@@ -599,9 +633,9 @@ func (r *ShareReport) Anomalies() int {
 
 func (r *ShareReport) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "share group: %d deliveries (%d redeliveries, max count %d of limit %d), acks applied: %d accept %d release %d reject, %d failed; %d archived at the limit, %d delivered more often than the limit in all; %d consumer crashes; drained %v; %d final records",
+	fmt.Fprintf(&b, "share group: %d deliveries (%d redeliveries, max count %d of limit %d), acks applied: %d accept %d release %d reject, %d failed; %d archived at the limit, %d delivered more often than the limit in all; %d consumer crashes, %d stalls past the lock; drained %v; %d final records",
 		r.Deliveries, r.Redeliveries, r.MaxCount, r.DeliveryLimit, r.Accepted, r.Released, r.Rejected, r.AckFailed,
-		r.ArchivedAtLimit, r.TotalOverLimit, r.Crashes, r.Drained, r.FinalRecords)
+		r.ArchivedAtLimit, r.TotalOverLimit, r.Crashes, r.Stalls, r.Drained, r.FinalRecords)
 	if len(r.AckErrors) > 0 {
 		fmt.Fprintf(&b, "\n  ack errors: %v", r.AckErrors)
 	}
@@ -644,7 +678,7 @@ func (d ShareDelivery) String() string {
 // CheckShare judges a share group's history against the final log (the
 // records of every partition, read back after the faults healed).
 func CheckShare(h *ShareHistory, final map[int32][]Entry) *ShareReport {
-	r := &ShareReport{DeliveryLimit: h.DeliveryLimit, Drained: h.Drained, Crashes: h.Crashes,
+	r := &ShareReport{DeliveryLimit: h.DeliveryLimit, Drained: h.Drained, Crashes: h.Crashes, Stalls: h.Stalls,
 		AckErrors: h.AckErrors, PollErrors: h.PollErrors}
 	by := make(map[shareKey][]ShareDelivery)
 	for _, d := range h.Deliveries {
@@ -696,12 +730,20 @@ func CheckShare(h *ShareHistory, final map[int32][]Entry) *ShareReport {
 				if d2.Seq == d1.Seq {
 					continue
 				}
+				// The broker ties an acquisition to a member, not
+				// to a delivery: when d1's lock expired and the
+				// same consumer acquired the record again (d2)
+				// before marking d1's acknowledgement, that
+				// acknowledgement applies to d2's acquisition.
+				if d2.Consumer == d1.Consumer && d2.Acquired < max(d1.At, d1.AckSent) {
+					continue
+				}
 				// d2 acquired while d1's consumer held the record:
 				// acquired (by its higher count) after d1, and
-				// decoded before d1's consumer even polled it, so
-				// before d1's acknowledgement reached the broker;
-				// yet that acknowledgement succeeded.
-				if d2.Count > d1.Count && d2.Acquired < d1.At {
+				// decoded before d1's consumer even marked its
+				// acknowledgement, so before that acknowledgement
+				// reached the broker; yet it succeeded.
+				if d2.Count > d1.Count && d2.Acquired < max(d1.At, d1.AckSent) {
 					r.AcquiredTwice.add("%s", fmt.Sprintf("%v: %v, then %v", k, d1, d2))
 					continue
 				}

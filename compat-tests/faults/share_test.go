@@ -39,16 +39,22 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 					// accept then succeeded.
 					{Seq: 10, At: 12 * s, Acquired: 9 * s, Consumer: "c1", Partition: 0, Offset: 3, Count: 2, Action: ShareAccept, AckOK: true, AckAt: 13 * s},
 					{Seq: 11, At: 14 * s, Acquired: 2 * s, Consumer: "c2", Partition: 0, Offset: 3, Count: 1, Action: ShareAccept, AckErr: "INVALID_RECORD_STATE", AckAt: 15 * s},
+					// c0 holds 1/3 past its lock and acquires it
+					// again (count 2, buffered) before marking
+					// its accept of the first delivery: the
+					// accept applies to the second acquisition.
+					{Seq: 12, At: 20 * s, Acquired: 20 * s, Consumer: "c0", Partition: 1, Offset: 3, Count: 1, Action: ShareAccept, AckOK: true, AckSent: 38 * s, AckAt: 38 * s},
+					{Seq: 13, At: 38 * s, Acquired: 35 * s, Consumer: "c0", Partition: 1, Offset: 3, Count: 2, Action: ShareAccept, AckOK: true, AckSent: 38 * s, AckAt: 39 * s},
 				},
 			}, map[int32][]Entry{
 				0: {{0, "a"}, {1, "b"}, {2, "c"}, {3, "d"}},
-				1: {{0, "e"}, {1, "f"}, {2, "g"}},
+				1: {{0, "e"}, {1, "f"}, {2, "g"}, {3, "h"}},
 			}
 	}
 	h, final := clean()
 	r := CheckShare(h, final)
-	if r.Anomalies() != 0 || r.Deliveries != 11 || r.Accepted != 4 || r.Rejected != 1 || r.Released != 3 ||
-		r.AckFailed != 3 || r.ArchivedAtLimit != 1 || r.FinalRecords != 7 || r.MaxCount != 2 {
+	if r.Anomalies() != 0 || r.Deliveries != 13 || r.Accepted != 6 || r.Rejected != 1 || r.Released != 3 ||
+		r.AckFailed != 3 || r.ArchivedAtLimit != 1 || r.FinalRecords != 8 || r.MaxCount != 2 {
 		t.Fatalf("clean history: %s", r)
 	}
 	add := func(d ShareDelivery) func(h *ShareHistory, _ map[int32][]Entry) {
@@ -75,8 +81,18 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 			// with success at 4 s.
 			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 6 * s, Acquired: 2*s + s/2, Consumer: "c2", Partition: 1, Offset: 0, Count: 2, Action: ShareAccept, AckErr: "INVALID_RECORD_STATE", AckAt: 7 * s})
 		}, func(r *ShareReport) int { return r.AcquiredTwice.Count }},
+		{"acquired twice while its holder stalled", func(h *ShareHistory, _ map[int32][]Entry) {
+			// c1 polled 1/0 at 3 s and marked its reject at 20 s
+			// (it stalled past the lock): c2 acquired it at 19 s,
+			// yet the reject succeeded.
+			h.Deliveries[4].AckSent, h.Deliveries[4].AckAt = 20*s, 21*s
+			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 19 * s, Acquired: 19 * s, Consumer: "c2", Partition: 1, Offset: 0, Count: 2, Action: ShareAccept, AckErr: "INVALID_RECORD_STATE", AckSent: 19 * s, AckAt: 20 * s})
+		}, func(r *ShareReport) int { return r.AcquiredTwice.Count }},
+		{"acquired twice by another consumer while its holder stalled", func(h *ShareHistory, _ map[int32][]Entry) {
+			h.Deliveries[12].Consumer = "c1"
+		}, func(r *ShareReport) int { return r.AcquiredTwice.Count }},
 		{"unconsumed", func(_ *ShareHistory, final map[int32][]Entry) {
-			final[1] = append(final[1], Entry{3, "h"})
+			final[1] = append(final[1], Entry{4, "i"})
 		}, func(r *ShareReport) int { return r.Unconsumed.Count }},
 		{"released and never delivered again", func(h *ShareHistory, _ map[int32][]Entry) {
 			// 0/1's release is its last delivery.
@@ -113,7 +129,8 @@ const (
 // TestShareGroupUnderFaults runs the share-group workload on three nodes:
 // two idempotent acks=all producers, three franz-go share consumers that
 // accept, release and reject (CheckShare's doc comment has the
-// properties); it kills the leader of the __share_group_state partition
+// properties; the first consumer holds one poll's records past their
+// lock before acknowledging them); it kills the leader of the __share_group_state partition
 // holding a share-partition's state and a partition leader, and cuts a
 // consumer off after the second step. With SAMSA_FAULTS_SHARE_STEPS=N
 // (run.sh --share N) it is a soak of N seeded steps of every kind (share
@@ -151,9 +168,9 @@ func TestShareGroupUnderFaults(t *testing.T) {
 	}
 	p.Steps[0].Pick = uint32(p.Seed)
 	o := ShareOptions{Topic: p.Queue.Topic, Partitions: p.Queue.Partitions, Group: "groupshare", Consumers: 3,
-		DeliveryLimit: shareLimit, LockDuration: shareLock}
+		DeliveryLimit: shareLimit, LockDuration: shareLock, StallEvery: 10 * time.Second}
 	rep, srep, res := RunSharePlan(t, p, SharePlan{Share: o, CrashEvery: crashEvery})
-	if rep.Acked == 0 || srep.Accepted == 0 || srep.Released == 0 || srep.Rejected == 0 {
+	if rep.Acked == 0 || srep.Accepted == 0 || srep.Released == 0 || srep.Rejected == 0 || srep.Stalls == 0 {
 		t.Fatalf("nothing acknowledged (%d) or too little share traffic: %s", rep.Acked, srep)
 	}
 	if res.Acks == 1 || res.Unclean {

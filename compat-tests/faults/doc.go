@@ -59,7 +59,17 @@
 // and Java client members (read_committed consumers, transactional
 // producers, SendOffsetsToTransaction with the consumer's group metadata)
 // in one group with a franz-go member, child processes SIGKILLed inside a
-// transaction and restarted, judged by CheckEOS.
+// transaction and restarted, judged by CheckEOS. The share-group workload
+// (Share, RunSharePlan, share.go) runs a KIP-932 share group of franz-go
+// share consumers that accept most records and release or reject some,
+// flush their acknowledgements after every poll and record each delivery
+// (delivery count, consumer, when its fetch was decoded) with the answer
+// to its acknowledgement; its own faults kill or cut off the leader of the
+// __share_group_state partition holding a share-partition's state, and
+// consumers are cut off without leaving. CheckShare holds the history to
+// KIP-932's guarantees: a successfully acknowledged accept or reject is
+// final, delivery counts stay within the limit, one holder at a time,
+// every record finished after the faults heal.
 //
 // Every process the package starts (nodes, client children) is started
 // with compat-tests/childproc: it gets SIGKILL when the test process dies
@@ -77,6 +87,7 @@
 //	compat-tests/faults/run.sh --kip848 -t 20,10,10     # soak with a KIP-848 group
 //	compat-tests/faults/run.sh --ctxn 30                # confluent and Java transactions
 //	compat-tests/faults/run.sh --ctp 30                 # consume-transform-produce of three clients
+//	compat-tests/faults/run.sh --share 30               # a share group under 30 seeded steps
 //	compat-tests/faults/run.sh -t 0,0,0,0,0,0,10        # 10 dir-full steps (two log dirs)
 //
 // Keeping logs: SAMSA_FAULTS_KEEP_LOGS=<existing dir> keeps every run's

@@ -7,6 +7,7 @@
 #                              [--loopback | --proxy] [--kip848]
 #   compat-tests/faults/run.sh --ctxn steps [-n nodes] [-s seed] [-r results.jsonl]
 #   compat-tests/faults/run.sh --ctp steps [-n nodes] [-s seed] [-r results.jsonl]
+#   compat-tests/faults/run.sh --share steps [-n nodes] [-s seed] [-d deadline] [-r results.jsonl]
 #   compat-tests/faults/run.sh --extra     # the scenarios too long for CI (below)
 #   compat-tests/faults/run.sh --extra5    # the membership and unclean scenarios on 5 voters
 #
@@ -47,6 +48,13 @@
 # and partition leaders killed, cut off or paused), a member process
 # SIGKILLed inside a transaction after every step; its figures go to the
 # results file as workload "ctp-clients".
+# --share N runs TestShareGroupUnderFaults as a soak: a KIP-932 share group
+# of three franz-go share consumers (accepting, releasing, rejecting) beside
+# two idempotent producers, under N seeded steps (the leader of a
+# __share_group_state partition, the group coordinator, the controller and
+# partition leaders killed, cut off or paused, splits), a consumer cut off
+# without leaving after every third step; its figures go to the results
+# file as workload "share-group".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -65,13 +73,14 @@ while (($#)); do
 	--kip848) test=TestKIP848GroupUnderFaults flags+=" --kip848" ;;
 	--ctxn) test=TestConfluentTxnSoak flags+=" --ctxn $2"; export SAMSA_FAULTS_CTXN_STEPS=$2; shift ;;
 	--ctp) test=TestEOSOtherClientsSoak flags+=" --ctp $2"; export SAMSA_FAULTS_CTP_STEPS=$2; shift ;;
+	--share) test=TestShareGroupUnderFaults flags+=" --share $2"; export SAMSA_FAULTS_SHARE_STEPS=$2; shift ;;
 	--extra)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestDirFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks|TestStaleTxnCoordinatorEndTxn)$' -v ./compat-tests/faults/ ;;
 	--extra5)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps] | --extra | --extra5" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] | --extra | --extra5" >&2; exit 2 ;;
 	esac
 	shift
 done

@@ -1,0 +1,273 @@
+package faults
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The share-group faults: the leader of the __share_group_state partition
+// that holds the state of one share-partition of the workload topic (the
+// share coordinator of key group:topicId:partition, partition chosen by
+// the step's Pick) killed or cut off.
+const (
+	KillShareCoordinator    Kind = "kill-share-coordinator"
+	IsolateShareCoordinator Kind = "isolate-share-coordinator"
+)
+
+// shareStep applies a share-coordinator step (KillShareCoordinator,
+// IsolateShareCoordinator), heals it and waits for recovery, as
+// Nemesis.Run does for the others.
+func shareStep(ctx context.Context, nm *Nemesis, s Step, group string, topicID [16]byte) error {
+	if s.Kind == IsolateShareCoordinator && nm.C.Net == nil {
+		nm.count(s.Kind, true)
+		return nil
+	}
+	p := int32(s.Pick % uint32(nm.Partitions))
+	key := fmt.Sprintf("%s:%s:%d", group, base64.RawURLEncoding.EncodeToString(topicID[:]), p)
+	what := fmt.Sprintf("share coordinator of %s/%d", nm.Topic, p)
+	id, err := nm.coordinator(ctx, key, 2)
+	var n *Node
+	if err == nil {
+		if n = nm.C.NodeByID(id); n == nil {
+			err = fmt.Errorf("%w: node id %d", ErrNoTarget, id)
+		}
+	}
+	if err != nil {
+		nm.logf("nemesis: %v: skipped: %v", s, err)
+		nm.count(s.Kind, true)
+		return nm.recover(ctx)
+	}
+	start := time.Now()
+	switch s.Kind {
+	case KillShareCoordinator:
+		if err := n.Kill(); err != nil {
+			return err
+		}
+		nm.logf("nemesis: SIGKILL node %d (%s); down for %v", n.ID, what, s.Hold)
+		holdFor(ctx, s.Hold)
+		if err := n.Restart(ctx); err != nil {
+			return err
+		}
+	case IsolateShareCoordinator:
+		if err := nm.partition([][]int{{n.ID - 1}, others(len(nm.C.Nodes), n.ID-1)}, what); err != nil {
+			return err
+		}
+		holdFor(ctx, s.Hold)
+		if err := nm.C.Net.Heal(); err != nil {
+			return err
+		}
+		nm.noteHeal()
+		nm.logf("nemesis: healed after %v", time.Since(start).Round(100*time.Millisecond))
+	}
+	nm.count(s.Kind, false)
+	return nm.recover(ctx)
+}
+
+// SharePlan is what RunSharePlan runs beside a Plan's producers.
+type SharePlan struct {
+	Share ShareOptions
+	// CrashEvery: after every CrashEvery-th step one consumer is cut off
+	// without leaving and replaced (0: never).
+	CrashEvery int
+	// DrainBound bounds how long the group may take to finish every
+	// record after the faults healed (0: shareDrainBound).
+	DrainBound time.Duration
+}
+
+// shareDrainBound: after the faults healed, the group must finish every
+// record within this (records held by a crashed consumer come back after
+// its session timeout or their lock duration; a share coordinator that
+// moved must load its state).
+const shareDrainBound = 3 * time.Minute
+
+// RunSharePlan runs the queue workload's idempotent acks=all producers
+// (no classic group) and a share group of sp.Share.Consumers franz-go
+// share consumers on the queue topic under the plan's steps (the share
+// kinds included), consumers cut off and replaced as sp.CrashEvery says.
+// After the faults heal and the producers stop, the group must finish
+// every record; Check judges the producers' history and CheckShare the
+// group's.
+func RunSharePlan(t *testing.T, p Plan, sp SharePlan) (*Report, *ShareReport, *Result) {
+	t.Helper()
+	o := sp.Share
+	keep := KeepLogsDir(t)
+	if o.LogDir == "" && keep != "" {
+		o.LogDir, o.LogDebug = keep, os.Getenv("SAMSA_FAULTS_CLIENT_DEBUG") == "1"
+	}
+	if o.Seed == 0 {
+		o.Seed = p.Seed
+	}
+	start := time.Now()
+	t.Logf("faults: share group, %d nodes, seed %d, %d steps, deadline %v (replay with SAMSA_FAULTS_SEED=%d)",
+		p.Nodes, p.Seed, len(p.Steps), p.Deadline, p.Seed)
+	cfg := Config{Nodes: p.Nodes, Loopback: p.Loopback, Proxy: p.Proxy, Env: ShareEnv(o.DeliveryLimit, o.LockDuration)}
+	c := StartCluster(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rf := int16(min(3, p.Nodes))
+	qo := p.Queue
+	qo.Group, qo.GroupMembers = "", 0
+	if err := CreateTopic(ctx, c.Addrs(), qo, rf); err != nil {
+		t.Fatal(err)
+	}
+	topicID, err := topicIDOf(ctx, c.Addrs(), qo.Topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SetShareGroupEarliest(ctx, c.Addrs(), o.Group); err != nil {
+		t.Fatalf("faults: share.auto.offset.reset: %v", err)
+	}
+	q, err := StartQueue(c.Addrs(), qo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := StartShare(c.Addrs(), o)
+	if err != nil {
+		q.Stop()
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			sh.Stop()
+			q.Stop()
+		}
+	}()
+	nm := &Nemesis{C: c, Topic: qo.Topic, Partitions: qo.Partitions, Group: o.Group,
+		TxnID: "faults-txn", RF: int(rf), Logf: t.Logf}
+	holdFor(ctx, p.Quiet)
+	faultCtx, faultCancel := context.WithTimeout(ctx, p.Deadline)
+	defer faultCancel()
+	ran := 0
+	for _, s := range p.Steps {
+		if faultCtx.Err() != nil {
+			break
+		}
+		var err error
+		if s.Kind == KillShareCoordinator || s.Kind == IsolateShareCoordinator {
+			err = shareStep(faultCtx, nm, s, o.Group, topicID)
+		} else {
+			err = nm.Run(faultCtx, s)
+		}
+		if err != nil {
+			if faultCtx.Err() != nil {
+				break
+			}
+			t.Fatalf("faults: step %d (%v): %v", ran, s, err)
+		}
+		ran++
+		if sp.CrashEvery > 0 && ran%sp.CrashEvery == 0 {
+			name, err := sh.Crash(int(s.Pick))
+			if err != nil {
+				t.Fatalf("faults: crashing a share consumer: %v", err)
+			}
+			t.Logf("faults: share consumer %s cut off without leaving; consumers now %v", name, sh.Consumers())
+		}
+		t.Logf("faults: step %d/%d done at %v: sent %d acked %d, share deliveries %d (acks applied %d)",
+			ran, len(p.Steps), time.Since(start).Round(time.Second), q.Sent(), q.Acked(), sh.Deliveries(), sh.Acked())
+		holdFor(faultCtx, p.Quiet)
+	}
+	if err := nm.recover(ctx); err != nil {
+		t.Fatalf("faults: final recovery: %v", err)
+	}
+	q.StopProducers()
+	drain := sp.DrainBound
+	if drain == 0 {
+		drain = shareDrainBound
+	}
+	drainStart := time.Now()
+	if err := sh.Drain(ctx, drain); err != nil {
+		// Reported by CheckShare as unfinished records.
+		t.Logf("faults: %v", err)
+	} else {
+		t.Logf("faults: share group drained in %v", time.Since(drainStart).Round(100*time.Millisecond))
+	}
+	sh.Stop()
+	q.Stop()
+	stopped = true
+	if err := q.FinalRead(ctx, 3*time.Minute); err != nil {
+		t.Fatalf("faults: %v", err)
+	}
+	h := q.History()
+	sth := sh.History()
+	if keep != "" {
+		if err := writeShareHistory(filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_")+"-share-history.json"), sh.start, sth); err != nil {
+			t.Logf("faults: keeping the share history: %v", err)
+		}
+	}
+	rep := Check(h)
+	srep := CheckShare(sth, h.Final)
+	done, skipped, slow := nm.Counts()
+	res := &Result{
+		Workload: "share-group",
+		Nodes:    p.Nodes, Seed: p.Seed, Network: c.NetName, Acks: p.Queue.Acks,
+		Faults: done, Skipped: skipped, Slow: slow, StepsLeft: len(p.Steps) - ran,
+		Sent: q.Sent(), Acked: rep.Acked, Failed: rep.Failed, Final: rep.FinalRecords,
+		DataLoss:   rep.DataLossReported,
+		Duration:   time.Since(start).Round(time.Second).String(),
+		FinishedAt: time.Now().UTC().Format(time.RFC3339),
+		Anomalies: map[string]int{
+			"lost": rep.Lost.Count, "duplicated": rep.Duplicated.Count, "reordered": rep.Reordered.Count,
+			"inconsistent_offset": rep.InconsistentOffset.Count, "nonmonotonic_poll": rep.NonMonotonicPoll.Count,
+			"accepted_redelivered": srep.AcceptedRedelivered.Count, "rejected_redelivered": srep.RejectedRedelivered.Count,
+			"over_limit": srep.OverLimit.Count, "acquired_twice": srep.AcquiredTwice.Count,
+			"share_unconsumed": srep.Unconsumed.Count, "share_unfinished": srep.Unfinished.Count,
+			"acquired_after_polled": srep.AcquiredAfterPolled.Count,
+		},
+		Redelivered:   srep.Redeliveries,
+		MemberCrashes: srep.Crashes,
+	}
+	t.Logf("faults: %s\nfaults: %s\nfaults: %s", nm.CountsString(), rep, srep)
+	if path := os.Getenv("SAMSA_FAULTS_RESULTS"); path != "" {
+		if err := appendResult(path, res); err != nil {
+			t.Errorf("faults: results file: %v", err)
+		}
+	}
+	return rep, srep, res
+}
+
+// topicIDOf returns the topic id of topic.
+func topicIDOf(ctx context.Context, addrs []string, topic string) ([16]byte, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		return [16]byte{}, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	var id [16]byte
+	err = pollUntil(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+		td, err := adm.ListTopics(ctx, topic)
+		if err != nil || td[topic].Err != nil {
+			return false, nil
+		}
+		id = td[topic].ID
+		return id != [16]byte{}, nil
+	})
+	return id, err
+}
+
+// writeShareHistory writes the share group's history as JSON, with the
+// workload's start as wall-clock time (the durations count from it).
+func writeShareHistory(path string, start time.Time, h *ShareHistory) error {
+	b, err := json.MarshalIndent(struct {
+		Start   time.Time
+		History *ShareHistory
+	}{start.UTC(), h}, "", " ")
+	if err != nil {
+		return fmt.Errorf("faults: share history: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("faults: share history: %w", err)
+	}
+	return nil
+}

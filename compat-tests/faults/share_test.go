@@ -1,0 +1,193 @@
+package faults
+
+import (
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestCheckShareFindsEachAnomaly feeds CheckShare a clean share-group
+// history (a record released and delivered again, an ack whose answer was
+// an error, a poison record archived at the limit) and histories with one
+// anomaly each.
+func TestCheckShareFindsEachAnomaly(t *testing.T) {
+	s := time.Second
+	clean := func() (*ShareHistory, map[int32][]Entry) {
+		return &ShareHistory{
+				DeliveryLimit: 2, Drained: true,
+				Deliveries: []ShareDelivery{
+					{Seq: 1, At: 1 * s, Acquired: s - 100*time.Millisecond, Consumer: "c0", Partition: 0, Offset: 0, Count: 1, Action: ShareAccept, AckOK: true, AckAt: 2 * s},
+					{Seq: 2, At: 1 * s, Acquired: s - 100*time.Millisecond, Consumer: "c0", Partition: 0, Offset: 1, Count: 1, Action: ShareRelease, AckOK: true, AckAt: 2 * s},
+					// Released with success: delivered again.
+					{Seq: 3, At: 3 * s, Acquired: 3 * s, Consumer: "c1", Partition: 0, Offset: 1, Count: 2, Action: ShareAccept, AckOK: true, AckAt: 4 * s},
+					// The answer was lost: the outcome is unknown,
+					// and the record was not delivered again (the
+					// accept was applied).
+					{Seq: 4, At: 3 * s, Acquired: 3 * s, Consumer: "c1", Partition: 0, Offset: 2, Count: 1, Action: ShareAccept, AckErr: "NOT_LEADER_OR_FOLLOWER", AckAt: 4 * s},
+					// A rejected record.
+					{Seq: 5, At: 3 * s, Acquired: 3 * s, Consumer: "c1", Partition: 1, Offset: 0, Count: 1, Action: ShareReject, AckOK: true, AckAt: 4 * s},
+					// Poison: released twice, archived at the limit.
+					{Seq: 6, At: 3 * s, Acquired: 3 * s, Consumer: "c1", Partition: 1, Offset: 1, Count: 1, Action: ShareRelease, AckOK: true, AckAt: 4 * s},
+					{Seq: 7, At: 5 * s, Acquired: 5 * s, Consumer: "c0", Partition: 1, Offset: 1, Count: 2, Action: ShareRelease, AckOK: true, AckAt: 6 * s},
+					// A crashed consumer's delivery, never acked;
+					// c0 gets it after the lock expired.
+					{Seq: 8, At: 5 * s, Acquired: 5 * s, Consumer: "c2", Partition: 1, Offset: 2, Count: 1, Action: ShareAccept, AckErr: "not acknowledged: context canceled", AckAt: 5 * s},
+					{Seq: 9, At: 30 * s, Acquired: 30 * s, Consumer: "c0", Partition: 1, Offset: 2, Count: 2, Action: ShareAccept, AckOK: true, AckAt: 31 * s},
+					// Polled late from the client's buffer: acquired
+					// (count 1) before c1's delivery (count 2), whose
+					// accept then succeeded.
+					{Seq: 10, At: 12 * s, Acquired: 9 * s, Consumer: "c1", Partition: 0, Offset: 3, Count: 2, Action: ShareAccept, AckOK: true, AckAt: 13 * s},
+					{Seq: 11, At: 14 * s, Acquired: 2 * s, Consumer: "c2", Partition: 0, Offset: 3, Count: 1, Action: ShareAccept, AckErr: "INVALID_RECORD_STATE", AckAt: 15 * s},
+					// c0 holds 1/3 past its lock and acquires it
+					// again (count 2, buffered) before marking
+					// its accept of the first delivery: the
+					// accept applies to the second acquisition.
+					{Seq: 12, At: 20 * s, Acquired: 20 * s, Consumer: "c0", Partition: 1, Offset: 3, Count: 1, Action: ShareAccept, AckOK: true, AckSent: 38 * s, AckAt: 38 * s},
+					{Seq: 13, At: 38 * s, Acquired: 35 * s, Consumer: "c0", Partition: 1, Offset: 3, Count: 2, Action: ShareAccept, AckOK: true, AckSent: 38 * s, AckAt: 39 * s},
+				},
+			}, map[int32][]Entry{
+				0: {{0, "a"}, {1, "b"}, {2, "c"}, {3, "d"}},
+				1: {{0, "e"}, {1, "f"}, {2, "g"}, {3, "h"}},
+			}
+	}
+	h, final := clean()
+	r := CheckShare(h, final)
+	if r.Anomalies() != 0 || r.Deliveries != 13 || r.Accepted != 6 || r.Rejected != 1 || r.Released != 3 ||
+		r.AckFailed != 3 || r.ArchivedAtLimit != 1 || r.FinalRecords != 8 || r.MaxCount != 2 {
+		t.Fatalf("clean history: %s", r)
+	}
+	add := func(d ShareDelivery) func(h *ShareHistory, _ map[int32][]Entry) {
+		return func(h *ShareHistory, _ map[int32][]Entry) { h.Deliveries = append(h.Deliveries, d) }
+	}
+	cases := []struct {
+		name   string
+		mutate func(h *ShareHistory, final map[int32][]Entry)
+		field  func(r *ShareReport) int
+	}{
+		{"accepted redelivered with a higher count", add(ShareDelivery{Seq: 20, At: 50 * s, Acquired: 50 * s, Consumer: "c2", Partition: 0, Offset: 0, Count: 2, Action: ShareAccept, AckOK: true, AckAt: 51 * s}),
+			func(r *ShareReport) int { return r.AcceptedRedelivered.Count }},
+		{"accepted redelivered with the same count long after", add(ShareDelivery{Seq: 20, At: 90 * s, Acquired: 90 * s, Consumer: "c2", Partition: 0, Offset: 0, Count: 1, Action: ShareAccept, AckOK: true, AckAt: 91 * s}),
+			func(r *ShareReport) int { return r.AcceptedRedelivered.Count }},
+		{"rejected redelivered", add(ShareDelivery{Seq: 20, At: 50 * s, Acquired: 50 * s, Consumer: "c2", Partition: 1, Offset: 0, Count: 2, Action: ShareAccept, AckErr: "INVALID_RECORD_STATE", AckAt: 51 * s}),
+			func(r *ShareReport) int { return r.RejectedRedelivered.Count }},
+		{"over the limit", func(h *ShareHistory, _ map[int32][]Entry) {
+			// The poison record delivered a third time.
+			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 50 * s, Acquired: 50 * s, Consumer: "c2", Partition: 1, Offset: 1, Count: 3, Action: ShareRelease, AckErr: "x", AckAt: 51 * s})
+		}, func(r *ShareReport) int { return r.OverLimit.Count }},
+		{"acquired twice", func(h *ShareHistory, _ map[int32][]Entry) {
+			// c2 acquired 0/1 at 2.5 s with count 2 while c1's
+			// first delivery (count 1, polled at 3 s) was acked
+			// with success at 4 s.
+			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 6 * s, Acquired: 2*s + s/2, Consumer: "c2", Partition: 1, Offset: 0, Count: 2, Action: ShareAccept, AckErr: "INVALID_RECORD_STATE", AckAt: 7 * s})
+		}, func(r *ShareReport) int { return r.AcquiredTwice.Count }},
+		{"acquired twice while its holder stalled", func(h *ShareHistory, _ map[int32][]Entry) {
+			// c1 polled 1/0 at 3 s and marked its reject at 20 s
+			// (it stalled past the lock): c2 acquired it at 19 s,
+			// yet the reject succeeded.
+			h.Deliveries[4].AckSent, h.Deliveries[4].AckAt = 20*s, 21*s
+			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 19 * s, Acquired: 19 * s, Consumer: "c2", Partition: 1, Offset: 0, Count: 2, Action: ShareAccept, AckErr: "INVALID_RECORD_STATE", AckSent: 19 * s, AckAt: 20 * s})
+		}, func(r *ShareReport) int { return r.AcquiredTwice.Count }},
+		{"acquired twice by another consumer while its holder stalled", func(h *ShareHistory, _ map[int32][]Entry) {
+			h.Deliveries[12].Consumer = "c1"
+		}, func(r *ShareReport) int { return r.AcquiredTwice.Count }},
+		{"unconsumed", func(_ *ShareHistory, final map[int32][]Entry) {
+			final[1] = append(final[1], Entry{4, "i"})
+		}, func(r *ShareReport) int { return r.Unconsumed.Count }},
+		{"released and never delivered again", func(h *ShareHistory, _ map[int32][]Entry) {
+			// 0/1's release is its last delivery.
+			h.Deliveries = append(h.Deliveries[:2], h.Deliveries[3:]...)
+		}, func(r *ShareReport) int { return r.Unfinished.Count }},
+		{"unknown outcome, not drained", func(h *ShareHistory, _ map[int32][]Entry) {
+			h.Drained = false
+		}, func(r *ShareReport) int { return r.Unfinished.Count }},
+		{"acquired after polled", add(ShareDelivery{Seq: 20, At: 50 * s, Acquired: 65 * s, Consumer: "c2", Partition: 0, Offset: 2, Count: 2, Action: ShareAccept, AckOK: true, AckAt: 51 * s}),
+			func(r *ShareReport) int { return r.AcquiredAfterPolled.Count }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, final := clean()
+			c.mutate(h, final)
+			r := CheckShare(h, final)
+			if c.field(r) == 0 || r.Anomalies() != c.field(r) {
+				t.Fatalf("want only %s:\n%s", c.name, r)
+			}
+		})
+	}
+}
+
+// shareLimit and shareLock are the delivery count limit and record lock
+// duration the share-group tests' brokers run with: a low limit so that
+// poison records reach it, Kafka's least lock duration
+// (group.share.min.record.lock.duration.ms) so that records of a crashed
+// consumer come back soon.
+const (
+	shareLimit = 3
+	shareLock  = 15 * time.Second
+)
+
+// TestShareGroupUnderFaults runs the share-group workload on three nodes:
+// two idempotent acks=all producers, three franz-go share consumers that
+// accept, release and reject (CheckShare's doc comment has the
+// properties; the first consumer holds one poll's records past their
+// lock before acknowledging them); it kills the leader of the __share_group_state partition
+// holding a share-partition's state and a partition leader, and cuts a
+// consumer off after the second step. With SAMSA_FAULTS_SHARE_STEPS=N
+// (run.sh --share N) it is a soak of N seeded steps of every kind (share
+// coordinator, group coordinator, controller and leaders killed, cut off
+// or paused, splits), a consumer cut off after every third step.
+func TestShareGroupUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	p := Plan{
+		Nodes: 3,
+		Seed:  SeedFromEnvOrTime(),
+		Steps: []Step{
+			{Kind: KillShareCoordinator, Hold: 3 * time.Second},
+			{Kind: KillLeader, Hold: 3 * time.Second, Pick: 1},
+		},
+		Deadline: 2 * time.Minute,
+		Quiet:    2 * time.Second,
+		Queue:    QueueOptions{Topic: "queueshare", Partitions: 4, Producers: 2, Interval: 5 * time.Millisecond, Acks: -1},
+	}
+	crashEvery := 2
+	if err := EnvPlan(&p); err != nil {
+		t.Fatal(err)
+	}
+	if v := os.Getenv("SAMSA_FAULTS_SHARE_STEPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("SAMSA_FAULTS_SHARE_STEPS: %v", err)
+		}
+		p.Steps = Schedule(p.Seed, shareWeights, n, 2*time.Second, 8*time.Second)
+		crashEvery = 3
+		if os.Getenv("SAMSA_FAULTS_DEADLINE") == "" {
+			p.Deadline = 6 * time.Hour
+		}
+	}
+	p.Steps[0].Pick = uint32(p.Seed)
+	o := ShareOptions{Topic: p.Queue.Topic, Partitions: p.Queue.Partitions, Group: "groupshare", Consumers: 3,
+		DeliveryLimit: shareLimit, LockDuration: shareLock, StallEvery: 10 * time.Second}
+	rep, srep, res := RunSharePlan(t, p, SharePlan{Share: o, CrashEvery: crashEvery})
+	if rep.Acked == 0 || srep.Accepted == 0 || srep.Released == 0 || srep.Rejected == 0 || srep.Stalls == 0 {
+		t.Fatalf("nothing acknowledged (%d) or too little share traffic: %s", rep.Acked, srep)
+	}
+	if res.Acks == 1 || res.Unclean {
+		return
+	}
+	if rep.Anomalies() != 0 {
+		t.Errorf("anomalies (seed %d):\n%s", p.Seed, rep)
+	}
+	if srep.Anomalies() != 0 {
+		t.Errorf("share group anomalies (seed %d):\n%s", p.Seed, srep)
+	}
+}
+
+// shareWeights are the share soak's fault kinds.
+var shareWeights = []Weight{
+	{KillShareCoordinator, 4}, {IsolateShareCoordinator, 2},
+	{KillLeader, 3}, {IsolateLeader, 2}, {PauseLeader, 1},
+	{KillCoordinator, 2}, {IsolateCoordinator, 1},
+	{KillController, 2}, {SplitLeaderInMinority, 1}, {BridgeSplit, 1},
+}

@@ -62,7 +62,7 @@ func (c *Coordinator) describeShareOffsets(ctx context.Context, img TopicImage, 
 		out.ErrorCode, out.ErrorMessage, out.Topics = code, errorMessage(code), nil
 		return out
 	}
-	s, code := c.shareAdminShard(rg.GroupID)
+	s, code := c.groupShard(rg.GroupID)
 	if code != 0 {
 		return setErr(code)
 	}
@@ -163,7 +163,7 @@ func (c *Coordinator) AlterShareGroupOffsets(ctx context.Context, img TopicImage
 		resp.ErrorCode, resp.ErrorMessage, resp.Topics = code, errorMessage(code), nil
 		return resp
 	}
-	s, code := c.shareAdminShard(req.GroupID)
+	s, code := c.groupShard(req.GroupID)
 	if code != 0 {
 		return top(code)
 	}
@@ -283,7 +283,7 @@ func (c *Coordinator) DeleteShareGroupOffsets(ctx context.Context, img TopicImag
 		resp.ErrorCode, resp.ErrorMessage, resp.Topics = code, errorMessage(code), nil
 		return resp
 	}
-	s, code := c.shareAdminShard(req.GroupID)
+	s, code := c.groupShard(req.GroupID)
 	if code != 0 {
 		return top(code)
 	}
@@ -352,15 +352,6 @@ func (c *Coordinator) DeleteShareGroupOffsets(ctx context.Context, img TopicImag
 		return top(code)
 	}
 	return resp
-}
-
-// shareAdminShard returns the shard of a share admin request's group:
-// INVALID_GROUP_ID for an empty group id, else shardFor's answer.
-func (c *Coordinator) shareAdminShard(group string) (*shard, int16) {
-	if group == "" {
-		return nil, kerr.InvalidGroupID.Code
-	}
-	return c.shardFor(group)
 }
 
 // errorMessage is Kafka's default message for a non-zero error code, as

@@ -277,6 +277,38 @@ func (c *Coordinator) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupReques
 // (group configs, KIP-848; checked by compat-tests/diff).
 const allGroupOperations = 1<<3 | 1<<6 | 1<<8 | 1<<10 | 1<<11
 
+// groupShard returns the shard of a request's group: INVALID_GROUP_ID for
+// an empty group id, else shardFor's answer.
+func (c *Coordinator) groupShard(group string) (*shard, int16) {
+	if group == "" {
+		return nil, kerr.InvalidGroupID.Code
+	}
+	return c.shardFor(group)
+}
+
+// describeOnShard runs describe on the shard goroutine of group id (the
+// describe APIs: DescribeGroups, ConsumerGroupDescribe,
+// ShareGroupDescribe, which answer a group's own errors in describe). It
+// returns the error code of a group describe could not run for: an empty
+// id, a group not coordinated here, a shard that stopped.
+func (c *Coordinator) describeOnShard(ctx context.Context, id string, describe func(s *shard)) int16 {
+	s, code := c.groupShard(id)
+	if code != 0 {
+		return code
+	}
+	return s.call(ctx, func() { describe(s) })
+}
+
+// describedOperations is a described group's AuthorizedOperations: every
+// group operation when the request asks for them, unknown (MinInt32) when
+// it does not or the group is answered with an error, as in Kafka.
+func describedOperations(include bool, errorCode int16) int32 {
+	if include && errorCode == 0 {
+		return allGroupOperations
+	}
+	return math.MinInt32
+}
+
 // DescribeGroups answers DescribeGroups v0-v6. An unknown group is "Dead"
 // with no error before v6 and GROUP_ID_NOT_FOUND from v6 (KIP-1043).
 func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
@@ -285,51 +317,37 @@ func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGrou
 		d := kmsg.NewDescribeGroupsResponseGroup()
 		d.Group = id
 		d.State = Dead.String()
-		code := int16(0)
-		if id == "" {
-			code = kerr.InvalidGroupID.Code
-		}
-		var s *shard
-		if code == 0 {
-			s, code = c.shardFor(id)
-		}
-		if code == 0 {
-			code = s.call(ctx, func() {
-				if s.share[id] != nil {
-					// As for a consumer group: Dead before v6.
-					if req.Version >= 6 {
-						d.ErrorCode = kerr.GroupIDNotFound.Code
-						d.ErrorMessage = ptr("Group " + id + " is not a classic group.")
-					}
-					return
+		code := c.describeOnShard(ctx, id, func(s *shard) {
+			if s.share[id] != nil {
+				// As for a consumer group: Dead before v6.
+				if req.Version >= 6 {
+					d.ErrorCode = kerr.GroupIDNotFound.Code
+					d.ErrorMessage = ptr("Group " + id + " is not a classic group.")
 				}
-				g := s.groups[id]
-				if g == nil {
-					if req.Version >= 6 {
-						d.ErrorCode = kerr.GroupIDNotFound.Code
-						d.ErrorMessage = ptr("group " + id + " not found")
-					}
-					return
+				return
+			}
+			g := s.groups[id]
+			if g == nil {
+				if req.Version >= 6 {
+					d.ErrorCode = kerr.GroupIDNotFound.Code
+					d.ErrorMessage = ptr("group " + id + " not found")
 				}
-				if s.consumer[id] != nil {
-					// Kafka: Dead before v6, GROUP_ID_NOT_FOUND from v6.
-					if req.Version >= 6 {
-						d.ErrorCode = kerr.GroupIDNotFound.Code
-						d.ErrorMessage = ptr("Group " + id + " is not a classic group.")
-					}
-					return
+				return
+			}
+			if s.consumer[id] != nil {
+				// Kafka: Dead before v6, GROUP_ID_NOT_FOUND from v6.
+				if req.Version >= 6 {
+					d.ErrorCode = kerr.GroupIDNotFound.Code
+					d.ErrorMessage = ptr("Group " + id + " is not a classic group.")
 				}
-				d = g.Describe()
-			})
-		}
+				return
+			}
+			d = g.Describe()
+		})
 		if code != 0 {
 			d.ErrorCode = code
 		}
-		d.AuthorizedOperations = math.MinInt32
-		// A group answered with an error has no operations, as in Kafka.
-		if req.IncludeAuthorizedOperations && d.ErrorCode == 0 {
-			d.AuthorizedOperations = allGroupOperations
-		}
+		d.AuthorizedOperations = describedOperations(req.IncludeAuthorizedOperations, d.ErrorCode)
 		resp.Groups = append(resp.Groups, d)
 	}
 	return resp

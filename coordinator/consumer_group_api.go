@@ -3,7 +3,6 @@ package coordinator
 import (
 	"context"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -282,38 +281,26 @@ func (c *Coordinator) ConsumerGroupDescribe(ctx context.Context, req *kmsg.Consu
 	for _, id := range req.Groups {
 		d := kmsg.NewConsumerGroupDescribeResponseGroup()
 		d.Group = id
-		var code int16
-		var s *shard
-		if id == "" {
-			code = kerr.InvalidGroupID.Code
-		} else {
-			s, code = c.shardFor(id)
-		}
-		if code == 0 {
-			code = s.call(ctx, func() {
-				// A read of the committed state, as Kafka's: a
-				// member whose join is past the high watermark
-				// is not shown yet (pipeline.go).
-				cg := s.committedConsumerGroup(id)
-				if cg == nil {
-					d.ErrorCode = kerr.GroupIDNotFound.Code
-					msg := "Group " + id + " not found."
-					if g := s.groups[id]; (g != nil && g.state != Dead) || s.share[id] != nil {
-						msg = "Group " + id + " is not a consumer group."
-					}
-					d.ErrorMessage = &msg
-					return
+		code := c.describeOnShard(ctx, id, func(s *shard) {
+			// A read of the committed state, as Kafka's: a
+			// member whose join is past the high watermark
+			// is not shown yet (pipeline.go).
+			cg := s.committedConsumerGroup(id)
+			if cg == nil {
+				d.ErrorCode = kerr.GroupIDNotFound.Code
+				msg := "Group " + id + " not found."
+				if g := s.groups[id]; (g != nil && g.state != Dead) || s.share[id] != nil {
+					msg = "Group " + id + " is not a consumer group."
 				}
-				d = cg.Describe(cg.topicName)
-			})
-		}
+				d.ErrorMessage = &msg
+				return
+			}
+			d = cg.Describe(cg.topicName)
+		})
 		if code != 0 {
 			d.ErrorCode = code
 		}
-		d.AuthorizedOperations = math.MinInt32
-		if req.IncludeAuthorizedOperations && d.ErrorCode == 0 {
-			d.AuthorizedOperations = allGroupOperations
-		}
+		d.AuthorizedOperations = describedOperations(req.IncludeAuthorizedOperations, d.ErrorCode)
 		resp.Groups = append(resp.Groups, d)
 	}
 	return resp

@@ -59,15 +59,10 @@ func (c *Coordinator) DescribeShareGroupOffsets(ctx context.Context, img TopicIm
 
 func (c *Coordinator) describeShareOffsets(ctx context.Context, img TopicImage, rg kmsg.DescribeShareGroupOffsetsRequestGroup, out kmsg.DescribeShareGroupOffsetsResponseGroup, latest LatestOffsets) kmsg.DescribeShareGroupOffsetsResponseGroup {
 	setErr := func(code int16) kmsg.DescribeShareGroupOffsetsResponseGroup {
-		out.ErrorCode = code
-		out.ErrorMessage = ptr(kerr.ErrorForCode(code).(*kerr.Error).Message)
-		out.Topics = nil
+		out.ErrorCode, out.ErrorMessage, out.Topics = code, errorMessage(code), nil
 		return out
 	}
-	if rg.GroupID == "" {
-		return setErr(kerr.InvalidGroupID.Code)
-	}
-	s, code := c.shardFor(rg.GroupID)
+	s, code := c.groupShard(rg.GroupID)
 	if code != 0 {
 		return setErr(code)
 	}
@@ -143,7 +138,7 @@ func (c *Coordinator) describeShareOffsets(ctx context.Context, img TopicImage, 
 				}
 			}
 			if op.ErrorCode != 0 {
-				op.ErrorMessage = ptr(kerr.ErrorForCode(op.ErrorCode).(*kerr.Error).Message)
+				op.ErrorMessage = errorMessage(op.ErrorCode)
 			}
 			ot.Partitions = append(ot.Partitions, op)
 		}
@@ -165,14 +160,10 @@ func (c *Coordinator) AlterShareGroupOffsets(ctx context.Context, img TopicImage
 	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
 	defer cancel()
 	top := func(code int16) *kmsg.AlterShareGroupOffsetsResponse {
-		resp.ErrorCode = code
-		resp.ErrorMessage = ptr(kerr.ErrorForCode(code).(*kerr.Error).Message)
+		resp.ErrorCode, resp.ErrorMessage, resp.Topics = code, errorMessage(code), nil
 		return resp
 	}
-	if req.GroupID == "" {
-		return top(kerr.InvalidGroupID.Code)
-	}
-	s, code := c.shardFor(req.GroupID)
+	s, code := c.groupShard(req.GroupID)
 	if code != 0 {
 		return top(code)
 	}
@@ -227,7 +218,6 @@ func (c *Coordinator) AlterShareGroupOffsets(ctx context.Context, img TopicImage
 		code = s.commitBarrier(ctx, written)
 	}
 	if code != 0 {
-		resp.Topics = nil
 		return top(code)
 	}
 	var done []SharePartition
@@ -271,7 +261,7 @@ func (c *Coordinator) AlterShareGroupOffsets(ctx context.Context, img TopicImage
 				op.ErrorCode = code
 			}
 			if op.ErrorCode != 0 {
-				op.ErrorMessage = ptr(kerr.ErrorForCode(op.ErrorCode).(*kerr.Error).Message)
+				op.ErrorMessage = errorMessage(op.ErrorCode)
 			}
 		}
 	}
@@ -290,15 +280,10 @@ func (c *Coordinator) DeleteShareGroupOffsets(ctx context.Context, img TopicImag
 	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
 	defer cancel()
 	top := func(code int16) *kmsg.DeleteShareGroupOffsetsResponse {
-		resp.ErrorCode = code
-		resp.ErrorMessage = ptr(kerr.ErrorForCode(code).(*kerr.Error).Message)
-		resp.Topics = nil
+		resp.ErrorCode, resp.ErrorMessage, resp.Topics = code, errorMessage(code), nil
 		return resp
 	}
-	if req.GroupID == "" {
-		return top(kerr.InvalidGroupID.Code)
-	}
-	s, code := c.shardFor(req.GroupID)
+	s, code := c.groupShard(req.GroupID)
 	if code != 0 {
 		return top(code)
 	}
@@ -336,7 +321,7 @@ func (c *Coordinator) DeleteShareGroupOffsets(ctx context.Context, img TopicImag
 		}
 		if err := c.deleteShareState(ctx, req.GroupID, parts); err != nil {
 			ot.ErrorCode = persisterErrorCode(err)
-			ot.ErrorMessage = ptr(kerr.ErrorForCode(ot.ErrorCode).(*kerr.Error).Message)
+			ot.ErrorMessage = errorMessage(ot.ErrorCode)
 		} else {
 			gone = append(gone, parts...)
 		}
@@ -367,6 +352,12 @@ func (c *Coordinator) DeleteShareGroupOffsets(ctx context.Context, img TopicImag
 		return top(code)
 	}
 	return resp
+}
+
+// errorMessage is Kafka's default message for a non-zero error code, as
+// the share admin APIs answer it.
+func errorMessage(code int16) *string {
+	return ptr(kerr.ErrorForCode(code).(*kerr.Error).Message)
 }
 
 // callCode runs fn on the shard goroutine and returns its error code, or

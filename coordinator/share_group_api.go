@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -248,35 +247,23 @@ func (c *Coordinator) ShareGroupDescribe(ctx context.Context, req *kmsg.ShareGro
 	for _, id := range req.GroupIDs {
 		d := kmsg.NewShareGroupDescribeResponseGroup()
 		d.GroupID = id
-		var code int16
-		var s *shard
-		if id == "" {
-			code = kerr.InvalidGroupID.Code
-		} else {
-			s, code = c.shardFor(id)
-		}
-		if code == 0 {
-			code = s.call(ctx, func() {
-				sg := s.share[id]
-				if sg == nil {
-					d.ErrorCode = kerr.GroupIDNotFound.Code
-					msg := "Group " + id + " not found."
-					if s.otherGroupType(id) {
-						msg = "Group " + id + " is not a share group."
-					}
-					d.ErrorMessage = &msg
-					return
+		code := c.describeOnShard(ctx, id, func(s *shard) {
+			sg := s.share[id]
+			if sg == nil {
+				d.ErrorCode = kerr.GroupIDNotFound.Code
+				msg := "Group " + id + " not found."
+				if s.otherGroupType(id) {
+					msg = "Group " + id + " is not a share group."
 				}
-				d = sg.Describe()
-			})
-		}
+				d.ErrorMessage = &msg
+				return
+			}
+			d = sg.Describe()
+		})
 		if code != 0 {
 			d.ErrorCode = code
 		}
-		d.AuthorizedOperations = math.MinInt32
-		if req.IncludeAuthorizedOperations && d.ErrorCode == 0 {
-			d.AuthorizedOperations = allGroupOperations
-		}
+		d.AuthorizedOperations = describedOperations(req.IncludeAuthorizedOperations, d.ErrorCode)
 		resp.Groups = append(resp.Groups, d)
 	}
 	return resp

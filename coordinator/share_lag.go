@@ -64,7 +64,7 @@ func setShareLags(ctx context.Context, latest LatestOffsets, topicID [16]byte, t
 		if end.ErrorCode != 0 {
 			op.StartOffset, op.LeaderEpoch, op.Lag = 0, 0, -1
 			op.ErrorCode = end.ErrorCode
-			op.ErrorMessage = ptr(kerr.ErrorForCode(end.ErrorCode).(*kerr.Error).Message)
+			op.ErrorMessage = errorMessage(end.ErrorCode)
 			continue
 		}
 		op.Lag = shareLag(end.Offset, op.StartOffset, done)

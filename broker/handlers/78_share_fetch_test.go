@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,78 +12,22 @@ import (
 	"github.com/samsa-broker/samsa/broker/share"
 	"github.com/samsa-broker/samsa/controller"
 	sharestate "github.com/samsa-broker/samsa/coordinator/share"
+	"github.com/samsa-broker/samsa/coordinator/share/sharetest"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/wire"
 )
 
-// memPersister is an in-memory share state store for the handler tests.
-type memPersister struct {
-	mu     sync.Mutex
-	states map[sharestate.Key]sharestate.State
-}
-
-func (p *memPersister) Initialize(_ context.Context, k sharestate.Key, stateEpoch int32, start int64) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.states[k] = sharestate.State{StateEpoch: stateEpoch, LeaderEpoch: -1, StartOffset: start}
-	return nil
-}
-
-func (p *memPersister) Read(_ context.Context, k sharestate.Key, leaderEpoch int32) (sharestate.State, bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st, ok := p.states[k]
-	if ok && leaderEpoch < st.LeaderEpoch {
-		return st, false, kerr.FencedLeaderEpoch
-	}
-	st.LeaderEpoch = leaderEpoch
-	if ok {
-		p.states[k] = st
-	}
-	return st, ok, nil
-}
-
-func (p *memPersister) Write(_ context.Context, k sharestate.Key, st sharestate.State) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if cur, ok := p.states[k]; !ok || st.LeaderEpoch < cur.LeaderEpoch {
-		return kerr.FencedLeaderEpoch
-	}
-	p.states[k] = st
-	return nil
-}
-
-func (p *memPersister) Delete(_ context.Context, k sharestate.Key) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.states, k)
-	return nil
-}
-
-func (p *memPersister) ReadSummary(_ context.Context, k sharestate.Key) (sharestate.State, bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st, ok := p.states[k]
-	return st, ok, nil
-}
-
-func (p *memPersister) start(k sharestate.Key) int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.states[k].StartOffset
-}
-
 // shareEnv is a node with topic "q" (one partition, its log created) and
-// a share manager over a memPersister, the share-partition of group "g"
+// a share manager over a sharetest.MemPersister, the share-partition of group "g"
 // initialized (start offset from share.auto.offset.reset=earliest).
 type shareEnv struct {
 	*adminEnv
 	id [16]byte
-	p  *memPersister
+	p  *sharetest.MemPersister
 }
 
 func newShareEnv(t *testing.T) *shareEnv {
-	e := &shareEnv{adminEnv: newAdminEnv(t), p: &memPersister{states: map[sharestate.Key]sharestate.State{}}}
+	e := &shareEnv{adminEnv: newAdminEnv(t), p: sharetest.NewMemPersister()}
 	e.id = e.createTopic(t, "q", 1, nil)
 	if _, err := e.d.Logs.CreateLog(storage.TopicPartition{Topic: "q"}, e.id, storage.DefaultLogConfig()); err != nil {
 		t.Fatal(err)
@@ -197,7 +140,7 @@ func TestShareFetchAcknowledge(t *testing.T) {
 	if got := acquired(resp); !reflect.DeepEqual(got, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{acqRec(3, 5, 2)}) {
 		t.Fatalf("acquired %+v", got)
 	}
-	if s := e.p.start(key); s != 3 {
+	if s := e.p.State(key).StartOffset; s != 3 {
 		t.Fatalf("written start offset %d, want 3", s)
 	}
 	// ShareAcknowledge: epoch 0 is refused; a record already accepted is
@@ -232,7 +175,7 @@ func TestShareFetchAcknowledge(t *testing.T) {
 	if r := sa(4, 3, 5, share.AckAccept); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 || r.AcquisitionLockTimeoutMillis != 30000 {
 		t.Fatalf("ack 3-5: %+v", r)
 	}
-	if s := e.p.start(key); s != 6 {
+	if s := e.p.State(key).StartOffset; s != 6 {
 		t.Fatalf("written start offset %d, want 6", s)
 	}
 
@@ -435,7 +378,7 @@ func TestShareAcknowledgeClose(t *testing.T) {
 	if got := acquired(e.fetch(t, 2, "b", 0, 0)); !reflect.DeepEqual(got, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{acqRec(2, 3, 2)}) {
 		t.Fatalf("b acquired %+v, want 2-3 released by the close", got)
 	}
-	if s := e.p.start(sharestate.Key{Group: "g", TopicID: e.id}); s != 2 {
+	if s := e.p.State(sharestate.Key{Group: "g", TopicID: e.id}).StartOffset; s != 2 {
 		t.Fatalf("start offset %d, want 2", s)
 	}
 }

@@ -437,51 +437,96 @@ func authzOffsetDelete(d *Deps, r *Request, next Handler) (kmsg.Response, error)
 	return or, nil
 }
 
-// authzConsumerGroupHeartbeat: READ on the group
-// (GROUP_AUTHORIZATION_FAILED), and DESCRIBE on every subscribed topic
-// (TOPIC_AUTHORIZATION_FAILED naming those it may not describe).
+// authzConsumerGroupHeartbeat: authzGroupHeartbeat.
 func authzConsumerGroupHeartbeat(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
-	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	if !d.authorizedGroup(r, kmsg.ACLOperationRead, req.Group) {
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		return resp, nil
+	return authzGroupHeartbeat(d, r, next, groupHeartbeatAuthz{group: req.Group, topics: req.SubscribedTopicNames, deny: func(code int16, msg *string) kmsg.Response {
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode, resp.ErrorMessage = code, msg
+		return resp
+	}})
+}
+
+// groupHeartbeatAuthz is what authzGroupHeartbeat checks of a consumer or
+// share group heartbeat: its group and subscribed topics, and how to
+// answer a refusal (error code and message).
+type groupHeartbeatAuthz struct {
+	group  string
+	topics []string
+	deny   func(code int16, msg *string) kmsg.Response
+}
+
+// authzGroupHeartbeat is the check of ConsumerGroupHeartbeat and
+// ShareGroupHeartbeat: READ on the group (GROUP_AUTHORIZATION_FAILED),
+// and DESCRIBE on every subscribed topic (TOPIC_AUTHORIZATION_FAILED
+// naming those it may not describe).
+func authzGroupHeartbeat(d *Deps, r *Request, next Handler, hb groupHeartbeatAuthz) (kmsg.Response, error) {
+	if !d.authorizedGroup(r, kmsg.ACLOperationRead, hb.group) {
+		return hb.deny(kerr.GroupAuthorizationFailed.Code, nil), nil
 	}
-	if msg := d.undescribableTopics(r, req.SubscribedTopicNames); msg != nil {
-		resp.ErrorCode, resp.ErrorMessage = kerr.TopicAuthorizationFailed.Code, msg
-		return resp, nil
+	if msg := d.undescribableTopics(r, hb.topics); msg != nil {
+		return hb.deny(kerr.TopicAuthorizationFailed.Code, msg), nil
 	}
 	return next(d, r)
 }
 
-// authzConsumerGroupDescribe: DESCRIBE on each group
-// (GROUP_AUTHORIZATION_FAILED); authorized operations are the principal's.
+// authzConsumerGroupDescribe: authzGroupDescribe.
 func authzConsumerGroupDescribe(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ConsumerGroupDescribeRequest)
-	keep, denied := d.splitGroups(r, kmsg.ACLOperationDescribe, req.Groups)
-	req.Groups = keep
-	var cr *kmsg.ConsumerGroupDescribeResponse
+	return authzGroupDescribe(d, r, next, groupDescribeAuthz[kmsg.ConsumerGroupDescribeResponseGroup]{
+		ids:        &req.Groups,
+		includeOps: req.IncludeAuthorizedOperations,
+		groups: func(resp kmsg.Response) *[]kmsg.ConsumerGroupDescribeResponseGroup {
+			return &resp.(*kmsg.ConsumerGroupDescribeResponse).Groups
+		},
+		newGroup: kmsg.NewConsumerGroupDescribeResponseGroup,
+		fields: func(g *kmsg.ConsumerGroupDescribeResponseGroup) (*string, *int16, **string, *int32) {
+			return &g.Group, &g.ErrorCode, &g.ErrorMessage, &g.AuthorizedOperations
+		},
+	})
+}
+
+// groupDescribeAuthz is what authzGroupDescribe needs of a consumer or
+// share group describe: the request's group ids and whether it asks for
+// authorized operations; the groups of an answer, a new answer group,
+// and pointers to a group's id, error code, error message and authorized
+// operations.
+type groupDescribeAuthz[G any] struct {
+	ids        *[]string
+	includeOps bool
+	groups     func(kmsg.Response) *[]G
+	newGroup   func() G
+	fields     func(*G) (id *string, code *int16, msg **string, ops *int32)
+}
+
+// authzGroupDescribe is the check of ConsumerGroupDescribe and
+// ShareGroupDescribe: DESCRIBE on each group (GROUP_AUTHORIZATION_FAILED,
+// authorized operations unknown); the authorized operations of the others
+// are the principal's. Without an allowed group the request is not run.
+func authzGroupDescribe[G any](d *Deps, r *Request, next Handler, gd groupDescribeAuthz[G]) (kmsg.Response, error) {
+	keep, denied := d.splitGroups(r, kmsg.ACLOperationDescribe, *gd.ids)
+	*gd.ids = keep
+	resp := r.Body.ResponseKind()
 	if len(keep) > 0 {
-		resp, err := next(d, r)
-		if err != nil {
+		var err error
+		if resp, err = next(d, r); err != nil {
 			return resp, err
 		}
-		cr = resp.(*kmsg.ConsumerGroupDescribeResponse)
-	} else {
-		cr = req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 	}
-	if req.IncludeAuthorizedOperations {
-		for i := range cr.Groups {
-			if cr.Groups[i].ErrorCode == 0 {
-				cr.Groups[i].AuthorizedOperations = d.authorizedOperations(r, acl.Group(cr.Groups[i].Group))
+	groups := gd.groups(resp)
+	if gd.includeOps {
+		for i := range *groups {
+			if id, code, _, ops := gd.fields(&(*groups)[i]); *code == 0 {
+				*ops = d.authorizedOperations(r, acl.Group(*id))
 			}
 		}
 	}
 	for _, g := range denied {
-		dg := kmsg.NewConsumerGroupDescribeResponseGroup()
-		dg.Group, dg.ErrorCode, dg.AuthorizedOperations = g, kerr.GroupAuthorizationFailed.Code, math.MinInt32
-		dg.ErrorMessage = ptrTo(kerr.GroupAuthorizationFailed.Message)
-		cr.Groups = append(cr.Groups, dg)
+		dg := gd.newGroup()
+		id, code, msg, ops := gd.fields(&dg)
+		*id, *code, *ops = g, kerr.GroupAuthorizationFailed.Code, math.MinInt32
+		*msg = ptrTo(kerr.GroupAuthorizationFailed.Message)
+		*groups = append(*groups, dg)
 	}
-	return cr, nil
+	return resp, nil
 }

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"math"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -70,46 +69,26 @@ func topicsByRead[T any](d *Deps, r *Request, topics []T, name func(T) string) (
 
 func authzShareGroupHeartbeat(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ShareGroupHeartbeatRequest)
-	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
-	if !d.authorizedGroup(r, kmsg.ACLOperationRead, req.GroupID) {
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		return resp, nil
-	}
-	if msg := d.undescribableTopics(r, req.SubscribedTopicNames); msg != nil {
-		resp.ErrorCode, resp.ErrorMessage = kerr.TopicAuthorizationFailed.Code, msg
-		return resp, nil
-	}
-	return next(d, r)
+	return authzGroupHeartbeat(d, r, next, groupHeartbeatAuthz{group: req.GroupID, topics: req.SubscribedTopicNames, deny: func(code int16, msg *string) kmsg.Response {
+		resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+		resp.ErrorCode, resp.ErrorMessage = code, msg
+		return resp
+	}})
 }
 
 func authzShareGroupDescribe(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ShareGroupDescribeRequest)
-	keep, denied := d.splitGroups(r, kmsg.ACLOperationDescribe, req.GroupIDs)
-	req.GroupIDs = keep
-	var sr *kmsg.ShareGroupDescribeResponse
-	if len(keep) > 0 {
-		resp, err := next(d, r)
-		if err != nil {
-			return resp, err
-		}
-		sr = resp.(*kmsg.ShareGroupDescribeResponse)
-	} else {
-		sr = req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
-	}
-	if req.IncludeAuthorizedOperations {
-		for i := range sr.Groups {
-			if sr.Groups[i].ErrorCode == 0 {
-				sr.Groups[i].AuthorizedOperations = d.authorizedOperations(r, acl.Group(sr.Groups[i].GroupID))
-			}
-		}
-	}
-	for _, g := range denied {
-		dg := kmsg.NewShareGroupDescribeResponseGroup()
-		dg.GroupID, dg.ErrorCode, dg.AuthorizedOperations = g, kerr.GroupAuthorizationFailed.Code, math.MinInt32
-		dg.ErrorMessage = ptrTo(kerr.GroupAuthorizationFailed.Message)
-		sr.Groups = append(sr.Groups, dg)
-	}
-	return sr, nil
+	return authzGroupDescribe(d, r, next, groupDescribeAuthz[kmsg.ShareGroupDescribeResponseGroup]{
+		ids:        &req.GroupIDs,
+		includeOps: req.IncludeAuthorizedOperations,
+		groups: func(resp kmsg.Response) *[]kmsg.ShareGroupDescribeResponseGroup {
+			return &resp.(*kmsg.ShareGroupDescribeResponse).Groups
+		},
+		newGroup: kmsg.NewShareGroupDescribeResponseGroup,
+		fields: func(g *kmsg.ShareGroupDescribeResponseGroup) (*string, *int16, **string, *int32) {
+			return &g.GroupID, &g.ErrorCode, &g.ErrorMessage, &g.AuthorizedOperations
+		},
+	})
 }
 
 func authzDescribeShareGroupOffsets(d *Deps, r *Request, next Handler) (kmsg.Response, error) {

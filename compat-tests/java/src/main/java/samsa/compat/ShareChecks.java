@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -40,7 +39,6 @@ import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.utils.internals.Exit;
 
 /**
  * ShareChecks exercises Kafka 4.4's share groups (KIP-932, "queues for Kafka") against one broker
@@ -76,9 +74,6 @@ public final class ShareChecks {
         String run = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
         ClientChecks c = new ClientChecks(args[0], run);
         ShareChecks s = new ShareChecks(c);
-        Exit.setExitProcedure(ToolChecks::exit);
-        Exit.setHaltProcedure(ToolChecks::exit);
-        Exit.setShutdownHookAdder((name, hook) -> ToolChecks.hooks.add(hook));
         Checks checks = new Checks();
         checks.add("share-explicit-accept-release-reject", s::explicitAcks);
         checks.add("share-implicit", s::implicitAcks);
@@ -87,14 +82,7 @@ public final class ShareChecks {
         checks.add("share-delivery-limit-archives", s::deliveryLimit);
         checks.add("share-restart-continues", s::restartContinues);
         checks.add("kafka-share-groups", s::shareGroupsTool);
-        int failed;
-        try {
-            failed = checks.run(Arrays.asList(args).subList(1, args.length));
-        } finally {
-            c.admin.close(Duration.ofSeconds(5));
-        }
-        System.out.flush();
-        Runtime.getRuntime().halt(failed == 0 ? 0 : 1);
+        ToolChecks.runWithTools(c, checks, args);
     }
 
     // ---- helpers ---------------------------------------------------------------------------

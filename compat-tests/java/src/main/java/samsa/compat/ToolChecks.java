@@ -57,9 +57,6 @@ public final class ToolChecks {
         String run = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
         ClientChecks c = new ClientChecks(args[0], run);
         ToolChecks t = new ToolChecks(c);
-        Exit.setExitProcedure(ToolChecks::exit);
-        Exit.setHaltProcedure(ToolChecks::exit);
-        Exit.setShutdownHookAdder((name, hook) -> hooks.add(hook));
         Checks checks = new Checks();
         checks.add("kafka-topics", t::topics);
         checks.add("kafka-configs", t::configs);
@@ -68,13 +65,26 @@ public final class ToolChecks {
         checks.add("kafka-get-offsets-delete-records", t::offsetsAndDeleteRecords);
         checks.add("kafka-transactions", t::transactions);
         checks.add("kafka-perf-tests", t::perfTests);
+        runWithTools(c, checks, args);
+    }
+
+    /**
+     * runWithTools is the main of a check class whose checks run CLI tools (ToolChecks,
+     * ShareChecks): it runs the checks named after BOOTSTRAP in args (all when none) with the
+     * tools' exits and shutdown hooks captured (tool), closes c's admin client, and halts, with
+     * status 0 when every check passed. Tools leave non-daemon threads behind (console consumer
+     * shutdown hooks), so main cannot just return.
+     */
+    static void runWithTools(ClientChecks c, Checks checks, String[] args) {
+        Exit.setExitProcedure(ToolChecks::exit);
+        Exit.setHaltProcedure(ToolChecks::exit);
+        Exit.setShutdownHookAdder((name, hook) -> hooks.add(hook));
         int failed;
         try {
             failed = checks.run(Arrays.asList(args).subList(1, args.length));
         } finally {
             c.admin.close(Duration.ofSeconds(5));
         }
-        // Tools leave non-daemon threads behind (console consumer shutdown hooks): halt.
         System.out.flush();
         Runtime.getRuntime().halt(failed == 0 ? 0 : 1);
     }

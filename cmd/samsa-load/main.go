@@ -103,6 +103,14 @@ func main() {
 		return err
 	})
 	consumeRepeat := flag.Int("consume-repeat", 1, "with -procs: consume the produced topic this many times, each with fresh consumer processes (one result line each)")
+	var so shapeOptions
+	shapes := flag.String("shapes", "all", "with -mode shapes: which, comma-separated ("+strings.Join(allShapes, ", ")+", or all); see shapes.go")
+	flag.DurationVar(&so.duration, "shape-duration", 10*time.Second, "with -mode shapes: how long each shape runs")
+	flag.IntVar(&so.partitions, "shape-partitions", 2000, "with -mode shapes: partitions of the parts-* shapes' topic")
+	flag.IntVar(&so.clients, "shape-clients", 8, "with -mode shapes: client connections of parts-produce, metadata, listoffsets, commits and txn")
+	flag.IntVar(&so.conns, "shape-conns", 200, "with -mode shapes: client connections of small-conns")
+	flag.IntVar(&so.buffered, "shape-buffered", 200, "with -mode shapes: records a producer of parts-produce buffers (so a request carries at most this many partitions' batches)")
+	flag.IntVar(&so.members, "shape-members", 50, "with -mode shapes: group members of join")
 	childRole := flag.String("child", "", "internal: run as a child process of -procs (producer, consumer, e2e-producer, e2e-consumer)")
 	childTopic := flag.String("topic", "", "internal: the child's topic")
 	childParts := flag.String("child-partitions", "", "internal: the child consumer's partitions (P or P:END_OFFSET, comma-separated)")
@@ -160,8 +168,16 @@ func main() {
 		}
 		return
 	}
+	if *mode == "shapes" {
+		so.brokers, so.acks, so.size, so.shapes = *brokers, *acks, *size, strings.Split(*shapes, ",")
+		if err := runShapes(so); err != nil {
+			fmt.Fprintln(os.Stderr, "samsa-load:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *mode != "throughput" {
-		fmt.Fprintln(os.Stderr, "samsa-load: -mode must be throughput or e2e")
+		fmt.Fprintln(os.Stderr, "samsa-load: -mode must be throughput, e2e or shapes")
 		os.Exit(2)
 	}
 	if err := run(*brokers, *records, *size, *partitions, *acks, *codec, 0); err != nil {

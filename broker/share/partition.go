@@ -116,12 +116,19 @@ func (s *partitionState) acquire(batches []batchRange, req acquireRequest, lim l
 		first := max(b.first, s.start)
 		// New offsets past the end start only while the in-flight
 		// limit allows; a batch once started is taken whole (its
-		// records go out together), as Kafka.
-		if first >= s.end() && len(s.recs) >= lim.maxInFlight {
+		// records go out together), as Kafka. Offsets between the end
+		// and this batch hold no record (compacted away) and count as
+		// in flight: with nothing in flight the start moves over them,
+		// else they are archived one by one only when they fit the
+		// limit (a long compacted run would otherwise take a record
+		// each, unbounded).
+		if gap := first - s.end(); first >= s.end() && (len(s.recs) >= lim.maxInFlight || len(s.recs) > 0 && gap >= int64(lim.maxInFlight-len(s.recs))) {
 			break
 		}
-		// Offsets between the end and this batch hold no record (compacted
-		// away): they are done.
+		if len(s.recs) == 0 && s.start < first {
+			s.start = first
+			dirty = true
+		}
 		for s.end() < first {
 			s.recs = append(s.recs, record{state: sharestate.StateArchived})
 			dirty = true

@@ -129,12 +129,19 @@ func (s *partitionState) acquire(batches []batchRange, req acquireRequest, lim l
 		first := max(b.first, s.start)
 		// New offsets past the end start only while the in-flight
 		// limit allows; a batch once started is taken whole (its
-		// records go out together), as Kafka.
-		if first >= s.end() && len(s.recs) >= lim.maxInFlight {
+		// records go out together), as Kafka. Offsets between the end
+		// and this batch hold no record (compacted away) and count as
+		// in flight: with nothing in flight the start moves over them,
+		// else they are archived one by one only when they fit the
+		// limit (a long compacted run would otherwise take a record
+		// each, unbounded).
+		if gap := first - s.end(); first >= s.end() && (len(s.recs) >= lim.maxInFlight || len(s.recs) > 0 && gap >= int64(lim.maxInFlight-len(s.recs))) {
 			break
 		}
-		// Offsets between the end and this batch hold no record (compacted
-		// away): they are done.
+		if len(s.recs) == 0 && s.start < first {
+			s.start = first
+			dirty = true
+		}
 		for s.end() < first {
 			s.recs = append(s.recs, record{state: sharestate.StateArchived})
 			dirty = true
@@ -406,22 +413,46 @@ func (s *partitionState) durable() (start int64, batches []sharestate.Batch) {
 	return s.start, batches
 }
 
+// maxRestoredSpan bounds the offsets restore brings back in flight. A
+// leader keeps at most share.partition.max.record.locks (10000 at most)
+// plus a batch or two in flight, so durable state never spans more; a
+// state that does (a WriteShareGroupState of one batch over 2^62
+// offsets) would otherwise take a record per offset. Offsets past the
+// bound are taken as never delivered.
+const maxRestoredSpan = 1 << 20
+
+// maxRestoredOffset is past any offset a log reaches; restore ignores
+// state beyond it (so that no offset arithmetic overflows).
+const maxRestoredOffset = 1 << 62
+
 // restore rebuilds the state from its durable form (start >= 0): batches
-// below the start are dropped, the end offset is one past the last batch.
+// below the start are dropped, finished batches at the head move the
+// start over them, the end offset is one past the last batch (at most
+// maxRestoredSpan past the start).
 func restore(start int64, batches []sharestate.Batch) partitionState {
 	s := partitionState{start: start}
 	for _, b := range batches {
-		for o := max(b.FirstOffset, start); o <= b.LastOffset; o++ {
-			for s.end() < o {
-				s.recs = append(s.recs, record{state: sharestate.StateAvailable})
-			}
-			if o < s.end() {
-				continue // overlapping batches: the first wins
-			}
-			st := b.DeliveryState
-			if st == sharestate.StateAcquired {
-				st = sharestate.StateAvailable
-			}
+		st := b.DeliveryState
+		if st == sharestate.StateAcquired {
+			st = sharestate.StateAvailable
+		}
+		last := min(b.LastOffset, maxRestoredOffset)
+		from := max(b.FirstOffset, s.end()) // overlapping batches: the first wins
+		if from > last {
+			continue
+		}
+		if finished := st == sharestate.StateAcknowledged || st == sharestate.StateArchived; finished && len(s.recs) == 0 && from == s.start {
+			s.start = last + 1
+			continue
+		}
+		if from-s.start >= maxRestoredSpan {
+			break
+		}
+		last = min(last, s.start+maxRestoredSpan-1)
+		for s.end() < from {
+			s.recs = append(s.recs, record{state: sharestate.StateAvailable})
+		}
+		for o := from; o <= last; o++ {
 			s.recs = append(s.recs, record{state: st, count: b.DeliveryCount})
 		}
 	}

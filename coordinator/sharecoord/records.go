@@ -254,6 +254,24 @@ func decodeSnapshot(b []byte) (*entry, error) {
 	return e, r.err
 }
 
+// checkLoaded refuses the state of a record that decodes but that no
+// writer makes: a start offset below -1, batches that are not ranges of
+// offsets (inverted, negative), unknown delivery states or negative
+// delivery counts. Such a record is skipped on load, as one that does not
+// decode, rather than handed to a partition leader (Kafka 4.4's leader
+// fails to initialize the share-partition on inverted batches).
+func checkLoaded(start int64, batches []share.Batch) error {
+	if start < -1 || validBatches(batches) != nil {
+		return fmt.Errorf("%w: start offset %d, batches %v", ErrCorrupt, start, batches)
+	}
+	for _, b := range batches {
+		if b.DeliveryCount < 0 {
+			return fmt.Errorf("%w: delivery count %d", ErrCorrupt, b.DeliveryCount)
+		}
+	}
+	return nil
+}
+
 // update is a ShareUpdateValue: a delta on the last snapshot.
 type update struct {
 	snapshotEpoch    int32

@@ -310,6 +310,9 @@ func (s *shard) replay(key, value []byte) error {
 		if err != nil {
 			return err
 		}
+		if err := checkLoaded(e.st.StartOffset, e.st.Batches); err != nil {
+			return err
+		}
 		s.states[k] = e
 	case recordUpdate:
 		if value == nil {
@@ -317,6 +320,9 @@ func (s *shard) replay(key, value []byte) error {
 		}
 		u, err := decodeUpdate(value)
 		if err != nil {
+			return err
+		}
+		if err := checkLoaded(u.startOffset, u.batches); err != nil {
 			return err
 		}
 		if e := s.states[k]; e != nil && u.snapshotEpoch == e.snapshotEpoch {

@@ -86,6 +86,7 @@ public final class ShareChecks {
         checks.add("share-lock-timeout-redelivery", s::lockTimeout);
         checks.add("share-delivery-limit-archives", s::deliveryLimit);
         checks.add("share-restart-continues", s::restartContinues);
+        checks.add("share-kill-releases", s::killReleases);
         checks.add("kafka-share-groups", s::shareGroupsTool);
         int failed;
         try {
@@ -451,6 +452,57 @@ public final class ShareChecks {
             require(second.equals(Map.of(0L, (short) 2, 1L, (short) 2, 2L, (short) 2)), "B's deliveries %s, want count 2 each", second);
             // The broker acquired the records before A printed them, so the bound is loose.
             require(waited >= 5000, "B got A's records %d ms after A acquired them, before the 15 s lock could expire", waited);
+        } finally {
+            holder.destroyForcibly();
+            holder.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * killReleases: consumer A, in its own JVM, acquires three records and is killed (SIGKILL:
+     * its connection closes without a ShareAcknowledge or ShareFetch closing its share session).
+     * The partition leader closes the share session of a connection that closes and releases its
+     * member's records (Kafka 4.4), so consumer B gets them with delivery count 2 well before
+     * their acquisition locks (60 s here, the longest a group may set) could expire.
+     */
+    void killReleases() throws Exception {
+        String t = newTopic("share-kill");
+        String g = "share-kill-" + c.run;
+        setGroupConfigs(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000");
+        produce(t, List.of(values("x", 0, 3)));
+        Map<Long, Short> second = new TreeMap<>();
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process holder = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+                ShareChecks.class.getName(), "--hold", c.bootstrap, g, t)
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            String held = null;
+            var out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
+            for (String line; (line = out.readLine()) != null; ) {
+                if (line.startsWith("HELD ")) {
+                    held = line;
+                    break;
+                }
+            }
+            require(held != null, "the holding JVM exited without acquiring the records (exit %s)",
+                    holder.isAlive() ? "none" : Integer.toString(holder.exitValue()));
+            log("consumer A: %s", held);
+            require(held.equals("HELD {0=1, 1=1, 2=1} lock 60000"), "consumer A: %s, want offsets 0-2 once each and lock 60000", held);
+            holder.destroyForcibly();
+            require(holder.waitFor(30, TimeUnit.SECONDS), "the holding JVM did not die");
+            long killed = System.nanoTime();
+            try (var b = consumer(g, "explicit")) {
+                b.subscribe(List.of(t));
+                pollUntil(b, true, "B to get offsets 0-2 after A was killed", r -> {
+                    second.put(r.offset(), deliveryCount(r));
+                    b.acknowledge(r, AcknowledgeType.ACCEPT);
+                }, () -> second.size() == 3);
+            }
+            long waited = (System.nanoTime() - killed) / 1_000_000;
+            log("B got %s %d ms after A was killed", second, waited);
+            require(second.equals(Map.of(0L, (short) 2, 1L, (short) 2, 2L, (short) 2)), "B's deliveries %s, want count 2 each", second);
+            // B's own join and first fetches take a few seconds; the locks would take 60.
+            require(waited < 40_000, "B got A's records %d ms after A was killed: they waited for the 60 s lock, not released when A's connection closed", waited);
         } finally {
             holder.destroyForcibly();
             holder.waitFor(30, TimeUnit.SECONDS);

@@ -541,12 +541,12 @@ public final class ShareChecks {
     /**
      * restartContinues: consumer 1 accepts offsets 0-4 of ten and closes holding 5-9 without
      * acknowledging them; consumer 2 of the same group gets 5-9 and the new records 10-14, never
-     * 0-4.
+     * 0-4. close() releases 5-9: consumer 2 gets them long before their 60 s locks expire.
      */
     void restartContinues() throws Exception {
         String t = newTopic("share-restart");
         String g = "share-restart-" + c.run;
-        setGroupConfigs(g, "share.auto.offset.reset", "earliest");
+        setGroupConfigs(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000");
         produce(t, List.of(values("r", 0, 10)));
         Map<Long, Short> first = new TreeMap<>();
         try (var consumer = consumer(g, "explicit")) {
@@ -578,6 +578,7 @@ public final class ShareChecks {
             }
             log("consumer 1 holds %s and closes", first);
         }
+        long closed = System.nanoTime();
         produce(t, List.of(values("r", 10, 15)));
         Map<Long, Short> second = new TreeMap<>();
         try (var consumer = consumer(g, "implicit")) {
@@ -586,7 +587,9 @@ public final class ShareChecks {
                     () -> second.keySet().containsAll(List.of(5L, 6L, 7L, 8L, 9L, 10L, 11L, 12L, 13L, 14L)));
             commit(consumer);
         }
-        log("consumer 2 got %s", second);
+        long waited = (System.nanoTime() - closed) / 1_000_000;
+        log("consumer 2 got %s %d ms after consumer 1 closed", second, waited);
+        require(waited < 40_000, "consumer 2 got 5-9 %d ms after consumer 1 closed: close() did not release them (60 s locks)", waited);
         require(second.keySet().stream().allMatch(o -> o >= 5 && o < 15), "consumer 2 got %s: offsets 0-4 were accepted", second.keySet());
         TopicPartition tp = new TopicPartition(t, 0);
         waitLag0(g, tp, "0-14 accepted");

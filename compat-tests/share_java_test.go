@@ -1,12 +1,12 @@
 // This file runs the share-group checks (KIP-932, "queues for Kafka") of
 // samsa.compat.ShareChecks in compat-tests/java against samsa and against Apache Kafka 4.4.0:
-// the Java client's KafkaShareConsumer (explicit and implicit acknowledgement, two
-// consumers on one partition, redelivery after release and after the acquisition lock
-// times out, archiving at the delivery count limit, a new consumer continuing where the
-// group was) and Kafka's kafka-share-groups tool (--list, --describe with --offsets,
-// --members and --state, --reset-offsets --to-earliest/--to-latest/--to-offset,
-// --delete-offsets, --delete). On samsa the test skips while the broker does not
-// advertise ShareFetch (key 78).
+// the Java client's KafkaShareConsumer (explicit and implicit acknowledgement, two consumers
+// on one partition, redelivery after release and after the acquisition lock times out,
+// archiving at the delivery count limit, a new consumer continuing where the group was, a
+// killed consumer's records released when its connection closes) and Kafka's
+// kafka-share-groups tool (--list, --describe with --offsets, --members and --state,
+// --reset-offsets --to-earliest/--to-latest/--to-offset, --delete-offsets, --delete). On
+// samsa the test skips while the broker does not advertise ShareFetch (key 78).
 
 package compattests
 
@@ -25,7 +25,7 @@ import (
 var javaShareChecks = []string{
 	"share-explicit-accept-release-reject", "share-implicit", "share-two-consumers-one-partition",
 	"share-lock-timeout-redelivery", "share-delivery-limit-archives", "share-restart-continues",
-	"kafka-share-groups",
+	"share-kill-releases", "kafka-share-groups",
 }
 
 // requireShareGroups fails the test when the broker at addr does not advertise

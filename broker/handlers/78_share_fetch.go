@@ -30,7 +30,8 @@ import (
 //     otherwise the epoch must be the session's next one
 //     (INVALID_SHARE_SESSION_EPOCH; SHARE_SESSION_NOT_FOUND without a
 //     session; SHARE_SESSION_LIMIT_REACHED past
-//     group.share.max.share.sessions). A session goes when the
+//     group.share.max.share.sessions, answered after MaxWaitMs as Kafka
+//     4.4 does). A session goes when the
 //     connection that opened it closes, and its member's records are
 //     released then (Kafka 4.4). Every partition named joins the
 //     session (v1+ has no PartitionMaxBytes; max_bytes, capped at
@@ -88,6 +89,12 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	}
 	skey := share.SessionKey{Group: group, Member: member}
 	sf := d.Shares.FetchSessionOn(share.ConnID(r.ConnID), skey, req.ShareSessionEpoch, parts, forgotten, hasAcks)
+	if sf.Code == kerr.ShareSessionLimitReached.Code && req.MaxWaitMillis > 0 {
+		// Kafka 4.4 answers a full session cache after MaxWaitMs, so
+		// that a client retrying at once does not spin.
+		r.Detach()
+		waitStopping(d, time.Duration(req.MaxWaitMillis)*time.Millisecond)
+	}
 	if sf.Code != 0 {
 		resp.ErrorCode = sf.Code
 		return resp, nil
@@ -154,6 +161,17 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		r.Remote = time.Since(waitStart)
 	}
 	return out.response(d, r, img, resp), nil
+}
+
+// waitStopping waits for wait to pass, or for the broker to stop
+// (d.Stopping).
+func waitStopping(d *Deps, wait time.Duration) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-d.Stopping:
+	}
 }
 
 // shareRequestTimeout bounds a share request's persister calls.

@@ -23,11 +23,17 @@
 // next request reads the durable state again, so records acquired here
 // but not acknowledged are delivered again (at least once).
 //
+// A share session belongs to the connection whose ShareFetch opened it:
+// when that connection closes (ConnectionClosed) the session goes and its
+// member's acquired records are released at once, as Kafka 4.4 does, so
+// another member gets them without waiting for their locks to expire.
+//
 //	m := share.NewManager(share.Options{Persister: p, GroupConfig: img.GroupConfig})
 //	defer m.Close()
-//	sf := m.FetchSession(share.SessionKey{Group: g, Member: id}, epoch, parts, forgotten, hasAcks)
+//	sf := m.FetchSessionOn(connID, share.SessionKey{Group: g, Member: id}, epoch, parts, forgotten, hasAcks)
 //	res := m.Fetch(ctx, share.Target{Key: k, Log: log, LeaderEpoch: e}, share.FetchRequest{Member: id, MaxBytes: 1 << 20})
 //	code := m.Acknowledge(ctx, target, share.Acknowledgement{Member: id, Batches: acks})
+//	m.ConnectionClosed(connID) // the client's connection closed
 //
 // Lock order: Manager.mu, then sharePartition.mu; sharePartition.writeMu
 // comes before both and is the one lock held across IO (the persister's

@@ -35,6 +35,7 @@ func main() {
 		"more":      p.moreScenario,
 		"notleader": p.notLeaderScenario,
 		"v2":        p.v2Scenario,
+		"gaps":      p.gapsScenario,
 	}
 	for name, fn := range steps {
 		if *step == "all" || *step == name {

@@ -81,6 +81,7 @@ public final class ShareChecks {
         checks.add("share-lock-timeout-redelivery", s::lockTimeout);
         checks.add("share-delivery-limit-archives", s::deliveryLimit);
         checks.add("share-restart-continues", s::restartContinues);
+        checks.add("share-kill-releases", s::killReleases);
         checks.add("kafka-share-groups", s::shareGroupsTool);
         ToolChecks.runWithTools(c, checks, args);
     }
@@ -446,6 +447,57 @@ public final class ShareChecks {
     }
 
     /**
+     * killReleases: consumer A, in its own JVM, acquires three records and is killed (SIGKILL:
+     * its connection closes without a ShareAcknowledge or ShareFetch closing its share session).
+     * The partition leader closes the share session of a connection that closes and releases its
+     * member's records (Kafka 4.4), so consumer B gets them with delivery count 2 well before
+     * their acquisition locks (60 s here, the longest a group may set) could expire.
+     */
+    void killReleases() throws Exception {
+        String t = newTopic("share-kill");
+        String g = "share-kill-" + c.run;
+        setGroupConfigs(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000");
+        produce(t, List.of(values("x", 0, 3)));
+        Map<Long, Short> second = new TreeMap<>();
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process holder = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+                ShareChecks.class.getName(), "--hold", c.bootstrap, g, t)
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            String held = null;
+            var out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
+            for (String line; (line = out.readLine()) != null; ) {
+                if (line.startsWith("HELD ")) {
+                    held = line;
+                    break;
+                }
+            }
+            require(held != null, "the holding JVM exited without acquiring the records (exit %s)",
+                    holder.isAlive() ? "none" : Integer.toString(holder.exitValue()));
+            log("consumer A: %s", held);
+            require(held.equals("HELD {0=1, 1=1, 2=1} lock 60000"), "consumer A: %s, want offsets 0-2 once each and lock 60000", held);
+            holder.destroyForcibly();
+            require(holder.waitFor(30, TimeUnit.SECONDS), "the holding JVM did not die");
+            long killed = System.nanoTime();
+            try (var b = consumer(g, "explicit")) {
+                b.subscribe(List.of(t));
+                pollUntil(b, true, "B to get offsets 0-2 after A was killed", r -> {
+                    second.put(r.offset(), deliveryCount(r));
+                    b.acknowledge(r, AcknowledgeType.ACCEPT);
+                }, () -> second.size() == 3);
+            }
+            long waited = (System.nanoTime() - killed) / 1_000_000;
+            log("B got %s %d ms after A was killed", second, waited);
+            require(second.equals(Map.of(0L, (short) 2, 1L, (short) 2, 2L, (short) 2)), "B's deliveries %s, want count 2 each", second);
+            // B's own join and first fetches take a few seconds; the locks would take 60.
+            require(waited < 40_000, "B got A's records %d ms after A was killed: they waited for the 60 s lock, not released when A's connection closed", waited);
+        } finally {
+            holder.destroyForcibly();
+            holder.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
      * deliveryLimit: with share.delivery.count.limit=3 a record released on every delivery is
      * delivered three times (counts 1, 2, 3) and then archived: never delivered again, and the
      * share-partition start offset moves past it.
@@ -477,12 +529,12 @@ public final class ShareChecks {
     /**
      * restartContinues: consumer 1 accepts offsets 0-4 of ten and closes holding 5-9 without
      * acknowledging them; consumer 2 of the same group gets 5-9 and the new records 10-14, never
-     * 0-4.
+     * 0-4. close() releases 5-9: consumer 2 gets them long before their 60 s locks expire.
      */
     void restartContinues() throws Exception {
         String t = newTopic("share-restart");
         String g = "share-restart-" + c.run;
-        setGroupConfigs(g, "share.auto.offset.reset", "earliest");
+        setGroupConfigs(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000");
         produce(t, List.of(values("r", 0, 10)));
         Map<Long, Short> first = new TreeMap<>();
         try (var consumer = consumer(g, "explicit")) {
@@ -514,6 +566,7 @@ public final class ShareChecks {
             }
             log("consumer 1 holds %s and closes", first);
         }
+        long closed = System.nanoTime();
         produce(t, List.of(values("r", 10, 15)));
         Map<Long, Short> second = new TreeMap<>();
         try (var consumer = consumer(g, "implicit")) {
@@ -522,7 +575,9 @@ public final class ShareChecks {
                     () -> second.keySet().containsAll(List.of(5L, 6L, 7L, 8L, 9L, 10L, 11L, 12L, 13L, 14L)));
             commit(consumer);
         }
-        log("consumer 2 got %s", second);
+        long waited = (System.nanoTime() - closed) / 1_000_000;
+        log("consumer 2 got %s %d ms after consumer 1 closed", second, waited);
+        require(waited < 40_000, "consumer 2 got 5-9 %d ms after consumer 1 closed: close() did not release them (60 s locks)", waited);
         require(second.keySet().stream().allMatch(o -> o >= 5 && o < 15), "consumer 2 got %s: offsets 0-4 were accepted", second.keySet());
         TopicPartition tp = new TopicPartition(t, 0);
         waitLag0(g, tp, "0-14 accepted");

@@ -64,7 +64,8 @@ type ShareOptions struct {
 	Seed uint64
 	// StallEvery, if set, makes every third consumer (the first
 	// included) hold the records of a poll past their lock duration
-	// before acknowledging them, at most once per StallEvery: their
+	// before acknowledging them, at most once per StallEvery and not
+	// once the workload drains (Drain): their
 	// locks expire, other consumers may acquire them, and those
 	// acknowledgements must fail.
 	StallEvery time.Duration
@@ -180,6 +181,8 @@ type Share struct {
 	next      int
 	acked     atomic.Int64
 	stalls    atomic.Int64
+	// draining is set once Drain starts: consumers stall no more.
+	draining atomic.Bool
 }
 
 // shareFlushBound bounds one flush of a consumer's acknowledgements.
@@ -331,7 +334,7 @@ func (s *Share) consume(ctx context.Context, c *shareConsumer) {
 		}
 		s.hist.Deliveries = append(s.hist.Deliveries, ds...)
 		s.mu.Unlock()
-		if c.staller && time.Since(c.lastStall) >= s.o.StallEvery {
+		if c.staller && !s.draining.Load() && time.Since(c.lastStall) >= s.o.StallEvery {
 			// Hold the records past their lock: another consumer
 			// may take them, and these acknowledgements must fail.
 			holdFor(ctx, s.o.LockDuration+3*time.Second)
@@ -487,8 +490,10 @@ func (s *Share) lagZero(ctx context.Context, cl *kgo.Client) bool {
 // Drain waits, at most d, until the group finished every record below the
 // topic's end offsets: by its own history, or by a lag of 0 in
 // DescribeShareGroupOffsets (an acknowledgement whose answer was lost may
-// have been applied). Call it after the producers stopped.
+// have been applied). Call it after the producers stopped. Consumers no
+// longer stall (ShareOptions.StallEvery) once it starts.
 func (s *Share) Drain(ctx context.Context, d time.Duration) error {
+	s.draining.Store(true)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(s.addrs...), kgo.RequestRetries(2))
 	if err != nil {
 		return err

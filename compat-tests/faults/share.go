@@ -122,7 +122,8 @@ type ShareHistory struct {
 	// stopped, the group finished every record below the end offsets
 	// (by its own history, or by DescribeShareGroupOffsets lag 0).
 	Drained bool
-	// AckErrors counts acknowledgement answers by error.
+	// AckErrors counts the deliveries whose acknowledgement failed (or
+	// whose outcome is unknown), by error.
 	AckErrors map[string]int
 	// PollErrors counts poll errors by error.
 	PollErrors map[string]int
@@ -415,8 +416,7 @@ func (s *Share) Consumers() []string {
 	return out
 }
 
-// Deliveries is the number of deliveries so far, and Acked the number
-// whose acknowledgement the broker applied.
+// Deliveries is the number of deliveries so far.
 func (s *Share) Deliveries() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

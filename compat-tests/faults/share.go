@@ -582,8 +582,9 @@ func (s *Share) History() *ShareHistory {
 //
 //   - an acknowledgement the broker answered with success was applied and
 //     is durable: a record accepted or rejected that way is never acquired
-//     again (AcceptedRedelivered, RejectedRedelivered), nor is one archived
-//     at the delivery count limit (OverLimit);
+//     again (AcceptedRedelivered, RejectedRedelivered), nor is one released
+//     that way at the delivery count limit, which archives it
+//     (ArchivedRedelivered, OverLimit);
 //   - the delivery count never exceeds group.share.delivery.count.limit
 //     (OverLimit), and a record delivered at the limit is archived;
 //   - a record is acquired by one consumer at a time: no consumer acquires
@@ -615,6 +616,7 @@ type ShareReport struct {
 	AckErrors, PollErrors map[string]int
 	AcceptedRedelivered   Anomaly
 	RejectedRedelivered   Anomaly
+	ArchivedRedelivered   Anomaly
 	OverLimit             Anomaly
 	AcquiredTwice         Anomaly
 	Unconsumed            Anomaly
@@ -632,7 +634,7 @@ const shareAcquireSlack = 60 * time.Second
 
 // Anomalies is the number of anomalies found.
 func (r *ShareReport) Anomalies() int {
-	return r.AcceptedRedelivered.Count + r.RejectedRedelivered.Count + r.OverLimit.Count +
+	return r.AcceptedRedelivered.Count + r.RejectedRedelivered.Count + r.ArchivedRedelivered.Count + r.OverLimit.Count +
 		r.AcquiredTwice.Count + r.Unconsumed.Count + r.Unfinished.Count + r.AcquiredAfterPolled.Count
 }
 
@@ -652,6 +654,7 @@ func (r *ShareReport) String() string {
 		a    Anomaly
 	}{
 		{"accepted-redelivered", r.AcceptedRedelivered}, {"rejected-redelivered", r.RejectedRedelivered},
+		{"archived-redelivered", r.ArchivedRedelivered},
 		{"over-limit", r.OverLimit}, {"acquired-twice", r.AcquiredTwice},
 		{"unconsumed", r.Unconsumed}, {"unfinished", r.Unfinished},
 		{"acquired-after-polled", r.AcquiredAfterPolled},
@@ -752,15 +755,20 @@ func CheckShare(h *ShareHistory, final map[int32][]Entry) *ShareReport {
 					r.AcquiredTwice.add("%s", fmt.Sprintf("%v: %v, then %v", k, d1, d2))
 					continue
 				}
-				if d1.Action == ShareRelease {
+				// A release below the limit makes the record
+				// available again; at the limit it archives it.
+				if d1.Action == ShareRelease && int(d1.Count) < h.DeliveryLimit {
 					continue
 				}
 				if d2.Count > d1.Count || d2.Acquired > d1.AckAt+shareAcquireSlack {
 					what := fmt.Sprintf("%v: %v, then %v", k, d1, d2)
-					if d1.Action == ShareAccept {
+					switch d1.Action {
+					case ShareAccept:
 						r.AcceptedRedelivered.add("%s", what)
-					} else {
+					case ShareReject:
 						r.RejectedRedelivered.add("%s", what)
+					default:
+						r.ArchivedRedelivered.add("%s", what)
 					}
 				}
 			}

@@ -71,9 +71,15 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 			func(r *ShareReport) int { return r.AcceptedRedelivered.Count }},
 		{"rejected redelivered", add(ShareDelivery{Seq: 20, At: 50 * s, Acquired: 50 * s, Consumer: "c2", Partition: 1, Offset: 0, Count: 2, Action: ShareAccept, AckErr: "INVALID_RECORD_STATE", AckAt: 51 * s}),
 			func(r *ShareReport) int { return r.RejectedRedelivered.Count }},
+		{"archived redelivered", func(h *ShareHistory, _ map[int32][]Entry) {
+			// The poison record, released at the limit (archived),
+			// comes back with a count reset long after.
+			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 90 * s, Acquired: 90 * s, Consumer: "c2", Partition: 1, Offset: 1, Count: 1, Action: ShareRelease, AckOK: true, AckAt: 91 * s})
+		}, func(r *ShareReport) int { return r.ArchivedRedelivered.Count }},
 		{"over the limit", func(h *ShareHistory, _ map[int32][]Entry) {
-			// The poison record delivered a third time.
-			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 50 * s, Acquired: 50 * s, Consumer: "c2", Partition: 1, Offset: 1, Count: 3, Action: ShareRelease, AckErr: "x", AckAt: 51 * s})
+			// 0/2 (its accept's outcome unknown) delivered at
+			// count 3 of 2.
+			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 50 * s, Acquired: 50 * s, Consumer: "c2", Partition: 0, Offset: 2, Count: 3, Action: ShareRelease, AckErr: "x", AckAt: 51 * s})
 		}, func(r *ShareReport) int { return r.OverLimit.Count }},
 		{"acquired twice", func(h *ShareHistory, _ map[int32][]Entry) {
 			// c2 acquired 0/1 at 2.5 s with count 2 while c1's

@@ -74,7 +74,7 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 		{"archived redelivered", func(h *ShareHistory, _ map[int32][]Entry) {
 			// The poison record, released at the limit (archived),
 			// comes back with a count reset long after.
-			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 90 * s, Acquired: 90 * s, Consumer: "c2", Partition: 1, Offset: 1, Count: 1, Action: ShareRelease, AckOK: true, AckAt: 91 * s})
+			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 90 * s, Acquired: 90 * s, Consumer: "c2", Partition: 1, Offset: 1, Count: 1, Action: ShareRelease, AckErr: "INVALID_RECORD_STATE", AckAt: 91 * s})
 		}, func(r *ShareReport) int { return r.ArchivedRedelivered.Count }},
 		{"over the limit", func(h *ShareHistory, _ map[int32][]Entry) {
 			// 0/2 (its accept's outcome unknown) delivered at

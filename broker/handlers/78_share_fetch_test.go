@@ -220,10 +220,11 @@ func TestShareFetchLeaderChange(t *testing.T) {
 	if code := e.fetch(t, 2, "a", 2, 0).ErrorCode; code != kerr.ShareSessionNotFound.Code {
 		t.Fatalf("old session: %d", code)
 	}
-	// 2-3 were written as available with their first delivery counted
-	// (the acknowledgement of 0-1 wrote the batch in flight).
-	if got := acquired(e.fetch(t, 2, "b", 0, 0)); !reflect.DeepEqual(got, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{acqRec(2, 3, 2)}) {
-		t.Fatalf("new leader: b acquired %+v, want 2-3 (second delivery)", got)
+	// 2-3, acquired at their first delivery, were written as available
+	// at the count before it (0: not written, as Kafka 4.4 writes no
+	// state at an acquisition): the new leader delivers them at count 1.
+	if got := acquired(e.fetch(t, 2, "b", 0, 0)); !reflect.DeepEqual(got, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{acqRec(2, 3, 1)}) {
+		t.Fatalf("new leader: b acquired %+v, want 2-3 (first delivery: the lost acquisition is not counted)", got)
 	}
 }
 

@@ -75,19 +75,21 @@ func TestManagerFetchAckDurable(t *testing.T) {
 	if code := m.Acknowledge(ctx, tg, Acknowledgement{Member: "a", Batches: []AckBatch{{0, 4, []int8{AckAccept}}, {5, 5, []int8{AckRelease}}}}).Code; code != 0 {
 		t.Fatalf("ack: %d", code)
 	}
-	// Written before Acknowledge returned.
+	// Written before Acknowledge returned: 5 released (available, count
+	// 1); 6-9, still acquired at their first delivery, are written as
+	// available at count 0, that is not at all (as Kafka 4.4).
 	st := p.state(testKey)
-	if st.StartOffset != 5 || len(st.Batches) == 0 || st.Batches[0] != (sharestate.Batch{FirstOffset: 5, LastOffset: 9, DeliveryState: sharestate.StateAvailable, DeliveryCount: 1}) {
+	if st.StartOffset != 5 || len(st.Batches) != 1 || st.Batches[0] != (sharestate.Batch{FirstOffset: 5, LastOffset: 5, DeliveryState: sharestate.StateAvailable, DeliveryCount: 1}) {
 		t.Fatalf("written state: %+v", st)
 	}
 
-	// A new leader (a fresh manager, a higher epoch) reads it: 5-9 come
-	// again with delivery count 2, then 10-19.
+	// A new leader (a fresh manager, a higher epoch) reads it: 5 comes
+	// again with delivery count 2, then 6-19 at their first delivery.
 	m2 := newTestManager(p, nil)
 	defer m2.Close()
 	tg2 := Target{Key: testKey, Log: l, LeaderEpoch: 4}
 	res = m2.Fetch(ctx, tg2, FetchRequest{Member: "b", MaxBytes: 1 << 20})
-	if want := []AcquiredRange{{5, 9, 2}, {10, 19, 1}}; res.Code != 0 || !reflect.DeepEqual(res.Acquired, want) {
+	if want := []AcquiredRange{{5, 5, 2}, {6, 19, 1}}; res.Code != 0 || !reflect.DeepEqual(res.Acquired, want) {
 		t.Fatalf("new leader fetch: code %d acquired %v, want %v", res.Code, res.Acquired, want)
 	}
 	// The old leader is fenced: its write fails, and it drops the

@@ -390,25 +390,28 @@ func (s *partitionState) advanceLogStart(logStart int64) bool {
 }
 
 // durable returns the state to write: the start offset and the runs of
-// in-flight records that are not plain available-and-never-delivered, an
-// acquired record written as available (its acquisition does not survive
-// a change of leader).
+// in-flight records that are not plain available-and-never-delivered. An
+// acquired record is written as available with the delivery count it had
+// before its acquisition (KIP-932: the acquisition does not survive a
+// change of leader, and Kafka 4.4 writes no state when it acquires): a new
+// leader delivers it again at that count plus one, never past
+// share.delivery.count.limit.
 func (s *partitionState) durable() (start int64, batches []sharestate.Batch) {
 	for i := range s.recs {
 		r := s.recs[i]
-		st := r.state
+		st, count := r.state, r.count
 		if st == sharestate.StateAcquired {
-			st = sharestate.StateAvailable
+			st, count = sharestate.StateAvailable, r.count-1
 		}
-		if st == sharestate.StateAvailable && r.count == 0 {
+		if st == sharestate.StateAvailable && count == 0 {
 			continue
 		}
 		o := s.start + int64(i)
-		if k := len(batches) - 1; k >= 0 && batches[k].LastOffset == o-1 && batches[k].DeliveryState == st && batches[k].DeliveryCount == r.count {
+		if k := len(batches) - 1; k >= 0 && batches[k].LastOffset == o-1 && batches[k].DeliveryState == st && batches[k].DeliveryCount == count {
 			batches[k].LastOffset = o
 			continue
 		}
-		batches = append(batches, sharestate.Batch{FirstOffset: o, LastOffset: o, DeliveryState: st, DeliveryCount: r.count})
+		batches = append(batches, sharestate.Batch{FirstOffset: o, LastOffset: o, DeliveryState: st, DeliveryCount: count})
 	}
 	return s.start, batches
 }

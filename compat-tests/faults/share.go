@@ -64,7 +64,8 @@ type ShareOptions struct {
 	Seed uint64
 	// StallEvery, if set, makes every third consumer (the first
 	// included) hold the records of a poll past their lock duration
-	// before acknowledging them, at most once per StallEvery: their
+	// before acknowledging them, at most once per StallEvery and not
+	// once the workload drains (Drain): their
 	// locks expire, other consumers may acquire them, and those
 	// acknowledgements must fail.
 	StallEvery time.Duration
@@ -121,7 +122,8 @@ type ShareHistory struct {
 	// stopped, the group finished every record below the end offsets
 	// (by its own history, or by DescribeShareGroupOffsets lag 0).
 	Drained bool
-	// AckErrors counts acknowledgement answers by error.
+	// AckErrors counts the deliveries whose acknowledgement failed (or
+	// whose outcome is unknown), by error.
 	AckErrors map[string]int
 	// PollErrors counts poll errors by error.
 	PollErrors map[string]int
@@ -180,6 +182,8 @@ type Share struct {
 	next      int
 	acked     atomic.Int64
 	stalls    atomic.Int64
+	// draining is set once Drain starts: consumers stall no more.
+	draining atomic.Bool
 }
 
 // shareFlushBound bounds one flush of a consumer's acknowledgements.
@@ -331,7 +335,7 @@ func (s *Share) consume(ctx context.Context, c *shareConsumer) {
 		}
 		s.hist.Deliveries = append(s.hist.Deliveries, ds...)
 		s.mu.Unlock()
-		if c.staller && time.Since(c.lastStall) >= s.o.StallEvery {
+		if c.staller && !s.draining.Load() && time.Since(c.lastStall) >= s.o.StallEvery {
 			// Hold the records past their lock: another consumer
 			// may take them, and these acknowledgements must fail.
 			holdFor(ctx, s.o.LockDuration+3*time.Second)
@@ -412,8 +416,7 @@ func (s *Share) Consumers() []string {
 	return out
 }
 
-// Deliveries is the number of deliveries so far, and Acked the number
-// whose acknowledgement the broker applied.
+// Deliveries is the number of deliveries so far.
 func (s *Share) Deliveries() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -487,8 +490,10 @@ func (s *Share) lagZero(ctx context.Context, cl *kgo.Client) bool {
 // Drain waits, at most d, until the group finished every record below the
 // topic's end offsets: by its own history, or by a lag of 0 in
 // DescribeShareGroupOffsets (an acknowledgement whose answer was lost may
-// have been applied). Call it after the producers stopped.
+// have been applied). Call it after the producers stopped. Consumers no
+// longer stall (ShareOptions.StallEvery) once it starts.
 func (s *Share) Drain(ctx context.Context, d time.Duration) error {
+	s.draining.Store(true)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(s.addrs...), kgo.RequestRetries(2))
 	if err != nil {
 		return err
@@ -575,19 +580,18 @@ func (s *Share) History() *ShareHistory {
 // record may be delivered more often than the limit (TotalOverLimit,
 // counted, not an anomaly). But
 //
-//   - an acknowledgement the broker answered with success was applied and
-//     is durable: a record accepted or rejected that way is never acquired
-//     again (AcceptedRedelivered, RejectedRedelivered), nor is one archived
-//     at the delivery count limit (OverLimit);
+//   - an acknowledgement the broker answered with success is durable: a
+//     record accepted, rejected, or released at the delivery count limit
+//     (archived) that way is never acquired again (AcceptedRedelivered,
+//     RejectedRedelivered, ArchivedRedelivered; checkShareRecord says how
+//     this is judged, as a success can also answer an acknowledgement of
+//     a record already finished, which Kafka ignores);
 //   - the delivery count never exceeds group.share.delivery.count.limit
 //     (OverLimit), and a record delivered at the limit is archived;
 //   - a record is acquired by one consumer at a time: no consumer acquires
 //     a record (with a higher delivery count) before another consumer,
-//     whose acknowledgement of it then succeeded, had even sent that
-//     acknowledgement (AcquiredTwice). An acknowledgement names offsets
-//     and a member, not a delivery: a consumer whose lock expired and
-//     that acquired the record again before acknowledging its first
-//     delivery acknowledges the second acquisition (as in Kafka);
+//     whose acknowledgement of it was then applied, had even marked that
+//     acknowledgement (AcquiredTwice);
 //   - every record of the log is delivered, and, once the faults healed,
 //     finished (accepted, rejected or archived) within a bound
 //     (Unconsumed, Unfinished): a record whose last answered
@@ -610,6 +614,7 @@ type ShareReport struct {
 	AckErrors, PollErrors map[string]int
 	AcceptedRedelivered   Anomaly
 	RejectedRedelivered   Anomaly
+	ArchivedRedelivered   Anomaly
 	OverLimit             Anomaly
 	AcquiredTwice         Anomaly
 	Unconsumed            Anomaly
@@ -623,11 +628,11 @@ type ShareReport struct {
 // delivery's accept was answered as acquired after that accept, whatever
 // its delivery count (a broker that lost the accept may have counted
 // again from a lower count).
-const shareAcquireSlack = 60 * time.Second
+const shareAcquireSlack = 30 * time.Second
 
 // Anomalies is the number of anomalies found.
 func (r *ShareReport) Anomalies() int {
-	return r.AcceptedRedelivered.Count + r.RejectedRedelivered.Count + r.OverLimit.Count +
+	return r.AcceptedRedelivered.Count + r.RejectedRedelivered.Count + r.ArchivedRedelivered.Count + r.OverLimit.Count +
 		r.AcquiredTwice.Count + r.Unconsumed.Count + r.Unfinished.Count + r.AcquiredAfterPolled.Count
 }
 
@@ -647,6 +652,7 @@ func (r *ShareReport) String() string {
 		a    Anomaly
 	}{
 		{"accepted-redelivered", r.AcceptedRedelivered}, {"rejected-redelivered", r.RejectedRedelivered},
+		{"archived-redelivered", r.ArchivedRedelivered},
 		{"over-limit", r.OverLimit}, {"acquired-twice", r.AcquiredTwice},
 		{"unconsumed", r.Unconsumed}, {"unfinished", r.Unfinished},
 		{"acquired-after-polled", r.AcquiredAfterPolled},
@@ -721,45 +727,7 @@ func CheckShare(h *ShareHistory, final map[int32][]Entry) *ShareReport {
 		return keys[i].o < keys[j].o
 	})
 	for _, k := range keys {
-		ds := by[k]
-		for _, d1 := range ds {
-			if !d1.AckOK {
-				continue
-			}
-			for _, d2 := range ds {
-				if d2.Seq == d1.Seq {
-					continue
-				}
-				// The broker ties an acquisition to a member, not
-				// to a delivery: when d1's lock expired and the
-				// same consumer acquired the record again (d2)
-				// before marking d1's acknowledgement, that
-				// acknowledgement applies to d2's acquisition.
-				if d2.Consumer == d1.Consumer && d2.Acquired < max(d1.At, d1.AckSent) {
-					continue
-				}
-				// d2 acquired while d1's consumer held the record:
-				// acquired (by its higher count) after d1, and
-				// decoded before d1's consumer even marked its
-				// acknowledgement, so before that acknowledgement
-				// reached the broker; yet it succeeded.
-				if d2.Count > d1.Count && d2.Acquired < max(d1.At, d1.AckSent) {
-					r.AcquiredTwice.add("%s", fmt.Sprintf("%v: %v, then %v", k, d1, d2))
-					continue
-				}
-				if d1.Action == ShareRelease {
-					continue
-				}
-				if d2.Count > d1.Count || d2.Acquired > d1.AckAt+shareAcquireSlack {
-					what := fmt.Sprintf("%v: %v, then %v", k, d1, d2)
-					if d1.Action == ShareAccept {
-						r.AcceptedRedelivered.add("%s", what)
-					} else {
-						r.RejectedRedelivered.add("%s", what)
-					}
-				}
-			}
-		}
+		checkShareRecord(r, k, by[k], h.DeliveryLimit)
 	}
 	for p, es := range final {
 		for _, e := range es {
@@ -787,6 +755,98 @@ func CheckShare(h *ShareHistory, final map[int32][]Entry) *ShareReport {
 		}
 	}
 	return r
+}
+
+// shareTerminal reports whether a delivery's acknowledgement, applied,
+// finishes the record: an accept, a reject, or a release at the limit.
+func shareTerminal(d ShareDelivery, limit int) bool {
+	return d.Action != ShareRelease || int(d.Count) >= limit
+}
+
+// checkShareRecord checks the deliveries of one record. A successful
+// answer does not always mean the acknowledgement was applied: Kafka
+// answers an acknowledgement of a record already finished (below the
+// start offset, or archived) with success and ignores it. So:
+//
+//   - no delivery is acquired (decoded) more than shareAcquireSlack after
+//     the first successful answer to a finishing acknowledgement: the
+//     record was finished by then either way;
+//   - when a delivery d1's acknowledgement succeeded and nothing else
+//     can have finished the record (no other delivery's finishing
+//     acknowledgement succeeded, no other delivery reached the limit),
+//     that acknowledgement was applied while d1's consumer held the
+//     record: no other consumer acquired it later (with a higher count)
+//     before d1's acknowledgement was marked (AcquiredTwice), and when
+//     it finished the record, none acquired it after at all. The same
+//     consumer acquiring it again is not judged by counts: the broker
+//     ties an acquisition to a member, not a delivery, and applies d1's
+//     acknowledgement to the new acquisition.
+func checkShareRecord(r *ShareReport, k shareKey, ds []ShareDelivery, limit int) {
+	redelivered := func(d1, d2 ShareDelivery) {
+		what := fmt.Sprintf("%v: %v, then %v", k, d1, d2)
+		switch {
+		case d1.Action == ShareAccept:
+			r.AcceptedRedelivered.add("%s", what)
+		case d1.Action == ShareReject:
+			r.RejectedRedelivered.add("%s", what)
+		default:
+			r.ArchivedRedelivered.add("%s", what)
+		}
+	}
+	var first *ShareDelivery
+	finishing, atLimit := 0, 0
+	for i, d := range ds {
+		if d.AckOK && shareTerminal(d, limit) {
+			finishing++
+			if first == nil || d.AckAt < first.AckAt {
+				first = &ds[i]
+			}
+		}
+		if int(d.Count) >= limit {
+			atLimit++
+		}
+	}
+	flagged := make(map[int64]bool)
+	if first != nil {
+		for _, d2 := range ds {
+			if d2.Acquired > first.AckAt+shareAcquireSlack {
+				redelivered(*first, d2)
+				flagged[d2.Seq] = true
+			}
+		}
+	}
+	for _, d1 := range ds {
+		if !d1.AckOK {
+			continue
+		}
+		term := shareTerminal(d1, limit)
+		otherFinishing := finishing
+		if term {
+			otherFinishing--
+		}
+		otherAtLimit := atLimit
+		if int(d1.Count) >= limit {
+			otherAtLimit--
+		}
+		if otherFinishing > 0 || otherAtLimit > 0 {
+			continue
+		}
+		for _, d2 := range ds {
+			if d2.Seq == d1.Seq || d2.Consumer == d1.Consumer || d2.Count <= d1.Count || flagged[d2.Seq] {
+				continue
+			}
+			// d2 was acquired after d1 (its count is higher) and
+			// decoded before d1's consumer marked its
+			// acknowledgement, so before the broker applied it.
+			if d2.Acquired < max(d1.At, d1.AckSent) {
+				r.AcquiredTwice.add("%s", fmt.Sprintf("%v: %v, then %v", k, d1, d2))
+				continue
+			}
+			if term {
+				redelivered(d1, d2)
+			}
+		}
+	}
 }
 
 // lastShareDelivery is the delivery with the highest count (the latest

@@ -15,7 +15,7 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 	s := time.Second
 	clean := func() (*ShareHistory, map[int32][]Entry) {
 		return &ShareHistory{
-				DeliveryLimit: 2, Drained: true,
+				DeliveryLimit: 3, Drained: true,
 				Deliveries: []ShareDelivery{
 					{Seq: 1, At: 1 * s, Acquired: s - 100*time.Millisecond, Consumer: "c0", Partition: 0, Offset: 0, Count: 1, Action: ShareAccept, AckOK: true, AckAt: 2 * s},
 					{Seq: 2, At: 1 * s, Acquired: s - 100*time.Millisecond, Consumer: "c0", Partition: 0, Offset: 1, Count: 1, Action: ShareRelease, AckOK: true, AckAt: 2 * s},
@@ -27,9 +27,10 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 					{Seq: 4, At: 3 * s, Acquired: 3 * s, Consumer: "c1", Partition: 0, Offset: 2, Count: 1, Action: ShareAccept, AckErr: "NOT_LEADER_OR_FOLLOWER", AckAt: 4 * s},
 					// A rejected record.
 					{Seq: 5, At: 3 * s, Acquired: 3 * s, Consumer: "c1", Partition: 1, Offset: 0, Count: 1, Action: ShareReject, AckOK: true, AckAt: 4 * s},
-					// Poison: released twice, archived at the limit.
+					// Poison: released three times, archived at the limit.
 					{Seq: 6, At: 3 * s, Acquired: 3 * s, Consumer: "c1", Partition: 1, Offset: 1, Count: 1, Action: ShareRelease, AckOK: true, AckAt: 4 * s},
 					{Seq: 7, At: 5 * s, Acquired: 5 * s, Consumer: "c0", Partition: 1, Offset: 1, Count: 2, Action: ShareRelease, AckOK: true, AckAt: 6 * s},
+					{Seq: 14, At: 40 * s, Acquired: 40 * s, Consumer: "c1", Partition: 1, Offset: 1, Count: 3, Action: ShareRelease, AckOK: true, AckAt: 41 * s},
 					// A crashed consumer's delivery, never acked;
 					// c0 gets it after the lock expired.
 					{Seq: 8, At: 5 * s, Acquired: 5 * s, Consumer: "c2", Partition: 1, Offset: 2, Count: 1, Action: ShareAccept, AckErr: "not acknowledged: context canceled", AckAt: 5 * s},
@@ -45,16 +46,21 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 					// accept applies to the second acquisition.
 					{Seq: 12, At: 20 * s, Acquired: 20 * s, Consumer: "c0", Partition: 1, Offset: 3, Count: 1, Action: ShareAccept, AckOK: true, AckSent: 38 * s, AckAt: 38 * s},
 					{Seq: 13, At: 38 * s, Acquired: 35 * s, Consumer: "c0", Partition: 1, Offset: 3, Count: 2, Action: ShareAccept, AckOK: true, AckSent: 38 * s, AckAt: 39 * s},
+					// c3 holds 0/4 past its lock; c4 acquires and
+					// accepts it; c3's late accept is answered with
+					// success but ignored (the record is done).
+					{Seq: 15, At: 100 * s, Acquired: 99 * s, Consumer: "c3", Partition: 0, Offset: 4, Count: 1, Action: ShareAccept, AckOK: true, AckSent: 118 * s, AckAt: 119 * s},
+					{Seq: 16, At: 115 * s, Acquired: 115 * s, Consumer: "c4", Partition: 0, Offset: 4, Count: 2, Action: ShareAccept, AckOK: true, AckSent: 115 * s, AckAt: 116 * s},
 				},
 			}, map[int32][]Entry{
-				0: {{0, "a"}, {1, "b"}, {2, "c"}, {3, "d"}},
+				0: {{0, "a"}, {1, "b"}, {2, "c"}, {3, "d"}, {4, "j"}},
 				1: {{0, "e"}, {1, "f"}, {2, "g"}, {3, "h"}},
 			}
 	}
 	h, final := clean()
 	r := CheckShare(h, final)
-	if r.Anomalies() != 0 || r.Deliveries != 13 || r.Accepted != 6 || r.Rejected != 1 || r.Released != 3 ||
-		r.AckFailed != 3 || r.ArchivedAtLimit != 1 || r.FinalRecords != 8 || r.MaxCount != 2 {
+	if r.Anomalies() != 0 || r.Deliveries != 16 || r.Accepted != 8 || r.Rejected != 1 || r.Released != 4 ||
+		r.AckFailed != 3 || r.ArchivedAtLimit != 1 || r.FinalRecords != 9 || r.MaxCount != 3 {
 		t.Fatalf("clean history: %s", r)
 	}
 	add := func(d ShareDelivery) func(h *ShareHistory, _ map[int32][]Entry) {
@@ -65,15 +71,21 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 		mutate func(h *ShareHistory, final map[int32][]Entry)
 		field  func(r *ShareReport) int
 	}{
-		{"accepted redelivered with a higher count", add(ShareDelivery{Seq: 20, At: 50 * s, Acquired: 50 * s, Consumer: "c2", Partition: 0, Offset: 0, Count: 2, Action: ShareAccept, AckOK: true, AckAt: 51 * s}),
+		{"accepted redelivered with a higher count", add(ShareDelivery{Seq: 20, At: 50 * s, Acquired: 50 * s, Consumer: "c2", Partition: 0, Offset: 0, Count: 2, Action: ShareAccept, AckErr: "INVALID_RECORD_STATE", AckAt: 51 * s}),
 			func(r *ShareReport) int { return r.AcceptedRedelivered.Count }},
 		{"accepted redelivered with the same count long after", add(ShareDelivery{Seq: 20, At: 90 * s, Acquired: 90 * s, Consumer: "c2", Partition: 0, Offset: 0, Count: 1, Action: ShareAccept, AckOK: true, AckAt: 91 * s}),
 			func(r *ShareReport) int { return r.AcceptedRedelivered.Count }},
 		{"rejected redelivered", add(ShareDelivery{Seq: 20, At: 50 * s, Acquired: 50 * s, Consumer: "c2", Partition: 1, Offset: 0, Count: 2, Action: ShareAccept, AckErr: "INVALID_RECORD_STATE", AckAt: 51 * s}),
 			func(r *ShareReport) int { return r.RejectedRedelivered.Count }},
+		{"archived redelivered", func(h *ShareHistory, _ map[int32][]Entry) {
+			// The poison record, released at the limit (archived),
+			// comes back with a count reset long after.
+			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 150 * s, Acquired: 150 * s, Consumer: "c2", Partition: 1, Offset: 1, Count: 1, Action: ShareRelease, AckErr: "INVALID_RECORD_STATE", AckAt: 151 * s})
+		}, func(r *ShareReport) int { return r.ArchivedRedelivered.Count }},
 		{"over the limit", func(h *ShareHistory, _ map[int32][]Entry) {
-			// The poison record delivered a third time.
-			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 50 * s, Acquired: 50 * s, Consumer: "c2", Partition: 1, Offset: 1, Count: 3, Action: ShareRelease, AckErr: "x", AckAt: 51 * s})
+			// 0/2 (its accept's outcome unknown) delivered at
+			// count 4 of 3.
+			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 50 * s, Acquired: 50 * s, Consumer: "c2", Partition: 0, Offset: 2, Count: 4, Action: ShareRelease, AckErr: "x", AckAt: 51 * s})
 		}, func(r *ShareReport) int { return r.OverLimit.Count }},
 		{"acquired twice", func(h *ShareHistory, _ map[int32][]Entry) {
 			// c2 acquired 0/1 at 2.5 s with count 2 while c1's
@@ -89,7 +101,8 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 20, At: 19 * s, Acquired: 19 * s, Consumer: "c2", Partition: 1, Offset: 0, Count: 2, Action: ShareAccept, AckErr: "INVALID_RECORD_STATE", AckSent: 19 * s, AckAt: 20 * s})
 		}, func(r *ShareReport) int { return r.AcquiredTwice.Count }},
 		{"acquired twice by another consumer while its holder stalled", func(h *ShareHistory, _ map[int32][]Entry) {
-			h.Deliveries[12].Consumer = "c1"
+			h.Deliveries[13].Consumer = "c1"
+			h.Deliveries[13].AckOK, h.Deliveries[13].AckErr = false, "INVALID_RECORD_STATE"
 		}, func(r *ShareReport) int { return r.AcquiredTwice.Count }},
 		{"unconsumed", func(_ *ShareHistory, final map[int32][]Entry) {
 			final[1] = append(final[1], Entry{4, "i"})

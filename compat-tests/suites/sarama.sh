@@ -177,7 +177,7 @@ inner() {
 	local broker=$1
 	shift
 	ip link set lo up
-	local proxy_pid=""
+	proxy_pid="" # global: the EXIT trap runs after inner returned
 	stop_all() {
 		local n
 		for ((n = 1; n <= NODES; n++)); do node_stop "$n"; done
@@ -198,8 +198,10 @@ inner() {
 				-c "$WORK/node$n/server.properties" >"$WORK/node$n/format.out" 2>&1 ||
 				{ cat "$WORK/node$n/format.out" >&2; return 1; }
 		fi
-		node_start "$broker" "$n"
 	done
+	# Every node formatted first: a Kafka node gives up when no quorum answers its
+	# registration within a minute, and a format is a JVM start.
+	for ((n = 1; n <= NODES; n++)); do node_start "$broker" "$n"; done
 	local -a proxies=()
 	for ((n = 1; n <= NODES; n++)); do
 		proxies+=(-proxy "kafka$n=127.0.0.1:2909$n=127.0.1.$n:2909$n")

@@ -65,8 +65,8 @@ type Feature struct {
 // protocol enabled) and eligible.leader.replicas.version 1 (KIP-966: the
 // controller keeps eligible leader replicas, controller/elr.go, shown by
 // DescribeTopicPartitions). A feature finalized at level 0 is not listed among
-// the finalized ones, as in Kafka. The levels are fixed (there is no
-// UpdateFeatures), so the finalized features epoch is 0.
+// the finalized ones, as in Kafka. The levels are fixed (UpdateFeatures,
+// 57_update_features.go, changes none), so the finalized features epoch is 0.
 func Features(d *Deps) []Feature {
 	group := Feature{Name: "group.version", MinVersion: 0, MaxVersion: 1}
 	if consumerProtocolEnabled(d) {

@@ -40,6 +40,8 @@ func authzAdminCheck(key int16) authzFunc {
 		return authzAlterUserScram
 	case kmsg.DescribeClientQuotas, kmsg.AlterClientQuotas:
 		return authzClientQuotas
+	case kmsg.UpdateFeatures:
+		return authzUpdateFeatures
 	}
 	return nil
 }

@@ -62,6 +62,7 @@ func Script(s *Session) error {
 		scriptACLs,
 		scriptQuotas,
 		scriptCluster,
+		scriptFeatures,
 		scriptShareFlow,
 		scriptWrongVersions,
 	} {

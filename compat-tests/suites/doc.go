@@ -1,8 +1,9 @@
 // Package suites runs other Kafka clients' own integration test suites (franz-go's
-// pkg/kgo tests, segmentio/kafka-go's tests) against samsa: the tests their authors
+// pkg/kgo tests, segmentio/kafka-go's tests, Sarama's functional tests,
+// librdkafka's tests) against samsa: the tests their authors
 // run against Apache Kafka in their CI, copied unmodified from the Go module cache.
 //
-// Two ways to run them:
+// The ways to run them:
 //
 //   - run.sh runs a whole suite (or a -run selection) against samsa or against
 //     Apache Kafka 4.4, each configured as the suite's own CI configures its broker,
@@ -10,6 +11,18 @@
 //
 //     compat-tests/suites/run.sh samsa franz-go
 //     compat-tests/suites/run.sh kafka kafka-go -run 'TestConn$'
+//
+//   - sarama.sh runs Sarama's functional tests (IBM/sarama, build tag
+//     functional) against five samsa nodes or five Kafka 4.4 nodes in a
+//     private network namespace, behind toxiproxyd (a small proxy with the
+//     part of Toxiproxy's API the tests use) and with a `docker` shim for the
+//     tests that stop and start brokers:
+//
+//     compat-tests/suites/sarama.sh samsa
+//     compat-tests/suites/sarama.sh kafka -run 'TestFuncAdmin'
+//
+//   - librdkafka.sh runs librdkafka's C test suite (tests/ of its sources,
+//     built here) against one samsa or Kafka 4.4 node.
 //
 //   - TestFranzGoSuite, part of the normal test run, runs a chosen subset of the kgo
 //     tests against a harness-started samsa and fails if any chosen test does not

@@ -25,8 +25,8 @@
 #     KAFKA_VERSION=4.3.1 (the compose default and Sarama's MaxVersion), as the suite's
 #     "existing environment" mode expects. Its tests that drive docker (stopping brokers, the
 #     Java console tools in a container) skip themselves in that mode or fail calling docker.
-#     The package's unit tests run too (go test has no way to run the functional ones alone);
-#     the default -run selects the functional tests only (TestFunc*).
+#     Without a -run, the script selects every test function of the functional_*_test.go
+#     files (the suite's Makefile runs the package's unit tests with them).
 #
 # Environment:
 #   SUITES_WORK     scratch directory (default: a new /tmp/samsa-sarama-XXXXXX, kept): src/ (the
@@ -177,7 +177,7 @@ inner() {
 	local broker=$1
 	shift
 	ip link set lo up
-	local proxy_pid=""
+	proxy_pid="" # global: the EXIT trap runs after inner returned
 	stop_all() {
 		local n
 		for ((n = 1; n <= NODES; n++)); do node_stop "$n"; done
@@ -198,8 +198,10 @@ inner() {
 				-c "$WORK/node$n/server.properties" >"$WORK/node$n/format.out" 2>&1 ||
 				{ cat "$WORK/node$n/format.out" >&2; return 1; }
 		fi
-		node_start "$broker" "$n"
 	done
+	# Every node formatted first: a Kafka node gives up when no quorum answers its
+	# registration within a minute, and a format is a JVM start.
+	for ((n = 1; n <= NODES; n++)); do node_start "$broker" "$n"; done
 	local -a proxies=()
 	for ((n = 1; n <= NODES; n++)); do
 		proxies+=(-proxy "kafka$n=127.0.0.1:2909$n=127.0.1.$n:2909$n")
@@ -256,7 +258,6 @@ esac
 args=("$@")
 has_run=0
 for a in "${args[@]}"; do [[ $a == -run || $a == -run=* ]] && has_run=1; done
-((has_run)) || args=(-run '^TestFunc' "${args[@]}")
 
 export WORK=${SUITES_WORK:-$(mktemp -d /tmp/samsa-sarama-XXXXXX)}
 mkdir -p "$WORK"
@@ -268,6 +269,12 @@ src=$(cd "$ROOT" && go list -m -f '{{.Dir}}' "$mod")
 rm -rf "$WORK/src" "$WORK"/node*
 cp -r "$src" "$WORK/src"
 chmod -R u+w "$WORK/src"
+if ((!has_run)); then
+	# Every test function of the functional_*_test.go files (not all are named TestFunc*).
+	names=$(grep -ho '^func Test[A-Za-z0-9_]*(t \*testing.T)' "$WORK"/src/functional_*_test.go |
+		sed -e 's/^func //' -e 's/(.*//' | sort -u | paste -sd'|')
+	args=(-run "^($names)\$" "${args[@]}")
+fi
 (cd "$WORK/src" && GOWORK=off go mod download)
 # Compile the test binary before any broker starts (the compile is minutes of both cores).
 (cd "$WORK/src" && GOFLAGS=-mod=readonly GOWORK=off go test -c -tags functional -o "$WORK/sarama.test" .)

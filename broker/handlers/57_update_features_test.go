@@ -1,0 +1,113 @@
+package handlers
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller/acl"
+)
+
+func updateFeatures(upgradeType int8, validateOnly bool, updates ...kmsg.UpdateFeaturesRequestFeatureUpdate) *kmsg.UpdateFeaturesRequest {
+	req := kmsg.NewPtrUpdateFeaturesRequest()
+	req.ValidateOnly = validateOnly
+	for _, u := range updates {
+		u.UpgradeType = upgradeType
+		req.FeatureUpdates = append(req.FeatureUpdates, u)
+	}
+	return req
+}
+
+func featureUpdate(name string, level int16) kmsg.UpdateFeaturesRequestFeatureUpdate {
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel = name, level
+	return u
+}
+
+// TestUpdateFeatures: UpdateFeatures was not served, and Sarama's
+// functional test TestFuncAdminUpdateFeatures failed on samsa with
+// UNSUPPORTED_VERSION where Kafka 4.4 answers an update of an unknown
+// feature with INVALID_UPDATE_VERSION (one top-level error naming the
+// feature, no results, at every version). samsa's levels are fixed: an update to the current
+// level is NONE, Kafka's refusals are Kafka's, and a change of level is
+// refused.
+func TestUpdateFeatures(t *testing.T) {
+	e := newAdminEnv(t)
+
+	// v2, an unknown feature: the whole batch fails at the top level.
+	resp := e.call(t, updateFeatures(upgradeTypeUpgrade, false, featureUpdate("sarama.unsupported.feature", 1)), 2).(*kmsg.UpdateFeaturesResponse)
+	want := "The update failed for all features since the following feature had an error: sarama.unsupported.feature:InvalidUpdateVersionException (Invalid update version 1 for feature sarama.unsupported.feature. Local controller 1 does not support this feature.)"
+	if resp.ErrorCode != kerr.InvalidUpdateVersion.Code || deref(resp.ErrorMessage) != want || len(resp.Results) != 0 {
+		t.Fatalf("unknown feature v2: code %d msg %q results %d", resp.ErrorCode, deref(resp.ErrorMessage), len(resp.Results))
+	}
+	// v2, a batch with one good and one bad update also fails whole.
+	resp = e.call(t, updateFeatures(upgradeTypeUpgrade, false, featureUpdate("transaction.version", 2), featureUpdate("share.version", 3)), 2).(*kmsg.UpdateFeaturesResponse)
+	if resp.ErrorCode != kerr.InvalidUpdateVersion.Code || !strings.Contains(deref(resp.ErrorMessage), "share.version:InvalidUpdateVersionException (Invalid update version 3 for feature share.version. Local controller 1 only supports versions 0-2)") {
+		t.Fatalf("mixed batch v2: code %d msg %q", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+
+	// v1: per-feature results. The current levels pass (validate only or not).
+	for _, validateOnly := range []bool{false, true} {
+		resp = e.call(t, updateFeatures(upgradeTypeUpgrade, validateOnly, featureUpdate("transaction.version", 2), featureUpdate("group.version", 1),
+			featureUpdate("eligible.leader.replicas.version", 1), featureUpdate("share.version", 2)), 1).(*kmsg.UpdateFeaturesResponse)
+		if resp.ErrorCode != 0 || len(resp.Results) != 4 {
+			t.Fatalf("current levels: code %d, %d results", resp.ErrorCode, len(resp.Results))
+		}
+		for _, r := range resp.Results {
+			if r.ErrorCode != 0 || r.ErrorMessage != nil {
+				t.Errorf("current level of %s: %d %q", r.Feature, r.ErrorCode, deref(r.ErrorMessage))
+			}
+		}
+	}
+
+	cases := []struct {
+		name        string
+		level       int16
+		upgradeType int8
+		msg         string
+	}{
+		{"share.version", 1, upgradeTypeUpgrade, "Invalid update version 1 for feature share.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."},
+		{"share.version", 1, upgradeTypeSafeDowngrade, "Invalid update version 1 for feature share.version. samsa's feature levels are fixed: share.version stays at level 2."},
+		{"share.version", 2, 9, "Invalid update version 2 for feature share.version. The controller does not support the given upgrade type."},
+		{"share.version", -1, upgradeTypeUnsafeDowngrade, "Invalid update version -1 for feature share.version. A feature version cannot be less than 0."},
+		{"metadata.version", 27, upgradeTypeUpgrade, "Invalid update version 27 for feature metadata.version. Local controller 1 does not support this feature."},
+	}
+	for _, c := range cases {
+		for _, v := range []int16{0, 1, 2} {
+			if v == 0 && c.upgradeType != upgradeTypeUpgrade {
+				continue // v0 has no upgrade type
+			}
+			resp = e.call(t, updateFeatures(c.upgradeType, false, featureUpdate(c.name, c.level)), v).(*kmsg.UpdateFeaturesResponse)
+			want := "The update failed for all features since the following feature had an error: " + c.name + ":InvalidUpdateVersionException (" + c.msg + ")"
+			if resp.ErrorCode != kerr.InvalidUpdateVersion.Code || deref(resp.ErrorMessage) != want || len(resp.Results) != 0 {
+				t.Errorf("v%d %s to %d (type %d): code %d %q, %d results", v, c.name, c.level, c.upgradeType, resp.ErrorCode, deref(resp.ErrorMessage), len(resp.Results))
+			}
+		}
+	}
+	// An unknown feature at level 0 is Kafka's DISABLED range: it passes.
+	resp = e.call(t, updateFeatures(upgradeTypeSafeDowngrade, false, featureUpdate("no.such.feature", 0)), 1).(*kmsg.UpdateFeaturesResponse)
+	if resp.ErrorCode != 0 || len(resp.Results) != 1 || resp.Results[0].ErrorCode != 0 {
+		t.Errorf("unknown feature to level 0: %d %+v", resp.ErrorCode, resp.Results)
+	}
+
+	// v0: AllowDowngrade stands for the safe downgrade type.
+	down := featureUpdate("share.version", 1)
+	down.AllowDowngrade = true
+	resp = e.call(t, updateFeatures(0, false, down), 0).(*kmsg.UpdateFeaturesResponse)
+	if resp.ErrorCode != kerr.InvalidUpdateVersion.Code || !strings.Contains(deref(resp.ErrorMessage), "fixed") {
+		t.Errorf("v0 downgrade: %d %q", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+
+	// ALTER on the cluster is needed.
+	e.d.Authz = &Authz{Authorizer: acl.Authorizer{SuperUsers: []string{"User:admin"}}}
+	resp = e.callAs(t, "User:bob", updateFeatures(upgradeTypeUpgrade, false, featureUpdate("share.version", 2)), 2).(*kmsg.UpdateFeaturesResponse)
+	if resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code || len(resp.Results) != 0 {
+		t.Errorf("unauthorized: code %d results %d", resp.ErrorCode, len(resp.Results))
+	}
+	resp = e.callAs(t, "User:admin", updateFeatures(upgradeTypeUpgrade, false, featureUpdate("share.version", 2)), 2).(*kmsg.UpdateFeaturesResponse)
+	if resp.ErrorCode != 0 || resp.ErrorMessage != nil {
+		t.Errorf("super user: code %d %q", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+}

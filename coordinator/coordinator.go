@@ -7,11 +7,12 @@ import (
 	"log/slog"
 	"math"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-broker/samsa/coordinator/internal/shards"
 )
 
 // TopicResolver maps topic IDs to names and back, for OffsetCommit and
@@ -178,21 +179,7 @@ type Coordinator struct {
 	sgConfig    ShareGroupConfig
 	persister   atomic.Pointer[SharePersister] // Options.Persister, or SetPersister's
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu struct {
-		sync.RWMutex
-		shards map[int32]*shardRun
-		closed bool
-	}
-}
-
-// shardRun is a running shard and how to stop it.
-type shardRun struct {
-	s      *shard
-	cancel context.CancelFunc
+	shards *shards.Set[*shard] // by __consumer_offsets partition
 }
 
 // New returns a Coordinator with no partition loaded.
@@ -223,8 +210,7 @@ func New(opts Options) (*Coordinator, error) {
 	if opts.Persister != nil {
 		c.SetPersister(opts.Persister)
 	}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.mu.shards = map[int32]*shardRun{}
+	c.shards = shards.New[*shard]()
 	return c, nil
 }
 
@@ -248,78 +234,31 @@ func (c *Coordinator) LoadAll() error {
 // it in the background (requests meanwhile get COORDINATOR_LOAD_IN_PROGRESS).
 // The broker calls it when this node becomes the partition's leader.
 func (c *Coordinator) LoadPartition(p int32) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mu.closed {
+	if !c.shards.Load(p, func() *shard { return newShard(c, p) }) {
 		return ErrClosed
 	}
-	if _, ok := c.mu.shards[p]; ok {
-		return nil
-	}
-	ctx, cancel := context.WithCancel(c.ctx)
-	s := newShard(c, p)
-	c.mu.shards[p] = &shardRun{s: s, cancel: cancel}
-	c.wg.Go(func() { s.run(ctx) })
 	return nil
 }
 
 // UnloadPartition stops serving one partition; blocked requests get
 // NOT_COORDINATOR. The broker calls it when this node stops leading it.
-func (c *Coordinator) UnloadPartition(p int32) {
-	c.mu.Lock()
-	run := c.mu.shards[p]
-	delete(c.mu.shards, p)
-	c.mu.Unlock()
-	if run != nil {
-		run.cancel()
-		<-run.s.done
-	}
-}
+func (c *Coordinator) UnloadPartition(p int32) { c.shards.Unload(p) }
 
 // WaitLoaded waits until every loaded partition finished reading its log,
 // for tests and start-up.
-func (c *Coordinator) WaitLoaded(ctx context.Context) error {
-	for _, s := range c.shardList() {
-		select {
-		case <-s.ready:
-		case <-s.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
-}
+func (c *Coordinator) WaitLoaded(ctx context.Context) error { return c.shards.WaitLoaded(ctx) }
 
 // Close stops every partition and waits for their goroutines.
-func (c *Coordinator) Close() {
-	c.mu.Lock()
-	c.mu.closed = true
-	c.mu.shards = map[int32]*shardRun{}
-	c.mu.Unlock()
-	c.cancel()
-	c.wg.Wait()
-}
+func (c *Coordinator) Close() { c.shards.Close() }
 
 // shardFor returns the shard owning group, or the error code to answer.
 func (c *Coordinator) shardFor(group string) (*shard, int16) {
-	p := PartitionFor(group, c.opts.NumPartitions)
-	c.mu.RLock()
-	run := c.mu.shards[p]
-	c.mu.RUnlock()
-	if run == nil {
+	s, ok := c.shards.Get(PartitionFor(group, c.opts.NumPartitions))
+	if !ok {
 		return nil, kerr.NotCoordinator.Code
 	}
-	return run.s, 0
+	return s, 0
 }
 
-func (c *Coordinator) shardList() []*shard {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]*shard, 0, len(c.mu.shards))
-	for p := range c.opts.NumPartitions {
-		if run := c.mu.shards[p]; run != nil {
-			out = append(out, run.s)
-		}
-	}
-	return out
-}
+// shardList returns the loaded shards in partition order.
+func (c *Coordinator) shardList() []*shard { return c.shards.List() }

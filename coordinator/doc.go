@@ -12,7 +12,9 @@
 //
 // Group is a pure state machine: methods take now and return Replies for
 // blocked requests; Tick fires deadlines. A Coordinator runs one goroutine
-// per loaded __consumer_offsets partition (a shard). The shard owns the
+// per loaded __consumer_offsets partition (a shard; the set of them is a
+// shards.Set of coordinator/internal/shards, which the transaction and share
+// coordinators use too). The shard owns the
 // groups whose PartitionFor is that partition, does every write to the
 // partition's Log, and answers the blocked JoinGroup and SyncGroup requests
 // through channels.
@@ -34,7 +36,7 @@
 // # Concurrency
 //
 // Each shard's state is touched only by its goroutine; request methods hand
-// it closures and wait. The one lock, Coordinator.mu, guards the set of
+// it closures and wait. The one lock, the shards.Set's, guards the set of
 // loaded shards and is never held while waiting on a shard, so there is no
 // lock order to keep. Writes to a partition's log happen on its shard
 // goroutine, one batch at a time, in order.

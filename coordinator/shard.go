@@ -98,8 +98,15 @@ func newShard(c *Coordinator, partition int32) *shard {
 	return s
 }
 
-// run loads the partition, then serves work and deadlines until ctx ends.
-func (s *shard) run(ctx context.Context) {
+// Ready is closed when the shard's load ended, well or not.
+func (s *shard) Ready() <-chan struct{} { return s.ready }
+
+// Done is closed when Run returns.
+func (s *shard) Done() <-chan struct{} { return s.done }
+
+// Run loads the partition, then serves work and deadlines until ctx ends
+// (shards.Set runs it in a goroutine of its own).
+func (s *shard) Run(ctx context.Context) {
 	defer close(s.done)
 	defer s.shutdown()
 	if err := s.load(); err != nil {

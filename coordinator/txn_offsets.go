@@ -560,13 +560,10 @@ func (c *Coordinator) txnCommitOn(s *shard, req *kmsg.TxnOffsetCommitRequest, re
 // coordinator errors into NOT_LEADER_OR_FOLLOWER for the transaction
 // coordinator, which retries.
 func (c *Coordinator) CompleteTxn(ctx context.Context, partition int32, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32) int16 {
-	c.mu.RLock()
-	run := c.mu.shards[partition]
-	c.mu.RUnlock()
-	if run == nil {
+	s, ok := c.shards.Get(partition)
+	if !ok {
 		return kerr.NotCoordinator.Code
 	}
-	s := run.s
 	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
 	defer cancel()
 	var out int16

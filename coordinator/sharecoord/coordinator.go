@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/internal/shards"
 	"github.com/samsa-broker/samsa/coordinator/share"
 )
 
@@ -63,21 +63,10 @@ type Coordinator struct {
 	opts   Options
 	logger *slog.Logger
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu struct {
-		sync.RWMutex
-		shards map[int32]*shardRun
-		closed bool
-	}
+	// shards are the loaded __share_group_state partitions; the topic
+	// cleaner runs as one of the set's goroutines.
+	shards  *shards.Set[*shard]
 	cleaner topicCleaner // topics_deleted.go
-}
-
-type shardRun struct {
-	s      *shard
-	cancel context.CancelFunc
 }
 
 // New returns a Coordinator with no partition loaded.
@@ -87,8 +76,7 @@ func New(o Options) (*Coordinator, error) {
 		return nil, fmt.Errorf("%w: Options.Log is required", ErrOptions)
 	}
 	c := &Coordinator{opts: o, logger: o.Logger}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.mu.shards = map[int32]*shardRun{}
+	c.shards = shards.New[*shard]()
 	c.startTopicCleaner()
 	return c, nil
 }
@@ -120,71 +108,29 @@ func (c *Coordinator) LoadPartition(p int32) error {
 	if !ok {
 		return fmt.Errorf("%w: partition %d", ErrNoPartition, p)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mu.closed {
+	if !c.shards.Load(p, func() *shard { return newShard(c, p, log) }) {
 		return ErrClosed
 	}
-	if _, ok := c.mu.shards[p]; ok {
-		return nil
-	}
-	ctx, cancel := context.WithCancel(c.ctx)
-	s := newShard(c, p, log)
-	c.mu.shards[p] = &shardRun{s: s, cancel: cancel}
-	c.wg.Go(func() { s.run(ctx) })
 	return nil
 }
 
 // UnloadPartition stops serving one partition; its keys get
 // NOT_COORDINATOR. Writes in flight stay in the log, which the next
 // leader loads.
-func (c *Coordinator) UnloadPartition(p int32) {
-	c.mu.Lock()
-	run := c.mu.shards[p]
-	delete(c.mu.shards, p)
-	c.mu.Unlock()
-	if run != nil {
-		run.cancel()
-		<-run.s.done
-	}
-}
+func (c *Coordinator) UnloadPartition(p int32) { c.shards.Unload(p) }
 
 // Loaded reports whether partition p is loaded (or loading).
 func (c *Coordinator) Loaded(p int32) bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	_, ok := c.mu.shards[p]
+	_, ok := c.shards.Get(p)
 	return ok
 }
 
 // WaitLoaded waits until every loaded partition finished reading its log.
-func (c *Coordinator) WaitLoaded(ctx context.Context) error {
-	c.mu.RLock()
-	shards := make([]*shard, 0, len(c.mu.shards))
-	for _, run := range c.mu.shards {
-		shards = append(shards, run.s)
-	}
-	c.mu.RUnlock()
-	for _, s := range shards {
-		select {
-		case <-s.ready:
-		case <-s.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
-}
+func (c *Coordinator) WaitLoaded(ctx context.Context) error { return c.shards.WaitLoaded(ctx) }
 
-// Close stops every partition and waits for their goroutines.
-func (c *Coordinator) Close() {
-	c.mu.Lock()
-	c.mu.closed = true
-	c.mu.shards = map[int32]*shardRun{}
-	c.mu.Unlock()
-	c.cancel()
-	c.wg.Wait()
-}
+// Close stops every partition and the topic cleaner, and waits for their
+// goroutines.
+func (c *Coordinator) Close() { c.shards.Close() }
 
 // partitions is the partition count keys are hashed over.
 func (c *Coordinator) partitions() int32 {
@@ -198,14 +144,11 @@ func (c *Coordinator) partitions() int32 {
 
 // shardFor returns the shard owning k's partition, or NOT_COORDINATOR.
 func (c *Coordinator) shardFor(k share.Key) (*shard, error) {
-	p := PartitionFor(k, c.partitions())
-	c.mu.RLock()
-	run := c.mu.shards[p]
-	c.mu.RUnlock()
-	if run == nil {
+	s, ok := c.shards.Get(PartitionFor(k, c.partitions()))
+	if !ok {
 		return nil, kerr.NotCoordinator
 	}
-	return run.s, nil
+	return s, nil
 }
 
 // Summary is what ReadShareGroupStateSummary answers for a share-partition.

@@ -33,7 +33,7 @@ type topicCleaner struct {
 func (c *Coordinator) startTopicCleaner() {
 	c.cleaner.wake = make(chan struct{}, 1)
 	c.cleaner.mu.pending = map[[16]byte]time.Time{}
-	c.wg.Go(func() { c.runTopicCleaner(c.ctx) })
+	c.shards.Go(c.runTopicCleaner)
 }
 
 // TopicsDeleted tells the coordinator that topics were deleted (the
@@ -116,15 +116,9 @@ func (c *Coordinator) runTopicCleaner(ctx context.Context) {
 // partition still loading, a failed write); the other partitions are
 // done anyway, and calling again finishes the job.
 func (c *Coordinator) DeleteTopicsState(ctx context.Context, ids map[[16]byte]bool) (int, error) {
-	c.mu.RLock()
-	shards := make([]*shard, 0, len(c.mu.shards))
-	for _, run := range c.mu.shards {
-		shards = append(shards, run.s)
-	}
-	c.mu.RUnlock()
 	var errs []error
 	n := 0
-	for _, s := range shards {
+	for _, s := range c.shards.List() {
 		keys, err := s.keysOf(ctx, ids)
 		if err != nil {
 			errs = append(errs, err)

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/internal/shards"
 	"github.com/samsa-broker/samsa/storage"
 )
 
@@ -140,20 +140,7 @@ type Coordinator struct {
 	opts   Options
 	logger *slog.Logger
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu struct {
-		sync.RWMutex
-		shards map[int32]*shardRun
-		closed bool
-	}
-}
-
-type shardRun struct {
-	s      *shard
-	cancel context.CancelFunc
+	shards *shards.Set[*shard] // by __transaction_state partition
 }
 
 // New returns a Coordinator with no partition loaded.
@@ -168,8 +155,7 @@ func New(o Options) (*Coordinator, error) {
 		return nil, fmt.Errorf("%w: Options.Markers is required", ErrOptions)
 	}
 	c := &Coordinator{opts: o, logger: o.Logger}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.mu.shards = map[int32]*shardRun{}
+	c.shards = shards.New[*shard]()
 	return c, nil
 }
 
@@ -187,9 +173,7 @@ func (c *Coordinator) PartitionFor(transactionalID string) int32 {
 // Owns reports whether this coordinator has loaded (or is loading) the
 // partition of transactionalID, for FindCoordinator key type 1.
 func (c *Coordinator) Owns(transactionalID string) bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	_, ok := c.mu.shards[c.PartitionFor(transactionalID)]
+	_, ok := c.shards.Get(c.PartitionFor(transactionalID))
 	return ok
 }
 
@@ -224,81 +208,34 @@ func (c *Coordinator) LoadPartition(p int32) error {
 }
 
 func (c *Coordinator) loadPartition(p int32, log Log) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mu.closed {
+	if !c.shards.Load(p, func() *shard { return newShard(c, p, log) }) {
 		return ErrClosed
 	}
-	if _, ok := c.mu.shards[p]; ok {
-		return nil
-	}
-	ctx, cancel := context.WithCancel(c.ctx)
-	s := newShard(c, p, log)
-	c.mu.shards[p] = &shardRun{s: s, cancel: cancel}
-	c.wg.Go(func() { s.run(ctx) })
 	return nil
 }
 
 // UnloadPartition stops serving one partition: its ids get NOT_COORDINATOR,
 // marker writes in flight are cancelled (the next leader resends them).
-func (c *Coordinator) UnloadPartition(p int32) {
-	c.mu.Lock()
-	run := c.mu.shards[p]
-	delete(c.mu.shards, p)
-	c.mu.Unlock()
-	if run != nil {
-		run.cancel()
-		<-run.s.done
-	}
-}
+func (c *Coordinator) UnloadPartition(p int32) { c.shards.Unload(p) }
 
 // WaitLoaded waits until every loaded partition finished reading its log,
 // for tests and start-up.
-func (c *Coordinator) WaitLoaded(ctx context.Context) error {
-	for _, s := range c.shardList() {
-		select {
-		case <-s.ready:
-		case <-s.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
-}
+func (c *Coordinator) WaitLoaded(ctx context.Context) error { return c.shards.WaitLoaded(ctx) }
 
 // Close stops every partition and waits for their goroutines.
-func (c *Coordinator) Close() {
-	c.mu.Lock()
-	c.mu.closed = true
-	c.mu.shards = map[int32]*shardRun{}
-	c.mu.Unlock()
-	c.cancel()
-	c.wg.Wait()
-}
+func (c *Coordinator) Close() { c.shards.Close() }
 
 // shardFor returns the shard owning transactionalID, or NOT_COORDINATOR.
 func (c *Coordinator) shardFor(transactionalID string) (*shard, int16) {
-	p := c.PartitionFor(transactionalID)
-	c.mu.RLock()
-	run := c.mu.shards[p]
-	c.mu.RUnlock()
-	if run == nil {
+	s, ok := c.shards.Get(c.PartitionFor(transactionalID))
+	if !ok {
 		return nil, kerr.NotCoordinator.Code
 	}
-	return run.s, 0
+	return s, 0
 }
 
-func (c *Coordinator) shardList() []*shard {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]*shard, 0, len(c.mu.shards))
-	for p := range c.opts.NumPartitions {
-		if run := c.mu.shards[p]; run != nil {
-			out = append(out, run.s)
-		}
-	}
-	return out
-}
+// shardList returns the loaded shards in partition order.
+func (c *Coordinator) shardList() []*shard { return c.shards.List() }
 
 // Internal errors of the transaction coordinator.
 var (

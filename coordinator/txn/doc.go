@@ -10,7 +10,7 @@
 // its transitions are pure functions of it and of now, returning the next
 // value; the shard writes that value to the log and only then installs it.
 // A Coordinator runs one goroutine per loaded __transaction_state partition
-// (a shard), owning the ids whose PartitionFor is that partition. Marker
+// (a shard, in a shards.Set of coordinator/internal/shards), owning the ids whose PartitionFor is that partition. Marker
 // writes (MarkerWriter) run on goroutines of their own and report back, so
 // a slow data partition never stalls the shard.
 //

@@ -108,9 +108,15 @@ func newShard(c *Coordinator, partition int32, log Log) *shard {
 
 func (s *shard) now() time.Time { return s.c.now() }
 
-// run loads the partition, then serves work, marker results, commits and
-// deadlines until ctx ends.
-func (s *shard) run(ctx context.Context) {
+// Ready is closed when the shard's load ended, well or not.
+func (s *shard) Ready() <-chan struct{} { return s.ready }
+
+// Done is closed when Run returns.
+func (s *shard) Done() <-chan struct{} { return s.done }
+
+// Run loads the partition, then serves work, marker results, commits and
+// deadlines until ctx ends (shards.Set runs it in a goroutine of its own).
+func (s *shard) Run(ctx context.Context) {
 	s.ctx = ctx
 	defer close(s.done)
 	defer s.shutdown()

@@ -591,17 +591,13 @@ public final class ShareChecks {
     }
 
     ToolChecks.Result ok(String... args) throws Exception {
-        ToolChecks.Result r = tool(withBootstrap(args));
-        require(r.status() == 0, "kafka-share-groups %s: exit %d\nstdout: %s\nstderr: %s", String.join(" ", args),
-                r.status(), r.out(), r.err());
+        ToolChecks.Result r = ToolChecks.ok("kafka-share-groups", withBootstrap(args));
         log("%s", r.out().strip().replace("\n", "\n    "));
         return r;
     }
 
     String[] withBootstrap(String... args) {
-        List<String> l = new ArrayList<>(List.of("--bootstrap-server", c.bootstrap));
-        l.addAll(List.of(args));
-        return l.toArray(new String[0]);
+        return ToolChecks.bootstrapArgs(c.bootstrap, args);
     }
 
     /** row returns the whitespace-separated fields of the first output line starting with first. */

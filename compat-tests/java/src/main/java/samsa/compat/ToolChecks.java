@@ -198,11 +198,11 @@ public final class ToolChecks {
     }
 
     /** ok runs a tool that must succeed and returns its result. */
-    Result ok(String name, String... args) throws Exception {
+    static Result ok(String name, String... args) throws Exception {
         return okIn(name, null, args);
     }
 
-    Result okIn(String name, String stdin, String... args) throws Exception {
+    static Result okIn(String name, String stdin, String... args) throws Exception {
         Result r = tool(name, stdin, args);
         require(r.status == 0, "%s %s: exit %d\nstdout: %s\nstderr: %s", name, String.join(" ", args), r.status,
                 ClientChecks.abbreviate(r.out), ClientChecks.abbreviate(r.err));
@@ -210,6 +210,11 @@ public final class ToolChecks {
     }
 
     String[] withBootstrap(String... args) {
+        return bootstrapArgs(bootstrap, args);
+    }
+
+    /** bootstrapArgs returns a tool's args with --bootstrap-server bootstrap first. */
+    static String[] bootstrapArgs(String bootstrap, String... args) {
         String[] a = new String[args.length + 2];
         a[0] = "--bootstrap-server";
         a[1] = bootstrap;

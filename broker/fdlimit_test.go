@@ -34,11 +34,18 @@ func TestFileBudget(t *testing.T) {
 }
 
 // TestCreateTopicsRefusedOverFileLimit: the CreateTopics and
-// CreatePartitions handlers ask the budget (validate_only too).
+// CreatePartitions handlers ask the budget (validate_only too). A
+// CreateTopics sent again for a topic it created gets
+// TOPIC_ALREADY_EXISTS, as from Kafka: its partitions are not counted
+// again (a client whose request timed out while a 5,000-partition
+// topic's logs were created retried and got POLICY_VIOLATION).
 func TestCreateTopicsRefusedOverFileLimit(t *testing.T) {
 	n := startTestNode(t, t.TempDir())
 	defer closeTestNode(t, n)
-	n.srv.opts.Deps.PartitionFiles = func(k int) *controller.RequestError { return fileBudget(2000, 500, k) }
+	// 500 descriptors open, and three per log that exists.
+	n.srv.opts.Deps.PartitionFiles = func(k int) *controller.RequestError {
+		return fileBudget(2000, 500+3*len(n.logs.Logs()), k)
+	}
 	c := dialRaw(t, n.Addrs()[0].String())
 	create := func(parts int32, validate bool) int16 {
 		req := kmsg.NewPtrCreateTopicsRequest()
@@ -57,6 +64,9 @@ func TestCreateTopicsRefusedOverFileLimit(t *testing.T) {
 	}
 	if code := create(100, false); code != 0 {
 		t.Fatalf("100 partitions: code %d", code)
+	}
+	if code := create(100, false); code != kerr.TopicAlreadyExists.Code {
+		t.Fatalf("the same 100 partitions again: code %d, want TOPIC_ALREADY_EXISTS", code)
 	}
 	req := kmsg.NewPtrCreatePartitionsRequest()
 	rt := kmsg.NewCreatePartitionsRequestTopic()

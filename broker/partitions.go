@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -75,6 +74,7 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 			}
 		}
 	}
+	var creates []logCreate
 	for name, t := range next.Topics {
 		var old *controller.Topic
 		if prev != nil {
@@ -95,21 +95,15 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 				l, _ = s.Logs.Log(tp)
 			}
 			if !ok {
-				var err error
-				l, err = s.createLog(tp, t, p, lc)
-				if errors.Is(err, storage.ErrLogOffline) {
-					continue // logged when it was taken offline
-				}
-				if err != nil {
-					s.Logger.Error("cannot create log", "topic", name, "partition", p.Partition, "err", err)
-					continue
-				}
+				creates = append(creates, logCreate{tp: tp, topic: t, partition: p, config: lc})
+				continue
 			} else if configChanged {
 				l.SetConfig(lc)
 			}
 			s.checkDir(tp, t, p)
 		}
 	}
+	s.createLogs(creates)
 	// Leader epochs and the high watermark are the replica layer's.
 	if s.Replicas != nil {
 		s.Replicas.Apply(prev, next)

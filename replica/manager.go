@@ -282,6 +282,7 @@ func (m *Manager) host(t *controller.Topic, cp controller.Partition) (*Partition
 func (m *Manager) Apply(prev, next *controller.Image) {
 	_ = prev // reconcile against the whole image, not the difference
 	want := map[storage.TopicPartition]bool{}
+	var hosts []hostWork
 	for _, t := range next.Topics {
 		for _, cp := range t.Partitions {
 			if !slices.Contains(cp.Replicas, m.opts.NodeID) {
@@ -289,11 +290,10 @@ func (m *Manager) Apply(prev, next *controller.Image) {
 			}
 			tp := storage.TopicPartition{Topic: t.Name, Partition: cp.Partition}
 			want[tp] = true
-			if _, err := m.host(t, cp); err != nil && !errors.Is(err, ErrClosed) {
-				m.logger.Error("cannot apply partition state", "topic", t.Name, "partition", cp.Partition, "err", err)
-			}
+			hosts = append(hosts, hostWork{t, cp})
 		}
 	}
+	m.hostAll(hosts)
 	var stopped []*Partition
 	m.mu.Lock()
 	for tp, p := range m.mu.partitions {

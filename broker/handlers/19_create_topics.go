@@ -75,7 +75,7 @@ func handleCreateTopics(d *Deps, r *Request) (kmsg.Response, error) {
 	if rerr := controller.CheckCreateTopicsPartitions(sized, d.Controller.DefaultPartitions()); rerr != nil {
 		return createTopicsFailed(req, resp, rerr), nil
 	}
-	if rerr := d.checkPartitionFiles(createTopicsPartitionCount(sized, d.Controller.DefaultPartitions())); rerr != nil {
+	if rerr := d.checkPartitionFiles(createTopicsPartitionCount(d.Controller.Image(), sized, d.Controller.DefaultPartitions())); rerr != nil {
 		return createTopicsFailed(req, resp, rerr), nil
 	}
 

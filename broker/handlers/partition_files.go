@@ -15,9 +15,16 @@ func (d *Deps) checkPartitionFiles(n int64) *controller.RequestError {
 
 // createTopicsPartitionCount is the number of partitions creates asks for:
 // an assignment's length, or num_partitions (-1: the broker default).
-func createTopicsPartitionCount(creates []controller.CreateTopic, defaultPartitions int32) int64 {
+// Topics img already has are not counted: they get TOPIC_ALREADY_EXISTS
+// and open no file. (A client that timed out waiting for a large topic's
+// logs sends the same CreateTopics again; counting the topic twice
+// answered its retry POLICY_VIOLATION.)
+func createTopicsPartitionCount(img *controller.Image, creates []controller.CreateTopic, defaultPartitions int32) int64 {
 	var n int64
 	for _, ct := range creates {
+		if img != nil && img.Topics[ct.Name] != nil {
+			continue
+		}
 		switch {
 		case len(ct.Assignment) > 0:
 			n += int64(len(ct.Assignment))

@@ -96,16 +96,19 @@ func runShapes(o shapeOptions) error {
 	adm := kadm.NewClient(admCl)
 	stamp := time.Now().UnixNano()
 	partsTopic := fmt.Sprintf("shapes-parts-%d", stamp)
+	tc := time.Now()
 	smallTopic := fmt.Sprintf("shapes-small-%d", stamp)
-	if _, err := adm.CreateTopic(ctx, int32(o.partitions), int16(replicationFactor), nil, partsTopic); err != nil {
-		return fmt.Errorf("create %s: %w", partsTopic, err)
+	if r, err := adm.CreateTopic(ctx, int32(o.partitions), int16(replicationFactor), nil, partsTopic); err != nil {
+		return fmt.Errorf("create %s: %w (%s)", partsTopic, err, r.ErrMessage)
 	}
-	if _, err := adm.CreateTopic(ctx, 6, int16(replicationFactor), nil, smallTopic); err != nil {
-		return fmt.Errorf("create %s: %w", smallTopic, err)
+	if r, err := adm.CreateTopic(ctx, 6, int16(replicationFactor), nil, smallTopic); err != nil {
+		return fmt.Errorf("create %s: %w (%s)", smallTopic, err, r.ErrMessage)
 	}
+	fmt.Printf("shapes: CreateTopics answered in %.1fs\n", time.Since(tc).Seconds())
 	if err := waitLeaders(ctx, adm, partsTopic, o.partitions); err != nil {
 		return err
 	}
+	fmt.Printf("shapes: every partition has a leader after %.1fs\n", time.Since(tc).Seconds())
 	// Kafka answers NOT_LEADER for a while after the metadata names the
 	// leaders (it is still creating the logs): one record to every
 	// partition first, outside every shape.

@@ -236,8 +236,8 @@ func (n *Node) runDirAssignments(ctx context.Context) {
 			retry.Reset(dirAssignmentRetry) // not registered yet
 			continue
 		}
-		failed := a.report(ctx, n.ctrl.Image(), n.cfg.NodeID, func(ctx context.Context, dir controller.Uuid, send []replicaKey) error {
-			err := n.assignReplicasToDirs(ctx, dir, groupByTopic(send))
+		failed := a.report(ctx, n.ctrl.Image(), n.cfg.NodeID, func(rctx context.Context, dir controller.Uuid, send []replicaKey) error {
+			err := n.assignReplicasToDirs(rctx, dir, groupByTopic(send))
 			if err != nil {
 				if failures++; failures%10 == 1 && ctx.Err() == nil {
 					n.logger.Warn("cannot report replica log directories to the controller; retrying", "directory_id", dir.String(), "replicas", len(send), "err", err)

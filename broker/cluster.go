@@ -569,11 +569,16 @@ func (r *coordinatorReconciler) notify() {
 // image returns the newest image known: the last one delivered, or the
 // published one when it is newer (or none was delivered).
 func (r *coordinatorReconciler) image() *controller.Image {
-	img := r.published()
-	if d := r.delivered.Load(); d != nil && (img == nil || d.Offset >= img.Offset) {
-		return d
+	return newestImage(r.published(), r.delivered.Load())
+}
+
+// newestImage returns delivered, the last image OnChange delivered, unless
+// published (Controller.Image) is newer or delivered is nil.
+func newestImage(published, delivered *controller.Image) *controller.Image {
+	if delivered != nil && (published == nil || delivered.Offset >= published.Offset) {
+		return delivered
 	}
-	return img
+	return published
 }
 
 // run reconciles on every wake-up until ctx ends.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -36,7 +37,18 @@ import (
 // dirAssignments are the replica directories waiting to be reported.
 type dirAssignments struct {
 	wake chan struct{} // one pending signal
-	mu   struct {
+	// delivered is the newest image LogSyncer.Apply (the controller's
+	// OnChange) was called with; it is set before that call queues any
+	// report. The controller publishes an image only once OnChange
+	// returned, so the wake-up a report sends may run before
+	// Controller.Image has the image the report was judged against:
+	// judged against the published (previous) image, a report whose
+	// replica that image placed in the right directory was dropped as
+	// agreed, though the newest image says otherwise, and was never sent
+	// (the bug of the coordinator reconciler, stop 27;
+	// TestDirAssignmentsDeliveredImage).
+	delivered atomic.Pointer[controller.Image]
+	mu        struct {
 		sync.Mutex
 		pending map[replicaKey]controller.Uuid
 	}
@@ -224,39 +236,52 @@ func (n *Node) runDirAssignments(ctx context.Context) {
 			retry.Reset(dirAssignmentRetry) // not registered yet
 			continue
 		}
-		img := n.ctrl.Image()
-		byDir := a.take()
-		failed := false
-		for _, dir := range slices.SortedFunc(maps.Keys(byDir), func(a, b controller.Uuid) int { return slices.Compare(a[:], b[:]) }) {
-			keys := byDir[dir]
-			var send []replicaKey
-			for _, k := range keys {
-				if imageDir(img, n.cfg.NodeID, k) != dir {
-					send = append(send, k)
-				}
-			}
-			if len(send) == 0 {
-				a.done(dir, keys)
-				continue
-			}
-			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		failed := a.report(ctx, n.ctrl.Image(), n.cfg.NodeID, func(rctx context.Context, dir controller.Uuid, send []replicaKey) error {
 			err := n.assignReplicasToDirs(rctx, dir, groupByTopic(send))
-			cancel()
 			if err != nil {
-				failed = true
 				if failures++; failures%10 == 1 && ctx.Err() == nil {
 					n.logger.Warn("cannot report replica log directories to the controller; retrying", "directory_id", dir.String(), "replicas", len(send), "err", err)
 				}
-				continue
 			}
-			a.done(dir, keys)
-		}
+			return err
+		})
 		if failed {
 			retry.Reset(dirAssignmentRetry)
 		} else {
 			failures = 0
 		}
 	}
+}
+
+// report sends, with send, the pending reports the newest image known
+// (published, or the last one delivered when newer) does not agree with,
+// and forgets the ones it agrees with and the ones sent; failed is true
+// when a send failed (those stay pending).
+func (a *dirAssignments) report(ctx context.Context, published *controller.Image, node int32, send func(ctx context.Context, dir controller.Uuid, keys []replicaKey) error) (failed bool) {
+	img := newestImage(published, a.delivered.Load())
+	byDir := a.take()
+	for _, dir := range slices.SortedFunc(maps.Keys(byDir), func(a, b controller.Uuid) int { return slices.Compare(a[:], b[:]) }) {
+		keys := byDir[dir]
+		var out []replicaKey
+		for _, k := range keys {
+			if img == nil || imageDir(img, node, k) != dir {
+				out = append(out, k)
+			}
+		}
+		if len(out) == 0 {
+			a.done(dir, keys)
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := send(rctx, dir, out)
+		cancel()
+		if err != nil {
+			failed = true
+			continue
+		}
+		a.done(dir, keys)
+	}
+	return failed
 }
 
 // imageDir returns the directory img gives node's replica of k

@@ -61,6 +61,9 @@ func (s *LogSyncer) Apply(prev, next *controller.Image) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.last = next
+	if s.dirs != nil {
+		s.dirs.assign.delivered.Store(next) // before checkDir queues a report
+	}
 	s.applyCordoned(prev, next)
 	// Deleted topics, and topics re-created under the same name with a
 	// new id: drop the old logs first.

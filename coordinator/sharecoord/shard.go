@@ -109,7 +109,9 @@ func (s *shard) notServing() error {
 	default:
 	}
 	if s.loadErr.Load() != nil {
-		return kerr.CoordinatorNotAvailable
+		// As Kafka's CoordinatorRuntime for a coordinator whose load
+		// failed (state FAILED, until a later leader epoch loads it).
+		return kerr.NotCoordinator
 	}
 	if !s.loaded.Load() {
 		return kerr.CoordinatorLoadInProgress

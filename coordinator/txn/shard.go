@@ -224,7 +224,9 @@ func (s *shard) notServingCode() int16 {
 	default:
 	}
 	if s.loadErr.Load() != nil {
-		return kerr.CoordinatorNotAvailable.Code
+		// As Kafka's CoordinatorRuntime for a coordinator whose load
+		// failed (state FAILED, until a later leader epoch loads it).
+		return kerr.NotCoordinator.Code
 	}
 	if !s.loaded.Load() {
 		return kerr.CoordinatorLoadInProgress.Code

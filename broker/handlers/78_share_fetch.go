@@ -38,10 +38,7 @@ import (
 //     fetch.max.bytes, limits the whole response); ForgottenTopicsData
 //     leaves it.
 //   - Piggybacked acknowledgements are applied and written before the
-//     fetch (AcknowledgeErrorCode per partition). A v2 request with
-//     IsRenewAck only acknowledges (renews) and fetches nothing; it must
-//     have MaxBytes, MinBytes, MaxRecords and MaxWaitMs 0 (INVALID_REQUEST
-//     otherwise, the session untouched, as Kafka 4.4).
+//     fetch (AcknowledgeErrorCode per partition).
 //   - MaxRecords limits the acquired records across partitions; in
 //     ShareAcquireMode 0 (batch-optimized, v1) it may be passed to end on
 //     a batch boundary, in mode 1 (record-limit, v2) never. In mode 0
@@ -64,13 +61,6 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	group, member, code := d.shareMember(req.GroupID, req.MemberID)
 	if code != 0 {
 		resp.ErrorCode = code
-		return resp, nil
-	}
-	if req.IsRenewAck && (req.MaxBytes != 0 || req.MinBytes != 0 || req.MaxRecords != 0 || req.MaxWaitMillis != 0) {
-		// KIP-1222: a renew request fetches nothing, so it must ask
-		// for nothing; Kafka 4.4 answers INVALID_REQUEST (no message)
-		// before it looks at the session.
-		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), shareRequestTimeout)

@@ -99,7 +99,9 @@ func TestShareConnectionCloseReleases(t *testing.T) {
 	}
 
 	// A, on its own client (its own connections), acquires all 10.
-	clA, err := kgo.NewClient(kgo.SeedBrokers(b.Addr))
+	// franz-go closes a connection idle for 20 s by default, which would
+	// release A's records early if B's join were slow: not here.
+	clA, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ConnIdleTimeout(5*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +128,7 @@ func TestShareConnectionCloseReleases(t *testing.T) {
 	}
 
 	// B joins and, while A holds the locks, gets nothing.
-	clB, err := kgo.NewClient(kgo.SeedBrokers(b.Addr))
+	clB, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ConnIdleTimeout(5*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

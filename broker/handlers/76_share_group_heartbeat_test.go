@@ -5,8 +5,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-broker/samsa/controller/acl"
 )
 
 // TestShareGroupAPIsThroughServe drives ShareGroupHeartbeat,
@@ -15,17 +13,12 @@ import (
 // DESCRIBE to describe, GROUP DELETE to delete offsets, as Kafka checks.
 func TestShareGroupAPIsThroughServe(t *testing.T) {
 	e := newGroupEnv(t)
-	e.d.Authz = &Authz{Authorizer: acl.Authorizer{SuperUsers: []string{"User:admin"}}}
 	e.createTopic(t, "orders", 4, nil)
 	e.createTopic(t, "secret", 1, nil)
-	c := kmsg.NewPtrCreateACLsRequest()
-	c.Creations = []kmsg.CreateACLsRequestCreation{
+	e.withACLs(t,
 		aclCreation(kmsg.ACLResourceTypeGroup, "sg", kmsg.ACLResourcePatternTypeLiteral, "User:alice", kmsg.ACLOperationRead),
 		aclCreation(kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLResourcePatternTypeLiteral, "User:alice", kmsg.ACLOperationRead),
-	}
-	if r := e.callAs(t, "User:admin", c, 3).(*kmsg.CreateACLsResponse); r.Results[0].ErrorCode != 0 || r.Results[1].ErrorCode != 0 {
-		t.Fatalf("create ACLs: %+v", r.Results)
-	}
+	)
 
 	hb := func(principal, member string, epoch int32, topics ...string) *kmsg.ShareGroupHeartbeatResponse {
 		t.Helper()

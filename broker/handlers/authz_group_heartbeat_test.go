@@ -10,6 +10,24 @@ import (
 	"github.com/samsa-broker/samsa/controller/acl"
 )
 
+// withACLs gives the node an authorizer (User:admin a super user) and
+// creates the ACLs, as admin, through CreateAcls.
+func (e *adminEnv) withACLs(t *testing.T, creations ...kmsg.CreateACLsRequestCreation) {
+	t.Helper()
+	e.d.Authz = &Authz{Authorizer: acl.Authorizer{SuperUsers: []string{"User:admin"}}}
+	c := kmsg.NewPtrCreateACLsRequest()
+	c.Creations = creations
+	r := e.callAs(t, "User:admin", c, 3).(*kmsg.CreateACLsResponse)
+	if len(r.Results) != len(creations) {
+		t.Fatalf("create ACLs: %d results for %d creations", len(r.Results), len(creations))
+	}
+	for i, res := range r.Results {
+		if res.ErrorCode != 0 {
+			t.Fatalf("create ACL %d: %+v", i, res)
+		}
+	}
+}
+
 // TestGroupHeartbeatAndDescribeAuthorized drives the checks consumer and
 // share groups share (authzGroupHeartbeat, authzGroupDescribe) through
 // the dispatch table: a heartbeat needs GROUP READ and TOPIC DESCRIBE on
@@ -19,20 +37,13 @@ import (
 // describe of denied groups only is answered without running it.
 func TestGroupHeartbeatAndDescribeAuthorized(t *testing.T) {
 	e := newGroupEnv(t)
-	e.d.Authz = &Authz{Authorizer: acl.Authorizer{SuperUsers: []string{"User:admin"}}}
+	e.withACLs(t,
+		aclCreation(kmsg.ACLResourceTypeGroup, "cg", kmsg.ACLResourcePatternTypeLiteral, "User:alice", kmsg.ACLOperationRead),
+		aclCreation(kmsg.ACLResourceTypeGroup, "sg", kmsg.ACLResourcePatternTypeLiteral, "User:alice", kmsg.ACLOperationRead),
+		aclCreation(kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLResourcePatternTypeLiteral, "User:alice", kmsg.ACLOperationRead),
+	)
 	e.createTopic(t, "orders", 2, nil)
 	e.createTopic(t, "secret", 1, nil)
-	c := kmsg.NewPtrCreateACLsRequest()
-	for _, g := range []string{"cg", "sg"} {
-		c.Creations = append(c.Creations,
-			aclCreation(kmsg.ACLResourceTypeGroup, g, kmsg.ACLResourcePatternTypeLiteral, "User:alice", kmsg.ACLOperationRead))
-	}
-	c.Creations = append(c.Creations, aclCreation(kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLResourcePatternTypeLiteral, "User:alice", kmsg.ACLOperationRead))
-	for i, res := range e.callAs(t, "User:admin", c, 3).(*kmsg.CreateACLsResponse).Results {
-		if res.ErrorCode != 0 {
-			t.Fatalf("create ACL %d: %d", i, res.ErrorCode)
-		}
-	}
 	const readDescribe = 1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe
 
 	type describedGroup struct {

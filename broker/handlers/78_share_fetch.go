@@ -63,6 +63,10 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = code
 		return resp, nil
 	}
+	if req.IsRenewAck && renewFetchInvalid(req) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp, nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), shareRequestTimeout)
 	defer cancel()
 
@@ -97,6 +101,12 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 	}
 	if sf.Code != 0 {
 		resp.ErrorCode = sf.Code
+		return resp, nil
+	}
+	if req.ShareAcquireMode != share.AcquireBatchOptimized && req.ShareAcquireMode != share.AcquireRecordLimit {
+		// Kafka 4.4 fails the whole fetch (ShareAcquireMode.forId
+		// throws) once the session moved: UNKNOWN_SERVER_ERROR.
+		resp.ErrorCode = kerr.UnknownServerError.Code
 		return resp, nil
 	}
 	// Kafka 4.4 answers it in every response without a top-level error.
@@ -409,4 +419,12 @@ func shareString(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// renewFetchInvalid reports whether a ShareFetch with IsRenewAck asks for
+// records, which KIP-1222 forbids: Kafka 4.4 answers INVALID_REQUEST
+// (before the share session moves) unless MaxBytes, MinBytes, MaxRecords
+// and MaxWaitMillis are all 0.
+func renewFetchInvalid(req *kmsg.ShareFetchRequest) bool {
+	return req.MaxBytes != 0 || req.MinBytes != 0 || req.MaxRecords != 0 || req.MaxWaitMillis != 0
 }

@@ -63,6 +63,14 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 		r.AckFailed != 3 || r.ArchivedAtLimit != 1 || r.FinalRecords != 9 || r.MaxCount != 3 {
 		t.Fatalf("clean history: %s", r)
 	}
+	// Released with success one below the limit and not seen again: a
+	// delivery nobody polled can have archived it.
+	h, final = clean()
+	h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 30, At: 130 * s, Acquired: 130 * s, Consumer: "c0", Partition: 1, Offset: 4, Count: 2, Action: ShareRelease, AckOK: true, AckAt: 131 * s})
+	final[1] = append(final[1], Entry{4, "i"})
+	if r := CheckShare(h, final); r.Anomalies() != 0 || r.ArchivedUnseen != 1 {
+		t.Fatalf("released one below the limit: want no anomaly, one archived unseen:\n%s", r)
+	}
 	add := func(d ShareDelivery) func(h *ShareHistory, _ map[int32][]Entry) {
 		return func(h *ShareHistory, _ map[int32][]Entry) { h.Deliveries = append(h.Deliveries, d) }
 	}
@@ -110,6 +118,11 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 		{"released and never delivered again", func(h *ShareHistory, _ map[int32][]Entry) {
 			// 0/1's release is its last delivery.
 			h.Deliveries = append(h.Deliveries[:2], h.Deliveries[3:]...)
+		}, func(r *ShareReport) int { return r.Unfinished.Count }},
+		{"released one below the limit, not drained", func(h *ShareHistory, final map[int32][]Entry) {
+			h.Drained = false
+			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 30, At: 130 * s, Acquired: 130 * s, Consumer: "c0", Partition: 1, Offset: 4, Count: 2, Action: ShareRelease, AckOK: true, AckAt: 131 * s})
+			final[1] = append(final[1], Entry{4, "i"})
 		}, func(r *ShareReport) int { return r.Unfinished.Count }},
 		{"unknown outcome, not drained", func(h *ShareHistory, _ map[int32][]Entry) {
 			h.Drained = false

@@ -96,3 +96,30 @@ func TestDirAssignmentsDeliveredImage(t *testing.T) {
 		t.Fatalf("still pending after the report: %v", left)
 	}
 }
+
+// TestOfflineReplicasDeliveredImage: a log directory that fails while
+// OnChange runs holds a log LogSyncer.Apply just created for an image the
+// controller has not published yet; the AssignReplicasToDirs that takes
+// the directory's replicas offline must name it, not leave it out because
+// the published (previous) image lacks its topic.
+func TestOfflineReplicasDeliveredImage(t *testing.T) {
+	f := &logDirFailures{assign: newDirAssignments()}
+	prev := controller.EmptyImage("c", 1)
+	prev.Offset = 10
+	next := controller.EmptyImage("c", 1)
+	next.Offset = 11
+	id := controller.Uuid{7}
+	tp := &controller.Topic{Name: "t", ID: id, Partitions: []controller.Partition{{Partition: 0, Leader: 1, Replicas: []int32{1}}}}
+	next.Topics["t"], next.TopicsByID[id] = tp, tp
+	f.assign.delivered.Store(next) // LogSyncer.Apply(prev, next) is running
+	got := f.offlineReplicas(prev, []storage.TopicPartition{{Topic: "t", Partition: 0}})
+	if len(got) != 1 || got[0].TopicID != id || len(got[0].Partitions) != 1 || got[0].Partitions[0] != 0 {
+		t.Fatalf("offline replicas %+v, want t-0 (topic id %v)", got, id)
+	}
+	// Once published, a newer image than the delivered one is used.
+	newer := controller.EmptyImage("c", 1)
+	newer.Offset = 12
+	if got := f.offlineReplicas(newer, []storage.TopicPartition{{Topic: "t", Partition: 0}}); len(got) != 0 {
+		t.Fatalf("offline replicas %+v by an image without t, want none", got)
+	}
+}

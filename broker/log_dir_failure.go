@@ -155,7 +155,7 @@ func (n *Node) takeLogDirOffline(ctx context.Context, dir string) {
 	}
 	n.logger.Error("log directory offline: its partitions move to other replicas; replace the disk and restart the broker to bring it back",
 		"dir", dir, "directory_id", id.String(), "partitions", len(tps))
-	replicas := replicasByTopicID(n.ctrl.Image(), tps)
+	replicas := n.dirFailures.offlineReplicas(n.ctrl.Image(), tps)
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.LogDirFailureTimeoutMs)*time.Millisecond)
 	defer cancel()
 	err := n.assignReplicasToDirs(rctx, id, replicas)
@@ -191,6 +191,21 @@ func (n *Node) reportOfflineDirsLocally() error {
 		return nil
 	}
 	return codeErr(n.ctrl.ReportOfflineLogDirs(n.cfg.NodeID, n.brokerEpoch.Load(), dirs))
+}
+
+// offlineReplicas groups the partitions of a directory taken offline by
+// topic id for the AssignReplicasToDirs that reports them, by the newest
+// image known: published (Controller.Image), or the last one LogSyncer.Apply
+// was called with when newer. A log Apply just created for an image not yet
+// published (OnChange has not returned) would otherwise be left out, and
+// its replica, placed UNASSIGNED, never marked offline
+// (TestOfflineReplicasDeliveredImage).
+func (f *logDirFailures) offlineReplicas(published *controller.Image, tps []storage.TopicPartition) []controller.TopicIDPartitions {
+	img := newestImage(published, f.assign.delivered.Load())
+	if img == nil {
+		return nil
+	}
+	return replicasByTopicID(img, tps)
 }
 
 // replicasByTopicID groups tps by the topic ids img gives their topics,

@@ -79,6 +79,12 @@ EOF
 # may be the docker shim) and writes its pid to nodeN/pid. The log is appended to.
 node_start() {
 	local broker=$1 n=$2
+	# A running node stays as it is, as `docker compose start` leaves a running container
+	# (TestConsumerFetchFollowerFailover starts its follower again in a cleanup after
+	# starting it itself: a second process would orphan the first).
+	if [[ -s $WORK/node$n/pid ]] && kill -0 "$(cat "$WORK/node$n/pid")" 2>/dev/null; then
+		return 0
+	fi
 	case $broker in
 	samsa)
 		local -a ov=()

@@ -85,10 +85,9 @@ type stateHarness struct {
 	// finished are the offsets seen acknowledged or archived.
 	finished map[int64]bool
 	// extra counts, per offset, the changes of leader that found it
-	// acquired at its last delivery: the new leader makes it available
-	// with its count kept, and delivers it once more (as Kafka 4.4 loads
-	// a persisted batch: its count as stored, the limit checked only
-	// when a record is released).
+	// acquired at its last delivery: a new leader that restores it
+	// available at that count delivers it once more (the limit is
+	// checked when a record is released, as Kafka 4.4).
 	extra map[int64]int16
 }
 
@@ -166,9 +165,16 @@ func (h *stateHarness) step() {
 		}
 	case 8: // a change of leader: the durable state is read again
 		for i, r := range h.s.recs {
-			if r.state == sharestate.StateAcquired && r.count >= h.lim.deliveryLimit {
-				h.extra[h.s.start+int64(i)]++
+			if r.state != sharestate.StateAcquired {
+				continue
 			}
+			o := h.s.start + int64(i)
+			if r.count >= h.lim.deliveryLimit {
+				h.extra[o]++
+			}
+			// Kafka 4.4 writes nothing at an acquisition: the new leader
+			// may find the record at the count before it (KIP-932).
+			h.counts[o] = r.count - 1
 		}
 		start, batches := h.s.durable()
 		h.s = restore(start, batches)

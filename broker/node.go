@@ -492,6 +492,17 @@ func (n *Node) Listeners() []config.Listener { return n.listeners }
 // Advertised returns the listener registered for clients.
 func (n *Node) Advertised() config.Listener { return n.adv }
 
+// AdvertisedFor returns the advertised address of the listener called
+// name; false for a listener not given to clients (a controller listener).
+func (n *Node) AdvertisedFor(name string) (config.Listener, bool) {
+	for _, l := range n.advs {
+		if strings.EqualFold(l.Name, name) {
+			return l, true
+		}
+	}
+	return config.Listener{}, false
+}
+
 // Controller returns the node's controller.
 func (n *Node) Controller() *controller.Controller { return n.ctrl }
 

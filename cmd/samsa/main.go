@@ -67,8 +67,13 @@ func run(loggerp **slog.Logger) error {
 		return err
 	}
 	for i, a := range node.Addrs() {
-		fmt.Fprintf(os.Stdout, "samsa: node %d listening on %s://%s (advertised %s), data in %s\n",
-			cfg.NodeID, node.Listeners()[i].Name, a, node.Advertised(), strings.Join(cfg.LogDirs, ","))
+		name := node.Listeners()[i].Name
+		adv := "not advertised"
+		if l, ok := node.AdvertisedFor(name); ok {
+			adv = "advertised " + l.String()
+		}
+		fmt.Fprintf(os.Stdout, "samsa: node %d listening on %s://%s (%s), data in %s\n",
+			cfg.NodeID, name, a, adv, strings.Join(cfg.LogDirs, ","))
 	}
 	sig := <-sigs
 	logger.Info("shutting down", "signal", sig.String())

@@ -106,6 +106,27 @@ func scramProbe(t *testing.T, addr string) []string {
 		out = append(out, fmt.Sprintf("%s top: %d", label, resp.ErrorCode))
 		out = append(out, lines...)
 	}
+	// Kafka answers AlterUserScramCredentials once the controller has
+	// committed the change; its brokers apply it to the credentials they
+	// describe a little later (seen under load: bob described after his
+	// deletion). Wait until the deletion is visible before describing.
+	deleted := func() bool {
+		req := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		n := kmsg.NewDescribeUserSCRAMCredentialsRequestUser()
+		n.Name = "bob"
+		req.Users = append(req.Users, n)
+		resp, err := req.RequestWith(ctx, cl)
+		return err == nil && len(resp.Results) == 1 && resp.Results[0].ErrorCode != 0
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for !deleted() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: bob's deletion never became visible to DescribeUserScramCredentials", addr)
+		case <-tick.C:
+		}
+	}
 	describe("describe-all")
 	describe("describe-some", "alice", "bob", "nobody", "alice")
 	return out

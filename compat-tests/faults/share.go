@@ -621,8 +621,8 @@ func (s *Share) History() *ShareHistory {
 //     finished (accepted, rejected or archived) within a bound
 //     (Unconsumed, Unfinished): a record whose last answered
 //     acknowledgement was a successful release below the limit must be
-//     delivered again (unless one delivery nobody polled can have
-//     archived it: ArchivedUnseen).
+//     delivered again (ReleasedLost; unless one delivery nobody polled can
+//     have archived it: ArchivedUnseen).
 type ShareReport struct {
 	Deliveries, Redeliveries     int
 	Accepted, Released, Rejected int
@@ -654,7 +654,13 @@ type ShareReport struct {
 	AcquiredTwice         Anomaly
 	Unconsumed            Anomaly
 	Unfinished            Anomaly
-	AcquiredAfterPolled   Anomaly // Acquired later than At: the lock duration is not what the options say
+	// ReleasedLost: a record whose last delivery seen was released with
+	// success two or more below the limit, never seen again though the
+	// group drained (the broker holds it finished): lost, unless two or
+	// more deliveries no consumer polled archived it. Seen once in about
+	// 200 soak steps (seed 505 on 5 nodes), not explained yet.
+	ReleasedLost        Anomaly
+	AcquiredAfterPolled Anomaly // Acquired later than At: the lock duration is not what the options say
 }
 
 // shareAcquireSlack bounds how long a ShareFetch answer can take from the
@@ -668,7 +674,7 @@ const shareAcquireSlack = 30 * time.Second
 // Anomalies is the number of anomalies found.
 func (r *ShareReport) Anomalies() int {
 	return r.AcceptedRedelivered.Count + r.RejectedRedelivered.Count + r.ArchivedRedelivered.Count + r.OverLimit.Count +
-		r.AcquiredTwice.Count + r.Unconsumed.Count + r.Unfinished.Count + r.AcquiredAfterPolled.Count
+		r.AcquiredTwice.Count + r.Unconsumed.Count + r.Unfinished.Count + r.ReleasedLost.Count + r.AcquiredAfterPolled.Count
 }
 
 func (r *ShareReport) String() string {
@@ -689,7 +695,7 @@ func (r *ShareReport) String() string {
 		{"accepted-redelivered", r.AcceptedRedelivered}, {"rejected-redelivered", r.RejectedRedelivered},
 		{"archived-redelivered", r.ArchivedRedelivered},
 		{"over-limit", r.OverLimit}, {"acquired-twice", r.AcquiredTwice},
-		{"unconsumed", r.Unconsumed}, {"unfinished", r.Unfinished},
+		{"unconsumed", r.Unconsumed}, {"unfinished", r.Unfinished}, {"released-lost", r.ReleasedLost},
 		{"acquired-after-polled", r.AcquiredAfterPolled},
 	} {
 		if a.a.Count > 0 {
@@ -779,6 +785,10 @@ func CheckShare(h *ShareHistory, final map[int32][]Entry) *ShareReport {
 					// One delivery nobody polled (below) at the limit
 					// archives it.
 					r.ArchivedUnseen++
+					continue
+				}
+				if h.Drained && last.AckOK && last.Action == ShareRelease {
+					r.ReleasedLost.add("%s", fmt.Sprintf("%v: last %v", k, last))
 					continue
 				}
 				r.Unfinished.add("%s", fmt.Sprintf("%v: last %v", k, last))

@@ -65,7 +65,8 @@ type ShareOptions struct {
 	// StallEvery, if set, makes every third consumer (the first
 	// included) hold the records of a poll past their lock duration
 	// before acknowledging them, at most once per StallEvery and not
-	// once the workload drains (Drain): their
+	// once the workload drains (Drain); the first consumers' first
+	// stall comes two seconds in: their
 	// locks expire, other consumers may acquire them, and those
 	// acknowledgements must fail.
 	StallEvery time.Duration
@@ -115,9 +116,11 @@ type ShareHistory struct {
 	Deliveries []ShareDelivery
 	// DeliveryLimit is the brokers' group.share.delivery.count.limit.
 	DeliveryLimit int
-	// Crashes counts consumers cut off the network without leaving, and
-	// Stalls the polls whose records a consumer held past their lock.
-	Crashes, Stalls int
+	// Crashes counts consumers cut off the network without leaving;
+	// Stalls the polls whose records a consumer began to hold past their
+	// lock (ShareOptions.StallEvery), StallsPastLock those it held that
+	// long (a crash ends a stall).
+	Crashes, Stalls, StallsPastLock int
 	// Drained says that, after the faults healed and the producers
 	// stopped, the group finished every record below the end offsets
 	// (by its own history, or by DescribeShareGroupOffsets lag 0).
@@ -182,8 +185,22 @@ type Share struct {
 	next      int
 	acked     atomic.Int64
 	stalls    atomic.Int64
+	// stallsFull counts the stalls that lasted past the lock.
+	stallsFull atomic.Int64
 	// draining is set once Drain starts: consumers stall no more.
 	draining atomic.Bool
+}
+
+// stall waits d, or until ctx ends, and reports whether it waited d.
+func (s *Share) stall(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // shareFlushBound bounds one flush of a consumer's acknowledgements.
@@ -216,7 +233,7 @@ func StartShare(addrs []string, o ShareOptions) (*Share, error) {
 		DeliveryLimit: o.DeliveryLimit, AckErrors: map[string]int{}, PollErrors: map[string]int{},
 	}}
 	for range o.Consumers {
-		if err := s.addConsumer(); err != nil {
+		if err := s.addConsumer(true); err != nil {
 			s.Stop()
 			return nil, err
 		}
@@ -224,13 +241,19 @@ func StartShare(addrs []string, o ShareOptions) (*Share, error) {
 	return s, nil
 }
 
-func (s *Share) addConsumer() error {
+func (s *Share) addConsumer(initial bool) error {
 	s.mu.Lock()
 	name := fmt.Sprintf("share-consumer%d", s.next)
 	staller := s.o.StallEvery > 0 && s.next%3 == 0
 	s.next++
 	s.mu.Unlock()
-	c := &shareConsumer{name: name, dialer: &cutDialer{}, done: make(chan struct{}), staller: staller, lastStall: time.Now()}
+	c := &shareConsumer{name: name, dialer: &cutDialer{}, done: make(chan struct{}), staller: staller,
+		lastStall: time.Now()}
+	if initial {
+		// A first consumer's first stall comes two seconds in, so that
+		// it lasts past the lock even in a short run.
+		c.lastStall = c.lastStall.Add(2*time.Second - s.o.StallEvery)
+	}
 	opts := []kgo.Opt{kgo.SeedBrokers(s.addrs...), kgo.ClientID(name), kgo.Dialer(c.dialer.dial),
 		kgo.ShareGroup(s.o.Group), kgo.ConsumeTopics(s.o.Topic), kgo.ShareAckCallback(c.onAck)}
 	if s.o.LogDir != "" {
@@ -338,9 +361,11 @@ func (s *Share) consume(ctx context.Context, c *shareConsumer) {
 		if c.staller && !s.draining.Load() && time.Since(c.lastStall) >= s.o.StallEvery {
 			// Hold the records past their lock: another consumer
 			// may take them, and these acknowledgements must fail.
-			holdFor(ctx, s.o.LockDuration+3*time.Second)
-			c.lastStall = time.Now()
 			s.stalls.Add(1)
+			if s.stall(ctx, s.o.LockDuration+3*time.Second) {
+				s.stallsFull.Add(1)
+			}
+			c.lastStall = time.Now()
 		}
 		sent := time.Since(s.start)
 		if ctx.Err() == nil {
@@ -402,7 +427,7 @@ func (s *Share) Crash(i int) (string, error) {
 	c.dialer.crash()
 	c.cancel()
 	<-c.done
-	return c.name, s.addConsumer()
+	return c.name, s.addConsumer(false)
 }
 
 // Consumers names the live consumers.
@@ -555,7 +580,7 @@ func (s *Share) History() *ShareHistory {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.hist
-	h.Stalls = int(s.stalls.Load())
+	h.Stalls, h.StallsPastLock = int(s.stalls.Load()), int(s.stallsFull.Load())
 	h.Deliveries = append([]ShareDelivery(nil), s.hist.Deliveries...)
 	h.AckErrors, h.PollErrors = make(map[string]int), make(map[string]int)
 	for k, v := range s.hist.AckErrors {
@@ -596,12 +621,13 @@ func (s *Share) History() *ShareHistory {
 //     finished (accepted, rejected or archived) within a bound
 //     (Unconsumed, Unfinished): a record whose last answered
 //     acknowledgement was a successful release below the limit must be
-//     delivered again (unless one delivery nobody polled can have
-//     archived it: ArchivedUnseen).
+//     delivered again (ReleasedLost; unless one delivery nobody polled can
+//     have archived it: ArchivedUnseen).
 type ShareReport struct {
 	Deliveries, Redeliveries     int
 	Accepted, Released, Rejected int
 	AckFailed, Crashes, Stalls   int
+	StallsPastLock               int
 	// ArchivedAtLimit counts records delivered at the limit and then
 	// released (or not acknowledged): the broker archived them.
 	ArchivedAtLimit int
@@ -628,7 +654,13 @@ type ShareReport struct {
 	AcquiredTwice         Anomaly
 	Unconsumed            Anomaly
 	Unfinished            Anomaly
-	AcquiredAfterPolled   Anomaly // Acquired later than At: the lock duration is not what the options say
+	// ReleasedLost: a record whose last delivery seen was released with
+	// success two or more below the limit, never seen again though the
+	// group drained (the broker holds it finished): lost, unless two or
+	// more deliveries no consumer polled archived it. Seen once in about
+	// 200 soak steps (seed 505 on 5 nodes), not explained yet.
+	ReleasedLost        Anomaly
+	AcquiredAfterPolled Anomaly // Acquired later than At: the lock duration is not what the options say
 }
 
 // shareAcquireSlack bounds how long a ShareFetch answer can take from the
@@ -642,14 +674,14 @@ const shareAcquireSlack = 30 * time.Second
 // Anomalies is the number of anomalies found.
 func (r *ShareReport) Anomalies() int {
 	return r.AcceptedRedelivered.Count + r.RejectedRedelivered.Count + r.ArchivedRedelivered.Count + r.OverLimit.Count +
-		r.AcquiredTwice.Count + r.Unconsumed.Count + r.Unfinished.Count + r.AcquiredAfterPolled.Count
+		r.AcquiredTwice.Count + r.Unconsumed.Count + r.Unfinished.Count + r.ReleasedLost.Count + r.AcquiredAfterPolled.Count
 }
 
 func (r *ShareReport) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "share group: %d deliveries (%d redeliveries, max count %d of limit %d), acks applied: %d accept %d release %d reject, %d failed; %d archived at the limit (%d more unseen), %d delivered more often than the limit in all; %d consumer crashes, %d stalls past the lock; drained %v; %d final records",
+	fmt.Fprintf(&b, "share group: %d deliveries (%d redeliveries, max count %d of limit %d), acks applied: %d accept %d release %d reject, %d failed; %d archived at the limit (%d more unseen), %d delivered more often than the limit in all; %d consumer crashes, %d stalls (%d past the lock); drained %v; %d final records",
 		r.Deliveries, r.Redeliveries, r.MaxCount, r.DeliveryLimit, r.Accepted, r.Released, r.Rejected, r.AckFailed,
-		r.ArchivedAtLimit, r.ArchivedUnseen, r.TotalOverLimit, r.Crashes, r.Stalls, r.Drained, r.FinalRecords)
+		r.ArchivedAtLimit, r.ArchivedUnseen, r.TotalOverLimit, r.Crashes, r.Stalls, r.StallsPastLock, r.Drained, r.FinalRecords)
 	if len(r.AckErrors) > 0 {
 		fmt.Fprintf(&b, "\n  ack errors: %v", r.AckErrors)
 	}
@@ -663,7 +695,7 @@ func (r *ShareReport) String() string {
 		{"accepted-redelivered", r.AcceptedRedelivered}, {"rejected-redelivered", r.RejectedRedelivered},
 		{"archived-redelivered", r.ArchivedRedelivered},
 		{"over-limit", r.OverLimit}, {"acquired-twice", r.AcquiredTwice},
-		{"unconsumed", r.Unconsumed}, {"unfinished", r.Unfinished},
+		{"unconsumed", r.Unconsumed}, {"unfinished", r.Unfinished}, {"released-lost", r.ReleasedLost},
 		{"acquired-after-polled", r.AcquiredAfterPolled},
 	} {
 		if a.a.Count > 0 {
@@ -693,7 +725,7 @@ func (d ShareDelivery) String() string {
 // CheckShare judges a share group's history against the final log (the
 // records of every partition, read back after the faults healed).
 func CheckShare(h *ShareHistory, final map[int32][]Entry) *ShareReport {
-	r := &ShareReport{DeliveryLimit: h.DeliveryLimit, Drained: h.Drained, Crashes: h.Crashes, Stalls: h.Stalls,
+	r := &ShareReport{DeliveryLimit: h.DeliveryLimit, Drained: h.Drained, Crashes: h.Crashes, Stalls: h.Stalls, StallsPastLock: h.StallsPastLock,
 		AckErrors: h.AckErrors, PollErrors: h.PollErrors}
 	by := make(map[shareKey][]ShareDelivery)
 	for _, d := range h.Deliveries {
@@ -753,6 +785,10 @@ func CheckShare(h *ShareHistory, final map[int32][]Entry) *ShareReport {
 					// One delivery nobody polled (below) at the limit
 					// archives it.
 					r.ArchivedUnseen++
+					continue
+				}
+				if h.Drained && last.AckOK && last.Action == ShareRelease {
+					r.ReleasedLost.add("%s", fmt.Sprintf("%v: last %v", k, last))
 					continue
 				}
 				r.Unfinished.add("%s", fmt.Sprintf("%v: last %v", k, last))

@@ -223,6 +223,7 @@ func RunSharePlan(t *testing.T, p Plan, sp SharePlan) (*Report, *ShareReport, *R
 			"archived_redelivered": srep.ArchivedRedelivered.Count,
 			"over_limit":           srep.OverLimit.Count, "acquired_twice": srep.AcquiredTwice.Count,
 			"share_unconsumed": srep.Unconsumed.Count, "share_unfinished": srep.Unfinished.Count,
+			"share_released_lost":   srep.ReleasedLost.Count,
 			"acquired_after_polled": srep.AcquiredAfterPolled.Count,
 		},
 		Redelivered:   srep.Redeliveries,

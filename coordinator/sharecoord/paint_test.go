@@ -61,3 +61,20 @@ func TestClipBatchesManyUnsorted(t *testing.T) {
 		t.Fatalf("merging %d batches took %v", n, d)
 	}
 }
+
+// TestDeliveryCompleteSaturates: batches over 2^63 offsets (a hostile
+// WriteShareGroupState) count MaxInt32, not an overflowed sum.
+func TestDeliveryCompleteSaturates(t *testing.T) {
+	for _, bs := range [][]share.Batch{
+		{{FirstOffset: 0, LastOffset: math.MaxInt64, DeliveryState: share.StateAcknowledged}},
+		{{FirstOffset: math.MinInt64, LastOffset: math.MaxInt64, DeliveryState: share.StateArchived}},
+		{{FirstOffset: 0, LastOffset: math.MaxInt64, DeliveryState: share.StateArchived}, {FirstOffset: 0, LastOffset: math.MaxInt64, DeliveryState: share.StateArchived}},
+	} {
+		if got := DeliveryComplete(bs, -1); got != math.MaxInt32 {
+			t.Fatalf("DeliveryComplete(%v) = %d, want MaxInt32", bs, got)
+		}
+	}
+	if got := DeliveryComplete([]share.Batch{{FirstOffset: 3, LastOffset: 5, DeliveryState: share.StateAcknowledged}, {FirstOffset: 9, LastOffset: 9, DeliveryState: share.StateArchived}}, 4); got != 3 {
+		t.Fatalf("DeliveryComplete = %d, want 3", got)
+	}
+}

@@ -389,11 +389,7 @@ func clipBatches(bs []share.Batch, start int64) []share.Batch {
 		out = append(out, b)
 	}
 	if !sorted {
-		merged := []share.Batch(nil)
-		for _, b := range out {
-			merged = overlay(merged, []share.Batch{b}, -1)
-		}
-		out = merged
+		out = paint(out)
 	}
 	if start < 0 {
 		return out

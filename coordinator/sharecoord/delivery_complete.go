@@ -28,10 +28,13 @@ func DeliveryComplete(batches []share.Batch, start int64) int32 {
 			first = start
 		}
 		if b.LastOffset >= first {
-			n += b.LastOffset - first + 1
+			// Saturating: batches over 2^63 offsets (a hostile
+			// WriteShareGroupState) overflowed the sum into garbage.
+			span := uint64(b.LastOffset) - uint64(first) // exact: LastOffset >= first
+			n = min(n+int64(min(span, math.MaxInt32-1))+1, math.MaxInt32)
 		}
 	}
-	return int32(min(n, math.MaxInt32))
+	return int32(n)
 }
 
 // SummaryReader is implemented by the Persister of NewPersister and by

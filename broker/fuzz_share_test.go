@@ -150,6 +150,12 @@ func (w *shareWorld) fail(format string, args ...any) {
 	w.failures = append(w.failures, fmt.Sprintf(format, args...))
 }
 
+func (w *shareWorld) failed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.failures) > 0
+}
+
 func (w *shareWorld) tally(api string, codes ...int16) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -888,6 +894,9 @@ func errorCodes(resp kmsg.Response) []int16 {
 func (m *shareMember) run(steps int) {
 	defer m.conn.close()
 	for range steps {
+		if m.w.failed() {
+			return // fail fast: a broker that stopped answering would take two minutes a step
+		}
 		mutate := m.rng.IntN(3) == 0
 		switch op := m.rng.IntN(10); {
 		case m.epoch == 0 || op == 0:

@@ -183,6 +183,8 @@ func brokerDefs() []Def {
 		d("max.incremental.fetch.session.cache.slots", Int, "1000", "Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one.", atLeast(Int, 0)),
 		// Share groups (KIP-932): share sessions and share-partitions on partition leaders (broker/share).
 		d("group.share.record.lock.duration.ms", Int, "30000", "How long a share consumer holds the records it acquired before they become available again, unless its group sets share.record.lock.duration.ms.", intRange(Int, 1000, 3600000)),
+		d("group.share.min.record.lock.duration.ms", Int, "15000", "Least record lock duration of a share group (bound of group.share.record.lock.duration.ms and of the group config share.record.lock.duration.ms).", intRange(Int, 1000, 30000)),
+		d("group.share.max.record.lock.duration.ms", Int, "60000", "Largest record lock duration of a share group (bound of group.share.record.lock.duration.ms and of the group config share.record.lock.duration.ms).", intRange(Int, 30000, 3600000)),
 		d("group.share.delivery.count.limit", Int, "5", "Deliveries of a record to share consumers after which it is archived instead of made available again, unless its group sets share.delivery.count.limit.", intRange(Int, 2, 10)),
 		d("group.share.partition.max.record.locks", Int, "2000", "Most records of one share-partition in flight (acquired or awaiting redelivery) at once, unless its group sets share.partition.max.record.locks.", intRange(Int, 100, 10000)),
 		d("group.share.max.share.sessions", Int, "2000", "Most share sessions a broker keeps; a new one beyond is SHARE_SESSION_LIMIT_REACHED.", atLeast(Int, 1)),

@@ -221,6 +221,8 @@
 //	| `leader.imbalance.per.broker.percentage` | `10` | Accepted for compatibility; as in Kafka's KRaft controller, every imbalanced partition is balanced. |
 //	| `max.incremental.fetch.session.cache.slots` | `1000` | Largest number of KIP-227 incremental fetch sessions kept; beyond it a new session may evict an idle or smaller one. |
 //	| `group.share.record.lock.duration.ms` | `30000` | How long a share consumer holds the records it acquired before they become available again, unless its group sets share.record.lock.duration.ms. |
+//	| `group.share.min.record.lock.duration.ms` | `15000` | Least record lock duration of a share group (bound of group.share.record.lock.duration.ms and of the group config share.record.lock.duration.ms). |
+//	| `group.share.max.record.lock.duration.ms` | `60000` | Largest record lock duration of a share group (bound of group.share.record.lock.duration.ms and of the group config share.record.lock.duration.ms). |
 //	| `group.share.delivery.count.limit` | `5` | Deliveries of a record to share consumers after which it is archived instead of made available again, unless its group sets share.delivery.count.limit. |
 //	| `group.share.partition.max.record.locks` | `2000` | Most records of one share-partition in flight (acquired or awaiting redelivery) at once, unless its group sets share.partition.max.record.locks. |
 //	| `group.share.max.share.sessions` | `2000` | Most share sessions a broker keeps; a new one beyond is SHARE_SESSION_LIMIT_REACHED. |

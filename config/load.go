@@ -702,6 +702,17 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.GroupShareDeliveryCountLimit = d.i32("group.share.delivery.count.limit")
 	c.GroupSharePartitionMaxRecordLocks = d.i32("group.share.partition.max.record.locks")
 	c.GroupShareMaxShareSessions = d.i32("group.share.max.share.sessions")
+	// Kafka's ShareGroupConfig requirements, with its wording: the broker
+	// does not start otherwise.
+	if minLock := d.i32("group.share.min.record.lock.duration.ms"); c.GroupShareRecordLockDurationMs < minLock {
+		return nil, fmt.Errorf("%w: group.share.record.lock.duration.ms must be greater than or equal to group.share.min.record.lock.duration.ms", ErrInvalid)
+	}
+	if maxLock := d.i32("group.share.max.record.lock.duration.ms"); maxLock < c.GroupShareRecordLockDurationMs {
+		return nil, fmt.Errorf("%w: group.share.max.record.lock.duration.ms must be greater than or equal to group.share.record.lock.duration.ms", ErrInvalid)
+	}
+	if c.GroupShareMaxShareSessions < d.i32("group.share.max.size") {
+		return nil, fmt.Errorf("%w: group.share.max.share.sessions must be greater than or equal to group.share.max.size", ErrInvalid)
+	}
 
 	c.OffsetsTopicNumPartitions = d.i32("offsets.topic.num.partitions")
 	c.OffsetsTopicReplicationFactor = int16(d.num("offsets.topic.replication.factor", 16))

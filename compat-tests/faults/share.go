@@ -812,6 +812,24 @@ func CheckShare(h *ShareHistory, final map[int32][]Entry) *ShareReport {
 	for _, k := range keys {
 		checkShareRecord(r, k, by[k], h.DeliveryLimit)
 	}
+	// An unseen delivery is an acquisition too: none comes long after a
+	// finishing acknowledgement was answered with success.
+	for _, u := range h.Unseen {
+		k := shareKey{u.Partition, u.Offset}
+		first := firstFinishing(by[k], h.DeliveryLimit)
+		if first == nil || u.Acquired <= first.AckAt+shareAcquireSlack {
+			continue
+		}
+		what := fmt.Sprintf("%v: %v, then %v", k, *first, u)
+		switch first.Action {
+		case ShareAccept:
+			r.AcceptedRedelivered.add("%s", what)
+		case ShareReject:
+			r.RejectedRedelivered.add("%s", what)
+		default:
+			r.ArchivedRedelivered.add("%s", what)
+		}
+	}
 	for p, es := range final {
 		for _, e := range es {
 			r.FinalRecords++
@@ -943,6 +961,18 @@ func checkShareRecord(r *ShareReport, k shareKey, ds []ShareDelivery, limit int)
 			}
 		}
 	}
+}
+
+// firstFinishing is the delivery whose finishing acknowledgement
+// (shareTerminal) was answered with success first, or nil.
+func firstFinishing(ds []ShareDelivery, limit int) *ShareDelivery {
+	var first *ShareDelivery
+	for i, d := range ds {
+		if d.AckOK && shareTerminal(d, limit) && (first == nil || d.AckAt < first.AckAt) {
+			first = &ds[i]
+		}
+	}
+	return first
 }
 
 // unseenAtLimit reports whether one of a record's unseen deliveries

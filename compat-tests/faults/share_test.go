@@ -72,8 +72,9 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 	h.Unseen = []ShareUnseen{
 		{Consumer: "c2", Partition: 1, Offset: 4, Count: 2, Acquired: 131 * s, Dropped: true},
 		{Consumer: "c5", Partition: 1, Offset: 4, Count: 3, Acquired: 160 * s},
-		// Polled records' unseen copies elsewhere change nothing.
-		{Consumer: "c5", Partition: 1, Offset: 2, Count: 3, Acquired: 160 * s},
+		// Another record's unseen delivery (0/2, whose accept's
+		// answer was lost) changes nothing.
+		{Consumer: "c5", Partition: 0, Offset: 2, Count: 2, Acquired: 5 * s},
 	}
 	final[1] = append(final[1], Entry{4, "i"})
 	if r := CheckShare(h, final); r.Anomalies() != 0 || r.ArchivedUnseen != 1 || r.Unseen != 3 {
@@ -156,15 +157,18 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 			// Another record's unseen delivery, and one of this
 			// record that cannot follow the release (its count is
 			// not higher).
-			ShareUnseen{Consumer: "c2", Partition: 1, Offset: 3, Count: 3, Acquired: 131 * s},
+			ShareUnseen{Consumer: "c2", Partition: 0, Offset: 2, Count: 3, Acquired: 5 * s},
 			ShareUnseen{Consumer: "c2", Partition: 1, Offset: 4, Count: 2, Acquired: 120 * s}),
 			func(r *ShareReport) int { return r.ReleasedLost.Count }},
 		{"never polled, unseen deliveries below the limit", func(h *ShareHistory, final map[int32][]Entry) {
 			h.Unseen = []ShareUnseen{{Consumer: "c2", Partition: 1, Offset: 4, Count: 2, Acquired: 131 * s}}
 			final[1] = append(final[1], Entry{4, "i"})
 		}, func(r *ShareReport) int { return r.Unconsumed.Count }},
+		{"accepted, then acquired unseen long after", func(h *ShareHistory, _ map[int32][]Entry) {
+			h.Unseen = []ShareUnseen{{Consumer: "c2", Partition: 0, Offset: 0, Count: 2, Acquired: 90 * s}}
+		}, func(r *ShareReport) int { return r.AcceptedRedelivered.Count }},
 		{"unseen delivery over the limit", func(h *ShareHistory, _ map[int32][]Entry) {
-			h.Unseen = []ShareUnseen{{Consumer: "c2", Partition: 1, Offset: 1, Count: 4, Acquired: 131 * s}}
+			h.Unseen = []ShareUnseen{{Consumer: "c2", Partition: 0, Offset: 2, Count: 4, Acquired: 5 * s}}
 		}, func(r *ShareReport) int { return r.OverLimit.Count }},
 		{"released one below the limit, not drained", func(h *ShareHistory, final map[int32][]Entry) {
 			h.Drained = false

@@ -138,6 +138,9 @@ type ShareHistory struct {
 	// Received counts the deliveries the consumers' clients received
 	// (polled or not).
 	Received int
+	// LostFetches are the ShareFetch answers the consumers' clients did
+	// not read (ShareLostFetch).
+	LostFetches []ShareLostFetch `json:",omitempty"`
 }
 
 // shareConsumer is one franz-go share consumer and its loop.
@@ -603,9 +606,10 @@ func (s *Share) History() *ShareHistory {
 	}
 	h.Unseen = nil
 	for _, c := range append(append([]*shareConsumer(nil), s.consumers...), s.crashed...) {
-		us, n := c.buffer.unseen()
+		us, n, ls := c.buffer.unseen()
 		h.Unseen = append(h.Unseen, us...)
 		h.Received += n
+		h.LostFetches = append(h.LostFetches, ls...)
 	}
 	sort.Slice(h.Unseen, func(i, j int) bool {
 		a, b := h.Unseen[i], h.Unseen[j]
@@ -617,6 +621,7 @@ func (s *Share) History() *ShareHistory {
 		}
 		return a.Acquired < b.Acquired
 	})
+	sort.Slice(h.LostFetches, func(i, j int) bool { return h.LostFetches[i].At < h.LostFetches[j].At })
 	return &h
 }
 
@@ -670,6 +675,8 @@ type ShareReport struct {
 	// Unseen counts the deliveries received and never polled, of
 	// Received.
 	Unseen, Received int
+	// LostFetches counts the ShareFetch answers lost (ShareLostFetch).
+	LostFetches int
 	// TotalOverLimit counts records delivered more often than the limit
 	// in all (deliveries a leader change forgot).
 	TotalOverLimit        int
@@ -712,9 +719,9 @@ func (r *ShareReport) Anomalies() int {
 
 func (r *ShareReport) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "share group: %d deliveries (%d redeliveries, max count %d of limit %d), acks applied: %d accept %d release %d reject, %d failed; %d archived at the limit (%d more by unseen deliveries; %d deliveries never polled of %d received), %d delivered more often than the limit in all; %d consumer crashes, %d stalls (%d past the lock); drained %v; %d final records",
+	fmt.Fprintf(&b, "share group: %d deliveries (%d redeliveries, max count %d of limit %d), acks applied: %d accept %d release %d reject, %d failed; %d archived at the limit (%d more by unseen deliveries; %d deliveries never polled of %d received, %d ShareFetch answers lost), %d delivered more often than the limit in all; %d consumer crashes, %d stalls (%d past the lock); drained %v; %d final records",
 		r.Deliveries, r.Redeliveries, r.MaxCount, r.DeliveryLimit, r.Accepted, r.Released, r.Rejected, r.AckFailed,
-		r.ArchivedAtLimit, r.ArchivedUnseen, r.Unseen, r.Received, r.TotalOverLimit, r.Crashes, r.Stalls, r.StallsPastLock, r.Drained, r.FinalRecords)
+		r.ArchivedAtLimit, r.ArchivedUnseen, r.Unseen, r.Received, r.LostFetches, r.TotalOverLimit, r.Crashes, r.Stalls, r.StallsPastLock, r.Drained, r.FinalRecords)
 	if len(r.AckErrors) > 0 {
 		fmt.Fprintf(&b, "\n  ack errors: %v", r.AckErrors)
 	}
@@ -758,7 +765,7 @@ func (d ShareDelivery) String() string {
 // CheckShare judges a share group's history against the final log (the
 // records of every partition, read back after the faults healed).
 func CheckShare(h *ShareHistory, final map[int32][]Entry) *ShareReport {
-	r := &ShareReport{Received: h.Received, DeliveryLimit: h.DeliveryLimit, Drained: h.Drained, Crashes: h.Crashes, Stalls: h.Stalls, StallsPastLock: h.StallsPastLock,
+	r := &ShareReport{Received: h.Received, LostFetches: len(h.LostFetches), DeliveryLimit: h.DeliveryLimit, Drained: h.Drained, Crashes: h.Crashes, Stalls: h.Stalls, StallsPastLock: h.StallsPastLock,
 		AckErrors: h.AckErrors, PollErrors: h.PollErrors}
 	by := make(map[shareKey][]ShareDelivery)
 	for _, d := range h.Deliveries {
@@ -850,7 +857,7 @@ func CheckShare(h *ShareHistory, final map[int32][]Entry) *ShareReport {
 						r.ArchivedUnseen++
 						continue
 					}
-					r.ReleasedLost.add("%s", fmt.Sprintf("%v: last %v%s", k, last, unseenString(unseen[k])))
+					r.ReleasedLost.add("%s", fmt.Sprintf("%v: last %v%s%s", k, last, unseenString(unseen[k]), lostAfter(h.LostFetches, last.At)))
 					continue
 				}
 				r.Unfinished.add("%s", fmt.Sprintf("%v: last %v", k, last))

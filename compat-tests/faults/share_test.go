@@ -3,6 +3,7 @@ package faults
 import (
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,6 +91,15 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 	final[1] = append(final[1], Entry{4, "i"})
 	if r := CheckShare(h, final); r.Anomalies() != 0 || r.ArchivedUnseen != 1 {
 		t.Fatalf("never polled, archived by unseen deliveries: want no anomaly, one archived unseen:\n%s", r)
+	}
+	// A lost ShareFetch answer explains nothing, but the report names it.
+	h, final = clean()
+	h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 30, At: 130 * s, Acquired: 130 * s, Consumer: "c0", Partition: 1, Offset: 4, Count: 1, Action: ShareRelease, AckOK: true, AckAt: 131 * s})
+	h.LostFetches = []ShareLostFetch{{Consumer: "c7", Node: 2, At: 120 * s, Err: "early"}, {Consumer: "c2", Node: 3, At: 132 * s, Err: "cut"}}
+	final[1] = append(final[1], Entry{4, "i"})
+	if r := CheckShare(h, final); r.Anomalies() != 1 || r.ReleasedLost.Count != 1 || r.LostFetches != 2 ||
+		!strings.Contains(r.ReleasedLost.Examples[0], "c2's ShareFetch to node 3 lost at 2m12s") || strings.Contains(r.ReleasedLost.Examples[0], "c7") {
+		t.Fatalf("released, a ShareFetch answer lost after: want released-lost naming it:\n%s", r)
 	}
 	// releasedBelow appends a record released at count (below the limit)
 	// and never polled again, with the unseen deliveries us.

@@ -3,6 +3,7 @@ package faults
 import (
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,13 +64,51 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 		r.AckFailed != 3 || r.ArchivedAtLimit != 1 || r.FinalRecords != 9 || r.MaxCount != 3 {
 		t.Fatalf("clean history: %s", r)
 	}
-	// Released with success one below the limit and not seen again: a
-	// delivery nobody polled can have archived it.
+	// Released with success at count 1 and never polled again (seed
+	// 505's 3/8305): a consumer cut off with the answer buffered got it
+	// at count 2, another at count 3 (the limit); its lock expired and
+	// the broker archived it.
 	h, final = clean()
-	h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 30, At: 130 * s, Acquired: 130 * s, Consumer: "c0", Partition: 1, Offset: 4, Count: 2, Action: ShareRelease, AckOK: true, AckAt: 131 * s})
+	h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 30, At: 130 * s, Acquired: 130 * s, Consumer: "c0", Partition: 1, Offset: 4, Count: 1, Action: ShareRelease, AckOK: true, AckAt: 131 * s})
+	h.Unseen = []ShareUnseen{
+		{Consumer: "c2", Partition: 1, Offset: 4, Count: 2, Acquired: 131 * s, Dropped: true},
+		{Consumer: "c5", Partition: 1, Offset: 4, Count: 3, Acquired: 160 * s},
+		// Another record's unseen delivery (0/2, whose accept's
+		// answer was lost) changes nothing.
+		{Consumer: "c5", Partition: 0, Offset: 2, Count: 2, Acquired: 5 * s},
+	}
+	final[1] = append(final[1], Entry{4, "i"})
+	if r := CheckShare(h, final); r.Anomalies() != 0 || r.ArchivedUnseen != 1 || r.Unseen != 3 {
+		t.Fatalf("released, then archived by unseen deliveries: want no anomaly, one archived unseen:\n%s", r)
+	}
+	// A record no consumer polled, archived by unseen deliveries alone.
+	h, final = clean()
+	h.Unseen = []ShareUnseen{
+		{Consumer: "c2", Partition: 1, Offset: 4, Count: 1, Acquired: 131 * s},
+		{Consumer: "c3", Partition: 1, Offset: 4, Count: 2, Acquired: 150 * s, Dropped: true},
+		{Consumer: "c5", Partition: 1, Offset: 4, Count: 3, Acquired: 170 * s},
+	}
 	final[1] = append(final[1], Entry{4, "i"})
 	if r := CheckShare(h, final); r.Anomalies() != 0 || r.ArchivedUnseen != 1 {
-		t.Fatalf("released one below the limit: want no anomaly, one archived unseen:\n%s", r)
+		t.Fatalf("never polled, archived by unseen deliveries: want no anomaly, one archived unseen:\n%s", r)
+	}
+	// A lost ShareFetch answer explains nothing, but the report names it.
+	h, final = clean()
+	h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 30, At: 130 * s, Acquired: 130 * s, Consumer: "c0", Partition: 1, Offset: 4, Count: 1, Action: ShareRelease, AckOK: true, AckAt: 131 * s})
+	h.LostFetches = []ShareLostFetch{{Consumer: "c7", Node: 2, At: 120 * s, Err: "early"}, {Consumer: "c2", Node: 3, At: 132 * s, Err: "cut"}}
+	final[1] = append(final[1], Entry{4, "i"})
+	if r := CheckShare(h, final); r.Anomalies() != 1 || r.ReleasedLost.Count != 1 || r.LostFetches != 2 ||
+		!strings.Contains(r.ReleasedLost.Examples[0], "c2's ShareFetch to node 3 lost at 2m12s") || strings.Contains(r.ReleasedLost.Examples[0], "c7") {
+		t.Fatalf("released, a ShareFetch answer lost after: want released-lost naming it:\n%s", r)
+	}
+	// releasedBelow appends a record released at count (below the limit)
+	// and never polled again, with the unseen deliveries us.
+	releasedBelow := func(count int32, us ...ShareUnseen) func(h *ShareHistory, final map[int32][]Entry) {
+		return func(h *ShareHistory, final map[int32][]Entry) {
+			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 30, At: 130 * s, Acquired: 130 * s, Consumer: "c0", Partition: 1, Offset: 4, Count: count, Action: ShareRelease, AckOK: true, AckAt: 131 * s})
+			h.Unseen = us
+			final[1] = append(final[1], Entry{4, "i"})
+		}
 	}
 	add := func(d ShareDelivery) func(h *ShareHistory, _ map[int32][]Entry) {
 		return func(h *ShareHistory, _ map[int32][]Entry) { h.Deliveries = append(h.Deliveries, d) }
@@ -119,6 +158,28 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 			// 0/1's release is its last delivery.
 			h.Deliveries = append(h.Deliveries[:2], h.Deliveries[3:]...)
 		}, func(r *ShareReport) int { return r.ReleasedLost.Count }},
+		{"released one below the limit, no unseen delivery", releasedBelow(2),
+			func(r *ShareReport) int { return r.ReleasedLost.Count }},
+		{"released, unseen deliveries below the limit", releasedBelow(1,
+			ShareUnseen{Consumer: "c2", Partition: 1, Offset: 4, Count: 2, Acquired: 131 * s, Dropped: true}),
+			func(r *ShareReport) int { return r.ReleasedLost.Count }},
+		{"released, unseen delivery at the limit before the release", releasedBelow(2,
+			// Another record's unseen delivery, and one of this
+			// record that cannot follow the release (its count is
+			// not higher).
+			ShareUnseen{Consumer: "c2", Partition: 0, Offset: 2, Count: 3, Acquired: 5 * s},
+			ShareUnseen{Consumer: "c2", Partition: 1, Offset: 4, Count: 2, Acquired: 120 * s}),
+			func(r *ShareReport) int { return r.ReleasedLost.Count }},
+		{"never polled, unseen deliveries below the limit", func(h *ShareHistory, final map[int32][]Entry) {
+			h.Unseen = []ShareUnseen{{Consumer: "c2", Partition: 1, Offset: 4, Count: 2, Acquired: 131 * s}}
+			final[1] = append(final[1], Entry{4, "i"})
+		}, func(r *ShareReport) int { return r.Unconsumed.Count }},
+		{"accepted, then acquired unseen long after", func(h *ShareHistory, _ map[int32][]Entry) {
+			h.Unseen = []ShareUnseen{{Consumer: "c2", Partition: 0, Offset: 0, Count: 2, Acquired: 90 * s}}
+		}, func(r *ShareReport) int { return r.AcceptedRedelivered.Count }},
+		{"unseen delivery over the limit", func(h *ShareHistory, _ map[int32][]Entry) {
+			h.Unseen = []ShareUnseen{{Consumer: "c2", Partition: 0, Offset: 2, Count: 4, Acquired: 5 * s}}
+		}, func(r *ShareReport) int { return r.OverLimit.Count }},
 		{"released one below the limit, not drained", func(h *ShareHistory, final map[int32][]Entry) {
 			h.Drained = false
 			h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 30, At: 130 * s, Acquired: 130 * s, Consumer: "c0", Partition: 1, Offset: 4, Count: 2, Action: ShareRelease, AckOK: true, AckAt: 131 * s})
@@ -201,15 +262,23 @@ func TestShareGroupUnderFaults(t *testing.T) {
 	if rep.Acked == 0 || srep.Accepted == 0 || srep.Released == 0 || srep.Rejected == 0 {
 		t.Fatalf("nothing acknowledged (%d) or too little share traffic: %s", rep.Acked, srep)
 	}
+	// Every polled delivery was buffered first: the fetch record hooks
+	// that find the unseen deliveries must have seen them all.
+	if srep.Received < srep.Deliveries+srep.Unseen {
+		t.Errorf("the fetch record hooks saw %d records, fewer than the %d polled and %d unseen: %s", srep.Received, srep.Deliveries, srep.Unseen, srep)
+	}
 	if res.Acks == 1 || res.Unclean {
 		return
 	}
 	if rep.Anomalies() != 0 {
 		t.Errorf("anomalies (seed %d):\n%s", p.Seed, rep)
 	}
-	// A record released below the limit and not seen again (ReleasedLost)
-	// fails the soak only: it is not explained yet (seed 505), and the
-	// short run would fail about one run in fifty on it.
+	// A record released below the limit, not polled again and not brought
+	// to the limit by a delivery nobody polled (ReleasedLost) fails the
+	// soak only: a ShareFetch answer lost in flight to a consumer's cut
+	// is not recorded and can explain it (seeds 503 and 505 were
+	// archived by deliveries nobody polled, H8), and the short run would
+	// fail about one run in fifty on it.
 	if n := srep.Anomalies() - srep.ReleasedLost.Count; n != 0 || (soak && srep.ReleasedLost.Count != 0) {
 		t.Errorf("share group anomalies (seed %d):\n%s", p.Seed, srep)
 	} else if srep.ReleasedLost.Count != 0 {

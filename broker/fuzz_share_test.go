@@ -845,33 +845,23 @@ func errorCodes(resp kmsg.Response) []int16 {
 		out = append(out, r.ErrorCode)
 	case *kmsg.InitializeShareGroupStateResponse:
 		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				out = append(out, p.ErrorCode)
-			}
+			out = appendCodes(out, t.Partitions, func(p kmsg.InitializeShareGroupStateResponseTopicPartition) int16 { return p.ErrorCode })
 		}
 	case *kmsg.ReadShareGroupStateResponse:
 		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				out = append(out, p.ErrorCode)
-			}
+			out = appendCodes(out, t.Partitions, func(p kmsg.ReadShareGroupStateResponseTopicPartition) int16 { return p.ErrorCode })
 		}
 	case *kmsg.WriteShareGroupStateResponse:
 		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				out = append(out, p.ErrorCode)
-			}
+			out = appendCodes(out, t.Partitions, func(p kmsg.WriteShareGroupStateResponseTopicPartition) int16 { return p.ErrorCode })
 		}
 	case *kmsg.DeleteShareGroupStateResponse:
 		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				out = append(out, p.ErrorCode)
-			}
+			out = appendCodes(out, t.Partitions, func(p kmsg.DeleteShareGroupStateResponseTopicPartition) int16 { return p.ErrorCode })
 		}
 	case *kmsg.ReadShareGroupStateSummaryResponse:
 		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				out = append(out, p.ErrorCode)
-			}
+			out = appendCodes(out, t.Partitions, func(p kmsg.ReadShareGroupStateSummaryResponseTopicPartition) int16 { return p.ErrorCode })
 		}
 	case *kmsg.DescribeConfigsResponse:
 		for _, res := range r.Resources {
@@ -885,6 +875,14 @@ func errorCodes(resp kmsg.Response) []int16 {
 		for _, res := range r.Resources {
 			out = append(out, res.ErrorCode)
 		}
+	}
+	return out
+}
+
+// appendCodes appends the error code of each element of es to out.
+func appendCodes[E any](out []int16, es []E, code func(E) int16) []int16 {
+	for _, e := range es {
+		out = append(out, code(e))
 	}
 	return out
 }

@@ -1011,37 +1011,21 @@ func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *R
 	gh.MergeInto(h)
 	rep := Check(h)
 	grep := CheckGroup(gh, h.Final)
-	done, skipped, slow := nm.Counts()
-	res := &Result{
-		Workload: "kip848-group",
-		Nodes:    p.Nodes, Seed: p.Seed, Network: c.NetName, Acks: p.Queue.Acks,
-		Faults: done, Skipped: skipped, Slow: slow, StepsLeft: len(p.Steps) - ran,
-		Sent: q.Sent(), Acked: rep.Acked, Failed: rep.Failed, Final: rep.FinalRecords,
-		DataLoss:   rep.DataLossReported,
-		Duration:   time.Since(start).Round(time.Second).String(),
-		FinishedAt: time.Now().UTC().Format(time.RFC3339),
-		Anomalies: map[string]int{
-			"lost": rep.Lost.Count, "duplicated": rep.Duplicated.Count, "reordered": rep.Reordered.Count,
-			"inconsistent_offset": rep.InconsistentOffset.Count, "nonmonotonic_poll": rep.NonMonotonicPoll.Count,
-			"committed_backwards": rep.CommittedBackwards.Count, "committed_skipped": rep.CommittedSkipped.Count,
-			"rewound_below_commit": grep.RewoundBelowCommit.Count, "commit_regressed": grep.CommitRegressed.Count,
-			"fenced_too_long": grep.FencedTooLong.Count, "unconsumed": grep.Unconsumed.Count,
-		},
-		Redelivered:      grep.Redelivered.Count,
-		MemberCrashes:    grep.Crashes,
-		FencedDeliveries: grep.FencedDeliveries.Count,
-	}
+	res := newResult("kip848-group", p, c.NetName, nm, ran, q.Sent(), rep, start, map[string]int{
+		"committed_backwards": rep.CommittedBackwards.Count, "committed_skipped": rep.CommittedSkipped.Count,
+		"rewound_below_commit": grep.RewoundBelowCommit.Count, "commit_regressed": grep.CommitRegressed.Count,
+		"fenced_too_long": grep.FencedTooLong.Count, "unconsumed": grep.Unconsumed.Count,
+	})
+	res.Redelivered = grep.Redelivered.Count
+	res.MemberCrashes = grep.Crashes
+	res.FencedDeliveries = grep.FencedDeliveries.Count
 	if cf != nil {
 		res.ConfluentAcked = cf.Acked()
 		t.Logf("faults: %d of %d acknowledged records from %d confluent-kafka-go producers", res.ConfluentAcked, rep.Acked, gp.ConfluentProducers)
 	}
 	res.Disk = nm.DiskOutcomes()
 	t.Logf("faults: %s\nfaults: %s\nfaults: %s", nm.CountsString(), rep, grep)
-	if path := os.Getenv("SAMSA_FAULTS_RESULTS"); path != "" {
-		if err := appendResult(path, res); err != nil {
-			t.Errorf("faults: results file: %v", err)
-		}
-	}
+	saveResult(t, res)
 	return rep, grep, res
 }
 

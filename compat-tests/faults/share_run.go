@@ -207,34 +207,18 @@ func RunSharePlan(t *testing.T, p Plan, sp SharePlan) (*Report, *ShareReport, *R
 	}
 	rep := Check(h)
 	srep := CheckShare(sth, h.Final)
-	done, skipped, slow := nm.Counts()
-	res := &Result{
-		Workload: "share-group",
-		Nodes:    p.Nodes, Seed: p.Seed, Network: c.NetName, Acks: p.Queue.Acks,
-		Faults: done, Skipped: skipped, Slow: slow, StepsLeft: len(p.Steps) - ran,
-		Sent: q.Sent(), Acked: rep.Acked, Failed: rep.Failed, Final: rep.FinalRecords,
-		DataLoss:   rep.DataLossReported,
-		Duration:   time.Since(start).Round(time.Second).String(),
-		FinishedAt: time.Now().UTC().Format(time.RFC3339),
-		Anomalies: map[string]int{
-			"lost": rep.Lost.Count, "duplicated": rep.Duplicated.Count, "reordered": rep.Reordered.Count,
-			"inconsistent_offset": rep.InconsistentOffset.Count, "nonmonotonic_poll": rep.NonMonotonicPoll.Count,
-			"accepted_redelivered": srep.AcceptedRedelivered.Count, "rejected_redelivered": srep.RejectedRedelivered.Count,
-			"archived_redelivered": srep.ArchivedRedelivered.Count,
-			"over_limit":           srep.OverLimit.Count, "acquired_twice": srep.AcquiredTwice.Count,
-			"share_unconsumed": srep.Unconsumed.Count, "share_unfinished": srep.Unfinished.Count,
-			"share_released_lost":   srep.ReleasedLost.Count,
-			"acquired_after_polled": srep.AcquiredAfterPolled.Count,
-		},
-		Redelivered:   srep.Redeliveries,
-		MemberCrashes: srep.Crashes,
-	}
+	res := newResult("share-group", p, c.NetName, nm, ran, q.Sent(), rep, start, map[string]int{
+		"accepted_redelivered": srep.AcceptedRedelivered.Count, "rejected_redelivered": srep.RejectedRedelivered.Count,
+		"archived_redelivered": srep.ArchivedRedelivered.Count,
+		"over_limit":           srep.OverLimit.Count, "acquired_twice": srep.AcquiredTwice.Count,
+		"share_unconsumed": srep.Unconsumed.Count, "share_unfinished": srep.Unfinished.Count,
+		"share_released_lost":   srep.ReleasedLost.Count,
+		"acquired_after_polled": srep.AcquiredAfterPolled.Count,
+	})
+	res.Redelivered = srep.Redeliveries
+	res.MemberCrashes = srep.Crashes
 	t.Logf("faults: %s\nfaults: %s\nfaults: %s", nm.CountsString(), rep, srep)
-	if path := os.Getenv("SAMSA_FAULTS_RESULTS"); path != "" {
-		if err := appendResult(path, res); err != nil {
-			t.Errorf("faults: results file: %v", err)
-		}
-	}
+	saveResult(t, res)
 	return rep, srep, res
 }
 

@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -1003,11 +1002,7 @@ func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *R
 	}
 	gh := g.History()
 	gh.Cuts = nm.Cuts(g.start)
-	if keep != "" {
-		if err := writeGroupHistory(filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_")+"-group-history.json"), g.start, gh); err != nil {
-			t.Logf("faults: keeping the group history: %v", err)
-		}
-	}
+	keepHistory(t, keep, "group", g.start, gh)
 	gh.MergeInto(h)
 	rep := Check(h)
 	grep := CheckGroup(gh, h.Final)
@@ -1027,21 +1022,4 @@ func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *R
 	t.Logf("faults: %s\nfaults: %s\nfaults: %s", nm.CountsString(), rep, grep)
 	saveResult(t, res)
 	return rep, grep, res
-}
-
-// writeGroupHistory writes the group's history as JSON, with the
-// workload's start as wall-clock time (the At fields count from it), so
-// that a failure can be laid beside the nodes' and members' logs.
-func writeGroupHistory(path string, start time.Time, h *GroupHistory) error {
-	b, err := json.MarshalIndent(struct {
-		Start   time.Time
-		History *GroupHistory
-	}{start.UTC(), h}, "", " ")
-	if err != nil {
-		return fmt.Errorf("faults: group history: %w", err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("faults: group history: %w", err)
-	}
-	return nil
 }

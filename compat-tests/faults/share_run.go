@@ -3,11 +3,8 @@ package faults
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -200,11 +197,7 @@ func RunSharePlan(t *testing.T, p Plan, sp SharePlan) (*Report, *ShareReport, *R
 	}
 	h := q.History()
 	sth := sh.History()
-	if keep != "" {
-		if err := writeShareHistory(filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_")+"-share-history.json"), sh.start, sth); err != nil {
-			t.Logf("faults: keeping the share history: %v", err)
-		}
-	}
+	keepHistory(t, keep, "share", sh.start, sth)
 	rep := Check(h)
 	srep := CheckShare(sth, h.Final)
 	res := newResult("share-group", p, c.NetName, nm, ran, q.Sent(), rep, start, map[string]int{
@@ -240,20 +233,4 @@ func topicIDOf(ctx context.Context, addrs []string, topic string) ([16]byte, err
 		return id != [16]byte{}, nil
 	})
 	return id, err
-}
-
-// writeShareHistory writes the share group's history as JSON, with the
-// workload's start as wall-clock time (the durations count from it).
-func writeShareHistory(path string, start time.Time, h *ShareHistory) error {
-	b, err := json.MarshalIndent(struct {
-		Start   time.Time
-		History *ShareHistory
-	}{start.UTC(), h}, "", " ")
-	if err != nil {
-		return fmt.Errorf("faults: share history: %w", err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("faults: share history: %w", err)
-	}
-	return nil
 }

@@ -514,7 +514,7 @@ func (m *shareMember) fetch(mutate bool) {
 	}
 	m.w.tally("ShareFetch", resp.ErrorCode)
 	if resp.ErrorCode != 0 {
-		if resp.ErrorCode == kerr.ShareSessionNotFound.Code || resp.ErrorCode == kerr.InvalidShareSessionEpoch.Code {
+		if sessionGone(resp.ErrorCode) {
 			m.session = 0
 		}
 		return
@@ -548,6 +548,13 @@ func (m *shareMember) checkAcquired(p kmsg.ShareFetchResponseTopicPartition) {
 		}
 		prev = a.LastOffset
 	}
+}
+
+// sessionGone reports whether a share request's error code says the
+// member's share session is gone (not found, or its epoch out of step), so
+// the member starts a new one.
+func sessionGone(code int16) bool {
+	return code == kerr.ShareSessionNotFound.Code || code == kerr.InvalidShareSessionEpoch.Code
 }
 
 func nextSessionEpoch(e int32) int32 {
@@ -613,7 +620,7 @@ func (m *shareMember) acknowledge(mutate bool) {
 		return
 	}
 	m.w.tally("ShareAcknowledge", resp.ErrorCode)
-	if resp.ErrorCode == kerr.ShareSessionNotFound.Code || resp.ErrorCode == kerr.InvalidShareSessionEpoch.Code {
+	if sessionGone(resp.ErrorCode) {
 		m.session = 0
 		return
 	}

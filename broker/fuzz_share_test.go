@@ -514,7 +514,7 @@ func (m *shareMember) fetch(mutate bool) {
 	}
 	m.w.tally("ShareFetch", resp.ErrorCode)
 	if resp.ErrorCode != 0 {
-		if resp.ErrorCode == kerr.ShareSessionNotFound.Code || resp.ErrorCode == kerr.InvalidShareSessionEpoch.Code {
+		if sessionGone(resp.ErrorCode) {
 			m.session = 0
 		}
 		return
@@ -548,6 +548,13 @@ func (m *shareMember) checkAcquired(p kmsg.ShareFetchResponseTopicPartition) {
 		}
 		prev = a.LastOffset
 	}
+}
+
+// sessionGone reports whether a share request's error code says the
+// member's share session is gone (not found, or its epoch out of step), so
+// the member starts a new one.
+func sessionGone(code int16) bool {
+	return code == kerr.ShareSessionNotFound.Code || code == kerr.InvalidShareSessionEpoch.Code
 }
 
 func nextSessionEpoch(e int32) int32 {
@@ -613,7 +620,7 @@ func (m *shareMember) acknowledge(mutate bool) {
 		return
 	}
 	m.w.tally("ShareAcknowledge", resp.ErrorCode)
-	if resp.ErrorCode == kerr.ShareSessionNotFound.Code || resp.ErrorCode == kerr.InvalidShareSessionEpoch.Code {
+	if sessionGone(resp.ErrorCode) {
 		m.session = 0
 		return
 	}
@@ -845,33 +852,23 @@ func errorCodes(resp kmsg.Response) []int16 {
 		out = append(out, r.ErrorCode)
 	case *kmsg.InitializeShareGroupStateResponse:
 		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				out = append(out, p.ErrorCode)
-			}
+			out = appendCodes(out, t.Partitions, func(p kmsg.InitializeShareGroupStateResponseTopicPartition) int16 { return p.ErrorCode })
 		}
 	case *kmsg.ReadShareGroupStateResponse:
 		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				out = append(out, p.ErrorCode)
-			}
+			out = appendCodes(out, t.Partitions, func(p kmsg.ReadShareGroupStateResponseTopicPartition) int16 { return p.ErrorCode })
 		}
 	case *kmsg.WriteShareGroupStateResponse:
 		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				out = append(out, p.ErrorCode)
-			}
+			out = appendCodes(out, t.Partitions, func(p kmsg.WriteShareGroupStateResponseTopicPartition) int16 { return p.ErrorCode })
 		}
 	case *kmsg.DeleteShareGroupStateResponse:
 		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				out = append(out, p.ErrorCode)
-			}
+			out = appendCodes(out, t.Partitions, func(p kmsg.DeleteShareGroupStateResponseTopicPartition) int16 { return p.ErrorCode })
 		}
 	case *kmsg.ReadShareGroupStateSummaryResponse:
 		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				out = append(out, p.ErrorCode)
-			}
+			out = appendCodes(out, t.Partitions, func(p kmsg.ReadShareGroupStateSummaryResponseTopicPartition) int16 { return p.ErrorCode })
 		}
 	case *kmsg.DescribeConfigsResponse:
 		for _, res := range r.Resources {
@@ -885,6 +882,14 @@ func errorCodes(resp kmsg.Response) []int16 {
 		for _, res := range r.Resources {
 			out = append(out, res.ErrorCode)
 		}
+	}
+	return out
+}
+
+// appendCodes appends the error code of each element of es to out.
+func appendCodes[E any](out []int16, es []E, code func(E) int16) []int16 {
+	for _, e := range es {
+		out = append(out, code(e))
 	}
 	return out
 }

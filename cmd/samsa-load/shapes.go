@@ -404,40 +404,7 @@ func shapeIdle(ctx context.Context, o shapeOptions, topic string) (shapeResult, 
 // shapeRequests runs o.clients clients sending the request newReq makes,
 // one at a time each, for o.duration.
 func shapeRequests(ctx context.Context, o shapeOptions, unit string, newReq func() kmsg.Request) (shapeResult, error) {
-	var done, failed atomic.Int64
-	var firstErr atomic.Value
-	cls := make([]*kgo.Client, o.clients)
-	for i := range cls {
-		cl, err := kgo.NewClient(seed(o.brokers)...)
-		if err != nil {
-			return shapeResult{}, err
-		}
-		defer cl.Close()
-		cls[i] = cl
-		if _, err := cl.Request(ctx, newReq()); err != nil {
-			return shapeResult{}, err
-		}
-	}
-	end := time.Now().Add(o.duration)
-	t0 := time.Now()
-	var wg sync.WaitGroup
-	for _, cl := range cls {
-		wg.Go(func() {
-			for time.Now().Before(end) && ctx.Err() == nil {
-				if _, err := cl.Request(ctx, newReq()); err != nil {
-					failed.Add(1)
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				done.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	if failed.Load() > 0 {
-		return shapeResult{}, fmt.Errorf("%w: %v", errShapes, firstErr.Load())
-	}
-	return shapeResult{Unit: unit, Ops: done.Load(), Seconds: time.Since(t0).Seconds()}, nil
+	return shapeRequestsEach(ctx, o, unit, func(int) kmsg.Request { return newReq() }, func(kmsg.Response) error { return nil })
 }
 
 // listOffsetsAll asks the latest offset of every partition of topic.
@@ -500,8 +467,9 @@ func mustClient(brokers string) *kgo.Client {
 	return cl
 }
 
-// shapeRequestsEach is shapeRequests with a request per client index and a
-// check of every response.
+// shapeRequestsEach runs o.clients clients, one at a time each for
+// o.duration, sending the request newReq makes for the client's index and
+// checking every response with check.
 func shapeRequestsEach(ctx context.Context, o shapeOptions, unit string, newReq func(client int) kmsg.Request, check func(kmsg.Response) error) (shapeResult, error) {
 	var done, failed atomic.Int64
 	var firstErr atomic.Value

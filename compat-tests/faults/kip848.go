@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -1003,61 +1002,24 @@ func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *R
 	}
 	gh := g.History()
 	gh.Cuts = nm.Cuts(g.start)
-	if keep != "" {
-		if err := writeGroupHistory(filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_")+"-group-history.json"), g.start, gh); err != nil {
-			t.Logf("faults: keeping the group history: %v", err)
-		}
-	}
+	keepHistory(t, keep, "group", g.start, gh)
 	gh.MergeInto(h)
 	rep := Check(h)
 	grep := CheckGroup(gh, h.Final)
-	done, skipped, slow := nm.Counts()
-	res := &Result{
-		Workload: "kip848-group",
-		Nodes:    p.Nodes, Seed: p.Seed, Network: c.NetName, Acks: p.Queue.Acks,
-		Faults: done, Skipped: skipped, Slow: slow, StepsLeft: len(p.Steps) - ran,
-		Sent: q.Sent(), Acked: rep.Acked, Failed: rep.Failed, Final: rep.FinalRecords,
-		DataLoss:   rep.DataLossReported,
-		Duration:   time.Since(start).Round(time.Second).String(),
-		FinishedAt: time.Now().UTC().Format(time.RFC3339),
-		Anomalies: map[string]int{
-			"lost": rep.Lost.Count, "duplicated": rep.Duplicated.Count, "reordered": rep.Reordered.Count,
-			"inconsistent_offset": rep.InconsistentOffset.Count, "nonmonotonic_poll": rep.NonMonotonicPoll.Count,
-			"committed_backwards": rep.CommittedBackwards.Count, "committed_skipped": rep.CommittedSkipped.Count,
-			"rewound_below_commit": grep.RewoundBelowCommit.Count, "commit_regressed": grep.CommitRegressed.Count,
-			"fenced_too_long": grep.FencedTooLong.Count, "unconsumed": grep.Unconsumed.Count,
-		},
-		Redelivered:      grep.Redelivered.Count,
-		MemberCrashes:    grep.Crashes,
-		FencedDeliveries: grep.FencedDeliveries.Count,
-	}
+	res := newResult("kip848-group", p, c.NetName, nm, ran, q.Sent(), rep, start, map[string]int{
+		"committed_backwards": rep.CommittedBackwards.Count, "committed_skipped": rep.CommittedSkipped.Count,
+		"rewound_below_commit": grep.RewoundBelowCommit.Count, "commit_regressed": grep.CommitRegressed.Count,
+		"fenced_too_long": grep.FencedTooLong.Count, "unconsumed": grep.Unconsumed.Count,
+	})
+	res.Redelivered = grep.Redelivered.Count
+	res.MemberCrashes = grep.Crashes
+	res.FencedDeliveries = grep.FencedDeliveries.Count
 	if cf != nil {
 		res.ConfluentAcked = cf.Acked()
 		t.Logf("faults: %d of %d acknowledged records from %d confluent-kafka-go producers", res.ConfluentAcked, rep.Acked, gp.ConfluentProducers)
 	}
 	res.Disk = nm.DiskOutcomes()
 	t.Logf("faults: %s\nfaults: %s\nfaults: %s", nm.CountsString(), rep, grep)
-	if path := os.Getenv("SAMSA_FAULTS_RESULTS"); path != "" {
-		if err := appendResult(path, res); err != nil {
-			t.Errorf("faults: results file: %v", err)
-		}
-	}
+	saveResult(t, res)
 	return rep, grep, res
-}
-
-// writeGroupHistory writes the group's history as JSON, with the
-// workload's start as wall-clock time (the At fields count from it), so
-// that a failure can be laid beside the nodes' and members' logs.
-func writeGroupHistory(path string, start time.Time, h *GroupHistory) error {
-	b, err := json.MarshalIndent(struct {
-		Start   time.Time
-		History *GroupHistory
-	}{start.UTC(), h}, "", " ")
-	if err != nil {
-		return fmt.Errorf("faults: group history: %w", err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("faults: group history: %w", err)
-	}
-	return nil
 }

@@ -113,32 +113,54 @@ func RunPlan(t *testing.T, p Plan) (*Report, *Result) {
 		t.Fatalf("faults: %v", err)
 	}
 	rep := Check(q.History())
+	res := newResult("", p, network, nm, ran, q.Sent(), rep, start, map[string]int{
+		"committed_backwards": rep.CommittedBackwards.Count, "committed_skipped": rep.CommittedSkipped.Count,
+	})
+	res.Unclean = p.Queue.TopicConfigs["unclean.leader.election.enable"] != nil
+	res.Disk = nm.DiskOutcomes()
+	t.Logf("faults: %s\nfaults: %s", nm.CountsString(), rep)
+	if len(res.Disk) > 0 {
+		t.Logf("faults: disk-full outcomes: %v", res.Disk)
+	}
+	saveResult(t, res)
+	return rep, res
+}
+
+// newResult is the Result of a run of plan p on network with the fields every
+// workload shares: the nemesis's fault counts, ran of p's steps, sent
+// records, the queue checker's report rep (its anomalies among them) and the
+// time since start, and the workload's own anomalies extra. Callers add
+// their workload's other fields.
+func newResult(workload string, p Plan, network string, nm *Nemesis, ran int, sent int64, rep *Report, start time.Time, extra map[string]int) *Result {
 	done, skipped, slow := nm.Counts()
 	res := &Result{
-		Nodes: p.Nodes, Seed: p.Seed, Network: network, Acks: p.Queue.Acks,
-		Unclean: p.Queue.TopicConfigs["unclean.leader.election.enable"] != nil,
-		Faults:  done, Skipped: skipped, Slow: slow, StepsLeft: len(p.Steps) - ran,
-		Sent: q.Sent(), Acked: rep.Acked, Failed: rep.Failed, Final: rep.FinalRecords,
+		Workload: workload,
+		Nodes:    p.Nodes, Seed: p.Seed, Network: network, Acks: p.Queue.Acks,
+		Faults: done, Skipped: skipped, Slow: slow, StepsLeft: len(p.Steps) - ran,
+		Sent: sent, Acked: rep.Acked, Failed: rep.Failed, Final: rep.FinalRecords,
 		DataLoss:   rep.DataLossReported,
 		Duration:   time.Since(start).Round(time.Second).String(),
 		FinishedAt: time.Now().UTC().Format(time.RFC3339),
 		Anomalies: map[string]int{
 			"lost": rep.Lost.Count, "duplicated": rep.Duplicated.Count, "reordered": rep.Reordered.Count,
 			"inconsistent_offset": rep.InconsistentOffset.Count, "nonmonotonic_poll": rep.NonMonotonicPoll.Count,
-			"committed_backwards": rep.CommittedBackwards.Count, "committed_skipped": rep.CommittedSkipped.Count,
 		},
 	}
-	res.Disk = nm.DiskOutcomes()
-	t.Logf("faults: %s\nfaults: %s", nm.CountsString(), rep)
-	if len(res.Disk) > 0 {
-		t.Logf("faults: disk-full outcomes: %v", res.Disk)
+	for k, v := range extra {
+		res.Anomalies[k] = v
 	}
+	return res
+}
+
+// saveResult appends res to the results file SAMSA_FAULTS_RESULTS names,
+// if it names one.
+func saveResult(t *testing.T, res *Result) {
+	t.Helper()
 	if path := os.Getenv("SAMSA_FAULTS_RESULTS"); path != "" {
 		if err := appendResult(path, res); err != nil {
 			t.Errorf("faults: results file: %v", err)
 		}
 	}
-	return rep, res
 }
 
 func appendResult(path string, r *Result) error {

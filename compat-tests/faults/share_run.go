@@ -3,11 +3,8 @@ package faults
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -200,41 +197,21 @@ func RunSharePlan(t *testing.T, p Plan, sp SharePlan) (*Report, *ShareReport, *R
 	}
 	h := q.History()
 	sth := sh.History()
-	if keep != "" {
-		if err := writeShareHistory(filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_")+"-share-history.json"), sh.start, sth); err != nil {
-			t.Logf("faults: keeping the share history: %v", err)
-		}
-	}
+	keepHistory(t, keep, "share", sh.start, sth)
 	rep := Check(h)
 	srep := CheckShare(sth, h.Final)
-	done, skipped, slow := nm.Counts()
-	res := &Result{
-		Workload: "share-group",
-		Nodes:    p.Nodes, Seed: p.Seed, Network: c.NetName, Acks: p.Queue.Acks,
-		Faults: done, Skipped: skipped, Slow: slow, StepsLeft: len(p.Steps) - ran,
-		Sent: q.Sent(), Acked: rep.Acked, Failed: rep.Failed, Final: rep.FinalRecords,
-		DataLoss:   rep.DataLossReported,
-		Duration:   time.Since(start).Round(time.Second).String(),
-		FinishedAt: time.Now().UTC().Format(time.RFC3339),
-		Anomalies: map[string]int{
-			"lost": rep.Lost.Count, "duplicated": rep.Duplicated.Count, "reordered": rep.Reordered.Count,
-			"inconsistent_offset": rep.InconsistentOffset.Count, "nonmonotonic_poll": rep.NonMonotonicPoll.Count,
-			"accepted_redelivered": srep.AcceptedRedelivered.Count, "rejected_redelivered": srep.RejectedRedelivered.Count,
-			"archived_redelivered": srep.ArchivedRedelivered.Count,
-			"over_limit":           srep.OverLimit.Count, "acquired_twice": srep.AcquiredTwice.Count,
-			"share_unconsumed": srep.Unconsumed.Count, "share_unfinished": srep.Unfinished.Count,
-			"share_released_lost":   srep.ReleasedLost.Count,
-			"acquired_after_polled": srep.AcquiredAfterPolled.Count,
-		},
-		Redelivered:   srep.Redeliveries,
-		MemberCrashes: srep.Crashes,
-	}
+	res := newResult("share-group", p, c.NetName, nm, ran, q.Sent(), rep, start, map[string]int{
+		"accepted_redelivered": srep.AcceptedRedelivered.Count, "rejected_redelivered": srep.RejectedRedelivered.Count,
+		"archived_redelivered": srep.ArchivedRedelivered.Count,
+		"over_limit":           srep.OverLimit.Count, "acquired_twice": srep.AcquiredTwice.Count,
+		"share_unconsumed": srep.Unconsumed.Count, "share_unfinished": srep.Unfinished.Count,
+		"share_released_lost":   srep.ReleasedLost.Count,
+		"acquired_after_polled": srep.AcquiredAfterPolled.Count,
+	})
+	res.Redelivered = srep.Redeliveries
+	res.MemberCrashes = srep.Crashes
 	t.Logf("faults: %s\nfaults: %s\nfaults: %s", nm.CountsString(), rep, srep)
-	if path := os.Getenv("SAMSA_FAULTS_RESULTS"); path != "" {
-		if err := appendResult(path, res); err != nil {
-			t.Errorf("faults: results file: %v", err)
-		}
-	}
+	saveResult(t, res)
 	return rep, srep, res
 }
 
@@ -256,20 +233,4 @@ func topicIDOf(ctx context.Context, addrs []string, topic string) ([16]byte, err
 		return id != [16]byte{}, nil
 	})
 	return id, err
-}
-
-// writeShareHistory writes the share group's history as JSON, with the
-// workload's start as wall-clock time (the durations count from it).
-func writeShareHistory(path string, start time.Time, h *ShareHistory) error {
-	b, err := json.MarshalIndent(struct {
-		Start   time.Time
-		History *ShareHistory
-	}{start.UTC(), h}, "", " ")
-	if err != nil {
-		return fmt.Errorf("faults: share history: %w", err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("faults: share history: %w", err)
-	}
-	return nil
 }

@@ -393,6 +393,36 @@ public final class ShareChecks {
     }
 
     /**
+     * startHolder starts consumer A of group g on topic t in its own JVM (this class's --hold
+     * mode): it acquires records and prints them on a HELD line.
+     */
+    private Process startHolder(String g, String t) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        return new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+                ShareChecks.class.getName(), "--hold", c.bootstrap, g, t)
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    }
+
+    /**
+     * readHeld reads the holding JVM's output up to its HELD line, requires one, logs it and
+     * returns it.
+     */
+    private String readHeld(Process holder) throws Exception {
+        String held = null;
+        var out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
+        for (String line; (line = out.readLine()) != null; ) {
+            if (line.startsWith("HELD ")) {
+                held = line;
+                break;
+            }
+        }
+        require(held != null, "the holding JVM exited without acquiring the records (exit %s)",
+                holder.isAlive() ? "none" : Integer.toString(holder.exitValue()));
+        log("consumer A: %s", held);
+        return held;
+    }
+
+    /**
      * lockTimeout: consumer A, in its own JVM, acquires three records and is then frozen
      * (SIGSTOP: its connection stays open, it neither acknowledges nor fetches again, so it
      * cannot take the records back when their locks expire). After share.record.lock.duration.ms
@@ -406,23 +436,10 @@ public final class ShareChecks {
         setGroupConfigs(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "15000");
         produce(t, List.of(values("l", 0, 3)));
         Map<Long, Short> second = new TreeMap<>();
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process holder = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                ShareChecks.class.getName(), "--hold", c.bootstrap, g, t)
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        Process holder = startHolder(g, t);
         try {
-            String held = null;
-            var out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
-            for (String line; (line = out.readLine()) != null; ) {
-                if (line.startsWith("HELD ")) {
-                    held = line;
-                    break;
-                }
-            }
+            String held = readHeld(holder);
             long acquired = System.nanoTime();
-            require(held != null, "the holding JVM exited without acquiring the records (exit %s)",
-                    holder.isAlive() ? "none" : Integer.toString(holder.exitValue()));
-            log("consumer A: %s", held);
             require(held.equals("HELD {0=1, 1=1, 2=1} lock 15000"), "consumer A: %s, want offsets 0-2 once each and lock 15000", held);
             Process stop = new ProcessBuilder("kill", "-STOP", Long.toString(holder.pid())).inheritIO().start();
             require(stop.waitFor() == 0, "kill -STOP %d failed", holder.pid());
@@ -459,22 +476,9 @@ public final class ShareChecks {
         setGroupConfigs(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000");
         produce(t, List.of(values("x", 0, 3)));
         Map<Long, Short> second = new TreeMap<>();
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process holder = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                ShareChecks.class.getName(), "--hold", c.bootstrap, g, t)
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        Process holder = startHolder(g, t);
         try {
-            String held = null;
-            var out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
-            for (String line; (line = out.readLine()) != null; ) {
-                if (line.startsWith("HELD ")) {
-                    held = line;
-                    break;
-                }
-            }
-            require(held != null, "the holding JVM exited without acquiring the records (exit %s)",
-                    holder.isAlive() ? "none" : Integer.toString(holder.exitValue()));
-            log("consumer A: %s", held);
+            String held = readHeld(holder);
             require(held.equals("HELD {0=1, 1=1, 2=1} lock 60000"), "consumer A: %s, want offsets 0-2 once each and lock 60000", held);
             holder.destroyForcibly();
             require(holder.waitFor(30, TimeUnit.SECONDS), "the holding JVM did not die");

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -329,10 +330,6 @@ func TestLoadErrors(t *testing.T) {
 		is   error
 		msg  string
 	}{
-		{"unknown override", []string{"--override", "x.y=1"}, nil, ErrUnknownSetting, "config: unknown setting x.y"},
-		{"typo hint", []string{"--override", "num.partition=2"}, nil, ErrUnknownSetting, "did you mean num.partitions?"},
-		{"topic setting hint", []string{"--override", "retention.ms=2"}, nil, ErrUnknownSetting, "the broker default is log.retention.ms"},
-		{"unknown in file", []string{"--config", writeFile(t, "num.partitions=1\nfoo.bar=2\n")}, nil, ErrUnknownSetting, "foo.bar (file "},
 		{"bad int", []string{"--override", "num.partitions=abc"}, nil, ErrInvalidValue, "num.partitions"},
 		{"int out of range", []string{"--override", "num.partitions=0"}, nil, ErrInvalidValue, "num.partitions"},
 		{"int overflow", []string{"--override", "message.max.bytes=9999999999"}, nil, ErrInvalidValue, "message.max.bytes"},
@@ -801,5 +798,40 @@ func TestQuorumVoters(t *testing.T) {
 	}
 	if _, err := Load([]string{"--override", "node.id=4", "--override", "process.roles=broker", "--override", "controller.quorum.voters=1@h:9093"}, nil); err != nil {
 		t.Errorf("broker-only node with a voter list: %v", err)
+	}
+}
+
+// TestUnknownSettingWarns: a setting that is no Kafka setting, in the file
+// or an --override, is a warning that names it, where it came from and the
+// closest setting, never an error: Kafka 4.4 starts with one too (measured:
+// confluent-kafka-python's broker config carries offsets.topic.min.isr,
+// which Kafka 4.4 has no setting for, and it starts), and plugins read their
+// own settings from the same file.
+func TestUnknownSettingWarns(t *testing.T) {
+	file := writeFile(t, "num.partitions=3\nfoo.bar=2\noffsets.topic.min.isr=1\n")
+	c, err := Load([]string{"--config", file, "--override", "num.partition=2", "--override", "retention.ms=2"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NumPartitions != 3 {
+		t.Errorf("num.partitions %d, want 3 (an unknown setting must not disturb the known ones)", c.NumPartitions)
+	}
+	if want := []string{"foo.bar", "offsets.topic.min.isr", "num.partition", "retention.ms"}; !reflect.DeepEqual(c.Unknown, want) {
+		t.Errorf("Unknown %v, want %v", c.Unknown, want)
+	}
+	all := strings.Join(c.Warnings, "\n")
+	for _, want := range []string{"config: unknown setting foo.bar (file ", "num.partition (--override), ignored; did you mean num.partitions?", "retention.ms (--override), ignored; retention.ms is a topic setting, the broker default is log.retention.ms"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings %q lack %q", all, want)
+		}
+	}
+	warns := 0
+	for _, n := range c.Notices {
+		if n.Msg == "unknown setting, ignored" && n.Level == slog.LevelWarn {
+			warns++
+		}
+	}
+	if warns != 4 {
+		t.Errorf("%d WARN notices for unknown settings, want 4: %v", warns, c.Notices)
 	}
 }

@@ -25,7 +25,8 @@
 // listed in Config.Ignored with a line in Config.Warnings and a WARN notice
 // ("setting accepted but not implemented"); their values are kept in
 // Config.OtherValues for DescribeConfigs. An unknown setting in the file
-// or an override is an error wrapping ErrUnknownSetting; a KAFKA_* variable
+// or an override is a warning naming the closest setting, listed in
+// Config.Unknown (Kafka 4.4 starts with one too); a KAFKA_* variable
 // that names no Kafka setting (a typo such as KAFKA_NUM_PARTITION) is only a
 // warning that names the variable and the closest setting's variable,
 // listed in Config.UnknownEnv, because a compose file may carry it. A bad
@@ -130,7 +131,7 @@
 //	|------|---------|-------------|
 //	| `node.id` | `1` | Id of this node. Kafka requires it; samsa defaults to 1 for a single-node quick start. |
 //	| `broker.id` | `-1` | Legacy alias of node.id; if both are set they must agree. |
-//	| `cluster.id` | null | Cluster id (22-character base64 UUID). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties. Validated as Kafka does (kafka-storage.sh random-uuid makes one). |
+//	| `cluster.id` | null | Cluster id (usually a 22-character base64 UUID: kafka-storage.sh random-uuid makes one; any string without control characters is taken, as in Kafka 4.4). Also read from the CLUSTER_ID environment variable. Unset: samsa generates one and stores it in meta.properties. |
 //	| `process.roles` | `broker,controller` | Roles of this process: broker, controller, or both (combined mode). A controller votes in the metadata quorum (controller.quorum.voters); a broker-only node follows the metadata log without voting. |
 //	| `controller.quorum.voters` | "" | The controller quorum as id@host:port of each controller's controller listener, the same list on every node. Unset or naming only this node: a quorum of one. Several voters form one cluster over Raft on the controller listeners. |
 //	| `controller.quorum.bootstrap.servers` | "" | host:port of controllers to find the quorum through (KIP-853). Without controller.quorum.voters, a list naming only this node's controller listener is a quorum of one; a controller whose list names other nodes joins their quorum and waits until kafka-metadata-quorum add-controller (AddRaftVoter) adds it. A broker-only node with this list alone registers through these controllers (each in turn until the active one answers) and then follows the metadata log. |

@@ -50,7 +50,7 @@ func (c *Config) WithDynamic(clusterDefault, perBroker map[string]string) (out *
 	if err != nil {
 		return nil, nil, err
 	}
-	out.Ignored, out.Warnings, out.UnknownEnv, out.Notices = c.Ignored, c.Warnings, c.UnknownEnv, c.Notices
+	out.Ignored, out.Warnings, out.UnknownEnv, out.Unknown, out.Notices = c.Ignored, c.Warnings, c.UnknownEnv, c.Unknown, c.Notices
 	out.OtherValues = c.OtherValues
 	out.staticValues, out.staticSources = c.staticValues, c.staticSources
 	out.Security, out.InterBrokerListenerName = c.Security, c.InterBrokerListenerName

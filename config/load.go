@@ -182,6 +182,11 @@ type Config struct {
 	// UnknownEnv names the KAFKA_* environment variables that map to no
 	// Kafka setting (typos), in environment order; each has a Warnings line.
 	UnknownEnv []string
+	// Unknown names the settings of the file and the --override flags that
+	// are no Kafka setting (a typo, or a plugin's own setting), in the order
+	// given; each has a Warnings line and a WARN notice. Kafka 4.4 starts with
+	// them too (they reach plugins through the broker's original settings).
+	Unknown []string
 	// Notices are what the caller should log about the configuration, with
 	// levels: a WARN per setting accepted but not implemented and per
 	// unknown KAFKA_* variable (with the closest setting), a DEBUG per
@@ -320,6 +325,8 @@ func load(in loadInput) (*Config, error) {
 	ignoredGiven := map[string]givenSetting{}  // the winning value of each ignored setting
 	securityGiven := map[string]givenSetting{} // the winning value of each security setting (security.go)
 	var warnings []string
+	var unknown []string // file and --override settings that are no Kafka setting
+	var notices []Notice
 
 	// accept sorts one given setting into implemented, ignored or unknown.
 	accept := func(key, value, where string, strict bool) (bool, error) {
@@ -344,13 +351,23 @@ func load(in loadInput) (*Config, error) {
 		if !strict {
 			return false, nil
 		}
-		return false, fmt.Errorf("%w %s (%s)%s", ErrUnknownSetting, key, where, suggest(defs, key))
+		// Kafka 4.4 starts with a setting it does not know in the file or an
+		// override (a plugin may read it); so does samsa, with a warning
+		// that names the closest setting.
+		hint := suggest(defs, key)
+		warnings = append(warnings, fmt.Sprintf("config: unknown setting %s (%s), ignored%s", key, where, hint))
+		unknown = append(unknown, key)
+		args := []any{"setting", key, "from", where}
+		if hint != "" {
+			args = append(args, "hint", strings.TrimPrefix(hint, "; "))
+		}
+		notices = append(notices, Notice{Level: slog.LevelWarn, Msg: "unknown setting, ignored", Args: args})
+		return false, nil
 	}
 	// unknownEnv notes a KAFKA_* variable that names no Kafka setting (a
 	// typo such as KAFKA_NUM_PARTITION): a warning naming the variable and
 	// the closest setting, never an error, since a compose file may set it.
 	var unknownEnv []string
-	var notices []Notice
 	noteUnknownEnv := func(e envSetting) {
 		unknownEnv = append(unknownEnv, e.Var)
 		line := fmt.Sprintf("config: ignoring environment variable %s: %s is not a Kafka setting", e.Var, e.Key)
@@ -467,6 +484,7 @@ func load(in loadInput) (*Config, error) {
 	sort.Strings(c.Ignored)
 	c.Warnings = warnings
 	c.UnknownEnv = unknownEnv
+	c.Unknown = unknown
 	for _, k := range c.Ignored {
 		notices = append(notices, Notice{Level: slog.LevelWarn, Msg: "setting accepted but not implemented", Args: []any{"setting", k, "from", ignored[k]}})
 	}

@@ -84,12 +84,11 @@ func (s Source) String() string {
 
 // Sentinel errors. Errors returned by this package wrap one of them.
 var (
-	ErrUnknownSetting = errors.New("config: unknown setting")
-	ErrInvalidValue   = errors.New("config: invalid value")
-	ErrInvalid        = errors.New("config: invalid configuration")
-	ErrUnsupported    = errors.New("config: not supported yet")
-	ErrHelp           = errors.New("config: help requested")
-	ErrUsage          = errors.New("config: bad command line")
+	ErrInvalidValue = errors.New("config: invalid value")
+	ErrInvalid      = errors.New("config: invalid configuration")
+	ErrUnsupported  = errors.New("config: not supported yet")
+	ErrHelp         = errors.New("config: help requested")
+	ErrUsage        = errors.New("config: bad command line")
 )
 
 // parseBool parses like Kafka's ConfigDef BOOLEAN: "true"/"false", any case,

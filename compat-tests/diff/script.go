@@ -332,6 +332,22 @@ func scriptMetadata(s *Session) error {
 		req.Cursor = &kmsg.DescribeTopicPartitionsRequestCursor{Topic: topicA, Partition: 2}
 		s.Do("cursor", v, req)
 	})
+	// ListConfigResources (KIP-1142): the types whose lists come in a
+	// stable order on both (Kafka lists groups and topics from hash sets):
+	// every type of v0 (client metrics: none), at v1 the broker and its logger,
+	// and a type the version does not know.
+	each(kmsg.ListConfigResources, func(v int16) {
+		if v < 1 {
+			s.Do("default types", v, kmsg.NewPtrListConfigResourcesRequest())
+			return
+		}
+		req := kmsg.NewPtrListConfigResourcesRequest()
+		req.ResourceTypes = []int8{int8(kmsg.ConfigResourceTypeBrokerLogger), int8(kmsg.ConfigResourceTypeBroker), int8(kmsg.ConfigResourceTypeClientMetrics)}
+		s.Do("brokers", v, req)
+		req = kmsg.NewPtrListConfigResourcesRequest()
+		req.ResourceTypes = []int8{int8(kmsg.ConfigResourceTypeBroker), 99}
+		s.Do("unknown type", v, req)
+	})
 	return nil
 }
 

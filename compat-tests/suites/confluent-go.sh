@@ -38,12 +38,13 @@
 #             (the file maps it to SASL_PLAINTEXT, which samsa refuses to start with; see
 #             FINDINGS.md), with User:ANONYMOUS a super user.
 #
-# "localhost" is 127.0.0.1 and "kafka" (the compose service) is 127.0.0.2 in the namespace.
+# "localhost" is 127.0.0.1, "kafka" (the compose service) 127.0.0.2 and "kafka_auth" 127.0.0.3
+# in the namespace.
 # Then, with testconf.json (Brokers localhost:9092, BrokersSasl localhost:9093, testuser/
 # testpass PLAIN, as the docker mode's defaults) in each package directory:
 #   - kafka/integration's test binary, -test.v -test.timeout 3600s (every test of the
 #     package: TestIntegration's suite, which the CI selects, and the transactional and mock
-#     tests beside it; a -run among the arguments narrows it);
+#     tests beside it; the script's go test flags, such as -run, go to this binary only);
 #   - the kafka package's test binary, -test.timeout 180s (its CI's flags): all its tests,
 #     as its CI runs them; TestAdminAPIWithDefaultValue and TestConsumerCloseForStaticMember
 #     read testconf.json and use the broker (they skip in its CI, which has none there).

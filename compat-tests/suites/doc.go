@@ -1,6 +1,6 @@
 // Package suites runs other Kafka clients' own integration test suites (franz-go's
 // pkg/kgo tests, segmentio/kafka-go's tests, Sarama's functional tests,
-// librdkafka's tests) against samsa: the tests their authors
+// librdkafka's, confluent-kafka-go's) against samsa: the tests their authors
 // run against Apache Kafka in their CI, copied unmodified from the Go module cache.
 //
 // The ways to run them:
@@ -23,6 +23,15 @@
 //
 //   - librdkafka.sh runs librdkafka's C test suite (tests/ of its sources,
 //     built here) against one samsa or Kafka 4.4 node.
+//
+//   - confluent-go.sh runs confluent-kafka-go's integration tests (its
+//     kafka/integration module, and its kafka package's tests) against samsa
+//     or Kafka 4.4 set up as either of its CI's compose files (classic: two
+//     single-node clusters, PLAINTEXT and SASL/PLAIN; consumer: one KRaft node,
+//     KIP-848 consumers), in a private network namespace:
+//
+//     compat-tests/suites/confluent-go.sh samsa classic
+//     compat-tests/suites/confluent-go.sh kafka consumer -run TestIntegration
 //
 //   - TestFranzGoSuite, part of the normal test run, runs a chosen subset of the kgo
 //     tests against a harness-started samsa and fails if any chosen test does not

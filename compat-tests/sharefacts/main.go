@@ -36,6 +36,7 @@ func main() {
 		"notleader": p.notLeaderScenario,
 		"v2":        p.v2Scenario,
 		"gaps":      p.gapsScenario,
+		"s28":       p.s28Scenario,
 	}
 	for name, fn := range steps {
 		if *step == "all" || *step == name {

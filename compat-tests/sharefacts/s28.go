@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// s28Scenario covers what session 28 closed on the partition leader:
+// delivery throttling of records redelivered often, the boundaries of
+// in-flight batches kept across redeliveries, a full share-session cache,
+// and a ShareAcknowledge naming one partition more than once. The session
+// cache probe needs a broker started with group.share.max.share.sessions=2
+// (and group.share.max.size=2, which must not exceed it).
+func (p *prober) s28Scenario() {
+	run := strconv.FormatInt(time.Now().Unix()%100000, 10)
+	topic, g := "sf-s28-"+run, "sf-gs28-"+run
+	tid := p.mustTopic(topic, 1)
+	p.produceBatches(topic, 4, 3, "s28") // offsets 0-11 in batches of 3
+	p.findCoordinator("FindCoordinator group", 0, g)
+	p.setGroupConfig(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000")
+	m, _ := p.joined(g, []string{topic}, false)
+	s := &shareSession{p: p, group: g, member: m, topic: tid}
+
+	// In-flight batches: acquired as [0-5] and [6-11] (BatchSize 5),
+	// released 3-8, fetched again with BatchSize 500.
+	s.fetch("first fetch, BatchSize 5", 5)
+	s.ack("release 3-8", ackBatch(3, 8, 2))
+	s.fetch("redelivery of 3-8 with BatchSize 500 (in-flight batches [0-5] [6-11])", 500)
+	s.ack("accept 0-2, release 3-11", ackBatch(0, 2, 1), ackBatch(3, 11, 2))
+
+	// Throttling (share.delivery.count.limit 5, so from delivery count 3):
+	// 3-11 were delivered 2 or 1 times; release and fetch again until
+	// each record is archived, printing every answer.
+	for i := 0; i < 14; i++ {
+		fr := s.fetch(fmt.Sprintf("throttling fetch %d", i+1), 500)
+		var acks []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch
+		for _, t := range fr.Topics {
+			for _, pp := range t.Partitions {
+				for _, a := range pp.AcquiredRecords {
+					acks = append(acks, ackBatch(a.FirstOffset, a.LastOffset, 2))
+				}
+			}
+		}
+		if len(acks) == 0 {
+			break
+		}
+		s.ack("release what was acquired", acks...)
+	}
+
+	// ShareAcknowledge naming partition 0 twice (in one topic, then in
+	// two topic entries), then which acknowledgements were applied.
+	p.produceBatches(topic, 2, 3, "dup") // 12-17
+	s.fetch("fetch 12-17 for the duplicate-partition acks", 500)
+	a := s.ackRequest()
+	a.Topics[0].Partitions = []kmsg.ShareAcknowledgeRequestTopicPartition{
+		{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 12, LastOffset: 12, AcknowledgeTypes: []int8{1}}}},
+		{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 13, LastOffset: 13, AcknowledgeTypes: []int8{2}}}},
+	}
+	p.send("ShareAcknowledge: partition 0 twice in one topic (accept 12, release 13)", a)
+	s.ack("then accept 12 alone (0: 12 still acquired, 121: accepted before)", ackBatch(12, 12, 1))
+	s.ack("then accept 13 alone (0: 13 still acquired, 121: released before)", ackBatch(13, 13, 1))
+	a = s.ackRequest()
+	a.Topics = []kmsg.ShareAcknowledgeRequestTopic{
+		{TopicID: tid, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 14, LastOffset: 14, AcknowledgeTypes: []int8{1}}}}}},
+		{TopicID: tid, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 15, LastOffset: 15, AcknowledgeTypes: []int8{1}}}}}},
+	}
+	p.send("ShareAcknowledge: the topic twice, partition 0 in each (accept 14, accept 15)", a)
+	s.ack("then accept 14 alone", ackBatch(14, 14, 1))
+	s.ack("then accept 15 alone", ackBatch(15, 15, 1))
+	a = s.ackRequest()
+	a.Topics[0].Partitions = []kmsg.ShareAcknowledgeRequestTopicPartition{
+		{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 16, LastOffset: 16, AcknowledgeTypes: []int8{1}}}},
+		{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 99, LastOffset: 99, AcknowledgeTypes: []int8{1}}}},
+	}
+	p.send("ShareAcknowledge: partition 0 twice (accept 16, then a bad ack of 99)", a)
+	s.ack("then accept 16 alone", ackBatch(16, 16, 1))
+	a = s.ackRequest()
+	a.Topics[0].Partitions = []kmsg.ShareAcknowledgeRequestTopicPartition{
+		{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 99, LastOffset: 99, AcknowledgeTypes: []int8{1}}}},
+		{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 17, LastOffset: 17, AcknowledgeTypes: []int8{1}}}},
+	}
+	p.send("ShareAcknowledge: partition 0 twice (a bad ack of 99, then accept 17)", a)
+	s.ack("then accept 17 alone", ackBatch(17, 17, 1))
+
+	// The share-session cache holds 2: this member's and a second one's;
+	// a third member's epoch 0 fetch, the first member opening again, a
+	// close and the third again.
+	m2 := memberID()
+	s2 := &shareSession{p: p, group: g, member: m2, topic: tid}
+	s2.fetchWait("second member opens a session (cache 2 of 2)", 500, 0)
+	m3 := memberID()
+	s3 := &shareSession{p: p, group: g, member: m3, topic: tid}
+	start := time.Now()
+	s3.fetchWait("third member opens a session, MaxWait 1000 (cache full)", 500, 1000)
+	fmt.Printf("    (answered after %v)\n", time.Since(start).Round(10*time.Millisecond))
+	s3.epoch = 0
+	s.epoch = 0
+	s.fetchWait("first member opens a new session (epoch 0) while the cache is full", 500, 0)
+	s2.close("second member closes its session (epoch -1)")
+	s3.epoch = 0
+	s3.fetchWait("third member again", 500, 0)
+}
+
+// shareSession is one member's share session as the probe drives it.
+type shareSession struct {
+	p             *prober
+	group, member string
+	topic         [16]byte
+	epoch         int32
+}
+
+func (s *shareSession) fetch(label string, batchSize int32) *kmsg.ShareFetchResponse {
+	return s.fetchWait(label, batchSize, 2000)
+}
+
+func (s *shareSession) fetchWait(label string, batchSize, wait int32) *kmsg.ShareFetchResponse {
+	r := kmsg.NewPtrShareFetchRequest()
+	r.GroupID, r.MemberID = kmsg.StringPtr(s.group), kmsg.StringPtr(s.member)
+	r.ShareSessionEpoch = s.epoch
+	r.MaxWaitMillis, r.MinBytes, r.MaxBytes, r.MaxRecords, r.BatchSize = wait, 1, 1<<20, 500, batchSize
+	r.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: s.topic, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0, PartitionMaxBytes: 1 << 20}}}}
+	resp, err := s.p.broker().Request(s.p.ctx, r)
+	if err != nil {
+		fmt.Printf("### %s: error %v\n", label, err)
+		return &kmsg.ShareFetchResponse{}
+	}
+	fr := resp.(*kmsg.ShareFetchResponse)
+	if fr.ErrorCode == 0 {
+		s.epoch++
+	}
+	s.p.showFetch(label, fr)
+	return fr
+}
+
+func (s *shareSession) ackRequest() *kmsg.ShareAcknowledgeRequest {
+	a := kmsg.NewPtrShareAcknowledgeRequest()
+	a.GroupID, a.MemberID, a.ShareSessionEpoch = kmsg.StringPtr(s.group), kmsg.StringPtr(s.member), s.epoch
+	a.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: s.topic}}
+	s.epoch++
+	return a
+}
+
+func (s *shareSession) ack(label string, acks ...kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) {
+	a := s.ackRequest()
+	pp := kmsg.ShareAcknowledgeRequestTopicPartition{Partition: 0}
+	for _, b := range acks {
+		pp.AcknowledgementBatches = append(pp.AcknowledgementBatches, kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{FirstOffset: b.FirstOffset, LastOffset: b.LastOffset, AcknowledgeTypes: b.AcknowledgeTypes})
+	}
+	a.Topics[0].Partitions = []kmsg.ShareAcknowledgeRequestTopicPartition{pp}
+	s.p.send(label, a)
+}
+
+func (s *shareSession) close(label string) {
+	a := s.ackRequest()
+	a.ShareSessionEpoch = -1
+	a.Topics = nil
+	s.p.send(label, a)
+}

@@ -80,7 +80,7 @@ func TestDeliveryThrottling(t *testing.T) {
 	s.acknowledge(ackRequest{member: "a", batches: []AckBatch{{0, 2, []int8{AckAccept}}, {3, 11, []int8{AckRelease}}}, now: t0}, kafkaLimits)
 	want := [][]AcquiredRange{
 		{{3, 5, 3}, {6, 8, 3}, {9, 11, 2}},
-		{{3, 5, 4}}, // batch 0-5 throttled: 6>>1 records
+		{{3, 5, 4}},                           // batch 0-5 throttled: 6>>1 records
 		{{3, 3, 5}}, {{4, 4, 5}}, {{5, 5, 5}}, // last deliveries alone
 		{{6, 8, 4}},
 		{{6, 6, 5}}, {{7, 7, 5}}, {{8, 8, 5}},

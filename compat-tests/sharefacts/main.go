@@ -37,6 +37,7 @@ func main() {
 		"v2":        p.v2Scenario,
 		"gaps":      p.gapsScenario,
 		"s28":       p.s28Scenario,
+		"s28dup":    p.s28DupScenario,
 	}
 	for name, fn := range steps {
 		if *step == "all" || *step == name {

@@ -159,3 +159,63 @@ func (s *shareSession) close(label string) {
 	a.Topics = nil
 	s.p.send(label, a)
 }
+
+// s28DupScenario: a ShareAcknowledge or ShareFetch naming partition 0
+// twice, acknowledgements in each entry or in one. Offset 0 stays
+// acquired throughout, so the start offset never moves and a later
+// release of an offset tells whether it was accepted (121) or is still
+// held (0).
+func (p *prober) s28DupScenario() {
+	run := strconv.FormatInt(time.Now().Unix()%100000, 10)
+	topic, g := "sf-s28d-"+run, "sf-gs28d-"+run
+	tid := p.mustTopic(topic, 1)
+	p.produceBatches(topic, 4, 3, "s28d") // 0-11
+	p.findCoordinator("FindCoordinator group", 0, g)
+	p.setGroupConfig(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000")
+	m, _ := p.joined(g, []string{topic}, false)
+	s := &shareSession{p: p, group: g, member: m, topic: tid}
+	s.fetch("fetch 0-11", 500)
+	accept := func(o int64) kmsg.ShareAcknowledgeRequestTopicPartition {
+		return kmsg.ShareAcknowledgeRequestTopicPartition{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: o, LastOffset: o, AcknowledgeTypes: []int8{1}}}}
+	}
+	a := s.ackRequest()
+	a.Topics[0].Partitions = []kmsg.ShareAcknowledgeRequestTopicPartition{accept(1), accept(2)}
+	p.send("ShareAcknowledge: partition 0 twice in one topic, accept 1 / accept 2", a)
+	s.ack("then release 1 (0: held, 121: accepted)", ackBatch(1, 1, 2))
+	s.ack("then release 2", ackBatch(2, 2, 2))
+	a = s.ackRequest()
+	a.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: tid, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{accept(3)}}, {TopicID: tid, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{accept(4)}}}
+	p.send("ShareAcknowledge: the topic twice, accept 3 / accept 4", a)
+	s.ack("then release 3", ackBatch(3, 3, 2))
+	s.ack("then release 4", ackBatch(4, 4, 2))
+
+	two := func(label string, a, b []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) {
+		r := kmsg.NewPtrShareFetchRequest()
+		r.GroupID, r.MemberID = kmsg.StringPtr(g), kmsg.StringPtr(m)
+		r.ShareSessionEpoch = s.epoch
+		r.MaxWaitMillis, r.MinBytes, r.MaxBytes, r.MaxRecords, r.BatchSize = 500, 1, 1<<20, 500, 500
+		r.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: tid, Partitions: []kmsg.ShareFetchRequestTopicPartition{
+			{Partition: 0, PartitionMaxBytes: 1 << 20, AcknowledgementBatches: a},
+			{Partition: 0, PartitionMaxBytes: 1 << 20, AcknowledgementBatches: b},
+		}}}
+		resp, err := p.broker().Request(p.ctx, r)
+		if err != nil {
+			fmt.Printf("### %s: error %v\n", label, err)
+			return
+		}
+		if resp.(*kmsg.ShareFetchResponse).ErrorCode == 0 {
+			s.epoch++
+		}
+		p.showFetch(label, resp.(*kmsg.ShareFetchResponse))
+	}
+	one := func(o int64) []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch {
+		return []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{ackBatch(o, o, 1)}
+	}
+	two("ShareFetch: partition 0 twice, accept 5 / accept 6", one(5), one(6))
+	s.ack("then release 5", ackBatch(5, 5, 2))
+	s.ack("then release 6", ackBatch(6, 6, 2))
+	two("ShareFetch: partition 0 twice, accept 7 / no acks", one(7), nil)
+	s.ack("then release 7", ackBatch(7, 7, 2))
+	two("ShareFetch: partition 0 twice, no acks / accept 8", nil, one(8))
+	s.ack("then release 8", ackBatch(8, 8, 2))
+}

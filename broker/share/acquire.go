@@ -51,8 +51,13 @@ func (s *partitionState) acquire(batches []batchRange, req acquireRequest, lim l
 		}
 		for o := first; o <= b.last && !a.stop; o++ {
 			if o >= s.end() {
-				if o > first && o == s.end() && s.at(o-1).batch != a.newBatch && !a.startNew(b, o) {
-					break // a log batch reaching past the end: its new part waits for the in-flight limit too
+				if o > first && o == s.end() && s.at(o-1).batch != a.newBatch && (a.full() || a.throttledDone() || !a.startNew(b, o)) {
+					// A log batch reaching past the end: its new part
+					// is new records, taken only below the record
+					// limit and the in-flight limit (Kafka acquires
+					// past its in-flight batches only then).
+					a.stop = true
+					break
 				}
 				a.acquireNew(b, o)
 			} else {

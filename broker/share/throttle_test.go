@@ -185,3 +185,17 @@ func TestBatchModeTakesInFlightBatchWhole(t *testing.T) {
 		t.Fatalf("MaxRecords 2 over a released batch 0-11: %v, want it whole", got)
 	}
 }
+
+// TestNewPartOfStraddlingBatch: a log batch whose head is in flight (the
+// end offset a restored state left inside it) and whose rest is new: the
+// new part is taken only below the record limit, as Kafka 4.4 acquires
+// past its in-flight batches only then.
+func TestNewPartOfStraddlingBatch(t *testing.T) {
+	s := restore(0, []sharestate.Batch{{FirstOffset: 0, LastOffset: 1, DeliveryState: sharestate.StateAvailable, DeliveryCount: 1}})
+	if got, _ := s.acquire(batches(0, 5, 6), acq("a", 2), kafkaLimits); !reflect.DeepEqual(got, []AcquiredRange{{0, 1, 2}}) || s.end() != 2 {
+		t.Fatalf("MaxRecords 2: %v, end %d; want 0-1 only, end 2", got, s.end())
+	}
+	if got, _ := s.acquire(batches(0, 5, 6), acq("b", 10), kafkaLimits); !reflect.DeepEqual(got, []AcquiredRange{{2, 5, 1}}) {
+		t.Fatalf("then: %v, want the new part 2-5", got)
+	}
+}

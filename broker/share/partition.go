@@ -139,6 +139,9 @@ type ackRequest struct {
 const (
 	msgPastAcquired = "Batch record not found. The first offset in request is past acquired records."
 	msgNotInCache   = "Batch record not found. The request batch offsets are not found in the cache."
+	// msgLastPastAcquired answers a batch starting among the acquired
+	// records and ending past them (INVALID_REQUEST).
+	msgLastPastAcquired = "Batch record not found. The last offset in request is past acquired records."
 	// msgRenewDisabled answers a renew acknowledgement in a group with
 	// share.renew.acknowledge.enable=false (INVALID_RECORD_STATE).
 	msgRenewDisabled = "Renewing acquisition locks is not enabled for the group."
@@ -207,7 +210,7 @@ func (s *partitionState) checkAcks(req ackRequest, lim limits) (int16, string) {
 		case b.FirstOffset >= s.end():
 			return kerr.InvalidRequest.Code, msgPastAcquired
 		case b.LastOffset >= s.end():
-			return kerr.InvalidRecordState.Code, msgNotInCache
+			return kerr.InvalidRequest.Code, msgLastPastAcquired
 		}
 		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
 			if r := s.at(o); r.state != sharestate.StateAcquired || r.member != req.member {

@@ -38,6 +38,7 @@ func main() {
 		"gaps":      p.gapsScenario,
 		"s28":       p.s28Scenario,
 		"s28dup":    p.s28DupScenario,
+		"s28past":   p.s28PastScenario,
 	}
 	for name, fn := range steps {
 		if *step == "all" || *step == name {

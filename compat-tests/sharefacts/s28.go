@@ -219,3 +219,20 @@ func (p *prober) s28DupScenario() {
 	two("ShareFetch: partition 0 twice, no acks / accept 8", nil, one(8))
 	s.ack("then release 8", ackBatch(8, 8, 2))
 }
+
+// s28PastScenario: acknowledgements reaching past the acquired records.
+func (p *prober) s28PastScenario() {
+	run := strconv.FormatInt(time.Now().Unix()%100000, 10)
+	topic, g := "sf-s28p-"+run, "sf-gs28p-"+run
+	tid := p.mustTopic(topic, 1)
+	p.produceBatches(topic, 2, 3, "s28p") // 0-5
+	p.findCoordinator("FindCoordinator group", 0, g)
+	p.setGroupConfig(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000")
+	m, _ := p.joined(g, []string{topic}, false)
+	s := &shareSession{p: p, group: g, member: m, topic: tid}
+	s.fetch("fetch 0-5", 500)
+	s.ack("accept 4-9 (the last offset past the acquired records)", ackBatch(4, 9, 1))
+	s.ack("accept 2-3 and 5-7", ackBatch(2, 3, 1), ackBatch(5, 7, 1))
+	s.ack("accept 6-7 (the first offset past them)", ackBatch(6, 7, 1))
+	s.ack("then accept 2-5 (were 2-3 applied?)", ackBatch(2, 5, 1))
+}

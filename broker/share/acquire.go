@@ -142,6 +142,7 @@ func (a *acquisition) acquireNew(b batchRange, o int64) {
 		for ; o <= b.last; o++ {
 			s.recs = append(s.recs, record{state: sharestate.StateAvailable, batch: a.newBatch})
 		}
+		s.splitBatch(s.end() - 1) // part of it acquired: per offset
 		a.stop = true
 		return
 	}
@@ -175,6 +176,13 @@ func (a *acquisition) acquireInFlight(b batchRange, o int64) {
 		if a.throttled && a.n > 0 {
 			a.stop = true
 			return
+		}
+		// Taking part of an available batch makes it track state per
+		// offset (Kafka: not a full match of the read, more records
+		// than a record-limit fetch has left, or throttled).
+		if first, last := s.batchBounds(o); !r.split && r.state == sharestate.StateAvailable &&
+			(a.throttled || first < a.readFirst || last > a.readLast || req.mode == AcquireRecordLimit && req.maxRecords > 0 && last-first+1 > int64(req.maxRecords-a.n)) {
+			s.splitBatch(o)
 		}
 	}
 	if a.full() && !b.skip && req.mode == AcquireRecordLimit {

@@ -38,6 +38,11 @@ type record struct {
 	// InFlightBatch). It may lie below the start offset once the
 	// batch's head is finished. Redeliveries keep these boundaries.
 	batch int64
+	// split: the in-flight batch tracks state per offset (Kafka
+	// initializes an InFlightBatch's offsetState once a fetch or an
+	// acknowledgement takes part of it); only the wording of
+	// INVALID_RECORD_STATE depends on it.
+	split bool
 	// member holds the record while it is Acquired, until deadline.
 	member   string
 	deadline time.Time
@@ -142,6 +147,13 @@ const (
 	// msgLastPastAcquired answers a batch starting among the acquired
 	// records and ending past them (INVALID_REQUEST).
 	msgLastPastAcquired = "Batch record not found. The last offset in request is past acquired records."
+	// Messages of INVALID_RECORD_STATE for a record the member does not
+	// hold: Kafka 4.4 words them by whether the record's in-flight batch
+	// tracks state per offset (record.split) or as a whole.
+	msgOffsetNotAcquired = "The offset cannot be acknowledged. The offset is not acquired."
+	msgNotOffsetOwner    = "Member is not the owner of offset"
+	msgBatchNotAcquired  = "The batch cannot be acknowledged. The batch is not in the acquired state."
+	msgNotBatchOwner     = "Member is not the owner of batch record"
 	// msgRenewDisabled answers a renew acknowledgement in a group with
 	// share.renew.acknowledge.enable=false (INVALID_RECORD_STATE).
 	msgRenewDisabled = "Renewing acquisition locks is not enabled for the group."
@@ -156,6 +168,9 @@ const (
 func (s *partitionState) acknowledge(req ackRequest, lim limits) (code int16, msg string, dirty bool) {
 	if code, msg := s.checkAcks(req, lim); code != 0 {
 		return code, msg, false
+	}
+	for _, b := range req.batches {
+		s.splitForAck(b)
 	}
 	for _, b := range req.batches {
 		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
@@ -214,7 +229,7 @@ func (s *partitionState) checkAcks(req ackRequest, lim limits) (int16, string) {
 		}
 		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
 			if r := s.at(o); r.state != sharestate.StateAcquired || r.member != req.member {
-				return kerr.InvalidRecordState.Code, ""
+				return kerr.InvalidRecordState.Code, notHeldMessage(r)
 			}
 			if lim.noRenew && b.typeAt(o) == AckRenew {
 				return kerr.InvalidRecordState.Code, msgRenewDisabled
@@ -401,4 +416,43 @@ func (s *partitionState) appendRestored(state int8, count int16) {
 		batch = s.recs[k].batch
 	}
 	s.recs = append(s.recs, record{state: state, count: count, batch: batch})
+}
+
+// notHeldMessage words INVALID_RECORD_STATE for record r, which the
+// acknowledging member does not hold, as Kafka 4.4: per offset, whether
+// it is not acquired or another member's; as a whole batch, whether the
+// batch is held by no member or by another.
+func notHeldMessage(r *record) string {
+	switch {
+	case r.split && r.state != sharestate.StateAcquired:
+		return msgOffsetNotAcquired
+	case r.split:
+		return msgNotOffsetOwner
+	case r.member == "":
+		return msgBatchNotAcquired
+	}
+	return msgNotBatchOwner
+}
+
+// splitBatch makes the in-flight batch holding offset o track state per
+// offset.
+func (s *partitionState) splitBatch(o int64) {
+	first, last := s.batchBounds(o)
+	for p := max(first, s.start); p <= last; p++ {
+		s.at(p).split = true
+	}
+}
+
+// splitForAck splits the in-flight batches acknowledgement batch b takes
+// part of (b does not cover the whole batch, names a type per offset, or
+// the batch's head is below the start), as Kafka 4.4's acknowledge
+// initializes their per-offset state.
+func (s *partitionState) splitForAck(b AckBatch) {
+	for o := max(b.FirstOffset, s.start); o <= b.LastOffset && o < s.end(); {
+		first, last := s.batchBounds(o)
+		if !s.at(o).split && (first < b.FirstOffset || last > b.LastOffset || len(b.Types) > 1 || first < s.start) {
+			s.splitBatch(o)
+		}
+		o = last + 1
+	}
 }

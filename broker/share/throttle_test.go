@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	sharestate "github.com/samsa-broker/samsa/coordinator/share"
 )
 
@@ -197,5 +199,39 @@ func TestNewPartOfStraddlingBatch(t *testing.T) {
 	}
 	if got, _ := s.acquire(batches(0, 5, 6), acq("b", 10), kafkaLimits); !reflect.DeepEqual(got, []AcquiredRange{{2, 5, 1}}) {
 		t.Fatalf("then: %v, want the new part 2-5", got)
+	}
+}
+
+// TestNotHeldMessages replays sharefacts -step s28msg: INVALID_RECORD_STATE
+// carried no message; Kafka 4.4 words it by whether the record's in-flight
+// batch tracks state per offset (after a fetch or an acknowledgement took
+// part of it) or as a whole.
+func TestNotHeldMessages(t *testing.T) {
+	var s partitionState
+	req := acq("a", 500)
+	req.batchSize = 6
+	s.acquire(batches(0, 11, 6), req, kafkaLimits) // in-flight batches 0-5, 6-11
+	steps := []struct {
+		member      string
+		first, last int64
+		code        int16
+		msg         string
+	}{
+		{"b", 0, 5, kerr.InvalidRecordState.Code, msgNotBatchOwner},
+		{"b", 2, 2, kerr.InvalidRecordState.Code, msgNotBatchOwner},
+		{"a", 6, 11, 0, ""},
+		{"a", 6, 11, kerr.InvalidRecordState.Code, msgBatchNotAcquired},
+		{"a", 7, 7, kerr.InvalidRecordState.Code, msgBatchNotAcquired},
+		{"a", 1, 1, 0, ""}, // part of 0-5: it is tracked per offset now
+		{"a", 1, 1, kerr.InvalidRecordState.Code, msgOffsetNotAcquired},
+		{"b", 2, 2, kerr.InvalidRecordState.Code, msgNotOffsetOwner},
+		{"b", 1, 3, kerr.InvalidRecordState.Code, msgOffsetNotAcquired},
+		{"a", 0, 5, kerr.InvalidRecordState.Code, msgOffsetNotAcquired},
+	}
+	for i, st := range steps {
+		code, msg, _ := s.acknowledge(ackRequest{member: st.member, batches: []AckBatch{{st.first, st.last, []int8{AckAccept}}}, now: t0}, kafkaLimits)
+		if code != st.code || msg != st.msg {
+			t.Fatalf("step %d: %s accepts %d-%d: %d %q, want %d %q (Kafka 4.4)", i+1, st.member, st.first, st.last, code, msg, st.code, st.msg)
+		}
 	}
 }

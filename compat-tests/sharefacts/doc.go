@@ -17,7 +17,8 @@
 // share-session cache: start the broker with
 // group.share.max.share.sessions=2 and group.share.max.size=2), s28dup (a
 // partition named twice in ShareAcknowledge and ShareFetch), s28past
-// (acknowledgements reaching past the acquired records), all.
+// (acknowledgements reaching past the acquired records), s28msg (the
+// messages of INVALID_RECORD_STATE), all.
 // Every step names its groups and topics with a per-run suffix, so steps can
 // be repeated against one broker. It assumes node id 1 is a broker
 // (kafka-ref and the samsa harness number nodes from 1). The answers of

@@ -39,6 +39,7 @@ func main() {
 		"s28":       p.s28Scenario,
 		"s28dup":    p.s28DupScenario,
 		"s28past":   p.s28PastScenario,
+		"s28msg":    p.s28MsgScenario,
 	}
 	for name, fn := range steps {
 		if *step == "all" || *step == name {

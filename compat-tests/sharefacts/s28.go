@@ -236,3 +236,30 @@ func (p *prober) s28PastScenario() {
 	s.ack("accept 6-7 (the first offset past them)", ackBatch(6, 7, 1))
 	s.ack("then accept 2-5 (were 2-3 applied?)", ackBatch(2, 5, 1))
 }
+
+// s28MsgScenario: the ErrorMessage of INVALID_RECORD_STATE for
+// acknowledgements of records the member does not hold, in batches that
+// track state per batch or per offset.
+func (p *prober) s28MsgScenario() {
+	run := strconv.FormatInt(time.Now().Unix()%100000, 10)
+	topic, g := "sf-s28m-"+run, "sf-gs28m-"+run
+	tid := p.mustTopic(topic, 1)
+	p.produceBatches(topic, 2, 6, "s28m") // 0-5, 6-11
+	p.findCoordinator("FindCoordinator group", 0, g)
+	p.setGroupConfig(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000")
+	m, _ := p.joined(g, []string{topic}, false)
+	a := &shareSession{p: p, group: g, member: m, topic: tid}
+	a.fetch("A fetches 0-11 with BatchSize 6 (in-flight batches 0-5, 6-11)", 6)
+	b := &shareSession{p: p, group: g, member: memberID(), topic: tid}
+	b.fetchWait("B opens a session (gets nothing)", 500, 0)
+	b.ack("B accepts 0-5 (A's whole batch)", ackBatch(0, 5, 1))
+	b.ack("B accepts 2 (part of A's batch)", ackBatch(2, 2, 1))
+	a.ack("A accepts 6-11 (a whole batch)", ackBatch(6, 11, 1))
+	a.ack("A accepts 6-11 again", ackBatch(6, 11, 1))
+	a.ack("A accepts 7 again", ackBatch(7, 7, 1))
+	a.ack("A accepts 1 (part of a batch)", ackBatch(1, 1, 1))
+	a.ack("A accepts 1 again", ackBatch(1, 1, 1))
+	b.ack("B accepts 2 (A's, batch now per offset)", ackBatch(2, 2, 1))
+	b.ack("B accepts 1-3", ackBatch(1, 3, 1))
+	a.ack("A accepts 0-5 (1 accepted already)", ackBatch(0, 5, 1))
+}

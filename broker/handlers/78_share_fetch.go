@@ -114,13 +114,15 @@ func handleShareFetch(d *Deps, r *Request) (kmsg.Response, error) {
 
 	img := d.Controller.Image()
 	out := newShareFetchOut()
-	// Acknowledgements first, each written before the answer.
-	for _, t := range req.Topics {
-		for _, p := range t.Partitions {
-			if len(p.AcknowledgementBatches) == 0 {
+	// Acknowledgements first, each written before the answer; a
+	// partition named twice has its last entry's only.
+	lastEntry := lastFetchEntries(req.Topics)
+	for ti, t := range req.Topics {
+		for pi, p := range t.Partitions {
+			tp := share.TopicPartition{TopicID: t.TopicID, Partition: p.Partition}
+			if len(p.AcknowledgementBatches) == 0 || lastEntry[tp] != [2]int{ti, pi} {
 				continue
 			}
-			tp := share.TopicPartition{TopicID: t.TopicID, Partition: p.Partition}
 			rp := out.partition(tp)
 			st := d.shareTarget(r, img, group, tp)
 			if st.code != 0 {

@@ -28,6 +28,9 @@ import (
 //     member's other records.
 //   - A partition this node does not lead is NOT_LEADER_OR_FOLLOWER with
 //     CurrentLeader and NodeEndpoints.
+//   - A partition named more than once (in one topic or in repeated
+//     topics) is acknowledged with its last entry's batches only and
+//     answered once, as Kafka 4.4 (lastAckPerPartition).
 func handleShareAcknowledge(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ShareAcknowledgeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
@@ -48,7 +51,7 @@ func handleShareAcknowledge(d *Deps, r *Request) (kmsg.Response, error) {
 	defer cancel()
 	img := d.Controller.Image()
 	var leaders []int32
-	for _, t := range req.Topics {
+	for _, t := range lastAckPerPartition(req.Topics) {
 		rt := kmsg.NewShareAcknowledgeResponseTopic()
 		rt.TopicID = t.TopicID
 		for _, p := range t.Partitions {

@@ -9,7 +9,11 @@
 // is Available, Acquired (by one member, until its acquisition lock
 // expires after share.record.lock.duration.ms), Acknowledged or Archived,
 // with a delivery count; a record released or expired for the
-// share.delivery.count.limit-th time is archived. The start offset moves
+// share.delivery.count.limit-th time is archived. Records keep the
+// in-flight batch they were first acquired in: a redelivery answers
+// AcquiredRecords per in-flight batch, and delivery throttling hands the
+// records of a batch delivered ceil(limit/2) times or more out in halving
+// pieces, a record's last delivery alone (acquire.go). The start offset moves
 // over finished records and over records the log no longer holds
 // (retention, DeleteRecords). At most share.partition.max.record.locks
 // records are in flight.

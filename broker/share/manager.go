@@ -48,10 +48,6 @@ type Options struct {
 	PartitionMaxRecordLocks int
 	// MaxShareSessions is group.share.max.share.sessions (2000).
 	MaxShareSessions int
-	// SessionIdleEviction is how long a share session must be unused
-	// before a full cache may evict it; group.share.max.session.timeout.ms
-	// (60 s).
-	SessionIdleEviction time.Duration
 	// IdleReload is how long a share-partition with no acquired records
 	// may go unused before its state is read again when next served (the
 	// group coordinator may have altered or deleted it meanwhile, which
@@ -108,9 +104,6 @@ func NewManager(o Options) *Manager {
 	if o.MaxShareSessions <= 0 {
 		o.MaxShareSessions = 2000
 	}
-	if o.SessionIdleEviction <= 0 {
-		o.SessionIdleEviction = 60 * time.Second
-	}
 	if o.PersisterTimeout <= 0 {
 		o.PersisterTimeout = 30 * time.Second
 	}
@@ -123,7 +116,7 @@ func NewManager(o Options) *Manager {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{opts: o, logger: o.Logger, sessions: newSessionCache(o.MaxShareSessions, o.SessionIdleEviction)}
+	m := &Manager{opts: o, logger: o.Logger, sessions: newSessionCache(o.MaxShareSessions)}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.mu.parts = make(map[sharestate.Key]*sharePartition)
 	m.mu.watchers = make(map[sharestate.Key]map[chan struct{}]struct{})
@@ -788,7 +781,7 @@ func (m *Manager) FetchSession(key SessionKey, epoch int32, parts []FetchPartiti
 // 0) is closed, and its member's records released, when conn closes
 // (ConnectionClosed).
 func (m *Manager) FetchSessionOn(conn ConnID, key SessionKey, epoch int32, parts []FetchPartition, forgotten []TopicPartition, hasAcks bool) SessionFetch {
-	return m.sessions.fetchContext(conn, key, epoch, parts, forgotten, hasAcks, m.opts.Now())
+	return m.sessions.fetchContext(conn, key, epoch, parts, forgotten, hasAcks)
 }
 
 // ConnectionClosed closes the share sessions opened on conn and releases
@@ -822,7 +815,7 @@ func (m *Manager) ConnectionClosed(conn ConnID) {
 // AcknowledgeSession checks a ShareAcknowledge's share session and moves
 // its epoch; it returns a Kafka error code.
 func (m *Manager) AcknowledgeSession(key SessionKey, epoch int32) int16 {
-	return m.sessions.acknowledgeContext(key, epoch, m.opts.Now())
+	return m.sessions.acknowledgeContext(key, epoch)
 }
 
 // CloseSession closes a member's share session and releases the records

@@ -33,6 +33,16 @@ const (
 type record struct {
 	state int8 // sharestate.StateAvailable, ...
 	count int16
+	// batch is the first offset of the record's in-flight batch: the
+	// offsets acquired together when first delivered (Kafka's
+	// InFlightBatch). It may lie below the start offset once the
+	// batch's head is finished. Redeliveries keep these boundaries.
+	batch int64
+	// split: the in-flight batch tracks state per offset (Kafka
+	// initializes an InFlightBatch's offsetState once a fetch or an
+	// acknowledgement takes part of it); only the wording of
+	// INVALID_RECORD_STATE depends on it.
+	split bool
 	// member holds the record while it is Acquired, until deadline.
 	member   string
 	deadline time.Time
@@ -103,88 +113,6 @@ type AcquiredRange struct {
 	DeliveryCount           int16
 }
 
-// acquire acquires for the member the available offsets of batches (in
-// offset order, as read from the log), within the request's record limit
-// and the share-partition's in-flight limit. It returns the acquired
-// ranges and whether any record changed state in a way that must be
-// written (archived control or aborted records).
-//
-// A run of offsets acquired together with one delivery count is one
-// range, except that in batch-optimized mode the request's BatchSize
-// splits it at log batch boundaries (KIP-1206, as Kafka 4.4's
-// SharePartition.createBatches): a log batch starting batchSize or more
-// offsets after the range's first starts a new range, so each range
-// holds whole log batches and at least batchSize offsets, the last one
-// excepted. The client acknowledges range by range.
-func (s *partitionState) acquire(batches []batchRange, req acquireRequest, lim limits) (got []AcquiredRange, dirty bool) {
-	n := 0
-	full := func() bool { return req.maxRecords > 0 && n >= req.maxRecords }
-	for _, b := range batches {
-		if full() || b.last < s.start {
-			if full() {
-				break
-			}
-			continue
-		}
-		first := max(b.first, s.start)
-		// New offsets past the end start only while the in-flight
-		// limit allows; a batch once started is taken whole (its
-		// records go out together), as Kafka. Offsets between the end
-		// and this batch hold no record (compacted away) and count as
-		// in flight: with nothing in flight the start moves over them,
-		// else they are archived one by one only when they fit the
-		// limit (a long compacted run would otherwise take a record
-		// each, unbounded).
-		if gap := first - s.end(); first >= s.end() && (len(s.recs) >= lim.maxInFlight || len(s.recs) > 0 && gap >= int64(lim.maxInFlight-len(s.recs))) {
-			break
-		}
-		if len(s.recs) == 0 && s.start < first {
-			s.start = first
-			dirty = true
-		}
-		for s.end() < first {
-			s.recs = append(s.recs, record{state: sharestate.StateArchived})
-			dirty = true
-		}
-		for o := first; o <= b.last; o++ {
-			if full() && !b.skip && req.mode == AcquireRecordLimit {
-				break
-			}
-			if o == s.end() {
-				s.recs = append(s.recs, record{state: sharestate.StateAvailable})
-			}
-			r := s.at(o)
-			if r.state != sharestate.StateAvailable {
-				continue
-			}
-			if b.skip {
-				r.state = sharestate.StateArchived
-				dirty = true
-				continue
-			}
-			r.state, r.member, r.deadline = sharestate.StateAcquired, req.member, req.now.Add(lim.lockDuration)
-			r.count++
-			n++
-			if k := len(got) - 1; k >= 0 && got[k].LastOffset == o-1 && got[k].DeliveryCount == r.count && !req.splitsAt(o, b, got[k].FirstOffset) {
-				got[k].LastOffset = o
-			} else {
-				got = append(got, AcquiredRange{FirstOffset: o, LastOffset: o, DeliveryCount: r.count})
-			}
-		}
-	}
-	if s.advanceStart() {
-		dirty = true
-	}
-	return got, dirty
-}
-
-// splitsAt reports whether the acquired range starting at rangeFirst ends
-// before offset o of log batch b: o starts b and the range holds
-// batchSize offsets already (batch-optimized mode only).
-func (req acquireRequest) splitsAt(o int64, b batchRange, rangeFirst int64) bool {
-	return req.mode == AcquireBatchOptimized && req.batchSize > 0 && o == b.first && o-rangeFirst >= int64(req.batchSize)
-}
-
 // AckBatch is one acknowledgement batch of a request: offsets
 // FirstOffset to LastOffset, with one type for all of them or one per
 // offset.
@@ -216,6 +144,16 @@ type ackRequest struct {
 const (
 	msgPastAcquired = "Batch record not found. The first offset in request is past acquired records."
 	msgNotInCache   = "Batch record not found. The request batch offsets are not found in the cache."
+	// msgLastPastAcquired answers a batch starting among the acquired
+	// records and ending past them (INVALID_REQUEST).
+	msgLastPastAcquired = "Batch record not found. The last offset in request is past acquired records."
+	// Messages of INVALID_RECORD_STATE for a record the member does not
+	// hold: Kafka 4.4 words them by whether the record's in-flight batch
+	// tracks state per offset (record.split) or as a whole.
+	msgOffsetNotAcquired = "The offset cannot be acknowledged. The offset is not acquired."
+	msgNotOffsetOwner    = "Member is not the owner of offset"
+	msgBatchNotAcquired  = "The batch cannot be acknowledged. The batch is not in the acquired state."
+	msgNotBatchOwner     = "Member is not the owner of batch record"
 	// msgRenewDisabled answers a renew acknowledgement in a group with
 	// share.renew.acknowledge.enable=false (INVALID_RECORD_STATE).
 	msgRenewDisabled = "Renewing acquisition locks is not enabled for the group."
@@ -230,6 +168,9 @@ const (
 func (s *partitionState) acknowledge(req ackRequest, lim limits) (code int16, msg string, dirty bool) {
 	if code, msg := s.checkAcks(req, lim); code != 0 {
 		return code, msg, false
+	}
+	for _, b := range req.batches {
+		s.splitForAck(b)
 	}
 	for _, b := range req.batches {
 		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
@@ -284,11 +225,11 @@ func (s *partitionState) checkAcks(req ackRequest, lim limits) (int16, string) {
 		case b.FirstOffset >= s.end():
 			return kerr.InvalidRequest.Code, msgPastAcquired
 		case b.LastOffset >= s.end():
-			return kerr.InvalidRecordState.Code, msgNotInCache
+			return kerr.InvalidRequest.Code, msgLastPastAcquired
 		}
 		for o := max(b.FirstOffset, s.start); o <= b.LastOffset; o++ {
 			if r := s.at(o); r.state != sharestate.StateAcquired || r.member != req.member {
-				return kerr.InvalidRecordState.Code, ""
+				return kerr.InvalidRecordState.Code, notHeldMessage(r)
 			}
 			if lim.noRenew && b.typeAt(o) == AckRenew {
 				return kerr.InvalidRecordState.Code, msgRenewDisabled
@@ -453,12 +394,65 @@ func restore(start int64, batches []sharestate.Batch) partitionState {
 		}
 		last = min(last, s.start+maxRestoredSpan-1)
 		for s.end() < from {
-			s.recs = append(s.recs, record{state: sharestate.StateAvailable})
+			s.appendRestored(sharestate.StateAvailable, 0)
 		}
 		for o := from; o <= last; o++ {
-			s.recs = append(s.recs, record{state: st, count: b.DeliveryCount})
+			s.appendRestored(st, b.DeliveryCount)
 		}
 	}
 	s.advanceStart()
 	return s
+}
+
+// appendRestored appends a restored record at the end. Restored records
+// form in-flight batches by runs of one state and delivery count (the
+// durable state names runs, not the batches they were acquired in; a new
+// leader of Kafka 4.4 likewise makes each state batch it reads an
+// in-flight batch).
+func (s *partitionState) appendRestored(state int8, count int16) {
+	o := s.end()
+	batch := o
+	if k := len(s.recs) - 1; k >= 0 && s.recs[k].state == state && s.recs[k].count == count {
+		batch = s.recs[k].batch
+	}
+	s.recs = append(s.recs, record{state: state, count: count, batch: batch})
+}
+
+// notHeldMessage words INVALID_RECORD_STATE for record r, which the
+// acknowledging member does not hold, as Kafka 4.4: per offset, whether
+// it is not acquired or another member's; as a whole batch, whether the
+// batch is held by no member or by another.
+func notHeldMessage(r *record) string {
+	switch {
+	case r.split && r.state != sharestate.StateAcquired:
+		return msgOffsetNotAcquired
+	case r.split:
+		return msgNotOffsetOwner
+	case r.member == "":
+		return msgBatchNotAcquired
+	}
+	return msgNotBatchOwner
+}
+
+// splitBatch makes the in-flight batch holding offset o track state per
+// offset.
+func (s *partitionState) splitBatch(o int64) {
+	first, last := s.batchBounds(o)
+	for p := max(first, s.start); p <= last; p++ {
+		s.at(p).split = true
+	}
+}
+
+// splitForAck splits the in-flight batches acknowledgement batch b takes
+// part of (b does not cover the whole batch, names a type per offset, or
+// the batch's head is below the start), as Kafka 4.4's acknowledge
+// initializes their per-offset state.
+func (s *partitionState) splitForAck(b AckBatch) {
+	for o := max(b.FirstOffset, s.start); o <= b.LastOffset && o < s.end(); {
+		first, last := s.batchBounds(o)
+		if !s.at(o).split && (first < b.FirstOffset || last > b.LastOffset || len(b.Types) > 1 || first < s.start) {
+			s.splitBatch(o)
+		}
+		o = last + 1
+	}
 }

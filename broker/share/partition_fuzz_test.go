@@ -291,6 +291,13 @@ func (h *stateHarness) checkAcquired(before stateSnapshot, bs []batchRange, req 
 	if req.mode == AcquireRecordLimit && req.maxRecords > 0 && n > req.maxRecords {
 		t.Fatalf("acquired %d records with a record limit of %d", n, req.maxRecords)
 	}
+	// Delivery throttling: a record's last delivery goes alone (Kafka
+	// 4.4), so a poison record takes no other to the limit with it.
+	for _, g := range got {
+		if h.lim.deliveryLimit > 2 && g.DeliveryCount == h.lim.deliveryLimit && (len(got) != 1 || g.FirstOffset != g.LastOffset) {
+			t.Fatalf("acquired %v: a last delivery (count %d) not alone", got, g.DeliveryCount)
+		}
+	}
 }
 
 func (h *stateHarness) checkAcknowledged(before stateSnapshot, req ackRequest, code int16) {
@@ -351,6 +358,12 @@ func (h *stateHarness) checkInvariants(before stateSnapshot) {
 	for i := range s.recs {
 		o := s.start + int64(i)
 		r := &s.recs[i]
+		// In-flight batches are runs: each record's batch starts at or
+		// before it (the first may start below the start offset), and a
+		// record either continues its predecessor's batch or starts one.
+		if r.batch > o || i > 0 && r.batch != s.recs[i-1].batch && r.batch != o {
+			t.Fatalf("offset %d in in-flight batch %d after one of %d", o, r.batch, s.recs[max(i-1, 0)].batch)
+		}
 		switch r.state {
 		case sharestate.StateAcquired:
 			if r.member == "" || r.deadline.IsZero() {

@@ -2,7 +2,6 @@ package share
 
 import (
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -46,7 +45,6 @@ type session struct {
 	epoch    int32
 	parts    []TopicPartition
 	maxBytes map[TopicPartition]int32
-	lastUsed time.Time
 }
 
 // sessionCache holds the share sessions (Kafka's ShareSessionCache), at
@@ -55,44 +53,22 @@ type session struct {
 // A session goes when its member closes it (epoch -1), when the
 // connection that opened it closes (removeConn, as Kafka 4.4's
 // ShareSessionCache with its connection disconnect listener), or when a
-// new session of the same member replaces it (epoch 0). Kafka 4.4 has no
-// other eviction: a full cache refuses new sessions. samsa also lets a
-// full cache evict the session idle longest once it has been idle for
-// idleAfter (a member that sent nothing for longer than any share group
-// session timeout is gone; its records were released by their lock
-// expiry already), so a client that keeps its connection but stops
-// fetching cannot hold a slot forever.
+// new session of the same member replaces it (epoch 0). Nothing else
+// evicts one: a full cache answers a new session
+// SHARE_SESSION_LIMIT_REACHED until a session goes, as Kafka 4.4
+// (ShareSessionCache.maybeCreateSession).
 type sessionCache struct {
-	max       int
-	idleAfter time.Duration
-	mu        struct {
+	max int
+	mu  struct {
 		sync.Mutex
 		sessions map[SessionKey]*session
 	}
 }
 
-func newSessionCache(max int, idleAfter time.Duration) *sessionCache {
-	c := &sessionCache{max: max, idleAfter: idleAfter}
+func newSessionCache(max int) *sessionCache {
+	c := &sessionCache{max: max}
 	c.mu.sessions = make(map[SessionKey]*session)
 	return c
-}
-
-// evictIdleLocked removes the session idle longest if it is idle for
-// idleAfter, and reports whether it did.
-// REQUIRES: c.mu held.
-func (c *sessionCache) evictIdleLocked(now time.Time) bool {
-	var oldest SessionKey
-	var at time.Time
-	for k, s := range c.mu.sessions {
-		if at.IsZero() || s.lastUsed.Before(at) {
-			oldest, at = k, s.lastUsed
-		}
-	}
-	if at.IsZero() || now.Sub(at) < c.idleAfter {
-		return false
-	}
-	delete(c.mu.sessions, oldest)
-	return true
 }
 
 // FetchPartition is one partition a share fetch names, with its
@@ -125,7 +101,7 @@ type SessionFetch struct {
 // forgets partitions.
 //
 // A new session remembers conn, the connection it was opened on.
-func (c *sessionCache) fetchContext(conn ConnID, key SessionKey, epoch int32, parts []FetchPartition, forgotten []TopicPartition, hasAcks bool, now time.Time) SessionFetch {
+func (c *sessionCache) fetchContext(conn ConnID, key SessionKey, epoch int32, parts []FetchPartition, forgotten []TopicPartition, hasAcks bool) SessionFetch {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch epoch {
@@ -145,10 +121,10 @@ func (c *sessionCache) fetchContext(conn ConnID, key SessionKey, epoch int32, pa
 			return SessionFetch{Code: kerr.InvalidRequest.Code}
 		}
 		delete(c.mu.sessions, key)
-		if c.max > 0 && len(c.mu.sessions) >= c.max && !c.evictIdleLocked(now) {
+		if c.max > 0 && len(c.mu.sessions) >= c.max {
 			return SessionFetch{Code: kerr.ShareSessionLimitReached.Code}
 		}
-		s := &session{conn: conn, epoch: 1, maxBytes: map[TopicPartition]int32{}, lastUsed: now}
+		s := &session{conn: conn, epoch: 1, maxBytes: map[TopicPartition]int32{}}
 		s.update(parts, nil)
 		c.mu.sessions[key] = s
 		return SessionFetch{Full: true, Parts: s.fetchParts()}
@@ -162,7 +138,6 @@ func (c *sessionCache) fetchContext(conn ConnID, key SessionKey, epoch int32, pa
 	}
 	s.update(parts, forgotten)
 	s.epoch = nextEpoch(s.epoch)
-	s.lastUsed = now
 	return SessionFetch{Parts: s.fetchParts()}
 }
 
@@ -170,7 +145,7 @@ func (c *sessionCache) fetchContext(conn ConnID, key SessionKey, epoch int32, pa
 // acknowledgeSessionUpdate: epoch 0 is INVALID_SHARE_SESSION_EPOCH, -1
 // needs a session (closed by the caller after its acknowledgements), any
 // other must be the session's next epoch. It returns a Kafka error code.
-func (c *sessionCache) acknowledgeContext(key SessionKey, epoch int32, now time.Time) int16 {
+func (c *sessionCache) acknowledgeContext(key SessionKey, epoch int32) int16 {
 	if epoch == InitialEpoch {
 		return kerr.InvalidShareSessionEpoch.Code
 	}
@@ -186,7 +161,6 @@ func (c *sessionCache) acknowledgeContext(key SessionKey, epoch int32, now time.
 		return kerr.InvalidShareSessionEpoch.Code
 	}
 	s.epoch = nextEpoch(s.epoch)
-	s.lastUsed = now
 	return 0
 }
 

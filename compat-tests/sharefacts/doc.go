@@ -12,7 +12,13 @@
 // bad values), group (heartbeats, fetch, acknowledge, sessions), admin
 // (earliest, delivery count limit, offsets admin, classic APIs on a share
 // group, FindCoordinator type 2, __share_group_state), more (MaxRecords,
-// piggy-backed acknowledgements, two members, lock timeout; about 40 s), all.
+// piggy-backed acknowledgements, two members, lock timeout; about 40 s),
+// notleader, v2, gaps, s28 (in-flight batches, delivery throttling, a full
+// share-session cache: start the broker with
+// group.share.max.share.sessions=2 and group.share.max.size=2), s28dup (a
+// partition named twice in ShareAcknowledge and ShareFetch), s28past
+// (acknowledgements reaching past the acquired records), s28msg (the
+// messages of INVALID_RECORD_STATE), all.
 // Every step names its groups and topics with a per-run suffix, so steps can
 // be repeated against one broker. It assumes node id 1 is a broker
 // (kafka-ref and the samsa harness number nodes from 1). The answers of

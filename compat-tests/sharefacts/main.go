@@ -36,6 +36,10 @@ func main() {
 		"notleader": p.notLeaderScenario,
 		"v2":        p.v2Scenario,
 		"gaps":      p.gapsScenario,
+		"s28":       p.s28Scenario,
+		"s28dup":    p.s28DupScenario,
+		"s28past":   p.s28PastScenario,
+		"s28msg":    p.s28MsgScenario,
 	}
 	for name, fn := range steps {
 		if *step == "all" || *step == name {

@@ -310,33 +310,16 @@ func (e *entry) apply(u update) {
 }
 
 // overlay returns base with the ranges of top written over it, in offset
-// order and trimmed below start. Quadratic, but only loads of logs with
-// ShareUpdate records (which samsa never writes) use it.
+// order and trimmed below start: each base batch keeps the runs of its
+// offsets no top batch covers, and the top batches are added as they
+// are. O((n+m) log(n+m)) plus the pieces made (it cut every base batch by
+// every top batch before: a load folding Kafka-written ShareUpdate
+// records of many batches was quadratic).
 func overlay(base, top []share.Batch, start int64) []share.Batch {
+	covered := coveredRuns(top)
 	var out []share.Batch
 	for _, b := range base {
-		pieces := []share.Batch{b}
-		for _, t := range top {
-			var next []share.Batch
-			for _, p := range pieces {
-				if t.LastOffset < p.FirstOffset || t.FirstOffset > p.LastOffset {
-					next = append(next, p)
-					continue
-				}
-				if t.FirstOffset > p.FirstOffset {
-					left := p
-					left.LastOffset = t.FirstOffset - 1
-					next = append(next, left)
-				}
-				if t.LastOffset < p.LastOffset {
-					right := p
-					right.FirstOffset = t.LastOffset + 1
-					next = append(next, right)
-				}
-			}
-			pieces = next
-		}
-		out = append(out, pieces...)
+		out = appendUncovered(out, b, covered)
 	}
 	out = append(out, top...)
 	kept := out[:0]
@@ -349,6 +332,49 @@ func overlay(base, top []share.Batch, start int64) []share.Batch {
 	}
 	slices.SortFunc(kept, func(a, b share.Batch) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
 	return kept
+}
+
+// offsetRun is the offsets first to last.
+type offsetRun struct{ first, last int64 }
+
+// coveredRuns returns the offsets the batches cover as disjoint runs in
+// offset order (so ordered by last offset too).
+func coveredRuns(bs []share.Batch) []offsetRun {
+	runs := make([]offsetRun, 0, len(bs))
+	for _, b := range bs {
+		runs = append(runs, offsetRun{b.FirstOffset, b.LastOffset})
+	}
+	slices.SortFunc(runs, func(a, b offsetRun) int { return cmp.Compare(a.first, b.first) })
+	merged := runs[:0]
+	for _, r := range runs {
+		if k := len(merged) - 1; k >= 0 && r.first <= merged[k].last {
+			merged[k].last = max(merged[k].last, r.last)
+			continue
+		}
+		merged = append(merged, r)
+	}
+	return merged
+}
+
+// appendUncovered appends to out the runs of b's offsets that no run of
+// covered holds, in offset order, each a copy of b over its run.
+func appendUncovered(out []share.Batch, b share.Batch, covered []offsetRun) []share.Batch {
+	from := b.FirstOffset // b's offsets below from are decided
+	i, _ := slices.BinarySearchFunc(covered, b.FirstOffset, func(r offsetRun, o int64) int { return cmp.Compare(r.last, o) })
+	for ; i < len(covered) && covered[i].first <= b.LastOffset; i++ {
+		if covered[i].first > from {
+			piece := b
+			piece.FirstOffset, piece.LastOffset = from, covered[i].first-1
+			out = append(out, piece)
+		}
+		if covered[i].last >= b.LastOffset {
+			return out
+		}
+		from = max(from, covered[i].last+1)
+	}
+	piece := b
+	piece.FirstOffset = from
+	return append(out, piece)
 }
 
 // encodeBatch builds one uncompressed batch of records stamped now; the log

@@ -29,7 +29,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/samsa-broker/samsa/compat-tests/childproc"
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
 )
@@ -54,11 +53,10 @@ func TestJavaConnectDistributed(t *testing.T) {
 	})
 }
 
-// connectWorker is one running worker JVM; done closes when it has exited. grace is how
-// long stop and stopReference wait after SIGTERM (connectStopGrace).
+// connectWorker is one running worker JVM. grace is how long stop and stopReference wait
+// after SIGTERM (connectStopGrace).
 type connectWorker struct {
-	cmd   *exec.Cmd
-	done  chan struct{}
+	*groupProcess
 	url   string
 	grace time.Duration
 }
@@ -90,29 +88,11 @@ func startConnectWorker(t *testing.T, ctx context.Context, cp, props, url string
 	return w
 }
 
-// startWorkerProcess starts cmd in its own process group, its output in the test log,
-// as a worker that stops within connectStopGrace; the group is SIGKILLed at cleanup.
+// startWorkerProcess starts cmd as a worker that stops within connectStopGrace, in its own
+// process group, its output in the test log; the group is SIGKILLed at cleanup.
 func startWorkerProcess(t *testing.T, cmd *exec.Cmd) *connectWorker {
 	t.Helper()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &logWriter{t: t, prefix: "connect: "}
-	cmd.Stdout = out
-	cmd.Stderr = out
-	cmd.WaitDelay = 10 * time.Second
-	if err := childproc.Start(cmd); err != nil {
-		t.Fatalf("starting the Connect worker: %v", err)
-	}
-	w := &connectWorker{cmd: cmd, done: make(chan struct{}), grace: connectStopGrace}
-	go func() {
-		_ = cmd.Wait()
-		out.flush()
-		close(w.done)
-	}()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-w.done
-	})
-	return w
+	return &connectWorker{groupProcess: startGroupProcess(t, cmd, "the Connect worker", "connect: "), grace: connectStopGrace}
 }
 
 // connectStopGrace is how long a worker has to exit after SIGTERM.
@@ -142,16 +122,8 @@ func (w *connectWorker) stopReference(t *testing.T) {
 	if w.term(t) {
 		return
 	}
-	pid := w.cmd.Process.Pid
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
-		t.Fatalf("kill the reference Connect worker (pid %d): %v", pid, err)
-	}
-	select {
-	case <-w.done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the reference Connect worker (pid %d) still runs 30 s after SIGKILL", pid)
-	}
-	t.Logf("the reference Connect worker (pid %d) still ran %v after SIGTERM: SIGKILLed (Kafka's own shutdown hung, not a samsa matter)", pid, w.grace)
+	w.kill(t)
+	t.Logf("the reference Connect worker (pid %d) still ran %v after SIGTERM: SIGKILLed (Kafka's own shutdown hung, not a samsa matter)", w.cmd.Process.Pid, w.grace)
 }
 
 // term sends the worker SIGTERM and reports whether it exited within its grace.

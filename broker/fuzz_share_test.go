@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -1092,37 +1091,27 @@ func shareFuzzSteps(t testing.TB) int {
 
 // TestShareFuzzShort is the short, seeded run of the share-group fuzzer.
 func TestShareFuzzShort(t *testing.T) {
-	n := startTestNode(t, t.TempDir(), shareFuzzOverrides...)
-	defer closeTestNode(t, n)
-	g, heap := baseline()
-	w := setupShareWorld(t, n)
-	fuzzShare(t, w, 27, 4, shareFuzzSteps(t))
-	probeShareGroup(t, w, "sg")
-	probeShareGroup(t, w, "sg2")
-	w.logCodes(t)
-	checkShareGroupWorks(t, w)
-	checkClientWorks(t, n, "after-share-fuzz")
-	waitBaseline(t, n, g, heap)
+	withFuzzNode(t, shareFuzzOverrides, "after-share-fuzz", func(n *Node) {
+		w := setupShareWorld(t, n)
+		fuzzShare(t, w, 27, 4, shareFuzzSteps(t))
+		probeShareGroup(t, w, "sg")
+		probeShareGroup(t, w, "sg2")
+		w.logCodes(t)
+		checkShareGroupWorks(t, w)
+	})
 }
 
 // FuzzShareRequests: each input seeds a run of share-group members against
 // one node.
 func FuzzShareRequests(f *testing.F) {
-	for _, s := range []string{"", "a", "share", "kip-932"} {
-		f.Add([]byte(s))
-	}
-	n := startTestNode(f, f.TempDir(), shareFuzzOverrides...)
-	defer closeTestNode(f, n)
-	g, heap := baseline()
-	w := setupShareWorld(f, n)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		h := fnv.New64a()
-		h.Write(data)
-		fuzzShare(t, w, h.Sum64(), 2, 40)
-		probeShareGroup(t, w, "sg")
+	addFuzzSeeds(f, "", "a", "share", "kip-932")
+	withFuzzNode(f, shareFuzzOverrides, "after-share-fuzz", func(n *Node) {
+		w := setupShareWorld(f, n)
+		f.Fuzz(func(t *testing.T, data []byte) {
+			fuzzShare(t, w, fuzzSeed(data), 2, 40)
+			probeShareGroup(t, w, "sg")
+		})
+		w.logCodes(f)
+		checkShareGroupWorks(f, w)
 	})
-	w.logCodes(f)
-	checkShareGroupWorks(f, w)
-	checkClientWorks(f, n, "after-share-fuzz")
-	waitBaseline(f, n, g, heap)
 }

@@ -345,28 +345,47 @@ func TestTCPFuzzShort(t *testing.T) {
 	if testing.Short() {
 		count = 500
 	}
-	n := startTestNode(t, t.TempDir(), fuzzOverrides...)
-	defer closeTestNode(t, n)
-	g, heap := baseline()
-	fuzzRequests(t, n, 11, count, 8)
-	checkClientWorks(t, n, "after-fuzz")
-	waitBaseline(t, n, g, heap)
+	withFuzzNode(t, fuzzOverrides, "after-fuzz", func(n *Node) {
+		fuzzRequests(t, n, 11, count, 8)
+	})
 }
 
 // FuzzTCPRequests: go test -run '^$' -fuzz FuzzTCPRequests ./broker/
 // Each input seeds a batch of random and mutated requests against one node.
 func FuzzTCPRequests(f *testing.F) {
-	for _, s := range []string{"", "a", "seed-2", "samsa"} {
+	addFuzzSeeds(f, "", "a", "seed-2", "samsa")
+	withFuzzNode(f, fuzzOverrides, "after-fuzz", func(n *Node) {
+		f.Fuzz(func(t *testing.T, data []byte) {
+			fuzzRequests(t, n, fuzzSeed(data), 50, 4)
+		})
+	})
+}
+
+// withFuzzNode starts one test node with overrides, notes the process's
+// goroutine and heap baseline, hands the node to fuzz, and then requires
+// that a client still produces and consumes (on topic probe) and that the
+// node comes back to its baseline: what every fuzz run against a node
+// checks once its requests are done.
+func withFuzzNode(t testing.TB, overrides []string, probe string, fuzz func(n *Node)) {
+	t.Helper()
+	n := startTestNode(t, t.TempDir(), overrides...)
+	defer closeTestNode(t, n)
+	g, heap := baseline()
+	fuzz(n)
+	checkClientWorks(t, n, probe)
+	waitBaseline(t, n, g, heap)
+}
+
+// addFuzzSeeds adds each seed to f's corpus.
+func addFuzzSeeds(f *testing.F, seeds ...string) {
+	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
-	n := startTestNode(f, f.TempDir(), fuzzOverrides...)
-	defer closeTestNode(f, n)
-	g, heap := baseline()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		h := fnv.New64a()
-		h.Write(data)
-		fuzzRequests(t, n, h.Sum64(), 50, 4)
-	})
-	checkClientWorks(f, n, "after-fuzz")
-	waitBaseline(f, n, g, heap)
+}
+
+// fuzzSeed is the random seed a fuzz input stands for.
+func fuzzSeed(data []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(data)
+	return h.Sum64()
 }

@@ -29,7 +29,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/samsa-broker/samsa/compat-tests/childproc"
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
 )
@@ -45,20 +44,21 @@ func TestJavaConnectDistributed(t *testing.T) {
 	t.Run("samsa", func(t *testing.T) {
 		t.Parallel()
 		b := harness.Start(t, harness.Options{})
-		runConnectDistributed(t, cp, b.Addr)
+		runConnectDistributed(t, cp, b.Addr, (*connectWorker).stop)
 	})
 	t.Run("kafka", func(t *testing.T) {
 		t.Parallel()
 		k := kafkaref.Start(t, kafkaref.Options{})
-		runConnectDistributed(t, cp, k.Bootstrap())
+		runConnectDistributed(t, cp, k.Bootstrap(), (*connectWorker).stopReference)
 	})
 }
 
-// connectWorker is one running worker JVM; done closes when it has exited.
+// connectWorker is one running worker JVM. grace is how long stop and stopReference wait
+// after SIGTERM (connectStopGrace).
 type connectWorker struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	url  string
+	*groupProcess
+	url   string
+	grace time.Duration
 }
 
 // startConnectWorker starts ConnectDistributed with the given properties file in its own
@@ -66,24 +66,8 @@ type connectWorker struct {
 func startConnectWorker(t *testing.T, ctx context.Context, cp, props, url string) *connectWorker {
 	t.Helper()
 	cmd := exec.Command("java", "-Xmx512m", "-cp", cp, "org.apache.kafka.connect.cli.ConnectDistributed", props)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &logWriter{t: t, prefix: "connect: "}
-	cmd.Stdout = out
-	cmd.Stderr = out
-	cmd.WaitDelay = 10 * time.Second
-	if err := childproc.Start(cmd); err != nil {
-		t.Fatalf("starting the Connect worker: %v", err)
-	}
-	w := &connectWorker{cmd: cmd, done: make(chan struct{}), url: url}
-	go func() {
-		_ = cmd.Wait()
-		out.flush()
-		close(w.done)
-	}()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-w.done
-	})
+	w := startWorkerProcess(t, cmd)
+	w.url = url
 	up := waitFor(ctx, func() bool {
 		select {
 		case <-w.done:
@@ -104,17 +88,55 @@ func startConnectWorker(t *testing.T, ctx context.Context, cp, props, url string
 	return w
 }
 
+// startWorkerProcess starts cmd as a worker that stops within connectStopGrace, in its own
+// process group, its output in the test log; the group is SIGKILLed at cleanup.
+func startWorkerProcess(t *testing.T, cmd *exec.Cmd) *connectWorker {
+	t.Helper()
+	return &connectWorker{groupProcess: startGroupProcess(t, cmd, "the Connect worker", "connect: "), grace: connectStopGrace}
+}
+
+// connectStopGrace is how long a worker has to exit after SIGTERM.
+const connectStopGrace = 90 * time.Second
+
 // stop sends SIGTERM (Connect's shutdown hook stops the tasks and commits their offsets)
-// and waits for the JVM to exit.
+// and waits for the JVM to exit. A worker against samsa that still runs connectStopGrace
+// later fails the test: its shutdown may be waiting on the broker (a group leave, an
+// offset commit, a transaction end that gets no answer).
 func (w *connectWorker) stop(t *testing.T) {
+	t.Helper()
+	if !w.term(t) {
+		t.Fatalf("the Connect worker (pid %d) still runs %v after SIGTERM", w.cmd.Process.Pid, w.grace)
+	}
+}
+
+// stopReference is stop for a worker against the reference broker (Kafka 4.4), whose
+// half of the test judges the test itself, not samsa: a worker still running its grace
+// after SIGTERM is SIGKILLed, with a line in the test log, and the test goes on. Kafka
+// 4.4's worker was seen once in CI still in its REST server's (Jetty's) shutdown 90 s
+// after SIGTERM, after every data check had passed. Connect stops its REST server before
+// its herder, so a worker stuck there still runs its tasks, which go on committing their
+// offsets; a kill of the first worker that cost records or doubled them still fails the
+// sink and topic checks that follow it.
+func (w *connectWorker) stopReference(t *testing.T) {
+	t.Helper()
+	if w.term(t) {
+		return
+	}
+	w.kill(t)
+	t.Logf("the reference Connect worker (pid %d) still ran %v after SIGTERM: SIGKILLed (Kafka's own shutdown hung, not a samsa matter)", w.cmd.Process.Pid, w.grace)
+}
+
+// term sends the worker SIGTERM and reports whether it exited within its grace.
+func (w *connectWorker) term(t *testing.T) bool {
 	t.Helper()
 	if err := syscall.Kill(w.cmd.Process.Pid, syscall.SIGTERM); err != nil {
 		t.Fatalf("stop the Connect worker: %v", err)
 	}
 	select {
 	case <-w.done:
-	case <-time.After(90 * time.Second):
-		t.Fatalf("the Connect worker (pid %d) still runs 90 s after SIGTERM", w.cmd.Process.Pid)
+		return true
+	case <-time.After(w.grace):
+		return false
 	}
 }
 
@@ -200,7 +222,9 @@ func freeTCPPort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func runConnectDistributed(t *testing.T, cp, addr string) {
+// runConnectDistributed runs the test against the broker at addr; stop stops a worker
+// ((*connectWorker).stop against samsa, stopReference against Kafka).
+func runConnectDistributed(t *testing.T, cp, addr string, stop func(*connectWorker, *testing.T)) {
 	ctx := testContext(t, 8*time.Minute)
 	_, adm := newAdmin(t, addr)
 	dir := t.TempDir()
@@ -271,7 +295,7 @@ func runConnectDistributed(t *testing.T, cp, addr string) {
 	// More lines, and the worker stopped while they are on their way; then more while it
 	// is down.
 	appendLines(t, src, connectLines, 2*connectLines)
-	w1.stop(t)
+	stop(w1, t)
 	t.Logf("worker 1 stopped with %d lines in the sink file", len(readLines(sink)))
 	appendLines(t, src, 2*connectLines, 3*connectLines)
 	w2 := startConnectWorker(t, ctx, cp, props, url)
@@ -290,7 +314,7 @@ func runConnectDistributed(t *testing.T, cp, addr string) {
 	}
 	t.Logf("all %d lines through after %v", len(got), time.Since(start).Round(time.Millisecond))
 	checkConnectTopics(t, ctx, addr, adm, src, topic, configs, offsets, statuses, len(want))
-	w2.stop(t)
+	stop(w2, t)
 }
 
 // checkConnectTopics checks the worker's internal topics (compacted; the connectors'
@@ -413,3 +437,28 @@ func consumeCommitted(t *testing.T, ctx context.Context, addr string, adm *kadm.
 // trailingMarkers is how many offsets after a partition's last record may be transaction
 // markers (one commit marker).
 const trailingMarkers = 1
+
+// TestConnectStopReferenceKillsAStuckWorker: a process that ignores SIGTERM, stopped the
+// way the reference half of TestJavaConnectDistributed stops its workers (with a grace of
+// 2 s in place of 90), is SIGKILLed and gone when stopReference returns; term alone
+// reports it still running.
+func TestConnectStopReferenceKillsAStuckWorker(t *testing.T) {
+	t.Parallel()
+	ready := filepath.Join(t.TempDir(), "ready")
+	// SIGTERM's ignored disposition survives the exec of sleep; ready says it is set.
+	w := startWorkerProcess(t, exec.Command("sh", "-c", `trap "" TERM; : >"$1"; exec sleep 600`, "sh", ready))
+	w.grace = 2 * time.Second
+	ctx := testContext(t, 2*time.Minute)
+	if !waitFor(ctx, func() bool { _, err := os.Stat(ready); return err == nil }) {
+		t.Fatal("the stuck worker did not start")
+	}
+	if w.term(t) {
+		t.Fatal("a worker that ignores SIGTERM exited on it")
+	}
+	w.stopReference(t)
+	select {
+	case <-w.done:
+	default:
+		t.Fatal("stopReference returned with the worker still running")
+	}
+}

@@ -15,14 +15,12 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/samsa-broker/samsa/compat-tests/childproc"
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
 )
@@ -121,49 +119,12 @@ func (w *outputWatcher) complete(want map[string]int64) bool {
 	return true
 }
 
-// streamsApp is a running word count JVM; done closes when it has exited.
-type streamsApp struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
 // startStreamsApp starts the word count JVM in its own process group; its output goes to
 // the test log. It is killed at test cleanup if still running.
-func startStreamsApp(t *testing.T, cp, addr, app, in, out, stateDir string) *streamsApp {
+func startStreamsApp(t *testing.T, cp, addr, app, in, out, stateDir string) *groupProcess {
 	t.Helper()
 	cmd := exec.Command("java", "-Xmx512m", "-cp", cp, "samsa.compat.StreamsWordCount", addr, app, in, out, stateDir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout := &logWriter{t: t, prefix: "streams: "}
-	cmd.Stdout = stdout
-	cmd.Stderr = stdout
-	cmd.WaitDelay = 10 * time.Second
-	if err := childproc.Start(cmd); err != nil {
-		t.Fatalf("starting the Streams app: %v", err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		stdout.flush()
-		close(done)
-	}()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	})
-	return &streamsApp{cmd: cmd, done: done}
-}
-
-// killStreamsApp SIGKILLs the app's process group and waits until the JVM is gone.
-func killStreamsApp(t *testing.T, a *streamsApp) {
-	t.Helper()
-	if err := syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatalf("kill the Streams app: %v", err)
-	}
-	select {
-	case <-a.done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the Streams app (pid %d) still runs 30 s after SIGKILL", a.cmd.Process.Pid)
-	}
+	return startGroupProcess(t, cmd, "the Streams app", "streams: ")
 }
 
 // waitFor polls cond every 100 ms until it holds or ctx ends.
@@ -247,7 +208,7 @@ func runStreamsEOS(t *testing.T, cp, addr string) {
 		t.Fatalf("the first Streams instance committed %d of %d updates before the deadline", w.total(), totalWords)
 	}
 	before := w.total()
-	killStreamsApp(t, app1)
+	app1.kill(t)
 	t.Logf("SIGKILLed the first instance after %d committed updates (of %d), %v after its start", before, totalWords, time.Since(start).Round(time.Millisecond))
 	if before >= totalWords {
 		t.Errorf("the kill came after all %d updates: not mid-run", totalWords)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -70,6 +71,49 @@ func joinShareGroup(t *testing.T, ctx context.Context, cl *kgo.Client, group, me
 	}
 }
 
+// shareTopicWithRecords creates topic with one partition, sets group's
+// share.auto.offset.reset to earliest and produces n one-byte records
+// ('a', 'b', ...) to it; it returns the topic's id.
+func shareTopicWithRecords(t *testing.T, ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic, group string, n int) [16]byte {
+	t.Helper()
+	topicID := createTopicKadm(t, ctx, adm, topic, 1, nil)
+	setGroupConfig(t, ctx, cl, group, "share.auto.offset.reset", "earliest")
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte{byte('a' + i)}})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	return topicID
+}
+
+// acquireShareRecords has member, already assigned partition 0 of
+// topicID, fetch until it has acquired n records (a new session after a
+// failed fetch); it returns the acquired offsets with their delivery
+// counts and the member's next share session epoch.
+func acquireShareRecords(t *testing.T, ctx context.Context, cl *kgo.Client, group, member string, topicID [16]byte, n int) (map[int64]int16, int32) {
+	t.Helper()
+	epoch := int32(0)
+	acquired := map[int64]int16{}
+	if !pollUntil(60*time.Second, func() bool {
+		resp, got, err := shareFetchRaw(ctx, cl, group, member, epoch, topicID, 500)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Logf("%s's ShareFetch epoch %d: %v %+v", member, epoch, err, resp)
+			epoch = 0 // open a new session
+			return false
+		}
+		epoch++
+		for o, c := range got {
+			acquired[o] = c
+		}
+		return len(acquired) == n
+	}) {
+		t.Fatalf("%s acquired %d of %d records", member, len(acquired), n)
+	}
+	return acquired, epoch
+}
+
 // TestShareConnectionCloseReleases: member A acquires 10 records and its
 // client goes away without closing its share session (no ShareFetch or
 // ShareAcknowledge with epoch -1, no leave heartbeat: its connections just
@@ -85,18 +129,10 @@ func TestShareConnectionCloseReleases(t *testing.T) {
 	ctx := testContext(t, 150*time.Second)
 	cl, adm := newAdmin(t, b.Addr)
 	const topic, group, memberA, memberB = "sclose-t", "sclose-g", "sclose-member-a", "sclose-member-b"
-	topicID := createTopicKadm(t, ctx, adm, topic, 1, nil)
-	setGroupConfig(t, ctx, cl, group, "share.auto.offset.reset", "earliest")
+	topicID := shareTopicWithRecords(t, ctx, cl, adm, topic, group, 10)
 	// The longest lock a group may set (group.share.max.record.lock.duration.ms):
 	// a test that passed by lock expiry would take a minute.
 	setGroupConfig(t, ctx, cl, group, "share.record.lock.duration.ms", "60000")
-	var recs []*kgo.Record
-	for i := range 10 {
-		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte{byte('a' + i)}})
-	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatalf("produce: %v", err)
-	}
 
 	// A, on its own client (its own connections), acquires all 10.
 	// franz-go closes a connection idle for 20 s by default, which would
@@ -109,23 +145,7 @@ func TestShareConnectionCloseReleases(t *testing.T) {
 	start := time.Now()
 	joinShareGroup(t, ctx, clA, group, memberA, topic)
 	t.Logf("A joined in %v", time.Since(start))
-	epochA := int32(0)
-	acquiredA := map[int64]int16{}
-	if !pollUntil(60*time.Second, func() bool {
-		resp, got, err := shareFetchRaw(ctx, clA, group, memberA, epochA, topicID, 500)
-		if err != nil || resp.ErrorCode != 0 {
-			t.Logf("A's ShareFetch epoch %d: %v %+v", epochA, err, resp)
-			epochA = 0
-			return false
-		}
-		epochA++
-		for o, c := range got {
-			acquiredA[o] = c
-		}
-		return len(acquiredA) == 10
-	}) {
-		t.Fatalf("A acquired %d of 10 records", len(acquiredA))
-	}
+	_, epochA := acquireShareRecords(t, ctx, clA, group, memberA, topicID, 10)
 
 	// B joins and, while A holds the locks, gets nothing.
 	clB, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ConnIdleTimeout(5*time.Minute))

@@ -80,67 +80,10 @@ func shareLagChecks(t *testing.T, addr string) {
 	ctx := testContext(t, 150*time.Second)
 	cl, adm := newAdmin(t, addr)
 	const topic, group, member = "slag-lag", "slag-group", "slag-member-0001"
-	topicID := createTopicKadm(t, ctx, adm, topic, 1, nil)
-
 	// Records from the start: share.auto.offset.reset=earliest.
-	setGroupConfig(t, ctx, cl, group, "share.auto.offset.reset", "earliest")
-	var recs []*kgo.Record
-	for i := range 12 {
-		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte{byte('a' + i)}})
-	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatalf("produce: %v", err)
-	}
-
-	// Join and wait for the assignment of partition 0.
-	r := shareHeartbeat(t, ctx, cl, group, member, 0, topic)
-	epoch := r.MemberEpoch
-	if !pollUntil(60*time.Second, func() bool {
-		if r.ErrorCode == 0 && r.Assignment != nil && len(r.Assignment.TopicPartitions) == 1 {
-			return true
-		}
-		r = shareHeartbeat(t, ctx, cl, group, member, epoch)
-		epoch = r.MemberEpoch
-		return false
-	}) {
-		t.Fatalf("no assignment: %+v", r)
-	}
-
-	// Acquire all 12 records.
-	sessionEpoch := int32(0)
-	acquired := map[int64]bool{}
-	if !pollUntil(60*time.Second, func() bool {
-		f := kmsg.NewPtrShareFetchRequest()
-		f.GroupID, f.MemberID, f.ShareSessionEpoch = kmsg.StringPtr(group), kmsg.StringPtr(member), sessionEpoch
-		f.MaxWaitMillis, f.MinBytes, f.MaxBytes, f.MaxRecords, f.BatchSize = 500, 1, 1<<20, 500, 500
-		if sessionEpoch == 0 {
-			ft := kmsg.NewShareFetchRequestTopic()
-			ft.TopicID = topicID
-			fp := kmsg.NewShareFetchRequestTopicPartition()
-			fp.Partition, fp.PartitionMaxBytes = 0, 1<<20
-			ft.Partitions = append(ft.Partitions, fp)
-			f.Topics = append(f.Topics, ft)
-		}
-		resp, err := f.RequestWith(ctx, cl)
-		if err != nil || resp.ErrorCode != 0 {
-			t.Logf("ShareFetch epoch %d: %v %+v", sessionEpoch, err, resp)
-			sessionEpoch = 0 // open a new session
-			return false
-		}
-		sessionEpoch++
-		for _, ft := range resp.Topics {
-			for _, fp := range ft.Partitions {
-				for _, ar := range fp.AcquiredRecords {
-					for o := ar.FirstOffset; o <= ar.LastOffset; o++ {
-						acquired[o] = true
-					}
-				}
-			}
-		}
-		return len(acquired) == 12
-	}) {
-		t.Fatalf("acquired %d of 12 records", len(acquired))
-	}
+	topicID := shareTopicWithRecords(t, ctx, cl, adm, topic, group, 12)
+	joinShareGroup(t, ctx, cl, group, member, topic)
+	_, sessionEpoch := acquireShareRecords(t, ctx, cl, group, member, topicID, 12)
 
 	// Accept 0-8; 9-11 stay acquired.
 	ack := kmsg.NewPtrShareAcknowledgeRequest()

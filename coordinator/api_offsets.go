@@ -51,27 +51,37 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 		setAll(kerr.InvalidGroupID.Code)
 		return resp
 	}
-	s, code := c.shardFor(req.Group)
-	// The answer comes within the write timeout of the request's
-	// arrival, however many writes the shard made before it
-	// (pipeline.go).
-	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
-	defer cancel()
-	var written int64
-	if code == 0 {
-		code = s.call(ctx, func() {
-			c.commitOn(s, req, resp, setAll)
-			written = s.written.Load()
-		})
-	}
-	if code == 0 && anyPartitionOK(resp) {
-		// The commit, and every write before it, committed.
-		code = s.commitBarrier(ctx, written)
-	}
-	if code != 0 {
+	if code := c.commitOffsets(ctx, req.Group,
+		func(s *shard) { c.commitOn(s, req, resp, setAll) },
+		func() bool { return anyPartitionOK(resp) }); code != 0 {
 		setAll(code)
 	}
 	return resp
+}
+
+// commitOffsets is the shard side of OffsetCommit and TxnOffsetCommit: it
+// runs commit on group's shard and, when anyOK then says a partition was
+// accepted, waits until commit's writes, and every write the shard made
+// before them, are committed. The answer comes within the write timeout
+// of the request's arrival, however many writes the shard made before it
+// (pipeline.go). It returns the error code for every partition that has
+// none yet (0: none).
+func (c *Coordinator) commitOffsets(ctx context.Context, group string, commit func(*shard), anyOK func() bool) int16 {
+	s, code := c.shardFor(group)
+	if code != 0 {
+		return code
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
+	var written int64
+	code = s.call(ctx, func() {
+		commit(s)
+		written = s.written.Load()
+	})
+	if code == 0 && anyOK() {
+		code = s.commitBarrier(ctx, written)
+	}
+	return code
 }
 
 // anyPartitionOK tells whether a partition of an OffsetCommit answer has

@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-broker/samsa/coordinator/internal/shards"
 	"github.com/samsa-broker/samsa/wire"
 )
 
@@ -44,18 +44,15 @@ type pendingReply struct {
 
 // shard owns one __consumer_offsets partition: its groups, their offsets and
 // the writes to its log. One goroutine (run) owns all of it; callers hand it
-// closures through work (STYLE rule 12).
+// closures through its gate (call; STYLE rule 12).
 type shard struct {
 	c         *Coordinator
 	partition int32
 	log       Log
 	logger    *slog.Logger
 
-	work    chan func()
-	ready   chan struct{} // closed when the load ended, well or not
-	done    chan struct{} // closed when run returns
-	loaded  atomic.Bool
-	loadErr atomic.Pointer[error]
+	gate  *shards.Gate  // callers' work comes through it (call)
+	ready chan struct{} // closed when the load ended, well or not
 	// written is the log end offset after the shard's last write attempt
 	// (or its load): answers that must not get ahead of the shard's
 	// writes wait until it is committed (barrier.go).
@@ -86,9 +83,8 @@ func newShard(c *Coordinator, partition int32) *shard {
 		c:           c,
 		partition:   partition,
 		logger:      c.logger.With("partition", partition),
-		work:        make(chan func()),
+		gate:        shards.NewGate(),
 		ready:       make(chan struct{}),
-		done:        make(chan struct{}),
 		groups:      map[string]*Group{},
 		consumer:    map[string]*ConsumerGroup{},
 		waiters:     map[Waiter]pendingReply{},
@@ -102,18 +98,18 @@ func newShard(c *Coordinator, partition int32) *shard {
 func (s *shard) Ready() <-chan struct{} { return s.ready }
 
 // Done is closed when Run returns.
-func (s *shard) Done() <-chan struct{} { return s.done }
+func (s *shard) Done() <-chan struct{} { return s.gate.Done() }
 
 // Run loads the partition, then serves work and deadlines until ctx ends
 // (shards.Set runs it in a goroutine of its own).
 func (s *shard) Run(ctx context.Context) {
-	defer close(s.done)
+	defer s.gate.Close()
 	defer s.shutdown()
 	if err := s.load(); err != nil {
 		s.logger.Error("coordinator: loading partition failed", "err", err)
-		s.loadErr.Store(&err)
+		s.gate.LoadFailed(err)
 	} else {
-		s.loaded.Store(true)
+		s.gate.Loaded()
 	}
 	close(s.ready)
 	s.nextExpiry = s.c.now().Add(s.c.opts.OffsetsRetentionCheckInterval)
@@ -124,7 +120,7 @@ func (s *shard) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case fn := <-s.work:
+		case fn := <-s.gate.Work():
 			Guard(s.logger, "request", fn)
 		case <-timer.C:
 			Guard(s.logger, "timers", s.tick)
@@ -165,53 +161,16 @@ func (s *shard) tick() {
 // shutdown answers every blocked request with NOT_COORDINATOR: the
 // partition moved or the broker is stopping.
 func (s *shard) shutdown() {
-	s.loaded.Store(false)
+	s.gate.Unload()
 	for w, p := range s.waiters {
 		delete(s.waiters, w)
 		p.ch <- nil // the caller answers NOT_COORDINATOR
 	}
 }
 
-// notServingCode is the error code for work sent to a shard that is not
-// serving: still loading, failed to load, or stopped.
-func (s *shard) notServingCode() int16 {
-	select {
-	case <-s.done:
-		return kerr.NotCoordinator.Code
-	default:
-	}
-	if s.loadErr.Load() != nil {
-		// As Kafka's CoordinatorRuntime for a coordinator whose load
-		// failed (state FAILED, until a later leader epoch loads it).
-		return kerr.NotCoordinator.Code
-	}
-	if !s.loaded.Load() {
-		return kerr.CoordinatorLoadInProgress.Code
-	}
-	return 0
-}
-
 // call runs fn on the shard goroutine and waits for it. It returns an
-// error code when the shard is not serving.
-func (s *shard) call(ctx context.Context, fn func()) int16 {
-	if code := s.notServingCode(); code != 0 {
-		return code
-	}
-	ran := make(chan struct{})
-	completed := false // read after <-ran: close happens after the write
-	select {
-	case s.work <- func() { defer close(ran); fn(); completed = true }:
-	case <-s.done:
-		return kerr.NotCoordinator.Code
-	case <-ctx.Done():
-		return kerr.CoordinatorNotAvailable.Code
-	}
-	<-ran
-	if !completed {
-		return kerr.UnknownServerError.Code // fn panicked (Guard logged it)
-	}
-	return 0
-}
+// error code when the shard is not serving (shards.Gate.Call).
+func (s *shard) call(ctx context.Context, fn func()) int16 { return s.gate.Call(ctx, fn) }
 
 // register returns a Waiter whose reply goes to ch.
 // REQUIRES: on the shard goroutine.

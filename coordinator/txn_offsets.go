@@ -407,22 +407,11 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 		setAll(kerr.InvalidGroupID.Code)
 		return resp
 	}
-	s, code := c.shardFor(req.Group)
-	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
-	defer cancel()
-	var written int64
-	if code == 0 {
-		code = s.call(ctx, func() {
-			c.txnCommitOn(s, req, resp, setAll)
-			written = s.written.Load()
-		})
-	}
-	if code == 0 && anyTxnPartitionOK(resp) {
-		// The staged offsets, and every write before them, committed
-		// (pipeline.go).
-		code = s.commitBarrier(ctx, written)
-	}
-	if code != 0 {
+	// The staged offsets are answered once they, and every write
+	// before them, are committed (commitOffsets).
+	if code := c.commitOffsets(ctx, req.Group,
+		func(s *shard) { c.txnCommitOn(s, req, resp, setAll) },
+		func() bool { return anyTxnPartitionOK(resp) }); code != 0 {
 		setAll(code)
 	}
 	return resp

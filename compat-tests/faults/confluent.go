@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/samsa-broker/samsa/compat-tests/childproc"
@@ -197,23 +196,13 @@ func (c *ConfluentProducers) Acked() int {
 // Stop asks every child to flush and exit (SIGTERM) and waits, bounded;
 // a child still running then is killed and an error returned.
 func (c *ConfluentProducers) Stop() error {
-	for _, p := range c.procs {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	children := make([]childToStop, len(c.procs))
+	for i, p := range c.procs {
+		children[i] = childToStop{cmd: p.cmd, done: p.done, name: fmt.Sprintf("producer %d", p.id)}
 	}
-	var errs []error
-	deadline := time.NewTimer(confluentStopBound)
-	defer deadline.Stop()
-	for _, p := range c.procs {
-		select {
-		case <-p.done:
-		case <-deadline.C:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-			errs = append(errs, fmt.Errorf("%w: producer %d did not exit within %v of SIGTERM", ErrConfluentChild, p.id, confluentStopBound))
-		}
-	}
+	err := termChildren(children, confluentStopBound, ErrConfluentChild)
 	c.procs = nil
-	return errors.Join(errs...)
+	return err
 }
 
 // MergeInto adds the children's acknowledged and failed sends, and what

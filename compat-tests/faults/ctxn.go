@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/samsa-broker/samsa/compat-tests/childproc"
@@ -352,24 +351,14 @@ func (w *ConfluentTxn) Errors() []string {
 	return slices.Clone(w.errs)
 }
 
-// stop SIGTERMs the processes and waits, bounded, killing the late ones.
+// stopProcs SIGTERMs the processes and waits, bounded, killing the late
+// ones.
 func stopProcs(procs []*ctxnProc) error {
-	for _, p := range procs {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	children := make([]childToStop, len(procs))
+	for i, p := range procs {
+		children[i] = childToStop{cmd: p.cmd, done: p.done, name: fmt.Sprintf("%s %d", p.role, p.id)}
 	}
-	var errs []error
-	deadline := time.NewTimer(ctxnStopBound)
-	defer deadline.Stop()
-	for _, p := range procs {
-		select {
-		case <-p.done:
-		case <-deadline.C:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-			errs = append(errs, fmt.Errorf("%w: %s %d did not exit within %v of SIGTERM", ErrConfluentTxn, p.role, p.id, ctxnStopBound))
-		}
-	}
-	return errors.Join(errs...)
+	return termChildren(children, ctxnStopBound, ErrConfluentTxn)
 }
 
 // StopProducers lets every producer end its transaction under way and

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/samsa-broker/samsa/compat-tests/childproc"
@@ -280,33 +279,17 @@ func (w *EOSWorkload) EOSChildCommitted() []int {
 // way and leaves the group) and waits, bounded, killing the late ones.
 func (w *EOSWorkload) stopChildren() error {
 	w.mu.Lock()
-	var procs []*ctpProc
-	var names []string
+	var children []childToStop
 	for _, c := range w.children {
 		if c.proc != nil {
-			procs = append(procs, c.proc)
-			names = append(names, c.name)
+			children = append(children, childToStop{cmd: c.proc.cmd, done: c.proc.done, name: c.name})
 			c.proc = nil
 		}
 	}
 	w.mu.Unlock()
-	for _, p := range procs {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	}
-	var errs []error
-	deadline := time.NewTimer(ctpStopBound)
-	defer deadline.Stop()
-	for i, p := range procs {
-		select {
-		case <-p.done:
-		case <-deadline.C:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-			errs = append(errs, fmt.Errorf("%w: %s did not exit within %v of SIGTERM", ErrEOSChild, names[i], ctpStopBound))
-		}
-	}
+	err := termChildren(children, ctpStopBound, ErrEOSChild)
 	w.childrenWG.Wait()
-	return errors.Join(errs...)
+	return err
 }
 
 // childSessionsLocked is the sessions of the children (REQUIRES: w.mu held).

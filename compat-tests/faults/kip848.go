@@ -947,35 +947,20 @@ func RunGroupPlan(t *testing.T, p Plan, gp GroupPlan) (*Report, *GroupReport, *R
 	}
 	nm := &Nemesis{C: c, Topic: qo.Topic, Partitions: qo.Partitions, Group: o.Group,
 		TxnID: "faults-txn", RF: int(rf), Logf: t.Logf}
-	holdFor(ctx, p.Quiet)
-	faultCtx, faultCancel := context.WithTimeout(ctx, p.Deadline)
-	defer faultCancel()
-	ran := 0
-	for _, s := range p.Steps {
-		if faultCtx.Err() != nil {
-			break
-		}
-		if err := nm.Run(faultCtx, s); err != nil {
-			if faultCtx.Err() != nil {
-				break
+	ran := runSteps(ctx, t, nm, p, start, stepLoop{
+		afterStep: func(ran int, s Step) {
+			if crashEvery > 0 && ran%crashEvery == 0 {
+				name, err := g.Crash(int(s.Pick))
+				if err != nil {
+					t.Fatalf("faults: crashing a member: %v", err)
+				}
+				t.Logf("faults: member %s cut off without leaving; members now %v", name, g.Members())
 			}
-			t.Fatalf("faults: step %d (%v): %v", ran, s, err)
-		}
-		ran++
-		if crashEvery > 0 && ran%crashEvery == 0 {
-			name, err := g.Crash(int(s.Pick))
-			if err != nil {
-				t.Fatalf("faults: crashing a member: %v", err)
-			}
-			t.Logf("faults: member %s cut off without leaving; members now %v", name, g.Members())
-		}
-		t.Logf("faults: step %d/%d done at %v: sent %d acked %d, group received %d",
-			ran, len(p.Steps), time.Since(start).Round(time.Second), q.Sent(), acked(), g.Deliveries())
-		holdFor(faultCtx, p.Quiet)
-	}
-	if err := nm.recover(ctx); err != nil {
-		t.Fatalf("faults: final recovery: %v", err)
-	}
+		},
+		progress: func() string {
+			return fmt.Sprintf("sent %d acked %d, group received %d", q.Sent(), acked(), g.Deliveries())
+		},
+	})
 	if cf != nil {
 		if err := cf.Stop(); err != nil {
 			t.Errorf("faults: %v", err)

@@ -81,29 +81,9 @@ func RunPlan(t *testing.T, p Plan) (*Report, *Result) {
 	}()
 	nm := &Nemesis{C: c, Topic: p.Queue.Topic, Partitions: p.Queue.Partitions, Group: p.Queue.Group,
 		TxnID: "faults-txn", RF: int(rf), Logf: t.Logf}
-	// Let the workload settle on a healthy cluster first.
-	holdFor(ctx, p.Quiet)
-	faultCtx, faultCancel := context.WithTimeout(ctx, p.Deadline)
-	defer faultCancel()
-	ran := 0
-	for _, s := range p.Steps {
-		if faultCtx.Err() != nil {
-			break
-		}
-		if err := nm.Run(faultCtx, s); err != nil {
-			if faultCtx.Err() != nil {
-				break
-			}
-			t.Fatalf("faults: step %d (%v): %v", ran, s, err)
-		}
-		ran++
-		t.Logf("faults: step %d/%d done at %v: sent %d acked %d", ran, len(p.Steps), time.Since(start).Round(time.Second), q.Sent(), q.Acked())
-		holdFor(faultCtx, p.Quiet)
-	}
-	// Heal whatever the deadline interrupted, with a fresh context.
-	if err := nm.recover(ctx); err != nil {
-		t.Fatalf("faults: final recovery: %v", err)
-	}
+	ran := runSteps(ctx, t, nm, p, start, stepLoop{
+		progress: func() string { return fmt.Sprintf("sent %d acked %d", q.Sent(), q.Acked()) },
+	})
 	q.StopProducers()
 	// Consumers keep going a little so the group can catch up.
 	holdFor(ctx, 3*time.Second)
@@ -124,6 +104,56 @@ func RunPlan(t *testing.T, p Plan) (*Report, *Result) {
 	}
 	saveResult(t, res)
 	return rep, res
+}
+
+// stepLoop is what runSteps needs of a workload besides its plan.
+type stepLoop struct {
+	// step applies one step and waits for recovery (nil: Nemesis.Run).
+	step func(context.Context, Step) error
+	// afterStep runs after the ran-th step, s, is done (nil: nothing);
+	// the group workloads cut a member off here.
+	afterStep func(ran int, s Step)
+	// progress says how far the workload got, for each step's log line.
+	progress func() string
+}
+
+// runSteps lets the workload settle on a healthy cluster for p.Quiet, then
+// applies p's steps through nm, each followed by a quiet hold, until they
+// end or p.Deadline passes, and at last heals whatever the deadline
+// interrupted, with ctx (not the deadline's context). It returns how many
+// steps ran; a step that fails inside the deadline, or the final
+// recovery, fails t.
+func runSteps(ctx context.Context, t *testing.T, nm *Nemesis, p Plan, start time.Time, l stepLoop) int {
+	t.Helper()
+	step := l.step
+	if step == nil {
+		step = nm.Run
+	}
+	holdFor(ctx, p.Quiet)
+	faultCtx, faultCancel := context.WithTimeout(ctx, p.Deadline)
+	defer faultCancel()
+	ran := 0
+	for _, s := range p.Steps {
+		if faultCtx.Err() != nil {
+			break
+		}
+		if err := step(faultCtx, s); err != nil {
+			if faultCtx.Err() != nil {
+				break
+			}
+			t.Fatalf("faults: step %d (%v): %v", ran, s, err)
+		}
+		ran++
+		if l.afterStep != nil {
+			l.afterStep(ran, s)
+		}
+		t.Logf("faults: step %d/%d done at %v: %s", ran, len(p.Steps), time.Since(start).Round(time.Second), l.progress())
+		holdFor(faultCtx, p.Quiet)
+	}
+	if err := nm.recover(ctx); err != nil {
+		t.Fatalf("faults: final recovery: %v", err)
+	}
+	return ran
 }
 
 // newResult is the Result of a run of plan p on network with the fields every

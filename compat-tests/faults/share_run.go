@@ -142,41 +142,26 @@ func RunSharePlan(t *testing.T, p Plan, sp SharePlan) (*Report, *ShareReport, *R
 	}()
 	nm := &Nemesis{C: c, Topic: qo.Topic, Partitions: qo.Partitions, Group: o.Group,
 		TxnID: "faults-txn", RF: int(rf), Logf: t.Logf}
-	holdFor(ctx, p.Quiet)
-	faultCtx, faultCancel := context.WithTimeout(ctx, p.Deadline)
-	defer faultCancel()
-	ran := 0
-	for _, s := range p.Steps {
-		if faultCtx.Err() != nil {
-			break
-		}
-		var err error
-		if s.Kind == KillShareCoordinator || s.Kind == IsolateShareCoordinator {
-			err = shareStep(faultCtx, nm, s, o.Group, topicID)
-		} else {
-			err = nm.Run(faultCtx, s)
-		}
-		if err != nil {
-			if faultCtx.Err() != nil {
-				break
+	ran := runSteps(ctx, t, nm, p, start, stepLoop{
+		step: func(ctx context.Context, s Step) error {
+			if s.Kind == KillShareCoordinator || s.Kind == IsolateShareCoordinator {
+				return shareStep(ctx, nm, s, o.Group, topicID)
 			}
-			t.Fatalf("faults: step %d (%v): %v", ran, s, err)
-		}
-		ran++
-		if sp.CrashEvery > 0 && ran%sp.CrashEvery == 0 {
-			name, err := sh.Crash(int(s.Pick))
-			if err != nil {
-				t.Fatalf("faults: crashing a share consumer: %v", err)
+			return nm.Run(ctx, s)
+		},
+		afterStep: func(ran int, s Step) {
+			if sp.CrashEvery > 0 && ran%sp.CrashEvery == 0 {
+				name, err := sh.Crash(int(s.Pick))
+				if err != nil {
+					t.Fatalf("faults: crashing a share consumer: %v", err)
+				}
+				t.Logf("faults: share consumer %s cut off without leaving; consumers now %v", name, sh.Consumers())
 			}
-			t.Logf("faults: share consumer %s cut off without leaving; consumers now %v", name, sh.Consumers())
-		}
-		t.Logf("faults: step %d/%d done at %v: sent %d acked %d, share deliveries %d (acks applied %d)",
-			ran, len(p.Steps), time.Since(start).Round(time.Second), q.Sent(), q.Acked(), sh.Deliveries(), sh.Acked())
-		holdFor(faultCtx, p.Quiet)
-	}
-	if err := nm.recover(ctx); err != nil {
-		t.Fatalf("faults: final recovery: %v", err)
-	}
+		},
+		progress: func() string {
+			return fmt.Sprintf("sent %d acked %d, share deliveries %d (acks applied %d)", q.Sent(), q.Acked(), sh.Deliveries(), sh.Acked())
+		},
+	})
 	q.StopProducers()
 	drain := sp.DrainBound
 	if drain == 0 {

@@ -80,7 +80,7 @@ func await[T any](ctx context.Context, s *shard, r *request, ch <-chan T) (v T, 
 	select {
 	case v = <-ch:
 		return v, true, false
-	case <-s.done:
+	case <-s.gate.Done():
 	case <-ctx.Done():
 	}
 	r.gaveUp.Store(true)
@@ -90,7 +90,7 @@ func await[T any](ctx context.Context, s *shard, r *request, ch <-chan T) (v T, 
 	default:
 	}
 	select {
-	case <-s.done:
+	case <-s.gate.Done():
 		stopped = true
 	default:
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/internal/shards"
 )
 
 // loadReadBytes is how much one Read asks for while loading a partition.
@@ -43,20 +44,18 @@ type markerResult struct {
 
 // shard owns one __transaction_state partition: its transactional ids and
 // every write to its log. One goroutine (run) owns all of it; callers hand
-// it closures through work. Marker writes run on goroutines of their own,
-// which report to results, so a slow partition never blocks the shard.
+// it closures through its gate (call). Marker writes run on goroutines of
+// their own, which report to results, so a slow partition never blocks the
+// shard.
 type shard struct {
 	c         *Coordinator
 	partition int32
 	log       Log
 	logger    *slog.Logger
 
-	work     chan func()
+	gate     *shards.Gate // callers' work comes through it (call)
 	results  chan markerResult
-	ready    chan struct{} // closed when the load ended, well or not
-	done     chan struct{} // closed when run returns
-	loaded   atomic.Bool
-	loadErr  atomic.Pointer[error]
+	ready    chan struct{}  // closed when the load ended, well or not
 	markerWG sync.WaitGroup // marker goroutines and the commit watcher
 
 	// pl is the log when its writes are pipelined (pipeline.go), nil
@@ -91,10 +90,9 @@ func newShard(c *Coordinator, partition int32, log Log) *shard {
 		partition: partition,
 		log:       log,
 		logger:    c.logger.With("partition", partition),
-		work:      make(chan func()),
+		gate:      shards.NewGate(),
 		results:   make(chan markerResult),
 		ready:     make(chan struct{}),
-		done:      make(chan struct{}),
 		pl:        pl,
 		el:        el,
 		committed: make(chan int64),
@@ -112,22 +110,22 @@ func (s *shard) now() time.Time { return s.c.now() }
 func (s *shard) Ready() <-chan struct{} { return s.ready }
 
 // Done is closed when Run returns.
-func (s *shard) Done() <-chan struct{} { return s.done }
+func (s *shard) Done() <-chan struct{} { return s.gate.Done() }
 
 // Run loads the partition, then serves work, marker results, commits and
 // deadlines until ctx ends (shards.Set runs it in a goroutine of its own).
 func (s *shard) Run(ctx context.Context) {
 	s.ctx = ctx
-	defer close(s.done)
+	defer s.gate.Close()
 	defer s.shutdown()
 	if err := s.load(); err != nil {
 		s.logger.Error("txn: loading partition failed", "err", err)
-		s.loadErr.Store(&err)
+		s.gate.LoadFailed(err)
 		close(s.ready)
 		<-ctx.Done()
 		return
 	}
-	s.loaded.Store(true)
+	s.gate.Loaded()
 	close(s.ready)
 	now := s.now()
 	s.nextAbortCheck = now.Add(s.c.opts.AbortTimedOutInterval)
@@ -145,7 +143,7 @@ func (s *shard) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case fn := <-s.work:
+		case fn := <-s.gate.Work():
 			coordinator.Guard(s.logger, "request", fn)
 		case r := <-s.results:
 			coordinator.Guard(s.logger, "marker result", func() { s.markersDone(r) })
@@ -194,7 +192,7 @@ func (s *shard) tick() {
 // Writes in flight are left as they are: their batches may be in the
 // log, which the next leader loads; their requests see the shard stop.
 func (s *shard) shutdown() {
-	s.loaded.Store(false)
+	s.gate.Unload()
 	// Marker goroutines and the watcher end on ctx; drain their results
 	// meanwhile.
 	stopped := make(chan struct{})
@@ -215,46 +213,9 @@ func (s *shard) shutdown() {
 	}
 }
 
-// notServingCode is the error code for work sent to a shard that is not
-// serving: still loading, failed to load, or stopped.
-func (s *shard) notServingCode() int16 {
-	select {
-	case <-s.done:
-		return kerr.NotCoordinator.Code
-	default:
-	}
-	if s.loadErr.Load() != nil {
-		// As Kafka's CoordinatorRuntime for a coordinator whose load
-		// failed (state FAILED, until a later leader epoch loads it).
-		return kerr.NotCoordinator.Code
-	}
-	if !s.loaded.Load() {
-		return kerr.CoordinatorLoadInProgress.Code
-	}
-	return 0
-}
-
 // call runs fn on the shard goroutine and waits for it. It returns an
-// error code when the shard is not serving.
-func (s *shard) call(ctx context.Context, fn func()) int16 {
-	if code := s.notServingCode(); code != 0 {
-		return code
-	}
-	ran := make(chan struct{})
-	completed := false // read after <-ran: close happens after the write
-	select {
-	case s.work <- func() { defer close(ran); fn(); completed = true }:
-	case <-s.done:
-		return kerr.NotCoordinator.Code
-	case <-ctx.Done():
-		return kerr.CoordinatorNotAvailable.Code
-	}
-	<-ran
-	if !completed {
-		return kerr.UnknownServerError.Code // fn panicked (Guard logged it)
-	}
-	return 0
-}
+// error code when the shard is not serving (shards.Gate.Call).
+func (s *shard) call(ctx context.Context, fn func()) int16 { return s.gate.Call(ctx, fn) }
 
 // prepared starts completing a transaction whose Prepare* state is durable.
 // REQUIRES: on the shard goroutine.

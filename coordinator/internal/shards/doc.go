@@ -22,6 +22,9 @@
 //	// shutdown:
 //	c.shards.Close()
 //
-// The shards themselves (reading the log, serving requests on their
-// goroutine, writing) stay in each coordinator's package.
+// A shard takes its callers' work through a Gate (NewGate): Gate.Call hands
+// a closure to the shard goroutine, or answers with the error code of a
+// shard that is loading, failed to load or stopped. The shards themselves
+// (reading the log, serving requests on their goroutine, writing) stay in
+// each coordinator's package.
 package shards

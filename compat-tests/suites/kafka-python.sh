@@ -89,6 +89,45 @@ else
 fi
 export SUITE_BROKER=$broker SAMSA_REPO=$ROOT SAMSA_BINARY=${SAMSA_BINARY:-}
 export KAFKA_ROOT=$HERE/kafka-root KAFKA_VERSION=${KAFKA_VERSION:-4.3.0}
+if [[ $broker == kafka ]]; then
+	# A class data sharing archive of Kafka's broker classes, made once by a broker started
+	# and stopped here (kafka-root/bin/kafka-run-class.sh uses it; see there why).
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}/samsa-suites
+	sum=$("$ROOT/compat-tests/kafka-ref/kafka-ref.sh" classpath | sha256sum | cut -c1-16)
+	export KAFKA_CDS_ARCHIVE=$cache/kafka-broker-$sum.jsa
+	if [[ ! -s $KAFKA_CDS_ARCHIVE ]]; then
+		say "making $KAFKA_CDS_ARCHIVE (one broker start and stop)"
+		mkdir -p "$cache" "$WORK/cds"
+		p=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		c=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		cat >"$WORK/cds/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=0
+controller.quorum.bootstrap.servers=127.0.0.1:$c
+listeners=PLAINTEXT://127.0.0.1:$p,CONTROLLER://127.0.0.1:$c
+controller.listener.names=CONTROLLER
+log.dirs=$WORK/cds/data
+offsets.topic.replication.factor=1
+PROPS
+		"$KAFKA_ROOT/bin/kafka-storage.sh" format --standalone -t cdsArchiveRun0000000w \
+			-c "$WORK/cds/server.properties" >"$WORK/cds/format.out" 2>&1 ||
+			die "kafka-storage.sh format failed; see $WORK/cds/format.out"
+		# (KAFKA_OPTS first: a later assignment of the same prefix would be seen by it)
+		KAFKA_OPTS="-XX:ArchiveClassesAtExit=$KAFKA_CDS_ARCHIVE.$$" KAFKA_CDS_ARCHIVE= \
+			"$KAFKA_ROOT/bin/kafka-run-class.sh" kafka.Kafka "$WORK/cds/server.properties" \
+			>"$WORK/cds/broker.out" 2>&1 &
+		jpid=$!
+		deadline=$((SECONDS + 300))
+		until grep -q "Kafka Server started" "$WORK/cds/broker.out"; do
+			kill -0 "$jpid" 2>/dev/null || die "the broker exited; see $WORK/cds/broker.out"
+			((SECONDS < deadline)) || { kill -KILL "$jpid"; die "the broker did not start in 300 s"; }
+			sleep 1
+		done
+		kill -TERM "$jpid"
+		wait "$jpid" || true
+		[[ -s $KAFKA_CDS_ARCHIVE.$$ ]] && mv "$KAFKA_CDS_ARCHIVE.$$" "$KAFKA_CDS_ARCHIVE"
+	fi
+fi
 # The fixtures' temporary directories (broker data, SSL files) go under the work directory.
 mkdir -p "$WORK/tmp"
 export TMPDIR=$WORK/tmp

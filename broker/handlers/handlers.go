@@ -70,7 +70,7 @@ func Table() []Entry {
 		{Key: int16(kmsg.IncrementalAlterConfigs), MinVersion: 0, MaxVersion: 1, Handle: handleIncrementalAlterConfigs, Forward: true},
 		{Key: int16(kmsg.DescribeCluster), MinVersion: 0, MaxVersion: 1, Handle: handleDescribeCluster},
 		{Key: int16(kmsg.DescribeTopicPartitions), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeTopicPartitions},
-		{Key: int16(kmsg.DescribeLogDirs), MinVersion: 0, MaxVersion: 4, Handle: handleDescribeLogDirs},
+		{Key: int16(kmsg.DescribeLogDirs), MinVersion: 0, MaxVersion: 5, Handle: handleDescribeLogDirs},
 		{Key: int16(kmsg.DescribeQuorum), MinVersion: 0, MaxVersion: 2, Handle: handleDescribeQuorum, Forward: true},
 		{Key: int16(kmsg.UpdateFeatures), MinVersion: 0, MaxVersion: 2, Handle: handleUpdateFeatures},
 		{Key: int16(kmsg.AddRaftVoter), MinVersion: 0, MaxVersion: 1, Handle: handleAddRaftVoter, Forward: true},

@@ -53,6 +53,7 @@ prop() { sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*//p" "$props" | tail 
 
 node_id=$(prop node.id)
 listeners=$(prop listeners)
+advertised=$(prop advertised.listeners)
 protocol_map=$(prop listener.security.protocol.map)
 setup_port=$(python3 -c '
 import random, socket
@@ -105,4 +106,5 @@ env=()
 [[ -n $cluster_id ]] && env+=(CLUSTER_ID="$cluster_id")
 exec env "${env[@]}" "$bin" --config "$props" \
 	--override "listeners=$listeners,SAMSASETUP://$setup" \
+	--override "advertised.listeners=${advertised:+$advertised,}SAMSASETUP://$setup" \
 	--override "listener.security.protocol.map=$protocol_map,SAMSASETUP:PLAINTEXT"

@@ -5,6 +5,8 @@
     pytable.py samsa=A.xml kafka=B.xml      runs side by side; '*' marks a test whose
                                             result differs between the runs
 
+Rows NAME[*] stand for a parametrized test whose parameters differ between the runs
+(random ones): each run's outcomes and how many, e.g. PASSx100.
 RESULT is PASS, FAIL (the test failed), ERROR (a fixture failed in setup or teardown; a
 test that failed and whose teardown failed too counts as FAIL) or SKIP. DETAIL is the first
 line of the failure or skip message, cut to 150 characters (single-run form only).
@@ -70,6 +72,23 @@ def main(args):
         if not sep:
             sys.exit("usage: pytable.py RUN.xml | LABEL=RUN.xml LABEL=RUN.xml ...")
         runs.append((label, load(path)))
+    # A parametrized test whose parameters are random (they differ from run to run) is one
+    # row NAME[*] per function, with each run's outcomes and their count.
+    totals = [(label, counts(run)) for label, run in runs]
+    in_all = set.intersection(*(set(run) for _, run in runs))
+    for i, (label, run) in enumerate(runs):
+        grouped = {}
+        for t, (r, d) in run.items():
+            if t in in_all or "[" not in t:
+                grouped[t] = (r, d)
+                continue
+            key = t[:t.index("[")] + "[*]"
+            prev = grouped.get(key)
+            grouped[key] = (None, (prev[1] if prev else []) + [r])
+        for k, (r, d) in list(grouped.items()):
+            if r is None:
+                grouped[k] = ("/".join("%sx%d" % (o, d.count(o)) for o in sorted(set(d))), "")
+        runs[i] = (label, grouped)
     tests = []
     for _, run in runs:
         tests += [t for t in run if t not in tests]
@@ -80,8 +99,8 @@ def main(args):
         mark = "*" if len(set(res)) > 1 else " "
         print("%-*s %s %s" % (width, t, mark, " ".join("%-6s" % r for r in res)))
     print()
-    for label, run in runs:
-        print("%s: %s" % (label, counts(run)))
+    for label, total in totals:
+        print("%s: %s" % (label, total))
     return 0
 
 

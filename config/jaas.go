@@ -42,7 +42,7 @@ func ParseJAAS(s string) ([]JAASEntry, error) {
 // with -Djava.security.auth.login.config in KAFKA_OPTS: sections
 // "Name { entries };", returned by name. A broker reads the section
 // "<listener>.KafkaServer" (listener name in lower case), else
-// "KafkaServer".
+// "KafkaServer". A section may have no login module, as Java allows.
 func ParseJAASFile(s string) (map[string][]JAASEntry, error) {
 	var lines []string
 	for _, l := range strings.Split(s, "\n") {
@@ -68,9 +68,13 @@ func ParseJAASFile(s string) (map[string][]JAASEntry, error) {
 		if j >= len(toks) {
 			return nil, fmt.Errorf("jaas: section %s is not closed with }", name)
 		}
-		entries, err := jaasEntries(toks[i+2 : j])
-		if err != nil {
-			return nil, fmt.Errorf("section %s: %w", name, err)
+		// An empty section ("Client {};", left from ZooKeeper set-ups) is
+		// valid in Java's ConfigFile parser, and Kafka starts with it.
+		var entries []JAASEntry
+		if j > i+2 {
+			if entries, err = jaasEntries(toks[i+2 : j]); err != nil {
+				return nil, fmt.Errorf("section %s: %w", name, err)
+			}
 		}
 		out[name] = entries
 		i = j + 1

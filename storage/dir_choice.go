@@ -53,6 +53,18 @@ func (m *Manager) creationDir(counts map[string]int) (string, bool) {
 	return best, ok
 }
 
+// DirCordoned reports whether the log directory dir (an entry of log.dirs)
+// is cordoned now: in ManagerOptions.CordonedDirs, or in the set
+// SetCordonedDirs gave last.
+func (m *Manager) DirCordoned(dir string) bool {
+	m.failed.Lock()
+	defer m.failed.Unlock()
+	if m.failed.cordonedSet {
+		return slices.Contains(m.failed.cordoned, dir)
+	}
+	return slices.Contains(m.opts.CordonedDirs, dir)
+}
+
 // SetCordonedDirs replaces the cordoned log directories
 // (ManagerOptions.CordonedDirs; cordoned.log.dirs changed at runtime).
 func (m *Manager) SetCordonedDirs(dirs []string) {

@@ -11,7 +11,7 @@ import (
 	"github.com/samsa-broker/samsa/storage"
 )
 
-// DescribeLogDirs, key 35, versions 0-4.
+// DescribeLogDirs, key 35, versions 0-5.
 //
 //   - v0: topics with partitions to describe; null means every partition
 //     this node hosts (an empty array describes none). The answer has one
@@ -25,6 +25,10 @@ import (
 //   - v3: top-level error_code (CLUSTER_AUTHORIZATION_FAILED without
 //     DESCRIBE on the cluster, authz_admin.go).
 //   - v4: total_bytes and usable_bytes of the directory's volume (statfs).
+//   - v5: is_cordoned, whether the directory is in cordoned.log.dirs now
+//     (KIP-1066; the dynamic value when set). kafka-python infers a 4.3+
+//     broker from DescribeLogDirs v5 and took samsa, which stopped at v4,
+//     for 4.2.
 //
 // A failed (offline) log directory, and one whose volume cannot be read,
 // is KAFKA_STORAGE_ERROR, as Kafka answers for an offline log directory. Topics are sorted by
@@ -82,6 +86,7 @@ func handleDescribeLogDirs(d *Deps, r *Request) (kmsg.Response, error) {
 		}
 		rd.TotalBytes = volumeBytes(uint64(st.Blocks), uint64(st.Bsize))
 		rd.UsableBytes = volumeBytes(uint64(st.Bavail), uint64(st.Bsize))
+		rd.IsCordoned = d.Logs != nil && d.Logs.DirCordoned(logDir)
 		topics := byDir[dir]
 		names := make([]string, 0, len(topics))
 		for n := range topics {

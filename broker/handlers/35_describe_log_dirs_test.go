@@ -38,7 +38,7 @@ func TestDescribeLogDirs(t *testing.T) {
 		{"none", []kmsg.DescribeLogDirsRequestTopic{}, map[string][]int32{}},
 		{"some", []kmsg.DescribeLogDirsRequestTopic{askA1}, map[string][]int32{"a": {1}}},
 	} {
-		for _, v := range []int16{0, 1, 2, 3, 4} {
+		for _, v := range []int16{0, 1, 2, 3, 4, 5} {
 			req := kmsg.NewPtrDescribeLogDirsRequest()
 			req.Topics = tc.topics
 			resp := e.call(t, req, v).(*kmsg.DescribeLogDirsResponse)
@@ -89,5 +89,34 @@ func TestDescribeLogDirsMissingDir(t *testing.T) {
 	resp := e.call(t, kmsg.NewPtrDescribeLogDirsRequest(), 4).(*kmsg.DescribeLogDirsResponse)
 	if len(resp.Dirs) != 2 || resp.Dirs[0].ErrorCode != 0 || resp.Dirs[1].ErrorCode != kerr.KafkaStorageError.Code || resp.Dirs[1].Dir != missing {
 		t.Fatalf("%+v", resp.Dirs)
+	}
+}
+
+// TestDescribeLogDirsCordoned: v5 adds is_cordoned (KIP-1066), true for a
+// directory in cordoned.log.dirs (here as a dynamic change sets it). Without
+// v5 kafka-python took samsa for a Kafka 4.2 broker (it infers 4.3+ from
+// DescribeLogDirs v5; its test_kafka_version_infer failed).
+func TestDescribeLogDirsCordoned(t *testing.T) {
+	e := newAdminEnv(t)
+	dirCordoned := func(v int16) bool {
+		resp := e.call(t, kmsg.NewPtrDescribeLogDirsRequest(), v).(*kmsg.DescribeLogDirsResponse)
+		if len(resp.Dirs) != 1 || resp.Dirs[0].ErrorCode != 0 {
+			t.Fatalf("v%d: %+v", v, resp.Dirs)
+		}
+		return resp.Dirs[0].IsCordoned
+	}
+	if dirCordoned(5) {
+		t.Fatal("v5: a directory not in cordoned.log.dirs is cordoned")
+	}
+	e.d.Logs.SetCordonedDirs(e.d.Config.LogDirs)
+	if !dirCordoned(5) {
+		t.Fatal("v5: the cordoned directory is not reported cordoned")
+	}
+	if dirCordoned(4) {
+		t.Fatal("v4 has no is_cordoned on the wire, yet it decoded true")
+	}
+	e.d.Logs.SetCordonedDirs(nil)
+	if dirCordoned(5) {
+		t.Fatal("v5: still cordoned after the set was emptied")
 	}
 }

@@ -33,6 +33,14 @@
 //     compat-tests/suites/confluent-go.sh samsa classic
 //     compat-tests/suites/confluent-go.sh kafka consumer -run TestIntegration
 //
+//   - kafka-python.sh and aiokafka.sh run the Python clients' suites
+//     (kafka-python's test/integration, aiokafka's tests/) unmodified against
+//     one samsa or Kafka 4.4 node: kafka-python's fixtures start the broker
+//     from KAFKA_ROOT, which points at kafka-root/ (shim scripts for either
+//     broker); aiokafka's conftest starts a Docker image, for which
+//     aiokafka-docker/ is a stand-in docker module. pytable.py prints the
+//     per-test table of their JUnit XML, one run or two side by side.
+//
 //   - TestFranzGoSuite, part of the normal test run, runs a chosen subset of the kgo
 //     tests against a harness-started samsa and fails if any chosen test does not
 //     pass (a skipped one included). Its doc comment explains the choice.

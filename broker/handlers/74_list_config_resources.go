@@ -17,7 +17,7 @@ import (
 // 4.4's rules, which samsa follows:
 //
 //   - DESCRIBE_CONFIGS on the CLUSTER is needed, else the whole answer is
-//     CLUSTER_AUTHORIZATION_FAILED.
+//     CLUSTER_AUTHORIZATION_FAILED (authzListConfigResources).
 //   - v0 knows CLIENT_METRICS only; v1 TOPIC, BROKER, BROKER_LOGGER,
 //     CLIENT_METRICS and GROUP. An empty resource_types asks for every
 //     type the version knows; a type it does not know makes the answer
@@ -32,10 +32,6 @@ import (
 func handleListConfigResources(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ListConfigResourcesRequest)
 	resp := req.ResponseKind().(*kmsg.ListConfigResourcesResponse)
-	if !d.authorizedCluster(r, kmsg.ACLOperationDescribeConfigs) {
-		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		return resp, nil
-	}
 	supported := []kmsg.ConfigResourceType{kmsg.ConfigResourceTypeClientMetrics}
 	if r.Header.APIVersion >= 1 {
 		supported = []kmsg.ConfigResourceType{kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeBroker,

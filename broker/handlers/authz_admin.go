@@ -28,6 +28,8 @@ func authzAdminCheck(key int16) authzFunc {
 		return authzDescribeCluster
 	case kmsg.DescribeLogDirs:
 		return authzDescribeLogDirs
+	case kmsg.ListConfigResources:
+		return authzListConfigResources
 	case kmsg.ElectLeaders:
 		return authzElectLeaders
 	case kmsg.AlterPartitionAssignments:
@@ -350,6 +352,17 @@ func authzDescribeLogDirs(d *Deps, r *Request, next Handler) (kmsg.Response, err
 		return next(d, r)
 	}
 	resp := r.Body.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+	return resp, nil
+}
+
+// authzListConfigResources: DESCRIBE_CONFIGS on the cluster, else
+// CLUSTER_AUTHORIZATION_FAILED and no resources, as Kafka 4.4.
+func authzListConfigResources(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	if d.authorizedCluster(r, kmsg.ACLOperationDescribeConfigs) {
+		return next(d, r)
+	}
+	resp := r.Body.ResponseKind().(*kmsg.ListConfigResourcesResponse)
 	resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 	return resp, nil
 }

@@ -50,6 +50,10 @@ type SoakTargets struct {
 	// DirFulls is the number of steps filling one of two log directories
 	// of a node (DirFullLeader); they need Plan.DirLimit.
 	DirFulls int
+	// PowerLosses is the number of power-cut steps (power.go): half of
+	// them on partition leaders, the rest on the active controller, the
+	// group coordinator and the transaction coordinator in turn.
+	PowerLosses int
 }
 
 // SoakSteps builds a shuffled schedule with exactly the target counts of
@@ -83,6 +87,9 @@ func SoakSteps(seed uint64, t SoakTargets, holdMin, holdMax time.Duration) []Ste
 	add(SlowLeader, t.SlowLeaders)
 	add(LossyLink, t.LossyLinks)
 	add(DirFullLeader, t.DirFulls)
+	for i := range t.PowerLosses {
+		kinds = append(kinds, powerLossKind(i))
+	}
 	extra := (t.LeaderKills + t.LeaderPartitions + t.Pauses) / 4
 	others := []Kind{KillCoordinator, KillController, IsolateCoordinator, IsolateTxnCoordinator,
 		SplitLeaderInMajority, BridgeSplit, KillMinority, RollingRestart}
@@ -116,7 +123,7 @@ const (
 //
 //	SAMSA_FAULTS_NODES      3 or 5
 //	SAMSA_FAULTS_SEED       schedule seed (default: time-based, printed)
-//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]
+//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power-losses]]]]]
 //	                        for a soak (e.g. 100,50,50); disk-full steps give
 //	                        every node a tmpfs log directory, dir-full steps
 //	                        a second log directory on a tmpfs; slow-leader and
@@ -156,10 +163,10 @@ func EnvPlan(p *Plan) error {
 	}
 	if v := os.Getenv("SAMSA_FAULTS_TARGETS"); v != "" {
 		f := strings.Split(v, ",")
-		if len(f) < 3 || len(f) > 7 {
-			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]: %q", v)
+		if len(f) < 3 || len(f) > 8 {
+			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power-losses]]]]]: %q", v)
 		}
-		var n [7]int
+		var n [8]int
 		for i := range f {
 			x, err := strconv.Atoi(strings.TrimSpace(f[i]))
 			if err != nil {
@@ -168,7 +175,7 @@ func EnvPlan(p *Plan) error {
 			n[i] = x
 		}
 		p.Steps = SoakSteps(p.Seed, SoakTargets{LeaderKills: n[0], LeaderPartitions: n[1], Pauses: n[2], DiskFulls: n[3],
-			SlowLeaders: n[4], LossyLinks: n[5], DirFulls: n[6]}, 2*time.Second, 8*time.Second)
+			SlowLeaders: n[4], LossyLinks: n[5], DirFulls: n[6], PowerLosses: n[7]}, 2*time.Second, 8*time.Second)
 		if n[3] > 0 {
 			p.DiskLimit = soakDiskLimit
 		}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -509,4 +510,29 @@ func (nm *Nemesis) powerLoss(ctx context.Context, n *Node, what string, s Step) 
 	}
 	holdFor(ctx, s.Hold)
 	return n.Restart(ctx)
+}
+
+// powerLossKind is the kind of the i-th power-cut step of a soak: every
+// other one a partition leader, the rest the active controller, the group
+// coordinator and the transaction coordinator in turn.
+func powerLossKind(i int) Kind {
+	if i%2 == 0 {
+		return PowerLossLeader
+	}
+	return []Kind{PowerLossController, PowerLossCoordinator, PowerLossTxnCoordinator}[(i/2)%3]
+}
+
+// WithPowerLoss adds the four power-cut kinds to a soak's weights, each
+// with the weight SAMSA_FAULTS_POWER_WEIGHT names (run.sh --power W);
+// without it the weights (and so a seed's schedule) are unchanged.
+func WithPowerLoss(weights []Weight) []Weight {
+	w, err := strconv.Atoi(os.Getenv("SAMSA_FAULTS_POWER_WEIGHT"))
+	if err != nil || w <= 0 {
+		return weights
+	}
+	out := slices.Clone(weights)
+	for _, k := range []Kind{PowerLossLeader, PowerLossController, PowerLossCoordinator, PowerLossTxnCoordinator} {
+		out = append(out, Weight{Kind: k, Weight: w})
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -271,5 +272,36 @@ func TestPowerLossLeader(t *testing.T) {
 	}
 	if rep.Anomalies() != 0 {
 		t.Errorf("anomalies (seed %d):\n%s", p.Seed, rep)
+	}
+}
+
+// TestSoakStepsPowerLoss: the eighth soak target is the number of power
+// cuts, half on leaders and the rest on the controller and the two
+// coordinators in turn; SAMSA_FAULTS_POWER_WEIGHT adds the four kinds to
+// weighted schedules, which stay unchanged without it.
+func TestSoakStepsPowerLoss(t *testing.T) {
+	got := map[Kind]int{}
+	for _, s := range SoakSteps(5, SoakTargets{LeaderKills: 1, PowerLosses: 12}, time.Second, 2*time.Second) {
+		got[s.Kind]++
+	}
+	want := map[Kind]int{KillLeader: 1, PowerLossLeader: 6, PowerLossController: 2, PowerLossCoordinator: 2, PowerLossTxnCoordinator: 2}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("soak kinds %v, want %v", got, want)
+	}
+	p := Plan{Seed: 3}
+	t.Setenv("SAMSA_FAULTS_TARGETS", "0,0,0,0,0,0,0,4")
+	if err := EnvPlan(&p); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.Steps); n != 4 {
+		t.Errorf("%d steps from eight targets, want 4", n)
+	}
+	base := []Weight{{KillLeader, 1}}
+	if w := WithPowerLoss(base); len(w) != 1 {
+		t.Errorf("weights without SAMSA_FAULTS_POWER_WEIGHT: %v", w)
+	}
+	t.Setenv("SAMSA_FAULTS_POWER_WEIGHT", "2")
+	if w := WithPowerLoss(base); len(w) != 5 || w[4] != (Weight{PowerLossTxnCoordinator, 2}) || len(base) != 1 {
+		t.Errorf("weights with SAMSA_FAULTS_POWER_WEIGHT=2: %v", w)
 	}
 }

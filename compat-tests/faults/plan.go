@@ -131,6 +131,8 @@ const (
 //	SAMSA_FAULTS_DEADLINE   Go duration bounding the fault phase
 //	SAMSA_FAULTS_ACKS       1 for the acks=1 comparison run
 //	SAMSA_FAULTS_UNCLEAN    true for unclean.leader.election.enable=true
+//	SAMSA_FAULTS_SEGMENT_BYTES  the workload topic's segment.bytes (small:
+//	                        frequent rolls, for power cuts)
 //	SAMSA_FAULTS_LOOPBACK   1 to run on loopback (no network faults)
 //	SAMSA_FAULTS_PROXY      1 to run behind the proxy network
 func EnvPlan(p *Plan) error {
@@ -185,6 +187,12 @@ func EnvPlan(p *Plan) error {
 	}
 	if os.Getenv("SAMSA_FAULTS_ACKS") == "1" {
 		p.Queue.Acks = 1
+	}
+	if v := os.Getenv("SAMSA_FAULTS_SEGMENT_BYTES"); v != "" {
+		if p.Queue.TopicConfigs == nil {
+			p.Queue.TopicConfigs = map[string]*string{}
+		}
+		p.Queue.TopicConfigs["segment.bytes"] = &v
 	}
 	if os.Getenv("SAMSA_FAULTS_UNCLEAN") == "true" {
 		if p.Queue.TopicConfigs == nil {

@@ -249,14 +249,18 @@ func TestPowerLossLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
+	segmentBytes := "16384"
 	p := Plan{
 		Nodes: 3, Seed: SeedFromEnvOrTime(), Deadline: 3 * time.Minute, Quiet: 2 * time.Second,
 		Steps: []Step{
 			{Kind: PowerLossLeader, Hold: time.Second, Pick: 0},
 			{Kind: PowerLossController, Hold: 4 * time.Second, Pick: 1},
 		},
+		// Small segments roll every few seconds, so that the cuts meet
+		// closed segments, snapshots and fresh active segments too.
 		Queue: QueueOptions{Topic: "queue", Partitions: 4, Producers: 2, Interval: 5 * time.Millisecond,
-			Group: "queue-group", GroupMembers: 2, Acks: -1},
+			Group: "queue-group", GroupMembers: 2, Acks: -1,
+			TopicConfigs: map[string]*string{"segment.bytes": &segmentBytes}},
 	}
 	rep, res := RunPlan(t, p)
 	if rep.Acked == 0 {

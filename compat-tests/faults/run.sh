@@ -4,7 +4,7 @@
 #
 #   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power]]]]]]
 #                              [-s seed] [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
-#                              [--loopback | --proxy] [--kip848] [--power weight]
+#                              [--loopback | --proxy] [--kip848] [--power weight] [--segment-bytes n]
 #   compat-tests/faults/run.sh --ctxn steps [-n nodes] [-s seed] [-r results.jsonl]
 #   compat-tests/faults/run.sh --ctp steps [-n nodes] [-s seed] [-r results.jsonl]
 #   compat-tests/faults/run.sh --share steps [-n nodes] [-s seed] [-d deadline] [-r results.jsonl]
@@ -35,6 +35,9 @@
 # --power W adds the four power-cut kinds with weight W each to the seeded
 # schedules of --ctxn, --ctp and --share (their weights are listed in
 # ctxn_test.go, eos_clients_test.go and share_test.go).
+# --segment-bytes N sets the queue workload topic's segment.bytes (e.g.
+# 16384: a roll every few seconds, so power cuts also meet closed segments,
+# snapshots and active segments whose names were never synced).
 #
 # --extra runs TestDiskFullLeader, TestDirFullLeader (three steps),
 # TestUncleanElection, TestMemberRemovedAndAdded, TestQueueUnderSlowLinks
@@ -79,6 +82,7 @@ while (($#)); do
 	--proxy) export SAMSA_FAULTS_PROXY=1; flags+=" --proxy" ;;
 	--kip848) test=TestKIP848GroupUnderFaults flags+=" --kip848" ;;
 	--power) export SAMSA_FAULTS_POWER_WEIGHT=$2; flags+=" --power $2"; shift ;;
+	--segment-bytes) export SAMSA_FAULTS_SEGMENT_BYTES=$2; flags+=" --segment-bytes $2"; shift ;;
 	--ctxn) test=TestConfluentTxnSoak flags+=" --ctxn $2"; export SAMSA_FAULTS_CTXN_STEPS=$2; shift ;;
 	--ctp) test=TestEOSOtherClientsSoak flags+=" --ctp $2"; export SAMSA_FAULTS_CTP_STEPS=$2; shift ;;
 	--share) test=TestShareGroupUnderFaults flags+=" --share $2"; export SAMSA_FAULTS_SHARE_STEPS=$2; shift ;;
@@ -88,7 +92,7 @@ while (($#)); do
 	--extra5)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power]]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] [--power weight] | --extra | --extra5" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power]]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] [--power weight] [--segment-bytes n] | --extra | --extra5" >&2; exit 2 ;;
 	esac
 	shift
 done

@@ -341,6 +341,9 @@ func (nm *Nemesis) Run(ctx context.Context, s Step) error {
 	if s.Kind == DirFullLeader {
 		return nm.dirFullStep(ctx, s)
 	}
+	if s.Kind == PowerLossFollowerKillLeader {
+		return nm.powerLossFollowerKillLeader(ctx, s)
+	}
 	n, what, err := nm.target(ctx, s)
 	if err != nil {
 		nm.logf("nemesis: %v: skipped: %v", s, err)

@@ -52,7 +52,8 @@ type SoakTargets struct {
 	DirFulls int
 	// PowerLosses is the number of power-cut steps (power.go): half of
 	// them on partition leaders, the rest on the active controller, the
-	// group coordinator and the transaction coordinator in turn.
+	// group coordinator, the transaction coordinator and a follower whose
+	// leader is then killed, in turn.
 	PowerLosses int
 }
 

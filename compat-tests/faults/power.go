@@ -13,6 +13,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Power loss: what a node's log directories look like after its power was
@@ -514,15 +517,16 @@ func (nm *Nemesis) powerLoss(ctx context.Context, n *Node, what string, s Step) 
 
 // powerLossKind is the kind of the i-th power-cut step of a soak: every
 // other one a partition leader, the rest the active controller, the group
-// coordinator and the transaction coordinator in turn.
+// coordinator, the transaction coordinator and a follower whose leader
+// is then killed (PowerLossFollowerKillLeader) in turn.
 func powerLossKind(i int) Kind {
 	if i%2 == 0 {
 		return PowerLossLeader
 	}
-	return []Kind{PowerLossController, PowerLossCoordinator, PowerLossTxnCoordinator}[(i/2)%3]
+	return []Kind{PowerLossController, PowerLossCoordinator, PowerLossTxnCoordinator, PowerLossFollowerKillLeader}[(i/2)%4]
 }
 
-// WithPowerLoss adds the four power-cut kinds to a soak's weights, each
+// WithPowerLoss adds the five power-cut kinds to a soak's weights, each
 // with the weight SAMSA_FAULTS_POWER_WEIGHT names (run.sh --power W);
 // without it the weights (and so a seed's schedule) are unchanged.
 func WithPowerLoss(weights []Weight) []Weight {
@@ -531,8 +535,90 @@ func WithPowerLoss(weights []Weight) []Weight {
 		return weights
 	}
 	out := slices.Clone(weights)
-	for _, k := range []Kind{PowerLossLeader, PowerLossController, PowerLossCoordinator, PowerLossTxnCoordinator} {
+	for _, k := range []Kind{PowerLossLeader, PowerLossController, PowerLossCoordinator, PowerLossTxnCoordinator, PowerLossFollowerKillLeader} {
 		out = append(out, Weight{Kind: k, Weight: w})
 	}
 	return out
+}
+
+// PowerLossFollowerKillLeader cuts the power of a follower of a workload
+// partition (Pick chooses the partition), restarts it at once, and as soon
+// as it answers SIGKILLs the partition's leader for the hold. The restarted
+// follower lost records it had acknowledged to the leader (they counted
+// toward acks=all), so it must have left the ISR, and must not lead,
+// before it has fetched them again: Kafka removes a broker that registers
+// after an unclean shutdown from every ISR and ELR (KIP-966), and one
+// fenced while down is out of them already. With the third replica up to
+// date, nothing acknowledged may be lost.
+const PowerLossFollowerKillLeader Kind = "power-loss-follower-kill-leader"
+
+// replicasOf returns the leader and replicas of a workload partition.
+func (nm *Nemesis) replicasOf(ctx context.Context, p int32) (int32, []int32, error) {
+	cl, err := nm.admin()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrMetadataRequest()
+	t := kmsg.NewMetadataRequestTopic()
+	t.Topic = kmsg.StringPtr(nm.Topic)
+	req.Topics = append(req.Topics, t)
+	rctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(rctx, cl)
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, t := range resp.Topics {
+		for _, pt := range t.Partitions {
+			if pt.Partition == p && pt.Leader >= 0 {
+				return pt.Leader, pt.Replicas, nil
+			}
+		}
+	}
+	return 0, nil, fmt.Errorf("%w: partition %d has no leader", ErrNoTarget, p)
+}
+
+// powerLossFollowerKillLeader runs a PowerLossFollowerKillLeader step.
+func (nm *Nemesis) powerLossFollowerKillLeader(ctx context.Context, s Step) error {
+	p := int32(s.Pick % uint32(nm.Partitions))
+	leader, replicas, err := nm.replicasOf(ctx, p)
+	var follower *Node
+	if err == nil {
+		var followers []int32
+		for _, r := range replicas {
+			if r != leader {
+				followers = append(followers, r)
+			}
+		}
+		if len(followers) == 0 {
+			err = fmt.Errorf("%w: partition %d has no follower", ErrNoTarget, p)
+		} else {
+			follower = nm.C.NodeByID(followers[int(s.Pick/uint32(nm.Partitions))%len(followers)])
+		}
+	}
+	l := nm.C.NodeByID(leader)
+	if err == nil && (follower == nil || l == nil) {
+		err = fmt.Errorf("%w: nodes of partition %d", ErrNoTarget, p)
+	}
+	if err != nil {
+		nm.logf("nemesis: %v: skipped: %v", s, err)
+		nm.count(s.Kind, true)
+		return nm.recover(ctx)
+	}
+	what := fmt.Sprintf("follower of %s/%d", nm.Topic, p)
+	if err := nm.powerLoss(ctx, follower, what, Step{Kind: s.Kind, Pick: s.Pick}); err != nil {
+		return err
+	}
+	if err := l.Kill(); err != nil {
+		return err
+	}
+	nm.logf("nemesis: SIGKILL node %d (leader of %s/%d) as node %d came back from its power cut; down for %v",
+		l.ID, nm.Topic, p, follower.ID, s.Hold)
+	holdFor(ctx, s.Hold)
+	if err := l.Restart(ctx); err != nil {
+		return err
+	}
+	nm.count(s.Kind, false)
+	return nm.recover(ctx)
 }

@@ -239,12 +239,14 @@ func lastBatch(b []byte) []byte {
 
 // TestPowerLossLeader cuts the power of a partition leader (restarted
 // after 1 s, before the controller's session timeout fences it, so that
-// only its new registration tells the controller it crashed) and of the
-// active controller (after 4 s) under the queue workload: each loses the
-// data it had not fsynced (PowerCut; with the default flush policy that
-// is most of its active segments). No acknowledged record may be lost,
-// duplicated or moved: the other replicas have them, and the node must
-// truncate to what it kept and catch up, never serve or lead from it.
+// only its new registration tells the controller it crashed), of the
+// active controller (after 4 s), and of a follower whose leader is killed
+// as soon as it is back (PowerLossFollowerKillLeader) under the queue
+// workload: each loses the data it had not fsynced (PowerCut; with the
+// default flush policy that is most of its active segment). No
+// acknowledged record may be lost, duplicated or moved: the other
+// replicas have them, and the node must truncate to what it kept and
+// catch up, never serve or lead from it.
 func TestPowerLossLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
@@ -255,6 +257,7 @@ func TestPowerLossLeader(t *testing.T) {
 		Steps: []Step{
 			{Kind: PowerLossLeader, Hold: time.Second, Pick: 0},
 			{Kind: PowerLossController, Hold: 4 * time.Second, Pick: 1},
+			{Kind: PowerLossFollowerKillLeader, Hold: 3 * time.Second, Pick: 2},
 		},
 		// Small segments roll every few seconds, so that the cuts meet
 		// closed segments, snapshots and fresh active segments too.
@@ -266,13 +269,13 @@ func TestPowerLossLeader(t *testing.T) {
 	if rep.Acked == 0 {
 		t.Fatal("no record was acknowledged")
 	}
-	for _, k := range []Kind{PowerLossLeader, PowerLossController} {
+	for _, k := range []Kind{PowerLossLeader, PowerLossController, PowerLossFollowerKillLeader} {
 		if n := res.Faults[k]; n != 1 {
 			t.Errorf("%d %s steps ran, want 1 (skipped: %v)", n, k, res.Skipped)
 		}
 	}
-	if res.Power == nil || res.Power.Cuts != 2 || res.Power.BytesLost == 0 {
-		t.Errorf("power cuts %+v, want 2 that lost data", res.Power)
+	if res.Power == nil || res.Power.Cuts != 3 || res.Power.BytesLost == 0 {
+		t.Errorf("power cuts %+v, want 3 that lost data", res.Power)
 	}
 	if rep.Anomalies() != 0 {
 		t.Errorf("anomalies (seed %d):\n%s", p.Seed, rep)
@@ -280,15 +283,17 @@ func TestPowerLossLeader(t *testing.T) {
 }
 
 // TestSoakStepsPowerLoss: the eighth soak target is the number of power
-// cuts, half on leaders and the rest on the controller and the two
-// coordinators in turn; SAMSA_FAULTS_POWER_WEIGHT adds the four kinds to
+// cuts, half on leaders and the rest on the controller, the two
+// coordinators and a follower whose leader is then killed, in turn;
+// SAMSA_FAULTS_POWER_WEIGHT adds the five kinds to
 // weighted schedules, which stay unchanged without it.
 func TestSoakStepsPowerLoss(t *testing.T) {
 	got := map[Kind]int{}
 	for _, s := range SoakSteps(5, SoakTargets{LeaderKills: 1, PowerLosses: 12}, time.Second, 2*time.Second) {
 		got[s.Kind]++
 	}
-	want := map[Kind]int{KillLeader: 1, PowerLossLeader: 6, PowerLossController: 2, PowerLossCoordinator: 2, PowerLossTxnCoordinator: 2}
+	want := map[Kind]int{KillLeader: 1, PowerLossLeader: 6, PowerLossController: 2, PowerLossCoordinator: 2,
+		PowerLossTxnCoordinator: 1, PowerLossFollowerKillLeader: 1}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("soak kinds %v, want %v", got, want)
 	}
@@ -305,7 +310,7 @@ func TestSoakStepsPowerLoss(t *testing.T) {
 		t.Errorf("weights without SAMSA_FAULTS_POWER_WEIGHT: %v", w)
 	}
 	t.Setenv("SAMSA_FAULTS_POWER_WEIGHT", "2")
-	if w := WithPowerLoss(base); len(w) != 5 || w[4] != (Weight{PowerLossTxnCoordinator, 2}) || len(base) != 1 {
+	if w := WithPowerLoss(base); len(w) != 6 || w[5] != (Weight{PowerLossFollowerKillLeader, 2}) || len(base) != 1 {
 		t.Errorf("weights with SAMSA_FAULTS_POWER_WEIGHT=2: %v", w)
 	}
 }

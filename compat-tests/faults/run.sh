@@ -31,8 +31,9 @@
 # The eighth number is power cuts (power.go: the node is SIGKILLed and its
 # log directories lose what samsa had not fsynced, then it restarts):
 # half on partition leaders, the rest on the active controller, the group
-# coordinator and the transaction coordinator, e.g. run.sh -t 10,5,5,0,0,0,0,20.
-# --power W adds the four power-cut kinds with weight W each to the seeded
+# coordinator, the transaction coordinator and a follower whose leader is
+# SIGKILLed as soon as it is back, e.g. run.sh -t 10,5,5,0,0,0,0,20.
+# --power W adds the five power-cut kinds with weight W each to the seeded
 # schedules of --ctxn, --ctp and --share (their weights are listed in
 # ctxn_test.go, eos_clients_test.go and share_test.go).
 # --segment-bytes N sets the queue workload topic's segment.bytes (e.g.

@@ -34,6 +34,8 @@ type Plan struct {
 	// size (Config.DirLimit) where mount(2) is allowed, for dir-full
 	// steps (DirFullLeader); elsewhere those steps are skipped.
 	DirLimit int64
+	// LazyFS is Config.LazyFS: power cuts through lazyfs (soaks only).
+	LazyFS string
 }
 
 // SoakTargets are the minimum numbers of the three headline faults a soak
@@ -134,6 +136,8 @@ const (
 //	SAMSA_FAULTS_UNCLEAN    true for unclean.leader.election.enable=true
 //	SAMSA_FAULTS_SEGMENT_BYTES  the workload topic's segment.bytes (small:
 //	                        frequent rolls, for power cuts)
+//	SAMSA_FAULTS_LAZYFS     path of a lazyfs binary: log dirs on lazyfs,
+//	                        power cuts clear its cache (lazyfs.go)
 //	SAMSA_FAULTS_LOOPBACK   1 to run on loopback (no network faults)
 //	SAMSA_FAULTS_PROXY      1 to run behind the proxy network
 func EnvPlan(p *Plan) error {
@@ -189,6 +193,7 @@ func EnvPlan(p *Plan) error {
 	if os.Getenv("SAMSA_FAULTS_ACKS") == "1" {
 		p.Queue.Acks = 1
 	}
+	p.LazyFS = os.Getenv("SAMSA_FAULTS_LAZYFS")
 	if v := os.Getenv("SAMSA_FAULTS_SEGMENT_BYTES"); v != "" {
 		if p.Queue.TopicConfigs == nil {
 			p.Queue.TopicConfigs = map[string]*string{}

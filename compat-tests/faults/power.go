@@ -485,6 +485,17 @@ func (nm *Nemesis) powerLoss(ctx context.Context, n *Node, what string, s Step) 
 	if err := n.Kill(); err != nil {
 		return err
 	}
+	if n.lazy != nil {
+		if err := n.clearLazyCache(ctx); err != nil {
+			return err
+		}
+		nm.mu.Lock()
+		nm.powerCuts++
+		nm.mu.Unlock()
+		nm.logf("nemesis: power cut on node %d (%s): lazyfs cache cleared; down for %v", n.ID, what, s.Hold)
+		holdFor(ctx, s.Hold)
+		return n.Restart(ctx)
+	}
 	rng := rand.New(rand.NewPCG(uint64(s.Pick), 0x9043))
 	var rep PowerCutReport
 	for _, dir := range []string{n.DataDir, n.SecondDir} {

@@ -55,7 +55,7 @@ func RunPlan(t *testing.T, p Plan) (*Report, *Result) {
 	start := time.Now()
 	t.Logf("faults: %d nodes, seed %d, %d steps, deadline %v (replay with SAMSA_FAULTS_SEED=%d)",
 		p.Nodes, p.Seed, len(p.Steps), p.Deadline, p.Seed)
-	cfg := Config{Nodes: p.Nodes, Loopback: p.Loopback, Proxy: p.Proxy}
+	cfg := Config{Nodes: p.Nodes, Loopback: p.Loopback, Proxy: p.Proxy, LazyFS: p.LazyFS}
 	if p.DiskLimit > 0 && DiskAvailable() {
 		cfg.DiskLimit = p.DiskLimit
 	}

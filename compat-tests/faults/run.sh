@@ -5,6 +5,7 @@
 #   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power]]]]]]
 #                              [-s seed] [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
 #                              [--loopback | --proxy] [--kip848] [--power weight] [--segment-bytes n]
+#                              [--lazyfs path]
 #   compat-tests/faults/run.sh --ctxn steps [-n nodes] [-s seed] [-r results.jsonl]
 #   compat-tests/faults/run.sh --ctp steps [-n nodes] [-s seed] [-r results.jsonl]
 #   compat-tests/faults/run.sh --share steps [-n nodes] [-s seed] [-d deadline] [-r results.jsonl]
@@ -39,6 +40,9 @@
 # --segment-bytes N sets the queue workload topic's segment.bytes (e.g.
 # 16384: a roll every few seconds, so power cuts also meet closed segments,
 # snapshots and active segments whose names were never synced).
+# --lazyfs PATH (a lazyfs binary, github.com/dsrhaslab/lazyfs; root, fuse3)
+# puts every node's log directory on lazyfs, and power cuts clear its
+# cache of unsynced writes instead of emulating the loss (lazyfs.go).
 #
 # --extra runs TestDiskFullLeader, TestDirFullLeader (three steps),
 # TestUncleanElection, TestMemberRemovedAndAdded, TestQueueUnderSlowLinks
@@ -84,6 +88,7 @@ while (($#)); do
 	--kip848) test=TestKIP848GroupUnderFaults flags+=" --kip848" ;;
 	--power) export SAMSA_FAULTS_POWER_WEIGHT=$2; flags+=" --power $2"; shift ;;
 	--segment-bytes) export SAMSA_FAULTS_SEGMENT_BYTES=$2; flags+=" --segment-bytes $2"; shift ;;
+	--lazyfs) export SAMSA_FAULTS_LAZYFS=$2; flags+=" --lazyfs $2"; shift ;;
 	--ctxn) test=TestConfluentTxnSoak flags+=" --ctxn $2"; export SAMSA_FAULTS_CTXN_STEPS=$2; shift ;;
 	--ctp) test=TestEOSOtherClientsSoak flags+=" --ctp $2"; export SAMSA_FAULTS_CTP_STEPS=$2; shift ;;
 	--share) test=TestShareGroupUnderFaults flags+=" --share $2"; export SAMSA_FAULTS_SHARE_STEPS=$2; shift ;;
@@ -93,7 +98,7 @@ while (($#)); do
 	--extra5)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power]]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] [--power weight] [--segment-bytes n] | --extra | --extra5" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power]]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] [--power weight] [--segment-bytes n] [--lazyfs path] | --extra | --extra5" >&2; exit 2 ;;
 	esac
 	shift
 done

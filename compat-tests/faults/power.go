@@ -486,13 +486,17 @@ func (nm *Nemesis) powerLoss(ctx context.Context, n *Node, what string, s Step) 
 		return err
 	}
 	if n.lazy != nil {
+		before := treeBytes(n.DataDir)
 		if err := n.clearLazyCache(ctx); err != nil {
 			return err
 		}
+		lost := before - treeBytes(n.DataDir)
 		nm.mu.Lock()
 		nm.powerCuts++
+		nm.power.BytesLost += max(lost, 0)
 		nm.mu.Unlock()
-		nm.logf("nemesis: power cut on node %d (%s): lazyfs cache cleared; down for %v", n.ID, what, s.Hold)
+		nm.logf("nemesis: power cut on node %d (%s): lazyfs cache cleared, file sizes down by %d bytes; down for %v",
+			n.ID, what, lost, s.Hold)
 		holdFor(ctx, s.Hold)
 		return n.Restart(ctx)
 	}
@@ -632,4 +636,18 @@ func (nm *Nemesis) powerLossFollowerKillLeader(ctx context.Context, s Step) erro
 	}
 	nm.count(s.Kind, false)
 	return nm.recover(ctx)
+}
+
+// treeBytes sums the sizes of the regular files under dir (best effort).
+func treeBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

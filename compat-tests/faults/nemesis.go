@@ -344,7 +344,7 @@ func (nm *Nemesis) Run(ctx context.Context, s Step) error {
 	if s.Kind == PowerLossFollowerKillLeader {
 		return nm.powerLossFollowerKillLeader(ctx, s)
 	}
-	n, what, err := nm.target(ctx, s)
+	n, what, err := nm.targetOf(ctx, s)
 	if err != nil {
 		nm.logf("nemesis: %v: skipped: %v", s, err)
 		nm.count(s.Kind, true)

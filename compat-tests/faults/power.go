@@ -594,10 +594,47 @@ func (nm *Nemesis) replicasOf(ctx context.Context, p int32) (int32, []int32, err
 	return 0, nil, fmt.Errorf("%w: partition %d has no leader", ErrNoTarget, p)
 }
 
+// targetPatience bounds how long a power-cut step looks for its target
+// (a metadata request can time out on a loaded machine; a skipped cut is
+// a cut not tested).
+const targetPatience = 30 * time.Second
+
+// isPowerLoss reports whether k is one of the power-cut kinds.
+func (k Kind) isPowerLoss() bool {
+	switch k {
+	case PowerLossLeader, PowerLossCoordinator, PowerLossController, PowerLossTxnCoordinator, PowerLossFollowerKillLeader:
+		return true
+	}
+	return false
+}
+
+// targetOf is target, retried for up to targetPatience for power-cut
+// steps.
+func (nm *Nemesis) targetOf(ctx context.Context, s Step) (*Node, string, error) {
+	n, what, err := nm.target(ctx, s)
+	if err == nil || !s.Kind.isPowerLoss() {
+		return n, what, err
+	}
+	perr := pollUntil(ctx, targetPatience, func(ctx context.Context) (bool, error) {
+		n, what, err = nm.target(ctx, s)
+		return err == nil, err
+	})
+	if perr != nil {
+		return nil, "", perr
+	}
+	return n, what, nil
+}
+
 // powerLossFollowerKillLeader runs a PowerLossFollowerKillLeader step.
 func (nm *Nemesis) powerLossFollowerKillLeader(ctx context.Context, s Step) error {
 	p := int32(s.Pick % uint32(nm.Partitions))
-	leader, replicas, err := nm.replicasOf(ctx, p)
+	var leader int32
+	var replicas []int32
+	err := pollUntil(ctx, targetPatience, func(ctx context.Context) (bool, error) {
+		var err error
+		leader, replicas, err = nm.replicasOf(ctx, p)
+		return err == nil, err
+	})
 	var follower *Node
 	if err == nil {
 		var followers []int32

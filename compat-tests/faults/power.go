@@ -688,3 +688,13 @@ func treeBytes(dir string) int64 {
 	})
 	return n
 }
+
+// WithSharePowerLoss is WithPowerLoss for the share soak's weights, with
+// PowerLossShareCoordinator too.
+func WithSharePowerLoss(weights []Weight) []Weight {
+	out := WithPowerLoss(weights)
+	if len(out) > len(weights) {
+		out = append(out, Weight{Kind: PowerLossShareCoordinator, Weight: out[len(out)-1].Weight})
+	}
+	return out
+}

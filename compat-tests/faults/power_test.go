@@ -306,11 +306,14 @@ func TestSoakStepsPowerLoss(t *testing.T) {
 		t.Errorf("%d steps from eight targets, want 4", n)
 	}
 	base := []Weight{{KillLeader, 1}}
-	if w := WithPowerLoss(base); len(w) != 1 {
-		t.Errorf("weights without SAMSA_FAULTS_POWER_WEIGHT: %v", w)
+	if w, ws := WithPowerLoss(base), WithSharePowerLoss(base); len(w) != 1 || len(ws) != 1 {
+		t.Errorf("weights without SAMSA_FAULTS_POWER_WEIGHT: %v, share %v", w, ws)
 	}
 	t.Setenv("SAMSA_FAULTS_POWER_WEIGHT", "2")
 	if w := WithPowerLoss(base); len(w) != 6 || w[5] != (Weight{PowerLossFollowerKillLeader, 2}) || len(base) != 1 {
 		t.Errorf("weights with SAMSA_FAULTS_POWER_WEIGHT=2: %v", w)
+	}
+	if w := WithSharePowerLoss(base); len(w) != 7 || w[6] != (Weight{PowerLossShareCoordinator, 2}) {
+		t.Errorf("share weights with SAMSA_FAULTS_POWER_WEIGHT=2: %v", w)
 	}
 }

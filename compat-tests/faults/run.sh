@@ -36,7 +36,8 @@
 # SIGKILLed as soon as it is back, e.g. run.sh -t 10,5,5,0,0,0,0,20.
 # --power W adds the five power-cut kinds with weight W each to the seeded
 # schedules of --ctxn, --ctp and --share (their weights are listed in
-# ctxn_test.go, eos_clients_test.go and share_test.go).
+# ctxn_test.go, eos_clients_test.go and share_test.go), and to --share's
+# also power-loss-share-coordinator.
 # --segment-bytes N sets the queue workload topic's segment.bytes (e.g.
 # 16384: a roll every few seconds, so power cuts also meet closed segments,
 # snapshots and active segments whose names were never synced).

@@ -25,7 +25,7 @@
 // or transaction coordinator, the active controller, or a follower whose
 // leader is SIGKILLed as soon as it is back (soaks with the queue,
 // KIP-848, confluent transaction and share-group workloads, 3 and 5
-// nodes: 110 emulated power cuts losing 62.9 MB, 22 through lazyfs, no
+// nodes: 140 emulated power cuts losing 75.2 MB, 22 through lazyfs, no
 // anomaly; docs/DURABILITY.md,
 // "Power loss"); a soak can run the cuts through lazyfs, a FUSE file
 // system that drops unsynced writes for real (lazyfs.go, run.sh

@@ -24,9 +24,9 @@
 // Raft directory, which fsyncs, is kept) of a partition leader, the group
 // or transaction coordinator, the active controller, or a follower whose
 // leader is SIGKILLed as soon as it is back (soaks with the queue,
-// KIP-848, confluent transaction and share-group workloads, 3 and 5
-// nodes: 140 emulated power cuts losing 75.2 MB, 22 through lazyfs, no
-// anomaly; docs/DURABILITY.md,
+// KIP-848, transaction, consume-transform-produce and share-group
+// workloads, 3 and 5 nodes: 144 emulated power cuts losing 76.3 MB, 22
+// through lazyfs, no anomaly; docs/DURABILITY.md,
 // "Power loss"); a soak can run the cuts through lazyfs, a FUSE file
 // system that drops unsynced writes for real (lazyfs.go, run.sh
 // --lazyfs). Where namespaces are unavailable

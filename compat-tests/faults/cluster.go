@@ -59,6 +59,10 @@ type Config struct {
 	// (Node.SecondDir) on a tmpfs of that many bytes of its own, for the
 	// DirFullLeader step (jbod.go). It needs root (mount(2)).
 	DirLimit int64
+	// LazyFS, when set, is the path of a lazyfs binary: every node's log
+	// directory is then a lazyfs mount, and power cuts clear its cache
+	// instead of being emulated (lazyfs.go). It needs root and /dev/fuse.
+	LazyFS string
 }
 
 // Network cuts and heals links between nodes, numbered from 0 in the
@@ -103,6 +107,8 @@ type Node struct {
 	mounted bool // DataDir is a tmpfs of its own
 	// secondMounted: SecondDir is a tmpfs of its own.
 	secondMounted bool
+	// lazy is the lazyfs mount of DataDir (Config.LazyFS), nil if none.
+	lazy *lazyMount
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -236,6 +242,7 @@ func StartCluster(t testing.TB, cfg Config) *Cluster {
 		for _, n := range c.all {
 			n.unmountDisk()
 			n.unmountSecondDir()
+			n.unmountLazyFS()
 		}
 		if c.Net != nil {
 			c.Net.Close()
@@ -251,6 +258,13 @@ func StartCluster(t testing.TB, cfg Config) *Cluster {
 	if cfg.DirLimit > 0 {
 		for _, n := range c.all {
 			if err := n.mountSecondDir(cfg.DirLimit); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if cfg.LazyFS != "" {
+		for _, n := range c.all {
+			if err := n.mountLazyFS(cfg.LazyFS); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -40,6 +40,13 @@ const (
 	// DiskFullLeader fills the log directory of a partition leader (a
 	// tmpfs of its own, Config.DiskLimit) for the hold, then frees it.
 	DiskFullLeader Kind = "disk-full-leader"
+	// PowerLossLeader and its variants SIGKILL the node, make its log
+	// directories look as after a power cut (PowerCut: unsynced data
+	// lost), hold, and restart it.
+	PowerLossLeader         Kind = "power-loss-leader"
+	PowerLossCoordinator    Kind = "power-loss-coordinator"
+	PowerLossController     Kind = "power-loss-controller"
+	PowerLossTxnCoordinator Kind = "power-loss-txn-coordinator"
 )
 
 // NetworkKind reports whether k needs the namespace network.
@@ -119,6 +126,10 @@ type Nemesis struct {
 	probes atomic.Int64
 	// cuts are the nodes cut off from a majority (kip848stale.go).
 	cuts []cutSpan
+	// power sums what the power cuts lost (power.go).
+	power PowerCutReport
+	// powerCuts counts the nodes whose power was cut.
+	powerCuts int
 }
 
 // ErrNoTarget is returned when a fault's target cannot be found.
@@ -254,7 +265,7 @@ func (nm *Nemesis) target(ctx context.Context, s Step) (*Node, string, error) {
 	var what string
 	var err error
 	switch s.Kind {
-	case KillLeader, PauseLeader, IsolateLeader, SplitLeaderInMinority, SplitLeaderInMajority, BridgeSplit, KillMinority, DiskFullLeader, SlowLeader, LossyLink:
+	case KillLeader, PauseLeader, IsolateLeader, SplitLeaderInMinority, SplitLeaderInMajority, BridgeSplit, KillMinority, DiskFullLeader, SlowLeader, LossyLink, PowerLossLeader:
 		var ls map[int32]int32
 		ls, err = nm.leaders(ctx)
 		if err == nil {
@@ -265,13 +276,13 @@ func (nm *Nemesis) target(ctx context.Context, s Step) (*Node, string, error) {
 			}
 			id, what = l, fmt.Sprintf("leader of %s/%d", nm.Topic, p)
 		}
-	case KillCoordinator, PauseCoordinator, IsolateCoordinator:
+	case KillCoordinator, PauseCoordinator, IsolateCoordinator, PowerLossCoordinator:
 		id, err = nm.coordinator(ctx, nm.Group, 0)
 		what = "coordinator of group " + nm.Group
-	case IsolateTxnCoordinator, KillTxnCoordinator:
+	case IsolateTxnCoordinator, KillTxnCoordinator, PowerLossTxnCoordinator:
 		id, err = nm.coordinator(ctx, nm.TxnID, 1)
 		what = "coordinator of transactional id " + nm.TxnID
-	case KillController:
+	case KillController, PowerLossController:
 		id, err = nm.controller(ctx)
 		what = "active controller"
 	default:
@@ -330,7 +341,10 @@ func (nm *Nemesis) Run(ctx context.Context, s Step) error {
 	if s.Kind == DirFullLeader {
 		return nm.dirFullStep(ctx, s)
 	}
-	n, what, err := nm.target(ctx, s)
+	if s.Kind == PowerLossFollowerKillLeader {
+		return nm.powerLossFollowerKillLeader(ctx, s)
+	}
+	n, what, err := nm.targetOf(ctx, s)
 	if err != nil {
 		nm.logf("nemesis: %v: skipped: %v", s, err)
 		nm.count(s.Kind, true)
@@ -345,6 +359,10 @@ func (nm *Nemesis) Run(ctx context.Context, s Step) error {
 		nm.logf("nemesis: SIGKILL node %d (%s); down for %v", n.ID, what, s.Hold)
 		holdFor(ctx, s.Hold)
 		if err := n.Restart(ctx); err != nil {
+			return err
+		}
+	case PowerLossLeader, PowerLossCoordinator, PowerLossController, PowerLossTxnCoordinator:
+		if err := nm.powerLoss(ctx, n, what, s); err != nil {
 			return err
 		}
 	case KillMinority:

@@ -34,6 +34,8 @@ type Plan struct {
 	// size (Config.DirLimit) where mount(2) is allowed, for dir-full
 	// steps (DirFullLeader); elsewhere those steps are skipped.
 	DirLimit int64
+	// LazyFS is Config.LazyFS: power cuts through lazyfs (soaks only).
+	LazyFS string
 }
 
 // SoakTargets are the minimum numbers of the three headline faults a soak
@@ -50,6 +52,11 @@ type SoakTargets struct {
 	// DirFulls is the number of steps filling one of two log directories
 	// of a node (DirFullLeader); they need Plan.DirLimit.
 	DirFulls int
+	// PowerLosses is the number of power-cut steps (power.go): half of
+	// them on partition leaders, the rest on the active controller, the
+	// group coordinator, the transaction coordinator and a follower whose
+	// leader is then killed, in turn.
+	PowerLosses int
 }
 
 // SoakSteps builds a shuffled schedule with exactly the target counts of
@@ -83,6 +90,9 @@ func SoakSteps(seed uint64, t SoakTargets, holdMin, holdMax time.Duration) []Ste
 	add(SlowLeader, t.SlowLeaders)
 	add(LossyLink, t.LossyLinks)
 	add(DirFullLeader, t.DirFulls)
+	for i := range t.PowerLosses {
+		kinds = append(kinds, powerLossKind(i))
+	}
 	extra := (t.LeaderKills + t.LeaderPartitions + t.Pauses) / 4
 	others := []Kind{KillCoordinator, KillController, IsolateCoordinator, IsolateTxnCoordinator,
 		SplitLeaderInMajority, BridgeSplit, KillMinority, RollingRestart}
@@ -116,7 +126,7 @@ const (
 //
 //	SAMSA_FAULTS_NODES      3 or 5
 //	SAMSA_FAULTS_SEED       schedule seed (default: time-based, printed)
-//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]
+//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power-losses]]]]]
 //	                        for a soak (e.g. 100,50,50); disk-full steps give
 //	                        every node a tmpfs log directory, dir-full steps
 //	                        a second log directory on a tmpfs; slow-leader and
@@ -124,6 +134,10 @@ const (
 //	SAMSA_FAULTS_DEADLINE   Go duration bounding the fault phase
 //	SAMSA_FAULTS_ACKS       1 for the acks=1 comparison run
 //	SAMSA_FAULTS_UNCLEAN    true for unclean.leader.election.enable=true
+//	SAMSA_FAULTS_SEGMENT_BYTES  the workload topic's segment.bytes (small:
+//	                        frequent rolls, for power cuts)
+//	SAMSA_FAULTS_LAZYFS     path of a lazyfs binary: log dirs on lazyfs,
+//	                        power cuts clear its cache (lazyfs.go)
 //	SAMSA_FAULTS_LOOPBACK   1 to run on loopback (no network faults)
 //	SAMSA_FAULTS_PROXY      1 to run behind the proxy network
 func EnvPlan(p *Plan) error {
@@ -156,10 +170,10 @@ func EnvPlan(p *Plan) error {
 	}
 	if v := os.Getenv("SAMSA_FAULTS_TARGETS"); v != "" {
 		f := strings.Split(v, ",")
-		if len(f) < 3 || len(f) > 7 {
-			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]: %q", v)
+		if len(f) < 3 || len(f) > 8 {
+			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power-losses]]]]]: %q", v)
 		}
-		var n [7]int
+		var n [8]int
 		for i := range f {
 			x, err := strconv.Atoi(strings.TrimSpace(f[i]))
 			if err != nil {
@@ -168,7 +182,7 @@ func EnvPlan(p *Plan) error {
 			n[i] = x
 		}
 		p.Steps = SoakSteps(p.Seed, SoakTargets{LeaderKills: n[0], LeaderPartitions: n[1], Pauses: n[2], DiskFulls: n[3],
-			SlowLeaders: n[4], LossyLinks: n[5], DirFulls: n[6]}, 2*time.Second, 8*time.Second)
+			SlowLeaders: n[4], LossyLinks: n[5], DirFulls: n[6], PowerLosses: n[7]}, 2*time.Second, 8*time.Second)
 		if n[3] > 0 {
 			p.DiskLimit = soakDiskLimit
 		}
@@ -178,6 +192,13 @@ func EnvPlan(p *Plan) error {
 	}
 	if os.Getenv("SAMSA_FAULTS_ACKS") == "1" {
 		p.Queue.Acks = 1
+	}
+	p.LazyFS = os.Getenv("SAMSA_FAULTS_LAZYFS")
+	if v := os.Getenv("SAMSA_FAULTS_SEGMENT_BYTES"); v != "" {
+		if p.Queue.TopicConfigs == nil {
+			p.Queue.TopicConfigs = map[string]*string{}
+		}
+		p.Queue.TopicConfigs["segment.bytes"] = &v
 	}
 	if os.Getenv("SAMSA_FAULTS_UNCLEAN") == "true" {
 		if p.Queue.TopicConfigs == nil {

@@ -21,6 +21,7 @@ type Result struct {
 	Skipped    map[Kind]int        `json:"skipped,omitempty"`
 	Slow       int                 `json:"slow_recoveries"`
 	Disk       map[DiskOutcome]int `json:"disk_full_outcomes,omitempty"`
+	Power      *PowerLossTotals    `json:"power_loss,omitempty"`
 	StepsLeft  int                 `json:"steps_not_run"`
 	Sent       int64               `json:"sent"`
 	Acked      int                 `json:"acked"`
@@ -54,7 +55,7 @@ func RunPlan(t *testing.T, p Plan) (*Report, *Result) {
 	start := time.Now()
 	t.Logf("faults: %d nodes, seed %d, %d steps, deadline %v (replay with SAMSA_FAULTS_SEED=%d)",
 		p.Nodes, p.Seed, len(p.Steps), p.Deadline, p.Seed)
-	cfg := Config{Nodes: p.Nodes, Loopback: p.Loopback, Proxy: p.Proxy}
+	cfg := Config{Nodes: p.Nodes, Loopback: p.Loopback, Proxy: p.Proxy, LazyFS: p.LazyFS}
 	if p.DiskLimit > 0 && DiskAvailable() {
 		cfg.DiskLimit = p.DiskLimit
 	}
@@ -168,6 +169,7 @@ func newResult(workload string, p Plan, network string, nm *Nemesis, ran int, se
 		Nodes:    p.Nodes, Seed: p.Seed, Network: network, Acks: p.Queue.Acks,
 		Faults: done, Skipped: skipped, Slow: slow, StepsLeft: len(p.Steps) - ran,
 		Sent: sent, Acked: rep.Acked, Failed: rep.Failed, Final: rep.FinalRecords,
+		Power:      nm.PowerLosses(),
 		DataLoss:   rep.DataLossReported,
 		Duration:   time.Since(start).Round(time.Second).String(),
 		FinishedAt: time.Now().UTC().Format(time.RFC3339),

@@ -2,9 +2,10 @@
 # run.sh runs a long fault soak of the queue workload (see doc.go) and prints
 # the seed, so that a failing schedule can be replayed.
 #
-#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]]
+#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power]]]]]]
 #                              [-s seed] [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
-#                              [--loopback | --proxy] [--kip848]
+#                              [--loopback | --proxy] [--kip848] [--power weight] [--segment-bytes n]
+#                              [--lazyfs path]
 #   compat-tests/faults/run.sh --ctxn steps [-n nodes] [-s seed] [-r results.jsonl]
 #   compat-tests/faults/run.sh --ctp steps [-n nodes] [-s seed] [-r results.jsonl]
 #   compat-tests/faults/run.sh --share steps [-n nodes] [-s seed] [-d deadline] [-r results.jsonl]
@@ -13,7 +14,7 @@
 #
 # Defaults: 3 nodes, 100 leader kills, 50 leader partitions, 50 pauses (plus
 # a quarter as many coordinator, controller, bridge, majority-split,
-# minority-kill and rolling-restart steps), no disk-full steps, deadline 6h,
+# minority-kill and rolling-restart steps), 25 power cuts, no disk-full steps, deadline 6h,
 # results appended to compat-tests/faults/results.jsonl. Disk-full steps give
 # every node a tmpfs log directory (root). Network namespaces need root and
 # ip(8); without, the nodes run behind the proxy network (--proxy forces it;
@@ -28,6 +29,21 @@
 # directory on a 64 MiB tmpfs of its own, and a step fills it on a node
 # holding workload partitions there (the node must keep running on its
 # other directory, KIP-858), e.g. run.sh -t 0,0,0,0,0,0,10.
+# The eighth number is power cuts (power.go: the node is SIGKILLed and its
+# log directories lose what samsa had not fsynced, then it restarts):
+# half on partition leaders, the rest on the active controller, the group
+# coordinator, the transaction coordinator and a follower whose leader is
+# SIGKILLed as soon as it is back, e.g. run.sh -t 10,5,5,0,0,0,0,20.
+# --power W adds the five power-cut kinds with weight W each to the seeded
+# schedules of --ctxn, --ctp and --share (their weights are listed in
+# ctxn_test.go, eos_clients_test.go and share_test.go), and to --share's
+# also power-loss-share-coordinator.
+# --segment-bytes N sets the queue workload topic's segment.bytes (e.g.
+# 16384: a roll every few seconds, so power cuts also meet closed segments,
+# snapshots and active segments whose names were never synced).
+# --lazyfs PATH (a lazyfs binary, github.com/dsrhaslab/lazyfs; root, fuse3)
+# puts every node's log directory on lazyfs, and power cuts clear its
+# cache of unsynced writes instead of emulating the loss (lazyfs.go).
 #
 # --extra runs TestDiskFullLeader, TestDirFullLeader (three steps),
 # TestUncleanElection, TestMemberRemovedAndAdded, TestQueueUnderSlowLinks
@@ -58,7 +74,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-nodes=3 targets=100,50,50 seed="" deadline=6h results="" acks="" unclean="" flags="" test=TestQueueUnderFaults
+nodes=3 targets=100,50,50,0,0,0,0,25 seed="" deadline=6h results="" acks="" unclean="" flags="" test=TestQueueUnderFaults
 while (($#)); do
 	case $1 in
 	-n) nodes=$2; shift ;;
@@ -71,6 +87,9 @@ while (($#)); do
 	--loopback) export SAMSA_FAULTS_LOOPBACK=1; flags+=" --loopback" ;;
 	--proxy) export SAMSA_FAULTS_PROXY=1; flags+=" --proxy" ;;
 	--kip848) test=TestKIP848GroupUnderFaults flags+=" --kip848" ;;
+	--power) export SAMSA_FAULTS_POWER_WEIGHT=$2; flags+=" --power $2"; shift ;;
+	--segment-bytes) export SAMSA_FAULTS_SEGMENT_BYTES=$2; flags+=" --segment-bytes $2"; shift ;;
+	--lazyfs) export SAMSA_FAULTS_LAZYFS=$2; flags+=" --lazyfs $2"; shift ;;
 	--ctxn) test=TestConfluentTxnSoak flags+=" --ctxn $2"; export SAMSA_FAULTS_CTXN_STEPS=$2; shift ;;
 	--ctp) test=TestEOSOtherClientsSoak flags+=" --ctp $2"; export SAMSA_FAULTS_CTP_STEPS=$2; shift ;;
 	--share) test=TestShareGroupUnderFaults flags+=" --share $2"; export SAMSA_FAULTS_SHARE_STEPS=$2; shift ;;
@@ -80,7 +99,7 @@ while (($#)); do
 	--extra5)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] | --extra | --extra5" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power]]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] [--power weight] [--segment-bytes n] [--lazyfs path] | --extra | --extra5" >&2; exit 2 ;;
 	esac
 	shift
 done

@@ -19,10 +19,12 @@ import (
 const (
 	KillShareCoordinator    Kind = "kill-share-coordinator"
 	IsolateShareCoordinator Kind = "isolate-share-coordinator"
+	// PowerLossShareCoordinator cuts that node's power (power.go).
+	PowerLossShareCoordinator Kind = "power-loss-share-coordinator"
 )
 
 // shareStep applies a share-coordinator step (KillShareCoordinator,
-// IsolateShareCoordinator), heals it and waits for recovery, as
+// IsolateShareCoordinator, PowerLossShareCoordinator), heals it and waits for recovery, as
 // Nemesis.Run does for the others.
 func shareStep(ctx context.Context, nm *Nemesis, s Step, group string, topicID [16]byte) error {
 	if s.Kind == IsolateShareCoordinator && nm.C.Net == nil {
@@ -53,6 +55,10 @@ func shareStep(ctx context.Context, nm *Nemesis, s Step, group string, topicID [
 		nm.logf("nemesis: SIGKILL node %d (%s); down for %v", n.ID, what, s.Hold)
 		holdFor(ctx, s.Hold)
 		if err := n.Restart(ctx); err != nil {
+			return err
+		}
+	case PowerLossShareCoordinator:
+		if err := nm.powerLoss(ctx, n, what, s); err != nil {
 			return err
 		}
 	case IsolateShareCoordinator:
@@ -144,7 +150,7 @@ func RunSharePlan(t *testing.T, p Plan, sp SharePlan) (*Report, *ShareReport, *R
 		TxnID: "faults-txn", RF: int(rf), Logf: t.Logf}
 	ran := runSteps(ctx, t, nm, p, start, stepLoop{
 		step: func(ctx context.Context, s Step) error {
-			if s.Kind == KillShareCoordinator || s.Kind == IsolateShareCoordinator {
+			if s.Kind == KillShareCoordinator || s.Kind == IsolateShareCoordinator || s.Kind == PowerLossShareCoordinator {
 				return shareStep(ctx, nm, s, o.Group, topicID)
 			}
 			return nm.Run(ctx, s)

@@ -42,6 +42,8 @@
 #     The OAUTHBEARER tests run in a second pass on a broker restarted with
 #     connections.max.reauth.ms=5000, as their trivup fixture sets (the other tests run
 #     without it, as their fixtures do).
+#     KAFKA_HOME/bin holds kafka-configs.sh, kafka-topics.sh and kafka-acls.sh wrappers that
+#     run Kafka 4.4's tools (kafka-ref.sh tool) for the tests that shell out to them.
 #     Tests that need a Schema Registry server (tests/integration/schema_registry/ and the
 #     share consumer's schema-registry deserialization cases) are deselected (-k "not
 #     schema_registry") and listed as SKIPPED "needs a Schema Registry server".
@@ -300,6 +302,15 @@ EOF
 }
 
 # --- the tests ---------------------------------------------------------------------------
+# $KAFKA_HOME/bin/<tool>.sh wrappers around Kafka 4.4's tools (kafka-ref.sh tool): the
+# client-quota tests of share_consumer/test_share_consumer_callbacks.py run kafka-configs.sh
+# against either broker (trivup's clusters have the script of their own Kafka).
+for tool in kafka-configs kafka-topics kafka-acls; do
+	mkdir -p "$work/kafka-home/bin"
+	printf '#!/bin/sh\nexec %q tool %s "$@"\n' "$kref" "$tool" >"$work/kafka-home/bin/$tool.sh"
+	chmod +x "$work/kafka-home/bin/$tool.sh"
+done
+export KAFKA_HOME=$work/kafka-home
 cd "$src"
 args=("$@")
 [[ ${#args[@]} -gt 0 ]] || args=(tests/integration)

@@ -4,6 +4,7 @@
 # against one samsa node or one Apache Kafka 4.4 node and prints a table of each test's result.
 #
 #   confluent-python.sh [samsa|kafka] [PYTEST ARGS...]
+#   confluent-python.sh table SAMSA_RESULTS.tsv KAFKA_RESULTS.tsv   (two runs side by side)
 #
 #   PYTEST ARGS   narrow the run (test paths relative to the source tree, -k, ...);
 #                 default: all of tests/integration
@@ -63,8 +64,34 @@ broker=${1:-samsa}
 shift || true
 case $broker in
 samsa | kafka) ;;
+table)
+	# table SAMSA.tsv KAFKA.tsv: the two runs' results.tsv side by side ("*": outcomes
+	# differ), the form of compat-tests/suites/results/confluent-python.txt.
+	[[ $# -eq 2 ]] || {
+		echo "usage: $0 table SAMSA_RESULTS.tsv KAFKA_RESULTS.tsv" >&2
+		exit 2
+	}
+	exec python3 - "$1" "$2" <<'EOF'
+import sys
+
+def load(path):
+    with open(path) as fh:
+        return {r[0]: r[1] for r in (line.rstrip('\n').split('\t') for line in fh) if r and r[0]}
+
+samsa, kafka = load(sys.argv[1]), load(sys.argv[2])
+names = sorted(set(samsa) | set(kafka))
+width = max(len(n) for n in names)
+print(f"{'TEST':<{width}}  {'samsa':<8} {'kafka':<8}")
+for n in names:
+    a, b = samsa.get(n, '-'), kafka.get(n, '-')
+    print(f"{n:<{width}}  {a:<8} {b:<8}{' *' if a != b else ''}")
+for label, d in (('samsa', samsa), ('kafka', kafka)):
+    c = {s: sum(1 for v in d.values() if v == s) for s in ('PASSED', 'FAILED', 'ERROR', 'SKIPPED')}
+    print(f"{label}: passed {c['PASSED']}, failed {c['FAILED']}, error {c['ERROR']}, skipped {c['SKIPPED']}")
+EOF
+	;;
 *)
-	echo "usage: $0 [samsa|kafka] [PYTEST ARGS...]" >&2
+	echo "usage: $0 [samsa|kafka] [PYTEST ARGS...] | table SAMSA.tsv KAFKA.tsv" >&2
 	exit 2
 	;;
 esac

@@ -54,12 +54,15 @@
 #   CKPY_TEST_TIMEOUT=S   pytest-timeout of one test (default 600)
 #   TEST_CONSUMER_GROUP_PROTOCOL=consumer  the suite's KIP-848 variant (passed through)
 #   SAMSA_BINARY=FILE     a samsa binary; default: `go build ./cmd/samsa` of this checkout
+#                         (the table names the checkout's HEAD either way)
 #   SAMSA_REPO=DIR        the samsa checkout (default: the one holding this script)
 #
 # The table has one row per test: PASSED, FAILED (with the first line of pytest's message),
 # ERROR (a fixture failed), SKIPPED (with the reason). Exit status: 0 when nothing failed.
 set -euo pipefail
-
+# The whole script is one block, read before it runs: bash reads a script as it goes, and
+# an edit of this file during a run (which takes long) would otherwise break the run.
+{
 broker=${1:-samsa}
 shift || true
 case $broker in
@@ -406,3 +409,5 @@ print(f"passed {count['PASSED']}, failed {count['FAILED']}, error {count['ERROR'
 print(f'results: {work}/results.tsv; pytest output: {work}/*.out')
 sys.exit(1 if count['FAILED'] or count['ERROR'] else 0)
 EOF
+exit
+}

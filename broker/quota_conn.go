@@ -15,7 +15,8 @@ import (
 // Client quota enforcement on a connection (broker/quota has the rules).
 // After a request is handled, its cost is recorded against the client's
 // quotas: the request's size for Produce (producer_byte_rate), the
-// response's size for a consumer's Fetch (consumer_byte_rate), and the
+// response's size for a consumer's Fetch and a ShareFetch
+// (consumer_byte_rate), and the
 // handler's own time for every request but the exempt ones
 // (request_percentage). When a quota is exceeded, the response carries
 // the largest throttle in throttle_time_ms and the connection runs no
@@ -63,6 +64,10 @@ func (c *conn) enforceQuotas(hdr wire.RequestHeader, req kmsg.Request, resp kmsg
 			return 0 // replication is never throttled
 		}
 		throttle = c.srv.quotas.Record(quotas, controller.QuotaConsumerByteRate, user, clientID, float64(fetchResponseBytes(resp)), now)
+	case *kmsg.ShareFetchRequest:
+		// Kafka 4.4 records a ShareFetch response against the consumer's
+		// fetch quota too (KafkaApis.handleShareFetchRequest).
+		throttle = c.srv.quotas.Record(quotas, controller.QuotaConsumerByteRate, user, clientID, float64(shareFetchResponseBytes(resp)), now)
 	}
 	percent := handled.Seconds() * 100
 	throttle = max(throttle, c.srv.quotas.Record(quotas, controller.QuotaRequestPercentage, user, clientID, percent, now))
@@ -128,6 +133,25 @@ func fetchResponseBytes(resp kmsg.Response) int {
 		for j := range t.Partitions {
 			n += 48 + len(t.Partitions[j].RecordBatches)
 		}
+	}
+	return n
+}
+
+// shareFetchResponseBytes is about the encoded size of a ShareFetch
+// response: its record bytes plus the framing of its partitions and
+// acquired ranges.
+func shareFetchResponseBytes(resp kmsg.Response) int {
+	r, ok := resp.(*kmsg.ShareFetchResponse)
+	if !ok {
+		return 0
+	}
+	n := 16
+	for i := range r.Topics {
+		for j := range r.Topics[i].Partitions {
+			p := &r.Topics[i].Partitions[j]
+			n += 48 + len(p.Records) + 20*len(p.AcquiredRecords)
+		}
+		n += 24
 	}
 	return n
 }

@@ -139,7 +139,7 @@ func brokerDefs() []Def {
 		dyn(d("log.index.interval.bytes", Int, "4096", "Bytes of log between offset index entries.", atLeast(Int, 0))),
 		dyn(d("log.index.size.max.bytes", Int, "10485760", "Largest size of an offset or time index file.", atLeast(Int, 4))),
 		dyn(d("log.segment.delete.delay.ms", Long, "60000", "Delay before a deleted segment is removed from disk.", atLeast(Long, 0))),
-		dyn(d("log.cleanup.policy", List, "delete", "Default cleanup policy: delete, compact, or both.", listOf("compact", "delete"))),
+		dyn(d("log.cleanup.policy", List, "delete", "Default cleanup policy: delete, compact, both, or neither (empty: segments are kept forever).", listOrEmptyOf("compact", "delete"))),
 		d("log.cleaner.enable", Boolean, "true", "Run the log cleaner for compacted topics.", nil),
 		// Kafka can change these two at runtime; samsa reads them at start.
 		d("log.cleaner.backoff.ms", Long, "15000", "How often the cleaner looks for logs to clean (read at start).", atLeast(Long, 0)),

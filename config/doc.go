@@ -182,7 +182,7 @@
 //	| `log.index.interval.bytes` | `4096` | Bytes of log between offset index entries. (dynamic) |
 //	| `log.index.size.max.bytes` | `10485760` | Largest size of an offset or time index file. (dynamic) |
 //	| `log.segment.delete.delay.ms` | `60000` | Delay before a deleted segment is removed from disk. (dynamic) |
-//	| `log.cleanup.policy` | `delete` | Default cleanup policy: delete, compact, or both. (dynamic) |
+//	| `log.cleanup.policy` | `delete` | Default cleanup policy: delete, compact, both, or neither (empty: segments are kept forever). (dynamic) |
 //	| `log.cleaner.enable` | `true` | Run the log cleaner for compacted topics. |
 //	| `log.cleaner.backoff.ms` | `15000` | How often the cleaner looks for logs to clean (read at start). (dynamic) |
 //	| `log.cleaner.dedupe.buffer.size` | `134217728` | Memory for the key map of one clean (read at start). (dynamic) |

@@ -50,7 +50,7 @@ func buildTopicDefs() []TopicDef {
 	}
 	maxLong := strconv.FormatInt(math.MaxInt64, 10)
 	defs := []TopicDef{
-		t("cleanup.policy", List, "log.cleanup.policy", "delete", "delete, compact, or both.", listOf("compact", "delete")),
+		t("cleanup.policy", List, "log.cleanup.policy", "delete", "delete, compact, both, or neither (empty: segments are kept forever).", listOrEmptyOf("compact", "delete")),
 		t("compression.type", String, "compression.type", "producer", "Compression of stored data.", oneOf(compressionTypes...)),
 		t("compression.gzip.level", Int, "compression.gzip.level", "-1", "gzip level.", anyOf(intRange(Int, -1, -1), intRange(Int, 1, 9))),
 		t("compression.lz4.level", Int, "compression.lz4.level", "9", "lz4 level.", intRange(Int, 1, 17)),

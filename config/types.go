@@ -251,6 +251,27 @@ func listOf(allowed ...string) validator {
 	}
 }
 
+// listOrEmptyOf accepts a list, the empty one included, whose items are all
+// in allowed and appear once: Kafka 4.4's ConfigDef.ValidList.in(String...),
+// which cleanup.policy and log.cleanup.policy use (an empty cleanup.policy
+// means neither deletion nor compaction: segments are kept forever).
+func listOrEmptyOf(allowed ...string) validator {
+	item := oneOf(allowed...)
+	return func(s string) error {
+		seen := map[string]bool{}
+		for _, it := range parseList(s) {
+			if err := item(it); err != nil {
+				return fmt.Errorf("item %q: %w", it, err)
+			}
+			if seen[it] {
+				return fmt.Errorf("item %q: values must not be duplicated", it)
+			}
+			seen[it] = true
+		}
+		return nil
+	}
+}
+
 // anyOf accepts a value that one of the validators accepts.
 func anyOf(vs ...validator) validator {
 	return func(s string) error {

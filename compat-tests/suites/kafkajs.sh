@@ -309,72 +309,79 @@ files.forEach((f, i) => {
 JS
 }
 
-case ${1:-} in
-_docker)
-	shift
-	docker_shim "$@"
-	exit
-	;;
-_inner)
-	shift
-	inner "$@"
-	exit
-	;;
-table)
-	shift
-	table "$@"
-	exit
-	;;
-esac
+# main is the whole command, parsed before it runs: editing this file while a run is under way
+# does not change the run (bash reads a script as it goes).
+main() {
+	case ${1:-} in
+	_docker)
+		shift
+		docker_shim "$@"
+		exit
+		;;
+	_inner)
+		shift
+		inner "$@"
+		exit
+		;;
+	table)
+		shift
+		table "$@"
+		exit
+		;;
+	esac
 
-broker=${1:-samsa}
-(($# >= 1)) && shift
-case $broker in
-samsa | kafka) ;;
-*)
-	echo "usage: $0 [samsa|kafka] [jest args...] | $0 table RESULTS.json..." >&2
-	exit 2
-	;;
-esac
+	broker=${1:-samsa}
+	(($# >= 1)) && shift
+	case $broker in
+	samsa | kafka) ;;
+	*)
+		echo "usage: $0 [samsa|kafka] [jest args...] | $0 table RESULTS.json..." >&2
+		exit 2
+		;;
+	esac
 
-export WORK=${SUITES_WORK:-$(mktemp -d "/tmp/samsa-kafkajs-$broker-XXXXXX")}
-mkdir -p "$WORK"
-rm -rf "$WORK"/node* "$WORK/results.json"
-echo "kafkajs.sh: KafkaJS's tests against $broker in $WORK" >&2
+	export WORK=${SUITES_WORK:-$(mktemp -d "/tmp/samsa-kafkajs-$broker-XXXXXX")}
+	mkdir -p "$WORK"
+	rm -rf "$WORK"/node* "$WORK/results.json"
+	echo "kafkajs.sh: KafkaJS's tests against $broker in $WORK" >&2
 
-repo=${KAFKAJS_REPO:-/work/.mirror/tulios+kafkajs/repo}
-commit=$(git -C "$repo" rev-parse HEAD)
-export SRC=${KAFKAJS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/samsa-kafkajs/$commit}/src
-if [[ ! -e $SRC/node_modules/.bin/jest ]]; then
-	rm -rf "$SRC"
-	mkdir -p "$SRC"
-	git -C "$repo" archive "$commit" | tar -x -C "$SRC"
-	(cd "$SRC" && npm install --no-audit --no-fund --ignore-scripts) >&2
-fi
+	repo=${KAFKAJS_REPO:-/work/.mirror/tulios+kafkajs/repo}
+	commit=$(git -C "$repo" rev-parse HEAD)
+	export SRC=${KAFKAJS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/samsa-kafkajs/$commit}/src
+	if [[ ! -e $SRC/node_modules/.bin/jest ]]; then
+		rm -rf "$SRC"
+		mkdir -p "$SRC"
+		git -C "$repo" archive "$commit" | tar -x -C "$SRC"
+		(cd "$SRC" && npm install --no-audit --no-fund --ignore-scripts) >&2
+	fi
 
-(cd "$ROOT" && go build -o "$WORK/samsa" ./cmd/samsa) # samsa's CLI is the readiness probe of both
-export KAFKA_CP=""
-if [[ $broker == kafka ]]; then
-	KAFKA_CP=$("$ROOT/compat-tests/kafka-ref/kafka-ref.sh" classpath)
-fi
-kafka_tool kafka-topics --version >/dev/null # resolves and caches the classpath outside the namespace
+	(cd "$ROOT" && go build -o "$WORK/samsa" ./cmd/samsa) # samsa's CLI is the readiness probe of both
+	export KAFKA_CP=""
+	if [[ $broker == kafka ]]; then
+		KAFKA_CP=$("$ROOT/compat-tests/kafka-ref/kafka-ref.sh" classpath)
+	fi
+	kafka_tool kafka-topics --version >/dev/null # resolves and caches the classpath outside the namespace
 
-mkdir -p "$WORK/bin"
-printf '#!/usr/bin/env bash\nexport WORK=%q SRC=%q\nexec bash %q _docker "$@"\n' \
-	"$WORK" "$SRC" "$HERE/kafkajs.sh" >"$WORK/bin/docker"
-chmod +x "$WORK/bin/docker"
+	mkdir -p "$WORK/bin"
+	printf '#!/usr/bin/env bash\nexport WORK=%q SRC=%q\nexec bash %q _docker "$@"\n' \
+		"$WORK" "$SRC" "$HERE/kafkajs.sh" >"$WORK/bin/docker"
+	chmod +x "$WORK/bin/docker"
 
-args=("$@")
-if [[ ${KAFKAJS_OAUTH:-0} == 1 && $# == 0 ]]; then
-	args=(src/producer/index.spec.js src/broker/__tests__/connect.spec.js src/consumer/__tests__/connection.spec.js
-		src/broker/__tests__/disconnect.spec.js src/admin/__tests__/connection.spec.js src/broker/__tests__/reauthenticate.spec.js)
-fi
-rc=0
-unshare -n bash "$HERE/kafkajs.sh" _inner "$broker" "${args[@]}" || rc=$?
-if [[ -s $WORK/results.json ]]; then
-	table "$WORK/results.json" | tee "$WORK/table.txt"
-else
-	tail -n 40 "$WORK/jest.log" >&2 || true
-fi
-echo "kafkajs.sh: jest exit status $rc; files in $WORK" >&2
-exit $rc
+	args=("$@")
+	if [[ ${KAFKAJS_OAUTH:-0} == 1 && $# == 0 ]]; then
+		args=(src/producer/index.spec.js src/broker/__tests__/connect.spec.js src/consumer/__tests__/connection.spec.js
+			src/broker/__tests__/disconnect.spec.js src/admin/__tests__/connection.spec.js src/broker/__tests__/reauthenticate.spec.js)
+	fi
+	rc=0
+	unshare -n bash "$HERE/kafkajs.sh" _inner "$broker" "${args[@]}" || rc=$?
+	if [[ -s $WORK/results.json ]]; then
+		table "$WORK/results.json" | tee "$WORK/table.txt"
+	else
+		tail -n 40 "$WORK/jest.log" >&2 || true
+	fi
+	echo "kafkajs.sh: jest exit status $rc; files in $WORK" >&2
+	exit $rc
+}
+
+main "$@"
+exit

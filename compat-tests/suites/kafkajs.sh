@@ -289,7 +289,10 @@ const runs = files.map(f => {
     if (tr.assertionResults.length === 0) m.set(`${file} > (file)`, tr.status === 'passed' ? 'PASS' : 'FAIL')
     for (const a of tr.assertionResults) {
       const st = { passed: 'PASS', failed: 'FAIL', pending: 'SKIP', skipped: 'SKIP', todo: 'SKIP' }[a.status] || a.status
-      m.set(`${file} > ${a.fullName}`, st)
+      // A name can repeat within a file; the repeats are told apart by their rank.
+      let key = `${file} > ${a.fullName}`
+      for (let i = 2; m.has(key); i++) key = `${file} > ${a.fullName} (#${i})`
+      m.set(key, st)
     }
   }
   return m

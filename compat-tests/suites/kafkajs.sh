@@ -8,7 +8,7 @@
 #   compat-tests/suites/kafkajs.sh kafka src/producer/index.spec.js -t 'idempotent'
 #   compat-tests/suites/kafkajs.sh table SAMSA/results.json KAFKA/results.json
 #
-# Not part of CI: the whole suite is about 40 minutes per broker on two cores.
+# Not part of CI: the whole suite is about 20 minutes per broker on two cores.
 #
 # The suite is the KafkaJS repository's HEAD from the git mirror (KAFKAJS_REPO), unpacked once
 # into a cache directory with its dev dependencies from the npm registry (`npm install`; the

@@ -193,7 +193,13 @@ func TestShareGroupCoordinatorBinary(t *testing.T) {
 		t.Log("the broker does not serve ShareFetch (key 78): no share Persister is wired, start offsets are not checked")
 	}
 
-	if !shareGroupsCLI(t, b.Addr, group, topic) {
+	// The five kafka-share-groups.sh JVMs can take most of two minutes on
+	// a loaded machine (the whole test once failed with its single context
+	// spent there: "ShareGroupDescribe sg-binary: context deadline
+	// exceeded"), so the requests after them get a context of their own.
+	cliRan := shareGroupsCLI(t, b.Addr, group, topic)
+	ctx = testContext(t, 60*time.Second)
+	if !cliRan {
 		if dr, err := del.RequestWith(ctx, cl); err != nil || dr.Groups[0].ErrorCode != 0 {
 			t.Fatalf("DeleteGroups of the empty group: %v %+v", err, dr)
 		}

@@ -1,6 +1,8 @@
 // Package suites runs other Kafka clients' own integration test suites (franz-go's
 // pkg/kgo tests, segmentio/kafka-go's tests, Sarama's functional tests,
 // librdkafka's, confluent-kafka-go's) against samsa: the tests their authors
+//
+// librdkafka's tests, KafkaJS's tests) against samsa: the tests their authors
 // run against Apache Kafka in their CI, copied unmodified from the Go module cache.
 //
 // The ways to run them:
@@ -40,6 +42,13 @@
 //     broker); aiokafka's conftest starts a Docker image, for which
 //     aiokafka-docker/ is a stand-in docker module. pytable.py prints the
 //     per-test table of their JUnit XML, one run or two side by side.
+//
+//   - kafkajs.sh runs KafkaJS's jest suite (its git mirror, dev dependencies
+//     from npm) against three samsa or three Kafka 4.4 nodes configured from
+//     its CI's docker-compose file (TLS and SASL listeners on its fixed
+//     ports), in a private network namespace:
+//
+//     compat-tests/suites/kafkajs.sh samsa src/admin
 //
 //   - TestFranzGoSuite, part of the normal test run, runs a chosen subset of the kgo
 //     tests against a harness-started samsa and fails if any chosen test does not

@@ -698,17 +698,35 @@ func (g *ConsumerGroup) NextDeadline() (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
-// Tick removes members whose session expired or who did not revoke within
-// their rebalance timeout, and returns the records to write.
-func (g *ConsumerGroup) Tick(now time.Time) []wire.Record {
-	var recs []wire.Record
+// cgFence is a member that Tick removes, and why.
+type cgFence struct {
+	member   string
+	clientID string
+	epoch    int32
+	expired  bool // its session expired (else it did not revoke in time)
+}
+
+// due returns the members whose session expired or who did not revoke
+// within their rebalance timeout, sorted by member id.
+func (g *ConsumerGroup) due(now time.Time) []cgFence {
+	var out []cgFence
 	for _, id := range slices.Sorted(maps.Keys(g.members)) {
 		m := g.members[id]
 		expired := !m.sessionDeadline.IsZero() && !now.Before(m.sessionDeadline)
 		late := !m.revokeDeadline.IsZero() && !now.Before(m.revokeDeadline)
 		if expired || late {
-			recs = append(recs, g.removeMember(now, id)...)
+			out = append(out, cgFence{member: id, clientID: m.clientID, epoch: m.epoch, expired: expired})
 		}
+	}
+	return out
+}
+
+// Tick removes members whose session expired or who did not revoke within
+// their rebalance timeout, and returns the records to write.
+func (g *ConsumerGroup) Tick(now time.Time) []wire.Record {
+	var recs []wire.Record
+	for _, f := range g.due(now) {
+		recs = append(recs, g.removeMember(now, f.member)...)
 	}
 	return recs
 }

@@ -148,6 +148,17 @@ func (s *shard) consumerTick(now time.Time) {
 		if _, ok := s.pipelined(); ok {
 			before = cg.clone()
 		}
+		// Kafka logs these fences at INFO too: a member fenced while its
+		// client still fetches is the usual cause of a record delivered
+		// twice, and this line is what tells it apart.
+		for _, f := range cg.due(now) {
+			why := "its session expired"
+			if !f.expired {
+				why = "it did not revoke its partitions within its rebalance timeout"
+			}
+			s.logger.Info("coordinator: consumer group member fenced because "+why,
+				"group", cg.id, "member", f.member, "client_id", f.clientID, "member_epoch", f.epoch)
+		}
 		if recs := cg.Tick(now); len(recs) > 0 {
 			if err := s.append(now, recs); err != nil {
 				s.logger.Warn("coordinator: writing consumer group expiry failed", "group", cg.id, "err", err)
@@ -349,6 +360,12 @@ func (s *shard) restoreConsumerGroups(ls *loadState, now time.Time) {
 		if !l.hasMetadata {
 			continue
 		}
-		s.addConsumerGroup(restoreConsumerGroup(&s.c.cgConfig, id, l, now), now)
+		cg := restoreConsumerGroup(&s.c.cgConfig, id, l, now)
+		s.addConsumerGroup(cg, now)
+		if len(cg.members) > 0 {
+			// The members' sessions restart now (Kafka logs this at INFO).
+			s.logger.Info("coordinator: loaded consumer group", "group", id, "members", len(cg.members),
+				"group_epoch", cg.epoch, "session_timeout", s.c.cgConfig.SessionTimeout)
+		}
 	}
 }

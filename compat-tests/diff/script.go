@@ -102,8 +102,10 @@ const (
 )
 
 func scriptTopics(s *Session) error {
-	// Before any group or transaction: which internal topics exist.
-	s.Do("fresh-broker", 12, metadataReq(12, false))
+	// No step before the topics are made: which internal topics exist on a
+	// fresh broker depends on how far samsa's start-up creation of
+	// __consumer_offsets has come, a race the comparison cannot explain
+	// (a "fresh-broker" Metadata step here failed once in CI for it).
 	s.Do("setup", 7, createTopicsReq(false,
 		createTopic(topicA, 3, 1),
 		createTopic(topicB, 1, 1, "retention.ms", "3600000", "cleanup.policy", "compact"),

@@ -309,6 +309,7 @@ func (n *Node) controllerDuties() {
 	for _, id := range fenced {
 		n.logger.Warn("fenced broker: no heartbeat within broker.session.timeout.ms", "broker", id, "timeout_ms", n.cfg.BrokerSessionTimeoutMs)
 	}
+	n.ensureClusterMinISR()
 	n.ensureInternalTopics()
 	if elected, err := n.ctrl.ElectUnclean(); err != nil {
 		n.logger.Warn("cannot run unclean leader elections", "err", err)
@@ -316,6 +317,17 @@ func (n *Node) controllerDuties() {
 		n.logger.Warn("unclean leader election: out-of-sync replicas became leaders (unclean.leader.election.enable)", "partitions", elected)
 	}
 	n.balanceLeaders(time.Now())
+}
+
+// ensureClusterMinISR gives the metadata the cluster-wide
+// min.insync.replicas that eligible leader replicas require, from this
+// node's static min.insync.replicas, when it has none (a fresh cluster,
+// or a metadata log of an older samsa; controller/cluster_min_isr.go).
+// Only the active controller calls it.
+func (n *Node) ensureClusterMinISR() {
+	if _, err := n.ctrl.EnsureClusterMinISR(n.cfg.MinInsyncReplicas); err != nil {
+		n.logger.Warn("cannot write the cluster-level min.insync.replicas yet", "err", err)
+	}
 }
 
 // balanceLeaders moves leadership back to the preferred replicas every

@@ -370,6 +370,13 @@ func (n *Node) start() (_ *Node, err error) {
 		return nil, err
 	}
 	n.srv.opts.Forward = n.forward
+	if isController && n.quorum.Leading() {
+		// Kafka 4.4's activation on an empty log: the cluster-wide
+		// min.insync.replicas comes before the brokers register.
+		// controllerDuties repeats it wherever the quorum's leadership
+		// goes.
+		n.ensureClusterMinISR()
+	}
 	if isBroker {
 		if isController {
 			n.advs = advertised(cfg, n.listeners, n.srv.Addrs())

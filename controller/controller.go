@@ -633,7 +633,9 @@ func (c *Controller) AlterGroupConfigs(group string, ops []ConfigOp, validateOnl
 
 // AlterBrokerConfigs applies incremental config operations to a broker's
 // dynamic configs ("" = cluster default). validate, if non-nil, checks the
-// resulting map.
+// resulting map. With eligible leader replicas, a broker's own
+// min.insync.replicas cannot be altered nor the cluster-level one removed
+// (INVALID_CONFIG, cluster_min_isr.go).
 func (c *Controller) AlterBrokerConfigs(broker string, ops []ConfigOp, validateOnly bool, validate func(map[string]string) (int16, string)) (code int16, msg string) {
 	if code, msg := validBrokerResource(broker); code != 0 {
 		return code, msg
@@ -644,6 +646,11 @@ func (c *Controller) AlterBrokerConfigs(broker string, ops []ConfigOp, validateO
 		if ccode != 0 {
 			code, msg = ccode, cmsg
 			return nil
+		}
+		if c.opts.EligibleLeaderReplicas.enabled() {
+			if code, msg = checkMinISRAlter(broker, ops); code != 0 {
+				return nil
+			}
 		}
 		if validate != nil {
 			if code, msg = validate(next); code != 0 {

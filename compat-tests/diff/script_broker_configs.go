@@ -54,6 +54,13 @@ func scriptBrokerConfigs(s *Session) error {
 		s.Do("broker-read-only-accepted", v, incremental("1", true, set, "background.threads", "4", "num.replica.alter.log.dirs.threads", "2"))
 		s.Do("broker-accepted", v, incremental("1", true, set, "background.threads", "4", "log.cleaner.threads", "2"))
 		s.Do("broker-unknown-name", v, incremental("1", true, set, "no.such.config", "1"))
+		// Eligible leader replicas (KIP-966): a broker's own
+		// min.insync.replicas cannot be altered, even deleted while
+		// unset, nor the cluster-level one deleted; it can be set.
+		s.Do("broker-min-isr-per-broker", v, incremental("1", true, set, "min.insync.replicas", "2"))
+		s.Do("broker-min-isr-per-broker-delete", v, incremental("1", true, kmsg.IncrementalAlterConfigOpDelete, "min.insync.replicas", ""))
+		s.Do("broker-min-isr-default-delete", v, incremental("", true, kmsg.IncrementalAlterConfigOpDelete, "min.insync.replicas", ""))
+		s.Do("broker-min-isr-default-set", v, incremental("", true, set, "min.insync.replicas", "1"))
 	})
 	each(kmsg.AlterConfigs, func(v int16) {
 		req := kmsg.NewPtrAlterConfigsRequest()
@@ -65,6 +72,26 @@ func scriptBrokerConfigs(s *Session) error {
 		r.Configs = append(r.Configs, c)
 		req.Resources = append(req.Resources, r)
 		s.Do("broker-bad-value", v, req)
+		// Replacing the cluster level's settings without
+		// min.insync.replicas removes it, which ELR refuses; with it,
+		// the replacement passes.
+		ok := kmsg.NewPtrAlterConfigsRequest()
+		ok.ValidateOnly = true
+		okr := kmsg.NewAlterConfigsRequestResource()
+		okr.ResourceType, okr.ResourceName = kmsg.ConfigResourceTypeBroker, ""
+		for _, kv := range [][2]string{{"log.cleaner.threads", "2"}, {"min.insync.replicas", "1"}} {
+			c := kmsg.NewAlterConfigsRequestResourceConfig()
+			c.Name, c.Value = kv[0], kmsg.StringPtr(kv[1])
+			okr.Configs = append(okr.Configs, c)
+		}
+		without := okr
+		without.Configs = okr.Configs[:1]
+		missing := kmsg.NewPtrAlterConfigsRequest()
+		missing.ValidateOnly = true
+		missing.Resources = append(missing.Resources, without)
+		s.Do("broker-default-replace-without-min-isr", v, missing)
+		ok.Resources = append(ok.Resources, okr)
+		s.Do("broker-default-replace-with-min-isr", v, ok)
 	})
 	if err := s.waitBrokerConfig(30*time.Second, map[string]string{"background.threads": "5", "log.cleaner.threads": "2"}); err != nil {
 		return err

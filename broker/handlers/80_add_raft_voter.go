@@ -28,12 +28,17 @@ type VoterChanges interface {
 	LeaderAndEpoch() (leader int32, epoch int64, m quorum.Member, leading bool)
 	// Members is the Raft configuration as this node knows it.
 	Members() (map[int32]quorum.Member, map[int32]bool, error)
+	// UnregisterController removes a controller's registration
+	// (94_unregister_controller.go).
+	UnregisterController(ctx context.Context, id int32) error
 }
 
-// quorumVoterEndpoints lists the voters of the Raft configuration with
-// their controller listener host and port (DescribeCluster on a
-// controller listener): voters added with AddRaftVoter are there, and
-// removed ones are not. Nil when unknown.
+// quorumVoterEndpoints lists the registered controllers of the Raft
+// configuration (quorum.Member.Registered) with their controller listener
+// host and port (DescribeCluster on a controller listener), as Kafka lists
+// its controller registrations: the voters, voters added with
+// AddRaftVoter, and controllers removed from the voters until
+// UnregisterController. Nil when unknown.
 func quorumVoterEndpoints(d *Deps) []kmsg.DescribeClusterResponseBroker {
 	if d.Voters == nil {
 		return nil
@@ -46,7 +51,7 @@ func quorumVoterEndpoints(d *Deps) []kmsg.DescribeClusterResponseBroker {
 	for _, id := range slices.Sorted(maps.Keys(members)) {
 		host, port, err := net.SplitHostPort(members[id].Addr)
 		p, perr := strconv.ParseUint(port, 10, 16)
-		if !votes[id] || err != nil || perr != nil {
+		if !members[id].Registered(votes[id]) || err != nil || perr != nil {
 			continue
 		}
 		rb := kmsg.NewDescribeClusterResponseBroker()

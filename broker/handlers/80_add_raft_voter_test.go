@@ -18,7 +18,9 @@ type fakeVoters struct {
 	added   []quorum.Member
 	removed [][16]byte
 	updated []quorum.Member
-	err     error
+	// unregistered are the ids UnregisterController was asked for.
+	unregistered []int32
+	err          error
 	// leader, epoch and notLeading are LeaderAndEpoch's answer (this
 	// node, node 1, leads unless notLeading).
 	epoch      int64
@@ -45,8 +47,14 @@ func (f *fakeVoters) RemoveVoter(_ context.Context, _ int32, dir [16]byte) error
 }
 
 func (f *fakeVoters) Members() (map[int32]quorum.Member, map[int32]bool, error) {
-	return map[int32]quorum.Member{1: {Addr: "c1:9093"}, 4: {Addr: "c4:9093", Listener: "CONTROLLER"}, 5: {Addr: "b5:9092"}},
+	return map[int32]quorum.Member{1: {Addr: "c1:9093"}, 4: {Addr: "c4:9093", Listener: "CONTROLLER"}, 5: {Addr: "b5:9092"},
+			6: {Addr: "c6:9093", Listener: "CONTROLLER"}, 7: {Addr: "c7:9093", Listener: "CONTROLLER", Unregistered: true}},
 		map[int32]bool{1: true, 4: true}, nil
+}
+
+func (f *fakeVoters) UnregisterController(_ context.Context, id int32) error {
+	f.unregistered = append(f.unregistered, id)
+	return f.err
 }
 
 // TestRaftVoterHandlers: AddRaftVoter and RemoveRaftVoter check what
@@ -101,8 +109,10 @@ func TestRaftVoterHandlers(t *testing.T) {
 			t.Errorf("remove %s: %v, want %v", tc.name, kerr.ErrorForCode(resp.ErrorCode), kerr.ErrorForCode(tc.want))
 		}
 	}
-	// DescribeCluster on a controller listener lists the voters of the
-	// Raft configuration.
+	// DescribeCluster on a controller listener lists the registered
+	// controllers of the Raft configuration: the voters, and a controller
+	// removed from the voters (6) until it is unregistered (7); not a
+	// broker-only observer (5).
 	req := kmsg.NewPtrDescribeClusterRequest()
 	req.EndpointType = 2
 	out, err := handleDescribeCluster(e.d, &Request{Header: wire.RequestHeader{APIKey: req.Key(), APIVersion: 1}, Body: req, Controller: true})
@@ -110,7 +120,8 @@ func TestRaftVoterHandlers(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := out.(*kmsg.DescribeClusterResponse)
-	if len(resp.Brokers) != 2 || resp.Brokers[0].NodeID != 1 || resp.Brokers[1].NodeID != 4 || resp.Brokers[1].Host != "c4" || resp.Brokers[1].Port != 9093 {
+	if len(resp.Brokers) != 3 || resp.Brokers[0].NodeID != 1 || resp.Brokers[1].NodeID != 4 || resp.Brokers[1].Host != "c4" || resp.Brokers[1].Port != 9093 ||
+		resp.Brokers[2].NodeID != 6 {
 		t.Errorf("controllers %+v", resp.Brokers)
 	}
 }
@@ -132,5 +143,37 @@ func TestUnregisterBrokerHandler(t *testing.T) {
 	}
 	if _, ok := e.d.Controller.Image().Brokers[2]; ok {
 		t.Error("broker 2 still registered")
+	}
+}
+
+// TestUnregisterControllerHandler: the quorum's answers become Kafka
+// 4.4's codes (QuorumController.unregisterController: INVALID_REQUEST for
+// the active controller itself, CONTROLLER_ID_NOT_REGISTERED, 136, for an
+// id that is not registered), and the request needs ALTER on the cluster.
+func TestUnregisterControllerHandler(t *testing.T) {
+	e := newAdminEnv(t)
+	f := &fakeVoters{}
+	e.d.Voters = f
+	for _, tc := range []struct {
+		name string
+		err  error
+		want int16
+	}{
+		{"registered", nil, 0},
+		{"active", fmt.Errorf("x: %w", quorum.ErrUnregisterActive), kerr.InvalidRequest.Code},
+		{"unknown", fmt.Errorf("x: %w", quorum.ErrControllerNotRegistered), kerr.ControllerIDNotRegistered.Code},
+		{"not leader", controller.ErrNotController, kerr.NotController.Code},
+	} {
+		f.err = tc.err
+		resp := e.call(t, &kmsg.UnregisterControllerRequest{ControllerID: 6}, 0).(*kmsg.UnregisterControllerResponse)
+		if resp.ErrorCode != tc.want || (tc.want != 0) != (resp.ErrorMessage != nil) {
+			t.Errorf("%s: %v %v, want %v", tc.name, kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage, kerr.ErrorForCode(tc.want))
+		}
+	}
+	if len(f.unregistered) != 4 || f.unregistered[0] != 6 {
+		t.Errorf("UnregisterController calls %v", f.unregistered)
+	}
+	if kerr.ControllerIDNotRegistered.Code != 136 {
+		t.Errorf("CONTROLLER_ID_NOT_REGISTERED is %d in kerr, Kafka 4.4 has 136", kerr.ControllerIDNotRegistered.Code)
 	}
 }

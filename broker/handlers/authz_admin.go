@@ -34,7 +34,7 @@ func authzAdminCheck(key int16) authzFunc {
 		return authzElectLeaders
 	case kmsg.AlterPartitionAssignments:
 		return authzAlterPartitionAssignments
-	case kmsg.AddRaftVoter, kmsg.RemoveRaftVoter, kmsg.UnregisterBroker:
+	case kmsg.AddRaftVoter, kmsg.RemoveRaftVoter, kmsg.UnregisterBroker, kmsg.UnregisterController:
 		return authzClusterAlter
 	case kmsg.ListPartitionReassignments, kmsg.DescribeUserSCRAMCredentials, kmsg.DescribeQuorum:
 		return authzClusterDescribe
@@ -449,8 +449,8 @@ func authzAlterUserScram(d *Deps, r *Request, next Handler) (kmsg.Response, erro
 	return resp, nil
 }
 
-// authzClusterAlter: AddRaftVoter, RemoveRaftVoter and UnregisterBroker
-// need ALTER on the cluster, else a top-level
+// authzClusterAlter: AddRaftVoter, RemoveRaftVoter, UnregisterBroker and
+// UnregisterController need ALTER on the cluster, else a top-level
 // CLUSTER_AUTHORIZATION_FAILED (Kafka's authorizeClusterOperation).
 func authzClusterAlter(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	if d.authorizedCluster(r, kmsg.ACLOperationAlter) {
@@ -464,6 +464,8 @@ func authzClusterAlter(d *Deps, r *Request, next Handler) (kmsg.Response, error)
 	case *kmsg.RemoveRaftVoterResponse:
 		out.ErrorCode, out.ErrorMessage = code, msg
 	case *kmsg.UnregisterBrokerResponse:
+		out.ErrorCode, out.ErrorMessage = code, msg
+	case *kmsg.UnregisterControllerResponse:
 		out.ErrorCode, out.ErrorMessage = code, msg
 	}
 	return resp, nil

@@ -77,6 +77,7 @@ func Table() []Entry {
 		{Key: int16(kmsg.AddRaftVoter), MinVersion: 0, MaxVersion: 1, Handle: handleAddRaftVoter, Forward: true},
 		{Key: int16(kmsg.RemoveRaftVoter), MinVersion: 0, MaxVersion: 0, Handle: handleRemoveRaftVoter, Forward: true},
 		{Key: int16(kmsg.UnregisterBroker), MinVersion: 0, MaxVersion: 0, Handle: handleUnregisterBroker, Forward: true},
+		{Key: int16(kmsg.UnregisterController), MinVersion: 0, MaxVersion: 0, Handle: handleUnregisterController, Forward: true},
 		{Key: int16(kmsg.ElectLeaders), MinVersion: 0, MaxVersion: 2, Handle: handleElectLeaders, Forward: true},
 		{Key: int16(kmsg.AlterPartitionAssignments), MinVersion: 0, MaxVersion: 1, Handle: handleAlterPartitionReassignments, Forward: true},
 		{Key: int16(kmsg.ListPartitionReassignments), MinVersion: 0, MaxVersion: 0, Handle: handleListPartitionReassignments},

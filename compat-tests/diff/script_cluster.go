@@ -9,7 +9,8 @@ import (
 // partition (and of one that is not), preferred and unclean elections of a
 // partition that needs none and of unknown ones, reassignments that change
 // nothing, name an unknown broker or topic, or cancel what is not running,
-// and the list of reassignments; UnregisterBroker of an unknown broker and
+// and the list of reassignments; UnregisterBroker of an unknown broker,
+// UnregisterController of an unknown controller and of the active one, and
 // the voter changes Kafka refuses before looking at its quorum (a static
 // one here, which it cannot change; samsa can): the zero directory id, no
 // controller listener, another cluster's id.
@@ -18,6 +19,17 @@ func scriptCluster(s *Session) error {
 		req := kmsg.NewPtrUnregisterBrokerRequest()
 		req.BrokerID = 99
 		s.Do("unknown-broker", v, req)
+	})
+	each(kmsg.UnregisterController, func(v int16) {
+		// Node 1 is each broker's own node and active controller.
+		for _, c := range []struct {
+			step string
+			id   int32
+		}{{"unknown-controller", 99}, {"active-controller", 1}} {
+			req := kmsg.NewPtrUnregisterControllerRequest()
+			req.ControllerID = c.id
+			s.Do(c.step, v, req)
+		}
 	})
 	each(kmsg.RemoveRaftVoter, func(v int16) {
 		req := kmsg.NewPtrRemoveRaftVoterRequest()

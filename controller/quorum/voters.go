@@ -49,6 +49,19 @@ type Member struct {
 	// DirectoryID is the member's metadata directory id (meta.properties
 	// directory.id); zero when unknown.
 	DirectoryID [16]byte
+	// Unregistered marks a non-voting controller whose registration
+	// UnregisterController removed (";unregistered=1"); AddVoter, which
+	// adds the member afresh, clears it.
+	Unregistered bool
+}
+
+// Registered reports whether the member is a registered controller: a
+// voter, or a controller added with AddVoter and removed since (it
+// carries its listener name) that was not unregistered. A member from
+// controller.quorum.voters that was removed carries no listener name and
+// looks like a broker-only observer: it is not listed.
+func (m Member) Registered(voter bool) bool {
+	return voter || m.Listener != "" && !m.Unregistered
 }
 
 // serverAddress encodes m as a Raft server address.
@@ -59,6 +72,9 @@ func (m Member) serverAddress() raft.ServerAddress {
 	}
 	if m.DirectoryID != ([16]byte{}) {
 		s += ";directory=" + base64.RawURLEncoding.EncodeToString(m.DirectoryID[:])
+	}
+	if m.Unregistered {
+		s += ";unregistered=1"
 	}
 	return raft.ServerAddress(s)
 }
@@ -77,6 +93,8 @@ func parseMember(a raft.ServerAddress) Member {
 			if b, err := base64.RawURLEncoding.DecodeString(v); err == nil && len(b) == 16 {
 				copy(m.DirectoryID[:], b)
 			}
+		case "unregistered":
+			m.Unregistered = v == "1"
 		}
 	}
 	return m

@@ -24,6 +24,7 @@ func TestMemberAddress(t *testing.T) {
 		{Member{Addr: "h:9093"}, "h:9093"},
 		{Member{Addr: "h:9093", Listener: "CONTROLLER"}, "h:9093;listener=CONTROLLER"},
 		{Member{Addr: "[::1]:9093", Listener: "C", DirectoryID: dir}, "[::1]:9093;listener=C;directory=AQIDBAUGBwgJCgsMDQ4PEA"},
+		{Member{Addr: "h:9093", Listener: "C", DirectoryID: dir, Unregistered: true}, "h:9093;listener=C;directory=AQIDBAUGBwgJCgsMDQ4PEA;unregistered=1"},
 	}
 	for _, tt := range tests {
 		if got := tt.m.serverAddress(); got != tt.addr {

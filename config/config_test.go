@@ -345,6 +345,19 @@ func TestLoadErrors(t *testing.T) {
 		{"ssl listener without keystore", []string{"--override", "listeners=SSL://:9093"}, nil, ErrInvalid, "no keystore"},
 		{"ssl controller listener", []string{"--override", "listener.security.protocol.map=CONTROLLER:SSL,PLAINTEXT:PLAINTEXT", "--override", "listeners=PLAINTEXT://:9092,CONTROLLER://:9093", "--override", "ssl.keystore.location=/x", "--override", "controller.listener.names=CONTROLLER"}, nil, ErrUnsupported, "controller listener"},
 		{"sasl listener", []string{"--override", "listeners=SASL_PLAINTEXT://:9093"}, nil, ErrUnsupported, "SASL_PLAINTEXT"},
+		// Kafka 4.4's documented SASL controller listener, as a compose
+		// file sets it (kafka-docs "Authentication using SASL", KRaft
+		// controllers): refused with what works instead.
+		{"sasl controller listener compose", nil, []string{
+			"KAFKA_NODE_ID=1", "KAFKA_PROCESS_ROLES=broker,controller",
+			"KAFKA_LISTENERS=PLAINTEXT://:9092,CONTROLLER://:9093",
+			"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER",
+			"KAFKA_CONTROLLER_QUORUM_VOTERS=1@localhost:9093",
+			"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:SASL_PLAINTEXT,PLAINTEXT:PLAINTEXT",
+			"KAFKA_SASL_MECHANISM_CONTROLLER_PROTOCOL=PLAIN",
+			"KAFKA_LISTENER_NAME_CONTROLLER_SASL_ENABLED_MECHANISMS=PLAIN",
+			`KAFKA_LISTENER_NAME_CONTROLLER_PLAIN_SASL_JAAS_CONFIG=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`,
+		}, ErrUnsupported, "Map CONTROLLER to PLAINTEXT (e.g. KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:PLAINTEXT"},
 		{"bad protocol map", []string{"--override", "listener.security.protocol.map=A:TLS"}, nil, ErrInvalidValue, "listener.security.protocol.map"},
 		{"negative node", []string{"--override", "node.id=-1"}, nil, ErrInvalidValue, "node.id"},
 		{"node and broker id disagree", []string{"--override", "node.id=1", "--override", "broker.id=2"}, nil, ErrInvalid, "disagree"},

@@ -81,9 +81,17 @@ func (c *Config) checkListener(setting string, l Listener) error {
 		return fmt.Errorf("%w: %s: listener %s has no entry in listener.security.protocol.map", ErrInvalid, setting, l.Name)
 	}
 	if proto != "PLAINTEXT" && contains(c.ControllerListenerNames, l.Name) {
-		// The controller listener also carries the Raft transport, which
-		// speaks no TLS or SASL yet.
-		return fmt.Errorf("%w: %s: controller listener %s uses security protocol %s, which samsa does not support on controller listeners yet (only PLAINTEXT)", ErrUnsupported, setting, l.Name, proto)
+		// The controller listener carries samsa's Raft transport
+		// between controllers (and to broker-only nodes), besides the
+		// Kafka requests brokers and tools send to controllers; that
+		// transport speaks no TLS or SASL, so a secured controller
+		// listener would either not work or not be secured. Refuse, and
+		// say what works (docs/OPERATIONS.md "Controller listener").
+		return fmt.Errorf("%w: %s: controller listener %s is mapped to %s in listener.security.protocol.map; samsa's controller listeners are PLAINTEXT only "+
+			"(they carry samsa's Raft transport between nodes, which has no TLS or SASL, besides the Kafka requests of brokers and tools). "+
+			"Map %s to PLAINTEXT (e.g. KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=%s:PLAINTEXT,...) and keep its port on a network only the cluster's nodes reach; "+
+			"sasl.mechanism.controller.protocol and the listener's JAAS and ssl.* settings are then unused",
+			ErrUnsupported, setting, l.Name, proto, l.Name, l.Name)
 	}
 	return nil
 }

@@ -118,6 +118,8 @@ func voterRequestAttempts(t *testing.T, ctx context.Context, addr string, req km
 			code = r.ErrorCode
 		case *kmsg.UnregisterBrokerResponse:
 			code = r.ErrorCode
+		case *kmsg.UnregisterControllerResponse:
+			code = r.ErrorCode
 		}
 		return code != kerr.NotLeaderForPartition.Code && code != kerr.NotController.Code
 	}) {
@@ -186,11 +188,33 @@ func TestQuorumVoterChanges(t *testing.T) {
 		t.Fatal("node 3 never served the topic created after it was removed from the voters")
 	}
 
+	// Removed from the voters, node 3 is still a registered controller
+	// (DescribeCluster on a controller listener lists it, as Kafka lists
+	// its controller registrations) until UnregisterController; then it
+	// is not, and goes on serving as a broker.
+	waitControllers(t, ctx, c.ControllerAddrs[0], []int32{1, 2, 3})
+	// A retry after a lost answer finds it unregistered already:
+	// waitControllers checks the outcome.
+	changeQuorum(t, ctx, entry, "unregister controller 3", &kmsg.UnregisterControllerRequest{ControllerID: 3}, func() bool { return true })
+	waitControllers(t, ctx, c.ControllerAddrs[0], []int32{1, 2})
+	waitControllers(t, ctx, c.ControllerAddrs[1], []int32{1, 2})
+	if _, err := adm.CreateTopic(ctx, 1, 3, nil, "voters-after-unregister"); err != nil {
+		t.Fatal(err)
+	}
+	if !pollUntil(60*time.Second, func() bool {
+		m, err := rawMetadata(ctx, c.Brokers[2].Addr, "voters-after-unregister")
+		return err == nil && len(m.Topics) == 1 && m.Topics[0].ErrorCode == 0 && len(m.Topics[0].Partitions) == 1
+	}) {
+		t.Fatal("node 3 never served the topic created after it was unregistered")
+	}
+
 	for _, tc := range []struct {
 		name string
 		req  kmsg.Request
 		want int16
 	}{
+		{"unregister an unregistered controller", &kmsg.UnregisterControllerRequest{ControllerID: 3}, kerr.ControllerIDNotRegistered.Code},
+		{"unregister an unknown controller", &kmsg.UnregisterControllerRequest{ControllerID: 9}, kerr.ControllerIDNotRegistered.Code},
 		{"unknown voter", &kmsg.RemoveRaftVoterRequest{VoterID: 9, VoterDirectoryID: [16]byte{9}}, kerr.VoterNotFound.Code},
 		{"zero directory id of no voter", &kmsg.RemoveRaftVoterRequest{VoterID: 3}, kerr.InvalidRequest.Code},
 		{"existing voter", &kmsg.AddRaftVoterRequest{VoterID: 1, VoterDirectoryID: [16]byte{1}, TimeoutMillis: 5000,
@@ -241,11 +265,23 @@ func TestQuorumVoterChanges(t *testing.T) {
 		if !strings.Contains(repl, dirText) {
 			t.Fatalf("describe --replication does not show node 3's directory id %s:\n%s", dirText, repl)
 		}
-		out := tool("--bootstrap-controller", c.ControllerAddrs[1], "remove-controller", "--controller-id", "3", "--controller-directory-id", dirText)
-		t.Logf("remove-controller:\n%s", out)
+		waitControllers(t, ctx, c.ControllerAddrs[1], []int32{1, 2, 3})
+		out := tool("--bootstrap-controller", c.ControllerAddrs[1], "remove-controller", "--controller-id", "3", "--controller-directory-id", dirText, "--unregister")
+		t.Logf("remove-controller --unregister:\n%s", out)
+		if !strings.Contains(out, "Unregistered KRaft controller 3") {
+			t.Fatalf("remove-controller --unregister did not unregister node 3:\n%s", out)
+		}
 		waitQuorum(t, ctx, entry, "node 3 removed by the tool", func(v quorumView) bool { _, ok := v.voters[3]; return len(v.voters) == 2 && !ok })
+		waitControllers(t, ctx, c.ControllerAddrs[1], []int32{1, 2})
+		// kafka-cluster unregister-controller of a controller that is not
+		// registered fails with Kafka's error.
+		if out, err := kafkaref.Tool(t, "kafka-cluster", "unregister-controller", "--bootstrap-controller", c.ControllerAddrs[0], "--id", "3").CombinedOutput(); err == nil ||
+			!strings.Contains(string(out), "ControllerIdNotRegisteredException") && !strings.Contains(string(out), "was not registered") {
+			t.Fatalf("kafka-cluster unregister-controller of an unregistered controller: %v\n%s", err, out)
+		}
 		add()
 		waitQuorum(t, ctx, entry, "node 3 added by the tool again", threeWithDir)
+		waitControllers(t, ctx, c.ControllerAddrs[1], []int32{1, 2, 3})
 	}
 
 	// The voter set is Raft's configuration: a restarted node comes back
@@ -253,6 +289,34 @@ func TestQuorumVoterChanges(t *testing.T) {
 	c.Brokers[0].Stop(t)
 	c.Brokers[0].Restart(t)
 	waitQuorum(t, ctx, c.Brokers[0].Addr, "the changed voter set after a restart", threeWithDir)
+}
+
+// waitControllers polls DescribeCluster on the controller listener addr
+// (endpoint type CONTROLLERS) until it lists exactly the controllers want.
+func waitControllers(t *testing.T, ctx context.Context, addr string, want []int32) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var ids []int32
+	if !pollUntil(60*time.Second, func() bool {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.EndpointType = 2
+		resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
+		if err != nil || resp.ErrorCode != 0 {
+			return false
+		}
+		ids = ids[:0]
+		for _, b := range resp.Brokers {
+			ids = append(ids, b.NodeID)
+		}
+		slices.Sort(ids)
+		return slices.Equal(ids, want)
+	}) {
+		t.Fatalf("DescribeCluster on controller listener %s lists controllers %v, want %v", addr, ids, want)
+	}
 }
 
 // portOf returns the port of host:port.

@@ -19,8 +19,10 @@ import (
 //     value UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST at v0, which has no
 //     such codes, as in Kafka). The response echoes endpoint_type 1.
 //     On a controller listener it is the other way round (Kafka's
-//     ControllerApis): 2 (CONTROLLERS) lists the voters at their
-//     controller listeners with the active controller as controller_id
+//     ControllerApis): 2 (CONTROLLERS) lists the registered controllers
+//     (the voters, and controllers removed from the voters until
+//     UnregisterController) at their controller listeners with the
+//     active controller as controller_id
 //     (kafka-metadata-quorum --bootstrap-controller starts with it), and
 //     1 is MISMATCHED_ENDPOINT_TYPE.
 //
@@ -94,9 +96,9 @@ func handleDescribeCluster(d *Deps, r *Request) (kmsg.Response, error) {
 }
 
 // describeControllers answers DescribeCluster with endpoint type 2 on a
-// controller listener: the voters of the quorum's Raft configuration
-// (controller.quorum.voters when there is none, or it names no
-// host:port) and the active controller.
+// controller listener: the registered controllers of the quorum's Raft
+// configuration (quorumVoterEndpoints; controller.quorum.voters when
+// there is none, or it names no host:port) and the active controller.
 func describeControllers(d *Deps, resp *kmsg.DescribeClusterResponse) *kmsg.DescribeClusterResponse {
 	img := d.Controller.Image()
 	resp.EndpointType = 2

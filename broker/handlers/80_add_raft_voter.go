@@ -28,30 +28,32 @@ type VoterChanges interface {
 	LeaderAndEpoch() (leader int32, epoch int64, m quorum.Member, leading bool)
 	// Members is the Raft configuration as this node knows it.
 	Members() (map[int32]quorum.Member, map[int32]bool, error)
-	// UnregisterController removes a controller's registration
+	// Controllers are the registered controllers as this node knows
+	// them; UnregisterController removes one's registration
 	// (94_unregister_controller.go).
+	Controllers() (map[int32]quorum.Member, error)
 	UnregisterController(ctx context.Context, id int32) error
 }
 
-// quorumVoterEndpoints lists the registered controllers of the Raft
-// configuration (quorum.Member.Registered) with their controller listener
-// host and port (DescribeCluster on a controller listener), as Kafka lists
-// its controller registrations: the voters, voters added with
-// AddRaftVoter, and controllers removed from the voters until
-// UnregisterController. Nil when unknown.
+// quorumVoterEndpoints lists the registered controllers
+// (quorum.Quorum.Controllers) with their controller listener host and
+// port (DescribeCluster on a controller listener), as Kafka lists its
+// controller registrations: the voters, voters added with AddRaftVoter,
+// and controllers removed from the voters until UnregisterController.
+// Nil when unknown.
 func quorumVoterEndpoints(d *Deps) []kmsg.DescribeClusterResponseBroker {
 	if d.Voters == nil {
 		return nil
 	}
-	members, votes, err := d.Voters.Members()
+	ctrls, err := d.Voters.Controllers()
 	if err != nil {
 		return nil
 	}
 	var out []kmsg.DescribeClusterResponseBroker
-	for _, id := range slices.Sorted(maps.Keys(members)) {
-		host, port, err := net.SplitHostPort(members[id].Addr)
+	for _, id := range slices.Sorted(maps.Keys(ctrls)) {
+		host, port, err := net.SplitHostPort(ctrls[id].Addr)
 		p, perr := strconv.ParseUint(port, 10, 16)
-		if !members[id].Registered(votes[id]) || err != nil || perr != nil {
+		if err != nil || perr != nil {
 			continue
 		}
 		rb := kmsg.NewDescribeClusterResponseBroker()

@@ -52,6 +52,12 @@ func (f *fakeVoters) Members() (map[int32]quorum.Member, map[int32]bool, error) 
 		map[int32]bool{1: true, 4: true}, nil
 }
 
+// Controllers: the voters and node 6, a controller removed from the
+// voters; not 5 (a broker-only observer) nor 7 (unregistered).
+func (f *fakeVoters) Controllers() (map[int32]quorum.Member, error) {
+	return map[int32]quorum.Member{1: {Addr: "c1:9093"}, 4: {Addr: "c4:9093", Listener: "CONTROLLER"}, 6: {Addr: "c6:9093", Listener: "CONTROLLER"}}, nil
+}
+
 func (f *fakeVoters) UnregisterController(_ context.Context, id int32) error {
 	f.unregistered = append(f.unregistered, id)
 	return f.err
@@ -110,9 +116,7 @@ func TestRaftVoterHandlers(t *testing.T) {
 		}
 	}
 	// DescribeCluster on a controller listener lists the registered
-	// controllers of the Raft configuration: the voters, and a controller
-	// removed from the voters (6) until it is unregistered (7); not a
-	// broker-only observer (5).
+	// controllers.
 	req := kmsg.NewPtrDescribeClusterRequest()
 	req.EndpointType = 2
 	out, err := handleDescribeCluster(e.d, &Request{Header: wire.RequestHeader{APIKey: req.Key(), APIVersion: 1}, Body: req, Controller: true})

@@ -23,15 +23,15 @@ import (
 //   - The active controller's own id is INVALID_REQUEST ("Controller
 //     cannot unregister itself while it is active."), checked first as in
 //     Kafka's QuorumController; an id that is not a registered controller
-//     is CONTROLLER_ID_NOT_REGISTERED.
+//     (a broker-only node's included) is CONTROLLER_ID_NOT_REGISTERED.
 //   - samsa's controller registrations are the metadata quorum's members
-//     (quorum.Quorum.UnregisterController): a controller removed from the
-//     voters (RemoveRaftVoter) stays registered, and listed by
-//     DescribeCluster on a controller listener, until it is unregistered;
-//     it then keeps receiving the metadata log (a combined node goes on
-//     serving as a broker). A voter stays registered (answered NONE):
-//     Kafka removes its registration, which a running controller writes
-//     again at once.
+//     (quorum.Quorum.Controllers): a controller removed from the voters
+//     (RemoveRaftVoter) stays registered, and listed by DescribeCluster on
+//     a controller listener, until it is unregistered; it then keeps
+//     receiving the metadata log (a combined node goes on serving as a
+//     broker). A voter stays registered (answered NONE): Kafka removes its
+//     registration, which a running controller writes again at once (a
+//     stopped one's stays gone until it starts).
 func handleUnregisterController(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.UnregisterControllerRequest)
 	resp := req.ResponseKind().(*kmsg.UnregisterControllerResponse)

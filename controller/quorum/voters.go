@@ -51,17 +51,9 @@ type Member struct {
 	DirectoryID [16]byte
 	// Unregistered marks a non-voting controller whose registration
 	// UnregisterController removed (";unregistered=1"); AddVoter, which
-	// adds the member afresh, clears it.
+	// adds the member afresh, clears it. Builds that do not know the
+	// field ignore it.
 	Unregistered bool
-}
-
-// Registered reports whether the member is a registered controller: a
-// voter, or a controller added with AddVoter and removed since (it
-// carries its listener name) that was not unregistered. A member from
-// controller.quorum.voters that was removed carries no listener name and
-// looks like a broker-only observer: it is not listed.
-func (m Member) Registered(voter bool) bool {
-	return voter || m.Listener != "" && !m.Unregistered
 }
 
 // serverAddress encodes m as a Raft server address.

@@ -111,3 +111,28 @@ func TestMinISRAlterRefusedWithELR(t *testing.T) {
 		t.Fatal("broker-level min.insync.replicas was written")
 	}
 }
+
+// TestClusterMinISRKeepsELR: writing the first cluster-level value (and
+// dropping broker-level ones) clears no eligible leader replicas, as
+// Kafka's activation and ELR upgrade do not; a later change of the
+// cluster-level value clears every topic's, as Kafka's ClearElrRecord.
+func TestClusterMinISRKeepsELR(t *testing.T) {
+	one := "1"
+	img := &Image{
+		BrokerConfigs: map[string]map[string]string{"2": {"min.insync.replicas": "2"}},
+		Topics: map[string]*Topic{"t": {Name: "t", ID: Uuid{7}, Partitions: []Partition{
+			{Partition: 0, Replicas: []int32{1, 2, 3}, Leader: -1, ELR: []int32{2, 3}, LastKnownELR: []int32{1}}}}},
+	}
+	recs, _ := decideClusterMinISR(img, 1)
+	if len(recs) != 2 {
+		t.Fatalf("decideClusterMinISR = %+v", recs)
+	}
+	if clears := elrClears(img, recs); len(clears) != 0 {
+		t.Fatalf("the first cluster-level value clears %+v", clears)
+	}
+	img.BrokerConfigs = map[string]map[string]string{"": {"min.insync.replicas": "2"}}
+	change := []Record{ConfigRecord{ResourceType: ConfigResourceBroker, Name: "min.insync.replicas", Value: &one}}
+	if clears := elrClears(img, change); len(clears) != 1 {
+		t.Fatalf("a cluster-level change clears %+v, want the one partition", clears)
+	}
+}

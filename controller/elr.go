@@ -285,22 +285,29 @@ func decideUncleanElectionsELR(img *Image, unclean UncleanPolicy, elr ELRPolicy)
 
 // elrClears returns the records that clear the ELR and last known leader
 // of the partitions whose min.insync.replicas recs change (Kafka's
-// ClearElrRecord): a topic's own setting clears that topic, a broker or
-// cluster default clears every topic. img is the image recs were decided
-// against.
+// ClearElrRecord): a topic's own setting clears that topic, a cluster
+// default clears every topic. img is the image recs were decided
+// against. The records of decideClusterMinISR clear nothing, as Kafka's
+// activation and ELR upgrade records do not: the first cluster-level
+// value (there was none) and the removal of broker-level values (refused
+// otherwise while ELR is on) change no effective min.insync.replicas in
+// samsa, which applies the static one.
 func elrClears(img *Image, recs []Record) []Record {
 	all := false
 	topics := map[string]bool{}
+	_, clusterSet := img.BrokerConfigs[""][minISRName]
 	for _, rec := range recs {
 		c, ok := rec.(ConfigRecord)
-		if !ok || c.Name != "min.insync.replicas" {
+		if !ok || c.Name != minISRName {
 			continue
 		}
 		switch c.ResourceType {
 		case ConfigResourceTopic:
 			topics[c.ResourceName] = true
 		case ConfigResourceBroker:
-			all = true
+			if c.ResourceName == "" && clusterSet {
+				all = true
+			}
 		}
 	}
 	if !all && len(topics) == 0 {

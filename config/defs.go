@@ -168,7 +168,7 @@ func brokerDefs() []Def {
 		d("default.replication.factor", Int, "1", "Default replication factor of a new topic.", intRange(Int, 1, math.MaxInt16)),
 		d("auto.create.topics.enable", Boolean, "true", "Create a topic when a client asks for metadata of an unknown one.", nil),
 		d("delete.topic.enable", Boolean, "true", "Allow DeleteTopics.", nil),
-		dyn(d("min.insync.replicas", Int, "1", "Least in-sync replicas for an acks=all write.", atLeast(Int, 1))),
+		dyn(d("min.insync.replicas", Int, "1", "Least in-sync replicas for an acks=all write. The active controller of a new cluster stores its value as the cluster-wide dynamic default, as Kafka 4.4 does for eligible leader replicas (KIP-966); a broker-level value cannot be set.", atLeast(Int, 1))),
 		dyn(d("unclean.leader.election.enable", Boolean, "false", "Allow an out-of-sync replica to become leader.", nil)),
 		d("fetch.max.bytes", Int, "57671680", "Largest number of record bytes returned by one fetch (clients and followers); a request's max_bytes above it is lowered to it.", atLeast(Int, 1024)),
 		d("replica.lag.time.max.ms", Long, "30000", "A follower that has not caught up for this long leaves the ISR.", atLeast(Long, 0)),

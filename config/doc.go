@@ -208,7 +208,7 @@
 //	| `default.replication.factor` | `1` | Default replication factor of a new topic. |
 //	| `auto.create.topics.enable` | `true` | Create a topic when a client asks for metadata of an unknown one. |
 //	| `delete.topic.enable` | `true` | Allow DeleteTopics. |
-//	| `min.insync.replicas` | `1` | Least in-sync replicas for an acks=all write. (dynamic) |
+//	| `min.insync.replicas` | `1` | Least in-sync replicas for an acks=all write. The active controller of a new cluster stores its value as the cluster-wide dynamic default, as Kafka 4.4 does for eligible leader replicas (KIP-966); a broker-level value cannot be set. (dynamic) |
 //	| `unclean.leader.election.enable` | `false` | Allow an out-of-sync replica to become leader. (dynamic) |
 //	| `fetch.max.bytes` | `57671680` | Largest number of record bytes returned by one fetch (clients and followers); a request's max_bytes above it is lowered to it. |
 //	| `replica.lag.time.max.ms` | `30000` | A follower that has not caught up for this long leaves the ISR. |

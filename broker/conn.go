@@ -201,26 +201,32 @@ func (c *conn) read() error {
 	}
 }
 
-// readBody reads a body of size bytes into a buffer that starts at
-// firstChunk and doubles as the bytes actually arrive, so a size prefix
-// alone costs at most firstChunk (a peer announcing 100 MiB and sending
-// nothing used to cost 100 MiB).
+// readBody reads a body of size bytes into a pooled buffer of its size
+// class (framepool.go) when there is one, else into a buffer that starts
+// at firstChunk and doubles as the bytes actually arrive, so a size prefix
+// alone costs at most firstChunk of new memory (a peer announcing 100 MiB
+// and sending nothing used to cost 100 MiB). The buffers it grows out of go
+// to the pools.
 func (c *conn) readBody(size int) ([]byte, error) {
 	if buf := pooledFrame(size); buf != nil {
 		return buf, c.readFull(buf)
 	}
-	buf := make([]byte, min(size, firstChunk))
+	buf := newFrame(min(size, firstChunk))
+	buf = buf[:min(size, cap(buf))]
 	n := 0
 	for {
 		if err := c.readFull(buf[n:]); err != nil {
+			putFrame(buf)
 			return nil, err
 		}
 		n = len(buf)
 		if n == size {
 			return buf, nil
 		}
-		grown := make([]byte, min(size, 2*n))
+		grown := newFrame(min(size, 2*n))
+		grown = grown[:min(size, cap(grown))]
 		copy(grown, buf)
+		putFrame(buf)
 		buf = grown
 	}
 }

@@ -124,6 +124,14 @@ func parseRecord(b []byte, out *Record) ([]byte, error) {
 
 // checkRecords checks that body holds exactly n well-framed records.
 func checkRecords(body []byte, n int32) *BatchError {
+	if recordsFramed(body, n) {
+		return nil
+	}
+	return walkRecords(body, n)
+}
+
+// walkRecords is checkRecords with parseRecord, which says what is wrong.
+func walkRecords(body []byte, n int32) *BatchError {
 	for i := range n {
 		if len(body) == 0 {
 			return batchErr(kerr.InvalidRecord, "batch declares %d records but holds %d", n, i)

@@ -96,7 +96,7 @@ func main() {
 		return nil
 	})
 	procs := flag.Int("procs", 1, "producer and consumer processes (1: both in this process)")
-	consume := flag.String("consume", "kgo", "how the consumer processes of -procs read: kgo (franz-go's consumer), raw (plain Fetch requests; batch CRCs, record counts and offsets checked, nothing decoded into records; uncompressed only; phase consume-raw), or kgo,raw (both, one after the other, on the same records)")
+	consume := flag.String("consume", "kgo", "how the consumer processes of -procs read: kgo (franz-go's consumer), raw (plain Fetch requests; batch CRCs, record counts and offsets checked, nothing decoded into records; uncompressed only; phase consume-raw), or kgo,raw (both, one after the other, on the same records); none: produce only (for profiling the produce path)")
 	var brokerPIDs []int
 	flag.Func("broker-pid", "pid of the broker (same machine), for its CPU per GB and RSS; several comma-separated (a cluster's nodes) are summed", func(v string) (err error) {
 		brokerPIDs, err = parsePIDs(v)
@@ -132,8 +132,8 @@ func main() {
 	o := options{brokers: *brokers, records: *records, size: *size, partitions: *partitions, acks: *acks, codec: *codec,
 		procs: *procs, rate: *e2eRate, duration: *e2eDuration, warmup: *e2eWarmup, brokerPID: brokerPIDs, consume: *consume, consumeRepeat: *consumeRepeat}
 	for _, m := range strings.Split(*consume, ",") {
-		if m != "kgo" && m != "raw" {
-			fmt.Fprintln(os.Stderr, "samsa-load: -consume takes kgo, raw or both (kgo,raw)")
+		if m != "kgo" && m != "raw" && (m != "none" || *consume != "none") {
+			fmt.Fprintln(os.Stderr, "samsa-load: -consume takes kgo, raw, both (kgo,raw) or none")
 			os.Exit(2)
 		}
 	}

@@ -51,7 +51,8 @@ type options struct {
 	warmup        time.Duration
 	brokerPID     []int
 	// consume is how consumer processes of -procs read: "kgo" (franz-go's
-	// consumer) or "raw" (plain Fetch requests, rawconsume.go).
+	// consumer), "raw" (plain Fetch requests, rawconsume.go) or "none"
+	// (produce only).
 	consume string
 	// consumeRepeat is how many times -procs consumes the topic
 	// (-consume-repeat), each time with fresh consumer processes.
@@ -272,6 +273,9 @@ func runProcs(o options) error {
 	// -consume-repeat times with fresh consumer processes: more consume
 	// samples per produce.
 	for _, mode := range strings.Split(o.consume, ",") {
+		if mode == "none" {
+			break // -consume none: produce only
+		}
 		if err := consumeProcs(ctx, o, topic, mode, consumers, ends); err != nil {
 			return err
 		}

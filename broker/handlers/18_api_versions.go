@@ -22,8 +22,9 @@ import (
 // REBOOTSTRAP_REQUIRED, so that a client whose connection was routed to the
 // wrong broker rebootstraps (the Java client 4.4 sends them with
 // metadata.cluster.check.enable). As in Kafka 4.4 (KafkaApis; its
-// ControllerApis only validates) the mismatch is checked on broker
-// listeners only; both errors answer with no API keys. v3+ lists the
+// ControllerApis and its SaslServerAuthenticator only validate) the
+// mismatch is checked on broker listeners and, with SASL, once the client
+// authenticated; both errors answer with no API keys. v3+ lists the
 // supported and finalized features (see Features). A request of a
 // version we do not know is answered by the connection layer in the v0
 // shape with UNSUPPORTED_VERSION and this same list, so that the client
@@ -47,7 +48,7 @@ func handleApiVersions(d *Deps, r *Request) (kmsg.Response, error) {
 			resp.ErrorCode = kerr.InvalidRequest.Code
 			return resp, nil
 		}
-		if req.ClusterID != nil && !r.Controller && d != nil && d.Controller != nil && (*req.ClusterID != d.Controller.Image().ClusterID || req.NodeID != d.Config.NodeID) {
+		if req.ClusterID != nil && !r.Controller && !r.Authenticating && d != nil && d.Controller != nil && (*req.ClusterID != d.Controller.Image().ClusterID || req.NodeID != d.Config.NodeID) {
 			resp := kmsg.NewPtrApiVersionsResponse()
 			resp.ErrorCode = kerr.RebootstrapRequired.Code
 			return resp, nil

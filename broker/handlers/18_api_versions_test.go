@@ -215,6 +215,25 @@ func TestApiVersionsClusterCheck(t *testing.T) {
 			t.Errorf("%s: error %d with %d keys, want %d", tc.name, resp.ErrorCode, len(resp.ApiKeys), tc.want)
 		}
 	}
+	// Before SASL authentication only the pairing is checked, as Kafka's
+	// SaslServerAuthenticator does.
+	for _, tc := range []struct {
+		cluster *string
+		node    int32
+		want    int16
+	}{{&other, node, 0}, {nil, node, kerr.InvalidRequest.Code}} {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.Version = 5
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1.0"
+		req.ClusterID, req.NodeID = tc.cluster, tc.node
+		got, err := handleApiVersions(e.d, &Request{Header: wire.RequestHeader{APIKey: 18, APIVersion: 5}, Body: req, Authenticating: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code := got.(*kmsg.ApiVersionsResponse).ErrorCode; code != tc.want {
+			t.Errorf("authenticating, cluster %v node %d: error %d, want %d", tc.cluster, tc.node, code, tc.want)
+		}
+	}
 	// Below v5 the fields do not exist: nothing is checked.
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1.0"

@@ -26,8 +26,11 @@ import (
 //   - v5 is transaction version 2 (KIP-890 part 2): the client sends no
 //     AddOffsetsToTxn, so the group's partition is added to the
 //     transaction here (starting one if none is ongoing).
-//   - v6 names topics by id (KIP-848's topic ids, as OffsetCommit v10): an
-//     unknown or zero id is UNKNOWN_TOPIC_ID; the answer carries the ids.
+//   - v6 names topics by id (KIP-1319, as OffsetCommit v10): an unknown or
+//     zero id is UNKNOWN_TOPIC_ID; the answer carries the ids. From v6 a
+//     member's commit to a group that does not exist is GROUP_ID_NOT_FOUND
+//     and a stale KIP-848 member epoch STALE_MEMBER_EPOCH (both
+//     ILLEGAL_GENERATION before, as Kafka 4.4's OffsetMetadataManager).
 //   - Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION (v6:
 //     UNKNOWN_TOPIC_ID) and are not staged, as in OffsetCommit. As in
 //     Kafka 4.4's KafkaApis they are sorted out first: when no partition

@@ -187,6 +187,14 @@ func txnFlow(s *Session, l int16) {
 		bad.Topics = []kmsg.TxnOffsetCommitRequestTopic{bt}
 		s.Do(c.name, tv, &bad)
 	}
+	if tv >= 5 {
+		// A member's commit to a group that does not exist:
+		// ILLEGAL_GENERATION, GROUP_ID_NOT_FOUND from v6 (v5+ adds the
+		// group's partition to the transaction itself).
+		none := *toc
+		none.Group, none.Generation, none.MemberID = "diff-tg-none", 3, "diff-member"
+		s.Do("member-of-no-group", tv, &none)
+	}
 
 	end := kmsg.NewPtrEndTxnRequest()
 	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = txnID, pid, epoch, true

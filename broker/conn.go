@@ -385,7 +385,8 @@ func (c *conn) handle(frame []byte, read time.Time, detach handlers.Detacher) (o
 			return outgoing{buf: mutations.patchFrame(c, hdr, req, out), throttle: mutations.muteTime()}, nil
 		}
 	}
-	hr := &handlers.Request{Header: hdr, Body: req, ConnID: c.id, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(), Controller: c.controller, Detacher: detach}
+	hr := &handlers.Request{Header: hdr, Body: req, ConnID: c.id, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(), Controller: c.controller, Detacher: detach,
+		Authenticating: c.sasl != nil && !c.sasl.authenticated()}
 	resp, err := handlers.Serve(entry, c.srv.opts.Deps, hr)
 	if err != nil {
 		return outgoing{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)

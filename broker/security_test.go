@@ -214,6 +214,39 @@ func TestSecureListeners(t *testing.T) {
 			t.Fatal("Metadata answered before authentication")
 		}
 	})
+	t.Run("ApiVersions v5 cluster check only once authenticated", func(t *testing.T) {
+		// Kafka 4.4 answers REBOOTSTRAP_REQUIRED to a client naming another
+		// cluster (KIP-1242), but its SaslServerAuthenticator does not
+		// check before authentication: franz-go sends the cluster id in
+		// its first ApiVersions, before SASL.
+		other := "another-cluster"
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.Version, req.ClientSoftwareName, req.ClientSoftwareVersion = 5, "test", "1.0"
+		req.ClusterID, req.NodeID = &other, 1
+		for _, c := range []struct {
+			addr string
+			want int16
+		}{{s.saslPlaintext, 0}, {s.plain, kerr.RebootstrapRequired.Code}} {
+			conn, err := net.Dial("tcp", c.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn.SetDeadline(time.Now().Add(20 * time.Second))
+			if _, err := conn.Write(requestFrame(req, 1)); err != nil {
+				t.Fatal(err)
+			}
+			body, err := readFrame(conn)
+			conn.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := kmsg.NewPtrApiVersionsResponse()
+			resp.Version = 5
+			if err := resp.ReadFrom(body[4:]); err != nil || resp.ErrorCode != c.want {
+				t.Fatalf("%s: %v, error %d, want %d", c.addr, err, resp.ErrorCode, c.want)
+			}
+		}
+	})
 	t.Run("SASL handshake v0 with a bare PLAIN token", func(t *testing.T) {
 		conn, err := net.Dial("tcp", s.saslPlaintext)
 		if err != nil {

@@ -121,11 +121,15 @@ type ConsumerGroup struct {
 	regexes map[string]*regexp.Regexp // compiled subscriptions, not persisted
 }
 
-// NewConsumerGroup returns an empty consumer group at epoch 0.
+// NewConsumerGroup returns an empty consumer group at epoch 1: Kafka 4.4
+// starts every new KIP-848 group there (ModernGroup's constructor), so the
+// first member's join bumps it to 2, and the member and assignment epochs
+// with it (compat-tests/diff, ConsumerGroupDescribe).
 func NewConsumerGroup(cfg *ConsumerGroupConfig, id string, now time.Time) *ConsumerGroup {
 	return &ConsumerGroup{
 		cfg:        cfg,
 		id:         id,
+		epoch:      1,
 		members:    map[string]*cgMember{},
 		static:     map[string]string{},
 		target:     map[string]Assignment{},

@@ -42,20 +42,20 @@ func TestConsumerGroupThroughCoordinator(t *testing.T) {
 
 	resp := c.ConsumerGroupHeartbeat(ctx, cl, img, cgJoinReq("g", "m1", "orders"))
 	wantCode(t, "join", resp.ErrorCode, nil)
-	if resp.MemberEpoch != 1 || resp.Assignment == nil || len(resp.Assignment.Topics[0].Partitions) != 4 || resp.HeartbeatIntervalMillis != 5000 {
+	if resp.MemberEpoch != 2 || resp.Assignment == nil || len(resp.Assignment.Topics[0].Partitions) != 4 || resp.HeartbeatIntervalMillis != 5000 {
 		t.Fatalf("join: %+v", resp)
 	}
 
 	// Commits: the member epoch is the generation.
-	codes := commitCodes(c.OffsetCommit(ctx, commitReq("g", "m1", 1, "orders", map[int32]int64{0: 5, 1: 6})))
+	codes := commitCodes(c.OffsetCommit(ctx, commitReq("g", "m1", 2, "orders", map[int32]int64{0: 5, 1: 6})))
 	wantCode(t, "commit", codes[0], nil)
-	codes = commitCodes(c.OffsetCommit(ctx, commitReq("g", "m1", 2, "orders", map[int32]int64{0: 7})))
+	codes = commitCodes(c.OffsetCommit(ctx, commitReq("g", "m1", 3, "orders", map[int32]int64{0: 7})))
 	wantCode(t, "commit stale epoch", codes[0], kerr.StaleMemberEpoch)
-	codes = commitCodes(c.OffsetCommit(ctx, commitReq("g", "zz", 1, "orders", map[int32]int64{0: 7})))
+	codes = commitCodes(c.OffsetCommit(ctx, commitReq("g", "zz", 2, "orders", map[int32]int64{0: 7})))
 	wantCode(t, "commit unknown member", codes[0], kerr.UnknownMemberID)
 	codes = commitCodes(c.OffsetCommit(ctx, commitReq("g", "", -1, "orders", map[int32]int64{0: 7})))
 	wantCode(t, "admin commit to a live group", codes[0], kerr.UnknownMemberID)
-	old := commitReq("g", "m1", 1, "orders", map[int32]int64{0: 7})
+	old := commitReq("g", "m1", 2, "orders", map[int32]int64{0: 7})
 	old.Version = 8
 	wantCode(t, "commit v8", commitCodes(c.OffsetCommit(ctx, old))[0], kerr.UnsupportedVersion)
 
@@ -67,9 +67,9 @@ func TestConsumerGroupThroughCoordinator(t *testing.T) {
 		f.Groups = []kmsg.OffsetFetchRequestGroup{g}
 		return c.OffsetFetch(ctx, f).Groups[0].ErrorCode
 	}
-	wantCode(t, "fetch as member", fetch(ptr("m1"), 1), nil)
+	wantCode(t, "fetch as member", fetch(ptr("m1"), 2), nil)
 	wantCode(t, "fetch stale", fetch(ptr("m1"), 0), kerr.StaleMemberEpoch)
-	wantCode(t, "fetch unknown", fetch(ptr("zz"), 1), kerr.UnknownMemberID)
+	wantCode(t, "fetch unknown", fetch(ptr("zz"), 2), kerr.UnknownMemberID)
 	wantCode(t, "fetch as admin", fetch(nil, -1), nil)
 	if got := fetchAll(t, c, "g"); got["orders/0"] != 5 || got["orders/1"] != 6 {
 		t.Fatalf("offsets %v", got)
@@ -109,8 +109,8 @@ func TestConsumerGroupThroughCoordinator(t *testing.T) {
 	}
 
 	d := cgDescribe(t, c, "g")
-	if d.ErrorCode != 0 || d.State != "Stable" || d.Epoch != 1 || d.AssignmentEpoch != 1 || d.AssignorName != "uniform" || len(d.Members) != 1 ||
-		d.Members[0].MemberEpoch != 1 || len(d.Members[0].Assignment.TopicPartitions) != 1 || d.Members[0].Assignment.TopicPartitions[0].Topic != "orders" {
+	if d.ErrorCode != 0 || d.State != "Stable" || d.Epoch != 2 || d.AssignmentEpoch != 2 || d.AssignorName != "uniform" || len(d.Members) != 1 ||
+		d.Members[0].MemberEpoch != 2 || len(d.Members[0].Assignment.TopicPartitions) != 1 || d.Members[0].Assignment.TopicPartitions[0].Topic != "orders" {
 		t.Fatalf("describe: %+v", d)
 	}
 
@@ -126,14 +126,14 @@ func TestConsumerGroupThroughCoordinator(t *testing.T) {
 		t.Fatalf("offsets after restart %v", got)
 	}
 	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
-	hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = 1, "g", "m1", 1, -1
+	hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = 1, "g", "m1", 2, -1
 	wantCode(t, "heartbeat after restart", c.ConsumerGroupHeartbeat(ctx, cl, img, hb).ErrorCode, nil)
 
 	// Leave, then the empty group can be deleted; a JoinGroup converts
 	// an empty one back to classic.
 	hb.MemberEpoch = -1
 	wantCode(t, "leave", c.ConsumerGroupHeartbeat(ctx, cl, img, hb).ErrorCode, nil)
-	if d := cgDescribe(t, c, "g"); d.State != "Empty" || d.Epoch != 2 {
+	if d := cgDescribe(t, c, "g"); d.State != "Empty" || d.Epoch != 3 {
 		t.Fatalf("after leave: %s epoch %d", d.State, d.Epoch)
 	}
 	codes = commitCodes(c.OffsetCommit(ctx, commitReq("g", "", -1, "orders", map[int32]int64{2: 9})))

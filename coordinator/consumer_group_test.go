@@ -113,7 +113,7 @@ func TestConsumerGroupJoinRevokeOrder(t *testing.T) {
 	g := NewConsumerGroup(&testCGConfig, "g", now)
 	a := &cgClient{id: "a"}
 	resp, recs := a.hb(t, g, now, img, "orders")
-	if resp.ErrorCode != 0 || resp.MemberEpoch != 1 || a.owned.count() != 6 || len(recs) == 0 {
+	if resp.ErrorCode != 0 || resp.MemberEpoch != 2 || a.owned.count() != 6 || len(recs) == 0 {
 		t.Fatalf("first join: code %d epoch %d owned %d recs %d", resp.ErrorCode, resp.MemberEpoch, a.owned.count(), len(recs))
 	}
 	if got := g.StateName(); got != "Stable" {
@@ -121,16 +121,16 @@ func TestConsumerGroupJoinRevokeOrder(t *testing.T) {
 	}
 	b := &cgClient{id: "b"}
 	resp, _ = b.hb(t, g, now, img, "orders")
-	if resp.MemberEpoch != 2 || b.owned.count() != 0 {
-		t.Fatalf("b joins: epoch %d owned %d; want 2 and nothing yet (a still owns)", resp.MemberEpoch, b.owned.count())
+	if resp.MemberEpoch != 3 || b.owned.count() != 0 {
+		t.Fatalf("b joins: epoch %d owned %d; want 3 and nothing yet (a still owns)", resp.MemberEpoch, b.owned.count())
 	}
 	if g.members["b"].state != memberUnreleased || g.StateName() != "Reconciling" {
 		t.Fatalf("b state %d group %s", g.members["b"].state, g.StateName())
 	}
 	checkDisjoint(t, a, b)
-	// a learns it must revoke 3; its epoch stays 1 until it did.
+	// a learns it must revoke 3; its epoch stays 2 until it did.
 	resp, _ = a.hb(t, g, now, img)
-	if resp.MemberEpoch != 1 || a.owned.count() != 3 || g.members["a"].state != memberUnrevoked {
+	if resp.MemberEpoch != 2 || a.owned.count() != 3 || g.members["a"].state != memberUnrevoked {
 		t.Fatalf("a revoking: epoch %d owned %d state %d", resp.MemberEpoch, a.owned.count(), g.members["a"].state)
 	}
 	checkDisjoint(t, a, b)
@@ -141,7 +141,7 @@ func TestConsumerGroupJoinRevokeOrder(t *testing.T) {
 	}
 	// a acknowledges (its request lists only the 3 it kept).
 	resp, _ = a.hb(t, g, now, img)
-	if resp.MemberEpoch != 2 || g.members["a"].state != memberStable {
+	if resp.MemberEpoch != 3 || g.members["a"].state != memberStable {
 		t.Fatalf("a after revoking: epoch %d state %d", resp.MemberEpoch, g.members["a"].state)
 	}
 	b.hb(t, g, now, img)
@@ -155,14 +155,14 @@ func TestConsumerGroupJoinRevokeOrder(t *testing.T) {
 	leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch = 1, "g", "b", -1
 	lresp := leave.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	g.Heartbeat(now, Client{}, img, leave, lresp)
-	if lresp.ErrorCode != 0 || lresp.MemberEpoch != -1 || g.epoch != 3 {
+	if lresp.ErrorCode != 0 || lresp.MemberEpoch != -1 || g.epoch != 4 {
 		t.Fatalf("leave: code %d epoch %d group epoch %d", lresp.ErrorCode, lresp.MemberEpoch, g.epoch)
 	}
 	if g.StateName() != "Assigning" {
 		t.Fatalf("after leave: %s, want Assigning", g.StateName())
 	}
 	a.hb(t, g, now, img)
-	if a.owned.count() != 6 || a.epoch != 3 {
+	if a.owned.count() != 6 || a.epoch != 4 {
 		t.Fatalf("a after b left: owned %d epoch %d", a.owned.count(), a.epoch)
 	}
 }
@@ -238,17 +238,17 @@ func TestConsumerGroupPreviousEpochAccepted(t *testing.T) {
 	b := &cgClient{id: "b"}
 	b.hb(t, g, now, img, "orders")
 	a.hb(t, g, now, img) // told to revoke
-	a.hb(t, g, now, img) // revoked; epoch 2 (answer "lost" below)
-	if a.epoch != 2 {
+	a.hb(t, g, now, img) // revoked; epoch 3 (answer "lost" below)
+	if a.epoch != 3 {
 		t.Fatalf("epoch %d", a.epoch)
 	}
 	// The client retries with its previous epoch, owning a subset: fine.
-	a.epoch = 1
-	if resp, _ := a.hb(t, g, now, img); resp.ErrorCode != 0 || resp.MemberEpoch != 2 {
+	a.epoch = 2
+	if resp, _ := a.hb(t, g, now, img); resp.ErrorCode != 0 || resp.MemberEpoch != 3 {
 		t.Fatalf("previous epoch retry: code %d epoch %d", resp.ErrorCode, resp.MemberEpoch)
 	}
 	// With partitions it was never given: fenced.
-	a.epoch = 1
+	a.epoch = 2
 	a.owned.add(topicIDOf("orders"), 3)
 	a.owned.add(topicIDOf("orders"), 2)
 	if resp, _ := a.hb(t, g, now, img); resp.ErrorCode != kerr.FencedMemberEpoch.Code {
@@ -321,7 +321,7 @@ func TestConsumerGroupRegexFollowsTopics(t *testing.T) {
 	// and assigns it.
 	img["orders-us"] = 3
 	r2, _ := a.hb(t, g, now, img)
-	if r2.MemberEpoch != 2 || a.owned.count() != 5 {
+	if r2.MemberEpoch != 3 || a.owned.count() != 5 {
 		t.Fatalf("after topic creation: epoch %d owned %d", r2.MemberEpoch, a.owned.count())
 	}
 	delete(img, "orders-eu")
@@ -347,7 +347,7 @@ func TestConsumerGroupStaticMember(t *testing.T) {
 		g.Heartbeat(now, Client{}, img, r, resp)
 		return resp
 	}
-	if r := join("m1"); r.ErrorCode != 0 || r.MemberEpoch != 1 {
+	if r := join("m1"); r.ErrorCode != 0 || r.MemberEpoch != 2 {
 		t.Fatalf("static join: %d %d", r.ErrorCode, r.MemberEpoch)
 	}
 	if r := join("m2"); r.ErrorCode != kerr.UnreleasedInstanceID.Code {
@@ -357,11 +357,11 @@ func TestConsumerGroupStaticMember(t *testing.T) {
 	leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch, leave.InstanceID = 1, "g", "m1", -2, ptr("i1")
 	lr := leave.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	g.Heartbeat(now, Client{}, img, leave, lr)
-	if lr.ErrorCode != 0 || lr.MemberEpoch != -2 || g.epoch != 1 {
+	if lr.ErrorCode != 0 || lr.MemberEpoch != -2 || g.epoch != 2 {
 		t.Fatalf("static leave: %d %d, group epoch %d (must not bump)", lr.ErrorCode, lr.MemberEpoch, g.epoch)
 	}
 	r := join("m2")
-	if r.ErrorCode != 0 || r.Assignment == nil || len(r.Assignment.Topics[0].Partitions) != 4 || g.epoch != 1 {
+	if r.ErrorCode != 0 || r.Assignment == nil || len(r.Assignment.Topics[0].Partitions) != 4 || g.epoch != 2 {
 		t.Fatalf("static rejoin: %+v, group epoch %d", r, g.epoch)
 	}
 	if g.members["m1"] != nil || g.static["i1"] != "m2" {
@@ -529,13 +529,13 @@ func TestConsumerGroupAssignmentEpochs(t *testing.T) {
 	apply(recs)
 	_, recs = b.hb(t, g, now, img, "orders")
 	apply(recs)
-	for range 2 { // a revokes, then acknowledges: epoch 2, keeping 2 partitions from epoch 1
+	for range 2 { // a revokes, then acknowledges: epoch 3, keeping 2 partitions from epoch 2
 		_, recs = a.hb(t, g, now, img)
 		apply(recs)
 	}
-	_, recs = b.hb(t, g, now, img) // b takes the released partitions at epoch 2
+	_, recs = b.hb(t, g, now, img) // b takes the released partitions at epoch 3
 	apply(recs)
-	if a.epoch != 2 || b.epoch != 2 || a.owned.count() != 2 || b.owned.count() != 2 {
+	if a.epoch != 3 || b.epoch != 3 || a.owned.count() != 2 || b.owned.count() != 2 {
 		t.Fatalf("epochs %d/%d owned %d/%d", a.epoch, b.epoch, a.owned.count(), b.owned.count())
 	}
 	var aKept, bGot int32 = -1, -1
@@ -547,23 +547,23 @@ func TestConsumerGroupAssignmentEpochs(t *testing.T) {
 	}
 	check := func(g *ConsumerGroup) {
 		t.Helper()
-		if code := g.OffsetCommitCheck(9, 1, "a"); code != 0 {
+		if code := g.OffsetCommitCheck(9, 2, "a"); code != 0 {
 			t.Fatalf("a at its previous epoch: %d", code)
 		}
-		if code := g.PartitionCommitCheck(1, "a", "orders", aKept); code != 0 {
-			t.Fatalf("a's kept partition at epoch 1: %d", code)
+		if code := g.PartitionCommitCheck(2, "a", "orders", aKept); code != 0 {
+			t.Fatalf("a's kept partition at epoch 2: %d", code)
 		}
-		if code := g.PartitionCommitCheck(1, "a", "orders", bGot); code != kerr.StaleMemberEpoch.Code {
-			t.Fatalf("a committing b's partition at epoch 1: %d", code)
+		if code := g.PartitionCommitCheck(2, "a", "orders", bGot); code != kerr.StaleMemberEpoch.Code {
+			t.Fatalf("a committing b's partition at epoch 2: %d", code)
 		}
-		if code := g.PartitionCommitCheck(1, "b", "orders", bGot); code != kerr.StaleMemberEpoch.Code {
-			t.Fatalf("b's partition assigned at epoch 2, committed at 1: %d", code)
+		if code := g.PartitionCommitCheck(2, "b", "orders", bGot); code != kerr.StaleMemberEpoch.Code {
+			t.Fatalf("b's partition assigned at epoch 3, committed at 2: %d", code)
 		}
-		if code := g.OffsetCommitCheck(9, 3, "a"); code != kerr.StaleMemberEpoch.Code {
+		if code := g.OffsetCommitCheck(9, 4, "a"); code != kerr.StaleMemberEpoch.Code {
 			t.Fatalf("future epoch: %d", code)
 		}
-		if code := g.CommitCheck(9, 1, "a"); code != kerr.StaleMemberEpoch.Code {
-			t.Fatalf("strict check (transactional commits) at epoch 1: %d", code)
+		if code := g.CommitCheck(9, 2, "a"); code != kerr.StaleMemberEpoch.Code {
+			t.Fatalf("strict check (transactional commits) at epoch 2: %d", code)
 		}
 	}
 	check(g)

@@ -82,11 +82,14 @@ type ShareGroup struct {
 	emptySince   time.Time
 }
 
-// NewShareGroup returns an empty share group at epoch 0.
+// NewShareGroup returns an empty share group at epoch 1, where Kafka 4.4
+// starts every new group of KIP-848's kind (ModernGroup's constructor, the
+// base of its ShareGroup): the first member's join bumps it to 2.
 func NewShareGroup(cfg *ShareGroupConfig, id string, now time.Time) *ShareGroup {
 	return &ShareGroup{
 		cfg:          cfg,
 		id:           id,
+		epoch:        1,
 		members:      map[string]*sgMember{},
 		target:       map[string]Assignment{},
 		initialized:  map[[16]byte]*sgTopic{},

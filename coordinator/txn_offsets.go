@@ -332,16 +332,17 @@ func (s *shard) appendAt(batch []byte) (int64, error) {
 //
 // A KIP-848 consumer group checks the member and its epoch instead
 // (ConsumerGroup.CommitCheck, without the OffsetCommit v9 requirement);
-// Kafka answers ILLEGAL_GENERATION rather than STALE_MEMBER_EPOCH here,
-// since transactional producers only know the classic errors.
+// below TxnOffsetCommit v6 Kafka answers ILLEGAL_GENERATION rather than
+// STALE_MEMBER_EPOCH here, since those producers only know the classic
+// errors (TxnOffsetCommitRequest.supportsStaleMemberEpochError: v6+).
 // REQUIRES: on the shard goroutine.
-func (s *shard) txnCommitCheck(g *Group, generation int32, memberID string, instanceID *string) int16 {
+func (s *shard) txnCommitCheck(g *Group, version int16, generation int32, memberID string, instanceID *string) int16 {
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	if cg := s.consumer[g.id]; cg != nil {
 		code := cg.CommitCheck(txnCommitCheckVersion, generation, memberID)
-		if code == kerr.StaleMemberEpoch.Code {
+		if code == kerr.StaleMemberEpoch.Code && version < 6 {
 			code = kerr.IllegalGeneration.Code
 		}
 		return code
@@ -452,7 +453,15 @@ func (c *Coordinator) txnCommitOn(s *shard, req *kmsg.TxnOffsetCommitRequest, re
 	created := false
 	if g == nil {
 		if generation >= 0 {
-			setAll(kerr.IllegalGeneration.Code)
+			// A member's commit to a group that does not exist:
+			// GROUP_ID_NOT_FOUND from v6 (Kafka 4.4's
+			// TxnOffsetCommitRequest.supportsGroupIdNotFoundError),
+			// ILLEGAL_GENERATION before.
+			code := kerr.IllegalGeneration.Code
+			if req.Version >= 6 {
+				code = kerr.GroupIDNotFound.Code
+			}
+			setAll(code)
 			return
 		}
 		// A producer committing for a group nobody joined: Kafka
@@ -466,7 +475,7 @@ func (c *Coordinator) txnCommitOn(s *shard, req *kmsg.TxnOffsetCommitRequest, re
 			delete(s.groups, g.id)
 		}
 	}
-	if code := s.txnCommitCheck(g, generation, memberID, instanceID); code != 0 {
+	if code := s.txnCommitCheck(g, req.Version, generation, memberID, instanceID); code != 0 {
 		setAll(code)
 		forget()
 		return

@@ -231,6 +231,9 @@ func TestTxnOffsetsChecks(t *testing.T) {
 	r = txnReq("nogroup", 1, 0, "t", map[int32]int64{0: 2})
 	r.Generation, r.MemberID = 3, "m"
 	wantCode(t, "member of no group", txnCodes(c.TxnOffsetCommit(ctx, r))[0], kerr.IllegalGeneration)
+	// From v6 Kafka 4.4 names it (supportsGroupIdNotFoundError).
+	r.Version = 6
+	wantCode(t, "member of no group v6", txnCodes(c.TxnOffsetCommit(ctx, r))[0], kerr.GroupIDNotFound)
 	if lg := c.ListGroups(ctx, &kmsg.ListGroupsRequest{Version: 4}); len(lg.Groups) != 2 {
 		t.Fatalf("a refused commit left a group: %+v", lg.Groups)
 	}
@@ -540,6 +543,11 @@ func TestTxnOffsetsConsumerGroup(t *testing.T) {
 		r.MemberID, r.Generation = tc.member, tc.epoch
 		wantCode(t, tc.name, txnCodes(c.TxnOffsetCommit(ctx, r))[0], tc.want)
 	}
+	// From v6 a stale member epoch is named as such
+	// (supportsStaleMemberEpochError).
+	r := txnReq("cg", 1, 0, "t", map[int32]int64{0: 3})
+	r.Version, r.MemberID, r.Generation = 6, "m1", resp.MemberEpoch+1
+	wantCode(t, "stale epoch v6", txnCodes(c.TxnOffsetCommit(ctx, r))[0], kerr.StaleMemberEpoch)
 	complete(t, c, "cg", 1, 0, true)
 	wantFetch(t, "committed", c, "cg", 1, true, "0:3")
 }

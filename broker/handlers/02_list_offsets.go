@@ -7,19 +7,23 @@ import (
 	"github.com/samsa-broker/samsa/controller"
 )
 
-// ListOffsets, key 2, versions 1-10.
+// ListOffsets, key 2, versions 1-11.
 //
 //   - timestamp -2 (earliest) answers the log start offset; -1 (latest) the
 //     high watermark, or the last stable offset for read_committed (v2+;
 //     timestamp lookups are bounded the same way); -3 (v7+) the offset and
 //     timestamp of the record with the largest timestamp; -4 (v8+,
 //     earliest local) the log start offset, as we have no tiered storage;
-//     -5 (v9+, latest tiered) -1 for the same reason. Any other timestamp
+//     -5 (v9+, latest tiered) and -6 (v11+, earliest pending upload,
+//     KIP-1023) -1, offset and leader epoch, for the same reason (Kafka's
+//     UnifiedLog answers both so when remote storage is off). A special
+//     timestamp older than the request's version, or any other negative
+//     one, is UNSUPPORTED_VERSION (timestampUnsupported). Any other timestamp
 //     finds the first record with timestamp >= it through the time index;
 //     none is offset -1, timestamp -1.
 //   - v1 drops the v0 max_num_offsets list; v4 adds leader_epoch and
 //     current_leader_epoch (fenced / unknown as in Fetch); v6 flexible; v10
-//     timeout_ms (nothing to wait for here).
+//     timeout_ms (nothing to wait for here); v11 only allows -6.
 func handleListOffsets(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
@@ -31,12 +35,46 @@ func handleListOffsets(d *Deps, r *Request) (kmsg.Response, error) {
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
-			d.listOffset(img, t, &rp, &sp, req.IsolationLevel)
+			if timestampUnsupported(rp.Timestamp, r.Header.APIVersion) {
+				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+				sp.ErrorCode = kerr.UnsupportedVersion.Code
+			} else {
+				d.listOffset(img, t, &rp, &sp, req.IsolationLevel)
+			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// timestampUnsupported reports whether a ListOffsets request of version v
+// may not ask for timestamp ts: a special (negative) timestamp older than
+// the version that introduced it (-3 v7, -4 v8, -5 v9, -6 v11; -1 and -2
+// from v1), or a negative one that is none of them. Kafka 4.4's
+// ReplicaManager (isListOffsetsTimestampUnsupported) answers those
+// partitions UNSUPPORTED_VERSION before it looks them up, so an unknown
+// topic asked for -7 gets it too.
+func timestampUnsupported(ts int64, v int16) bool {
+	if ts >= 0 {
+		return false
+	}
+	var since int16
+	switch ts {
+	case -1, -2:
+		since = 1
+	case -3:
+		since = 7
+	case -4:
+		since = 8
+	case -5:
+		since = 9
+	case -6:
+		since = 11
+	default:
+		return true
+	}
+	return v < since
 }
 
 func (d *Deps) listOffset(img *controller.Image, t *controller.Topic, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition, isolation int8) {
@@ -58,9 +96,10 @@ func (d *Deps) listOffset(img *controller.Image, t *controller.Topic, rp *kmsg.L
 		}
 	case -3:
 		sp.Timestamp, sp.Offset = l.MaxTimestamp()
-	case -5:
-		// No tiered storage: nothing pending upload, offset and epoch
-		// unknown, as Kafka answers without remote storage.
+	case -5, -6:
+		// No tiered storage: nothing in remote storage nor pending
+		// upload, offset and epoch unknown, as Kafka answers without
+		// remote storage.
 		sp.Offset, sp.LeaderEpoch = -1, -1
 	default:
 		if rp.Timestamp < 0 {

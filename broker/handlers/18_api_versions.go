@@ -1,18 +1,31 @@
 package handlers
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ApiVersions, key 18, versions 0-4.
+// ApiVersions, key 18, versions 0-5.
 //
 // The answer is built from Table, so what we advertise is exactly what we
 // dispatch. v1 adds throttle_time_ms; v3 is flexible and carries the
 // client's software name and version, each of which must match Kafka's
 // pattern [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])? (ApiVersionsRequest.
 // isValid): otherwise the answer is INVALID_REQUEST with no API keys, as
-// Kafka's. v3+ lists the supported and finalized features (see Features). A request of a
+// Kafka's; v3 lists no supported feature whose range starts at 0, as
+// Kafka's. v5 (KIP-1242) adds the cluster id and node id the client
+// believes it is connected to: only one of them set (a cluster id with
+// node id -1, or a node id with a null cluster id) is INVALID_REQUEST, and
+// both set but naming another cluster or another node is
+// REBOOTSTRAP_REQUIRED, so that a client whose connection was routed to the
+// wrong broker rebootstraps (the Java client 4.4 sends them with
+// metadata.cluster.check.enable). As in Kafka 4.4 (KafkaApis; its
+// ControllerApis and its SaslServerAuthenticator only validate) the
+// mismatch is checked on broker listeners and, with SASL, once the client
+// authenticated; both errors answer with no API keys. v3+ lists the
+// supported and finalized features (see Features). A request of a
 // version we do not know is answered by the connection layer in the v0
 // shape with UNSUPPORTED_VERSION and this same list, so that the client
 // retries with a version we speak.
@@ -29,7 +42,27 @@ func handleApiVersions(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
 	}
-	return ApiVersionsResponse(d), nil
+	if r.Header.APIVersion >= 5 {
+		if (req.ClusterID == nil) != (req.NodeID == -1) {
+			resp := kmsg.NewPtrApiVersionsResponse()
+			resp.ErrorCode = kerr.InvalidRequest.Code
+			return resp, nil
+		}
+		if req.ClusterID != nil && !r.Controller && !r.Authenticating && d != nil && d.Controller != nil && (*req.ClusterID != d.Controller.Image().ClusterID || req.NodeID != d.Config.NodeID) {
+			resp := kmsg.NewPtrApiVersionsResponse()
+			resp.ErrorCode = kerr.RebootstrapRequired.Code
+			return resp, nil
+		}
+	}
+	resp := ApiVersionsResponse(d)
+	if r.Header.APIVersion < 4 {
+		// Kafka 4.4 leaves features whose supported range starts at 0
+		// out of v3 answers (ApiVersionsResponse.
+		// maybeFilterSupportedFeatureKeys): clients of that age reject
+		// a range with a minimum of 0.
+		resp.SupportedFeatures = slices.DeleteFunc(resp.SupportedFeatures, func(f kmsg.ApiVersionsResponseSupportedFeature) bool { return f.MinVersion == 0 })
+	}
+	return resp, nil
 }
 
 // validSoftwareNameOrVersion reports whether s matches Kafka's
@@ -58,26 +91,49 @@ type Feature struct {
 	FinalizedLevel int16 // 0: supported, not finalized (not listed as finalized)
 }
 
-// Features are the feature flags samsa advertises, as a Kafka 4.x cluster
-// formatted at its latest release: transaction.version 2 (KIP-890 part 2:
-// clients skip AddPartitionsToTxn, EndTxn bumps the epoch),
-// group.version 1 (KIP-848 consumer groups; only with the consumer
-// protocol enabled) and eligible.leader.replicas.version 1 (KIP-966: the
-// controller keeps eligible leader replicas, controller/elr.go, shown by
-// DescribeTopicPartitions). A feature finalized at level 0 is not listed among
-// the finalized ones, as in Kafka. The levels are fixed (UpdateFeatures,
-// 57_update_features.go, changes none), so the finalized features epoch is 0.
+// Features are the feature flags samsa advertises, with Kafka 4.4's
+// supported ranges and the levels of a Kafka 4.4 cluster freshly formatted
+// at its latest release (kafka-ref, compat-tests/diff):
+//
+//   - metadata.version 33 (4.4-IV2), supported 7-33 (3.3-IV3 on): the
+//     cluster's Kafka release level; samsa serves the 4.4 APIs and
+//     behaviours the levels up to it bring (topic ids, KIP-853 voters,
+//     ELR). Its metadata log is not KRaft's, so no level changes records.
+//   - kraft.version, supported 0-1 (KIP-853 voter changes, which samsa
+//     serves): finalized 1 with a dynamic quorum
+//     (controller.quorum.bootstrap.servers, no controller.quorum.voters),
+//     else 0, as Kafka formats a static quorum at 0.
+//   - transaction.version 2 (KIP-890 part 2: clients skip
+//     AddPartitionsToTxn, EndTxn bumps the epoch).
+//   - group.version 1 (KIP-848 consumer groups; only with the consumer
+//     protocol enabled).
+//   - eligible.leader.replicas.version 1 (KIP-966: the controller keeps
+//     eligible leader replicas, controller/elr.go, shown by
+//     DescribeTopicPartitions).
+//   - share.version 2 (KIP-932 share groups, with no configuration).
+//
+// streams.version (KIP-1071 streams groups; Kafka 4.4: 0-1, finalized 1)
+// is left out while samsa does not serve StreamsGroupHeartbeat: a client
+// that sees it finalized would use streams groups. A feature finalized at
+// level 0 is not listed among the finalized ones, as in Kafka. The levels
+// are fixed (UpdateFeatures, 57_update_features.go, changes none), so the
+// finalized features epoch is 0 (Kafka's is the metadata offset of the
+// last feature change).
 func Features(d *Deps) []Feature {
 	group := Feature{Name: "group.version", MinVersion: 0, MaxVersion: 1}
 	if consumerProtocolEnabled(d) {
 		group.FinalizedLevel = 1
 	}
+	kraft := Feature{Name: "kraft.version", MinVersion: 0, MaxVersion: 1}
+	if d != nil && d.Config != nil && len(d.Config.QuorumVoters) == 0 && len(d.Config.QuorumBootstrapServers) > 0 {
+		kraft.FinalizedLevel = 1
+	}
 	return []Feature{
+		{Name: "metadata.version", MinVersion: 7, MaxVersion: 33, FinalizedLevel: 33},
+		kraft,
 		{Name: "transaction.version", MinVersion: 0, MaxVersion: 2, FinalizedLevel: 2},
 		group,
 		{Name: "eligible.leader.replicas.version", MinVersion: 0, MaxVersion: 1, FinalizedLevel: 1},
-		// KIP-932 share groups: a 4.4 cluster finalizes share.version 2
-		// (supported 0-2) with no configuration.
 		{Name: "share.version", MinVersion: 0, MaxVersion: 2, FinalizedLevel: 2},
 	}
 }

@@ -72,7 +72,13 @@ func TestUpdateFeatures(t *testing.T) {
 		{"share.version", 1, upgradeTypeSafeDowngrade, "Invalid update version 1 for feature share.version. samsa's feature levels are fixed: share.version stays at level 2."},
 		{"share.version", 2, 9, "Invalid update version 2 for feature share.version. The controller does not support the given upgrade type."},
 		{"share.version", -1, upgradeTypeUnsafeDowngrade, "Invalid update version -1 for feature share.version. A feature version cannot be less than 0."},
-		{"metadata.version", 27, upgradeTypeUpgrade, "Invalid update version 27 for feature metadata.version. Local controller 1 does not support this feature."},
+		// metadata.version is advertised (7-33 at 33), so Kafka 4.4's
+		// generic checks apply to it first (FeatureControlManager.
+		// updateFeature): a lower level without a downgrade type is
+		// refused as such, a level above the range as unsupported.
+		{"metadata.version", 27, upgradeTypeUpgrade, "Invalid update version 27 for feature metadata.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."},
+		{"metadata.version", 34, upgradeTypeUpgrade, "Invalid update version 34 for feature metadata.version. Local controller 1 only supports versions 7-33"},
+		{"streams.version", 1, upgradeTypeUpgrade, "Invalid update version 1 for feature streams.version. Local controller 1 does not support this feature."},
 	}
 	for _, c := range cases {
 		for _, v := range []int16{0, 1, 2} {

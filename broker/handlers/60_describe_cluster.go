@@ -1,13 +1,17 @@
 package handlers
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
 )
 
-// DescribeCluster, key 60, versions 0-1.
+// DescribeCluster, key 60, versions 0-2.
 //
 //   - v0: cluster_id, controller_id, the unfenced brokers (id, host, port,
 //     rack) sorted by id, and cluster_authorized_operations when
@@ -25,6 +29,10 @@ import (
 //     active controller as controller_id
 //     (kafka-metadata-quorum --bootstrap-controller starts with it), and
 //     1 is MISMATCHED_ENDPOINT_TYPE.
+//   - v2: include_fenced_brokers lists the fenced brokers too, each with
+//     is_fenced (KIP-1073, kafka-cluster.sh list-endpoints
+//     --include-fenced-brokers); without it, and below v2, only unfenced
+//     brokers are listed, as in Kafka's KafkaApis.
 //
 // controller_id is, as in Kafka's KRaft brokers, a broker the client can
 // reach: the controller node when it is an unfenced broker (always so
@@ -85,14 +93,28 @@ func handleDescribeCluster(d *Deps, r *Request) (kmsg.Response, error) {
 	if resp.ControllerID == -1 && len(brokers) > 0 {
 		resp.ControllerID = brokers[0].ID
 	}
+	if v >= 2 && req.IncludeFencedBrokers {
+		brokers = allBrokers(img)
+	}
 	for _, b := range brokers {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID = b.ID
 		rb.Host, rb.Port = b.Endpoint(r.ListenerName)
 		rb.Rack = b.Rack
+		rb.IsFenced = b.Fenced
 		resp.Brokers = append(resp.Brokers, rb)
 	}
 	return resp, nil
+}
+
+// allBrokers is every registered broker, fenced or not, sorted by id.
+func allBrokers(img *controller.Image) []controller.Broker {
+	out := make([]controller.Broker, 0, len(img.Brokers))
+	for _, b := range img.Brokers {
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b controller.Broker) int { return cmp.Compare(a.ID, b.ID) })
+	return out
 }
 
 // describeControllers answers DescribeCluster with endpoint type 2 on a

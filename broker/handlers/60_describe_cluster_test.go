@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -51,8 +52,30 @@ func TestDescribeCluster(t *testing.T) {
 			t.Errorf("v%d: endpoint type %d", tc.v, resp.EndpointType)
 		}
 		if len(resp.Brokers) != 2 || resp.Brokers[0].NodeID != 1 || resp.Brokers[1].NodeID != 2 ||
-			resp.Brokers[1].Host != "h2" || resp.Brokers[1].Port != 9093 || deref(resp.Brokers[1].Rack) != "r2" {
+			resp.Brokers[1].Host != "h2" || resp.Brokers[1].Port != 9093 || deref(resp.Brokers[1].Rack) != "r2" ||
+			resp.Brokers[0].IsFenced || resp.Brokers[1].IsFenced {
 			t.Errorf("v%d: brokers %+v", tc.v, resp.Brokers)
+		}
+	}
+
+	// v2 (KIP-1073): include_fenced_brokers lists broker 3 too, marked
+	// fenced; without it v2 lists the unfenced ones only.
+	for _, include := range []bool{false, true} {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.IncludeFencedBrokers = include
+		resp := e.call(t, req, 2).(*kmsg.DescribeClusterResponse)
+		var ids []int32
+		var fenced []bool
+		for _, b := range resp.Brokers {
+			ids = append(ids, b.NodeID)
+			fenced = append(fenced, b.IsFenced)
+		}
+		want, wantFenced := []int32{1, 2}, []bool{false, false}
+		if include {
+			want, wantFenced = []int32{1, 2, 3}, []bool{false, false, true}
+		}
+		if resp.ErrorCode != 0 || fmt.Sprint(ids) != fmt.Sprint(want) || fmt.Sprint(fenced) != fmt.Sprint(wantFenced) || resp.ControllerID != 1 {
+			t.Errorf("v2 include fenced %v: error %d brokers %v fenced %v controller %d", include, resp.ErrorCode, ids, fenced, resp.ControllerID)
 		}
 	}
 }

@@ -37,7 +37,7 @@ func TestConsumerGroupHeartbeatAndDescribeThroughHandlers(t *testing.T) {
 
 	// v0: the coordinator names the member.
 	r0 := cgHeartbeat(t, e.d, 0, "g0", "", 0, []string{"orders"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{})
-	if r0.ErrorCode != 0 || r0.MemberID == nil || *r0.MemberID == "" || r0.MemberEpoch != 1 {
+	if r0.ErrorCode != 0 || r0.MemberID == nil || *r0.MemberID == "" || r0.MemberEpoch != 2 {
 		t.Fatalf("v0 join: %+v", r0)
 	}
 	// v1: the member id is the client's and required.
@@ -45,26 +45,26 @@ func TestConsumerGroupHeartbeatAndDescribeThroughHandlers(t *testing.T) {
 		t.Fatalf("v1 without member id: %d", r.ErrorCode)
 	}
 	r := cgHeartbeat(t, e.d, 1, "g", "m1", 0, []string{"orders"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{})
-	if r.ErrorCode != 0 || *r.MemberID != "m1" || r.MemberEpoch != 1 || r.HeartbeatIntervalMillis != 5000 ||
+	if r.ErrorCode != 0 || *r.MemberID != "m1" || r.MemberEpoch != 2 || r.HeartbeatIntervalMillis != 5000 ||
 		r.Assignment == nil || len(r.Assignment.Topics) != 1 || r.Assignment.Topics[0].TopicID != [16]byte(id) || len(r.Assignment.Topics[0].Partitions) != 4 {
 		t.Fatalf("v1 join: %+v", r)
 	}
 	owned1 := ownedFrom(r.Assignment)
 	r2 := cgHeartbeat(t, e.d, 1, "g", "m2", 0, []string{"orders"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{})
-	if r2.ErrorCode != 0 || r2.MemberEpoch != 2 || len(ownedFrom(r2.Assignment)) != 0 {
+	if r2.ErrorCode != 0 || r2.MemberEpoch != 3 || len(ownedFrom(r2.Assignment)) != 0 {
 		t.Fatalf("m2 join: %+v", r2)
 	}
 	// m1 must give up two partitions first.
-	r = cgHeartbeat(t, e.d, 1, "g", "m1", 1, nil, owned1)
-	if r.ErrorCode != 0 || r.MemberEpoch != 1 || r.Assignment == nil || len(r.Assignment.Topics[0].Partitions) != 2 {
+	r = cgHeartbeat(t, e.d, 1, "g", "m1", 2, nil, owned1)
+	if r.ErrorCode != 0 || r.MemberEpoch != 2 || r.Assignment == nil || len(r.Assignment.Topics[0].Partitions) != 2 {
 		t.Fatalf("m1 revoking: %+v", r)
 	}
 	owned1 = ownedFrom(r.Assignment)
-	r = cgHeartbeat(t, e.d, 1, "g", "m1", 1, nil, owned1)
-	if r.ErrorCode != 0 || r.MemberEpoch != 2 {
+	r = cgHeartbeat(t, e.d, 1, "g", "m1", 2, nil, owned1)
+	if r.ErrorCode != 0 || r.MemberEpoch != 3 {
 		t.Fatalf("m1 revoked: %+v", r)
 	}
-	r2 = cgHeartbeat(t, e.d, 1, "g", "m2", 2, nil, []kmsg.ConsumerGroupHeartbeatRequestTopic{})
+	r2 = cgHeartbeat(t, e.d, 1, "g", "m2", 3, nil, []kmsg.ConsumerGroupHeartbeatRequestTopic{})
 	if r2.ErrorCode != 0 || r2.Assignment == nil || len(r2.Assignment.Topics[0].Partitions) != 2 {
 		t.Fatalf("m2 after release: %+v", r2)
 	}
@@ -78,7 +78,7 @@ func TestConsumerGroupHeartbeatAndDescribeThroughHandlers(t *testing.T) {
 		req.IncludeAuthorizedOperations = v == 1
 		resp := groupCall(t, e.d, handleConsumerGroupDescribe, req, v).(*kmsg.ConsumerGroupDescribeResponse)
 		g := resp.Groups[0]
-		if g.ErrorCode != 0 || g.State != "Stable" || g.Epoch != 2 || g.AssignmentEpoch != 2 || len(g.Members) != 2 || g.AssignorName != "uniform" {
+		if g.ErrorCode != 0 || g.State != "Stable" || g.Epoch != 3 || g.AssignmentEpoch != 3 || len(g.Members) != 2 || g.AssignorName != "uniform" {
 			t.Fatalf("describe v%d: %+v", v, g)
 		}
 		if v == 0 && g.AuthorizedOperations != -2147483648 {
@@ -104,7 +104,7 @@ func TestConsumerGroupHeartbeatAndDescribeThroughHandlers(t *testing.T) {
 	}
 	e.createTopic(t, "payments", 2, nil)
 	rr = cgHeartbeat(t, e.d, 1, "rx", "x1", rr.MemberEpoch, nil, []kmsg.ConsumerGroupHeartbeatRequestTopic{})
-	if rr.ErrorCode != 0 || rr.MemberEpoch != 2 || rr.Assignment == nil || len(rr.Assignment.Topics) != 1 {
+	if rr.ErrorCode != 0 || rr.MemberEpoch != 3 || rr.Assignment == nil || len(rr.Assignment.Topics) != 1 {
 		t.Fatalf("regex after topic creation: %+v", rr)
 	}
 }

@@ -149,6 +149,10 @@ type Request struct {
 	// Controller is set when the connection came in on a controller
 	// listener (DescribeCluster then describes the controllers).
 	Controller bool
+	// Authenticating is set on a SASL connection that has not
+	// authenticated yet (ApiVersions, which Kafka answers there without
+	// its v5 cluster check, as its SaslServerAuthenticator does).
+	Authenticating bool
 	// Detacher is what Detach calls; nil outside a connection.
 	Detacher Detacher
 }

@@ -9,9 +9,9 @@ func Table() []Entry {
 	return []Entry{
 		{Key: int16(kmsg.Produce), MinVersion: 3, MaxVersion: 13, Handle: handleProduce},
 		{Key: int16(kmsg.Fetch), MinVersion: 4, MaxVersion: 18, Handle: handleFetch},
-		{Key: int16(kmsg.ListOffsets), MinVersion: 1, MaxVersion: 10, Handle: handleListOffsets},
+		{Key: int16(kmsg.ListOffsets), MinVersion: 1, MaxVersion: 11, Handle: handleListOffsets},
 		{Key: int16(kmsg.Metadata), MinVersion: 0, MaxVersion: 13, Handle: handleMetadata},
-		{Key: int16(kmsg.ApiVersions), MinVersion: 0, MaxVersion: 4, Handle: handleApiVersions},
+		{Key: int16(kmsg.ApiVersions), MinVersion: 0, MaxVersion: 5, Handle: handleApiVersions},
 		// SASL: answered by the connection on SASL listeners (broker/sasl.go)
 		{Key: int16(kmsg.SASLHandshake), MinVersion: 0, MaxVersion: 1, Handle: handleSaslHandshake},
 		{Key: int16(kmsg.SASLAuthenticate), MinVersion: 0, MaxVersion: 2, Handle: handleSaslAuthenticate},
@@ -28,10 +28,10 @@ func Table() []Entry {
 		{Key: int16(kmsg.AddOffsetsToTxn), MinVersion: 0, MaxVersion: 4, Handle: handleAddOffsetsToTxn},
 		{Key: int16(kmsg.EndTxn), MinVersion: 0, MaxVersion: 5, Handle: handleEndTxn},
 		{Key: int16(kmsg.WriteTxnMarkers), MinVersion: 0, MaxVersion: 2, Handle: handleWriteTxnMarkers},
-		{Key: int16(kmsg.TxnOffsetCommit), MinVersion: 0, MaxVersion: 5, Handle: handleTxnOffsetCommit},
+		{Key: int16(kmsg.TxnOffsetCommit), MinVersion: 0, MaxVersion: 6, Handle: handleTxnOffsetCommit},
 		{Key: int16(kmsg.DescribeProducers), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeProducers},
 		{Key: int16(kmsg.DescribeTransactions), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeTransactions},
-		{Key: int16(kmsg.ListTransactions), MinVersion: 0, MaxVersion: 1, Handle: handleListTransactions},
+		{Key: int16(kmsg.ListTransactions), MinVersion: 0, MaxVersion: 2, Handle: handleListTransactions},
 		// share coordinator (KIP-932): see coordinator/sharecoord
 		{Key: int16(kmsg.InitializeShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleInitializeShareGroupState},
 		{Key: int16(kmsg.ReadShareGroupState), MinVersion: 0, MaxVersion: 0, Handle: handleReadShareGroupState},
@@ -68,7 +68,7 @@ func Table() []Entry {
 		{Key: int16(kmsg.DescribeConfigs), MinVersion: 0, MaxVersion: 4, Handle: handleDescribeConfigs},
 		{Key: int16(kmsg.AlterConfigs), MinVersion: 0, MaxVersion: 2, Handle: handleAlterConfigs, Forward: true},
 		{Key: int16(kmsg.IncrementalAlterConfigs), MinVersion: 0, MaxVersion: 1, Handle: handleIncrementalAlterConfigs, Forward: true},
-		{Key: int16(kmsg.DescribeCluster), MinVersion: 0, MaxVersion: 1, Handle: handleDescribeCluster},
+		{Key: int16(kmsg.DescribeCluster), MinVersion: 0, MaxVersion: 2, Handle: handleDescribeCluster},
 		{Key: int16(kmsg.ListConfigResources), MinVersion: 0, MaxVersion: 1, Handle: handleListConfigResources},
 		{Key: int16(kmsg.DescribeTopicPartitions), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeTopicPartitions},
 		{Key: int16(kmsg.DescribeLogDirs), MinVersion: 0, MaxVersion: 5, Handle: handleDescribeLogDirs},

@@ -85,6 +85,40 @@ func scriptApiVersions(s *Session) error {
 	bad := kmsg.NewPtrApiVersionsRequest()
 	bad.ClientSoftwareName, bad.ClientSoftwareVersion = "bad name!", "1.0"
 	s.Do("bad-software-name", 3, bad)
+	if Advertised()[int16(kmsg.ApiVersions)].Max < 5 {
+		return nil
+	}
+	// v5 (KIP-1242): the cluster and node the client believes it is
+	// connected to, learned per broker; one of them without the other is
+	// invalid, another cluster or node asks the client to rebootstrap.
+	noTopics := kmsg.NewPtrMetadataRequest()
+	noTopics.Topics = []kmsg.MetadataRequestTopic{}
+	meta, err := s.Quiet(12, noTopics)
+	if err != nil {
+		return err
+	}
+	m := meta.(*kmsg.MetadataResponse)
+	if m.ClusterID == nil || len(m.Brokers) != 1 {
+		return fmt.Errorf("%s: metadata names no cluster id or not one broker", s.Broker)
+	}
+	cluster, node := *m.ClusterID, m.Brokers[0].NodeID
+	other := "diff-no-such-cluster"
+	for _, c := range []struct {
+		name    string
+		cluster *string
+		node    int32
+	}{
+		{"same-cluster-and-node", &cluster, node},
+		{"other-cluster", &other, node},
+		{"other-node", &cluster, node + 7},
+		{"cluster-without-node", &cluster, -1},
+		{"node-without-cluster", nil, node},
+	} {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "diff", "1.0"
+		req.ClusterID, req.NodeID = c.cluster, c.node
+		s.Do(c.name, 5, req)
+	}
 	return nil
 }
 
@@ -229,6 +263,10 @@ func scriptOffsets(s *Session) error {
 		if v >= 9 {
 			s.Do("earliest-pending-upload", v, listOffsetsReq(topicA, 1, -5, -1))
 		}
+		// -6 (KIP-1023) is v11's: below, UNSUPPORTED_VERSION for the
+		// partition, as for -7, which no version takes.
+		s.Do("ts-6", v, listOffsetsReq(topicA, 1, -6, -1))
+		s.Do("ts-7", v, listOffsetsReq(topicA, 1, -7, -1))
 		s.Do("unknown-topic", v, listOffsetsReq("diff-nope", 0, -1, -1))
 		s.Do("bad-partition", v, listOffsetsReq(topicA, 99, -1, -1))
 		if v >= 4 {
@@ -320,6 +358,11 @@ func scriptMetadata(s *Session) error {
 			req := kmsg.NewPtrDescribeClusterRequest()
 			req.EndpointType = 2
 			s.Do("controllers", v, req)
+		}
+		if v >= 2 {
+			req := kmsg.NewPtrDescribeClusterRequest()
+			req.EndpointType, req.IncludeFencedBrokers = 1, true
+			s.Do("include-fenced", v, req)
 		}
 	})
 	// DescribeTopicPartitions (KIP-966): a page of two partitions of

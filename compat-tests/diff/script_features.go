@@ -30,6 +30,14 @@ func scriptFeatures(s *Session) error {
 			s.Do("current-level-validate-only", v, mk(true, 1, "transaction.version", 2))
 			s.Do("unknown-upgrade-type", v, mk(false, 9, "transaction.version", 2))
 		}
+		// metadata.version (33 on both, supported 7-33): the current
+		// level validated only, a lower one without a downgrade type,
+		// one above the range.
+		if v >= 1 {
+			s.Do("metadata-version-current-validate-only", v, mk(true, 1, "metadata.version", 33))
+		}
+		s.Do("metadata-version-downgrade-without-type", v, mk(false, 1, "metadata.version", 27))
+		s.Do("metadata-version-above-supported", v, mk(false, 1, "metadata.version", 34))
 	})
 	return nil
 }

@@ -51,6 +51,19 @@ func scriptTxns(s *Session) error {
 			d.DurationFilterMillis = 1000000
 			s.Do("duration-filter", v, d)
 		}
+		if v >= 2 {
+			// KIP-1152: the pattern matches the whole id.
+			for _, c := range []struct{ name, pattern string }{
+				{"pattern", "diff-t[0-9]"},
+				{"pattern-prefix", "diff-t"},
+				{"pattern-empty", ""},
+				{"pattern-invalid", "diff-t("},
+			} {
+				p := kmsg.NewPtrListTransactionsRequest()
+				p.TransactionalIDPattern = kmsg.StringPtr(c.pattern)
+				s.Do(c.name, v, p)
+			}
+		}
 	})
 	// WriteTxnMarkers is inter-broker, but samsa serves it on the client
 	// listener as Kafka does: markers for partitions that do not exist.
@@ -141,11 +154,47 @@ func txnFlow(s *Session, l int16) {
 	toc := kmsg.NewPtrTxnOffsetCommitRequest()
 	toc.TransactionalID, toc.Group, toc.ProducerID, toc.ProducerEpoch = txnID, "diff-tg", pid, epoch
 	toc.Generation = -1
+	tv := clamp(kmsg.TxnOffsetCommit, l)
 	tt := kmsg.NewTxnOffsetCommitRequestTopic()
 	tt.Topic = topicA
+	if tv >= 6 {
+		tt.Topic, tt.TopicID = "", s.TopicID(topicA) // v6 names topics by id
+	}
 	tt.Partitions = []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: int64(l + 1), LeaderEpoch: -1}}
 	toc.Topics = append(toc.Topics, tt)
-	s.Do("", clamp(kmsg.TxnOffsetCommit, l), toc)
+	s.Do("", tv, toc)
+	// Partitions that do not exist are answered without being staged.
+	for _, c := range []struct {
+		name      string
+		topic     string
+		id        [16]byte
+		partition int32
+	}{
+		{"unknown-topic", "diff-nope", [16]byte{1, 2, 3}, 0},
+		{"bad-partition", topicA, s.TopicID(topicA), 99},
+		{"zero-topic-id", "", [16]byte{}, 0},
+	} {
+		if c.name == "zero-topic-id" && tv < 6 {
+			continue
+		}
+		bad := *toc
+		bt := kmsg.NewTxnOffsetCommitRequestTopic()
+		bt.Topic = c.topic
+		if tv >= 6 {
+			bt.Topic, bt.TopicID = "", c.id
+		}
+		bt.Partitions = []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: c.partition, Offset: 1, LeaderEpoch: -1}}
+		bad.Topics = []kmsg.TxnOffsetCommitRequestTopic{bt}
+		s.Do(c.name, tv, &bad)
+	}
+	if tv >= 5 {
+		// A member's commit to a group that does not exist:
+		// ILLEGAL_GENERATION, GROUP_ID_NOT_FOUND from v6 (v5+ adds the
+		// group's partition to the transaction itself).
+		none := *toc
+		none.Group, none.Generation, none.MemberID = "diff-tg-none", 3, "diff-member"
+		s.Do("member-of-no-group", tv, &none)
+	}
 
 	end := kmsg.NewPtrEndTxnRequest()
 	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = txnID, pid, epoch, true

@@ -622,7 +622,8 @@ func (c *Coordinator) DescribeTransactions(ctx context.Context, req *kmsg.Descri
 // producer id filters, v1's duration filter (KIP-994: only transactions
 // whose start is more than DurationFilterMillis ago; as in Kafka the
 // formula is now - start, so an Empty id, start -1, always passes) and v2's
-// transactional id pattern (RE2; invalid is INVALID_REGULAR_EXPRESSION).
+// transactional id pattern (RE2, matching the whole id as Kafka's re2j
+// matches(); invalid is INVALID_REGULAR_EXPRESSION).
 // While any partition is loading the answer is COORDINATOR_LOAD_IN_PROGRESS.
 func (c *Coordinator) ListTransactions(ctx context.Context, req *kmsg.ListTransactionsRequest) *kmsg.ListTransactionsResponse {
 	resp := req.ResponseKind().(*kmsg.ListTransactionsResponse)
@@ -636,8 +637,15 @@ func (c *Coordinator) ListTransactions(ctx context.Context, req *kmsg.ListTransa
 	}
 	var pattern *regexp.Regexp
 	if req.Version >= 2 && req.TransactionalIDPattern != nil && *req.TransactionalIDPattern != "" {
+		// Kafka 4.4 (TransactionStateManager) matches the whole id
+		// (re2j Matcher.matches), so "t" does not list "t1". The
+		// pattern is compiled alone first: wrapped, an invalid one such
+		// as "a)|(b" would compile.
 		var err error
-		if pattern, err = regexp.Compile(*req.TransactionalIDPattern); err != nil {
+		if _, err = regexp.Compile(*req.TransactionalIDPattern); err == nil {
+			pattern, err = regexp.Compile(`^(?:` + *req.TransactionalIDPattern + `)$`)
+		}
+		if err != nil {
 			resp.ErrorCode = kerr.InvalidRegularExpression.Code
 			return resp
 		}

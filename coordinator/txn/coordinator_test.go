@@ -565,9 +565,17 @@ func TestDescribeAndList(t *testing.T) {
 	if ids, _ := list(func(r *kmsg.ListTransactionsRequest) { r.TransactionalIDPattern = &pattern }); !slices.Equal(ids, []string{"a", "b"}) {
 		t.Fatalf("list by pattern %v", ids)
 	}
-	bad := "("
-	if _, resp := list(func(r *kmsg.ListTransactionsRequest) { r.TransactionalIDPattern = &bad }); resp.ErrorCode != kerr.InvalidRegularExpression.Code {
-		t.Fatalf("bad pattern %v", kerr.ErrorForCode(resp.ErrorCode))
+	// The pattern matches the whole id, as Kafka 4.4's re2j matches():
+	// "x*" matches an empty part of every id, but none whole.
+	whole := "a|x*"
+	if ids, _ := list(func(r *kmsg.ListTransactionsRequest) { r.TransactionalIDPattern = &whole }); !slices.Equal(ids, []string{"a"}) {
+		t.Fatalf("list by whole-id pattern %v", ids)
+	}
+	// "a)|(b" is invalid alone, though valid once wrapped in a group.
+	for _, bad := range []string{"(", "a)|(b"} {
+		if _, resp := list(func(r *kmsg.ListTransactionsRequest) { r.TransactionalIDPattern = &bad }); resp.ErrorCode != kerr.InvalidRegularExpression.Code {
+			t.Fatalf("bad pattern %q: %v", bad, kerr.ErrorForCode(resp.ErrorCode))
+		}
 	}
 }
 

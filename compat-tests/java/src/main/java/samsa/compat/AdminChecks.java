@@ -16,8 +16,10 @@ import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeProducersOptions;
 import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -238,6 +240,13 @@ final class AdminChecks {
             var mine = listed.stream().filter(l -> l.transactionalId().equals(txid)).findFirst();
             require(mine.isPresent() && mine.get().state() == org.apache.kafka.clients.admin.TransactionState.ONGOING,
                     "listTransactions: %s, want %s ONGOING", listed, txid);
+            // ListTransactions v2 (KIP-1152): the pattern (re2j) must match the whole id.
+            for (var pc : List.of(Map.entry(txid, true), Map.entry("java-admin-txn-.*", true), Map.entry("java-admin-txn", false))) {
+                var byPattern = c.admin.listTransactions(new ListTransactionsOptions().filterOnTransactionalIdPattern(pc.getKey()))
+                        .all().get(T, TimeUnit.SECONDS);
+                boolean found = byPattern.stream().anyMatch(l -> l.transactionalId().equals(txid));
+                require(found == pc.getValue(), "listTransactions(pattern %s) = %s, want %s listed: %s", pc.getKey(), byPattern, txid, pc.getValue());
+            }
             var desc = c.admin.describeTransactions(List.of(txid)).all().get(T, TimeUnit.SECONDS).get(txid);
             require(desc.state() == org.apache.kafka.clients.admin.TransactionState.ONGOING && desc.topicPartitions().equals(Set.of(p0))
                     && desc.producerId() == mine.get().producerId() && desc.transactionStartTimeMs().isPresent(),
@@ -262,7 +271,7 @@ final class AdminChecks {
         }
         expectError("describeTransactions of an unknown id", org.apache.kafka.common.errors.TransactionalIdNotFoundException.class,
                 c.admin.describeTransactions(List.of("java-no-such-txn-" + c.run)).all());
-        log("listTransactions, describeTransactions (ongoing and committed), describeProducers");
+        log("listTransactions (by state and by whole-id pattern), describeTransactions (ongoing and committed), describeProducers");
     }
 
     /** logDirsAndCluster: describeCluster and describeLogDirs list this broker and the topic's replicas. */
@@ -279,6 +288,21 @@ final class AdminChecks {
         require(nodes.size() == 1 && clusterId != null && !clusterId.isEmpty() && controller != null,
                 "describeCluster: nodes %s, cluster id %s, controller %s", nodes, clusterId, controller);
         int id = nodes.iterator().next().id();
+        // DescribeCluster v2: fenced brokers on request, each marked.
+        var withFenced = c.admin.describeCluster(new DescribeClusterOptions().includeFencedBrokers(true)).nodes().get(T, TimeUnit.SECONDS);
+        require(withFenced.size() == 1 && withFenced.iterator().next().id() == id && !withFenced.iterator().next().isFenced(),
+                "describeCluster(includeFencedBrokers) = %s, want node %d, not fenced", withFenced, id);
+        // The feature flags a fresh Kafka 4.4 cluster finalizes (ApiVersions through describeFeatures).
+        var features = c.admin.describeFeatures().featureMetadata().get(T, TimeUnit.SECONDS);
+        var fin = features.finalizedFeatures();
+        require(fin.containsKey("metadata.version") && fin.get("metadata.version").maxVersionLevel() == 33
+                && fin.containsKey("transaction.version") && fin.get("transaction.version").maxVersionLevel() == 2
+                && features.supportedFeatures().containsKey("kraft.version"),
+                "describeFeatures: finalized %s, supported %s", fin, features.supportedFeatures());
+        // ListOffsets v11: earliest pending upload is -1 without tiered storage.
+        TopicPartition tp0 = new TopicPartition(t, 0);
+        var pending = c.admin.listOffsets(Map.of(tp0, OffsetSpec.earliestPendingUpload())).all().get(T, TimeUnit.SECONDS).get(tp0);
+        require(pending.offset() == -1, "listOffsets(earliestPendingUpload) = %s, want offset -1", pending);
         var dirs = c.admin.describeLogDirs(List.of(id)).allDescriptions().get(T, TimeUnit.SECONDS).get(id);
         require(dirs != null && !dirs.isEmpty(), "describeLogDirs(%d) = %s", id, dirs);
         List<String> problems = new ArrayList<>();
@@ -299,6 +323,6 @@ final class AdminChecks {
         require(problems.isEmpty(), "describeLogDirs errors: %s", problems);
         require(sizes.size() == 2 && sizes.values().stream().allMatch(s -> s > 0), "describeLogDirs replica sizes of %s = %s, want two non-empty", t, sizes);
         require(total > 0, "describeLogDirs totalBytes not reported");
-        log("describeCluster %s (%d node), describeLogDirs %s", clusterId, nodes.size(), sizes);
+        log("describeCluster %s (%d node, also with fenced brokers), describeFeatures, listOffsets(earliestPendingUpload), describeLogDirs %s", clusterId, nodes.size(), sizes);
     }
 }

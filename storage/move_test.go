@@ -1,0 +1,259 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/samsa-broker/samsa/storage/vfs"
+)
+
+func openMoveManager(t *testing.T, fsys vfs.FS, dirs ...string) *Manager {
+	t.Helper()
+	m, err := OpenManager(ManagerOptions{FS: fsys, Dirs: dirs, Now: newClock().now})
+	if err != nil {
+		t.Fatalf("OpenManager: %v", err)
+	}
+	return m
+}
+
+// checkRecords reads l from its log start and checks that it holds
+// exactly the batches of want records each, offsets 0..n-1, intact.
+func checkRecords(t *testing.T, l *Log, n int64) {
+	t.Helper()
+	hs := readAll(t, l, 0)
+	var got int64
+	for _, h := range hs {
+		if h.BaseOffset != got {
+			t.Fatalf("batch at %d, want %d", h.BaseOffset, got)
+		}
+		got = h.LastOffset() + 1
+	}
+	if got != n || l.LogEndOffset() != n {
+		t.Fatalf("read up to %d, log end %d, want %d", got, l.LogEndOffset(), n)
+	}
+}
+
+// TestMoveLogWhileAppending moves a log between log directories while a
+// writer appends and a reader reads: no record is lost or duplicated,
+// the log lives in the target afterwards (and after a reopen), and the
+// source holds nothing of it.
+func TestMoveLogWhileAppending(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	m := openMoveManager(t, vfs.OS, a, b)
+	tp := TopicPartition{Topic: "t", Partition: 0}
+	l, err := m.CreateLogIn(tp, [16]byte{7}, smallConfig(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		mustAppend(t, l, testBatch(3, 1000, 100))
+	}
+	if err := l.AssignEpochStartOffset(4, l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var appended atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(2)
+	var appendErr, readErr error
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 100000; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := l.Append(testBatch(2, 2000, 50)); err != nil {
+				appendErr = err
+				return
+			}
+			appended.Add(2)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 100000; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := l.Read(l.LogStartOffset(), 4096, l.LogEndOffset(), true); err != nil {
+				readErr = err
+				return
+			}
+		}
+	}()
+	err = m.MoveLog(context.Background(), tp, b)
+	// Appends continue on the moved log.
+	deadline := time.Now().Add(30 * time.Second)
+	for after := appended.Load(); appended.Load() < after+20 && time.Now().Before(deadline); {
+		<-l.Wait()
+	}
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("MoveLog: %v", err)
+	}
+	if appendErr != nil || readErr != nil {
+		t.Fatalf("append error %v, read error %v during the move", appendErr, readErr)
+	}
+	if dir, _ := m.LogDirOf(tp); dir != b {
+		t.Fatalf("log in %s after the move, want %s", dir, b)
+	}
+	if got := filepath.Dir(l.Dir()); got != b {
+		t.Fatalf("Log.Dir %s after the move", l.Dir())
+	}
+	n := 600 + appended.Load()
+	checkRecords(t, l, n)
+	if e, off := l.EndOffsetForEpoch(4); e != 4 || off != n {
+		t.Fatalf("epoch 4 ends at %d (epoch %d), want %d", off, e, n)
+	}
+	names, _ := vfs.OS.ReadDir(a)
+	for _, name := range names {
+		if strings.HasPrefix(name, "t-0") {
+			t.Fatalf("source directory still holds %s", name)
+		}
+	}
+	if len(m.FutureLogs()) != 0 {
+		t.Fatalf("future logs after the move: %v", m.FutureLogs())
+	}
+	mustAppend(t, l, testBatch(1, 3000, 10))
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m = openMoveManager(t, vfs.OS, a, b)
+	defer m.Close()
+	if dir, _ := m.LogDirOf(tp); dir != b {
+		t.Fatalf("log in %s after reopening, want %s", dir, b)
+	}
+	l, _ = m.Log(tp)
+	checkRecords(t, l, n+1)
+	if e, off := l.EndOffsetForEpoch(4); e != 4 || off != n+1 {
+		t.Fatalf("after reopening epoch 4 ends at %d (epoch %d)", off, e)
+	}
+	if id := m.TopicID(tp); id != [16]byte{7} {
+		t.Fatalf("topic id %x after the move", id)
+	}
+	// Moving to where it is is a no-op; an unknown directory is refused.
+	if err := m.MoveLog(context.Background(), tp, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.MoveLog(context.Background(), tp, filepath.Join(root, "c")); !errors.Is(err, ErrUnknownLogDir) {
+		t.Fatalf("move to an unknown dir: %v", err)
+	}
+	if err := m.MoveLog(context.Background(), TopicPartition{Topic: "none"}, a); !errors.Is(err, ErrNoLog) {
+		t.Fatalf("move of a missing log: %v", err)
+	}
+}
+
+// TestMoveLogCrash crashes (CrashClone) at each step of a move and
+// reopens: before the commit the log is found in the source directory,
+// after it in the target, with every flushed record either way, and no
+// leftover "-future" or "-moving" directory.
+func TestMoveLogCrash(t *testing.T) {
+	steps := []string{"copied", "moved-aside", "committed", "swapped"}
+	for _, step := range steps {
+		t.Run(step, func(t *testing.T) {
+			fsys := vfs.NewMem()
+			m := openMoveManager(t, fsys, "/a", "/b")
+			tp := TopicPartition{Topic: "t", Partition: 3}
+			l, err := m.CreateLogIn(tp, [16]byte{9}, smallConfig(), "/a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 100; i++ {
+				mustAppend(t, l, testBatch(2, 1000, 80))
+			}
+			l.SetHighWatermark(l.LogEndOffset())
+			if _, err := l.DeleteRecordsBefore(5); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.WriteCheckpoints(); err != nil {
+				t.Fatal(err)
+			}
+			var crashed *vfs.MemFS
+			m.testMoveStep = func(s string) {
+				if s == step {
+					crashed = fsys.CrashClone()
+				}
+			}
+			if err := m.MoveLog(context.Background(), tp, "/b"); err != nil {
+				t.Fatal(err)
+			}
+			m.Close()
+			if crashed == nil {
+				t.Fatalf("step %s not reached", step)
+			}
+			m2 := openMoveManager(t, crashed, "/a", "/b")
+			defer m2.Close()
+			want := "/a"
+			if step == "committed" || step == "swapped" {
+				want = "/b"
+			}
+			if dir, _ := m2.LogDirOf(tp); dir != want {
+				t.Fatalf("log in %q after a crash at %s, want %s", dir, step, want)
+			}
+			l2, _ := m2.Log(tp)
+			if l2.LogStartOffset() != 5 {
+				t.Fatalf("log start %d after a crash at %s, want 5", l2.LogStartOffset(), step)
+			}
+			hs := readAll(t, l2, 5)
+			if len(hs) == 0 || hs[len(hs)-1].LastOffset() != 199 || l2.LogEndOffset() != 200 {
+				t.Fatalf("log end %d after a crash at %s", l2.LogEndOffset(), step)
+			}
+			for _, d := range []string{"/a", "/b"} {
+				names, _ := crashed.ReadDir(d)
+				for _, n := range names {
+					if strings.HasSuffix(n, futureDirSuffix) || strings.HasSuffix(n, movingDirSuffix) {
+						t.Fatalf("%s left in %s", n, d)
+					}
+				}
+			}
+			if len(m2.MissingAtStart()) != 0 {
+				t.Fatalf("missing at start: %v", m2.MissingAtStart())
+			}
+		})
+	}
+}
+
+// TestMoveLogAborted: a cancelled move ends with ErrMoveAborted and leaves no future directory.
+func TestMoveLogAborted(t *testing.T) {
+	fsys := vfs.NewMem()
+	m := openMoveManager(t, fsys, "/a", "/b")
+	defer m.Close()
+	tp := TopicPartition{Topic: "t", Partition: 0}
+	l, err := m.CreateLogIn(tp, [16]byte{1}, smallConfig(), "/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		mustAppend(t, l, testBatch(2, 1000, 80))
+	}
+	done := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	go func() { done <- m.MoveLog(ctx, tp, "/b") }()
+	if err := <-done; !errors.Is(err, ErrMoveAborted) {
+		t.Fatalf("cancelled move: %v", err)
+	}
+	if dir, _ := m.LogDirOf(tp); dir != "/a" {
+		t.Fatalf("cancelled move left the log in %s", dir)
+	}
+	names, _ := fsys.ReadDir("/b")
+	if len(names) > 0 && strings.Contains(strings.Join(names, ","), futureDirSuffix) {
+		t.Fatalf("future dir left: %v", names)
+	}
+	checkRecords(t, l, 100)
+}

@@ -277,6 +277,7 @@ func (m *Manager) copyAndSwap(ctx context.Context, tp TopicPartition, ml *manage
 			if err != nil {
 				return err
 			}
+			m.moveStep("round")
 			if rounds++; left <= moveFinalBytes || rounds >= moveMaxRounds {
 				break
 			}
@@ -453,7 +454,17 @@ func (l *Log) finishMove(c *moveCopy, final string, commit func() error, onFailu
 		if !live[base] { // deleted by retention meanwhile
 			cs.f.Close()
 			delete(c.files, base)
-			if err := c.fs.Remove(segmentFileName(c.dir, base, logSuffix)); err != nil {
+		}
+	}
+	// Copies of segments gone meanwhile (retention, or a truncation that
+	// started the copy again) must not be found at open.
+	names, err := c.fs.ReadDir(c.dir)
+	if err != nil {
+		return false, fmt.Errorf("storage: list %s: %w", c.dir, err)
+	}
+	for _, n := range names {
+		if base, ok := parseSegmentBase(n); ok && !live[base] {
+			if err := c.fs.Remove(filepath.Join(c.dir, n)); err != nil {
 				return false, fmt.Errorf("storage: remove future segment: %w", err)
 			}
 		}

@@ -94,9 +94,15 @@ func TestMoveLogWhileAppending(t *testing.T) {
 	}()
 	err = m.MoveLog(context.Background(), tp, b)
 	// Appends continue on the moved log.
-	deadline := time.Now().Add(30 * time.Second)
-	for after := appended.Load(); appended.Load() < after+20 && time.Now().Before(deadline); {
-		<-l.Wait()
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+wait:
+	for after := appended.Load(); appended.Load() < after+20; {
+		select {
+		case <-l.Wait():
+		case <-timeout.C:
+			break wait
+		}
 	}
 	close(stop)
 	wg.Wait()
@@ -256,4 +262,72 @@ func TestMoveLogAborted(t *testing.T) {
 		t.Fatalf("future dir left: %v", names)
 	}
 	checkRecords(t, l, 100)
+}
+
+// TestMoveLogTruncatedDuring: a truncation (a follower's, after a leader
+// change) between the copy's rounds rewrites bytes already copied: the
+// move starts its copy again, and the moved log holds exactly the log's
+// data, before and after a reopen.
+func TestMoveLogTruncatedDuring(t *testing.T) {
+	fsys := vfs.NewMem()
+	m := openMoveManager(t, fsys, "/a", "/b")
+	tp := TopicPartition{Topic: "t", Partition: 0}
+	l, err := m.CreateLogIn(tp, [16]byte{5}, smallConfig(), "/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 60; i++ {
+		mustAppend(t, l, testBatch(2, 1000, 80))
+	}
+	truncated := false
+	m.testMoveStep = func(s string) {
+		if s != "round" || truncated {
+			return
+		}
+		truncated = true
+		if err := l.TruncateTo(31); err != nil {
+			t.Error(err)
+		}
+		for i := 0; i < 30; i++ {
+			mustAppend(t, l, testBatch(3, 5000, 40))
+		}
+	}
+	if err := m.MoveLog(context.Background(), tp, "/b"); err != nil {
+		t.Fatal(err)
+	}
+	if !truncated {
+		t.Fatal("no round")
+	}
+	want := readBytes(t, l)
+	leo := l.LogEndOffset()
+	if leo != 30+90 {
+		t.Fatalf("log end %d", leo)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m = openMoveManager(t, fsys, "/a", "/b")
+	defer m.Close()
+	l2, ok := m.Log(tp)
+	if d, _ := m.LogDirOf(tp); !ok || d != "/b" {
+		t.Fatalf("log in %q after reopening", d)
+	}
+	got := readBytes(t, l2)
+	if l2.LogEndOffset() != leo || string(got) != string(want) {
+		t.Fatalf("moved log differs: log end %d (want %d), %d bytes (want %d)", l2.LogEndOffset(), leo, len(got), len(want))
+	}
+}
+
+// readBytes returns every batch of l from its log start, concatenated.
+func readBytes(t *testing.T, l *Log) []byte {
+	t.Helper()
+	var out []byte
+	for _, h := range readAll(t, l, l.LogStartOffset()) {
+		b, err := l.Read(h.BaseOffset, h.TotalSize(), h.LastOffset()+1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b[:h.TotalSize()]...)
+	}
+	return out
 }

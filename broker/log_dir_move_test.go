@@ -1,14 +1,19 @@
 package broker
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
@@ -147,4 +152,65 @@ func testRecordBatch(n int) []byte {
 		panic(err)
 	}
 	return batch
+}
+
+// TestAlterReplicaLogDirsNode: an in-process node with two log
+// directories moves a partition asked by kadm's AlterReplicaLogDirs, and
+// the controller's image then gives the replica the new directory's id
+// (AssignReplicasToDirs); the records stay readable.
+func TestAlterReplicaLogDirsNode(t *testing.T) {
+	root := t.TempDir()
+	d1, d2 := filepath.Join(root, "d1"), filepath.Join(root, "d2")
+	n := startTestNode(t, d1+","+d2)
+	defer closeTestNode(t, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addrs()[0].String()), kgo.DefaultProduceTopic("mv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "mv"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 500; i++ {
+		cl.Produce(ctx, &kgo.Record{Value: []byte(fmt.Sprint(i))}, nil)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tp := storage.TopicPartition{Topic: "mv"}
+	from, ok := n.logs.LogDirOf(tp)
+	if !ok {
+		t.Fatal("no log for mv-0")
+	}
+	to := d1
+	if from == d1 {
+		to = d2
+	}
+	rs, err := adm.AlterBrokerReplicaLogDirs(ctx, n.cfg.NodeID, kadm.AlterReplicaLogDirsReq{to: kadm.TopicsSet{"mv": {0: {}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.Each(func(r kadm.AlterReplicaLogDirsResponse) {
+		if r.Err != nil {
+			t.Fatalf("AlterReplicaLogDirs: %v", r.Err)
+		}
+	})
+	want := n.dirFailures.ids[to]
+	var state string
+	if !poll(30*time.Second, func() bool {
+		dir, _ := n.logs.LogDirOf(tp)
+		top := n.ctrl.Image().Topics["mv"]
+		got := top.Partitions[0].DirectoryOf(n.cfg.NodeID)
+		state = fmt.Sprintf("log in %s, image directory %v (want %v)", dir, got, want)
+		return dir == to && got == want
+	}) {
+		t.Fatalf("after the move: %s", state)
+	}
+	l, _ := n.logs.Log(tp)
+	if l.LogEndOffset() != 500 {
+		t.Fatalf("log end %d after the move", l.LogEndOffset())
+	}
 }

@@ -282,8 +282,13 @@ func (m *Manager) copyAndSwap(ctx context.Context, tp TopicPartition, ml *manage
 				break
 			}
 		}
+		begin := m.now()
 		done, err := l.finishMove(c, final, commit, m.dirFailure(mv.dst))
 		if err != nil || done {
+			if done {
+				m.logger.Info("storage: moved log swapped in", "partition", tp.String(), "bytes", c.size(),
+					"rounds", rounds, "final_step_ms", m.now().Sub(begin).Milliseconds())
+			}
 			return err
 		}
 		if attempt >= moveMaxRounds {
@@ -308,6 +313,21 @@ type copiedSegment struct {
 	seg *segment // the segment copied
 	f   vfs.File
 	n   int64 // bytes copied
+	// synced is the bytes fsynced: the rounds sync the copies of closed
+	// segments, so that the locked step syncs little.
+	synced int64
+}
+
+// sync fsyncs the copy if it grew since its last sync.
+func (cs *copiedSegment) sync() error {
+	if cs.synced == cs.n {
+		return nil
+	}
+	if err := cs.f.Sync(); err != nil {
+		return fmt.Errorf("storage: sync future segment %d: %w", cs.seg.baseOffset, err)
+	}
+	cs.synced = cs.n
+	return nil
 }
 
 func (c *moveCopy) size() int64 {
@@ -399,9 +419,14 @@ func (c *moveCopy) round(l *Log) (left int64, err error) {
 			p.s.release()
 		}
 	}()
-	for _, p := range pins {
+	for i, p := range pins {
 		if err := c.copySegment(p.s, p.size); err != nil {
 			return 0, err
+		}
+		if i < len(pins)-1 {
+			if err := c.files[p.s.baseOffset].sync(); err != nil {
+				return 0, err
+			}
 		}
 	}
 	l.mu.Lock()
@@ -486,7 +511,9 @@ func (l *Log) finishMove(c *moveCopy, final string, commit func() error, onFailu
 		return nil
 	}
 	for _, s := range segs {
-		files = append(files, segmentFileName(c.dir, s.baseOffset, logSuffix))
+		if err := c.files[s.baseOffset].sync(); err != nil {
+			return false, err
+		}
 		var ib, tb, xb []byte
 		s.offsetIndex.mu.Lock()
 		for _, e := range s.offsetIndex.entries {

@@ -24,12 +24,15 @@ import (
 //     directory with the partition.metadata, and copies every segment's
 //     .log bytes up to the size it has at the start of a round, without
 //     any of the log's locks (readers pin the segments), in rounds until
-//     what is left is small.
+//     what is left is small (or moveMaxRounds rounds: a writer faster
+//     than the copy would otherwise hold the move off forever). The
+//     copies of closed segments are fsynced, their indexes written from
+//     memory, and the producer snapshots copied, during the rounds.
 //  2. Under cleanMu, syncMu and writeMu (appends, rolls, truncation,
 //     retention and the cleaner wait), it copies the rest, writes the
-//     indexes, the transaction indexes, the producer snapshots and the
-//     leader-epoch checkpoint from the log's memory, fsyncs every file and
-//     the directory, and opens the copied segments.
+//     indexes of the segments still open or new and the leader-epoch
+//     checkpoint, copies the new snapshots, fsyncs those and the
+//     directory, and opens the copied segments.
 //  3. The commit, one rename per log directory, each synced: the current
 //     directory "<topic>-<N>" becomes "<topic>-<N>.<32 hex>-moving", then
 //     the future directory becomes "<topic>-<N>" in the target directory.
@@ -72,7 +75,7 @@ const (
 	// moveFinalBytes is how much may be left to copy for the final,
 	// locked step; moveMaxRounds bounds the unlocked rounds before it.
 	moveFinalBytes = 4 << 20
-	moveMaxRounds  = 20
+	moveMaxRounds  = 50
 	moveChunk      = 1 << 20
 )
 
@@ -225,7 +228,7 @@ func (m *Manager) copyAndSwap(ctx context.Context, tp TopicPartition, ml *manage
 	if err := writeFileAtomic(m.fs, filepath.Join(future, partitionMetadataFile), encodePartitionMetadata(ml.topicID)); err != nil {
 		return err
 	}
-	c := &moveCopy{fs: m.fs, dir: future, files: map[int64]*copiedSegment{}}
+	c := &moveCopy{fs: m.fs, dir: future, files: map[int64]*copiedSegment{}, snapshots: map[int64]bool{}}
 	defer c.closeFiles()
 	report := func() {
 		m.mu.Lock()
@@ -306,6 +309,8 @@ type moveCopy struct {
 	truncations uint64
 	// copiedTo is the offset below which the copy is complete.
 	copiedTo int64
+	// snapshots are the producer snapshots copied (offsets).
+	snapshots map[int64]bool
 }
 
 // copiedSegment is the copy of one segment's .log.
@@ -316,6 +321,9 @@ type copiedSegment struct {
 	// synced is the bytes fsynced: the rounds sync the copies of closed
 	// segments, so that the locked step syncs little.
 	synced int64
+	// indexed is set once the indexes of the (closed) segment are
+	// written and synced.
+	indexed bool
 }
 
 // sync fsyncs the copy if it grew since its last sync.
@@ -356,6 +364,7 @@ func (c *moveCopy) reset() {
 		delete(c.files, base)
 	}
 	c.copiedTo = 0
+	clear(c.snapshots)
 }
 
 // copySegment copies s's .log bytes up to size.
@@ -386,6 +395,87 @@ func (c *moveCopy) copySegment(s *segment, size int64) error {
 			return fmt.Errorf("storage: write future segment %d: %w", s.baseOffset, err)
 		}
 		cs.n += int64(len(b))
+	}
+	return nil
+}
+
+// writeSynced writes data as the file name of the copy and fsyncs it.
+func (c *moveCopy) writeSynced(name string, data []byte) error {
+	f, err := c.fs.Create(name)
+	if err != nil {
+		return fmt.Errorf("storage: create %s: %w", filepath.Base(name), err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("storage: write %s: %w", filepath.Base(name), err)
+	}
+	return nil
+}
+
+// writeIndexes writes s's indexes from memory into the copy. For a closed
+// segment (whose indexes no longer change until a truncation, which
+// starts the copy again) it is done once.
+func (c *moveCopy) writeIndexes(s *segment, closed bool) error {
+	cs := c.files[s.baseOffset]
+	if cs != nil && cs.indexed {
+		return nil
+	}
+	var ib, tb, xb []byte
+	s.offsetIndex.mu.Lock()
+	for _, e := range s.offsetIndex.entries {
+		ib = append(ib, encodeOffsetEntry(e)...)
+	}
+	s.offsetIndex.mu.Unlock()
+	s.timeIndex.mu.Lock()
+	for _, e := range s.timeIndex.entries {
+		tb = append(tb, encodeTimeEntry(e)...)
+	}
+	s.timeIndex.mu.Unlock()
+	for _, e := range s.txnIndex.snapshot() {
+		xb = encodeTxnEntry(xb, e)
+	}
+	if err := c.writeSynced(segmentFileName(c.dir, s.baseOffset, indexSuffix), ib); err != nil {
+		return err
+	}
+	if err := c.writeSynced(segmentFileName(c.dir, s.baseOffset, timeIndexSuffix), tb); err != nil {
+		return err
+	}
+	if len(xb) > 0 {
+		if err := c.writeSynced(segmentFileName(c.dir, s.baseOffset, txnIndexSuffix), xb); err != nil {
+			return err
+		}
+	}
+	if cs != nil && closed {
+		cs.indexed = true
+	}
+	return nil
+}
+
+// copySnapshots copies the producer snapshots of offsets (files of the
+// log's directory src) not copied yet; a snapshot file is never
+// rewritten. missingOK skips one deleted meanwhile.
+func (c *moveCopy) copySnapshots(src string, offsets []int64, missingOK bool) error {
+	for _, off := range offsets {
+		if c.snapshots[off] {
+			continue
+		}
+		b, err := readFile(c.fs, segmentFileName(src, off, snapshotSuffix))
+		if err != nil {
+			if missingOK {
+				continue
+			}
+			return fmt.Errorf("storage: read snapshot %d for the move: %w", off, err)
+		}
+		if err := c.writeSynced(segmentFileName(c.dir, off, snapshotSuffix), b); err != nil {
+			return err
+		}
+		c.snapshots[off] = true
 	}
 	return nil
 }
@@ -427,7 +517,16 @@ func (c *moveCopy) round(l *Log) (left int64, err error) {
 			if err := c.files[p.s.baseOffset].sync(); err != nil {
 				return 0, err
 			}
+			if err := c.writeIndexes(p.s, true); err != nil {
+				return 0, err
+			}
 		}
+	}
+	l.writeMu.Lock()
+	snapshots, dir := slices.Clone(l.snapshots), l.Dir()
+	l.writeMu.Unlock()
+	if err := c.copySnapshots(dir, snapshots, true); err != nil {
+		return 0, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -494,68 +593,26 @@ func (l *Log) finishMove(c *moveCopy, final string, commit func() error, onFailu
 			}
 		}
 	}
-	var files []string
-	write := func(name string, data []byte) error {
-		f, err := c.fs.Create(name)
-		if err != nil {
-			return fmt.Errorf("storage: create %s: %w", filepath.Base(name), err)
-		}
-		_, err = f.Write(data)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("storage: write %s: %w", filepath.Base(name), err)
-		}
-		files = append(files, name)
-		return nil
-	}
-	for _, s := range segs {
+	for i, s := range segs {
 		if err := c.files[s.baseOffset].sync(); err != nil {
 			return false, err
 		}
-		var ib, tb, xb []byte
-		s.offsetIndex.mu.Lock()
-		for _, e := range s.offsetIndex.entries {
-			ib = append(ib, encodeOffsetEntry(e)...)
-		}
-		s.offsetIndex.mu.Unlock()
-		s.timeIndex.mu.Lock()
-		for _, e := range s.timeIndex.entries {
-			tb = append(tb, encodeTimeEntry(e)...)
-		}
-		s.timeIndex.mu.Unlock()
-		for _, e := range s.txnIndex.snapshot() {
-			xb = encodeTxnEntry(xb, e)
-		}
-		if err := write(segmentFileName(c.dir, s.baseOffset, indexSuffix), ib); err != nil {
+		if err := c.writeIndexes(s, i < len(segs)-1); err != nil {
 			return false, err
 		}
-		if err := write(segmentFileName(c.dir, s.baseOffset, timeIndexSuffix), tb); err != nil {
-			return false, err
-		}
-		if len(xb) > 0 {
-			if err := write(segmentFileName(c.dir, s.baseOffset, txnIndexSuffix), xb); err != nil {
-				return false, err
+	}
+	if err := c.copySnapshots(l.Dir(), l.snapshots, false); err != nil {
+		return false, err
+	}
+	for _, n := range names {
+		if off, ok := parseSnapshotOffset(n); ok && !slices.Contains(l.snapshots, off) {
+			if err := c.fs.Remove(filepath.Join(c.dir, n)); err != nil {
+				return false, fmt.Errorf("storage: remove future snapshot: %w", err)
 			}
 		}
 	}
-	for _, off := range l.snapshots {
-		b, err := readFile(l.fs, segmentFileName(l.Dir(), off, snapshotSuffix))
-		if err != nil {
-			return false, fmt.Errorf("storage: read snapshot %d for the move: %w", off, err)
-		}
-		if err := write(segmentFileName(c.dir, off, snapshotSuffix), b); err != nil {
-			return false, err
-		}
-	}
 	if len(epochs) > 0 {
-		if err := write(filepath.Join(c.dir, leaderEpochCheckpointFile), encodeLeaderEpochCheckpoint(epochs)); err != nil {
-			return false, err
-		}
-	}
-	for _, name := range files {
-		if err := syncFile(c.fs, name); err != nil {
+		if err := c.writeSynced(filepath.Join(c.dir, leaderEpochCheckpointFile), encodeLeaderEpochCheckpoint(epochs)); err != nil {
 			return false, err
 		}
 	}
@@ -594,22 +651,6 @@ func (l *Log) finishMove(c *moveCopy, final string, commit func() error, onFailu
 		s.retire()
 	}
 	return true, nil
-}
-
-// syncFile fsyncs the file name.
-func syncFile(fsys vfs.FS, name string) error {
-	f, err := fsys.OpenReadWrite(name)
-	if err != nil {
-		return fmt.Errorf("storage: open %s: %w", filepath.Base(name), err)
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("storage: sync %s: %w", filepath.Base(name), err)
-	}
-	return nil
 }
 
 // reopenMoved opens the copy (in dir, to be renamed final) of segment s

@@ -160,6 +160,16 @@ func (m *logDirMoves) start(tp storage.TopicPartition, path string) {
 	}()
 }
 
+// resume starts again the moves a stop or crash interrupted
+// (storage.Manager.InterruptedMoves), as Kafka resumes its future
+// replicas at start.
+func (m *logDirMoves) resume(moves map[storage.TopicPartition]string) {
+	for tp, dir := range moves {
+		m.logger.Info("starting again an interrupted move to another log directory", "topic", tp.Topic, "partition", tp.Partition, "to", dir)
+		m.start(tp, dir)
+	}
+}
+
 // report queues the report of tp's directory to the controller when the
 // image says otherwise.
 func (m *logDirMoves) report(tp storage.TopicPartition) {

@@ -484,6 +484,9 @@ func (n *Node) start() (_ *Node, err error) {
 		defer n.bg.Done()
 		superviseLoop(ctx, logger, "security reload", func(ctx context.Context) { runSecurityReload(ctx, logger, security, n.tlsOverrides) })
 	}()
+	// Moves between log dirs a stop or crash interrupted start again, as
+	// Kafka resumes its future replicas (log_dir_move.go).
+	n.moves.resume(n.logs.InterruptedMoves())
 	return n, nil
 }
 

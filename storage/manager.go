@@ -92,6 +92,10 @@ type Manager struct {
 	// movedFrom maps the partitions whose move committed before a crash
 	// to their old log directory (OpenManager only; move.go).
 	movedFrom map[TopicPartition]string
+	// interrupted maps the partitions whose move a stop or crash
+	// interrupted to its target directory (move.go). REQUIRES: mu after
+	// OpenManager.
+	interrupted map[TopicPartition]string
 	// testMoveStep, when set by a test, is called at each step of a
 	// move (move.go) with the step's name.
 	testMoveStep func(step string)
@@ -190,6 +194,7 @@ func OpenManager(o ManagerOptions) (*Manager, error) {
 	m.mu.moves = map[TopicPartition]*logMove{}
 	m.failed.dirs = map[string]bool{}
 	m.failed.offline = map[string]bool{}
+	m.interrupted = map[TopicPartition]string{}
 	movedFrom, err := m.settleMoves()
 	if err != nil {
 		return nil, err

@@ -721,9 +721,12 @@ func (m *Manager) settleMoves() (map[TopicPartition]string, error) {
 	}
 	for _, f := range future {
 		p := filepath.Join(f.dir, f.name)
-		m.logger.Info("storage: removing the future log of a move interrupted before it completed", "dir", p)
+		m.logger.Info("storage: removing the future log of a move interrupted before it completed; the move starts again", "dir", p)
 		if err := m.fs.RemoveAll(p); err != nil {
 			return nil, fmt.Errorf("storage: remove %s: %w", p, err)
+		}
+		if topic, part, ok := parseSetAsideDirName(f.name, futureDirSuffix); ok {
+			m.interrupted[TopicPartition{Topic: topic, Partition: part}] = f.dir
 		}
 	}
 	movedFrom := map[TopicPartition]string{}
@@ -750,6 +753,23 @@ func (m *Manager) settleMoves() (map[TopicPartition]string, error) {
 		present[tp] = true
 	}
 	return movedFrom, nil
+}
+
+// InterruptedMoves returns the moves a stop or crash interrupted (their
+// future logs were removed at start) by partition, with their target log
+// directory, for the owner to start again as Kafka resumes its future
+// replicas; each is returned once.
+func (m *Manager) InterruptedMoves() map[TopicPartition]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[TopicPartition]string{}
+	for tp, dir := range m.interrupted {
+		if ml, ok := m.mu.logs[tp]; ok && ml.dir != dir {
+			out[tp] = dir
+		}
+	}
+	m.interrupted = nil
+	return out
 }
 
 // removeMovedAway removes the "-moving" directories settleMoves left for

@@ -162,8 +162,9 @@ wait:
 }
 
 // TestMoveLogCrash crashes (CrashClone) at each step of a move and
-// reopens: before the commit the log is found in the source directory,
-// after it in the target, with every flushed record either way, and no
+// reopens: before the commit the log is found in the source directory
+// (and the move is returned by InterruptedMoves, to start again), after
+// it in the target, with every flushed record either way, and no
 // leftover "-future" or "-moving" directory.
 func TestMoveLogCrash(t *testing.T) {
 	steps := []string{"copied", "moved-aside", "committed", "swapped"}
@@ -229,6 +230,14 @@ func TestMoveLogCrash(t *testing.T) {
 			}
 			if len(m2.MissingAtStart()) != 0 {
 				t.Fatalf("missing at start: %v", m2.MissingAtStart())
+			}
+			// Before the commit the move is to start again.
+			wantResume := map[TopicPartition]string{}
+			if want == "/a" {
+				wantResume[tp] = "/b"
+			}
+			if got := m2.InterruptedMoves(); len(got) != len(wantResume) || got[tp] != wantResume[tp] {
+				t.Fatalf("interrupted moves %v after a crash at %s, want %v", got, step, wantResume)
 			}
 		})
 	}

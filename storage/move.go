@@ -248,9 +248,12 @@ func (m *Manager) copyAndSwap(ctx context.Context, tp TopicPartition, ml *manage
 		}
 		if err := m.fs.SyncDir(ml.dir); err != nil {
 			// The rename may be durable or not: either way the
-			// current log is found at start.
+			// current log is found at start. A failed fsync takes
+			// the directory offline (dir_failure.go).
 			_ = m.fs.Rename(moving, filepath.Join(ml.dir, tp.String()))
-			return fmt.Errorf("storage: sync %s: %w", ml.dir, err)
+			err = fmt.Errorf("storage: sync %s: %w", ml.dir, err)
+			m.dirFailed(ml.dir, err)
+			return err
 		}
 		m.moveStep("moved-aside")
 		if err := m.fs.Rename(future, final); err != nil {
@@ -260,7 +263,10 @@ func (m *Manager) copyAndSwap(ctx context.Context, tp TopicPartition, ml *manage
 			return fmt.Errorf("storage: rename %s into place: %w", future, err)
 		}
 		if err := m.fs.SyncDir(filepath.Dir(final)); err != nil {
-			return fmt.Errorf("storage: sync %s: %w", filepath.Dir(final), err)
+			// The log is in the target directory now, whose fsync
+			// failed: the swap goes on, and the directory goes
+			// offline with the log (dir_failure.go).
+			m.dirFailed(filepath.Dir(final), fmt.Errorf("storage: sync %s: %w", filepath.Dir(final), err))
 		}
 		m.moveStep("committed")
 		m.mu.Lock()

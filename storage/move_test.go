@@ -340,3 +340,62 @@ func readBytes(t *testing.T, l *Log) []byte {
 	}
 	return out
 }
+
+// TestMoveLogFaults fails the Nth file operation of a move, for every N
+// until a move runs without a fault, then reopens the directories: the
+// log is found in exactly one of them with every record it had (flushed
+// before the move), and no "-future" or "-moving" directory is left.
+func TestMoveLogFaults(t *testing.T) {
+	tp := TopicPartition{Topic: "t", Partition: 0}
+	for n := 1; n < 2000; n++ {
+		mem := vfs.NewMem()
+		efs := &errorFS{inner: mem, failAt: 1 << 30}
+		m := openMoveManager(t, efs, "/a", "/b")
+		l, err := m.CreateLogIn(tp, [16]byte{3}, smallConfig(), "/a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 40; i++ {
+			mustAppend(t, l, testBatch(2, 1000, 80))
+		}
+		if err := l.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.WriteCheckpoints(); err != nil {
+			t.Fatal(err)
+		}
+		efs.mu.Lock()
+		efs.failAt = efs.ops + n
+		efs.mu.Unlock()
+		moveErr := m.MoveLog(context.Background(), tp, "/b")
+		efs.mu.Lock()
+		fired := efs.fired
+		efs.failAt = 1 << 30
+		efs.mu.Unlock()
+		_ = m.Close()
+		m2 := openMoveManager(t, mem, "/a", "/b")
+		dir, ok := m2.LogDirOf(tp)
+		if !ok {
+			t.Fatalf("fault at op %d (move: %v): no log after reopening", n, moveErr)
+		}
+		l2, _ := m2.Log(tp)
+		checkRecords(t, l2, 80)
+		for _, d := range []string{"/a", "/b"} {
+			names, _ := mem.ReadDir(d)
+			for _, name := range names {
+				if strings.HasSuffix(name, futureDirSuffix) || strings.HasSuffix(name, movingDirSuffix) || (name == "t-0" && d != dir) {
+					t.Fatalf("fault at op %d: %s left in %s (log in %s)", n, name, d, dir)
+				}
+			}
+		}
+		m2.Close()
+		if !fired {
+			if moveErr != nil || dir != "/b" {
+				t.Fatalf("move without a fault: %v, log in %s", moveErr, dir)
+			}
+			t.Logf("a move takes %d file operations; each one failed in turn", n-1)
+			return
+		}
+	}
+	t.Fatal("the move never completed without a fault")
+}

@@ -184,13 +184,18 @@ func (s *LogSyncer) applyCordoned(prev, next *controller.Image) {
 }
 
 // createLog creates tp's log in the directory the image assigns to this
-// node's replica of p when it is one of this node's, else where storage
-// picks.
+// node's replica of p when it is one of this node's, else in the one
+// AlterReplicaLogDirs asked for, else where storage picks.
 func (s *LogSyncer) createLog(tp storage.TopicPartition, t *controller.Topic, p controller.Partition, lc storage.LogConfig) (*storage.Log, error) {
 	if s.dirs != nil {
 		if path, ok := s.dirs.pathOf(p.DirectoryOf(s.NodeID)); ok {
 			return s.Logs.CreateLogIn(tp, t.ID, lc, path)
 		}
+	}
+	// AlterReplicaLogDirs named a directory before this node hosted the
+	// replica (log_dir_move.go).
+	if dir, ok := s.moves.preferredDir(tp); ok && !s.Logs.LogDirFailed(dir) {
+		return s.Logs.CreateLogIn(tp, t.ID, lc, dir)
 	}
 	return s.Logs.CreateLog(tp, t.ID, lc)
 }

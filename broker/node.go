@@ -83,6 +83,8 @@ type Node struct {
 	brokerEpoch atomic.Int64
 	// dirFailures: the log dirs' directory.id and failures (log_dir_failure.go).
 	dirFailures *logDirFailures
+	// moves: AlterReplicaLogDirs' moves between log dirs (log_dir_move.go).
+	moves *logDirMoves
 	// previousEpoch is the broker epoch of this node's last clean
 	// shutdown, -1 after a crash (clean_shutdown.go).
 	previousEpoch int64
@@ -323,7 +325,8 @@ func (n *Node) start() (_ *Node, err error) {
 		Fetch:             n.replicaFetch,
 		// replica.fetch.max.bytes (issue 11 item 4)
 		PartitionFetchMaxBytes: cfg.ReplicaFetchMaxBytes})
-	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"), Replicas: n.replicas, dirs: n.dirFailures}
+	n.moves = newLogDirMoves(cfg.NodeID, cfg.LogDirs, n.logs, n.dirFailures, func() *controller.Image { return n.ctrl.Image() }, logger.With("component", "logs"))
+	syncer := &LogSyncer{NodeID: cfg.NodeID, Config: cfg, Logs: n.logs, Logger: logger.With("component", "logs"), Replicas: n.replicas, dirs: n.dirFailures, moves: n.moves}
 	events := &metadataEvents{logger: logger.With("component", "metadata"), nodeID: cfg.NodeID}
 	n.ctrl, err = controller.New(controller.Options{
 		NodeID:                   cfg.NodeID,
@@ -419,6 +422,7 @@ func (n *Node) start() (_ *Node, err error) {
 		Config:       cfg,
 		Controller:   n.ctrl,
 		Logs:         n.logs,
+		LogDirMoves:  n.moves,
 		Replicas:     n.replicas,
 		Groups:       n.groups,
 		Now:          time.Now,
@@ -487,6 +491,9 @@ func (n *Node) start() (_ *Node, err error) {
 		defer n.bg.Done()
 		superviseLoop(ctx, logger, "security reload", func(ctx context.Context) { runSecurityReload(ctx, logger, security, n.tlsOverrides) })
 	}()
+	// Moves between log dirs a stop or crash interrupted start again, as
+	// Kafka resumes its future replicas (log_dir_move.go).
+	n.moves.resume(n.logs.InterruptedMoves())
 	return n, nil
 }
 
@@ -524,6 +531,7 @@ func (n *Node) Close(ctx context.Context) error {
 	}
 	n.cancel()
 	n.bg.Wait()
+	n.moves.close()
 	return n.closeStorage()
 }
 

@@ -26,6 +26,9 @@ type LogSyncer struct {
 	// dirs, when set, places new logs in the directories the image
 	// assigns and reports where logs live (log_dir_placement.go).
 	dirs *logDirFailures
+	// moves, when set, holds the directories AlterReplicaLogDirs asked
+	// for replicas not hosted yet (log_dir_move.go).
+	moves *logDirMoves
 
 	// mu serializes Apply and SetAsideStray, so that the start-up check
 	// judges logs against the newest image Apply saw (last), never an

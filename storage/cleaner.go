@@ -238,7 +238,7 @@ func (l *Log) Clean(ctx context.Context, now time.Time, opts CleanOptions) (Clea
 		for _, o := range outs {
 			o.seg.closeFiles()
 			for _, suffix := range o.files {
-				_ = l.fs.Remove(segmentFileName(l.dir, o.seg.baseOffset, suffix) + cleanedSuffix)
+				_ = l.fs.Remove(segmentFileName(l.Dir(), o.seg.baseOffset, suffix) + cleanedSuffix)
 			}
 		}
 	}
@@ -429,7 +429,7 @@ type groupInput struct {
 // fsynced, and fills out.seg with the new segment, whose files stay open.
 func (l *Log) writeCleaned(out *cleanedSegment, inputs []groupInput, offsets *offsetMap, aborted abortedSet, keep emptyKeep, cfg LogConfig, now time.Time, stats *CleanStats) error {
 	base := inputs[0].view.seg.baseOffset
-	s := newSegmentShell(l.fs, l.dir, base, cfg, now)
+	s := newSegmentShell(l.fs, l.Dir(), base, cfg, now)
 	s.created = inputs[0].view.seg.created
 	out.seg = s
 	writeErr := func(err error) error {
@@ -440,7 +440,7 @@ func (l *Log) writeCleaned(out *cleanedSegment, inputs []groupInput, offsets *of
 	}
 	create := func(suffix string) (vfs.File, error) {
 		out.files = append(out.files, suffix)
-		f, err := l.fs.Create(segmentFileName(l.dir, base, suffix) + cleanedSuffix)
+		f, err := l.fs.Create(segmentFileName(l.Dir(), base, suffix) + cleanedSuffix)
 		if err != nil {
 			return nil, writeErr(err)
 		}
@@ -596,7 +596,7 @@ func (l *Log) swapCleaned(outs []*cleanedSegment, segs []segmentView, end int64)
 // REQUIRES: l.writeMu held.
 func (l *Log) swapSegmentLocked(o *cleanedSegment) error {
 	base := o.seg.baseOffset
-	name := func(suffix string) string { return segmentFileName(l.dir, base, suffix) }
+	name := func(suffix string) string { return segmentFileName(l.Dir(), base, suffix) }
 	rename := func(from, to string) error {
 		if err := l.fs.Rename(from, to); err != nil {
 			return fmt.Errorf("storage: rename %s: %w", filepath.Base(from), err)
@@ -604,7 +604,7 @@ func (l *Log) swapSegmentLocked(o *cleanedSegment) error {
 		return nil
 	}
 	syncDir := func() error {
-		if err := l.fs.SyncDir(l.dir); err != nil {
+		if err := l.fs.SyncDir(l.Dir()); err != nil {
 			return fmt.Errorf("storage: sync log dir: %w", err)
 		}
 		return nil
@@ -634,7 +634,7 @@ func (l *Log) swapSegmentLocked(o *cleanedSegment) error {
 	var deleted []string
 	for _, old := range o.group {
 		for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
-			n := segmentFileName(l.dir, old.baseOffset, suffix)
+			n := segmentFileName(l.Dir(), old.baseOffset, suffix)
 			if !l.fs.Exists(n) {
 				continue
 			}
@@ -704,7 +704,7 @@ func (s *segment) retire() {
 // segment is intact, so they are deleted) or step 4 (no .log.cleaned: the
 // new .log is in place, so they are renamed).
 func (l *Log) completeSwaps() error {
-	names, err := l.fs.ReadDir(l.dir)
+	names, err := l.fs.ReadDir(l.Dir())
 	if err != nil {
 		return fmt.Errorf("storage: list log dir: %w", err)
 	}
@@ -729,7 +729,7 @@ func (l *Log) completeSwaps() error {
 		if !ok {
 			continue
 		}
-		if n == filepath.Base(segmentFileName(l.dir, base, logSuffix))+swapSuffix {
+		if n == filepath.Base(segmentFileName(l.Dir(), base, logSuffix))+swapSuffix {
 			swappedLogs = append(swappedLogs, base)
 		} else {
 			otherSwaps[base] = append(otherSwaps[base], n)
@@ -737,7 +737,7 @@ func (l *Log) completeSwaps() error {
 	}
 	changed := false
 	for _, base := range swappedLogs {
-		swapName := segmentFileName(l.dir, base, logSuffix) + swapSuffix
+		swapName := segmentFileName(l.Dir(), base, logSuffix) + swapSuffix
 		f, err := l.fs.Open(swapName)
 		if err != nil {
 			return fmt.Errorf("storage: open %s: %w", filepath.Base(swapName), err)
@@ -763,7 +763,7 @@ func (l *Log) completeSwaps() error {
 				continue
 			}
 			for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
-				if p := segmentFileName(l.dir, old, suffix); present[filepath.Base(p)] {
+				if p := segmentFileName(l.Dir(), old, suffix); present[filepath.Base(p)] {
 					if err := l.fs.Remove(p); err != nil {
 						return fmt.Errorf("storage: remove replaced segment file: %w", err)
 					}
@@ -771,17 +771,17 @@ func (l *Log) completeSwaps() error {
 				}
 			}
 		}
-		if err := l.fs.SyncDir(l.dir); err != nil {
+		if err := l.fs.SyncDir(l.Dir()); err != nil {
 			return fmt.Errorf("storage: sync log dir: %w", err)
 		}
-		if err := l.fs.Rename(swapName, segmentFileName(l.dir, base, logSuffix)); err != nil {
+		if err := l.fs.Rename(swapName, segmentFileName(l.Dir(), base, logSuffix)); err != nil {
 			return fmt.Errorf("storage: complete swap: %w", err)
 		}
-		if err := l.fs.SyncDir(l.dir); err != nil {
+		if err := l.fs.SyncDir(l.Dir()); err != nil {
 			return fmt.Errorf("storage: sync log dir: %w", err)
 		}
 		for _, n := range otherSwaps[base] {
-			if err := l.fs.Rename(filepath.Join(l.dir, n), filepath.Join(l.dir, strings.TrimSuffix(n, swapSuffix))); err != nil {
+			if err := l.fs.Rename(filepath.Join(l.Dir(), n), filepath.Join(l.Dir(), strings.TrimSuffix(n, swapSuffix))); err != nil {
 				return fmt.Errorf("storage: complete swap: %w", err)
 			}
 		}
@@ -789,9 +789,9 @@ func (l *Log) completeSwaps() error {
 		changed = true
 	}
 	for base, swaps := range otherSwaps {
-		step2 := present[filepath.Base(segmentFileName(l.dir, base, logSuffix))+cleanedSuffix]
+		step2 := present[filepath.Base(segmentFileName(l.Dir(), base, logSuffix))+cleanedSuffix]
 		for _, n := range swaps {
-			p := filepath.Join(l.dir, n)
+			p := filepath.Join(l.Dir(), n)
 			if step2 {
 				if err := l.fs.Remove(p); err != nil {
 					return fmt.Errorf("storage: remove %s: %w", n, err)
@@ -804,14 +804,14 @@ func (l *Log) completeSwaps() error {
 	}
 	for _, n := range names {
 		if strings.HasSuffix(n, cleanedSuffix) || strings.HasSuffix(n, deletedSuffix) {
-			if err := l.fs.Remove(filepath.Join(l.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := l.fs.Remove(filepath.Join(l.Dir(), n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("storage: remove leftover %s: %w", n, err)
 			}
 			changed = true
 		}
 	}
 	if changed {
-		if err := l.fs.SyncDir(l.dir); err != nil {
+		if err := l.fs.SyncDir(l.Dir()); err != nil {
 			return fmt.Errorf("storage: sync log dir: %w", err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/samsa-broker/samsa/storage/vfs"
@@ -138,11 +139,14 @@ type AppendInfo struct {
 // writeMu serializes every mutation and is held across file IO; mu guards
 // the fields readers snapshot and is never held across file IO.
 type Log struct {
-	fs     vfs.FS
-	dir    string
+	fs vfs.FS
+	// dir is the partition directory; a move to another log directory
+	// (move.go) replaces it under cleanMu, syncMu and writeMu.
+	dir    atomic.Pointer[string]
 	now    func() time.Time
 	logger *slog.Logger
-	// onFailure is LogOptions.OnFailure.
+	// onFailure is LogOptions.OnFailure; a move (move.go) replaces it.
+	// REQUIRES: mu to read or replace after OpenLog.
 	onFailure func(error)
 
 	// cleanMu serializes cleans of this log; it is taken before writeMu.
@@ -189,6 +193,10 @@ type Log struct {
 		cleanerCheckpoint int64
 		// uncleanable is set when a clean failed on the log's data.
 		uncleanable bool
+		// truncations counts truncations (TruncateTo and
+		// TruncateFullyAndStartAt), which rewrite segment bytes a move
+		// (move.go) may have copied.
+		truncations uint64
 	}
 }
 
@@ -205,7 +213,8 @@ func OpenLog(o LogOptions) (*Log, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	cfg := o.Config.sanitized()
-	l := &Log{fs: o.FS, dir: o.Dir, now: o.Now, logger: o.Logger.With("dir", o.Dir), onFailure: o.OnFailure}
+	l := &Log{fs: o.FS, now: o.Now, logger: o.Logger.With("dir", o.Dir), onFailure: o.OnFailure}
+	l.dir.Store(&o.Dir)
 	l.mu.cfg = cfg
 	l.mu.cleanerCheckpoint = max(o.CleanerCheckpoint, 0)
 	if err := o.FS.MkdirAll(o.Dir); err != nil {
@@ -292,7 +301,7 @@ func (l *Log) loadSegments(cfg LogConfig, recoveryPoint, logStart, cleanerCheckp
 	if err := l.completeSwaps(); err != nil {
 		return nil, err
 	}
-	names, err := l.fs.ReadDir(l.dir)
+	names, err := l.fs.ReadDir(l.Dir())
 	if err != nil {
 		return nil, fmt.Errorf("storage: list log dir: %w", err)
 	}
@@ -306,13 +315,13 @@ func (l *Log) loadSegments(cfg LogConfig, recoveryPoint, logStart, cleanerCheckp
 		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, cleanedSuffix),
 			strings.HasSuffix(name, swapSuffix), strings.HasSuffix(name, tmpSuffix):
 			l.logger.Info("storage: removing leftover file", "file", name)
-			if err := l.fs.Remove(filepath.Join(l.dir, name)); err != nil {
+			if err := l.fs.Remove(filepath.Join(l.Dir(), name)); err != nil {
 				return nil, fmt.Errorf("storage: remove leftover %s: %w", name, err)
 			}
 		case strings.HasSuffix(name, indexSuffix), strings.HasSuffix(name, timeIndexSuffix), strings.HasSuffix(name, txnIndexSuffix):
 			stem := name[:strings.LastIndexByte(name, '.')]
 			if !present[stem+logSuffix] {
-				if err := l.fs.Remove(filepath.Join(l.dir, name)); err != nil {
+				if err := l.fs.Remove(filepath.Join(l.Dir(), name)); err != nil {
 					return nil, fmt.Errorf("storage: remove orphan index %s: %w", name, err)
 				}
 			}
@@ -325,7 +334,7 @@ func (l *Log) loadSegments(cfg LogConfig, recoveryPoint, logStart, cleanerCheckp
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
 	now := l.now()
 	if len(bases) == 0 {
-		seg, err := createSegment(l.fs, l.dir, max(logStart, 0), cfg, now)
+		seg, err := createSegment(l.fs, l.Dir(), max(logStart, 0), cfg, now)
 		if err != nil {
 			return nil, err
 		}
@@ -338,9 +347,9 @@ func (l *Log) loadSegments(cfg LogConfig, recoveryPoint, logStart, cleanerCheckp
 		}
 		return nil, err
 	}
-	partition := filepath.Base(l.dir)
+	partition := filepath.Base(l.Dir())
 	for i, base := range bases {
-		seg, needsRebuild, err := openSegment(l.fs, l.dir, base, cfg, now)
+		seg, needsRebuild, err := openSegment(l.fs, l.Dir(), base, cfg, now)
 		if err != nil {
 			return fail(err)
 		}
@@ -433,9 +442,10 @@ func (l *Log) fail(err error) error {
 		l.mu.failed = err
 		l.logger.Error("storage: log offline after IO failure", "err", err)
 	}
+	onFailure := l.onFailure
 	l.mu.Unlock()
-	if first && l.onFailure != nil {
-		l.onFailure(err)
+	if first && onFailure != nil {
+		onFailure(err)
 	}
 	return err
 }
@@ -699,7 +709,7 @@ func (l *Log) rollLocked(cfg LogConfig) (*segment, error) {
 	l.mu.Lock()
 	l.mu.recoveryPoint = max(l.mu.recoveryPoint, leo)
 	l.mu.Unlock()
-	seg, err := createSegment(l.fs, l.dir, leo, cfg, l.now())
+	seg, err := createSegment(l.fs, l.Dir(), leo, cfg, l.now())
 	if err != nil {
 		return nil, l.fail(err)
 	}
@@ -796,7 +806,7 @@ func (l *Log) Size() int64 {
 }
 
 // Dir returns the partition directory.
-func (l *Log) Dir() string { return l.dir }
+func (l *Log) Dir() string { return *l.dir.Load() }
 
 // SetConfig replaces the log's configuration; it applies to later appends,
 // rolls and retention runs.
@@ -856,7 +866,7 @@ func (l *Log) flushLocked() error {
 		}
 	}
 	if l.dirDirty {
-		if err := l.fs.SyncDir(l.dir); err != nil {
+		if err := l.fs.SyncDir(l.Dir()); err != nil {
 			return l.fail(fmt.Errorf("storage: sync log dir: %w", err))
 		}
 		l.dirDirty = false

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -88,6 +89,16 @@ type Manager struct {
 
 	// checkpointMu serializes checkpoint writes.
 	checkpointMu sync.Mutex
+	// movedFrom maps the partitions whose move committed before a crash
+	// to their old log directory (OpenManager only; move.go).
+	movedFrom map[TopicPartition]string
+	// interrupted maps the partitions whose move a stop or crash
+	// interrupted to its target directory (move.go). REQUIRES: mu after
+	// OpenManager.
+	interrupted map[TopicPartition]string
+	// testMoveStep, when set by a test, is called at each step of a
+	// move (move.go) with the step's name.
+	testMoveStep func(step string)
 	// openedFiles counts the files of the partitions loaded at start and
 	// unopened the partitions left out (OpenManager only).
 	openedFiles int
@@ -103,7 +114,10 @@ type Manager struct {
 		offline map[TopicPartition]bool
 		// missing are partitions whose directories were gone at start.
 		missing map[TopicPartition]MissingPartition
-		closed  bool
+		// moves are the moves to another log directory in progress
+		// (move.go).
+		moves  map[TopicPartition]*logMove
+		closed bool
 	}
 
 	// failed tracks the failed log directories (dir_failure.go). Its
@@ -177,14 +191,25 @@ func OpenManager(o ManagerOptions) (*Manager, error) {
 	m.mu.creating = map[TopicPartition]bool{}
 	m.mu.offline = map[TopicPartition]bool{}
 	m.mu.missing = map[TopicPartition]MissingPartition{}
+	m.mu.moves = map[TopicPartition]*logMove{}
 	m.failed.dirs = map[string]bool{}
 	m.failed.offline = map[string]bool{}
+	m.interrupted = map[TopicPartition]string{}
+	movedFrom, err := m.settleMoves()
+	if err != nil {
+		return nil, err
+	}
+	m.movedFrom = movedFrom
 	for _, dir := range o.Dirs {
 		if err := m.loadDir(dir); err != nil {
 			m.closeLogs()
 			return nil, err
 		}
 	}
+	if err := m.removeMovedAway(); err != nil {
+		m.logger.Warn("storage: removing the old directories of moved logs", "err", err)
+	}
+	m.movedFrom = nil
 	m.reportUnopened()
 	return m, nil
 }
@@ -217,6 +242,20 @@ func (m *Manager) loadDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("storage: list log dir %s: %w", dir, err)
 	}
+	// A log whose move committed just before a crash may not be in its
+	// new directory's checkpoints yet: its old directory's describe it
+	// (move.go).
+	openRecovery, openStarts, openHws, openCleaned := recovery, starts, hws, cleaned
+	for tp, from := range m.movedFrom {
+		if from == dir {
+			continue
+		}
+		if _, ok := recovery[tp]; ok {
+			continue
+		}
+		openRecovery, openStarts = m.movedCheckpoint(from, recoveryPointCheckpointFile, tp, openRecovery), m.movedCheckpoint(from, logStartOffsetCheckpointFile, tp, openStarts)
+		openHws, openCleaned = m.movedCheckpoint(from, highWatermarkCheckpointFile, tp, openHws), m.movedCheckpoint(from, cleanerOffsetCheckpointFile, tp, openCleaned)
+	}
 	for _, name := range names {
 		path := filepath.Join(dir, name)
 		if strings.HasSuffix(name, deleteDirSuffix) {
@@ -239,7 +278,7 @@ func (m *Manager) loadDir(dir string) error {
 				m.leaveUnopened(dir, tp)
 				continue
 			}
-			if err := m.openPartition(dir, tp, recovery, starts, hws, cleaned); err != nil {
+			if err := m.openPartition(dir, tp, openRecovery, openStarts, openHws, openCleaned); err != nil {
 				if outOfFiles(err) {
 					m.leaveUnopened(dir, tp)
 					continue
@@ -251,6 +290,22 @@ func (m *Manager) loadDir(dir string) error {
 	}
 	m.reportSetAside(dir, names, recovery, starts, hws)
 	return nil
+}
+
+// movedCheckpoint returns offsets with tp's entry of the checkpoint file
+// name of log directory from added (offsets is copied, never modified).
+func (m *Manager) movedCheckpoint(from, name string, tp TopicPartition, offsets map[TopicPartition]int64) map[TopicPartition]int64 {
+	old, err := readOffsetCheckpoint(m.fs, filepath.Join(from, name))
+	v, ok := old[tp]
+	if err != nil || !ok {
+		return offsets
+	}
+	out := maps.Clone(offsets)
+	if out == nil {
+		out = map[TopicPartition]int64{}
+	}
+	out[tp] = v
+	return out
 }
 
 func (m *Manager) hasSegments(path string) bool {

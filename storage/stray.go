@@ -238,7 +238,7 @@ func (m *Manager) reportSetAside(dir string, names []string, recovery, starts, h
 	}
 	var setAside []key
 	for _, name := range names {
-		for _, suffix := range []string{deleteDirSuffix, strayDirSuffix} {
+		for _, suffix := range []string{deleteDirSuffix, strayDirSuffix, movingDirSuffix} {
 			if topic, p, ok := parseSetAsideDirName(name, suffix); ok {
 				setAside = append(setAside, key{topic, p})
 				if suffix == strayDirSuffix {

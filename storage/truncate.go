@@ -67,6 +67,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	keep.firstBatchTimestamp = plan.firstTs
 	keep.bytesSinceLastIndexEntry = plan.sinceIndex
 	l.mu.logEndOffset = plan.nextOffset
+	l.mu.truncations++
 	l.mu.highWatermark = min(l.mu.highWatermark, plan.nextOffset)
 	l.mu.recoveryPoint = min(l.mu.recoveryPoint, plan.nextOffset)
 	epochChanged := l.epochs.truncateFromEnd(plan.nextOffset)
@@ -87,7 +88,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		return l.fail(err)
 	}
 	if len(doomed) > 0 {
-		if err := l.fs.SyncDir(l.dir); err != nil {
+		if err := l.fs.SyncDir(l.Dir()); err != nil {
 			return l.fail(fmt.Errorf("storage: sync log dir: %w", err))
 		}
 	}
@@ -144,19 +145,20 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	if err := l.deleteSnapshotsLocked(func(int64) bool { return true }); err != nil {
 		return l.fail(err)
 	}
-	seg, err := createSegment(l.fs, l.dir, offset, cfg, l.now())
+	seg, err := createSegment(l.fs, l.Dir(), offset, cfg, l.now())
 	if err != nil {
 		return l.fail(err)
 	}
 	if err := seg.sync(); err != nil {
 		return l.fail(err)
 	}
-	if err := l.fs.SyncDir(l.dir); err != nil {
+	if err := l.fs.SyncDir(l.Dir()); err != nil {
 		return l.fail(fmt.Errorf("storage: sync log dir: %w", err))
 	}
 	l.mu.Lock()
 	l.mu.segments = []*segment{seg}
 	l.mu.logStartOffset = offset
+	l.mu.truncations++
 	l.mu.logEndOffset = offset
 	l.mu.highWatermark = offset
 	l.mu.recoveryPoint = offset

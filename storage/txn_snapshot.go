@@ -215,7 +215,7 @@ func parseSnapshotOffset(name string) (int64, bool) {
 
 // listSnapshots returns the offsets of the snapshot files, ascending.
 func (l *Log) listSnapshots() ([]int64, error) {
-	names, err := l.fs.ReadDir(l.dir)
+	names, err := l.fs.ReadDir(l.Dir())
 	if err != nil {
 		return nil, fmt.Errorf("storage: list log dir: %w", err)
 	}
@@ -236,7 +236,7 @@ func (l *Log) listSnapshots() ([]int64, error) {
 // the log end.
 // REQUIRES: l.writeMu held.
 func (l *Log) writeSnapshotLocked(offset int64) error {
-	name := segmentFileName(l.dir, offset, snapshotSuffix)
+	name := segmentFileName(l.Dir(), offset, snapshotSuffix)
 	if err := writeFileAtomic(l.fs, name, encodeSnapshot(offset, l.txns, l.producers)); err != nil {
 		return err
 	}
@@ -261,7 +261,7 @@ func (l *Log) deleteSnapshotsLocked(doomed func(off int64) bool) error {
 			continue
 		}
 		removed = true
-		if err := l.fs.Remove(segmentFileName(l.dir, off, snapshotSuffix)); err != nil && l.fs.Exists(segmentFileName(l.dir, off, snapshotSuffix)) {
+		if err := l.fs.Remove(segmentFileName(l.Dir(), off, snapshotSuffix)); err != nil && l.fs.Exists(segmentFileName(l.Dir(), off, snapshotSuffix)) {
 			kept = append(kept, off)
 			if firstErr == nil {
 				firstErr = fmt.Errorf("storage: remove snapshot: %w", err)
@@ -270,7 +270,7 @@ func (l *Log) deleteSnapshotsLocked(doomed func(off int64) bool) error {
 	}
 	l.snapshots = kept
 	if removed && firstErr == nil {
-		if err := l.fs.SyncDir(l.dir); err != nil {
+		if err := l.fs.SyncDir(l.Dir()); err != nil {
 			firstErr = fmt.Errorf("storage: sync log dir: %w", err)
 		}
 	}
@@ -297,7 +297,7 @@ func (l *Log) snapshotAtCloseLocked() error {
 
 // readSnapshot reads and decodes the snapshot at offset.
 func (l *Log) readSnapshot(offset int64) (*txnState, producerStates, error) {
-	b, err := readFile(l.fs, segmentFileName(l.dir, offset, snapshotSuffix))
+	b, err := readFile(l.fs, segmentFileName(l.Dir(), offset, snapshotSuffix))
 	if err != nil {
 		if errors.Is(err, ErrCorrupt) {
 			return nil, nil, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)

@@ -18,8 +18,10 @@ import (
 //     entry per log directory (log.dirs), by absolute path, even when it
 //     holds none of the asked partitions; each lists its asked partitions
 //     with size in bytes, offset_lag max(high watermark - log end offset, 0)
-//     (always 0 on a leader) and is_future false (we have no
-//     AlterReplicaLogDirs).
+//     (always 0 on a leader) and is_future false; a replica being moved
+//     by AlterReplicaLogDirs is also listed in its target directory with
+//     is_future true, the bytes copied as size and the offsets not yet
+//     copied as offset_lag, as Kafka lists its future replica.
 //   - v1: throttle_time_ms after the response (always 0).
 //   - v2: flexible.
 //   - v3: top-level error_code (CLUSTER_AUTHORIZATION_FAILED without
@@ -63,6 +65,24 @@ func handleDescribeLogDirs(d *Deps, r *Request) (kmsg.Response, error) {
 		p.OffsetLag = max(l.HighWatermark()-l.LogEndOffset(), 0)
 		byDir[dir][tp.Topic] = append(byDir[dir][tp.Topic], p)
 	}
+	// Moves in progress (AlterReplicaLogDirs): the copy is a future
+	// replica of the target directory, its lag the offsets not copied.
+	for tp, f := range d.Logs.FutureLogs() {
+		l, ok := d.Logs.Log(tp)
+		if !ok || want != nil && !want[tp] {
+			continue
+		}
+		dir := absDir(f.Dir)
+		if byDir[dir] == nil {
+			byDir[dir] = map[string][]kmsg.DescribeLogDirsResponseDirTopicPartition{}
+		}
+		p := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
+		p.Partition = tp.Partition
+		p.Size = f.Size
+		p.OffsetLag = max(l.LogEndOffset()-f.LogEndOffset, 0)
+		p.IsFuture = true
+		byDir[dir][tp.Topic] = append(byDir[dir][tp.Topic], p)
+	}
 
 	seen := map[string]bool{}
 	for _, logDir := range d.Config.LogDirs {
@@ -95,7 +115,12 @@ func handleDescribeLogDirs(d *Deps, r *Request) (kmsg.Response, error) {
 		sort.Strings(names)
 		for _, n := range names {
 			parts := topics[n]
-			sort.Slice(parts, func(i, j int) bool { return parts[i].Partition < parts[j].Partition })
+			sort.Slice(parts, func(i, j int) bool {
+				if parts[i].Partition != parts[j].Partition {
+					return parts[i].Partition < parts[j].Partition
+				}
+				return !parts[i].IsFuture && parts[j].IsFuture
+			})
 			rt := kmsg.NewDescribeLogDirsResponseDirTopic()
 			rt.Topic = n
 			rt.Partitions = parts

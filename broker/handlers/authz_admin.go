@@ -28,6 +28,8 @@ func authzAdminCheck(key int16) authzFunc {
 		return authzDescribeCluster
 	case kmsg.DescribeLogDirs:
 		return authzDescribeLogDirs
+	case kmsg.AlterReplicaLogDirs:
+		return authzAlterReplicaLogDirs
 	case kmsg.ListConfigResources:
 		return authzListConfigResources
 	case kmsg.ElectLeaders:
@@ -353,6 +355,30 @@ func authzDescribeLogDirs(d *Deps, r *Request, next Handler) (kmsg.Response, err
 	}
 	resp := r.Body.ResponseKind().(*kmsg.DescribeLogDirsResponse)
 	resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+	return resp, nil
+}
+
+// authzAlterReplicaLogDirs: ALTER on the cluster, else every partition
+// named is CLUSTER_AUTHORIZATION_FAILED, grouped per directory and topic
+// as named (Kafka's AlterReplicaLogDirsRequest.getErrorResponse).
+func authzAlterReplicaLogDirs(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	if d.authorizedCluster(r, kmsg.ACLOperationAlter) {
+		return next(d, r)
+	}
+	req := r.Body.(*kmsg.AlterReplicaLogDirsRequest)
+	resp := req.ResponseKind().(*kmsg.AlterReplicaLogDirsResponse)
+	for _, dir := range req.Dirs {
+		for _, t := range dir.Topics {
+			rt := kmsg.NewAlterReplicaLogDirsResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAlterReplicaLogDirsResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, kerr.ClusterAuthorizationFailed.Code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+	}
 	return resp, nil
 }
 

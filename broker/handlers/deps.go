@@ -26,6 +26,8 @@ type Deps struct {
 	Config     *config.Config
 	Controller *controller.Controller
 	Logs       *storage.Manager
+	// LogDirMoves serves AlterReplicaLogDirs (34_alter_replica_log_dirs.go).
+	LogDirMoves LogDirMover
 	// Replicas hosts this node's partitions: every produce, fetch,
 	// list-offsets, offset-for-leader-epoch and delete-records goes
 	// through it (and its high watermark rule). Required.
@@ -173,6 +175,13 @@ func (r *Request) Detach() {
 	if r.Detacher != nil {
 		r.Detacher.Detach()
 	}
+}
+
+// LogDirMover moves replicas between the node's log directories.
+type LogDirMover interface {
+	// AlterReplicaLogDir asks for tp's replica to live in the log
+	// directory dir and returns the partition's Kafka error code.
+	AlterReplicaLogDir(tp storage.TopicPartition, dir string) int16
 }
 
 // Handler answers one request. A returned Response is written back in

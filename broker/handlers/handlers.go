@@ -71,6 +71,7 @@ func Table() []Entry {
 		{Key: int16(kmsg.DescribeCluster), MinVersion: 0, MaxVersion: 2, Handle: handleDescribeCluster},
 		{Key: int16(kmsg.ListConfigResources), MinVersion: 0, MaxVersion: 1, Handle: handleListConfigResources},
 		{Key: int16(kmsg.DescribeTopicPartitions), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeTopicPartitions},
+		{Key: int16(kmsg.AlterReplicaLogDirs), MinVersion: 1, MaxVersion: 2, Handle: handleAlterReplicaLogDirs},
 		{Key: int16(kmsg.DescribeLogDirs), MinVersion: 0, MaxVersion: 5, Handle: handleDescribeLogDirs},
 		{Key: int16(kmsg.DescribeQuorum), MinVersion: 0, MaxVersion: 2, Handle: handleDescribeQuorum, Forward: true},
 		{Key: int16(kmsg.UpdateFeatures), MinVersion: 0, MaxVersion: 2, Handle: handleUpdateFeatures},

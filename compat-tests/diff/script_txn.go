@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -223,7 +224,41 @@ func txnFlow(s *Session, l int16) {
 	s.Do("wrong-epoch", ev, &stale)
 }
 
-// scriptAdminTail: CreatePartitions, DescribeLogDirs, DeleteTopics.
+// scriptAlterReplicaLogDirs: AlterReplicaLogDirs' answers on a broker
+// with one log directory (learned from DescribeLogDirs, as the paths
+// differ): the directory the replica is in already, one not in log.dirs,
+// a relative path, an unknown topic and partition, a topic name too long
+// for the future directory's name, a partition named twice.
+func scriptAlterReplicaLogDirs(s *Session) {
+	dir := "/diff-unknown-dir"
+	if resp, err := s.Quiet(clamp(kmsg.DescribeLogDirs, 4), kmsg.NewPtrDescribeLogDirsRequest()); err == nil {
+		if dirs := resp.(*kmsg.DescribeLogDirsResponse).Dirs; len(dirs) > 0 {
+			dir = dirs[0].Dir
+		}
+	}
+	each(kmsg.AlterReplicaLogDirs, func(v int16) {
+		mk := func(dir, topic string, partitions ...int32) *kmsg.AlterReplicaLogDirsRequest {
+			req := kmsg.NewPtrAlterReplicaLogDirsRequest()
+			d := kmsg.NewAlterReplicaLogDirsRequestDir()
+			d.Dir = dir
+			t := kmsg.NewAlterReplicaLogDirsRequestDirTopic()
+			t.Topic, t.Partitions = topic, partitions
+			d.Topics = append(d.Topics, t)
+			req.Dirs = append(req.Dirs, d)
+			return req
+		}
+		s.Do("same-dir", v, mk(dir, topicDel, 0))
+		s.Do("unknown-dir", v, mk("/diff-unknown-dir", topicDel, 0))
+		s.Do("relative-dir", v, mk("data", topicDel, 0))
+		s.Do("unknown-topic", v, mk(dir, "diff-nope", 0))
+		s.Do("unknown-partition", v, mk(dir, topicDel, 99))
+		s.Do("topic-too-long", v, mk(dir, strings.Repeat("x", 249), 0))
+		s.Do("twice", v, mk(dir, topicDel, 0, 0))
+	})
+}
+
+// scriptAdminTail: CreatePartitions, DescribeLogDirs, AlterReplicaLogDirs,
+// DeleteTopics.
 func scriptAdminTail(s *Session) error {
 	// After the group sections, __consumer_offsets exists on both brokers.
 	s.Do("internal-topic", 9, s.produceReq(9, -1, nil, "__consumer_offsets", 0, s.batch(1, -1, -1, -1, false)))
@@ -252,6 +287,7 @@ func scriptAdminTail(s *Session) error {
 		req.Topics = append(req.Topics, u)
 		s.Do("named", v, req)
 	})
+	scriptAlterReplicaLogDirs(s)
 	each(kmsg.DeleteTopics, func(v int16) {
 		name := fmt.Sprintf("diff-c%d", v)
 		req := kmsg.NewPtrDeleteTopicsRequest()

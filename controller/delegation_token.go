@@ -49,9 +49,19 @@ func (t DelegationToken) Expired(nowMs int64) bool {
 	return t.MaxTimestamp < nowMs || t.ExpiryTimestamp < nowMs
 }
 
-// OwnerOrRenewer reports whether principal owns the token or may renew
-// it (Kafka's TokenInformation.ownerOrRenewer).
+// OwnerOrRenewer reports whether principal owns the token, requested
+// it or may renew it: Kafka 4.4's TokenInformation.ownerOrRenewer, which
+// counts the requester too (checked against Kafka 4.4 by
+// compat-tests/delegation_token_test.go: a token created for carol by
+// alice is described to alice). DescribeDelegationToken filters with it.
 func (t DelegationToken) OwnerOrRenewer(principal string) bool {
+	return t.Owner == principal || t.Requester == principal || slices.Contains(t.Renewers, principal)
+}
+
+// mayRenew reports whether principal may renew or expire the token: its
+// owner or a renewer, not its requester (Kafka's
+// DelegationTokenControlManager.allowedToRenew).
+func (t DelegationToken) mayRenew(principal string) bool {
 	return t.Owner == principal || slices.Contains(t.Renewers, principal)
 }
 
@@ -221,7 +231,7 @@ func (c *Controller) RenewDelegationToken(s DelegationTokenSettings, now time.Ti
 		case t.Expired(nowMs):
 			code = kerr.DelegationTokenExpired.Code
 			return nil
-		case !t.OwnerOrRenewer(principal):
+		case !t.mayRenew(principal):
 			code = kerr.DelegationTokenOwnerMismatch.Code
 			return nil
 		}
@@ -265,7 +275,7 @@ func (c *Controller) ExpireDelegationToken(s DelegationTokenSettings, now time.T
 		case !ok:
 			code = kerr.DelegationTokenNotFound.Code
 			return nil
-		case !t.OwnerOrRenewer(principal):
+		case !t.mayRenew(principal):
 			code = kerr.DelegationTokenOwnerMismatch.Code
 			return nil
 		case periodMs < 0:

@@ -63,6 +63,11 @@ func TestDelegationTokenLifecycle(t *testing.T) {
 	if _, code, _ := c.RenewDelegationToken(s, later, "User:carol", mac, -1); code != kerr.DelegationTokenOwnerMismatch.Code {
 		t.Fatalf("renew by stranger: %d", code)
 	}
+	// The requester describes the token (Kafka's ownerOrRenewer counts
+	// it) but may not renew it (allowedToRenew does not).
+	if _, code, _ := c.RenewDelegationToken(s, later, "User:admin", mac, -1); code != kerr.DelegationTokenOwnerMismatch.Code || !tok.OwnerOrRenewer("User:admin") {
+		t.Fatalf("renew by the requester: %d", code)
+	}
 	if _, code, _ := c.RenewDelegationToken(s, later, "User:alice", shortMac, -1); code != kerr.DelegationTokenExpired.Code {
 		t.Fatalf("renew expired: %d", code)
 	}

@@ -17,11 +17,11 @@ import (
 // DELEGATION_TOKEN_REQUEST_NOT_ALLOWED on a connection that may not ask
 // for tokens (tokenRequestsAllowed), DELEGATION_TOKEN_AUTH_DISABLED
 // without delegation.token.secret.key, no tokens for an empty (not null)
-// owners list. Otherwise every token (null owners) or those whose owner or
-// a renewer is one of the owners, keeping those the requester owns or may
-// renew, those it may DESCRIBE as DELEGATION_TOKEN resources (by token
-// id), and those of owners it has DESCRIBE_TOKENS on (USER resource
-// "User:alice"). Tokens past their expiry are listed until the active
+// owners list. Otherwise every token (null owners) or those whose owner,
+// requester or a renewer is one of the owners, keeping those the requester
+// owns, requested or may renew, those it may DESCRIBE as DELEGATION_TOKEN
+// resources (by token id), and those of owners it has DESCRIBE_TOKENS on
+// (USER resource "User:alice"). Tokens past their expiry are listed until the active
 // controller's sweep removes them, as in Kafka. Each token comes with its
 // HMAC under this node's secret. Tokens are sorted by issue time and id
 // (Kafka's order is its hash map's).
@@ -69,9 +69,9 @@ func handleDescribeDelegationToken(d *Deps, r *Request) (kmsg.Response, error) {
 }
 
 // describableToken is Kafka's DelegationTokenManager.filterToken: t is
-// among the owners asked for (when filtered), and the requester owns or
-// may renew it, may DESCRIBE the token, or may DESCRIBE_TOKENS of its
-// owner.
+// among the owners asked for (when filtered), and the requester owns,
+// requested or may renew it, may DESCRIBE the token, or may
+// DESCRIBE_TOKENS of its owner.
 func describableToken(d *Deps, r *Request, t controller.DelegationToken, filtered bool, owners []string) bool {
 	if filtered && !slices.ContainsFunc(owners, t.OwnerOrRenewer) {
 		return false

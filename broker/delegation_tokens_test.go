@@ -248,3 +248,73 @@ func TestDelegationTokensDisabled(t *testing.T) {
 		t.Fatalf("describe: %+v %v", d, err)
 	}
 }
+
+// TestDelegationTokensForwarded: on a node that is not the active
+// controller, CreateDelegationToken, Renew and Expire are forwarded (in an
+// Envelope with the client's principal, which becomes the owner), and the
+// refusal of a token-authenticated connection is answered by that node
+// itself: forwarded, the controller (which trusts the forwarding node's
+// checks) would have created the token.
+func TestDelegationTokensForwarded(t *testing.T) {
+	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";`
+	c := startTestCluster(t, 2,
+		"listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512",
+		"sasl.mechanism.inter.broker.protocol=PLAIN",
+		"listener.name.plaintext.plain.sasl.jaas.config="+jaas,
+		"delegation.token.secret.key=forwarded-secret")
+	leader := c.activeController(20 * time.Second)
+	follower := 1 - leader
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := func(m sasl.Mechanism) *kgo.Client {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.addr(follower)), kgo.SASL(m), kgo.RequestRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	// seed sends to the follower itself.
+	seed := func(cl *kgo.Client, req kmsg.Request) kmsg.Response {
+		t.Helper()
+		resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	alice := client(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())
+	var tok *kmsg.CreateDelegationTokenResponse
+	// NOT_CONTROLLER until the follower reaches the active controller.
+	if !poll(20*time.Second, func() bool {
+		tok = seed(alice, kmsg.NewPtrCreateDelegationTokenRequest()).(*kmsg.CreateDelegationTokenResponse)
+		return tok.ErrorCode != kerr.NotController.Code
+	}) || tok.ErrorCode != 0 || tok.PrincipalName != "alice" {
+		t.Fatalf("forwarded create: %+v", tok)
+	}
+	if got := c.nodes[leader].ctrl.Image().DelegationTokens[tok.TokenID]; got.Owner != "User:alice" {
+		t.Fatalf("token on the active controller: %+v", got)
+	}
+	if !poll(10*time.Second, func() bool { _, ok := c.nodes[follower].ctrl.Image().DelegationTokens[tok.TokenID]; return ok }) {
+		t.Fatal("the follower never saw the token")
+	}
+	byToken := client(scram.Auth{User: tok.TokenID, Pass: base64.StdEncoding.EncodeToString(tok.HMAC), IsToken: true}.AsSha512Mechanism())
+	if r := seed(byToken, kmsg.NewPtrCreateDelegationTokenRequest()).(*kmsg.CreateDelegationTokenResponse); r.ErrorCode != kerr.DelegationTokenRequestNotAllowed.Code {
+		t.Fatalf("create over a token session on the follower: %+v", r)
+	}
+	exp := kmsg.NewPtrExpireDelegationTokenRequest()
+	exp.HMAC, exp.ExpiryPeriodMillis = tok.HMAC, -1
+	if r := seed(byToken, exp).(*kmsg.ExpireDelegationTokenResponse); r.ErrorCode != kerr.DelegationTokenRequestNotAllowed.Code {
+		t.Fatalf("expire over a token session on the follower: %+v", r)
+	}
+	if n := len(c.nodes[leader].ctrl.Image().DelegationTokens); n != 1 {
+		t.Fatalf("%d tokens on the active controller, want 1", n)
+	}
+	if r := seed(alice, exp).(*kmsg.ExpireDelegationTokenResponse); r.ErrorCode != 0 {
+		t.Fatalf("forwarded expire: %+v", r)
+	}
+	if n := len(c.nodes[leader].ctrl.Image().DelegationTokens); n != 0 {
+		t.Fatalf("%d tokens after the expire, want 0", n)
+	}
+}

@@ -52,8 +52,9 @@ func dtJAAS(withClient bool) string {
 // startTokenBrokers starts samsa (a SASL_PLAINTEXT listener next to its
 // PLAINTEXT one) and Kafka (its PLAINTEXT listener mapped to
 // SASL_PLAINTEXT) with delegation tokens enabled and authorization on, and
-// returns the SASL listener of each.
-func startTokenBrokers(t *testing.T) (samsaAddr, kafkaAddr string) {
+// returns the SASL listener of each. An empty secret leaves tokens
+// disabled.
+func startTokenBrokers(t *testing.T, secret string) (samsaAddr, kafkaAddr string) {
 	kafkaref.Require(t)
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -65,7 +66,7 @@ func startTokenBrokers(t *testing.T) (samsaAddr, kafkaAddr string) {
 				"KAFKA_SUPER_USERS=User:admin",
 				"KAFKA_SASL_ENABLED_MECHANISMS=PLAIN,SCRAM-SHA-512,SCRAM-SHA-256",
 				"KAFKA_LISTENER_NAME_SASL__PLAINTEXT_PLAIN_SASL_JAAS_CONFIG=" + dtJAAS(false),
-				"KAFKA_DELEGATION_TOKEN_SECRET_KEY=" + dtSecret,
+				"KAFKA_DELEGATION_TOKEN_SECRET_KEY=" + secret,
 			},
 		})
 	})
@@ -80,7 +81,7 @@ func startTokenBrokers(t *testing.T) (samsaAddr, kafkaAddr string) {
 			"listener.name.plaintext.scram-sha-256.sasl.jaas.config=" + scramJAAS,
 			"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 			"super.users=User:admin;User:ANONYMOUS",
-			"delegation.token.secret.key=" + dtSecret,
+			"delegation.token.secret.key=" + secret,
 		}}).Bootstrap()
 	})
 	wg.Wait()
@@ -379,7 +380,7 @@ func poll(ctx context.Context, t *testing.T, what string, cond func() bool) {
 // token-authenticated connection.
 func TestDelegationTokensDifferential(t *testing.T) {
 	t.Parallel()
-	samsaAddr, kafkaAddr := startTokenBrokers(t)
+	samsaAddr, kafkaAddr := startTokenBrokers(t, dtSecret)
 	var samsa, kafka []string
 	var wg sync.WaitGroup
 	wg.Go(func() { samsa = tokenProbe(t, samsaAddr) })
@@ -389,5 +390,36 @@ func TestDelegationTokensDifferential(t *testing.T) {
 		t.Errorf("samsa and Kafka differ:\nsamsa:\n  %s\nkafka:\n  %s", strings.Join(samsa, "\n  "), strings.Join(kafka, "\n  "))
 	} else {
 		t.Logf("samsa and Kafka 4.4 agree on %d answers:\n  %s", len(samsa), strings.Join(samsa, "\n  "))
+	}
+}
+
+// TestDelegationTokensDisabledDifferential: without
+// delegation.token.secret.key every token API answers
+// DELEGATION_TOKEN_AUTH_DISABLED, in the shape Kafka 4.4 gives each
+// (Create from its controller: owner and requester, timestamps 0).
+func TestDelegationTokensDisabledDifferential(t *testing.T) {
+	t.Parallel()
+	samsaAddr, kafkaAddr := startTokenBrokers(t, "")
+	probe := func(addr string) []string {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		alice := dtClient(t, addr, dtPlain("alice"))
+		var out []string
+		for _, req := range []kmsg.Request{kmsg.NewPtrCreateDelegationTokenRequest(), kmsg.NewPtrRenewDelegationTokenRequest(),
+			kmsg.NewPtrExpireDelegationTokenRequest(), kmsg.NewPtrDescribeDelegationTokenRequest()} {
+			resp, err := send(ctx, alice, req)
+			out = append(out, fmt.Sprintf("%s: %+v %v", kmsg.NameForKey(req.Key()), resp, err))
+		}
+		return out
+	}
+	var samsa, kafka []string
+	var wg sync.WaitGroup
+	wg.Go(func() { samsa = probe(samsaAddr) })
+	wg.Go(func() { kafka = probe(kafkaAddr) })
+	wg.Wait()
+	if !reflect.DeepEqual(samsa, kafka) {
+		t.Errorf("samsa and Kafka differ:\nsamsa:\n  %s\nkafka:\n  %s", strings.Join(samsa, "\n  "), strings.Join(kafka, "\n  "))
+	} else {
+		t.Logf("samsa and Kafka 4.4 agree:\n  %s", strings.Join(samsa, "\n  "))
 	}
 }

@@ -176,6 +176,9 @@ func tokenProbe(t *testing.T, addr string) []string {
 		if owner != "" {
 			typ, name, _ := strings.Cut(owner, ":")
 			req.OwnerPrincipalType, req.OwnerPrincipalName = kmsg.StringPtr(typ), kmsg.StringPtr(name)
+			if typ == "" {
+				req.OwnerPrincipalType = nil // a name without a type
+			}
 		}
 		for _, r := range renewers {
 			rn := kmsg.NewCreateDelegationTokenRequestRenewer()
@@ -200,6 +203,7 @@ func tokenProbe(t *testing.T, addr string) []string {
 	create("for-alice-by-bob", bob, 3, "User:alice", -1)
 	create("group-renewer", alice, 3, "", -1, "Group:g")
 	create("owner-self-named", alice, 3, "User:alice", -1)
+	create("owner-without-type", alice, 3, ":carol", -1)
 
 	// Kafka's brokers learn of tokens after the controller commits them.
 	describe := func(cl *kgo.Client, owners ...string) *kmsg.DescribeDelegationTokenResponse {

@@ -26,6 +26,10 @@ import (
 //     DELEGATION_TOKEN_AUTHORIZATION_FAILED;
 //   - every renewer is of type User, else INVALID_PRINCIPAL_TYPE.
 //
+// Before all that, an owner name with a null type is UNKNOWN_SERVER_ERROR
+// with User:ANONYMOUS as owner and requester (Kafka 4.4 fails on a null
+// principal type and answers its generic error response).
+//
 // These refusals carry -1 timestamps, as Kafka's prepareResponse. The
 // controller then answers DELEGATION_TOKEN_AUTH_DISABLED without
 // delegation.token.secret.key, else creates the token (a 22-character
@@ -43,6 +47,13 @@ func handleCreateDelegationToken(d *Deps, r *Request) (kmsg.Response, error) {
 	if code := createTokenRefusal(d, r); code != 0 {
 		resp.ErrorCode = code
 		resp.IssueTimestamp, resp.ExpiryTimestamp, resp.MaxTimestamp = -1, -1, -1
+		if ownerWithoutType(req) {
+			// Kafka 4.4 fails building the owner (NullPointerException
+			// "Principal type cannot be null") and answers its generic
+			// error response, with ANONYMOUS as owner and requester.
+			resp.PrincipalType, resp.PrincipalName = splitPrincipal(anonymousPrincipal)
+			resp.TokenRequesterPrincipalType, resp.TokenRequesterPrincipalName = resp.PrincipalType, resp.PrincipalName
+		}
 		return resp, nil
 	}
 	renewers := make([]string, 0, len(req.Renewers))
@@ -74,12 +85,20 @@ func createTokenOwner(r *Request, req *kmsg.CreateDelegationTokenRequest) string
 	return typ + ":" + *req.OwnerPrincipalName
 }
 
+// ownerWithoutType reports whether a v3 request names an owner without
+// a principal type (null).
+func ownerWithoutType(req *kmsg.CreateDelegationTokenRequest) bool {
+	return req.OwnerPrincipalName != nil && *req.OwnerPrincipalName != "" && req.OwnerPrincipalType == nil
+}
+
 // createTokenRefusal is the error Kafka's broker answers a
 // CreateDelegationToken with before forwarding it, 0 for none.
 func createTokenRefusal(d *Deps, r *Request) int16 {
 	req := r.Body.(*kmsg.CreateDelegationTokenRequest)
 	owner := createTokenOwner(r, req)
 	switch {
+	case ownerWithoutType(req):
+		return kerr.UnknownServerError.Code
 	case !tokenRequestsAllowed(r):
 		return kerr.DelegationTokenRequestNotAllowed.Code
 	case owner != r.Principal && !d.authorized(r, kmsg.ACLOperationCreateTokens, acl.Resource{Type: kmsg.ACLResourceTypeUser, Name: owner}):

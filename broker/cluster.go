@@ -317,6 +317,32 @@ func (n *Node) controllerDuties() {
 		n.logger.Warn("unclean leader election: out-of-sync replicas became leaders (unclean.leader.election.enable)", "partitions", elected)
 	}
 	n.balanceLeaders(time.Now())
+	n.sweepDelegationTokens(time.Now())
+}
+
+// sweepDelegationTokens removes expired delegation tokens from the
+// metadata every delegation.token.expiry.check.interval.ms (the first
+// time one interval after this node became active), as Kafka's active
+// controller does; with tokens disabled there is nothing to do.
+func (n *Node) sweepDelegationTokens(now time.Time) {
+	if !n.cfg.DelegationTokens.Enabled() {
+		return
+	}
+	interval := time.Duration(n.cfg.DelegationTokens.ExpiryCheckIntervalMs) * time.Millisecond
+	if n.lastTokenSweep.IsZero() {
+		n.lastTokenSweep = now
+	}
+	if now.Sub(n.lastTokenSweep) < interval {
+		return
+	}
+	n.lastTokenSweep = now
+	removed, err := n.ctrl.SweepExpiredDelegationTokens(now)
+	for _, t := range removed {
+		n.logger.Info("delegation token expired", "token_id", t.TokenID, "owner", t.Owner)
+	}
+	if err != nil {
+		n.logger.Warn("cannot remove expired delegation tokens", "err", err)
+	}
 }
 
 // ensureClusterMinISR gives the metadata the cluster-wide

@@ -380,13 +380,14 @@ func (c *conn) handle(frame []byte, read time.Time, detach handlers.Detacher) (o
 		}
 	}
 	mutations, frame := c.quotasBefore(hdr, req, frame)
-	if entry.Forward && c.srv.opts.Forward != nil {
+	hr := &handlers.Request{Header: hdr, Body: req, ConnID: c.id, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(),
+		SecurityProtocol: c.securityProtocol(), TokenAuthenticated: c.sasl != nil && c.sasl.tokenAuthenticated(), Controller: c.controller, Detacher: detach,
+		Authenticating: c.sasl != nil && !c.sasl.authenticated()}
+	if entry.Forward && c.srv.opts.Forward != nil && (entry.AnswerLocally == nil || !entry.AnswerLocally(c.srv.opts.Deps, hr)) {
 		if out, forwarded := c.srv.opts.Forward(frame, c.principal(), c.host); forwarded {
 			return outgoing{buf: mutations.patchFrame(c, hdr, req, out), throttle: mutations.muteTime()}, nil
 		}
 	}
-	hr := &handlers.Request{Header: hdr, Body: req, ConnID: c.id, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(), Controller: c.controller, Detacher: detach,
-		Authenticating: c.sasl != nil && !c.sasl.authenticated()}
 	resp, err := handlers.Serve(entry, c.srv.opts.Deps, hr)
 	if err != nil {
 		return outgoing{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)

@@ -54,7 +54,10 @@
 // certificate; a SASL_PLAINTEXT or SASL_SSL listener serves only
 // ApiVersions and the SASL requests until the client authenticates with
 // PLAIN or SCRAM-SHA-256/512 (sasl.go, scram.go; SCRAM credentials live in
-// the metadata log). Connections to other brokers' TLS or SASL inter-broker
+// the metadata log), or with a delegation token through SCRAM's
+// tokenauth=true extension (delegation_tokens.go: the credential derived
+// from the token's HMAC; the connection becomes the token's owner).
+// Connections to other brokers' TLS or SASL inter-broker
 // listener are set up by peer_dial.go. The principal reaches handlers as
 // handlers.Request.Principal; with authorizer.class.name set to Kafka's
 // StandardAuthorizer, handlers.Serve authorizes every request with it

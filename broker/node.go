@@ -77,6 +77,9 @@ type Node struct {
 	// lastLeaderBalance is when controllerDuties last balanced leaders
 	// (auto.leader.rebalance.enable); only its ticker goroutine uses it.
 	lastLeaderBalance time.Time
+	// lastTokenSweep is when controllerDuties last removed expired
+	// delegation tokens (heartbeat goroutine only).
+	lastTokenSweep time.Time
 	// incarnation identifies this process in its broker registration, and
 	// brokerEpoch is the epoch the registration got (cluster.go).
 	incarnation controller.Uuid
@@ -210,7 +213,7 @@ func (n *Node) start() (_ *Node, err error) {
 	cfg, logger := n.cfg, n.logger
 	// Keystores and credentials first: a bad one fails the start before
 	// anything runs. SCRAM lookups read n.ctrl, set before serving.
-	security, err := listenerSecurity(cfg, imageScram(func() *controller.Image { return n.ctrl.Image() }))
+	security, err := listenerSecurity(cfg, func() *controller.Image { return n.ctrl.Image() })
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,10 @@ type SASLServer struct {
 	PlainUsers map[string]string
 	// Scram finds a user's SCRAM credential.
 	Scram func(user string, mech int8) (controller.ScramCredential, bool)
+	// Tokens finds a delegation token's SCRAM credential by token id, for
+	// SCRAM logins with tokenauth=true (delegation_tokens.go); nil:
+	// token logins fail.
+	Tokens func(tokenID string, mech int8) (TokenCredential, bool)
 	// OAuth validates OAUTHBEARER tokens (oauth.go, jwt.go); set when the
 	// mechanism is enabled.
 	OAuth tokenValidator
@@ -84,7 +88,9 @@ type saslConn struct {
 	// session (requests keep flowing meanwhile).
 	reauth    bool
 	principal string
-	expiry    time.Time // zero: none
+	// token: the session authenticated with a delegation token.
+	token  bool
+	expiry time.Time // zero: none
 	// closeAfter: the response just produced is the last one; failure
 	// says why, for the log.
 	closeAfter bool
@@ -95,6 +101,10 @@ func newSASLConn(srv *SASLServer) *saslConn { return &saslConn{srv: srv} }
 
 // authenticated reports whether the connection may use the broker's APIs.
 func (s *saslConn) authenticated() bool { return s.principal != "" }
+
+// tokenAuthenticated reports whether the connection authenticated with a
+// delegation token (Kafka's KafkaPrincipal.tokenAuthenticated).
+func (s *saslConn) tokenAuthenticated() bool { return s.authenticated() && s.token }
 
 // rawToken handles a frame that is a bare token (after SaslHandshake v0):
 // it returns the bare response frame, or an error that closes the
@@ -156,7 +166,7 @@ func (s *saslConn) handshake(hdr wire.RequestHeader, req *kmsg.SASLHandshakeRequ
 		s.mech = req.Mechanism
 		s.scram, s.oauth = nil, nil
 		if m := controller.ScramMechanismByName(req.Mechanism); m != 0 {
-			s.scram = &scramServer{mech: m, lookup: s.lookupScram}
+			s.scram = &scramServer{mech: m, lookup: s.lookupScram, tokens: s.srv.Tokens}
 		}
 		if req.Mechanism == "OAUTHBEARER" {
 			s.oauth = &oauthExchange{validator: s.srv.OAuth}
@@ -224,6 +234,12 @@ func (s *saslConn) step(token []byte) ([]byte, error) {
 	case s.scram != nil:
 		out, done, err = s.scram.next(token)
 		user = s.scram.user
+		if s.scram.token {
+			// A token's expiry bounds the session, as an OAUTHBEARER
+			// token's does (Kafka's ScramSaslServer negotiates it as the
+			// credential lifetime).
+			credExpiry = s.scram.tokenExpiry
+		}
 		if err != nil {
 			err = failedAuth{err, "Authentication failed during authentication due to invalid credentials with SASL mechanism " + s.mech}
 		}
@@ -255,6 +271,7 @@ func (s *saslConn) step(token []byte) ([]byte, error) {
 			"Cannot change principals during re-authentication from " + s.principal + ": " + principal}
 	}
 	s.principal, s.phase, s.reauth = principal, saslAuthenticated, false
+	s.token = s.scram != nil && s.scram.token
 	s.expiry = sessionExpiry(s.srv.now(), credExpiry, s.srv.Reauth)
 	return out, nil
 }

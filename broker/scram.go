@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"strings"
+	"time"
 
 	"github.com/samsa-broker/samsa/controller"
 )
@@ -44,13 +45,31 @@ func scramFromPassword(mech int8, password string, iterations int32) (controller
 	return controller.ScramCredentialFromSalted(mech, salt, salted, iterations), nil
 }
 
+// TokenCredential is what a SCRAM login with a delegation token needs:
+// the SCRAM credential derived from the token's HMAC, the name of the
+// token's owner (the principal the connection gets, as User:<name>) and
+// the token's expiry, which bounds the session.
+type TokenCredential struct {
+	Cred   controller.ScramCredential
+	Owner  string
+	Expiry time.Time
+}
+
 // scramServer is one SCRAM exchange on the server side.
 type scramServer struct {
 	mech   int8
 	lookup func(user string, mech int8) (controller.ScramCredential, bool)
+	// tokens finds a delegation token's credential by token id (nil:
+	// token logins fail).
+	tokens func(tokenID string, mech int8) (TokenCredential, bool)
 
-	step            int
+	step int
+	// user is the authenticated user: the SCRAM user name, or for a
+	// token login the token's owner; token is set for a token login,
+	// with the token's expiry.
 	user            string
+	token           bool
+	tokenExpiry     time.Time
 	cred            controller.ScramCredential
 	gs2Header       string
 	clientFirstBare string
@@ -109,6 +128,7 @@ func (s *scramServer) clientFirst(m string) ([]byte, bool, error) {
 	s.gs2Header = parts[0] + "," + parts[1] + ","
 	s.clientFirstBare = parts[2]
 	var user, clientNonce string
+	tokenAuth := false
 	for _, attr := range strings.Split(parts[2], ",") {
 		k, v, ok := strings.Cut(attr, "=")
 		if !ok {
@@ -125,12 +145,12 @@ func (s *scramServer) clientFirst(m string) ([]byte, bool, error) {
 			clientNonce = v
 		case "m":
 			return nil, false, fmt.Errorf("%w: mandatory extension not supported", errScram)
+		case "tokenauth":
+			// Kafka's SCRAM extension for delegation tokens
+			// (ScramExtensions.tokenAuthentication: Boolean.parseBoolean).
+			tokenAuth = strings.EqualFold(v, "true")
 		default:
-			// SCRAM extensions (Kafka's tokenauth=true): delegation tokens
-			// are not supported.
-			if k == "tokenauth" {
-				return nil, false, fmt.Errorf("%w: delegation token authentication is not supported", errScram)
-			}
+			// Other SCRAM extensions are ignored, as Kafka does.
 		}
 	}
 	if user == "" || clientNonce == "" {
@@ -142,11 +162,26 @@ func (s *scramServer) clientFirst(m string) ([]byte, bool, error) {
 			return nil, false, fmt.Errorf("%w: authorization id %q differs from user %q", errScram, authz, user)
 		}
 	}
-	cred, ok := s.lookup(user, s.mech)
-	if !ok {
-		return nil, false, fmt.Errorf("%w: unknown user %q for %s", errScram, user, controller.ScramMechanismName(s.mech))
+	if tokenAuth {
+		// The user name is the token id; the connection becomes the
+		// token's owner (Kafka's DelegationTokenCredentialCallback).
+		var tc TokenCredential
+		ok := s.tokens != nil
+		if ok {
+			tc, ok = s.tokens(user, s.mech)
+		}
+		if !ok {
+			return nil, false, fmt.Errorf("%w: token authentication failed: invalid token id %q", errScram, user)
+		}
+		s.user, s.cred, s.token, s.tokenExpiry = tc.Owner, tc.Cred, true, tc.Expiry
+	} else {
+		cred, ok := s.lookup(user, s.mech)
+		if !ok {
+			return nil, false, fmt.Errorf("%w: unknown user %q for %s", errScram, user, controller.ScramMechanismName(s.mech))
+		}
+		s.user, s.cred = user, cred
 	}
-	s.user, s.cred = user, cred
+	cred := s.cred
 	var nb [24]byte
 	rand.Read(nb[:])
 	s.nonce = clientNonce + base64.RawStdEncoding.EncodeToString(nb[:])

@@ -28,9 +28,15 @@ type ListenerSecurity struct {
 const tlsHandshakeTimeout = 30 * time.Second
 
 // listenerSecurity builds the security of each listener that has any,
-// reading keystores and truststores. scram finds SCRAM credentials in the
-// metadata image; the users of cfg.Security.ScramUsers come after it.
-func listenerSecurity(cfg *config.Config, scram func(user string, mech int8) (controller.ScramCredential, bool)) (map[string]*ListenerSecurity, error) {
+// reading keystores and truststores. image is the metadata image: scram
+// finds SCRAM credentials in it (the users of cfg.Security.ScramUsers come
+// after it), and delegation token logins the tokens.
+func listenerSecurity(cfg *config.Config, image func() *controller.Image) (map[string]*ListenerSecurity, error) {
+	scram := imageScram(image)
+	var tokens func(string, int8) (TokenCredential, bool)
+	if tc := newTokenCredentials(cfg.DelegationTokens.SecretKey, image); tc != nil {
+		tokens = tc.lookup
+	}
 	static := map[string]map[int8]controller.ScramCredential{}
 	for user, pw := range cfg.Security.ScramUsers {
 		static[user] = map[int8]controller.ScramCredential{}
@@ -74,6 +80,7 @@ func listenerSecurity(cfg *config.Config, scram func(user string, mech int8) (co
 				Mechanisms: ls.SASL.Mechanisms,
 				PlainUsers: ls.SASL.PlainUsers,
 				Scram:      lookup,
+				Tokens:     tokens,
 				Reauth:     time.Duration(cfg.Security.ReauthMs) * time.Millisecond,
 			}
 			if ls.SASL.OAuth != nil {
@@ -139,6 +146,19 @@ func (c *conn) handshake() error {
 	}
 	c.tlsPrincipal = p
 	return nil
+}
+
+// securityProtocol is the security protocol of the connection's listener.
+func (c *conn) securityProtocol() string {
+	switch {
+	case c.sec == nil:
+		return "PLAINTEXT"
+	case c.sasl != nil && c.sec.TLS != nil:
+		return "SASL_SSL"
+	case c.sasl != nil:
+		return "SASL_PLAINTEXT"
+	}
+	return "SSL"
 }
 
 // principal is the authenticated principal of the connection: the SASL

@@ -103,6 +103,11 @@ func brokerDefs() []Def {
 		// settings at runtime; samsa reads them at start.
 		d("queued.max.request.bytes", Long, defaultQueuedMaxRequestBytes, "Budget of request bytes read but not yet processed, over all connections; when it is used up, connections stop reading until requests finish. -1 is unbounded. Kafka's default is -1; samsa defaults to 256 MiB so that clients cannot exhaust memory.", anyOf(intRange(Long, -1, -1), atLeast(Long, 1))),
 		d("connections.max.idle.ms", Long, "600000", "Close connections with no request in progress and no traffic for this long.", typeOnly(Long)),
+		// Delegation tokens (delegation_token.go).
+		null("delegation.token.secret.key", Password, "Secret key that derives each delegation token's HMAC (its SCRAM password). The same key must be set on every node. Unset or empty: delegation tokens are disabled (DELEGATION_TOKEN_AUTH_DISABLED).", nil),
+		d("delegation.token.max.lifetime.ms", Long, "604800000", "Largest lifetime of a delegation token: no renewal extends it past its issue time plus this (7 days).", atLeast(Long, 1)),
+		d("delegation.token.expiry.time.ms", Long, "86400000", "How long a delegation token is valid after its creation or last renewal unless renewed (1 day).", atLeast(Long, 1)),
+		d("delegation.token.expiry.check.interval.ms", Long, "3600000", "How often the active controller removes expired delegation tokens from the metadata (1 hour).", atLeast(Long, 1)),
 		// Authorization (authorizer.go).
 		d("authorizer.class.name", String, "", "The authorizer: empty (every client may do everything) or "+StandardAuthorizerClass+", which checks the ACLs stored in the metadata log (CreateAcls, kafka-acls). Any other class refuses to start.", validateAuthorizerClass),
 		d("super.users", String, "", "Principals allowed everything whatever the ACLs, as User:a;User:b (semicolon-separated). Used with authorizer.class.name.", validateSuperUsers),

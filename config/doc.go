@@ -150,6 +150,10 @@
 //	| `socket.request.max.bytes` | `104857600` | Largest request the broker accepts, in bytes; a larger size prefix closes the connection before anything is allocated. |
 //	| `queued.max.request.bytes` | `268435456` | Budget of request bytes read but not yet processed, over all connections; when it is used up, connections stop reading until requests finish. -1 is unbounded. Kafka's default is -1; samsa defaults to 256 MiB so that clients cannot exhaust memory. |
 //	| `connections.max.idle.ms` | `600000` | Close connections with no request in progress and no traffic for this long. |
+//	| `delegation.token.secret.key` | null | Secret key that derives each delegation token's HMAC (its SCRAM password). The same key must be set on every node. Unset or empty: delegation tokens are disabled (DELEGATION_TOKEN_AUTH_DISABLED). |
+//	| `delegation.token.max.lifetime.ms` | `604800000` | Largest lifetime of a delegation token: no renewal extends it past its issue time plus this (7 days). |
+//	| `delegation.token.expiry.time.ms` | `86400000` | How long a delegation token is valid after its creation or last renewal unless renewed (1 day). |
+//	| `delegation.token.expiry.check.interval.ms` | `3600000` | How often the active controller removes expired delegation tokens from the metadata (1 hour). |
 //	| `authorizer.class.name` | "" | The authorizer: empty (every client may do everything) or org.apache.kafka.metadata.authorizer.StandardAuthorizer, which checks the ACLs stored in the metadata log (CreateAcls, kafka-acls). Any other class refuses to start. |
 //	| `super.users` | "" | Principals allowed everything whatever the ACLs, as User:a;User:b (semicolon-separated). Used with authorizer.class.name. |
 //	| `allow.everyone.if.no.acl.found` | `false` | With an authorizer: allow an operation on a resource that no ACL matches. Kafka's default false denies it. |

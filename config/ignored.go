@@ -65,8 +65,9 @@ var ignoredKeys = map[string]bool{
 
 // ignoredPrefixes are families of Kafka settings samsa does not implement:
 // TLS, SASL, per-listener overrides, metrics, tiered storage, share groups,
-// the new group protocol knobs, delegation tokens, ZooKeeper (gone in Kafka
-// 4.0) and vendor extensions.
+// the new group protocol knobs, delegation.token.master.key (gone in Kafka
+// 4.0; the delegation.token.* settings of 4.4 are implemented), ZooKeeper
+// (gone in Kafka 4.0) and vendor extensions.
 var ignoredPrefixes = []string{
 	"ssl.", "sasl.", "listener.name.", "security.", "metric.", "metrics.", "confluent.",
 	"remote.log.", "remote.", "share.", "group.share.", "group.consumer.", "group.streams.",

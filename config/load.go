@@ -38,7 +38,10 @@ type Config struct {
 	Security Security
 	// Authorizer is authorizer.class.name, super.users and
 	// allow.everyone.if.no.acl.found (authorizer.go).
-	Authorizer            Authorizer
+	Authorizer Authorizer
+	// DelegationTokens are the delegation.token.* settings
+	// (delegation_token.go).
+	DelegationTokens      DelegationTokens
 	NumNetworkThreads     int32
 	NumIOThreads          int32
 	SocketRequestMaxBytes int32
@@ -580,6 +583,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	}
 	c.ClusterID = d.str("cluster.id")
 	c.Authorizer = decodeAuthorizer(d)
+	c.DelegationTokens = decodeDelegationTokens(d)
 	c.ProcessRoles = parseList(d.str("process.roles"))
 	c.BrokerRack = d.str("broker.rack")
 	c.Listeners = d.listeners("listeners")

@@ -38,6 +38,9 @@ func allRecordKinds() []Record {
 		ACLRecord{ID: Uuid{2}, ResourceType: 3, ResourceName: "g-", PatternType: 4, Principal: "User:*", Host: "10.0.0.1", Operation: 2, Permission: 2},
 		ACLRecord{ID: Uuid{3}, ResourceType: 4, ResourceName: "kafka-cluster", PatternType: 3, Principal: "User:b", Host: "*", Operation: 9, Permission: 3},
 		RemoveACLRecord{ID: Uuid{2}},
+		DelegationTokenRecord{DelegationToken: DelegationToken{TokenID: "tok", Owner: "User:a", Requester: "User:b", Renewers: []string{"User:c"}, IssueTimestamp: 1, MaxTimestamp: 3, ExpiryTimestamp: 2}},
+		DelegationTokenRecord{DelegationToken: DelegationToken{TokenID: "tok2", Owner: "User:a", Requester: "User:a", IssueTimestamp: 1, MaxTimestamp: 3, ExpiryTimestamp: 2}},
+		DelegationTokenRecord{DelegationToken: DelegationToken{TokenID: "tok2"}, Remove: true},
 	}
 }
 

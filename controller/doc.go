@@ -87,7 +87,9 @@
 // 20 ReplicaDirs and 21 BrokerOfflineDirs (log_dirs.go: a broker's replica
 // directory assignments and offline log directories, KIP-858),
 // 22 BrokerCordonedDirs (dir_placement.go: a broker's cordoned log
-// directories, KIP-1066).
+// directories, KIP-1066), 30 DelegationToken (delegation_token.go: a
+// token's id, owner, requester, renewers and timestamps, or its removal;
+// never its HMAC, which nodes derive from delegation.token.secret.key).
 // Numbers are never reused. Optional fields added since: RegisterBroker epoch and
 // incarnation (broker epochs, broker_epochs.go); RegisterBroker log_dirs
 // and Partition directories (dir_placement.go; a build that ignores them

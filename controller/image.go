@@ -116,6 +116,9 @@ type Image struct {
 	// ScramCredentials are the SCRAM credentials by user and mechanism
 	// (ScramSHA256, ScramSHA512); see scram.go.
 	ScramCredentials map[string]map[int8]ScramCredential
+	// DelegationTokens are the delegation tokens by token id
+	// (delegation_token.go).
+	DelegationTokens map[string]DelegationToken
 	// ACLs are the ACLs of the authorizer (acl.go).
 	ACLs ACLSet
 	// ClientQuotas are the client quota values by entity and key; see
@@ -339,6 +342,8 @@ func (b *builder) apply(rec Record) error {
 		return b.applyConfig(r)
 	case ScramCredentialRecord:
 		return b.applyScram(r)
+	case DelegationTokenRecord:
+		return b.applyDelegationToken(r)
 	case ACLRecord, RemoveACLRecord:
 		return b.applyACL(r)
 	case ClientQuotaRecord:

@@ -254,7 +254,8 @@ func encodeRecord(rec Record) ([]byte, error) {
 	switch rec.(type) {
 	case RegisterBrokerRecord, BrokerFenceRecord, TopicRecord, PartitionRecord,
 		PartitionChangeRecord, ConfigRecord, RemoveTopicRecord, ProducerIDsRecord, ScramCredentialRecord,
-		ACLRecord, RemoveACLRecord, ClientQuotaRecord, UnregisterBrokerRecord, ReplicaDirsRecord, BrokerOfflineDirsRecord, BrokerCordonedDirsRecord:
+		ACLRecord, RemoveACLRecord, ClientQuotaRecord, UnregisterBrokerRecord, ReplicaDirsRecord, BrokerOfflineDirsRecord, BrokerCordonedDirsRecord,
+		DelegationTokenRecord:
 	default:
 		return nil, fmt.Errorf("%w: %T", ErrUnknownRecord, rec)
 	}
@@ -303,6 +304,8 @@ func decodeRecord(version int8, typ RecordType, payload []byte) (Record, error) 
 		rec, err = decodeJSON[BrokerOfflineDirsRecord](payload)
 	case RecordBrokerCordonedDirs:
 		rec, err = decodeJSON[BrokerCordonedDirsRecord](payload)
+	case RecordDelegationToken:
+		rec, err = decodeJSON[DelegationTokenRecord](payload)
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownRecord, typ)
 	}

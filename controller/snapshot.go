@@ -59,6 +59,7 @@ func ImageRecords(img *Image) []Record {
 		recs = appendConfigRecords(recs, ConfigResourceTopic, name, t.Configs)
 	}
 	recs = scramRecords(recs, img)
+	recs = delegationTokenRecords(recs, img)
 	recs = aclRecords(recs, img)
 	recs = clientQuotaRecords(recs, img)
 	recs = logDirRecords(recs, img)

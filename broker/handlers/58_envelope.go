@@ -53,7 +53,7 @@ func handleEnvelope(d *Deps, r *Request) (kmsg.Response, error) {
 	// Controller: the request came through the controller listener, as
 	// forwarded requests always did (an alter of another node's BROKER
 	// configs was checked by the node that forwarded it).
-	ir := &Request{Header: hdr, Body: inner, ClientHost: host, Principal: string(req.RequestPrincipal), Controller: true}
+	ir := &Request{Header: hdr, Body: inner, ClientHost: host, Principal: string(req.RequestPrincipal), Controller: true, Forwarded: true}
 	out, err := Serve(*entry, d, ir)
 	if err != nil {
 		return nil, fmt.Errorf("enveloped %s: %w", kmsg.NameForKey(hdr.APIKey), err)

@@ -13,7 +13,11 @@ import (
 // samsa trusts as it trusts BrokerRegistration). A new API added to the
 // table without a check fails here instead of being open to everyone.
 func TestEveryAPIAuthorized(t *testing.T) {
-	inHandler := map[kmsg.Key]bool{kmsg.DescribeACLs: true, kmsg.CreateACLs: true, kmsg.DeleteACLs: true, kmsg.DescribeTopicPartitions: true}
+	inHandler := map[kmsg.Key]bool{kmsg.DescribeACLs: true, kmsg.CreateACLs: true, kmsg.DeleteACLs: true, kmsg.DescribeTopicPartitions: true,
+		// delegation tokens: CREATE_TOKENS, DESCRIBE_TOKENS and DESCRIBE
+		// of DELEGATION_TOKEN in the handlers, owners and renewers by the
+		// controller (38_create_delegation_token.go)
+		kmsg.CreateDelegationToken: true, kmsg.RenewDelegationToken: true, kmsg.ExpireDelegationToken: true, kmsg.DescribeDelegationToken: true}
 	open := map[kmsg.Key]bool{kmsg.ApiVersions: true, kmsg.SASLHandshake: true, kmsg.SASLAuthenticate: true}
 	for _, e := range Table() {
 		k := kmsg.Key(e.Key)

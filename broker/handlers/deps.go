@@ -144,6 +144,16 @@ type Request struct {
 	// ("User:alice", "User:CN=client,O=example"), User:ANONYMOUS when
 	// the listener authenticates nobody.
 	Principal string
+	// SecurityProtocol is the security protocol of the connection's
+	// listener: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL ("" in tests
+	// and on controller listeners, as PLAINTEXT).
+	SecurityProtocol string
+	// TokenAuthenticated: the connection authenticated with a delegation
+	// token (SCRAM with tokenauth=true); Principal is the token's owner.
+	TokenAuthenticated bool
+	// Forwarded: another node forwarded the request in an Envelope, after
+	// the checks of the connection it came on (Entry.AnswerLocally).
+	Forwarded bool
 	// Remote is set by the handler to how long it waited on others (an
 	// acks=all produce for the ISR, a long-poll fetch for data): Kafka's
 	// RemoteTimeMs, for metrics.
@@ -203,4 +213,10 @@ type Entry struct {
 	// not the active controller forwards them, as they are, to the one
 	// that is (Kafka brokers forward them in an Envelope).
 	Forward bool
+	// AnswerLocally, for a Forward API, reports whether the receiving
+	// node answers r itself with its handler instead of forwarding it:
+	// the refusals Kafka's broker makes before it forwards (a
+	// delegation token request on a connection that may not ask for
+	// tokens). Nil: always forwarded.
+	AnswerLocally func(d *Deps, r *Request) bool
 }

@@ -17,6 +17,11 @@ func Table() []Entry {
 		{Key: int16(kmsg.SASLAuthenticate), MinVersion: 0, MaxVersion: 2, Handle: handleSaslAuthenticate},
 		{Key: int16(kmsg.DescribeUserSCRAMCredentials), MinVersion: 0, MaxVersion: 0, Handle: handleDescribeUserScramCredentials},
 		{Key: int16(kmsg.AlterUserSCRAMCredentials), MinVersion: 0, MaxVersion: 0, Handle: handleAlterUserScramCredentials, Forward: true},
+		// delegation tokens (KIP-48): see 38_create_delegation_token.go and broker/delegation_tokens.go
+		{Key: int16(kmsg.CreateDelegationToken), MinVersion: 1, MaxVersion: 3, Handle: handleCreateDelegationToken, Forward: true, AnswerLocally: createTokenRefused},
+		{Key: int16(kmsg.RenewDelegationToken), MinVersion: 1, MaxVersion: 2, Handle: handleRenewDelegationToken, Forward: true, AnswerLocally: tokenRequestRefused},
+		{Key: int16(kmsg.ExpireDelegationToken), MinVersion: 1, MaxVersion: 2, Handle: handleExpireDelegationToken, Forward: true, AnswerLocally: tokenRequestRefused},
+		{Key: int16(kmsg.DescribeDelegationToken), MinVersion: 1, MaxVersion: 3, Handle: handleDescribeDelegationToken},
 		// client quotas: see 49_alter_client_quotas.go and broker/quota
 		{Key: int16(kmsg.DescribeClientQuotas), MinVersion: 0, MaxVersion: 1, Handle: handleDescribeClientQuotas},
 		{Key: int16(kmsg.AlterClientQuotas), MinVersion: 0, MaxVersion: 1, Handle: handleAlterClientQuotas, Forward: true},

@@ -98,5 +98,47 @@ func scriptSecurity(s *Session) error {
 	})
 	waitScram(s, "diff-alice", false)
 	describe("after-delete", "diff-alice", "diff-bob")
+	scriptDelegationTokens(s)
 	return nil
+}
+
+// scriptDelegationTokens sends the delegation token APIs on the PLAINTEXT
+// listener, where Kafka refuses them all with
+// DELEGATION_TOKEN_REQUEST_NOT_ALLOWED before anything else (the owner and
+// requester are User:ANONYMOUS, timestamps -1). Tokens over SASL, and
+// their other answers, are compared with Kafka by
+// compat-tests/delegation_token_test.go.
+func scriptDelegationTokens(s *Session) {
+	each(kmsg.CreateDelegationToken, func(v int16) {
+		req := kmsg.NewPtrCreateDelegationTokenRequest()
+		rn := kmsg.NewCreateDelegationTokenRequestRenewer()
+		rn.PrincipalType, rn.PrincipalName = "User", "diff-bob"
+		req.Renewers = append(req.Renewers, rn)
+		req.MaxLifetimeMillis = -1
+		s.Do("plaintext-listener", v, req)
+		if v >= 3 {
+			other := kmsg.NewPtrCreateDelegationTokenRequest()
+			other.OwnerPrincipalType, other.OwnerPrincipalName = kmsg.StringPtr("User"), kmsg.StringPtr("diff-alice")
+			other.MaxLifetimeMillis = 60000
+			s.Do("plaintext-listener-owner", v, other)
+		}
+	})
+	each(kmsg.RenewDelegationToken, func(v int16) {
+		req := kmsg.NewPtrRenewDelegationTokenRequest()
+		req.HMAC, req.RenewTimeMillis = []byte("no-such-hmac"), 60000
+		s.Do("plaintext-listener", v, req)
+	})
+	each(kmsg.ExpireDelegationToken, func(v int16) {
+		req := kmsg.NewPtrExpireDelegationTokenRequest()
+		req.HMAC, req.ExpiryPeriodMillis = []byte("no-such-hmac"), -1
+		s.Do("plaintext-listener", v, req)
+	})
+	each(kmsg.DescribeDelegationToken, func(v int16) {
+		s.Do("plaintext-listener-all", v, kmsg.NewPtrDescribeDelegationTokenRequest())
+		req := kmsg.NewPtrDescribeDelegationTokenRequest()
+		o := kmsg.NewDescribeDelegationTokenRequestOwner()
+		o.PrincipalType, o.PrincipalName = "User", "diff-alice"
+		req.Owners = append(req.Owners, o)
+		s.Do("plaintext-listener-owner", v, req)
+	})
 }

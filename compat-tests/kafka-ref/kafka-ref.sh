@@ -403,6 +403,7 @@ tool_class() {
 	kafka-client-metrics) echo org.apache.kafka.tools.ClientMetricsCommand ;;
 	kafka-groups) echo org.apache.kafka.tools.GroupsCommand ;;
 	kafka-dump-log) echo org.apache.kafka.tools.DumpLogSegments ;;
+	kafka-delegation-tokens) echo org.apache.kafka.tools.DelegationTokenCommand ;;
 	kafka-streams-application-reset) echo org.apache.kafka.tools.StreamsResetter ;;
 	kafka-storage) echo kafka.tools.StorageTool ;;
 	connect-distributed) echo org.apache.kafka.connect.cli.ConnectDistributed ;;
@@ -417,7 +418,7 @@ kafka-get-offsets kafka-delete-records kafka-transactions kafka-leader-election
 kafka-reassign-partitions kafka-producer-perf-test kafka-consumer-perf-test kafka-e2e-latency
 kafka-verifiable-producer kafka-verifiable-consumer kafka-acls kafka-broker-api-versions
 kafka-cluster kafka-features kafka-log-dirs kafka-metadata-quorum kafka-client-metrics
-kafka-groups kafka-dump-log kafka-streams-application-reset kafka-storage
+kafka-groups kafka-dump-log kafka-delegation-tokens kafka-streams-application-reset kafka-storage
 connect-distributed connect-standalone"
 
 # run CLASS ARGS... runs a main class with the classpath; logs go to stderr at

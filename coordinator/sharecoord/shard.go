@@ -14,9 +14,6 @@ import (
 	"github.com/samsa-broker/samsa/wire"
 )
 
-// loadReadBytes is how much one Read asks for while loading a partition.
-const loadReadBytes = 1 << 20
-
 // maxBarriers bounds the shard's map of last writes per key before the
 // committed ones are dropped from it.
 const maxBarriers = 1024
@@ -197,18 +194,13 @@ func (s *shard) noteWrite(k share.Key, b barrier) {
 // the start: the last snapshot of each key, the updates after it folded
 // in, tombstones applied.
 func (s *shard) load() error {
-	offset, end := s.log.LogStartOffset(), s.log.LogEndOffset()
 	var skipped, unknown int
-	for offset < end {
-		data, err := s.log.Read(offset, loadReadBytes, end, true)
-		if err != nil {
-			return fmt.Errorf("%w: reading partition %d at %d: %w", ErrLoad, s.partition, offset, err)
-		}
+	end, err := shards.Replay(s.log, s.partition, ErrLoad, func(data []byte, offset int64) (int64, error) {
 		next := offset
 		for len(data) >= wire.BatchHeaderSize {
 			h, err := wire.ParseBatchHeader(data)
 			if err != nil {
-				return fmt.Errorf("%w: partition %d at %d: %w", ErrLoad, s.partition, next, err)
+				return next, fmt.Errorf("at %d: %w", next, err)
 			}
 			size := h.TotalSize()
 			if size <= 0 || size > len(data) {
@@ -233,13 +225,10 @@ func (s *shard) load() error {
 			next = h.LastOffset() + 1
 			data = data[size:]
 		}
-		if next <= offset {
-			if len(data) == 0 {
-				break // the log ended early (truncated while we read)
-			}
-			return fmt.Errorf("%w: partition %d: no progress at offset %d", ErrLoad, s.partition, offset)
-		}
-		offset = next
+		return next, nil
+	})
+	if err != nil {
+		return err
 	}
 	if unknown > 0 {
 		s.logger.Warn("share: ignored records of unknown types while loading", "records", unknown)

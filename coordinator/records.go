@@ -209,22 +209,13 @@ func (ls *loadState) apply(key, value []byte) error {
 // pending offsets of their producer, and control batches (transaction
 // markers) complete them.
 func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
-	next := from
-	for len(data) >= wire.BatchHeaderSize {
-		h, err := wire.ParseBatchHeader(data)
-		if err != nil {
-			return next, fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-		size := h.TotalSize()
-		if size <= 0 || size > len(data) {
-			break // a partial batch at the end of the read
-		}
+	next, err := shards.WalkBatches(data, from, func(h wire.BatchHeader, batch []byte) {
 		if h.IsControl() {
-			if err := ls.applyControlBatch(data[:size], h); err != nil {
+			if err := ls.applyControlBatch(batch, h); err != nil {
 				ls.Skip(h.BaseOffset, err)
 			}
-		} else if _, recs, err := wire.DecodeRecords(data[:size]); err != nil {
-			ls.Skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, size, err))
+		} else if _, recs, err := wire.DecodeRecords(batch); err != nil {
+			ls.Skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, len(batch), err))
 		} else {
 			if h.IsTransactional() {
 				ls.txnState().sawEpoch(h.ProducerID, h.ProducerEpoch)
@@ -241,8 +232,9 @@ func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
 				}
 			}
 		}
-		next = h.LastOffset() + 1
-		data = data[size:]
+	})
+	if err != nil {
+		return next, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	return next, nil
 }

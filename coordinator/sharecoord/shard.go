@@ -196,34 +196,27 @@ func (s *shard) noteWrite(k share.Key, b barrier) {
 func (s *shard) load() error {
 	var skipped, unknown int
 	end, err := shards.Replay(s.log, s.partition, ErrLoad, func(data []byte, offset int64) (int64, error) {
-		next := offset
-		for len(data) >= wire.BatchHeaderSize {
-			h, err := wire.ParseBatchHeader(data)
+		next, err := shards.WalkBatches(data, offset, func(h wire.BatchHeader, batch []byte) {
+			if h.IsControl() {
+				return
+			}
+			_, recs, err := wire.DecodeRecords(batch)
 			if err != nil {
-				return next, fmt.Errorf("at %d: %w", next, err)
+				skipped++
+				s.logger.Error("share: skipped a batch that does not decode while loading", "offset", h.BaseOffset, "err", err)
 			}
-			size := h.TotalSize()
-			if size <= 0 || size > len(data) {
-				break // a partial batch at the end of the read
-			}
-			if !h.IsControl() {
-				_, recs, err := wire.DecodeRecords(data[:size])
-				if err != nil {
+			for _, r := range recs {
+				switch err := s.replay(r.Key, r.Value); {
+				case errors.Is(err, errUnknownType):
+					unknown++
+				case err != nil:
 					skipped++
-					s.logger.Error("share: skipped a batch that does not decode while loading", "offset", h.BaseOffset, "err", err)
-				}
-				for _, r := range recs {
-					switch err := s.replay(r.Key, r.Value); {
-					case errors.Is(err, errUnknownType):
-						unknown++
-					case err != nil:
-						skipped++
-						s.logger.Error("share: skipped a record that does not decode while loading", "offset", h.BaseOffset+int64(r.OffsetDelta), "err", err)
-					}
+					s.logger.Error("share: skipped a record that does not decode while loading", "offset", h.BaseOffset+int64(r.OffsetDelta), "err", err)
 				}
 			}
-			next = h.LastOffset() + 1
-			data = data[size:]
+		})
+		if err != nil {
+			return next, fmt.Errorf("at %d: %w", next, err)
 		}
 		return next, nil
 	})

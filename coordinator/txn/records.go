@@ -163,29 +163,22 @@ func (ls *loadState) apply(key, value []byte) error {
 // holds no complete batch). Control and transactional batches are skipped:
 // the coordinator never writes any.
 func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
-	next := from
-	for len(data) >= wire.BatchHeaderSize {
-		h, err := wire.ParseBatchHeader(data)
+	next, err := shards.WalkBatches(data, from, func(h wire.BatchHeader, batch []byte) {
+		if h.IsControl() || h.IsTransactional() {
+			return
+		}
+		_, recs, err := wire.DecodeRecords(batch)
 		if err != nil {
-			return next, fmt.Errorf("%w: %v", ErrCorrupt, err)
+			ls.Skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, len(batch), err))
 		}
-		size := h.TotalSize()
-		if size <= 0 || size > len(data) {
-			break // a partial batch at the end of the read
-		}
-		if !h.IsControl() && !h.IsTransactional() {
-			_, recs, err := wire.DecodeRecords(data[:size])
-			if err != nil {
-				ls.Skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, size, err))
-			}
-			for _, r := range recs {
-				if err := ls.apply(r.Key, r.Value); err != nil {
-					ls.Skip(h.BaseOffset+int64(r.OffsetDelta), err)
-				}
+		for _, r := range recs {
+			if err := ls.apply(r.Key, r.Value); err != nil {
+				ls.Skip(h.BaseOffset+int64(r.OffsetDelta), err)
 			}
 		}
-		next = h.LastOffset() + 1
-		data = data[size:]
+	})
+	if err != nil {
+		return next, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	return next, nil
 }

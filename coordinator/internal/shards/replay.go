@@ -1,6 +1,10 @@
 package shards
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/samsa-broker/samsa/wire"
+)
 
 // loadReadBytes is how much one Read asks for while a shard loads.
 const loadReadBytes = 1 << 20
@@ -41,4 +45,27 @@ func Replay(log Reader, partition int32, errLoad error, apply func(data []byte, 
 		offset = next
 	}
 	return end, nil
+}
+
+// WalkBatches hands fn each whole record batch at the start of data (read
+// at offset from), with its parsed header, and returns the offset after
+// the last one (from when data holds no whole batch). A partial batch at
+// the end of data is left for the next read. A header that does not parse
+// ends the walk with its error, and the offset of the batch it heads.
+func WalkBatches(data []byte, from int64, fn func(h wire.BatchHeader, batch []byte)) (next int64, err error) {
+	next = from
+	for len(data) >= wire.BatchHeaderSize {
+		h, err := wire.ParseBatchHeader(data)
+		if err != nil {
+			return next, err
+		}
+		size := h.TotalSize()
+		if size <= 0 || size > len(data) {
+			break // a partial batch at the end of the read
+		}
+		fn(h, data[:size])
+		next = h.LastOffset() + 1
+		data = data[size:]
+	}
+	return next, nil
 }

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/samsa-broker/samsa/wire"
 )
 
 // fakeLog serves reads of one byte per offset from start to end; reads
@@ -97,5 +99,34 @@ func TestSkips(t *testing.T) {
 	}
 	if !strings.Contains(out, `msg="x: skipped more records that do not decode while loading" topic=__t skipped=15`) {
 		t.Errorf("no line of the count:\n%s", out)
+	}
+}
+
+func TestWalkBatches(t *testing.T) {
+	batch := func(base int64, n int) []byte {
+		recs := make([]wire.Record, n)
+		for i := range recs {
+			recs[i] = wire.Record{OffsetDelta: int32(i), Value: []byte("v")}
+		}
+		b, err := wire.EncodeBatch(wire.BatchSpec{BaseOffset: base, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, Records: recs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	b1, b2 := batch(5, 2), batch(7, 3)
+	data := append(append(append([]byte(nil), b1...), b2...), b1[:20]...) // and a partial batch
+	var bases []int64
+	next, err := WalkBatches(data, 5, func(h wire.BatchHeader, b []byte) {
+		bases = append(bases, h.BaseOffset)
+		if len(b) != h.TotalSize() {
+			t.Errorf("batch at %d: %d bytes, header says %d", h.BaseOffset, len(b), h.TotalSize())
+		}
+	})
+	if err != nil || next != 10 || len(bases) != 2 || bases[0] != 5 || bases[1] != 7 {
+		t.Fatalf("next %d err %v batches at %v, want 10, nil, [5 7]", next, err, bases)
+	}
+	if next, err := WalkBatches(b1[:20], 5, func(wire.BatchHeader, []byte) { t.Error("called on a partial batch") }); err != nil || next != 5 {
+		t.Fatalf("partial batch: next %d err %v, want 5, nil", next, err)
 	}
 }

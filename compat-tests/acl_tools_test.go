@@ -216,10 +216,11 @@ func aclToolAndKadm(t *testing.T, ctx context.Context, addr string) {
 		errs := make([]error, len(runs))
 		var wg sync.WaitGroup
 		for i, args := range runs {
+			cmd := kafkaref.Tool(t, "kafka-acls", append([]string{"--bootstrap-server", addr, "--command-config", props}, args...)...)
 			wg.Go(func() {
 				runCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 				defer cancel()
-				outs[i], errs[i] = aclToolRun(runCtx, kafkaref.Tool(t, "kafka-acls", append([]string{"--bootstrap-server", addr, "--command-config", props}, args...)...))
+				outs[i], errs[i] = aclToolRun(runCtx, cmd)
 			})
 		}
 		wg.Wait()

@@ -438,6 +438,41 @@ func (m *shareMember) ackBatches(p int32, mutate bool) (first, last []int64, typ
 	return first, last, types
 }
 
+// fetchEvery sends one ShareFetch of every partition of the topic in m's
+// session, waiting up to maxWaitMs, with the ranges of acks[p] accepted
+// on partition p (nil: no acknowledgements), and advances the session
+// epoch. A connection error or a request-level error code fails t, the
+// message led by what.
+func (m *shareMember) fetchEvery(t testing.TB, what string, maxWaitMs int32, acks map[int32][]kmsg.ShareFetchResponseTopicPartitionAcquiredRecord) *kmsg.ShareFetchResponse {
+	t.Helper()
+	req := kmsg.NewPtrShareFetchRequest()
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.session
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = maxWaitMs, 1, 1<<20, 500, 500
+	rt := kmsg.NewShareFetchRequestTopic()
+	rt.TopicID = m.w.topicID
+	for p := range m.w.parts {
+		tp := kmsg.NewShareFetchRequestTopicPartition()
+		tp.Partition, tp.PartitionMaxBytes = p, 1<<20
+		for _, a := range acks[p] {
+			b := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
+			b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = a.FirstOffset, a.LastOffset, []int8{1}
+			tp.AcknowledgementBatches = append(tp.AcknowledgementBatches, b)
+		}
+		rt.Partitions = append(rt.Partitions, tp)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := m.conn.roundTrip(req, m.w.max[req.Key()])
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	fr := resp.(*kmsg.ShareFetchResponse)
+	if fr.ErrorCode != 0 {
+		t.Fatalf("%s: error %d", what, fr.ErrorCode)
+	}
+	m.session = nextSessionEpoch(m.session)
+	return fr
+}
+
 // fetch sends a ShareFetch in the member's session.
 func (m *shareMember) fetch(mutate bool) {
 	r := m.rng
@@ -981,31 +1016,7 @@ func checkShareGroupWorks(t testing.TB, w *shareWorld) {
 			m.heartbeat(false)
 			continue
 		}
-		req := kmsg.NewPtrShareFetchRequest()
-		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.session
-		req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 100, 1, 1<<20, 500, 500
-		t0 := kmsg.NewShareFetchRequestTopic()
-		t0.TopicID = w.topicID
-		for p := range w.parts {
-			tp := kmsg.NewShareFetchRequestTopicPartition()
-			tp.Partition, tp.PartitionMaxBytes = p, 1<<20
-			for _, a := range m.acquired[p] {
-				b := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
-				b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = a.FirstOffset, a.LastOffset, []int8{1}
-				tp.AcknowledgementBatches = append(tp.AcknowledgementBatches, b)
-			}
-			t0.Partitions = append(t0.Partitions, tp)
-		}
-		req.Topics = append(req.Topics, t0)
-		resp, err := m.conn.roundTrip(req, w.max[req.Key()])
-		if err != nil {
-			t.Fatalf("share fetch after fuzzing: %v", err)
-		}
-		fr := resp.(*kmsg.ShareFetchResponse)
-		if fr.ErrorCode != 0 {
-			t.Fatalf("share fetch after fuzzing: error %d", fr.ErrorCode)
-		}
-		m.session = nextSessionEpoch(m.session)
+		fr := m.fetchEvery(t, "share fetch after fuzzing", 100, m.acquired)
 		acquired := map[int32][]kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{}
 		for _, tp := range fr.Topics {
 			for _, p := range tp.Partitions {
@@ -1044,32 +1055,13 @@ func probeShareGroup(t testing.TB, w *shareWorld, group string) {
 			m.heartbeat(false)
 			continue
 		}
-		req := kmsg.NewPtrShareFetchRequest()
-		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.session
-		req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 10, 1, 1<<20, 500, 500
-		tp := kmsg.NewShareFetchRequestTopic()
-		tp.TopicID = w.topicID
-		for p := range w.parts {
-			pp := kmsg.NewShareFetchRequestTopicPartition()
-			pp.Partition, pp.PartitionMaxBytes = p, 1<<20
-			tp.Partitions = append(tp.Partitions, pp)
-		}
-		req.Topics = append(req.Topics, tp)
-		resp, err := m.conn.roundTrip(req, w.max[req.Key()])
-		if err != nil {
-			t.Fatalf("probing %s after fuzzing: %v", group, err)
-		}
-		fr := resp.(*kmsg.ShareFetchResponse)
-		if fr.ErrorCode != 0 {
-			t.Fatalf("probing %s after fuzzing: error %d", group, fr.ErrorCode)
-		}
+		fr := m.fetchEvery(t, "probing "+group+" after fuzzing", 10, nil)
 		for _, t := range fr.Topics {
 			for _, p := range t.Partitions {
 				w.tally("probe/partition", p.ErrorCode)
 				m.checkAcquired(p)
 			}
 		}
-		m.session = nextSessionEpoch(m.session)
 		fetches++
 	}
 }

@@ -45,26 +45,7 @@ func TestShareFetchConsumerByteRate(t *testing.T) {
 			m.heartbeat(false)
 			continue
 		}
-		req := kmsg.NewPtrShareFetchRequest()
-		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.session
-		req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 100, 1, 1<<20, 500, 500
-		tp := kmsg.NewShareFetchRequestTopic()
-		tp.TopicID = w.topicID
-		for p := range w.parts {
-			pp := kmsg.NewShareFetchRequestTopicPartition()
-			pp.Partition, pp.PartitionMaxBytes = p, 1<<20
-			tp.Partitions = append(tp.Partitions, pp)
-		}
-		req.Topics = append(req.Topics, tp)
-		resp, err := m.conn.roundTrip(req, w.max[req.Key()])
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr := resp.(*kmsg.ShareFetchResponse)
-		if fr.ErrorCode != 0 {
-			t.Fatalf("ShareFetch: error %d", fr.ErrorCode)
-		}
-		m.session = nextSessionEpoch(m.session)
+		fr := m.fetchEvery(t, "ShareFetch", 100, nil)
 		for _, rt := range fr.Topics {
 			for _, p := range rt.Partitions {
 				received += len(p.Records)

@@ -32,26 +32,7 @@ func (m *shareMember) fetchAll(t testing.TB) map[int32][]kmsg.ShareFetchResponse
 		if time.Now().After(deadline) {
 			t.Fatalf("share fetch: partitions %v answered, not all within two minutes", done)
 		}
-		req := kmsg.NewPtrShareFetchRequest()
-		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.session
-		req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 10, 1, 1<<20, 500, 500
-		tp := kmsg.NewShareFetchRequestTopic()
-		tp.TopicID = m.w.topicID
-		for p := range m.w.parts {
-			pp := kmsg.NewShareFetchRequestTopicPartition()
-			pp.Partition, pp.PartitionMaxBytes = p, 1<<20
-			tp.Partitions = append(tp.Partitions, pp)
-		}
-		req.Topics = append(req.Topics, tp)
-		resp, err := m.conn.roundTrip(req, m.w.max[req.Key()])
-		if err != nil {
-			t.Fatalf("share fetch: %v", err)
-		}
-		fr := resp.(*kmsg.ShareFetchResponse)
-		if fr.ErrorCode != 0 {
-			t.Fatalf("share fetch: error %d", fr.ErrorCode)
-		}
-		m.session = nextSessionEpoch(m.session)
+		fr := m.fetchEvery(t, "share fetch", 10, nil)
 		for _, t0 := range fr.Topics {
 			for _, p := range t0.Partitions {
 				switch {

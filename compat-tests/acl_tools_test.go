@@ -1,12 +1,15 @@
 package compattests
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -204,27 +207,43 @@ func aclToolAndKadm(t *testing.T, ctx context.Context, addr string) {
 		`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret";`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tool := func(args ...string) string {
+	// Each run is a JVM start, seconds to tens of seconds on a loaded
+	// machine: independent runs go at once, and each has a deadline of its
+	// own (besides ctx, which bounds the whole of this function).
+	tools := func(runs ...[]string) []string {
 		t.Helper()
-		out, err := kafkaref.Tool(t, "kafka-acls", append([]string{"--bootstrap-server", addr, "--command-config", props}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("kafka-acls %v: %v\n%s", args, err, out)
+		outs := make([]string, len(runs))
+		errs := make([]error, len(runs))
+		var wg sync.WaitGroup
+		for i, args := range runs {
+			cmd := kafkaref.Tool(t, "kafka-acls", append([]string{"--bootstrap-server", addr, "--command-config", props}, args...)...)
+			wg.Go(func() {
+				runCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+				defer cancel()
+				outs[i], errs[i] = aclToolRun(runCtx, cmd)
+			})
 		}
-		return string(out)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("kafka-acls %v: %v\n%s", runs[i], err, outs[i])
+			}
+		}
+		return outs
 	}
-	tool("--add", "--allow-principal", "User:dave", "--operation", "Read", "--operation", "Write", "--topic", "acl-tool")
-	tool("--add", "--allow-principal", "User:dave", "--operation", "Read", "--group", "acl-tool-g")
-	tool("--add", "--deny-principal", "User:dave", "--deny-host", "10.1.2.3", "--operation", "All", "--topic", "acl-tool-", "--resource-pattern-type", "prefixed")
-	listed := tool("--list", "--principal", "User:dave")
+	tools([]string{"--add", "--allow-principal", "User:dave", "--operation", "Read", "--operation", "Write", "--topic", "acl-tool"},
+		[]string{"--add", "--allow-principal", "User:dave", "--operation", "Read", "--group", "acl-tool-g"},
+		[]string{"--add", "--deny-principal", "User:dave", "--deny-host", "10.1.2.3", "--operation", "All", "--topic", "acl-tool-", "--resource-pattern-type", "prefixed"})
+	listed := tools([]string{"--list", "--principal", "User:dave"})[0]
 	for _, want := range []string{"name=acl-tool, patternType=LITERAL", "name=acl-tool-g, patternType=LITERAL", "name=acl-tool-, patternType=PREFIXED",
 		"principal=User:dave, host=*, operation=READ, permissionType=ALLOW", "operation=WRITE", "host=10.1.2.3, operation=ALL, permissionType=DENY"} {
 		if !strings.Contains(listed, want) {
 			t.Errorf("kafka-acls --list lacks %q:\n%s", want, listed)
 		}
 	}
-	tool("--remove", "--force", "--allow-principal", "User:dave", "--operation", "Write", "--topic", "acl-tool")
-	tool("--remove", "--force", "--topic", "acl-tool-", "--resource-pattern-type", "prefixed")
-	listed = tool("--list", "--principal", "User:dave")
+	tools([]string{"--remove", "--force", "--allow-principal", "User:dave", "--operation", "Write", "--topic", "acl-tool"},
+		[]string{"--remove", "--force", "--topic", "acl-tool-", "--resource-pattern-type", "prefixed"})
+	listed = tools([]string{"--list", "--principal", "User:dave"})[0]
 	if strings.Contains(listed, "operation=WRITE") || strings.Contains(listed, "PREFIXED") || !strings.Contains(listed, "operation=READ") {
 		t.Errorf("after --remove:\n%s", listed)
 	}
@@ -266,4 +285,21 @@ func aclToolAndKadm(t *testing.T, ctx context.Context, addr string) {
 	if n != 4 {
 		t.Errorf("kadm deleted %d ACLs, want 4", n)
 	}
+}
+
+// aclToolRun runs cmd (a Kafka tool) and returns its combined output; it
+// kills the tool when ctx ends first.
+func aclToolRun(ctx context.Context, cmd *exec.Cmd) (string, error) {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 10 * time.Second // a child holding the output open
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = cmd.Process.Kill() })
+	err := cmd.Wait()
+	if killed := !stop(); killed && err != nil {
+		err = fmt.Errorf("%w (killed: %w)", err, ctx.Err())
+	}
+	return out.String(), err
 }

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/samsa-broker/samsa/wire"
 )
 
 // TestConsumerGroupSessionsRestartAtLoad replays, at the coordinator, what
@@ -30,14 +28,7 @@ func TestConsumerGroupSessionsRestartAtLoad(t *testing.T) {
 			img := fakeImage{"orders": 12}
 			g := NewConsumerGroup(&testCGConfig, "g", now)
 			ls := newLoadState()
-			apply := func(recs []wire.Record) {
-				t.Helper()
-				for _, r := range recs {
-					if err := ls.apply(r.Key, r.Value); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			apply := loadApplier(t, ls)
 			a, b, c := &cgClient{id: "a"}, &cgClient{id: "b"}, &cgClient{id: "c"}
 			clients := []*cgClient{a, b, c}
 			for round := 0; round < 6; round++ {

@@ -425,14 +425,10 @@ func TestConsumerGroupSimulation(t *testing.T) {
 	settle()
 }
 
-// TestConsumerGroupRecordsReload writes a group's records through a load
-// state and checks the restored group matches.
-func TestConsumerGroupRecordsReload(t *testing.T) {
-	now := time.Unix(1000, 0)
-	img := fakeImage{"orders": 5}
-	g := NewConsumerGroup(&testCGConfig, "g", now)
-	ls := newLoadState()
-	apply := func(recs []wire.Record) {
+// loadApplier returns a function that applies records to ls as a load
+// does, failing t on a record that does not apply.
+func loadApplier(t *testing.T, ls *loadState) func(recs []wire.Record) {
+	return func(recs []wire.Record) {
 		t.Helper()
 		for _, r := range recs {
 			if err := ls.apply(r.Key, r.Value); err != nil {
@@ -440,6 +436,16 @@ func TestConsumerGroupRecordsReload(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestConsumerGroupRecordsReload writes a group's records through a load
+// state and checks the restored group matches.
+func TestConsumerGroupRecordsReload(t *testing.T) {
+	now := time.Unix(1000, 0)
+	img := fakeImage{"orders": 5}
+	g := NewConsumerGroup(&testCGConfig, "g", now)
+	ls := newLoadState()
+	apply := loadApplier(t, ls)
 	a, b, c := &cgClient{id: "a"}, &cgClient{id: "b"}, &cgClient{id: "c"}
 	for _, cl := range []*cgClient{a, b, c} {
 		_, recs := cl.hb(t, g, now, img, "orders")
@@ -516,14 +522,7 @@ func TestConsumerGroupAssignmentEpochs(t *testing.T) {
 	img := fakeImage{"orders": 4}
 	g := NewConsumerGroup(&testCGConfig, "g", now)
 	ls := newLoadState()
-	apply := func(recs []wire.Record) {
-		t.Helper()
-		for _, r := range recs {
-			if err := ls.apply(r.Key, r.Value); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	apply := loadApplier(t, ls)
 	a, b := &cgClient{id: "a"}, &cgClient{id: "b"}
 	_, recs := a.hb(t, g, now, img, "orders")
 	apply(recs)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-broker/samsa/coordinator/internal/shards"
 	"github.com/samsa-broker/samsa/wire"
 )
 
@@ -120,10 +121,8 @@ type loadState struct {
 	txn *txnOffsets
 	// recordOffset is the log offset of the record being applied.
 	recordOffset int64
-	// skipped counts the records and batches that did not decode and were
-	// left out; skippedFirst keeps the first few, for the load's log.
-	skipped      int
-	skippedFirst []skippedRecord
+	// Skips are the records and batches that did not decode, left out.
+	shards.Skips
 	// unknownTypes counts records of key versions samsa does not know
 	// (share or streams groups, newer Kafkas), ignored as Kafka ignores
 	// them; firstUnknown is the offset and version of the first.
@@ -138,30 +137,6 @@ func (ls *loadState) unknownType(version int16) {
 		ls.firstUnknownOffset, ls.firstUnknownVersion = ls.recordOffset, version
 	}
 	ls.unknownTypes++
-}
-
-// skippedRecord is a record or batch the load could not decode.
-type skippedRecord struct {
-	offset int64
-	err    error
-}
-
-// maxSkippedLogged bounds the ERROR lines one load writes about records it
-// skipped; the rest are counted.
-const maxSkippedLogged = 10
-
-// skip notes a record or batch at offset that does not decode.
-//
-// A record the coordinator cannot decode is left out of the state rather
-// than failing the load: one garbage record (written by a client in an old
-// version, a bug, or damage) must not make the partition's groups
-// unavailable forever. Kafka's CoordinatorLoaderImpl fails the load
-// instead (it only skips unknown record types); samsa does better here.
-func (ls *loadState) skip(offset int64, err error) {
-	ls.skipped++
-	if len(ls.skippedFirst) < maxSkippedLogged {
-		ls.skippedFirst = append(ls.skippedFirst, skippedRecord{offset, err})
-	}
 }
 
 func newLoadState() *loadState {
@@ -234,22 +209,13 @@ func (ls *loadState) apply(key, value []byte) error {
 // pending offsets of their producer, and control batches (transaction
 // markers) complete them.
 func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
-	next := from
-	for len(data) >= wire.BatchHeaderSize {
-		h, err := wire.ParseBatchHeader(data)
-		if err != nil {
-			return next, fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-		size := h.TotalSize()
-		if size <= 0 || size > len(data) {
-			break // a partial batch at the end of the read
-		}
+	next, err := shards.WalkBatches(data, from, func(h wire.BatchHeader, batch []byte) {
 		if h.IsControl() {
-			if err := ls.applyControlBatch(data[:size], h); err != nil {
-				ls.skip(h.BaseOffset, err)
+			if err := ls.applyControlBatch(batch, h); err != nil {
+				ls.Skip(h.BaseOffset, err)
 			}
-		} else if _, recs, err := wire.DecodeRecords(data[:size]); err != nil {
-			ls.skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, size, err))
+		} else if _, recs, err := wire.DecodeRecords(batch); err != nil {
+			ls.Skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, len(batch), err))
 		} else {
 			if h.IsTransactional() {
 				ls.txnState().sawEpoch(h.ProducerID, h.ProducerEpoch)
@@ -262,12 +228,13 @@ func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
 					err = ls.apply(r.Key, r.Value)
 				}
 				if err != nil {
-					ls.skip(ls.recordOffset, err)
+					ls.Skip(ls.recordOffset, err)
 				}
 			}
 		}
-		next = h.LastOffset() + 1
-		data = data[size:]
+	})
+	if err != nil {
+		return next, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	return next, nil
 }

@@ -32,9 +32,6 @@ type Log interface {
 	LogEndOffset() int64
 }
 
-// loadReadBytes is how much one Read asks for while loading a partition.
-const loadReadBytes = 1 << 20
-
 // pendingReply is a blocked JoinGroup or SyncGroup: where its answer goes
 // and the version to stamp on it.
 type pendingReply struct {
@@ -349,32 +346,11 @@ func (s *shard) load() error {
 	}
 	s.log = log
 	ls := newLoadState()
-	offset, end := log.LogStartOffset(), log.LogEndOffset()
-	for offset < end {
-		data, err := log.Read(offset, loadReadBytes, end, true)
-		if err != nil {
-			return fmt.Errorf("%w: reading partition %d at %d: %w", ErrLoad, s.partition, offset, err)
-		}
-		next, err := ls.applyBatches(data, offset)
-		if err != nil {
-			return fmt.Errorf("%w: partition %d: %w", ErrLoad, s.partition, err)
-		}
-		if next <= offset {
-			if len(data) == 0 {
-				break // the log ended early (truncated while we read)
-			}
-			return fmt.Errorf("%w: partition %d: no progress at offset %d", ErrLoad, s.partition, offset)
-		}
-		offset = next
+	end, err := shards.Replay(log, s.partition, ErrLoad, ls.applyBatches)
+	if err != nil {
+		return err
 	}
-	for _, sk := range ls.skippedFirst {
-		s.logger.Error("coordinator: skipped a record that does not decode while loading",
-			"topic", "__consumer_offsets", "offset", sk.offset, "err", sk.err)
-	}
-	if ls.skipped > len(ls.skippedFirst) {
-		s.logger.Error("coordinator: skipped more records that do not decode while loading",
-			"topic", "__consumer_offsets", "skipped", ls.skipped)
-	}
+	ls.LogSkips(s.logger, "coordinator", "__consumer_offsets")
 	if ls.unknownTypes > 0 {
 		s.logger.Warn("coordinator: ignored records of unknown types while loading (written by a newer Kafka, or not coordinator records)",
 			"topic", "__consumer_offsets", "records", ls.unknownTypes, "first_offset", ls.firstUnknownOffset, "first_key_version", ls.firstUnknownVersion)

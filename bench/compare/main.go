@@ -28,11 +28,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -48,6 +46,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/samsa-broker/samsa/bench/internal/benchutil"
 	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
 )
 
@@ -108,7 +107,7 @@ func main() {
 		}
 	}
 	all := map[string][]map[string]float64{}
-	load := [2]string{loadavg(), ""}
+	load := [2]string{benchutil.LoadAvg(), ""}
 	began := time.Now()
 	for r := 0; r < c.rounds; r++ {
 		order := []string{"samsa", "kafka"}
@@ -125,7 +124,7 @@ func main() {
 			all[b] = append(all[b], m)
 		}
 	}
-	load[1] = loadavg()
+	load[1] = benchutil.LoadAvg()
 	printTable(c, all, load, time.Since(began))
 }
 
@@ -336,7 +335,7 @@ func startSamsa(c config, dir string) (*broker, error) {
 		}
 	}
 	deadline := t0.Add(60 * time.Second)
-	for !apiVersionsOK(addr) {
+	for !benchutil.APIVersionsOK(addr) {
 		select {
 		case err := <-exited:
 			return nil, fmt.Errorf("samsa exited during start-up: %v (log %s)", err, logFile.Name())
@@ -415,26 +414,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// apiVersionsOK sends an ApiVersions v0 request and reports whether the answer has
-// our correlation id and error code 0.
-func apiVersionsOK(addr string) bool {
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return false
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(2 * time.Second))
-	req := []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 7, 0xff, 0xff}
-	if _, err := conn.Write(req); err != nil {
-		return false
-	}
-	var resp [10]byte
-	if _, err := io.ReadFull(conn, resp[:]); err != nil {
-		return false
-	}
-	return binary.BigEndian.Uint32(resp[4:]) == 7 && binary.BigEndian.Uint16(resp[8:]) == 0
 }
 
 // rssMiB reads VmRSS of pid in MiB (0 if unreadable).
@@ -615,31 +594,6 @@ func consumerPerf(c config, addr, topic string, n int) (rps, mbps float64, err e
 	return get("fetch.nMsg.sec"), get("fetch.MB.sec") * (1 << 20) / 1e6, nil
 }
 
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "?"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "?"
-}
-
 type figure struct {
 	key, label   string
 	higherBetter bool
@@ -680,24 +634,24 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 	w := os.Stdout
 	fmt.Fprintf(w, "\n%d rounds, alternating order; 6 partitions, one node each; %s.\n", c.rounds, took.Round(time.Second))
 	fmt.Fprintf(w, "Machine: %d cores (%s), %s/%s; load average %s before, %s after.\n\n",
-		runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, load[0], load[1])
+		runtime.NumCPU(), benchutil.CPUModel(), runtime.GOOS, runtime.GOARCH, load[0], load[1])
 	fmt.Fprintln(w, "| figure | samsa median (min-max) | Kafka 4.4 median (min-max) | samsa/Kafka |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")
 	for _, f := range figs {
 		if !measured(all, f.key) {
 			continue // a run left out (-ssl=false, -procs 1, -e2e-rate-high 0, -e2e-rate-top 0)
 		}
-		s, k := column(all["samsa"], f.key), column(all["kafka"], f.key)
+		s, k := benchutil.Column(all["samsa"], f.key), benchutil.Column(all["kafka"], f.key)
 		ratio := "-"
-		if med(k) != 0 {
+		if benchutil.Median(k) != 0 {
 			better := "lower is better"
 			if f.higherBetter {
 				better = "higher is better"
 			}
-			ratio = fmt.Sprintf("%s (%s)", num(med(s)/med(k)), better)
+			ratio = fmt.Sprintf("%s (%s)", benchutil.Num(benchutil.Median(s)/benchutil.Median(k)), better)
 		}
 		fmt.Fprintf(w, "| %s | %s (%s-%s) | %s (%s-%s) | %s |\n", f.label,
-			num(med(s)), num(slices.Min(s)), num(slices.Max(s)), num(med(k)), num(slices.Min(k)), num(slices.Max(k)), ratio)
+			benchutil.Num(benchutil.Median(s)), benchutil.Num(slices.Min(s)), benchutil.Num(slices.Max(s)), benchutil.Num(benchutil.Median(k)), benchutil.Num(slices.Min(k)), benchutil.Num(slices.Max(k)), ratio)
 	}
 }
 
@@ -711,42 +665,4 @@ func measured(all map[string][]map[string]float64, key string) bool {
 		}
 	}
 	return false
-}
-
-func column(runs []map[string]float64, key string) []float64 {
-	var v []float64
-	for _, r := range runs {
-		v = append(v, r[key])
-	}
-	if len(v) == 0 {
-		v = []float64{0}
-	}
-	return v
-}
-
-func med(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// num prints a figure with three significant digits.
-func num(x float64) string {
-	switch {
-	case x == 0:
-		return "0"
-	case x >= 1000:
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	case x >= 100:
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	case x >= 10:
-		return strconv.FormatFloat(x, 'f', 1, 64)
-	case x >= 1:
-		return strconv.FormatFloat(x, 'f', 2, 64)
-	default:
-		return strconv.FormatFloat(x, 'g', 3, 64)
-	}
 }

@@ -20,11 +20,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -38,6 +36,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/bench/internal/benchutil"
 )
 
 type config struct {
@@ -79,7 +79,7 @@ func main() {
 		c.work = dir
 	}
 	start := time.Now()
-	before := loadavg()
+	before := benchutil.LoadAvg()
 	all := map[string][]map[string]float64{}
 	for round := range c.rounds {
 		for _, s := range roundOrder(c, round) {
@@ -91,7 +91,7 @@ func main() {
 			all[s.key()] = append(all[s.key()], m)
 		}
 	}
-	printTable(c, all, [2]string{before, loadavg()}, time.Since(start))
+	printTable(c, all, [2]string{before, benchutil.LoadAvg()}, time.Since(start))
 }
 
 // setup is one measured configuration: a broker, a cluster size and the
@@ -324,7 +324,7 @@ func startSamsa(c config, s setup, dir string) (*cluster, error) {
 	}
 	deadline := time.Now().Add(90 * time.Second)
 	for _, addr := range cl.addrs {
-		for !apiVersionsOK(addr) {
+		for !benchutil.APIVersionsOK(addr) {
 			if time.Now().After(deadline) {
 				cl.stop()
 				return nil, fmt.Errorf("%d nodes: %s did not answer ApiVersions within 90 s (logs in %s)", n, addr, dir)
@@ -488,51 +488,6 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// apiVersionsOK sends an ApiVersions v0 request and reports whether the
-// answer has our correlation id and error code 0.
-func apiVersionsOK(addr string) bool {
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return false
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(2 * time.Second))
-	req := []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 7, 0xff, 0xff}
-	if _, err := conn.Write(req); err != nil {
-		return false
-	}
-	var resp [10]byte
-	if _, err := io.ReadFull(conn, resp[:]); err != nil {
-		return false
-	}
-	return binary.BigEndian.Uint32(resp[4:]) == 7 && binary.BigEndian.Uint16(resp[8:]) == 0
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "?"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "?"
-}
-
 // figures are the table's columns: key, heading, and whether more is better.
 var figures = []struct {
 	key, heading string
@@ -552,7 +507,7 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 	fmt.Fprintf(w, "\n%d rounds; %d partitions; %d x %d B produced, then consumed; e2e at %d records/s for %s; %s.\n",
 		c.rounds, c.partitions, c.records, c.size, c.e2eRate, c.e2eDuration, took.Round(time.Second))
 	fmt.Fprintf(w, "Machine: %d cores (%s), %s/%s; load average %s before, %s after.\n\n",
-		runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, load[0], load[1])
+		runtime.NumCPU(), benchutil.CPUModel(), runtime.GOOS, runtime.GOARCH, load[0], load[1])
 	fmt.Fprint(w, "| setup |")
 	for _, f := range figures {
 		fmt.Fprintf(w, " %s |", f.heading)
@@ -566,8 +521,8 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 		runs := all[s.key()]
 		fmt.Fprintf(w, "| %s |", s.label())
 		for _, f := range figures {
-			v := column(runs, f.key)
-			fmt.Fprintf(w, " %s (%s-%s) |", num(med(v)), num(slices.Min(v)), num(slices.Max(v)))
+			v := benchutil.Column(runs, f.key)
+			fmt.Fprintf(w, " %s (%s-%s) |", benchutil.Num(benchutil.Median(v)), benchutil.Num(slices.Min(v)), benchutil.Num(slices.Max(v)))
 		}
 		fmt.Fprintln(w)
 	}
@@ -577,11 +532,11 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 	// Ratios of the medians: samsa/Kafka at each replication factor, and
 	// what replication factor 3 costs each broker (RF=3 / RF=1).
 	ratio := func(a, b setup, key string) string {
-		x, y := med(column(all[a.key()], key)), med(column(all[b.key()], key))
+		x, y := benchutil.Median(benchutil.Column(all[a.key()], key)), benchutil.Median(benchutil.Column(all[b.key()], key))
 		if y == 0 {
 			return "-"
 		}
-		return num(x/y) + "x"
+		return benchutil.Num(x/y) + "x"
 	}
 	s1, k1, s3, k3 := setup{"samsa", 3, 1}, setup{"kafka", 3, 1}, setup{"samsa", 3, 3}, setup{"kafka", 3, 3}
 	fmt.Fprintln(w, "\n| figure (ratio of medians) | samsa/Kafka, RF=1 | samsa/Kafka, RF=3 | samsa RF=3/RF=1 | Kafka RF=3/RF=1 |")
@@ -593,41 +548,5 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 		}
 		fmt.Fprintf(w, "| %s, %s | %s | %s | %s | %s |\n", f.heading, better,
 			ratio(s1, k1, f.key), ratio(s3, k3, f.key), ratio(s3, s1, f.key), ratio(k3, k1, f.key))
-	}
-}
-
-func column(runs []map[string]float64, key string) []float64 {
-	var v []float64
-	for _, r := range runs {
-		v = append(v, r[key])
-	}
-	if len(v) == 0 {
-		v = []float64{0}
-	}
-	return v
-}
-
-func med(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// num prints a figure with three significant digits.
-func num(x float64) string {
-	switch {
-	case x == 0:
-		return "0"
-	case x >= 100:
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	case x >= 10:
-		return strconv.FormatFloat(x, 'f', 1, 64)
-	case x >= 1:
-		return strconv.FormatFloat(x, 'f', 2, 64)
-	default:
-		return strconv.FormatFloat(x, 'g', 3, 64)
 	}
 }

@@ -208,6 +208,20 @@ func parse(fs *pflag.FlagSet, co *common, args []string) error {
 	return nil
 }
 
+// parseNames parses args into fs and co and returns the names given as
+// arguments and with a repeatable flag (flagged, read after the parse): a
+// usage error when there are none (what names them in it).
+func parseNames(fs *pflag.FlagSet, co *common, args []string, flagged *[]string, what string) ([]string, error) {
+	if err := parse(fs, co, args); err != nil {
+		return nil, err
+	}
+	names := topicNames(fs.Args(), *flagged)
+	if len(names) == 0 {
+		return nil, usagef("no %s given", what)
+	}
+	return names, nil
+}
+
 // client connects to the bootstrap brokers; kgo dials lazily, so an
 // unreachable broker shows as the first request's error.
 func (co *common) client(opts ...kgo.Opt) (*kgo.Client, error) {

@@ -101,12 +101,9 @@ type groupDescJSON struct {
 func groupsDescribe(c *cli, args []string) error {
 	fs, co := c.flagSet("groups describe", "GROUP... [flags]")
 	flagGroups := fs.StringArray("group", nil, "group (repeatable; or give groups as arguments)")
-	if err := parse(fs, co, args); err != nil {
+	names, err := parseNames(fs, co, args, flagGroups, "group")
+	if err != nil {
 		return err
-	}
-	names := topicNames(fs.Args(), *flagGroups)
-	if len(names) == 0 {
-		return usagef("no group given")
 	}
 	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {
@@ -421,12 +418,9 @@ func parseTime(s string) (int64, error) {
 func groupsDelete(c *cli, args []string) error {
 	fs, co := c.flagSet("groups delete", "GROUP... [flags]")
 	flagGroups := fs.StringArray("group", nil, "group (repeatable; or give groups as arguments)")
-	if err := parse(fs, co, args); err != nil {
+	names, err := parseNames(fs, co, args, flagGroups, "group")
+	if err != nil {
 		return err
-	}
-	names := topicNames(fs.Args(), *flagGroups)
-	if len(names) == 0 {
-		return usagef("no group given")
 	}
 	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {

@@ -90,12 +90,9 @@ func topicsCreate(c *cli, args []string) error {
 	configs := fs.StringArrayP("config", "c", nil, "topic setting key=value (repeatable)")
 	flagTopics := fs.StringArray("topic", nil, "topic name (repeatable; or give names as arguments)")
 	ifNotExists := fs.Bool("if-not-exists", false, "succeed when the topic exists already")
-	if err := parse(fs, co, args); err != nil {
+	names, err := parseNames(fs, co, args, flagTopics, "topic name")
+	if err != nil {
 		return err
-	}
-	names := topicNames(fs.Args(), *flagTopics)
-	if len(names) == 0 {
-		return usagef("no topic name given")
 	}
 	kv, err := keyValues("config", *configs)
 	if err != nil {
@@ -328,12 +325,9 @@ func topicsAlterConfigs(c *cli, args []string) error {
 	set := fs.StringArray("set", nil, "set a topic setting, key=value (repeatable)")
 	del := fs.StringArray("delete", nil, "remove a topic setting, back to the broker default (repeatable)")
 	flagTopics := fs.StringArray("topic", nil, "topic name (repeatable; or give names as arguments)")
-	if err := parse(fs, co, args); err != nil {
+	names, err := parseNames(fs, co, args, flagTopics, "topic name")
+	if err != nil {
 		return err
-	}
-	names := topicNames(fs.Args(), *flagTopics)
-	if len(names) == 0 {
-		return usagef("no topic name given")
 	}
 	kv, err := keyValues("set", *set)
 	if err != nil {
@@ -426,12 +420,9 @@ func topicsDelete(c *cli, args []string) error {
 	fs, co := c.flagSet("topics delete", "NAME... [flags]")
 	flagTopics := fs.StringArray("topic", nil, "topic name (repeatable; or give names as arguments)")
 	ifExists := fs.Bool("if-exists", false, "succeed when a topic does not exist")
-	if err := parse(fs, co, args); err != nil {
+	names, err := parseNames(fs, co, args, flagTopics, "topic name")
+	if err != nil {
 		return err
-	}
-	names := topicNames(fs.Args(), *flagTopics)
-	if len(names) == 0 {
-		return usagef("no topic name given")
 	}
 	adm, ctx, done, err := c.adminSession(co)
 	if err != nil {

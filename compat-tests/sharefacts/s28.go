@@ -15,14 +15,8 @@ import (
 // cache probe needs a broker started with group.share.max.share.sessions=2
 // (and group.share.max.size=2, which must not exceed it).
 func (p *prober) s28Scenario() {
-	run := strconv.FormatInt(time.Now().Unix()%100000, 10)
-	topic, g := "sf-s28-"+run, "sf-gs28-"+run
-	tid := p.mustTopic(topic, 1)
-	p.produceBatches(topic, 4, 3, "s28") // offsets 0-11 in batches of 3
-	p.findCoordinator("FindCoordinator group", 0, g)
-	p.setGroupConfig(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000")
-	m, _ := p.joined(g, []string{topic}, false)
-	s := &shareSession{p: p, group: g, member: m, topic: tid}
+	s, topic := p.s28Setup("s28", 4, 3) // offsets 0-11 in batches of 3
+	g, tid := s.group, s.topic
 
 	// In-flight batches: acquired as [0-5] and [6-11] (BatchSize 5),
 	// released 3-8, fetched again with BatchSize 500.
@@ -56,31 +50,31 @@ func (p *prober) s28Scenario() {
 	s.fetch("fetch 12-17 for the duplicate-partition acks", 500)
 	a := s.ackRequest()
 	a.Topics[0].Partitions = []kmsg.ShareAcknowledgeRequestTopicPartition{
-		{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 12, LastOffset: 12, AcknowledgeTypes: []int8{1}}}},
-		{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 13, LastOffset: 13, AcknowledgeTypes: []int8{2}}}},
+		ackPartition(12, 1),
+		ackPartition(13, 2),
 	}
 	p.send("ShareAcknowledge: partition 0 twice in one topic (accept 12, release 13)", a)
 	s.ack("then accept 12 alone (0: 12 still acquired, 121: accepted before)", ackBatch(12, 12, 1))
 	s.ack("then accept 13 alone (0: 13 still acquired, 121: released before)", ackBatch(13, 13, 1))
 	a = s.ackRequest()
 	a.Topics = []kmsg.ShareAcknowledgeRequestTopic{
-		{TopicID: tid, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 14, LastOffset: 14, AcknowledgeTypes: []int8{1}}}}}},
-		{TopicID: tid, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 15, LastOffset: 15, AcknowledgeTypes: []int8{1}}}}}},
+		{TopicID: tid, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{ackPartition(14, 1)}},
+		{TopicID: tid, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{ackPartition(15, 1)}},
 	}
 	p.send("ShareAcknowledge: the topic twice, partition 0 in each (accept 14, accept 15)", a)
 	s.ack("then accept 14 alone", ackBatch(14, 14, 1))
 	s.ack("then accept 15 alone", ackBatch(15, 15, 1))
 	a = s.ackRequest()
 	a.Topics[0].Partitions = []kmsg.ShareAcknowledgeRequestTopicPartition{
-		{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 16, LastOffset: 16, AcknowledgeTypes: []int8{1}}}},
-		{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 99, LastOffset: 99, AcknowledgeTypes: []int8{1}}}},
+		ackPartition(16, 1),
+		ackPartition(99, 1),
 	}
 	p.send("ShareAcknowledge: partition 0 twice (accept 16, then a bad ack of 99)", a)
 	s.ack("then accept 16 alone", ackBatch(16, 16, 1))
 	a = s.ackRequest()
 	a.Topics[0].Partitions = []kmsg.ShareAcknowledgeRequestTopicPartition{
-		{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 99, LastOffset: 99, AcknowledgeTypes: []int8{1}}}},
-		{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 17, LastOffset: 17, AcknowledgeTypes: []int8{1}}}},
+		ackPartition(99, 1),
+		ackPartition(17, 1),
 	}
 	p.send("ShareAcknowledge: partition 0 twice (a bad ack of 99, then accept 17)", a)
 	s.ack("then accept 17 alone", ackBatch(17, 17, 1))
@@ -104,6 +98,26 @@ func (p *prober) s28Scenario() {
 	s3.fetchWait("third member again", 500, 0)
 }
 
+// s28Setup makes the one-partition topic sf-NAME-RUN with batches batches
+// of size records (values led by name), sets the share group sf-gNAME-RUN
+// to read from the earliest offset with one-minute locks, and joins a
+// member to it: its share session, and the topic's name.
+func (p *prober) s28Setup(name string, batches, size int) (*shareSession, string) {
+	run := strconv.FormatInt(time.Now().Unix()%100000, 10)
+	topic, g := "sf-"+name+"-"+run, "sf-g"+name+"-"+run
+	tid := p.mustTopic(topic, 1)
+	p.produceBatches(topic, batches, size, name)
+	p.findCoordinator("FindCoordinator group", 0, g)
+	p.setGroupConfig(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000")
+	m, _ := p.joined(g, []string{topic}, false)
+	return &shareSession{p: p, group: g, member: m, topic: tid}, topic
+}
+
+// ackPartition is partition 0's acknowledgement of offset o with type typ.
+func ackPartition(o int64, typ int8) kmsg.ShareAcknowledgeRequestTopicPartition {
+	return kmsg.ShareAcknowledgeRequestTopicPartition{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: o, LastOffset: o, AcknowledgeTypes: []int8{typ}}}}
+}
+
 // shareSession is one member's share session as the probe drives it.
 type shareSession struct {
 	p             *prober
@@ -117,11 +131,18 @@ func (s *shareSession) fetch(label string, batchSize int32) *kmsg.ShareFetchResp
 }
 
 func (s *shareSession) fetchWait(label string, batchSize, wait int32) *kmsg.ShareFetchResponse {
+	return s.fetchParts(label, batchSize, wait, []kmsg.ShareFetchRequestTopicPartition{{Partition: 0, PartitionMaxBytes: 1 << 20}})
+}
+
+// fetchParts sends a ShareFetch of parts (of the session's topic) in the
+// session, prints the answer and moves the epoch on when it is not an
+// error.
+func (s *shareSession) fetchParts(label string, batchSize, wait int32, parts []kmsg.ShareFetchRequestTopicPartition) *kmsg.ShareFetchResponse {
 	r := kmsg.NewPtrShareFetchRequest()
 	r.GroupID, r.MemberID = kmsg.StringPtr(s.group), kmsg.StringPtr(s.member)
 	r.ShareSessionEpoch = s.epoch
 	r.MaxWaitMillis, r.MinBytes, r.MaxBytes, r.MaxRecords, r.BatchSize = wait, 1, 1<<20, 500, batchSize
-	r.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: s.topic, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0, PartitionMaxBytes: 1 << 20}}}}
+	r.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: s.topic, Partitions: parts}}
 	resp, err := s.p.broker().Request(s.p.ctx, r)
 	if err != nil {
 		fmt.Printf("### %s: error %v\n", label, err)
@@ -166,18 +187,10 @@ func (s *shareSession) close(label string) {
 // release of an offset tells whether it was accepted (121) or is still
 // held (0).
 func (p *prober) s28DupScenario() {
-	run := strconv.FormatInt(time.Now().Unix()%100000, 10)
-	topic, g := "sf-s28d-"+run, "sf-gs28d-"+run
-	tid := p.mustTopic(topic, 1)
-	p.produceBatches(topic, 4, 3, "s28d") // 0-11
-	p.findCoordinator("FindCoordinator group", 0, g)
-	p.setGroupConfig(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000")
-	m, _ := p.joined(g, []string{topic}, false)
-	s := &shareSession{p: p, group: g, member: m, topic: tid}
+	s, _ := p.s28Setup("s28d", 4, 3) // 0-11
+	tid := s.topic
 	s.fetch("fetch 0-11", 500)
-	accept := func(o int64) kmsg.ShareAcknowledgeRequestTopicPartition {
-		return kmsg.ShareAcknowledgeRequestTopicPartition{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: o, LastOffset: o, AcknowledgeTypes: []int8{1}}}}
-	}
+	accept := func(o int64) kmsg.ShareAcknowledgeRequestTopicPartition { return ackPartition(o, 1) }
 	a := s.ackRequest()
 	a.Topics[0].Partitions = []kmsg.ShareAcknowledgeRequestTopicPartition{accept(1), accept(2)}
 	p.send("ShareAcknowledge: partition 0 twice in one topic, accept 1 / accept 2", a)
@@ -190,23 +203,10 @@ func (p *prober) s28DupScenario() {
 	s.ack("then release 4", ackBatch(4, 4, 2))
 
 	two := func(label string, a, b []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) {
-		r := kmsg.NewPtrShareFetchRequest()
-		r.GroupID, r.MemberID = kmsg.StringPtr(g), kmsg.StringPtr(m)
-		r.ShareSessionEpoch = s.epoch
-		r.MaxWaitMillis, r.MinBytes, r.MaxBytes, r.MaxRecords, r.BatchSize = 500, 1, 1<<20, 500, 500
-		r.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: tid, Partitions: []kmsg.ShareFetchRequestTopicPartition{
+		s.fetchParts(label, 500, 500, []kmsg.ShareFetchRequestTopicPartition{
 			{Partition: 0, PartitionMaxBytes: 1 << 20, AcknowledgementBatches: a},
 			{Partition: 0, PartitionMaxBytes: 1 << 20, AcknowledgementBatches: b},
-		}}}
-		resp, err := p.broker().Request(p.ctx, r)
-		if err != nil {
-			fmt.Printf("### %s: error %v\n", label, err)
-			return
-		}
-		if resp.(*kmsg.ShareFetchResponse).ErrorCode == 0 {
-			s.epoch++
-		}
-		p.showFetch(label, resp.(*kmsg.ShareFetchResponse))
+		})
 	}
 	one := func(o int64) []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch {
 		return []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{ackBatch(o, o, 1)}
@@ -222,14 +222,7 @@ func (p *prober) s28DupScenario() {
 
 // s28PastScenario: acknowledgements reaching past the acquired records.
 func (p *prober) s28PastScenario() {
-	run := strconv.FormatInt(time.Now().Unix()%100000, 10)
-	topic, g := "sf-s28p-"+run, "sf-gs28p-"+run
-	tid := p.mustTopic(topic, 1)
-	p.produceBatches(topic, 2, 3, "s28p") // 0-5
-	p.findCoordinator("FindCoordinator group", 0, g)
-	p.setGroupConfig(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000")
-	m, _ := p.joined(g, []string{topic}, false)
-	s := &shareSession{p: p, group: g, member: m, topic: tid}
+	s, _ := p.s28Setup("s28p", 2, 3) // 0-5
 	s.fetch("fetch 0-5", 500)
 	s.ack("accept 4-9 (the last offset past the acquired records)", ackBatch(4, 9, 1))
 	s.ack("accept 2-3 and 5-7", ackBatch(2, 3, 1), ackBatch(5, 7, 1))
@@ -241,14 +234,8 @@ func (p *prober) s28PastScenario() {
 // acknowledgements of records the member does not hold, in batches that
 // track state per batch or per offset.
 func (p *prober) s28MsgScenario() {
-	run := strconv.FormatInt(time.Now().Unix()%100000, 10)
-	topic, g := "sf-s28m-"+run, "sf-gs28m-"+run
-	tid := p.mustTopic(topic, 1)
-	p.produceBatches(topic, 2, 6, "s28m") // 0-5, 6-11
-	p.findCoordinator("FindCoordinator group", 0, g)
-	p.setGroupConfig(g, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000")
-	m, _ := p.joined(g, []string{topic}, false)
-	a := &shareSession{p: p, group: g, member: m, topic: tid}
+	a, _ := p.s28Setup("s28m", 2, 6) // 0-5, 6-11
+	g, tid := a.group, a.topic
 	a.fetch("A fetches 0-11 with BatchSize 6 (in-flight batches 0-5, 6-11)", 6)
 	b := &shareSession{p: p, group: g, member: memberID(), topic: tid}
 	b.fetchWait("B opens a session (gets nothing)", 500, 0)

@@ -39,23 +39,10 @@
 # class), java (Kafka's tools; for kafka: the jars of compat-tests/kafka-ref), go.
 # Exit status: that of pytest.
 set -euo pipefail
-
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 broker=${1:-samsa}
 shift || true
-case $broker in
-samsa | kafka) ;;
-*)
-	echo "usage: $0 [samsa|kafka] [pytest args...]" >&2
-	exit 2
-	;;
-esac
-say() { echo "aiokafka.sh: $*" >&2; }
-die() {
-	say "$*"
-	exit 1
-}
+check_broker "$broker" "[samsa|kafka] [pytest args...]"
 command -v ktutil >/dev/null || die "ktutil not found (apt-get install krb5-user)"
 
 WORK=${AIO_WORK:-$(mktemp -d /tmp/samsa-aiokafka-XXXXXX)}
@@ -64,29 +51,17 @@ src=${AIO_SRC:-$WORK/src}
 if [[ ! -f $src/tests/conftest.py ]]; then
 	git_dir=${AIO_GIT:-/work/.mirror/aio-libs+aiokafka/repo}
 	[[ -d $git_dir ]] || die "no aiokafka sources: set AIO_SRC or AIO_GIT"
-	mkdir -p "$src"
-	git -C "$git_dir" archive "${AIO_REV:-HEAD}" | tar -x -C "$src"
-	git -C "$git_dir" rev-parse "${AIO_REV:-HEAD}" >"$src/.revision"
+	unpack_git "$git_dir" "${AIO_REV:-HEAD}" "$src"
 fi
 
 venv=${AIO_VENV:-$HOME/.cache/samsa-suites/aiokafka-venv}
 if [[ ! -x $venv/bin/pytest ]]; then
-	say "making the virtualenv $venv"
-	python3 -m venv "$venv"
-	"$venv/bin/pip" install -q pytest==9.0.2 pytest-asyncio==1.3.0 pytest-mock==3.15.1 \
-		async-timeout packaging typing_extensions cramjam || die "pip install failed"
+	make_venv "$venv" pytest==9.0.2 pytest-asyncio==1.3.0 pytest-mock==3.15.1 \
+		async-timeout packaging typing_extensions cramjam
 fi
 
-if [[ $broker == samsa ]]; then
-	if [[ -z ${SAMSA_BINARY:-} ]]; then
-		SAMSA_BINARY=$WORK/samsa
-		(cd "$ROOT" && go build -o "$SAMSA_BINARY" ./cmd/samsa) || die "go build ./cmd/samsa failed"
-	fi
-	version_line="samsa $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
-else
-	"$ROOT/compat-tests/kafka-ref/kafka-ref.sh" fetch || die "kafka-ref.sh fetch failed"
-	version_line="Apache Kafka 4.4.0 (kafka-ref)"
-fi
+broker_binary "$broker" "$WORK"
+version_line=$(broker_version "$broker")
 image=${AIO_IMAGE:-aiolibs/kafka:2.13_2.8.1}
 export SHIM_BROKER=$broker SHIM_WORK=$WORK/broker SAMSA_REPO=$ROOT SAMSA_BINARY=${SAMSA_BINARY:-}
 export AIOKAFKA_SRC=$src AIOKAFKA_NO_EXTENSIONS=1

@@ -60,9 +60,7 @@
 # Needs: go, gcc (cgo), git, unshare and ip (root); for kafka: java, mvn, python3 (kafka-ref.sh).
 # Exit status: 0 when every test that ran passed.
 set -euo pipefail
-
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CKGO_VERSION=${CKGO_VERSION:-v2.15.0}
 CKGO_REPO=${CKGO_REPO:-/work/.mirror/confluentinc+confluent-kafka-go/repo}
 CLUSTER_ID=Y2tnby1pbnRlZ3JhdGlvbg # base64url of "ckgo-integration"; any fixed id will do
@@ -171,67 +169,43 @@ node_start() {
 			"$WORK/samsa" "${args[@]}" >>"$d/broker.log" 2>&1 </dev/null &
 		;;
 	kafka)
-		java -Xmx256m -cp "$KAFKA_CP" kafka.tools.StorageTool format -t "$CLUSTER_ID" \
-			-c "$d/server.properties" >"$d/format.out" 2>&1 ||
-			{ cat "$d/format.out" >&2; return 1; }
-		cat >"$d/log4j2.properties" <<LOG4J
-status = warn
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = $d/broker.log
-appender.file.append = true
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-LOG4J
-		java -Xmx768m -Xms768m -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
-			-XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
-			-Djava.security.auth.login.config="$JAAS" \
-			-Dlog4j2.configurationFile="$d/log4j2.properties" -cp "$KAFKA_CP" \
-			kafka.Kafka "$d/server.properties" >>"$d/stdout.log" 2>&1 </dev/null &
+		kafka_format "$CLUSTER_ID" "$d/server.properties" "$d/format.out"
+		kafka_log4j2 "$d/log4j2.properties" "$d/broker.log"
+		kafka_broker 768m "$d/server.properties" "$d/log4j2.properties" -Djava.security.auth.login.config="$JAAS" \
+			>>"$d/stdout.log" 2>&1 </dev/null &
 		;;
 	esac
 	echo $! >"$d/pid"
 }
 
 # node_stop stops node NAME (TERM, KILL after 30 s).
-node_stop() {
-	local d=$WORK/$1 p i
-	[[ -s $d/pid ]] || return 0
-	p=$(cat "$d/pid")
-	kill -TERM "$p" 2>/dev/null || true
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.1
+node_stop() { stop_pidfile "$WORK/$1/pid"; }
+
+# nodes_alive fails, with their logs, when a node's process exited.
+# shellcheck disable=SC2317 # called by poll_ready
+nodes_alive() {
+	local name
+	local -a logs=() pids=()
+	for name in $(node_names); do
+		logs+=("$WORK/$name/broker.log" "$WORK/$name/stdout.log")
+		pids+=("$WORK/$name/pid")
 	done
-	kill -KILL "$p" 2>/dev/null || true
-	: >"$d/pid"
+	pidfiles_alive "${logs[@]}" -- "${pids[@]}"
 }
 
 # wait_ready waits until ADDR answers Metadata (with the SASL client settings when asked).
 wait_ready() {
-	local addr=$1 sasl=$2 deadline=$((SECONDS + 300)) name
+	local addr=$1 sasl=$2
 	local -a cc=()
 	[[ $sasl == 1 ]] && cc=(--command-config "$WORK/sasl.properties")
-	until "$WORK/samsa" health -q -b "$addr" --timeout 2s "${cc[@]}"; do
-		for name in $(node_names); do
-			if ! kill -0 "$(cat "$WORK/$name/pid")" 2>/dev/null; then
-				echo "confluent-go.sh: node $name exited; logs in $WORK/$name" >&2
-				tail -n 30 "$WORK/$name/broker.log" "$WORK/$name/stdout.log" >&2 2>/dev/null || true
-				return 1
-			fi
-		done
-		((SECONDS < deadline)) || { echo "confluent-go.sh: $addr not ready after 300 s" >&2; return 1; }
-		sleep 0.5
-	done
+	poll_ready 300 "$addr" nodes_alive "$WORK/samsa" health -q -b "$addr" --timeout 2s "${cc[@]}"
 }
 
 # inner runs inside the network namespace: loopback up, brokers up, tests, brokers down.
 inner() {
 	local broker=$1
 	shift
-	ip link set lo up
+	netns_up
 	stop_all() {
 		local name
 		for name in $(node_names); do node_stop "$name"; done
@@ -255,21 +229,11 @@ inner() {
 	return $rc
 }
 
-if [[ ${1:-} == _inner ]]; then
-	shift
-	inner "$@"
-	exit
-fi
+dispatch "$@"
 
 broker=${1:-samsa}
 (($# >= 1)) && shift
-case $broker in
-samsa | kafka) ;;
-*)
-	echo "usage: $0 [samsa|kafka] [classic|consumer] [go test flags...]" >&2
-	exit 2
-	;;
-esac
+check_broker "$broker" "[samsa|kafka] [classic|consumer] [go test flags...]"
 export PROFILE=${1:-classic}
 (($# >= 1)) && shift
 case $PROFILE in
@@ -333,20 +297,17 @@ sasl.mechanism=PLAIN
 sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="testuser" password="testpass";
 EOF
 
-# samsa's CLI is the readiness probe for both brokers.
-(cd "$ROOT" && go build -o "$WORK/samsa" ./cmd/samsa)
+build_samsa "$WORK/samsa" # the readiness probe of both brokers
 if [[ $broker == kafka ]]; then
-	KAFKA_CP=$("$ROOT/compat-tests/kafka-ref/kafka-ref.sh" classpath)
-	export KAFKA_CP
+	kafka_classpath
 fi
 
 rc=0
-unshare -n bash "$HERE/confluent-go.sh" _inner "$broker" "${args[@]}" || rc=$?
+in_netns "$HERE/confluent-go.sh" "$broker" "${args[@]}" || rc=$?
 # TestIntegration is a testify suite whose tests are its subtests: renamed TestIntegration:X,
 # they get a line each in the table (which lists only the subtests that failed).
 cat "$WORK/integration.json" "$WORK/kafka.json" 2>/dev/null |
 	sed 's#"Test":"TestIntegration/#"Test":"TestIntegration:#' >"$WORK/test.json" || true
-(cd "$ROOT" && go run ./compat-tests/suites/suitetable "$broker=$WORK/test.json") |
-	tee "$WORK/table.txt"
+suite_table "$broker" "$WORK/test.json" "$WORK/table.txt"
 echo "confluent-go.sh: exit status $rc; files in $WORK" >&2
 exit $rc

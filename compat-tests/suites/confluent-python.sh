@@ -99,19 +99,14 @@ EOF
 	;;
 esac
 
-say() { echo "confluent-python.sh: $*" >&2; }
-die() {
-	say "$*"
-	exit 1
-}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=${SAMSA_REPO:-$(cd "$here/../.." && pwd)}
+# The shared functions of the samsa checkout (SAMSA_REPO when a copy of this script runs).
+# shellcheck source=lib.sh
+. "${SAMSA_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/compat-tests/suites/lib.sh"
 gitdir=${CKPY_GIT:-/work/.mirror/confluentinc+confluent-kafka-python/repo}
 src=${CKPY_SRC:-/tmp/ckpy-src}
 venv=${CKPY_VENV:-$src/.venv}
 work=${CKPY_WORK:-/tmp/ckpy-$broker-$$}
 test_timeout=${CKPY_TEST_TIMEOUT:-600}
-kref=$repo/compat-tests/kafka-ref/kafka-ref.sh
 
 # --- sources and venv --------------------------------------------------------------------
 if [[ ! -f $src/tests/integration/conftest.py ]]; then
@@ -172,41 +167,9 @@ fi
 
 # --- the broker --------------------------------------------------------------------------
 mkdir -p "$work"
-# free_ports N: N free loopback ports below Linux's ephemeral range (32768+), where no
-# outgoing connection can take one between this check and the broker's bind.
-free_ports() {
-	python3 -c '
-import random, socket, sys
-got = set()
-for _ in range(2000):
-    if len(got) == int(sys.argv[1]):
-        break
-    p = random.randint(20000, 31999)
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-        got.add(p)
-    except OSError:
-        pass
-    finally:
-        s.close()
-else:
-    raise SystemExit("no free ports")
-print(" ".join(map(str, got)))' "$1"
-}
-
 broker_pid=
 stop_broker() {
-	[[ -n $broker_pid ]] || return 0
-	if kill -0 "$broker_pid" 2>/dev/null; then
-		kill -TERM "$broker_pid" 2>/dev/null || true
-		for _ in $(seq 1 300); do
-			kill -0 "$broker_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$broker_pid" 2>/dev/null || true
-	fi
-	wait "$broker_pid" 2>/dev/null || true
+	stop_pid "$broker_pid"
 	broker_pid=
 }
 trap stop_broker EXIT
@@ -215,13 +178,12 @@ if [[ $broker == samsa ]]; then
 	bin=${SAMSA_BINARY:-}
 	if [[ -z $bin ]]; then
 		bin=$work/samsa
-		(cd "$repo" && go build -o "$bin" ./cmd/samsa) || die "go build ./cmd/samsa failed"
+		build_samsa "$bin"
 	fi
-	version_line="samsa $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')"
 else
-	cp=$("$kref" classpath) || die "kafka-ref.sh classpath failed"
-	version_line="Apache Kafka 4.4.0 (kafka-ref jars)"
+	kafka_classpath
 fi
+version_line=$(broker_version "$broker" "kafka-ref jars")
 
 # start_broker NAME [EXTRA PROPERTIES...]: a fresh node in $work/NAME; sets bootstrap,
 # sasl_bootstrap and broker_pid, and returns once the broker answers a Metadata request
@@ -295,23 +257,11 @@ EOF
 		"$bin" "$dir/server.properties" >"$dir/broker.log" 2>&1 &
 		broker_pid=$!
 	else
-		cat >"$dir/log4j2.properties" <<EOF
-rootLogger.level=INFO
-rootLogger.appenderRef.file.ref=FILE
-appender.file.type=File
-appender.file.name=FILE
-appender.file.fileName=$dir/server.log
-appender.file.layout.type=PatternLayout
-appender.file.layout.pattern=[%d] %p %m (%c)%n
-EOF
+		kafka_log4j2 "$dir/log4j2.properties" "$dir/server.log"
 		local id
-		id=$("$kref" run kafka.tools.StorageTool random-uuid)
-		"$kref" run kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" \
-			>"$dir/format.out" 2>&1 || die "formatting failed; see $dir/format.out"
-		# shellcheck disable=SC2086
-		java -Xmx1g -Xms1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
-			-Dlog4j2.configurationFile="$dir/log4j2.properties" -cp "$cp" kafka.Kafka \
-			"$dir/server.properties" >"$dir/broker.log" 2>&1 </dev/null &
+		id=$("$KREF" run kafka.tools.StorageTool random-uuid)
+		kafka_format "$id" "$dir/server.properties" "$dir/format.out" || die "formatting failed; see $dir/format.out"
+		kafka_broker 1g "$dir/server.properties" "$dir/log4j2.properties" >"$dir/broker.log" 2>&1 </dev/null &
 		broker_pid=$!
 	fi
 	# Bounded wait: a Metadata request answered on both listeners (the SASL one as admin).
@@ -335,11 +285,7 @@ EOF
 # $KAFKA_HOME/bin/<tool>.sh wrappers around Kafka 4.4's tools (kafka-ref.sh tool): the
 # client-quota tests of share_consumer/test_share_consumer_callbacks.py run kafka-configs.sh
 # against either broker (trivup's clusters have the script of their own Kafka).
-for tool in kafka-configs kafka-topics kafka-acls; do
-	mkdir -p "$work/kafka-home/bin"
-	printf '#!/bin/sh\nexec %q tool %s "$@"\n' "$kref" "$tool" >"$work/kafka-home/bin/$tool.sh"
-	chmod +x "$work/kafka-home/bin/$tool.sh"
-done
+tool_wrappers "$work/kafka-home" kafka-configs kafka-topics kafka-acls
 export KAFKA_HOME=$work/kafka-home
 cd "$src"
 args=("$@")

@@ -1,9 +1,8 @@
 // Package suites runs other Kafka clients' own integration test suites (franz-go's
 // pkg/kgo tests, segmentio/kafka-go's tests, Sarama's functional tests,
-// librdkafka's, confluent-kafka-go's) against samsa: the tests their authors
-//
-// librdkafka's tests, KafkaJS's tests) against samsa: the tests their authors
-// run against Apache Kafka in their CI, copied unmodified from the Go module cache.
+// librdkafka's, confluent-kafka-go's, KafkaJS's, kafka-python's, aiokafka's and
+// confluent-kafka-python's) against samsa: the tests their authors run against
+// Apache Kafka in their CI, unmodified (the Go ones copied from the Go module cache).
 //
 // The ways to run them:
 //
@@ -49,6 +48,12 @@
 //     ports), in a private network namespace:
 //
 //     compat-tests/suites/kafkajs.sh samsa src/admin
+//
+// The scripts (and kafka-root/bin/kafka-run-class.sh) share lib.sh: building samsa,
+// Kafka 4.4's classpath, a broker JVM with Kafka's own start settings and a Log4j 2
+// file appender, StorageTool format, stopping a process (TERM, KILL after 30 s),
+// waiting until a broker answers (poll_ready), free loopback ports, the private
+// network namespace, the docker shim's launcher, tool wrappers and suitetable.
 //
 //   - TestFranzGoSuite, part of the normal test run, runs a chosen subset of the kgo
 //     tests against a harness-started samsa and fails if any chosen test does not

@@ -45,23 +45,10 @@
 # SSL fixture; for kafka: the jars of compat-tests/kafka-ref, and mvn the first time), go.
 # Exit status: that of pytest (0 when every test that ran passed).
 set -euo pipefail
-
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 broker=${1:-samsa}
 shift || true
-case $broker in
-samsa | kafka) ;;
-*)
-	echo "usage: $0 [samsa|kafka] [pytest args...]" >&2
-	exit 2
-	;;
-esac
-say() { echo "kafka-python.sh: $*" >&2; }
-die() {
-	say "$*"
-	exit 1
-}
+check_broker "$broker" "[samsa|kafka] [pytest args...]"
 
 WORK=${KP_WORK:-$(mktemp -d /tmp/samsa-kafka-python-XXXXXX)}
 mkdir -p "$WORK"
@@ -69,42 +56,28 @@ src=${KP_SRC:-$WORK/src}
 if [[ ! -f $src/test/integration/fixtures.py ]]; then
 	git_dir=${KP_GIT:-/work/.mirror/dpkp+kafka-python/repo}
 	[[ -d $git_dir ]] || die "no kafka-python sources: set KP_SRC or KP_GIT"
-	mkdir -p "$src"
-	git -C "$git_dir" archive "${KP_REV:-HEAD}" | tar -x -C "$src"
-	git -C "$git_dir" rev-parse "${KP_REV:-HEAD}" >"$src/.revision"
+	unpack_git "$git_dir" "${KP_REV:-HEAD}" "$src"
 fi
 
 venv=${KP_VENV:-$HOME/.cache/samsa-suites/kafka-python-venv}
 if [[ ! -x $venv/bin/pytest ]]; then
-	say "making the virtualenv $venv"
-	python3 -m venv "$venv"
-	"$venv/bin/pip" install -q pytest pytest-mock pytest-timeout py crc32c lz4 python-snappy \
-		xxhash zstandard || die "pip install failed"
+	make_venv "$venv" pytest pytest-mock pytest-timeout py crc32c lz4 python-snappy xxhash zstandard
 fi
 
-if [[ $broker == samsa ]]; then
-	if [[ -z ${SAMSA_BINARY:-} ]]; then
-		SAMSA_BINARY=$WORK/samsa
-		(cd "$ROOT" && go build -o "$SAMSA_BINARY" ./cmd/samsa) || die "go build ./cmd/samsa failed"
-	fi
-	version_line="samsa $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
-else
-	"$ROOT/compat-tests/kafka-ref/kafka-ref.sh" fetch || die "kafka-ref.sh fetch failed"
-	version_line="Apache Kafka 4.4.0 (kafka-ref)"
-fi
+broker_binary "$broker" "$WORK"
+version_line=$(broker_version "$broker")
 export SUITE_BROKER=$broker SAMSA_REPO=$ROOT SAMSA_BINARY=${SAMSA_BINARY:-}
 export KAFKA_ROOT=$HERE/kafka-root KAFKA_VERSION=${KAFKA_VERSION:-4.3.0}
 if [[ $broker == kafka ]]; then
 	# A class data sharing archive of Kafka's broker classes, made once by a broker started
 	# and stopped here (kafka-root/bin/kafka-run-class.sh uses it; see there why).
 	cache=${XDG_CACHE_HOME:-$HOME/.cache}/samsa-suites
-	sum=$("$ROOT/compat-tests/kafka-ref/kafka-ref.sh" classpath | sha256sum | cut -c1-16)
+	sum=$("$KREF" classpath | sha256sum | cut -c1-16)
 	export KAFKA_CDS_ARCHIVE=$cache/kafka-broker-$sum.jsa
 	if [[ ! -s $KAFKA_CDS_ARCHIVE ]]; then
 		say "making $KAFKA_CDS_ARCHIVE (one broker start and stop)"
 		mkdir -p "$cache" "$WORK/cds"
-		p=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-		c=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		read -r p c <<<"$(free_ports 2)"
 		cat >"$WORK/cds/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=0
@@ -122,12 +95,13 @@ PROPS
 			"$KAFKA_ROOT/bin/kafka-run-class.sh" kafka.Kafka "$WORK/cds/server.properties" \
 			>"$WORK/cds/broker.out" 2>&1 &
 		jpid=$!
-		deadline=$((SECONDS + 300))
-		until grep -q "Kafka Server started" "$WORK/cds/broker.out"; do
-			kill -0 "$jpid" 2>/dev/null || die "the broker exited; see $WORK/cds/broker.out"
-			((SECONDS < deadline)) || { kill -KILL "$jpid"; die "the broker did not start in 300 s"; }
-			sleep 1
-		done
+		# shellcheck disable=SC2317 # called by poll_ready
+		alive() { pidfiles_alive "$WORK/cds/broker.out" -- "+$jpid"; }
+		poll_ready 300 "the broker" alive grep -q "Kafka Server started" "$WORK/cds/broker.out" ||
+			{
+				kill -KILL "$jpid" 2>/dev/null || true
+				die "the broker did not start; see $WORK/cds/broker.out"
+			}
 		kill -TERM "$jpid"
 		wait "$jpid" || true
 		[[ -s $KAFKA_CDS_ARCHIVE.$$ ]] && mv "$KAFKA_CDS_ARCHIVE.$$" "$KAFKA_CDS_ARCHIVE"

@@ -65,9 +65,7 @@
 # Needs: git, node and npm (the registry, first run only), unshare and ip (root), go, java and mvn
 # (kafka-ref.sh: the CLI tools for both brokers, and the Kafka broker). Exit status: jest's.
 set -euo pipefail
-
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 NODES=3
 CLUSTER_ID=kjsNWk3mTEe9Lx1Y2vZbVw
 
@@ -151,44 +149,21 @@ node_start() {
 			"$WORK/samsa" >>"$WORK/node$n/broker.log" 2>&1 </dev/null &
 		;;
 	kafka)
-		cat >"$WORK/node$n/log4j2.properties" <<LOG4J
-status = warn
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = $WORK/node$n/broker.log
-appender.file.append = true
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-LOG4J
-		java -Xmx768m -Xms768m -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
-			-XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
+		kafka_log4j2 "$WORK/node$n/log4j2.properties" "$WORK/node$n/broker.log"
+		kafka_broker 768m "$WORK/node$n/server.properties" "$WORK/node$n/log4j2.properties" \
 			-Djava.security.auth.login.config="$(sed -n 's/^KAFKA_OPTS=.*login.config=//p' "$WORK/node$n/env")" \
-			-Dlog4j2.configurationFile="$WORK/node$n/log4j2.properties" -cp "$KAFKA_CP" \
-			kafka.Kafka "$WORK/node$n/server.properties" >>"$WORK/node$n/stdout.log" 2>&1 </dev/null &
+			>>"$WORK/node$n/stdout.log" 2>&1 </dev/null &
 		;;
 	esac
 	echo $! >"$WORK/node$n/pid"
 }
 
 # node_stop stops node N (TERM, KILL after 30 s).
-node_stop() {
-	local n=$1 p i
-	[[ -s $WORK/node$n/pid ]] || return 0
-	p=$(cat "$WORK/node$n/pid")
-	kill -TERM "$p" 2>/dev/null || true
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$p" 2>/dev/null || true
-	: >"$WORK/node$n/pid"
-}
+node_stop() { stop_pidfile "$WORK/node$1/pid"; }
 
 # kafka_tool runs Kafka 4.4's CLI tool NAME (kafka-topics, kafka-configs, ...) with ARGS.
 kafka_tool() {
-	KAFKA_REF_TOOL_LOG_LEVEL=ERROR "$ROOT/compat-tests/kafka-ref/kafka-ref.sh" tool "$@"
+	KAFKA_REF_TOOL_LOG_LEVEL=ERROR "$KREF" tool "$@"
 }
 
 # docker_shim is the `docker` command the tests find first in PATH, for the calls of
@@ -218,7 +193,7 @@ docker_shim() {
 inner() {
 	local broker=$1
 	shift
-	ip link set lo up
+	netns_up
 	stop_all() {
 		local n
 		for ((n = 1; n <= NODES; n++)); do node_stop "$n"; done
@@ -231,27 +206,19 @@ inner() {
 		node_env "$n" >"$WORK/node$n/env"
 		if [[ $broker == kafka ]]; then
 			env_to_properties <"$WORK/node$n/env" >"$WORK/node$n/server.properties"
-			java -Xmx256m -cp "$KAFKA_CP" kafka.tools.StorageTool format -t "$CLUSTER_ID" \
-				-c "$WORK/node$n/server.properties" >"$WORK/node$n/format.out" 2>&1 ||
-				{ cat "$WORK/node$n/format.out" >&2; return 1; }
+			kafka_format "$CLUSTER_ID" "$WORK/node$n/server.properties" "$WORK/node$n/format.out"
 		fi
 	done
 	for ((n = 1; n <= NODES; n++)); do node_start "$broker" "$n"; done
 
-	# Ready: every node answers Metadata listing itself on its PLAINTEXT_HOST listener.
-	local deadline=$((SECONDS + 300)) p
+	# Ready: every node answers Metadata listing itself on its PLAINTEXT_HOST listener (300 s
+	# in all).
+	# shellcheck disable=SC2317 # alive is called by poll_ready
+	alive() { pidfiles_alive "$WORK"/node*/broker.log -- "$WORK"/node*/pid; }
+	local start=$SECONDS
 	for ((n = 1; n <= NODES; n++)); do
-		until "$WORK/samsa" health -q -b "localhost:$((9092 + 3 * (n - 1)))" --node-id "$((n - 1))" --timeout 2s; do
-			for p in $(cat "$WORK"/node*/pid); do
-				if ! kill -0 "$p" 2>/dev/null; then
-					echo "kafkajs.sh: a node exited (pid $p); logs in $WORK" >&2
-					tail -n 30 "$WORK"/node*/broker.log >&2 || true
-					return 1
-				fi
-			done
-			((SECONDS < deadline)) || { echo "kafkajs.sh: node $n not ready after 300 s" >&2; return 1; }
-			sleep 0.5
-		done
+		poll_ready $((300 - (SECONDS - start))) "node $n" alive \
+			"$WORK/samsa" health -q -b "localhost:$((9092 + 3 * (n - 1)))" --node-id "$((n - 1))" --timeout 2s
 	done
 
 	# scripts/createScramCredentials.sh (the OAUTHBEARER cluster gets it too, as its CI's; one mechanism a call: Kafka 4.4 refuses a user named
@@ -315,33 +282,16 @@ JS
 # main is the whole command, parsed before it runs: editing this file while a run is under way
 # does not change the run (bash reads a script as it goes).
 main() {
-	case ${1:-} in
-	_docker)
-		shift
-		docker_shim "$@"
-		exit
-		;;
-	_inner)
-		shift
-		inner "$@"
-		exit
-		;;
-	table)
+	dispatch "$@"
+	if [[ ${1:-} == table ]]; then
 		shift
 		table "$@"
 		exit
-		;;
-	esac
+	fi
 
 	broker=${1:-samsa}
 	(($# >= 1)) && shift
-	case $broker in
-	samsa | kafka) ;;
-	*)
-		echo "usage: $0 [samsa|kafka] [jest args...] | $0 table RESULTS.json..." >&2
-		exit 2
-		;;
-	esac
+	check_broker "$broker" "[samsa|kafka] [jest args...] | $0 table RESULTS.json..."
 
 	export WORK=${SUITES_WORK:-$(mktemp -d "/tmp/samsa-kafkajs-$broker-XXXXXX")}
 	mkdir -p "$WORK"
@@ -358,17 +308,14 @@ main() {
 		(cd "$SRC" && npm install --no-audit --no-fund --ignore-scripts) >&2
 	fi
 
-	(cd "$ROOT" && go build -o "$WORK/samsa" ./cmd/samsa) # samsa's CLI is the readiness probe of both
+	build_samsa "$WORK/samsa" # the readiness probe of both brokers
 	export KAFKA_CP=""
 	if [[ $broker == kafka ]]; then
-		KAFKA_CP=$("$ROOT/compat-tests/kafka-ref/kafka-ref.sh" classpath)
+		kafka_classpath
 	fi
 	kafka_tool kafka-topics --version >/dev/null # resolves and caches the classpath outside the namespace
 
-	mkdir -p "$WORK/bin"
-	printf '#!/usr/bin/env bash\nexport WORK=%q SRC=%q\nexec bash %q _docker "$@"\n' \
-		"$WORK" "$SRC" "$HERE/kafkajs.sh" >"$WORK/bin/docker"
-	chmod +x "$WORK/bin/docker"
+	docker_shim_install "$WORK/bin/docker" "$HERE/kafkajs.sh" WORK="$WORK" SRC="$SRC"
 
 	args=("$@")
 	if [[ ${KAFKAJS_OAUTH:-0} == 1 && $# == 0 ]]; then
@@ -376,7 +323,7 @@ main() {
 			src/broker/__tests__/disconnect.spec.js src/admin/__tests__/connection.spec.js src/broker/__tests__/reauthenticate.spec.js)
 	fi
 	rc=0
-	unshare -n bash "$HERE/kafkajs.sh" _inner "$broker" "${args[@]}" || rc=$?
+	in_netns "$HERE/kafkajs.sh" "$broker" "${args[@]}" || rc=$?
 	if [[ -s $WORK/results.json ]]; then
 		table "$WORK/results.json" | tee "$WORK/table.txt"
 	else

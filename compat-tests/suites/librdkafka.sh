@@ -61,24 +61,14 @@
 # RDK_TEST_TIMEOUT). Per-test output: RDK_WORK/out/NNNN.log. Exit status: 0 when no test
 # failed or timed out.
 set -euo pipefail
+# The shared functions of the samsa checkout (SAMSA_REPO when a copy of this script runs).
+# shellcheck source=lib.sh
+. "${SAMSA_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/compat-tests/suites/lib.sh"
 
 broker=${1:-samsa}
 tests_arg=${2:-}
-case $broker in
-samsa | kafka) ;;
-*)
-	echo "usage: $0 [samsa|kafka] [TESTS]" >&2
-	exit 2
-	;;
-esac
+check_broker "$broker" "[samsa|kafka] [TESTS]"
 
-say() { echo "librdkafka.sh: $*" >&2; }
-die() {
-	say "$*"
-	exit 1
-}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=${SAMSA_REPO:-$(cd "$here/../.." && pwd)}
 src=${RDK_SRC:-/tmp/rdk-src}
 work=${RDK_WORK:-/tmp/rdk-suite-$broker-$$}
 test_timeout=${RDK_TEST_TIMEOUT:-600}
@@ -125,37 +115,12 @@ fi
 
 # --- the broker --------------------------------------------------------------------------
 mkdir -p "$work/out"
-# free_port: a free loopback port below Linux's ephemeral range (32768+), where no outgoing
-# connection can take it between this check and the broker's bind.
-free_port() {
-	python3 -c '
-import random, socket
-for _ in range(200):
-    p = random.randint(20000, 31999)
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p)
-    break
-else:
-    raise SystemExit("no free port")'
-}
-
 samsa_pid=
 stop_broker() {
 	if [[ $broker == kafka ]]; then
-		"$repo/compat-tests/kafka-ref/kafka-ref.sh" stop "$work/kafka" >/dev/null 2>&1 || true
-	elif [[ -n $samsa_pid ]] && kill -0 "$samsa_pid" 2>/dev/null; then
-		kill -TERM "$samsa_pid" 2>/dev/null || true
-		for _ in $(seq 1 300); do
-			kill -0 "$samsa_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$samsa_pid" 2>/dev/null || true
+		"$KREF" stop "$work/kafka" >/dev/null 2>&1 || true
+	else
+		stop_pid "$samsa_pid"
 	fi
 }
 trap stop_broker EXIT
@@ -169,17 +134,16 @@ if [[ $broker == kafka ]]; then
 	KAFKA_REF_OVERRIDES=$(printf '%s\n' "num.partitions=$partitions" "auto.create.topics.enable=$autocreate" \
 		"group.initial.rebalance.delay.ms=$group_delay" \
 		"${authz_overrides[@]}") \
-		"$repo/compat-tests/kafka-ref/kafka-ref.sh" start "$work/kafka" >/dev/null ||
+		"$KREF" start "$work/kafka" >/dev/null ||
 		die "kafka-ref start failed"
 	bootstrap=$(cut -d, -f1 "$work/kafka/bootstrap")
-	version_line="Apache Kafka 4.4.0 (kafka-ref)"
 else
 	bin=${SAMSA_BINARY:-}
 	if [[ -z $bin ]]; then
 		bin=$work/samsa
-		(cd "$repo" && go build -o "$bin" ./cmd/samsa) || die "go build ./cmd/samsa failed"
+		build_samsa "$bin"
 	fi
-	port=$(free_port)
+	port=$(free_ports 1)
 	bootstrap=127.0.0.1:$port
 	mkdir -p "$work/samsa-data"
 	"$bin" --override "listeners=PLAINTEXT://$bootstrap" \
@@ -190,18 +154,13 @@ else
 		"${authz_overrides[@]/#/--override=}" \
 		>"$work/samsa.log" 2>&1 &
 	samsa_pid=$!
-	ready=
-	for _ in $(seq 1 600); do
-		kill -0 "$samsa_pid" 2>/dev/null || die "samsa exited; see $work/samsa.log"
-		if "$bin" health -b "$bootstrap" -q --timeout 2s >/dev/null 2>&1; then
-			ready=1
-			break
-		fi
-		sleep 0.2
-	done
-	[[ -n $ready ]] || die "samsa did not answer on $bootstrap within 2 minutes; see $work/samsa.log"
-	version_line="samsa $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')"
+	# shellcheck disable=SC2317 # called by poll_ready
+	alive() { pidfiles_alive "$work/samsa.log" -- "+$samsa_pid"; }
+	# shellcheck disable=SC2317
+	probe() { "$bin" health -b "$bootstrap" -q --timeout 2s >/dev/null 2>&1; }
+	poll_ready 120 "samsa on $bootstrap" alive probe || die "samsa did not answer; see $work/samsa.log"
 fi
+version_line=$(broker_version "$broker")
 say "$version_line on $bootstrap; work dir $work"
 
 cat >"$work/test.conf" <<EOF
@@ -212,12 +171,7 @@ EOF
 export RDKAFKA_TEST_CONF=$work/test.conf
 
 # $KAFKA_PATH/bin/<tool>.sh wrappers around Kafka 4.4's tools (kafka-ref.sh tool).
-for tool in kafka-topics kafka-acls kafka-configs; do
-	mkdir -p "$work/kafka-path/bin"
-	printf '#!/bin/sh\nexec %q tool %s "$@"\n' "$repo/compat-tests/kafka-ref/kafka-ref.sh" "$tool" \
-		>"$work/kafka-path/bin/$tool.sh"
-	chmod +x "$work/kafka-path/bin/$tool.sh"
-done
+tool_wrappers "$work/kafka-path" kafka-topics kafka-acls kafka-configs
 export KAFKA_PATH=$work/kafka-path BROKERS=$bootstrap
 
 # --- the tests ---------------------------------------------------------------------------

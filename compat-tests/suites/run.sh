@@ -50,9 +50,7 @@
 # Needs: go, unshare and ip (root, for the network namespace); for kafka: java, mvn,
 # python3 (kafka-ref.sh). Exit status: 0 when every test that ran passed.
 set -euo pipefail
-
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
 	echo "usage: $0 [samsa|kafka] [franz-go|kafka-go] [-run REGEX] [go test flags...]" >&2
@@ -63,18 +61,10 @@ usage() {
 inner() {
 	local broker=$1 suite=$2
 	shift 2
-	ip link set lo up
+	netns_up
 	pid=""
 	stop_broker() {
-		[[ -n $pid ]] || return 0
-		kill -TERM "$pid" 2>/dev/null || true
-		local i
-		for ((i = 0; i < 300; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
+		stop_pid "$pid"
 		pid=""
 	}
 	trap stop_broker EXIT
@@ -95,38 +85,17 @@ inner() {
 		kafka-go) scram=(--add-scram 'SCRAM-SHA-256=[name=adminscram256,password=admin-secret-256]'
 			--add-scram 'SCRAM-SHA-512=[name=adminscram512,password=admin-secret-512]') ;;
 		esac
-		java -Xmx256m -cp "$KAFKA_CP" kafka.tools.StorageTool format -t "MkU3OEVBNTcwNTJENDM1Tk" \
-			-c "$WORK/server.properties" "${scram[@]}" >"$WORK/format.out" 2>&1 ||
-			{ cat "$WORK/format.out" >&2; return 1; }
-		cat >"$WORK/log4j2.properties" <<EOF
-status = warn
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = $WORK/broker.log
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-EOF
-		java -Xmx1g -Xms1g -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 \
-			-XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
-			-Dlog4j2.configurationFile="$WORK/log4j2.properties" -cp "$KAFKA_CP" \
-			kafka.Kafka "$WORK/server.properties" >"$WORK/broker.stdout" 2>&1 &
+		kafka_format MkU3OEVBNTcwNTJENDM1Tk "$WORK/server.properties" "$WORK/format.out" "${scram[@]}"
+		kafka_log4j2 "$WORK/log4j2.properties" "$WORK/broker.log"
+		kafka_broker 1g "$WORK/server.properties" "$WORK/log4j2.properties" >"$WORK/broker.stdout" 2>&1 &
 		pid=$!
 		;;
 	esac
 
 	# Ready: the broker answers Metadata listing itself (node 1) on 9092.
-	local deadline=$((SECONDS + 180))
-	until "$WORK/samsa" health -q -b 127.0.0.1:9092 --node-id 1 --timeout 2s; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			echo "run.sh: the $broker broker exited; its log:" >&2
-			tail -50 "$WORK/broker.log" "$WORK/broker.stdout" 2>/dev/null >&2 || true
-			return 1
-		fi
-		((SECONDS < deadline)) || { echo "run.sh: the $broker broker is not ready after 180 s" >&2; return 1; }
-		sleep 0.5
-	done
+	# shellcheck disable=SC2317 # alive is called by poll_ready
+	alive() { pidfiles_alive "$WORK/broker.log" "$WORK/broker.stdout" -- "+$pid"; }
+	poll_ready 180 "the $broker broker" alive "$WORK/samsa" health -q -b 127.0.0.1:9092 --node-id 1 --timeout 2s
 	if [[ $suite == franz-go ]] && [[ $broker == samsa ]]; then
 		# franz-go's CI creates its SCRAM user with kafka-configs after the start; samsa's
 		# CLI sends the same AlterUserScramCredentials request.
@@ -266,11 +235,7 @@ EOF
 	esac
 }
 
-if [[ ${1:-} == _inner ]]; then
-	shift
-	inner "$@"
-	exit
-fi
+dispatch "$@"
 
 broker=${1:-samsa}
 suite=${2:-franz-go}
@@ -286,22 +251,15 @@ export WORK=${SUITES_WORK:-$(mktemp -d /tmp/samsa-suites-XXXXXX)}
 mkdir -p "$WORK"
 echo "run.sh: $suite against $broker in $WORK" >&2
 
-src=$(cd "$ROOT" && go list -m -f '{{.Dir}}' "$mod")
-[[ -d $src ]] || { echo "run.sh: $mod is not in the module cache (go mod download in $ROOT)" >&2; exit 1; }
-rm -rf "$WORK/src" "$WORK/data"
-cp -r "$src" "$WORK/src"
-chmod -R u+w "$WORK/src"
-(cd "$WORK/src" && GOWORK=off go mod download)
-
-# samsa's CLI is the readiness probe and the SCRAM tool for both brokers.
-(cd "$ROOT" && go build -o "$WORK/samsa" ./cmd/samsa)
+rm -rf "$WORK/data"
+copy_module "$mod" "$WORK/src"
+build_samsa "$WORK/samsa" # the readiness probe and the SCRAM tool of both brokers
 if [[ $broker == kafka ]]; then
-	KAFKA_CP=$("$ROOT/compat-tests/kafka-ref/kafka-ref.sh" classpath)
-	export KAFKA_CP
+	kafka_classpath
 fi
 
 rc=0
-unshare -n bash "$HERE/run.sh" _inner "$broker" "$suite" "$@" || rc=$?
-(cd "$ROOT" && go run ./compat-tests/suites/suitetable "$broker=$WORK/test.json") | tee "$WORK/table.txt"
+in_netns "$HERE/run.sh" "$broker" "$suite" "$@" || rc=$?
+suite_table "$broker" "$WORK/test.json" "$WORK/table.txt"
 echo "run.sh: go test exit status $rc; files in $WORK" >&2
 exit $rc

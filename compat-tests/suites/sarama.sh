@@ -38,9 +38,7 @@
 # Needs: go, unshare and ip (root); for kafka: java, mvn, python3 (kafka-ref.sh). Exit status: 0
 # when every test that ran passed.
 set -euo pipefail
-
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 NODES=5
 CLUSTER_ID=p6Dzk8oxS4ee70w-KTnLZA # the compose's KAFKA_CFG_CLUSTER_ID, base64-decoded
 
@@ -94,39 +92,16 @@ node_start() {
 			"$WORK/samsa" "${ov[@]}" >>"$WORK/node$n/broker.log" 2>&1 </dev/null &
 		;;
 	kafka)
-		cat >"$WORK/node$n/log4j2.properties" <<LOG4J
-status = warn
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = $WORK/node$n/broker.log
-appender.file.append = true
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-LOG4J
-		java -Xmx768m -Xms768m -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
-			-XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
-			-Dlog4j2.configurationFile="$WORK/node$n/log4j2.properties" -cp "$KAFKA_CP" \
-			kafka.Kafka "$WORK/node$n/server.properties" >>"$WORK/node$n/stdout.log" 2>&1 </dev/null &
+		kafka_log4j2 "$WORK/node$n/log4j2.properties" "$WORK/node$n/broker.log"
+		kafka_broker 768m "$WORK/node$n/server.properties" "$WORK/node$n/log4j2.properties" \
+			>>"$WORK/node$n/stdout.log" 2>&1 </dev/null &
 		;;
 	esac
 	echo $! >"$WORK/node$n/pid"
 }
 
 # node_stop stops node N (TERM, KILL after 30 s), as `docker compose stop` does.
-node_stop() {
-	local n=$1 p i
-	[[ -s $WORK/node$n/pid ]] || return 0
-	p=$(cat "$WORK/node$n/pid")
-	kill -TERM "$p" 2>/dev/null || true
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$p" 2>/dev/null || true
-	: >"$WORK/node$n/pid"
-}
+node_stop() { stop_pidfile "$WORK/node$1/pid"; }
 
 # docker_shim is the `docker` command the tests find first in PATH: it does the
 # `docker compose` calls Sarama's tests make against their compose project on this cluster.
@@ -182,7 +157,7 @@ docker_shim() {
 inner() {
 	local broker=$1
 	shift
-	ip link set lo up
+	netns_up
 	proxy_pid="" # global: the EXIT trap runs after inner returned
 	stop_all() {
 		local n
@@ -200,9 +175,7 @@ inner() {
 		mkdir -p "$WORK/node$n"
 		broker_properties "$n" >"$WORK/node$n/server.properties"
 		if [[ $broker == kafka ]]; then
-			java -Xmx256m -cp "$KAFKA_CP" kafka.tools.StorageTool format -t "$CLUSTER_ID" \
-				-c "$WORK/node$n/server.properties" >"$WORK/node$n/format.out" 2>&1 ||
-				{ cat "$WORK/node$n/format.out" >&2; return 1; }
+			kafka_format "$CLUSTER_ID" "$WORK/node$n/server.properties" "$WORK/node$n/format.out"
 		fi
 	done
 	# Every node formatted first: a Kafka node gives up when no quorum answers its
@@ -215,20 +188,13 @@ inner() {
 	"$WORK/toxiproxyd" -api 127.0.0.1:8474 "${proxies[@]}" >"$WORK/toxiproxyd.log" 2>&1 &
 	proxy_pid=$!
 
-	# Ready: every node answers Metadata listing itself, through its proxy.
-	local deadline=$((SECONDS + 300)) p
+	# Ready: every node answers Metadata listing itself, through its proxy (300 s in all).
+	# shellcheck disable=SC2317 # alive is called by poll_ready
+	alive() { pidfiles_alive "$WORK"/node*/broker.log "$WORK/toxiproxyd.log" -- "+$proxy_pid" "$WORK"/node*/pid; }
+	local start=$SECONDS
 	for ((n = 1; n <= NODES; n++)); do
-		until "$WORK/samsa" health -q -b "127.0.0.1:2909$n" --node-id "$n" --timeout 2s; do
-			for p in "$proxy_pid" $(cat "$WORK"/node*/pid); do
-				if ! kill -0 "$p" 2>/dev/null; then
-					echo "sarama.sh: a process exited (pid $p); logs in $WORK" >&2
-					tail -n 30 "$WORK"/node*/broker.log "$WORK/toxiproxyd.log" >&2 || true
-					return 1
-				fi
-			done
-			((SECONDS < deadline)) || { echo "sarama.sh: node $n not ready after 300 s" >&2; return 1; }
-			sleep 0.5
-		done
+		poll_ready $((300 - (SECONDS - start))) "node $n" alive \
+			"$WORK/samsa" health -q -b "127.0.0.1:2909$n" --node-id "$n" --timeout 2s
 	done
 
 	local -a flags=(-tags functional -json -count=1 -timeout "${SUITES_TIMEOUT:-30m}")
@@ -241,26 +207,11 @@ inner() {
 	return $rc
 }
 
-if [[ ${1:-} == _docker ]]; then
-	shift
-	docker_shim "$@"
-	exit
-fi
-if [[ ${1:-} == _inner ]]; then
-	shift
-	inner "$@"
-	exit
-fi
+dispatch "$@"
 
 broker=${1:-samsa}
 (($# >= 1)) && shift
-case $broker in
-samsa | kafka) ;;
-*)
-	echo "usage: $0 [samsa|kafka] [-run REGEX] [go test flags...]" >&2
-	exit 2
-	;;
-esac
+check_broker "$broker" "[samsa|kafka] [-run REGEX] [go test flags...]"
 args=("$@")
 has_run=0
 for a in "${args[@]}"; do [[ $a == -run || $a == -run=* ]] && has_run=1; done
@@ -269,37 +220,28 @@ export WORK=${SUITES_WORK:-$(mktemp -d /tmp/samsa-sarama-XXXXXX)}
 mkdir -p "$WORK"
 echo "sarama.sh: Sarama's functional tests against $broker in $WORK" >&2
 
-mod=github.com/IBM/sarama
-src=$(cd "$ROOT" && go list -m -f '{{.Dir}}' "$mod")
-[[ -d $src ]] || { echo "sarama.sh: $mod is not in the module cache (go mod download in $ROOT)" >&2; exit 1; }
-rm -rf "$WORK/src" "$WORK"/node*
-cp -r "$src" "$WORK/src"
-chmod -R u+w "$WORK/src"
+rm -rf "$WORK"/node*
+copy_module github.com/IBM/sarama "$WORK/src"
 if ((!has_run)); then
 	# Every test function of the functional_*_test.go files (not all are named TestFunc*).
 	names=$(grep -ho '^func Test[A-Za-z0-9_]*(t \*testing.T)' "$WORK"/src/functional_*_test.go |
 		sed -e 's/^func //' -e 's/(.*//' | sort -u | paste -sd'|')
 	args=(-run "^($names)\$" "${args[@]}")
 fi
-(cd "$WORK/src" && GOWORK=off go mod download)
 # Compile the test binary before any broker starts (the compile is minutes of both cores).
 (cd "$WORK/src" && GOFLAGS=-mod=readonly GOWORK=off go test -c -tags functional -o "$WORK/sarama.test" .)
 
-# samsa's CLI is the readiness probe for both brokers.
-(cd "$ROOT" && go build -o "$WORK/samsa" ./cmd/samsa && go build -o "$WORK/toxiproxyd" ./compat-tests/suites/toxiproxyd)
+build_samsa "$WORK/samsa" # the readiness probe of both brokers
+(cd "$ROOT" && go build -o "$WORK/toxiproxyd" ./compat-tests/suites/toxiproxyd)
 if [[ $broker == kafka ]]; then
-	KAFKA_CP=$("$ROOT/compat-tests/kafka-ref/kafka-ref.sh" classpath)
-	export KAFKA_CP
+	kafka_classpath
 fi
 
 # The tests' `docker compose` calls go to docker_shim.
-mkdir -p "$WORK/bin"
-printf '#!/usr/bin/env bash\nexport WORK=%q SHIM_BROKER=%q KAFKA_CP=%q\nexec bash %q _docker "$@"\n' \
-	"$WORK" "$broker" "${KAFKA_CP:-}" "$HERE/sarama.sh" >"$WORK/bin/docker"
-chmod +x "$WORK/bin/docker"
+docker_shim_install "$WORK/bin/docker" "$HERE/sarama.sh" WORK="$WORK" SHIM_BROKER="$broker" KAFKA_CP="${KAFKA_CP:-}"
 
 rc=0
-unshare -n bash "$HERE/sarama.sh" _inner "$broker" "${args[@]}" || rc=$?
-(cd "$ROOT" && go run ./compat-tests/suites/suitetable "$broker=$WORK/test.json") | tee "$WORK/table.txt"
+in_netns "$HERE/sarama.sh" "$broker" "${args[@]}" || rc=$?
+suite_table "$broker" "$WORK/test.json" "$WORK/table.txt"
 echo "sarama.sh: go test exit status $rc; files in $WORK" >&2
 exit $rc

@@ -5,17 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-broker/samsa/coordinator"
+	"github.com/samsa-broker/samsa/coordinator/internal/shards"
 	"github.com/samsa-broker/samsa/coordinator/share"
 	"github.com/samsa-broker/samsa/wire"
 )
-
-// loadReadBytes is how much one Read asks for while loading a partition.
-const loadReadBytes = 1 << 20
 
 // maxBarriers bounds the shard's map of last writes per key before the
 // committed ones are dropped from it.
@@ -31,7 +28,7 @@ type barrier struct {
 
 // shard owns one __share_group_state partition: the state of its
 // share-partitions and every write to its log. One goroutine (run) owns
-// the state; callers hand it closures through work and wait for their
+// the state; callers hand it closures through its gate and wait for their
 // writes to commit on their own goroutines, as the group coordinator's
 // answers wait in commitBarrier.
 type shard struct {
@@ -41,11 +38,8 @@ type shard struct {
 	el        coordinator.EpochPipelinedLog // nil: every Append commits before it returns
 	logger    *slog.Logger
 
-	work    chan func()
-	ready   chan struct{} // closed when the load ended, well or not
-	done    chan struct{} // closed when run returns
-	loaded  atomic.Bool
-	loadErr atomic.Pointer[error]
+	gate  *shards.Gate  // callers' work comes through it (do, keysOf)
+	ready chan struct{} // closed when the load ended, well or not
 
 	// Owned by run.
 	states map[share.Key]*entry
@@ -62,9 +56,8 @@ func newShard(c *Coordinator, partition int32, log coordinator.Log) *shard {
 		log:       log,
 		el:        el,
 		logger:    c.logger.With("partition", partition),
-		work:      make(chan func()),
+		gate:      shards.NewGate(),
 		ready:     make(chan struct{}),
-		done:      make(chan struct{}),
 		states:    map[share.Key]*entry{},
 		lastWrite: map[share.Key]barrier{},
 	}
@@ -74,49 +67,30 @@ func newShard(c *Coordinator, partition int32, log coordinator.Log) *shard {
 func (s *shard) Ready() <-chan struct{} { return s.ready }
 
 // Done is closed when Run returns.
-func (s *shard) Done() <-chan struct{} { return s.done }
+func (s *shard) Done() <-chan struct{} { return s.gate.Done() }
 
 // Run loads the partition, then serves work until ctx ends (shards.Set
 // runs it in a goroutine of its own).
 func (s *shard) Run(ctx context.Context) {
-	defer close(s.done)
-	defer s.loaded.Store(false)
+	defer s.gate.Close()
+	defer s.gate.Unload()
 	if err := s.load(); err != nil {
 		s.logger.Error("share: loading partition failed", "err", err)
-		s.loadErr.Store(&err)
+		s.gate.LoadFailed(err)
 		close(s.ready)
 		<-ctx.Done()
 		return
 	}
-	s.loaded.Store(true)
+	s.gate.Loaded()
 	close(s.ready)
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case fn := <-s.work:
+		case fn := <-s.gate.Work():
 			coordinator.Guard(s.logger, "request", fn)
 		}
 	}
-}
-
-// notServing is the error for work sent to a shard that is not serving:
-// still loading, failed to load, or stopped.
-func (s *shard) notServing() error {
-	select {
-	case <-s.done:
-		return kerr.NotCoordinator
-	default:
-	}
-	if s.loadErr.Load() != nil {
-		// As Kafka's CoordinatorRuntime for a coordinator whose load
-		// failed (state FAILED, until a later leader epoch loads it).
-		return kerr.NotCoordinator
-	}
-	if !s.loaded.Load() {
-		return kerr.CoordinatorLoadInProgress
-	}
-	return nil
 }
 
 // op decides a request from the key's current state (nil: none): the
@@ -129,41 +103,16 @@ type op func(e *entry) (next *entry, write bool, err error)
 // returns its state once that (and every earlier write of k) is
 // committed.
 func (s *shard) do(ctx context.Context, k share.Key, fn op) (*entry, error) {
-	if err := s.notServing(); err != nil {
-		return nil, err
-	}
-	type result struct {
+	var r struct {
 		e    *entry
 		wait barrier
 		err  error
 	}
-	ch := make(chan result, 1)
-	work := func() {
-		defer func() {
-			if p := recover(); p != nil {
-				ch <- result{err: kerr.UnknownServerError}
-				panic(p) // for coordinator.Guard to log
-			}
-		}()
-		e, wait, err := s.apply(k, fn)
-		ch <- result{e, wait, err}
-	}
-	select {
-	case s.work <- work:
-	case <-s.done:
-		return nil, kerr.NotCoordinator
-	case <-ctx.Done():
-		return nil, kerr.CoordinatorNotAvailable
-	}
-	var r result
-	select {
-	case r = <-ch:
-	case <-s.done:
-		select {
-		case r = <-ch:
-		default:
-			return nil, kerr.NotCoordinator // fn panicked, or the shard stopped
-		}
+	// The gate answers NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS
+	// while the shard does not serve, COORDINATOR_NOT_AVAILABLE when ctx
+	// ends first, UNKNOWN_SERVER_ERROR when apply panicked.
+	if code := s.gate.Call(ctx, func() { r.e, r.wait, r.err = s.apply(k, fn) }); code != 0 {
+		return nil, kerr.ErrorForCode(code)
 	}
 	if r.err != nil || r.wait.end == 0 || s.el == nil {
 		return r.e, r.err
@@ -245,49 +194,34 @@ func (s *shard) noteWrite(k share.Key, b barrier) {
 // the start: the last snapshot of each key, the updates after it folded
 // in, tombstones applied.
 func (s *shard) load() error {
-	offset, end := s.log.LogStartOffset(), s.log.LogEndOffset()
 	var skipped, unknown int
-	for offset < end {
-		data, err := s.log.Read(offset, loadReadBytes, end, true)
-		if err != nil {
-			return fmt.Errorf("%w: reading partition %d at %d: %w", ErrLoad, s.partition, offset, err)
-		}
-		next := offset
-		for len(data) >= wire.BatchHeaderSize {
-			h, err := wire.ParseBatchHeader(data)
+	end, err := shards.Replay(s.log, s.partition, ErrLoad, func(data []byte, offset int64) (int64, error) {
+		next, err := shards.WalkBatches(data, offset, func(h wire.BatchHeader, batch []byte) {
+			if h.IsControl() {
+				return
+			}
+			_, recs, err := wire.DecodeRecords(batch)
 			if err != nil {
-				return fmt.Errorf("%w: partition %d at %d: %w", ErrLoad, s.partition, next, err)
+				skipped++
+				s.logger.Error("share: skipped a batch that does not decode while loading", "offset", h.BaseOffset, "err", err)
 			}
-			size := h.TotalSize()
-			if size <= 0 || size > len(data) {
-				break // a partial batch at the end of the read
-			}
-			if !h.IsControl() {
-				_, recs, err := wire.DecodeRecords(data[:size])
-				if err != nil {
+			for _, r := range recs {
+				switch err := s.replay(r.Key, r.Value); {
+				case errors.Is(err, errUnknownType):
+					unknown++
+				case err != nil:
 					skipped++
-					s.logger.Error("share: skipped a batch that does not decode while loading", "offset", h.BaseOffset, "err", err)
-				}
-				for _, r := range recs {
-					switch err := s.replay(r.Key, r.Value); {
-					case errors.Is(err, errUnknownType):
-						unknown++
-					case err != nil:
-						skipped++
-						s.logger.Error("share: skipped a record that does not decode while loading", "offset", h.BaseOffset+int64(r.OffsetDelta), "err", err)
-					}
+					s.logger.Error("share: skipped a record that does not decode while loading", "offset", h.BaseOffset+int64(r.OffsetDelta), "err", err)
 				}
 			}
-			next = h.LastOffset() + 1
-			data = data[size:]
+		})
+		if err != nil {
+			return next, fmt.Errorf("at %d: %w", next, err)
 		}
-		if next <= offset {
-			if len(data) == 0 {
-				break // the log ended early (truncated while we read)
-			}
-			return fmt.Errorf("%w: partition %d: no progress at offset %d", ErrLoad, s.partition, offset)
-		}
-		offset = next
+		return next, nil
+	})
+	if err != nil {
+		return err
 	}
 	if unknown > 0 {
 		s.logger.Warn("share: ignored records of unknown types while loading", "records", unknown)

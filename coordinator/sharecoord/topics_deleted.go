@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/samsa-broker/samsa/coordinator/share"
 )
 
@@ -142,31 +144,25 @@ func (c *Coordinator) DeleteTopicsState(ctx context.Context, ids map[[16]byte]bo
 // keysOf returns the keys of the shard's share-partitions whose topic is
 // in ids, read on the shard goroutine.
 func (s *shard) keysOf(ctx context.Context, ids map[[16]byte]bool) ([]share.Key, error) {
-	if err := s.notServing(); err != nil {
-		return nil, err
+	if code := s.gate.NotServingCode(); code != 0 {
+		return nil, kerr.ErrorForCode(code)
 	}
-	ch := make(chan []share.Key, 1)
-	work := func() {
-		var keys []share.Key
+	var keys []share.Key
+	switch code := s.gate.Call(ctx, func() {
 		for k := range s.states {
 			if ids[k.TopicID] {
 				keys = append(keys, k)
 			}
 		}
-		ch <- keys
-	}
-	select {
-	case s.work <- work:
-	case <-s.done:
-		return nil, errShardStopped
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	select {
-	case keys := <-ch:
+	}); code {
+	case 0:
 		return keys, nil
-	case <-s.done:
+	case kerr.NotCoordinator.Code: // stopped since the check above
 		return nil, errShardStopped
+	case kerr.CoordinatorNotAvailable.Code:
+		return nil, ctx.Err()
+	default:
+		return nil, kerr.ErrorForCode(code)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-broker/samsa/coordinator/internal/shards"
 	"github.com/samsa-broker/samsa/wire"
 )
 
@@ -114,33 +115,10 @@ func encodeBatch(now time.Time, records []wire.Record) ([]byte, error) {
 // last value of every transactional id, tombstones applied.
 type loadState struct {
 	txns map[string]*txnMeta
-	// skipped counts records and batches that did not decode and were
-	// left out; skippedFirst keeps the first few for the load's log.
-	skipped      int
-	skippedFirst []skippedRecord
+	// Skips are the records and batches that did not decode, left out.
+	shards.Skips
 	// unknownTypes counts records of key versions other than 0, ignored.
 	unknownTypes int
-}
-
-// skippedRecord is a record or batch the load could not decode.
-type skippedRecord struct {
-	offset int64
-	err    error
-}
-
-// maxSkippedLogged bounds the ERROR lines one load writes about records it
-// skipped; the rest are counted.
-const maxSkippedLogged = 10
-
-// skip notes a record or batch at offset that does not decode. It is left
-// out rather than failing the load, so one bad record cannot make every
-// transactional id of the partition unavailable forever (Kafka's loader
-// fails the load instead; samsa does better here).
-func (ls *loadState) skip(offset int64, err error) {
-	ls.skipped++
-	if len(ls.skippedFirst) < maxSkippedLogged {
-		ls.skippedFirst = append(ls.skippedFirst, skippedRecord{offset, err})
-	}
 }
 
 // apply folds one record into the state. Unknown key versions are skipped;
@@ -185,29 +163,22 @@ func (ls *loadState) apply(key, value []byte) error {
 // holds no complete batch). Control and transactional batches are skipped:
 // the coordinator never writes any.
 func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
-	next := from
-	for len(data) >= wire.BatchHeaderSize {
-		h, err := wire.ParseBatchHeader(data)
+	next, err := shards.WalkBatches(data, from, func(h wire.BatchHeader, batch []byte) {
+		if h.IsControl() || h.IsTransactional() {
+			return
+		}
+		_, recs, err := wire.DecodeRecords(batch)
 		if err != nil {
-			return next, fmt.Errorf("%w: %v", ErrCorrupt, err)
+			ls.Skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, len(batch), err))
 		}
-		size := h.TotalSize()
-		if size <= 0 || size > len(data) {
-			break // a partial batch at the end of the read
-		}
-		if !h.IsControl() && !h.IsTransactional() {
-			_, recs, err := wire.DecodeRecords(data[:size])
-			if err != nil {
-				ls.skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, size, err))
-			}
-			for _, r := range recs {
-				if err := ls.apply(r.Key, r.Value); err != nil {
-					ls.skip(h.BaseOffset+int64(r.OffsetDelta), err)
-				}
+		for _, r := range recs {
+			if err := ls.apply(r.Key, r.Value); err != nil {
+				ls.Skip(h.BaseOffset+int64(r.OffsetDelta), err)
 			}
 		}
-		next = h.LastOffset() + 1
-		data = data[size:]
+	})
+	if err != nil {
+		return next, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	return next, nil
 }

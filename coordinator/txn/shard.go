@@ -2,7 +2,6 @@ package txn
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"maps"
 	"sync"
@@ -14,9 +13,6 @@ import (
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/internal/shards"
 )
-
-// loadReadBytes is how much one Read asks for while loading a partition.
-const loadReadBytes = 1 << 20
 
 // waiter is told how a marker round (or the Complete write) of a
 // transaction ended: 0 completed, CONCURRENT_TRANSACTIONS not yet (some
@@ -379,32 +375,11 @@ func (s *shard) removeExpired(now time.Time) {
 // start; Prepare* ones are queued for completion.
 func (s *shard) load() error {
 	ls := &loadState{txns: map[string]*txnMeta{}}
-	offset, end := s.log.LogStartOffset(), s.log.LogEndOffset()
-	for offset < end {
-		data, err := s.log.Read(offset, loadReadBytes, end, true)
-		if err != nil {
-			return fmt.Errorf("%w: reading partition %d at %d: %w", ErrLoad, s.partition, offset, err)
-		}
-		next, err := ls.applyBatches(data, offset)
-		if err != nil {
-			return fmt.Errorf("%w: partition %d: %w", ErrLoad, s.partition, err)
-		}
-		if next <= offset {
-			if len(data) == 0 {
-				break // the log ended early (truncated while we read)
-			}
-			return fmt.Errorf("%w: partition %d: no progress at offset %d", ErrLoad, s.partition, offset)
-		}
-		offset = next
+	end, err := shards.Replay(s.log, s.partition, ErrLoad, ls.applyBatches)
+	if err != nil {
+		return err
 	}
-	for _, sk := range ls.skippedFirst {
-		s.logger.Error("txn: skipped a record that does not decode while loading",
-			"topic", "__transaction_state", "offset", sk.offset, "err", sk.err)
-	}
-	if ls.skipped > len(ls.skippedFirst) {
-		s.logger.Error("txn: skipped more records that do not decode while loading",
-			"topic", "__transaction_state", "skipped", ls.skipped)
-	}
+	ls.LogSkips(s.logger, "txn", "__transaction_state")
 	if ls.unknownTypes > 0 {
 		s.logger.Warn("txn: ignored records of unknown types while loading", "topic", "__transaction_state", "records", ls.unknownTypes)
 	}

@@ -3,6 +3,8 @@
 # on samsa or Apache Kafka 4.4 (SUITE_BROKER); see ../README.md.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../../lib.sh
+. "$here/../../lib.sh" # free_ports
 repo=${SAMSA_REPO:?SAMSA_REPO must name the samsa checkout}
 ref=$repo/compat-tests/kafka-ref/kafka-ref.sh
 cls=${1:?usage: kafka-run-class.sh CLASS ARGS...}
@@ -55,21 +57,7 @@ node_id=$(prop node.id)
 listeners=$(prop listeners)
 advertised=$(prop advertised.listeners)
 protocol_map=$(prop listener.security.protocol.map)
-setup_port=$(python3 -c '
-import random, socket
-for _ in range(200):
-    p = random.randint(20000, 31999)
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p)
-    break
-else:
-    raise SystemExit("no free port")')
+setup_port=$(free_ports 1)
 setup=127.0.0.1:$setup_port
 
 cluster_id=

@@ -66,6 +66,7 @@ type shard struct {
 	groups      map[string]*Group
 	consumer    map[string]*ConsumerGroup // KIP-848 groups; offsets stay in groups
 	share       map[string]*ShareGroup    // KIP-932 share groups (share_group_api.go)
+	streams     map[string]*StreamsGroup  // KIP-1071 streams groups; offsets stay in groups
 	waiters     map[Waiter]pendingReply
 	lastWaiter  Waiter
 	nextExpiry  time.Time
@@ -140,6 +141,7 @@ func (s *shard) untilNextDeadline() time.Duration {
 	}
 	next = s.consumerNextDeadline(next)
 	next = s.shareNextDeadline(next)
+	next = s.streamsNextDeadline(next)
 	return max(next.Sub(s.c.now()), 0)
 }
 
@@ -152,6 +154,7 @@ func (s *shard) tick() {
 	}
 	s.consumerTick(now)
 	s.shareTick(now)
+	s.streamsTick(now)
 	if !now.Before(s.nextExpiry) {
 		s.expireOffsets(now)
 		s.nextExpiry = now.Add(s.c.opts.OffsetsRetentionCheckInterval)
@@ -287,6 +290,10 @@ func (s *shard) expireOffsets(now time.Time) {
 		}
 		if cg := s.consumer[g.id]; cg != nil {
 			s.expireConsumerOffsets(cg, g, now)
+			continue
+		}
+		if sg := s.streams[g.id]; sg != nil {
+			s.expireStreamsOffsets(sg, g, now)
 			continue
 		}
 		before := maps.Clone(g.offsets)

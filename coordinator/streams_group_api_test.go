@@ -1,0 +1,146 @@
+package coordinator
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func stJoinReq(group, member, process string) *kmsg.StreamsGroupHeartbeatRequest {
+	r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	r.Version = 1
+	r.Group, r.MemberID = group, member
+	r.RebalanceTimeoutMillis = 30000
+	r.Topology = wordCountTopology(group)
+	r.ProcessID = &process
+	return r
+}
+
+func stDescribe(t *testing.T, c *Coordinator, group string) kmsg.StreamsGroupDescribeResponseGroup {
+	t.Helper()
+	r := kmsg.NewPtrStreamsGroupDescribeRequest()
+	r.Version = 1
+	r.Groups = []string{group}
+	return c.StreamsGroupDescribe(t.Context(), r).Groups[0]
+}
+
+// TestStreamsGroupThroughCoordinator drives a streams group through the
+// Coordinator: join, internal topics to create, commits with the member
+// epoch, the classic and KIP-848 APIs' answers for a streams group,
+// ListGroups, DeleteGroups and a session expiry on the shard's timer.
+func TestStreamsGroupThroughCoordinator(t *testing.T) {
+	l := newLogs()
+	c := newTestCoordinator(t, l, func(o *Options) { o.StreamsSessionTimeout = 300 * time.Millisecond })
+	ctx := t.Context()
+	cl := Client{ID: "cl", Host: "/127.0.0.1"}
+	img := fakeImage{"input": 2}
+
+	hb := stJoinReq("app", "m1", "p1")
+	hb.MemberEpoch = 2
+	hb.Topology = nil
+	resp, _ := c.StreamsGroupHeartbeat(ctx, cl, img, hb)
+	wantCode(t, "heartbeat to unknown group", resp.ErrorCode, kerr.GroupIDNotFound)
+	if *resp.ErrorMessage != "Streams group app not found." {
+		t.Fatal(*resp.ErrorMessage)
+	}
+
+	resp, create := c.StreamsGroupHeartbeat(ctx, cl, img, stJoinReq("app", "m1", "p1"))
+	wantCode(t, "join", resp.ErrorCode, nil)
+	if len(create) != 2 || len(resp.Status) != 1 || resp.Status[0].StatusCode != streamsStatusMissingInternalTopics || resp.HeartbeatIntervalMillis != 5000 {
+		t.Fatalf("join: %+v create %+v", resp, create)
+	}
+	if d := stDescribe(t, c, "app"); d.ErrorCode != 0 || d.State != "NotReady" || d.Topology == nil || len(d.Topology.Subtopologies) != 2 {
+		t.Fatalf("describe not ready: %+v", d)
+	}
+	for _, ct := range create {
+		img[ct.Name] = ct.Partitions
+	}
+	hb = kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch = 1, "app", "m1", resp.MemberEpoch
+	resp, create = c.StreamsGroupHeartbeat(ctx, cl, img, hb)
+	if resp.ErrorCode != 0 || len(create) != 0 || len(resp.Status) != 0 || len(resp.ActiveTasks) != 2 {
+		t.Fatalf("after creation: %+v", resp)
+	}
+	epoch := resp.MemberEpoch
+
+	codes := commitCodes(c.OffsetCommit(ctx, commitReq("app", "m1", epoch, "input", map[int32]int64{0: 5})))
+	wantCode(t, "commit", codes[0], nil)
+	codes = commitCodes(c.OffsetCommit(ctx, commitReq("app", "m1", epoch-1, "input", map[int32]int64{0: 6})))
+	wantCode(t, "stale commit", codes[0], kerr.StaleMemberEpoch)
+	codes = commitCodes(c.OffsetCommit(ctx, commitReq("app", "", -1, "input", map[int32]int64{0: 6})))
+	wantCode(t, "admin commit to a live group", codes[0], kerr.UnknownMemberID)
+	if got := fetchAll(t, c, "app"); got["input/0"] != 5 {
+		t.Fatalf("offsets %v", got)
+	}
+
+	// Other protocols.
+	wantCode(t, "JoinGroup", c.JoinGroup(ctx, cl, joinReq("app", "", "input")).ErrorCode, kerr.InconsistentGroupProtocol)
+	wantCode(t, "ConsumerGroupHeartbeat", c.ConsumerGroupHeartbeat(ctx, cl, img, cgJoinReq("app", "x", "input")).ErrorCode, kerr.GroupIDNotFound)
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Version = 6
+	dg.Groups = []string{"app"}
+	wantCode(t, "DescribeGroups v6", c.DescribeGroups(ctx, dg).Groups[0].ErrorCode, kerr.GroupIDNotFound)
+	lg := kmsg.NewPtrListGroupsRequest()
+	lg.Version = 5
+	lg.TypesFilter = []string{"streams"}
+	groups := c.ListGroups(ctx, lg).Groups
+	if len(groups) != 1 || groups[0].Group != "app" || groups[0].GroupType != "streams" || groups[0].GroupState != "Stable" {
+		t.Fatalf("ListGroups streams: %+v", groups)
+	}
+	lg.TypesFilter = []string{"classic", "consumer"}
+	if groups := c.ListGroups(ctx, lg).Groups; len(groups) != 0 {
+		t.Fatalf("ListGroups classic: %+v", groups)
+	}
+	joinAndSync(t, c, "classic", "input")
+	resp, _ = c.StreamsGroupHeartbeat(ctx, cl, img, stJoinReq("classic", "m", "p"))
+	wantCode(t, "streams join to a live classic group", resp.ErrorCode, kerr.GroupIDNotFound)
+	if d := stDescribe(t, c, "classic"); d.ErrorCode != kerr.GroupIDNotFound.Code || *d.ErrorMessage != "Group classic is not a streams group." {
+		t.Fatalf("describe classic: %+v", d)
+	}
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{"app"}
+	wantCode(t, "delete live group", c.DeleteGroups(ctx, del).Groups[0].ErrorCode, kerr.NonEmptyGroup)
+
+	// The member stops heartbeating: the shard's timer fences it.
+	deadline := time.Now().Add(10 * time.Second)
+	for stDescribe(t, c, "app").State != "Empty" {
+		if time.Now().After(deadline) {
+			t.Fatalf("member not expired: %+v", stDescribe(t, c, "app"))
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	codes = commitCodes(c.OffsetCommit(ctx, commitReq("app", "", -1, "input", map[int32]int64{1: 9})))
+	wantCode(t, "admin commit to an empty group", codes[0], nil)
+	wantCode(t, "delete empty group", c.DeleteGroups(ctx, del).Groups[0].ErrorCode, nil)
+	if d := stDescribe(t, c, "app"); d.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("after delete: %+v", d)
+	}
+	if got := fetchAll(t, c, "app"); len(got) != 0 {
+		t.Fatalf("offsets after delete %v", got)
+	}
+
+	// Offsets survive a restart in the holder; a member joining the
+	// (now classic, empty) group converts it back.
+	resp, _ = c.StreamsGroupHeartbeat(ctx, cl, img, stJoinReq("app2", "m1", "p1"))
+	wantCode(t, "join app2", resp.ErrorCode, nil)
+	hb = kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch = 1, "app2", "m1", resp.MemberEpoch
+	resp, _ = c.StreamsGroupHeartbeat(ctx, cl, img, hb)
+	wantCode(t, "commit app2", commitCodes(c.OffsetCommit(ctx, commitReq("app2", "m1", resp.MemberEpoch, "input", map[int32]int64{0: 3})))[0], nil)
+	c.Close()
+	c = newTestCoordinator(t, l)
+	if got := fetchAll(t, c, "app2"); got["input/0"] != 3 {
+		t.Fatalf("offsets after restart %v", got)
+	}
+	resp, _ = c.StreamsGroupHeartbeat(ctx, cl, img, stJoinReq("app2", "m1", "p1"))
+	wantCode(t, "rejoin after restart", resp.ErrorCode, nil)
+	if got := fetchAll(t, c, "app2"); got["input/0"] != 3 {
+		t.Fatalf("offsets after rejoin %v", got)
+	}
+}

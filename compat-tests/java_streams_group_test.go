@@ -14,7 +14,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-		"strings"
+	"strings"
 	"sync"
 	"testing"
 	"time"

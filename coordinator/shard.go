@@ -403,6 +403,7 @@ func (s *shard) load() error {
 	}
 	s.restoreConsumerGroups(ls, now)
 	s.restoreShareGroups(ls, now)
+	s.restoreStreamsGroups(ls, now)
 	s.restoreTxnOffsets(ls, now)
 	s.written.Store(end)
 	s.logger.Debug("coordinator: loaded partition", "groups", len(s.groups), "end_offset", end)

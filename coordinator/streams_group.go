@@ -66,9 +66,9 @@ func (m *stMember) clone() *stMember {
 // only once its previous owner stopped reporting it. The topology is the
 // first joining member's; the tasks come from resolving it against the
 // cluster at every heartbeat. It does no IO and reads no clock. The shard
-// goroutine owns it. Streams groups live in memory (their offsets, in the
-// holder classic group, are durable as every group's): after a
-// coordinator restart or failover the members rejoin.
+// goroutine owns it. The shard writes what changed as Kafka 4.4's records
+// (streams_group_records.go), so a restarted or failed-over coordinator
+// keeps the group, its epochs and assignments.
 type StreamsGroup struct {
 	cfg *StreamsGroupConfig
 	id  string
@@ -304,8 +304,11 @@ func (g *StreamsGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *k
 
 	// The topology against the cluster's topics, at every heartbeat, so
 	// that created topics are picked up.
+	// (A group just loaded has no resolution yet: its stored target is
+	// kept unless the tasks really changed, which its next heartbeat
+	// after this one would see.)
 	conf := configureTopology(g.topology, img)
-	if !sameTasks(conf, g.configured) {
+	if g.configured != nil && !sameTasks(conf, g.configured) {
 		bump = true
 	}
 	g.configured = conf

@@ -61,6 +61,8 @@ func (s *shard) streamsGroupsOf() map[string]*StreamsGroup {
 // streamsHeartbeat runs on the shard goroutine.
 func (s *shard) streamsHeartbeat(now time.Time, client Client, img TopicImage, req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.StreamsGroupHeartbeatResponse) []StreamsInternalTopic {
 	sg := s.streams[req.Group]
+	var pre []wire.Record
+	created := false
 	if sg == nil {
 		if s.consumer[req.Group] != nil || s.share[req.Group] != nil {
 			stError(resp, kerr.GroupIDNotFound, "Group "+req.Group+" is not a streams group.")
@@ -74,7 +76,6 @@ func (s *shard) streamsHeartbeat(now time.Time, client Client, img TopicImage, r
 			stError(resp, kerr.GroupIDNotFound, msg)
 			return nil
 		}
-		var pre []wire.Record
 		if g := s.groups[req.Group]; g != nil && g.state != Dead {
 			// Kafka converts an empty classic group (its offsets
 			// stay); a live one is not a streams group.
@@ -84,17 +85,8 @@ func (s *shard) streamsHeartbeat(now time.Time, client Client, img TopicImage, r
 			}
 			pre = append(pre, wire.Record{Key: groupMetadataKey(req.Group)})
 		}
-		if len(pre) > 0 {
-			if err := s.append(now, pre); err != nil {
-				stError(resp, writeError(err), "")
-				return nil
-			}
-		}
 		sg = NewStreamsGroup(&s.c.stConfig, req.Group, now)
-		s.streamsGroupsOf()[req.Group] = sg
-		if g := s.groups[req.Group]; g == nil || g.state == Dead {
-			s.groups[req.Group] = NewGroup(s.groupConfig, req.Group, now)
-		}
+		created = true
 	}
 	sg.cfg = s.c.streamsConfigFor(req.Group)
 	saved := sg.clone()
@@ -102,6 +94,25 @@ func (s *shard) streamsHeartbeat(now time.Time, client Client, img TopicImage, r
 	if resp.ErrorCode != 0 {
 		*sg = *saved
 		return nil
+	}
+	before := saved
+	if created {
+		before = nil
+	}
+	if recs := append(pre, streamsRecords(before, sg)...); len(recs) > 0 {
+		if err := s.appendLimited(now, recs); err != nil {
+			s.logger.Warn("coordinator: writing streams group failed", "group", req.Group, "err", err)
+			*sg = *saved
+			*resp = *req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
+			stError(resp, writeError(err), "")
+			return nil
+		}
+	}
+	if created {
+		s.streamsGroupsOf()[req.Group] = sg
+		if g := s.groups[req.Group]; g == nil || g.state == Dead {
+			s.groups[req.Group] = NewGroup(s.groupConfig, req.Group, now)
+		}
 	}
 	return create
 }
@@ -113,7 +124,14 @@ func (s *shard) streamsTick(now time.Time) {
 		if d, ok := sg.NextDeadline(); !ok || now.Before(d) {
 			continue
 		}
-		for _, f := range sg.Tick(now) {
+		before := sg.clone()
+		fenced := sg.Tick(now)
+		if recs := streamsRecords(before, sg); len(recs) > 0 {
+			if err := s.append(now, recs); err != nil {
+				s.logger.Warn("coordinator: writing streams group expiry failed", "group", sg.id, "err", err)
+			}
+		}
+		for _, f := range fenced {
 			why := "its session expired"
 			if !f.expired {
 				why = "it did not revoke its tasks within its rebalance timeout"
@@ -148,6 +166,7 @@ func (s *shard) deleteStreamsGroup(sg *StreamsGroup, now time.Time) error {
 		}
 	}
 	recs = append(recs, s.txnTombstones(sg.id, committed)...)
+	recs = append(recs, streamsRecords(sg, nil)...)
 	if len(recs) > 0 {
 		if err := s.append(now, recs); err != nil {
 			return err
@@ -296,5 +315,45 @@ func (s *shard) expireStreamsOffsets(sg *StreamsGroup, g *Group, now time.Time) 
 		if err := s.deleteStreamsGroup(sg, now); err != nil {
 			s.logger.Warn("coordinator: expiring streams group failed", "group", g.id, "err", err)
 		}
+	}
+}
+
+// restoreStreamsGroups installs the streams groups read at load. The
+// members' sessions restart now, as Kafka reschedules them at load.
+// REQUIRES: on the shard goroutine.
+func (s *shard) restoreStreamsGroups(ls *loadState, now time.Time) {
+	for id, l := range ls.streamsGroups {
+		if !l.hasMetadata {
+			continue
+		}
+		sg := NewStreamsGroup(&s.c.stConfig, id, now)
+		sg.epoch, sg.assignmentEpoch, sg.topology = l.epoch, l.targetEpoch, l.topology
+		for mid, m := range l.members {
+			if cur := l.current[mid]; cur != nil {
+				m.epoch, m.prevEpoch, m.state = cur.epoch, cur.prevEpoch, cur.state
+				m.assigned, m.pendingRevocation = cur.assigned, cur.pendingRevocation
+			} else {
+				m.assigned, m.pendingRevocation = newStreamsTasks(), taskSet{}
+			}
+			m.sessionDeadline = now.Add(s.c.stConfig.SessionTimeout)
+			if m.state == memberUnrevoked {
+				m.revokeDeadline = now.Add(m.rebalanceTimeout)
+			}
+			sg.members[mid] = m
+			if m.instanceID != nil {
+				sg.static[*m.instanceID] = mid
+			}
+			if t, ok := l.targets[mid]; ok {
+				sg.target[mid] = t
+			}
+		}
+		if sg.assignmentEpoch > 0 {
+			sg.delayUntil = now // the first assignment was made before
+		}
+		s.streamsGroupsOf()[id] = sg
+		if g := s.groups[id]; g == nil || g.state == Dead {
+			s.groups[id] = NewGroup(s.groupConfig, id, now)
+		}
+		s.logger.Info("coordinator: loaded streams group", "group", id, "members", len(sg.members), "group_epoch", sg.epoch)
 	}
 }

@@ -127,20 +127,48 @@ func TestStreamsGroupThroughCoordinator(t *testing.T) {
 
 	// Offsets survive a restart in the holder; a member joining the
 	// (now classic, empty) group converts it back.
-	resp, _ = c.StreamsGroupHeartbeat(ctx, cl, img, stJoinReq("app2", "m1", "p1"))
+	resp, create = c.StreamsGroupHeartbeat(ctx, cl, img, stJoinReq("app2", "m1", "p1"))
 	wantCode(t, "join app2", resp.ErrorCode, nil)
+	for _, ct := range create {
+		img[ct.Name] = ct.Partitions
+	}
 	hb = kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch = 1, "app2", "m1", resp.MemberEpoch
 	resp, _ = c.StreamsGroupHeartbeat(ctx, cl, img, hb)
 	wantCode(t, "commit app2", commitCodes(c.OffsetCommit(ctx, commitReq("app2", "m1", resp.MemberEpoch, "input", map[int32]int64{0: 3})))[0], nil)
+	d := stDescribe(t, c, "app2")
 	c.Close()
+
+	// A restart keeps the group: its epochs, topology, members and
+	// assignments (Kafka's records 17-23), and the member heartbeats on.
 	c = newTestCoordinator(t, l)
 	if got := fetchAll(t, c, "app2"); got["input/0"] != 3 {
 		t.Fatalf("offsets after restart %v", got)
 	}
-	resp, _ = c.StreamsGroupHeartbeat(ctx, cl, img, stJoinReq("app2", "m1", "p1"))
-	wantCode(t, "rejoin after restart", resp.ErrorCode, nil)
-	if got := fetchAll(t, c, "app2"); got["input/0"] != 3 {
-		t.Fatalf("offsets after rejoin %v", got)
+	d2 := stDescribe(t, c, "app2")
+	if d2.ErrorCode != 0 || d2.Epoch != d.Epoch || d2.AssignmentEpoch != d.AssignmentEpoch || len(d2.Members) != 1 ||
+		d2.Members[0].MemberEpoch != d.Members[0].MemberEpoch || d2.Members[0].ProcessID != "p1" ||
+		len(d2.Members[0].Assignment.ActiveTasks) != 2 || d2.Topology == nil || len(d2.Topology.Subtopologies) != 2 ||
+		d2.Topology.Subtopologies[1].StateChangelogTopics[0].Configs[0].Value != "compact" {
+		t.Fatalf("after restart: %+v\nbefore: %+v", d2, d)
+	}
+	hb = kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch = 1, "app2", "m1", d.Members[0].MemberEpoch
+	resp, _ = c.StreamsGroupHeartbeat(ctx, cl, img, hb)
+	if resp.ErrorCode != 0 || resp.MemberEpoch != d.Members[0].MemberEpoch {
+		t.Fatalf("heartbeat after restart: %+v", resp)
+	}
+	wantCode(t, "commit after restart", commitCodes(c.OffsetCommit(ctx, commitReq("app2", "m1", resp.MemberEpoch, "input", map[int32]int64{0: 4})))[0], nil)
+
+	// Leave and delete: nothing of the group comes back.
+	hb.MemberEpoch = -1
+	resp, _ = c.StreamsGroupHeartbeat(ctx, cl, img, hb)
+	wantCode(t, "leave after restart", resp.ErrorCode, nil)
+	del.Groups = []string{"app2"}
+	wantCode(t, "delete app2", c.DeleteGroups(ctx, del).Groups[0].ErrorCode, nil)
+	c.Close()
+	c = newTestCoordinator(t, l)
+	if d := stDescribe(t, c, "app2"); d.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("deleted group back after restart: %+v", d)
 	}
 }

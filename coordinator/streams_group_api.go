@@ -237,7 +237,14 @@ func (s *shard) listStreamsGroups(req *kmsg.ListGroupsRequest, resp *kmsg.ListGr
 	for _, id := range slices.Sorted(maps.Keys(s.streams)) {
 		sg := s.streams[id]
 		state := sg.StateName()
-		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(st string) bool { return strings.EqualFold(st, state) }) {
+		// Kafka 4.4 matches the filter against the state's lower-case
+		// name, which for NotReady is "not_ready": a filter of
+		// "NotReady" lists none.
+		lower := strings.ToLower(state)
+		if state == "NotReady" {
+			lower = "not_ready"
+		}
+		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(st string) bool { return strings.ToLower(st) == lower }) {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()

@@ -54,6 +54,17 @@ func TestStreamsGroupThroughCoordinator(t *testing.T) {
 	if d := stDescribe(t, c, "app"); d.ErrorCode != 0 || d.State != "NotReady" || d.Topology == nil || len(d.Topology.Subtopologies) != 2 {
 		t.Fatalf("describe not ready: %+v", d)
 	}
+	// Kafka 4.4 filters by lower-case state names: NotReady is "not_ready".
+	lgr := kmsg.NewPtrListGroupsRequest()
+	lgr.Version = 5
+	lgr.StatesFilter = []string{"NotReady"}
+	if gs := c.ListGroups(ctx, lgr).Groups; len(gs) != 0 {
+		t.Fatalf("ListGroups NotReady: %+v", gs)
+	}
+	lgr.StatesFilter = []string{"not_ready"}
+	if gs := c.ListGroups(ctx, lgr).Groups; len(gs) != 1 || gs[0].GroupState != "NotReady" {
+		t.Fatalf("ListGroups not_ready: %+v", gs)
+	}
 	for _, ct := range create {
 		img[ct.Name] = ct.Partitions
 	}

@@ -77,6 +77,31 @@ func scriptStreamsGroups(s *Session) error {
 		if r == nil || r.ErrorCode != 0 {
 			return
 		}
+		// The other group APIs on a live streams group.
+		dg := kmsg.NewPtrDescribeGroupsRequest()
+		dg.Groups = []string{group}
+		s.Do("streams-group", clamp(kmsg.DescribeGroups, 5), dg)
+		s.Do("streams-group", clamp(kmsg.DescribeGroups, 6), dg)
+		lg := kmsg.NewPtrListGroupsRequest()
+		lg.TypesFilter = []string{"streams"}
+		s.Do("streams", clamp(kmsg.ListGroups, 5), lg)
+		// Kafka 4.4 matches state filters against lower-case names,
+		// "not_ready" for NotReady: the name it lists matches nothing.
+		lg.StatesFilter = []string{"NotReady"}
+		s.Do("streams-NotReady", clamp(kmsg.ListGroups, 5), lg)
+		lg.StatesFilter = []string{"not_ready"}
+		s.Do("streams-not_ready", clamp(kmsg.ListGroups, 5), lg)
+		jg := kmsg.NewPtrJoinGroupRequest()
+		jg.Group, jg.SessionTimeoutMillis, jg.RebalanceTimeoutMillis, jg.ProtocolType = group, 30000, 30000, "consumer"
+		jg.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0}}}
+		s.Do("streams-group", clamp(kmsg.JoinGroup, 9), jg)
+		oc := kmsg.NewPtrOffsetCommitRequest()
+		oc.Group, oc.Generation, oc.MemberID = group, -1, ""
+		oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: topicA, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}}}
+		s.Do("streams-group-admin", clamp(kmsg.OffsetCommit, 8), oc)
+		oc2 := *oc
+		oc2.Generation, oc2.MemberID = r.MemberEpoch+5, r.MemberID
+		s.Do("streams-group-stale", clamp(kmsg.OffsetCommit, 9), &oc2)
 		leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		leave.Group, leave.MemberID, leave.MemberEpoch = group, r.MemberID, -1
 		s.Do("leave", v, leave)

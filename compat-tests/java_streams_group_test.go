@@ -3,7 +3,8 @@
 // the KIP-1071 streams rebalance protocol (StreamsGroupHeartbeat, the broker assigning tasks
 // and creating the internal topics), against samsa and against Apache Kafka 4.4.0 the same
 // way: two instances share the work; one is SIGKILLed mid-run and started again with an
-// empty state directory; the read_committed output must hold, for every word, the counts 1,
+// empty state directory (on samsa the broker is also restarted at the end: the group comes
+// back from __consumer_offsets); the read_committed output must hold, for every word, the counts 1,
 // 2, ..., n, each exactly once. StreamsGroupDescribe shows the group with both instances and
 // every task active exactly once, and kafka-streams-groups (Kafka 4.4's StreamsGroupCommand)
 // lists and describes it.
@@ -42,7 +43,7 @@ func TestJavaStreamsGroupProtocol(t *testing.T) {
 			"group.streams.session.timeout.ms":    streamsGroupSessionMs,
 			"group.streams.heartbeat.interval.ms": "1000",
 		}})
-		runStreamsGroupProtocol(t, cp, b.Addr)
+		runStreamsGroupProtocol(t, cp, b.Addr, func() { b.Stop(t); b.Restart(t) })
 	})
 	t.Run("kafka", func(t *testing.T) {
 		t.Parallel()
@@ -53,7 +54,7 @@ func TestJavaStreamsGroupProtocol(t *testing.T) {
 			"group.streams.min.heartbeat.interval.ms=1000",
 			"group.streams.heartbeat.interval.ms=1000",
 		}})
-		runStreamsGroupProtocol(t, cp, k.Bootstrap())
+		runStreamsGroupProtocol(t, cp, k.Bootstrap(), nil)
 	})
 }
 
@@ -108,7 +109,10 @@ func streamsGroupSettled(g kmsg.StreamsGroupDescribeResponseGroup, n int, partit
 	return true, fmt.Sprintf("tasks by process %v", loads)
 }
 
-func runStreamsGroupProtocol(t *testing.T, cp, addr string) {
+// runStreamsGroupProtocol runs the test against the broker at addr; restart, when not nil,
+// restarts it (samsa only): the group must come back from __consumer_offsets with its epoch,
+// the instances heartbeating on without rejoining.
+func runStreamsGroupProtocol(t *testing.T, cp, addr string, restart func()) {
 	ctx := testContext(t, 8*time.Minute)
 	cl, adm := newAdmin(t, addr)
 	const app, in, out = "wordcount-sg", "wordcount-sg-in", "wordcount-sg-out"
@@ -230,6 +234,28 @@ func runStreamsGroupProtocol(t *testing.T, cp, addr string) {
 	}
 	if g.Topology == nil || len(g.Topology.Subtopologies) != 2 {
 		t.Errorf("described topology %+v, want 2 subtopologies", g.Topology)
+	}
+
+	if restart != nil {
+		epoch := g.Epoch
+		restart()
+		settled = waitFor(ctx, func() bool {
+			g, err = describeStreamsGroup(ctx, cl, app)
+			if err != nil {
+				last = err.Error()
+				return false
+			}
+			var ok bool
+			ok, last = streamsGroupSettled(g, 2, partitions)
+			return ok
+		})
+		if !settled {
+			t.Fatalf("the streams group did not come back after the broker restart: %s", last)
+		}
+		if g.Epoch != epoch {
+			t.Errorf("group epoch %d after the broker restart, %d before: the group was not kept", g.Epoch, epoch)
+		}
+		t.Logf("after the broker restart: group epoch %d, %s", g.Epoch, last)
 	}
 
 	// kafka-streams-groups (Kafka 4.4's StreamsGroupCommand): --list and --describe --members.

@@ -183,3 +183,47 @@ func TestStreamsGroupThroughCoordinator(t *testing.T) {
 		t.Fatalf("deleted group back after restart: %+v", d)
 	}
 }
+
+// TestStreamsGroupConfigOverrides: the group configs streams.* (the GROUP
+// config resource) override the broker's settings for one group.
+func TestStreamsGroupConfigOverrides(t *testing.T) {
+	l := newLogs()
+	c := newTestCoordinator(t, l, func(o *Options) {
+		o.GroupConfig = func(g string) map[string]string {
+			if g != "app" {
+				return nil
+			}
+			return map[string]string{"streams.num.standby.replicas": "1", "streams.heartbeat.interval.ms": "2000", "streams.session.timeout.ms": "50000"}
+		}
+	})
+	ctx := t.Context()
+	img := fakeImage{"input": 2, "app-counts-repartition": 2, "app-counts-changelog": 2}
+	epochs := map[string]int32{}
+	for range 4 {
+		for _, m := range []string{"a", "b"} {
+			var r *kmsg.StreamsGroupHeartbeatResponse
+			if _, ok := epochs[m]; !ok {
+				r, _ = c.StreamsGroupHeartbeat(ctx, Client{}, img, stJoinReq("app", m, "p-"+m))
+			} else {
+				hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+				hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch = 1, "app", m, epochs[m]
+				r, _ = c.StreamsGroupHeartbeat(ctx, Client{}, img, hb)
+			}
+			wantCode(t, "heartbeat "+m, r.ErrorCode, nil)
+			if r.HeartbeatIntervalMillis != 2000 {
+				t.Fatalf("heartbeat interval %d", r.HeartbeatIntervalMillis)
+			}
+			epochs[m] = r.MemberEpoch
+		}
+	}
+	d := stDescribe(t, c, "app")
+	for _, m := range d.Members {
+		standbys := 0
+		for _, ts := range m.TargetAssignment.StandbyTasks {
+			standbys += len(ts.Partitions)
+		}
+		if standbys != 2 {
+			t.Fatalf("member %s: %d standby tasks, want 2 (streams.num.standby.replicas=1): %+v", m.MemberID, standbys, d)
+		}
+	}
+}

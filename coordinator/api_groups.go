@@ -83,9 +83,23 @@ func (c *Coordinator) JoinGroup(ctx context.Context, client Client, req *kmsg.Jo
 	ch := make(chan kmsg.Response, 1)
 	code = s.call(ctx, func() {
 		now := c.now()
-		if s.share[req.Group] != nil || s.streams[req.Group] != nil {
+		if s.share[req.Group] != nil {
 			ch <- joinErrorResponse(req.Version, kerr.InconsistentGroupProtocol.Code, req.MemberID)
 			return
+		}
+		if sg := s.streams[req.Group]; sg != nil {
+			// Kafka turns an empty streams group into a classic one
+			// (its offsets stay); a live one refuses classic members.
+			if !sg.Empty() {
+				ch <- joinErrorResponse(req.Version, kerr.InconsistentGroupProtocol.Code, req.MemberID)
+				return
+			}
+			if err := s.append(now, streamsRecords(sg, nil)); err != nil {
+				ch <- joinErrorResponse(req.Version, kerr.CoordinatorNotAvailable.Code, req.MemberID)
+				return
+			}
+			delete(s.streams, req.Group)
+			s.logger.Info("coordinator: converted the empty streams group to a classic group", "group", req.Group)
 		}
 		if cg := s.consumer[req.Group]; cg != nil {
 			// Kafka turns an empty consumer group into a classic one;

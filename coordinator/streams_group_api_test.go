@@ -171,6 +171,9 @@ func TestStreamsGroupThroughCoordinator(t *testing.T) {
 	}
 	wantCode(t, "commit after restart", commitCodes(c.OffsetCommit(ctx, commitReq("app2", "m1", resp.MemberEpoch, "input", map[int32]int64{0: 4})))[0], nil)
 
+	// A classic JoinGroup to the group while it has a member is refused.
+	wantCode(t, "JoinGroup to a live streams group", c.JoinGroup(ctx, cl, joinReq("app2", "", "input")).ErrorCode, kerr.InconsistentGroupProtocol)
+
 	// Leave and delete: nothing of the group comes back.
 	hb.MemberEpoch = -1
 	resp, _ = c.StreamsGroupHeartbeat(ctx, cl, img, hb)
@@ -225,5 +228,33 @@ func TestStreamsGroupConfigOverrides(t *testing.T) {
 		if standbys != 2 {
 			t.Fatalf("member %s: %d standby tasks, want 2 (streams.num.standby.replicas=1): %+v", m.MemberID, standbys, d)
 		}
+	}
+}
+
+// TestStreamsGroupConvertedByJoinGroup: a classic JoinGroup turns an empty
+// streams group into a classic group, keeping its offsets, as Kafka does.
+func TestStreamsGroupConvertedByJoinGroup(t *testing.T) {
+	l := newLogs()
+	c := newTestCoordinator(t, l)
+	ctx := t.Context()
+	img := fakeImage{"input": 2, "app-counts-repartition": 2, "app-counts-changelog": 2}
+	r, _ := c.StreamsGroupHeartbeat(ctx, Client{}, img, stJoinReq("app", "m", "p"))
+	wantCode(t, "join", r.ErrorCode, nil)
+	wantCode(t, "commit", commitCodes(c.OffsetCommit(ctx, commitReq("app", "m", r.MemberEpoch, "input", map[int32]int64{0: 7})))[0], nil)
+	hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch = 1, "app", "m", -1
+	r, _ = c.StreamsGroupHeartbeat(ctx, Client{}, img, hb)
+	wantCode(t, "leave", r.ErrorCode, nil)
+	wantCode(t, "JoinGroup to an empty streams group", c.JoinGroup(ctx, Client{}, joinReq("app", "", "input")).ErrorCode, kerr.MemberIDRequired)
+	if d := stDescribe(t, c, "app"); d.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("still a streams group: %+v", d)
+	}
+	c.Close()
+	c = newTestCoordinator(t, l)
+	if d := stDescribe(t, c, "app"); d.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("streams group back after restart: %+v", d)
+	}
+	if got := fetchAll(t, c, "app"); got["input/0"] != 7 {
+		t.Fatalf("offsets %v", got)
 	}
 }

@@ -105,6 +105,8 @@ func scriptStreamsGroups(s *Session) error {
 		leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		leave.Group, leave.MemberID, leave.MemberEpoch = group, r.MemberID, -1
 		s.Do("leave", v, leave)
+		// An empty streams group becomes a classic one for a JoinGroup.
+		s.Do("empty-streams-group", clamp(kmsg.JoinGroup, 9), jg)
 		missingLeave := *leave
 		missingLeave.Group = missing.Group
 		s.Do("leave-missing-source", v, &missingLeave)

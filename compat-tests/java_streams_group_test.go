@@ -7,7 +7,7 @@
 // back from __consumer_offsets); the read_committed output must hold, for every word, the counts 1,
 // 2, ..., n, each exactly once. StreamsGroupDescribe shows the group with both instances and
 // every task active exactly once, and kafka-streams-groups (Kafka 4.4's StreamsGroupCommand)
-// lists and describes it.
+// lists and describes it and, once both instances stopped, deletes it.
 
 package compattests
 
@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,7 +174,7 @@ func runStreamsGroupProtocol(t *testing.T, cp, addr string, restart func()) {
 		return startGroupProcess(t, cmd, "a Streams instance", "streams: ")
 	}
 	begin := time.Now()
-	app1, _ := start(), start()
+	app1, app2 := start(), start()
 
 	// Both instances in the group, the tasks split between them.
 	var last string
@@ -200,7 +201,7 @@ func runStreamsGroupProtocol(t *testing.T, cp, addr string, restart func()) {
 	if before >= totalWords {
 		t.Errorf("the kill came after all %d updates: not mid-run", totalWords)
 	}
-	start()
+	app3 := start()
 	close(restarted)
 	if err := <-produced; err != nil {
 		t.Fatalf("producing the input: %v", err)
@@ -280,7 +281,33 @@ func runStreamsGroupProtocol(t *testing.T, cp, addr string, restart func()) {
 	}
 	tool("--describe", "--group", app, "--offsets")
 
+	// (While the instances run: Streams purges the repartition topic.)
 	checkStreamsInternalTopics(t, ctx, addr, adm, app, want)
+
+	// Both instances stop (SIGTERM: Streams closes, its members leave the group); the empty
+	// group is deleted with kafka-streams-groups --delete.
+	for _, p := range []*groupProcess{app2, app3} {
+		if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM); err != nil {
+			t.Fatalf("SIGTERM: %v", err)
+		}
+	}
+	for _, p := range []*groupProcess{app2, app3} {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			t.Fatalf("a Streams instance still runs after SIGTERM")
+		}
+	}
+	if !waitFor(ctx, func() bool {
+		g, err = describeStreamsGroup(ctx, cl, app)
+		return err == nil && g.State == "Empty"
+	}) {
+		t.Fatalf("the streams group is not empty after its instances stopped: %+v", g)
+	}
+	tool("--delete", "--group", app)
+	if g, err = describeStreamsGroup(ctx, cl, app); err != nil || g.ErrorCode != 69 {
+		t.Errorf("after kafka-streams-groups --delete: %+v, %v; want GROUP_ID_NOT_FOUND", g, err)
+	}
 }
 
 // checkExactlyOnceCounts checks the read_committed output: for every word the counts 1..n,

@@ -130,6 +130,13 @@ func (n *Node) startGroups() error {
 		ShareSessionTimeout:           time.Duration(cfg.GroupShareSessionTimeoutMs) * time.Millisecond,
 		ShareHeartbeatInterval:        time.Duration(cfg.GroupShareHeartbeatIntervalMs) * time.Millisecond,
 		ShareMaxGroupSize:             int(cfg.GroupShareMaxSize),
+		StreamsSessionTimeout:         time.Duration(cfg.GroupStreamsSessionTimeoutMs) * time.Millisecond,
+		StreamsHeartbeatInterval:      time.Duration(cfg.GroupStreamsHeartbeatIntervalMs) * time.Millisecond,
+		StreamsMaxGroupSize:           int(cfg.GroupStreamsMaxSize),
+		StreamsNumStandbyReplicas:     int(cfg.GroupStreamsNumStandbyReplicas),
+		StreamsAcceptableRecoveryLag:  cfg.GroupStreamsAcceptableRecoveryLag,
+		StreamsTaskOffsetInterval:     time.Duration(cfg.GroupStreamsTaskOffsetIntervalMs) * time.Millisecond,
+		StreamsInitialRebalanceDelay:  time.Duration(cfg.GroupStreamsInitialRebalanceDelayMs) * time.Millisecond,
 		GroupConfig:                   func(g string) map[string]string { return n.ctrl.Image().GroupConfig(g) },
 	})
 	return err

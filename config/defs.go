@@ -205,7 +205,7 @@ func brokerDefs() []Def {
 		d("group.min.session.timeout.ms", Int, "6000", "Least session timeout a classic group member may ask for.", typeOnly(Int)),
 		d("group.max.session.timeout.ms", Int, "1800000", "Largest session timeout a classic group member may ask for.", typeOnly(Int)),
 		d("group.max.size", Int, maxIntStr, "Largest number of members of a classic group.", atLeast(Int, 1)),
-		d("group.coordinator.rebalance.protocols", List, "classic,consumer", "Group protocols served: classic (JoinGroup) and consumer (KIP-848 ConsumerGroupHeartbeat). share is accepted and changes nothing: share groups (KIP-932) are on by the share.version feature, as in Kafka 4.4.", listOf("classic", "consumer", "share")),
+		d("group.coordinator.rebalance.protocols", List, "classic,consumer,streams", "Group protocols served: classic (JoinGroup), consumer (KIP-848 ConsumerGroupHeartbeat) and streams (KIP-1071 StreamsGroupHeartbeat). share is accepted and changes nothing: share groups (KIP-932) are on by the share.version feature, as in Kafka 4.4.", listOf("classic", "consumer", "share", "streams")),
 		d("group.consumer.session.timeout.ms", Int, "45000", "Session timeout of a KIP-848 consumer group member.", atLeast(Int, 1)),
 		d("group.consumer.min.session.timeout.ms", Int, "45000", "Least session timeout of a KIP-848 consumer group.", atLeast(Int, 1)),
 		d("group.consumer.max.session.timeout.ms", Int, "60000", "Largest session timeout of a KIP-848 consumer group.", atLeast(Int, 1)),
@@ -220,6 +220,13 @@ func brokerDefs() []Def {
 		d("group.share.min.heartbeat.interval.ms", Int, "5000", "Least heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms).", atLeast(Int, 1)),
 		d("group.share.max.heartbeat.interval.ms", Int, "15000", "Largest heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms).", atLeast(Int, 1)),
 		d("group.share.max.size", Int, "200", "Largest number of members of a share group.", intRange(Int, 1, 1000)),
+		d("group.streams.session.timeout.ms", Int, "45000", "Session timeout of a KIP-1071 streams group member (the group config streams.session.timeout.ms overrides it).", atLeast(Int, 1)),
+		d("group.streams.heartbeat.interval.ms", Int, "5000", "Heartbeat interval given to streams group members (group config streams.heartbeat.interval.ms).", atLeast(Int, 1)),
+		d("group.streams.max.size", Int, maxIntStr, "Largest number of members of a streams group.", atLeast(Int, 1)),
+		d("group.streams.num.standby.replicas", Int, "0", "Standby replicas of each task of a streams group (group config streams.num.standby.replicas).", atLeast(Int, 0)),
+		d("group.streams.initial.rebalance.delay.ms", Int, "3000", "How long a new streams group waits for more members before its first assignment (group config streams.initial.rebalance.delay.ms).", atLeast(Int, 0)),
+		d("group.streams.acceptable.recovery.lag", Long, "10000", "Acceptable recovery lag told to streams group members.", atLeast(Long, 0)),
+		d("group.streams.task.offset.interval.ms", Int, "60000", "Interval at which streams group members report their task offsets.", atLeast(Int, 1)),
 		d("group.consumer.assignors", List, "uniform,range", "Server-side assignors of KIP-848 groups, first is the default. Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor) are accepted too.", nil),
 
 		// Transactions and idempotence.

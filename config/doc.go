@@ -54,8 +54,6 @@
 //     requires both): samsa always runs broker and controller in one process.
 //   - listener.security.protocol.map also maps CONTROLLER to PLAINTEXT.
 //   - queued.max.request.bytes is 256 MiB (Kafka: -1, unbounded).
-//   - group.coordinator.rebalance.protocols is classic,consumer (Kafka:
-//     classic,consumer,streams): samsa has no streams groups.
 //   - The topic setting segment.bytes accepts values down to 14 bytes, as
 //     Kafka 3.x did, so tests can roll segments quickly; Kafka 4.x requires
 //     1 MiB there (and for log.segment.bytes, which samsa follows).
@@ -241,7 +239,7 @@
 //	| `group.min.session.timeout.ms` | `6000` | Least session timeout a classic group member may ask for. |
 //	| `group.max.session.timeout.ms` | `1800000` | Largest session timeout a classic group member may ask for. |
 //	| `group.max.size` | `2147483647` | Largest number of members of a classic group. |
-//	| `group.coordinator.rebalance.protocols` | `classic,consumer` | Group protocols served: classic (JoinGroup) and consumer (KIP-848 ConsumerGroupHeartbeat). share is accepted and changes nothing: share groups (KIP-932) are on by the share.version feature, as in Kafka 4.4. |
+//	| `group.coordinator.rebalance.protocols` | `classic,consumer,streams` | Group protocols served: classic (JoinGroup), consumer (KIP-848 ConsumerGroupHeartbeat) and streams (KIP-1071 StreamsGroupHeartbeat). share is accepted and changes nothing: share groups (KIP-932) are on by the share.version feature, as in Kafka 4.4. |
 //	| `group.consumer.session.timeout.ms` | `45000` | Session timeout of a KIP-848 consumer group member. |
 //	| `group.consumer.min.session.timeout.ms` | `45000` | Least session timeout of a KIP-848 consumer group. |
 //	| `group.consumer.max.session.timeout.ms` | `60000` | Largest session timeout of a KIP-848 consumer group. |
@@ -256,6 +254,13 @@
 //	| `group.share.min.heartbeat.interval.ms` | `5000` | Least heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms). |
 //	| `group.share.max.heartbeat.interval.ms` | `15000` | Largest heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms). |
 //	| `group.share.max.size` | `200` | Largest number of members of a share group. |
+//	| `group.streams.session.timeout.ms` | `45000` | Session timeout of a KIP-1071 streams group member (the group config streams.session.timeout.ms overrides it). |
+//	| `group.streams.heartbeat.interval.ms` | `5000` | Heartbeat interval given to streams group members (group config streams.heartbeat.interval.ms). |
+//	| `group.streams.max.size` | `2147483647` | Largest number of members of a streams group. |
+//	| `group.streams.num.standby.replicas` | `0` | Standby replicas of each task of a streams group (group config streams.num.standby.replicas). |
+//	| `group.streams.initial.rebalance.delay.ms` | `3000` | How long a new streams group waits for more members before its first assignment (group config streams.initial.rebalance.delay.ms). |
+//	| `group.streams.acceptable.recovery.lag` | `10000` | Acceptable recovery lag told to streams group members. |
+//	| `group.streams.task.offset.interval.ms` | `60000` | Interval at which streams group members report their task offsets. |
 //	| `group.consumer.assignors` | `uniform,range` | Server-side assignors of KIP-848 groups, first is the default. Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor) are accepted too. |
 //	| `transaction.max.timeout.ms` | `900000` | Largest transaction timeout a producer may ask for. |
 //	| `transactional.id.expiration.ms` | `604800000` | Idle time after which a transactional id expires. |

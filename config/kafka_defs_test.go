@@ -11,13 +11,12 @@ import (
 // purpose (doc.go, "Differences from Kafka's defaults"); Kafka's default is
 // the value.
 var deliberateDefaults = map[string]string{
-	"node.id":                               "required",
-	"process.roles":                         "required",
-	"listeners":                             "PLAINTEXT://:9092",
-	"listener.security.protocol.map":        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-	"queued.max.request.bytes":              "-1",
-	"log.dir":                               "/tmp/kafka-logs",
-	"group.coordinator.rebalance.protocols": "classic,consumer,streams", // samsa has no streams groups
+	"node.id":                        "required",
+	"process.roles":                  "required",
+	"listeners":                      "PLAINTEXT://:9092",
+	"listener.security.protocol.map": "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
+	"queued.max.request.bytes":       "-1",
+	"log.dir":                        "/tmp/kafka-logs",
 }
 
 func TestBrokerDefsMatchKafka(t *testing.T) {

@@ -127,22 +127,29 @@ type Config struct {
 	GroupMaxSessionTimeoutMs        int32
 	GroupMaxSize                    int32
 
-	GroupCoordinatorRebalanceProtocols []string
-	GroupConsumerSessionTimeoutMs      int32
-	GroupConsumerMinSessionTimeoutMs   int32
-	GroupConsumerMaxSessionTimeoutMs   int32
-	GroupConsumerHeartbeatIntervalMs   int32
-	GroupConsumerMinHeartbeatMs        int32
-	GroupConsumerMaxHeartbeatMs        int32
-	GroupConsumerMaxSize               int32
-	GroupConsumerAssignors             []string
-	GroupShareSessionTimeoutMs         int32
-	GroupShareMinSessionTimeoutMs      int32
-	GroupShareMaxSessionTimeoutMs      int32
-	GroupShareHeartbeatIntervalMs      int32
-	GroupShareMinHeartbeatMs           int32
-	GroupShareMaxHeartbeatMs           int32
-	GroupShareMaxSize                  int32
+	GroupCoordinatorRebalanceProtocols  []string
+	GroupConsumerSessionTimeoutMs       int32
+	GroupConsumerMinSessionTimeoutMs    int32
+	GroupConsumerMaxSessionTimeoutMs    int32
+	GroupConsumerHeartbeatIntervalMs    int32
+	GroupConsumerMinHeartbeatMs         int32
+	GroupConsumerMaxHeartbeatMs         int32
+	GroupConsumerMaxSize                int32
+	GroupConsumerAssignors              []string
+	GroupShareSessionTimeoutMs          int32
+	GroupShareMinSessionTimeoutMs       int32
+	GroupShareMaxSessionTimeoutMs       int32
+	GroupShareHeartbeatIntervalMs       int32
+	GroupShareMinHeartbeatMs            int32
+	GroupShareMaxHeartbeatMs            int32
+	GroupShareMaxSize                   int32
+	GroupStreamsSessionTimeoutMs        int32
+	GroupStreamsHeartbeatIntervalMs     int32
+	GroupStreamsMaxSize                 int32
+	GroupStreamsNumStandbyReplicas      int32
+	GroupStreamsAcceptableRecoveryLag   int64
+	GroupStreamsTaskOffsetIntervalMs    int32
+	GroupStreamsInitialRebalanceDelayMs int32
 
 	TransactionMaxTimeoutMs             int32
 	TransactionalIDExpirationMs         int32
@@ -762,6 +769,13 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.GroupShareMinHeartbeatMs = d.i32("group.share.min.heartbeat.interval.ms")
 	c.GroupShareMaxHeartbeatMs = d.i32("group.share.max.heartbeat.interval.ms")
 	c.GroupShareMaxSize = d.i32("group.share.max.size")
+	c.GroupStreamsSessionTimeoutMs = d.i32("group.streams.session.timeout.ms")
+	c.GroupStreamsHeartbeatIntervalMs = d.i32("group.streams.heartbeat.interval.ms")
+	c.GroupStreamsMaxSize = d.i32("group.streams.max.size")
+	c.GroupStreamsNumStandbyReplicas = d.i32("group.streams.num.standby.replicas")
+	c.GroupStreamsAcceptableRecoveryLag = d.i64("group.streams.acceptable.recovery.lag")
+	c.GroupStreamsTaskOffsetIntervalMs = d.i32("group.streams.task.offset.interval.ms")
+	c.GroupStreamsInitialRebalanceDelayMs = d.i32("group.streams.initial.rebalance.delay.ms")
 
 	c.TransactionMaxTimeoutMs = d.i32("transaction.max.timeout.ms")
 	c.TransactionalIDExpirationMs = d.i32("transactional.id.expiration.ms")

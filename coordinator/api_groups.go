@@ -87,6 +87,20 @@ func (c *Coordinator) JoinGroup(ctx context.Context, client Client, req *kmsg.Jo
 			ch <- joinErrorResponse(req.Version, kerr.InconsistentGroupProtocol.Code, req.MemberID)
 			return
 		}
+		if sg := s.streams[req.Group]; sg != nil {
+			// Kafka turns an empty streams group into a classic one
+			// (its offsets stay); a live one refuses classic members.
+			if !sg.Empty() {
+				ch <- joinErrorResponse(req.Version, kerr.InconsistentGroupProtocol.Code, req.MemberID)
+				return
+			}
+			if err := s.append(now, streamsRecords(sg, nil)); err != nil {
+				ch <- joinErrorResponse(req.Version, kerr.CoordinatorNotAvailable.Code, req.MemberID)
+				return
+			}
+			delete(s.streams, req.Group)
+			s.logger.Info("coordinator: converted the empty streams group to a classic group", "group", req.Group)
+		}
 		if cg := s.consumer[req.Group]; cg != nil {
 			// Kafka turns an empty consumer group into a classic one;
 			// classic members joining a live consumer group (online
@@ -158,7 +172,7 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 	code = s.call(ctx, func() {
 		now := c.now()
 		g := s.groups[req.Group]
-		if g == nil || s.consumer[req.Group] != nil {
+		if g == nil || s.consumer[req.Group] != nil || s.streams[req.Group] != nil {
 			ch <- syncErrorResponse(req.Version, kerr.UnknownMemberID.Code)
 			return
 		}
@@ -198,7 +212,7 @@ func (c *Coordinator) Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest)
 		code = s.call(ctx, func() {
 			written = s.written.Load()
 			g := s.groups[req.Group]
-			if g == nil || s.consumer[req.Group] != nil {
+			if g == nil || s.consumer[req.Group] != nil || s.streams[req.Group] != nil {
 				resp.ErrorCode = kerr.UnknownMemberID.Code
 				return
 			}
@@ -238,7 +252,7 @@ func (c *Coordinator) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupReques
 		code = s.call(ctx, func() {
 			defer func() { written = s.written.Load() }()
 			g := s.groups[req.Group]
-			if g == nil || s.consumer[req.Group] != nil {
+			if g == nil || s.consumer[req.Group] != nil || s.streams[req.Group] != nil {
 				for i := range codes {
 					codes[i] = kerr.UnknownMemberID.Code
 				}
@@ -334,7 +348,7 @@ func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGrou
 				}
 				return
 			}
-			if s.consumer[id] != nil {
+			if s.consumer[id] != nil || s.streams[id] != nil {
 				// Kafka: Dead before v6, GROUP_ID_NOT_FOUND from v6.
 				if req.Version >= 6 {
 					d.ErrorCode = kerr.GroupIDNotFound.Code
@@ -373,11 +387,12 @@ func (c *Coordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsReques
 		code := s.call(ctx, func() {
 			s.listConsumerGroups(req, resp)
 			s.listShareGroups(req, resp)
+			s.listStreamsGroups(req, resp)
 			if !typeOK {
 				return
 			}
 			for _, g := range s.groups {
-				if g.state == Dead || (len(states) > 0 && !slices.Contains(states, g.state)) || s.consumer[g.id] != nil {
+				if g.state == Dead || (len(states) > 0 && !slices.Contains(states, g.state)) || s.consumer[g.id] != nil || s.streams[g.id] != nil {
 					continue
 				}
 				lg := kmsg.NewListGroupsResponseGroup()
@@ -424,6 +439,15 @@ func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRe
 		}
 		if code == 0 {
 			code = s.call(ctx, func() {
+				if sg := s.streams[id]; sg != nil {
+					if !sg.Empty() {
+						rg.ErrorCode = kerr.NonEmptyGroup.Code
+					} else if err := s.deleteStreamsGroup(sg, c.now()); err != nil {
+						s.logger.Warn("coordinator: deleting group failed", "group", id, "err", err)
+						rg.ErrorCode = kerr.CoordinatorNotAvailable.Code
+					}
+					return
+				}
 				if cg := s.consumer[id]; cg != nil {
 					if !cg.Empty() {
 						rg.ErrorCode = kerr.NonEmptyGroup.Code

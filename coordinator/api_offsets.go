@@ -108,9 +108,15 @@ func (c *Coordinator) commitOn(s *shard, req *kmsg.OffsetCommitRequest, resp *km
 	g := s.groups[req.Group]
 	created := false
 	cg := s.consumer[req.Group] // KIP-848: nil for other groups
+	sg := s.streams[req.Group]  // KIP-1071: nil for other groups
 	switch {
 	case cg != nil: // g is its offsets holder
 		if code := cg.OffsetCommitCheck(req.Version, req.Generation, req.MemberID); code != 0 {
+			setAll(code)
+			return
+		}
+	case sg != nil: // g is its offsets holder
+		if code := sg.CommitCheck(req.Version, req.Generation, req.MemberID); code != 0 {
 			setAll(code)
 			return
 		}
@@ -404,6 +410,9 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 			groupCode, subscribed := g.OffsetDeleteCheck()
 			if cg := s.consumer[req.Group]; cg != nil && !cg.Empty() {
 				subscribed = cg.SubscribedTopics()
+			}
+			if sg := s.streams[req.Group]; sg != nil && !sg.Empty() {
+				subscribed = sg.SourceTopics()
 			}
 			if groupCode != 0 {
 				resp.ErrorCode = groupCode

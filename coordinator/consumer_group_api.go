@@ -68,7 +68,7 @@ func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, 
 	cg := s.consumer[req.Group]
 	var pre []wire.Record
 	created := false
-	if cg == nil && s.share[req.Group] != nil {
+	if cg == nil && (s.share[req.Group] != nil || s.streams[req.Group] != nil) {
 		hbError(resp, kerr.GroupIDNotFound, "Group "+req.Group+" is not a consumer group.")
 		return
 	}
@@ -281,6 +281,9 @@ func (c *Coordinator) consumerFetchCheck(ctx context.Context, group string, memb
 	s.call(ctx, func() {
 		if cg := s.consumer[group]; cg != nil {
 			out = cg.FetchCheck(memberID, epoch)
+		}
+		if out == 0 {
+			out = s.streamsFetchCheck(group, memberID, epoch)
 		}
 	})
 	return out

@@ -74,6 +74,16 @@ type Options struct {
 	ShareSessionTimeout    time.Duration // group.share.session.timeout.ms, default 45s
 	ShareHeartbeatInterval time.Duration // group.share.heartbeat.interval.ms, default 5s
 	ShareMaxGroupSize      int           // group.share.max.size, default 200
+
+	StreamsSessionTimeout        time.Duration // group.streams.session.timeout.ms, default 45s
+	StreamsHeartbeatInterval     time.Duration // group.streams.heartbeat.interval.ms, default 5s
+	StreamsMaxGroupSize          int           // group.streams.max.size, default unlimited
+	StreamsNumStandbyReplicas    int           // group.streams.num.standby.replicas, default 0
+	StreamsAcceptableRecoveryLag int64         // group.streams.acceptable.recovery.lag, default 10000
+	StreamsTaskOffsetInterval    time.Duration // group.streams.task.offset.interval.ms, default 60s
+	// StreamsInitialRebalanceDelay is group.streams.initial.rebalance.delay.ms
+	// (Kafka's default 3s; 0 here is none).
+	StreamsInitialRebalanceDelay time.Duration
 	// GroupConfig returns a group's config overrides (the GROUP config
 	// resource: consumer.session.timeout.ms, consumer.heartbeat.interval.ms,
 	// share.session.timeout.ms, share.heartbeat.interval.ms override the
@@ -142,6 +152,18 @@ func (o *Options) setDefaults() {
 	if o.ShareMaxGroupSize <= 0 {
 		o.ShareMaxGroupSize = 200
 	}
+	if o.StreamsSessionTimeout <= 0 {
+		o.StreamsSessionTimeout = 45 * time.Second
+	}
+	if o.StreamsHeartbeatInterval <= 0 {
+		o.StreamsHeartbeatInterval = 5 * time.Second
+	}
+	if o.StreamsAcceptableRecoveryLag <= 0 {
+		o.StreamsAcceptableRecoveryLag = 10000
+	}
+	if o.StreamsTaskOffsetInterval <= 0 {
+		o.StreamsTaskOffsetInterval = time.Minute
+	}
 	var assignors []string
 	for _, a := range o.ConsumerAssignors {
 		if as, ok := assignorByName(a); ok && !slices.Contains(assignors, as.Name()) {
@@ -177,6 +199,7 @@ type Coordinator struct {
 	groupConfig GroupConfig
 	cgConfig    ConsumerGroupConfig
 	sgConfig    ShareGroupConfig
+	stConfig    StreamsGroupConfig
 	persister   atomic.Pointer[SharePersister] // Options.Persister, or SetPersister's
 
 	shards *shards.Set[*shard] // by __consumer_offsets partition
@@ -201,6 +224,15 @@ func New(opts Options) (*Coordinator, error) {
 		HeartbeatInterval: opts.ConsumerHeartbeatInterval,
 		MaxSize:           opts.ConsumerMaxGroupSize,
 		Assignors:         opts.ConsumerAssignors,
+	}
+	c.stConfig = StreamsGroupConfig{
+		SessionTimeout:        opts.StreamsSessionTimeout,
+		HeartbeatInterval:     opts.StreamsHeartbeatInterval,
+		MaxSize:               opts.StreamsMaxGroupSize,
+		NumStandbyReplicas:    opts.StreamsNumStandbyReplicas,
+		AcceptableRecoveryLag: opts.StreamsAcceptableRecoveryLag,
+		TaskOffsetInterval:    opts.StreamsTaskOffsetInterval,
+		InitialRebalanceDelay: opts.StreamsInitialRebalanceDelay,
 	}
 	c.sgConfig = ShareGroupConfig{
 		SessionTimeout:    opts.ShareSessionTimeout,

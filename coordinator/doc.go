@@ -74,6 +74,7 @@
 //
 //	key versions 3-8 (group[, member])                KIP-848 consumer group records, see consumer_group_records.go
 //	key versions 10-15 (group[, member])              KIP-932 share group records, see share_group_records.go
+//	key versions 17, 19-23 (group[, member])          KIP-1071 streams group records, see streams_group_records.go
 //
 // A null value is a tombstone. Load reads a partition from its log start
 // offset and keeps the last value of each key.

@@ -116,6 +116,8 @@ type loadState struct {
 	consumerGroups map[string]*cgLoad
 	// shareGroups are KIP-932 share groups (key versions 10-15).
 	shareGroups map[string]*sgLoad
+	// streamsGroups are KIP-1071 streams groups (key versions 17, 19-23).
+	streamsGroups map[string]*stLoad
 	// txn holds pending transactional offsets (nil until the first
 	// transactional or control batch); see txn_offsets.go.
 	txn *txnOffsets
@@ -197,6 +199,9 @@ func (ls *loadState) apply(key, value []byte) error {
 	default:
 		if isShareGroupKey(int16(binary.BigEndian.Uint16(key))) {
 			return ls.applyShareGroup(key, value)
+		}
+		if isStreamsGroupKey(int16(binary.BigEndian.Uint16(key))) {
+			return ls.applyStreamsGroup(key, value)
 		}
 		return ls.applyConsumerGroup(key, value)
 	}

@@ -63,6 +63,7 @@ type shard struct {
 	groups      map[string]*Group
 	consumer    map[string]*ConsumerGroup // KIP-848 groups; offsets stay in groups
 	share       map[string]*ShareGroup    // KIP-932 share groups (share_group_api.go)
+	streams     map[string]*StreamsGroup  // KIP-1071 streams groups; offsets stay in groups
 	waiters     map[Waiter]pendingReply
 	lastWaiter  Waiter
 	nextExpiry  time.Time
@@ -137,6 +138,7 @@ func (s *shard) untilNextDeadline() time.Duration {
 	}
 	next = s.consumerNextDeadline(next)
 	next = s.shareNextDeadline(next)
+	next = s.streamsNextDeadline(next)
 	return max(next.Sub(s.c.now()), 0)
 }
 
@@ -149,6 +151,7 @@ func (s *shard) tick() {
 	}
 	s.consumerTick(now)
 	s.shareTick(now)
+	s.streamsTick(now)
 	if !now.Before(s.nextExpiry) {
 		s.expireOffsets(now)
 		s.nextExpiry = now.Add(s.c.opts.OffsetsRetentionCheckInterval)
@@ -286,6 +289,10 @@ func (s *shard) expireOffsets(now time.Time) {
 			s.expireConsumerOffsets(cg, g, now)
 			continue
 		}
+		if sg := s.streams[g.id]; sg != nil {
+			s.expireStreamsOffsets(sg, g, now)
+			continue
+		}
 		before := maps.Clone(g.offsets)
 		expired := g.expiredOffsetsExcept(now, s.c.opts.OffsetsRetention, s.pendingTxnFunc(g.id))
 		var recs []wire.Record
@@ -372,6 +379,7 @@ func (s *shard) load() error {
 	}
 	s.restoreConsumerGroups(ls, now)
 	s.restoreShareGroups(ls, now)
+	s.restoreStreamsGroups(ls, now)
 	s.restoreTxnOffsets(ls, now)
 	s.written.Store(end)
 	s.logger.Debug("coordinator: loaded partition", "groups", len(s.groups), "end_offset", end)

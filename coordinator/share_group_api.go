@@ -33,7 +33,7 @@ func (s *shard) shareGroupsOf() map[string]*ShareGroup {
 // consumer group (which a share heartbeat must not take over).
 // REQUIRES: on the shard goroutine.
 func (s *shard) otherGroupType(id string) bool {
-	if s.consumer[id] != nil {
+	if s.consumer[id] != nil || s.streams[id] != nil {
 		return true
 	}
 	g := s.groups[id]

@@ -340,6 +340,13 @@ func (s *shard) txnCommitCheck(g *Group, version int16, generation int32, member
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable.Code
 	}
+	if sg := s.streams[g.id]; sg != nil {
+		code := sg.CommitCheck(txnCommitCheckVersion, generation, memberID)
+		if code == kerr.StaleMemberEpoch.Code {
+			code = kerr.IllegalGeneration.Code
+		}
+		return code
+	}
 	if cg := s.consumer[g.id]; cg != nil {
 		code := cg.CommitCheck(txnCommitCheckVersion, generation, memberID)
 		if code == kerr.StaleMemberEpoch.Code && version < 6 {

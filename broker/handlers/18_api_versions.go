@@ -143,11 +143,15 @@ func Features(d *Deps) []Feature {
 func ApiVersionsResponse(d *Deps) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	consumer := consumerProtocolEnabled(d)
+	streams := streamsProtocolEnabled(d)
 	for _, e := range Table() {
 		if e.ControllerOnly {
 			continue // served on controller listeners to other nodes only
 		}
 		if !consumer && (e.Key == int16(kmsg.ConsumerGroupHeartbeat) || e.Key == int16(kmsg.ConsumerGroupDescribe)) {
+			continue
+		}
+		if !streams && (e.Key == int16(kmsg.StreamsGroupHeartbeat) || e.Key == int16(kmsg.StreamsGroupDescribe)) {
 			continue
 		}
 		if d != nil && d.Shares == nil && (e.Key == int16(kmsg.ShareFetch) || e.Key == int16(kmsg.ShareAcknowledge)) {

@@ -36,6 +36,10 @@ func authzGroupCheck(key int16) authzFunc {
 		return authzConsumerGroupHeartbeat
 	case kmsg.ConsumerGroupDescribe:
 		return authzConsumerGroupDescribe
+	case kmsg.StreamsGroupHeartbeat:
+		return authzStreamsGroupHeartbeat
+	case kmsg.StreamsGroupDescribe:
+		return authzStreamsGroupDescribe
 	}
 	return nil
 }
@@ -529,4 +533,37 @@ func authzGroupDescribe[G any](d *Deps, r *Request, next Handler, gd groupDescri
 		*groups = append(*groups, dg)
 	}
 	return resp, nil
+}
+
+// authzStreamsGroupHeartbeat: authzGroupHeartbeat, the topics being the
+// topology's source topics (a join).
+func authzStreamsGroupHeartbeat(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.StreamsGroupHeartbeatRequest)
+	var topics []string
+	if req.Topology != nil {
+		for _, st := range req.Topology.Subtopologies {
+			topics = append(topics, st.SourceTopics...)
+		}
+	}
+	return authzGroupHeartbeat(d, r, next, groupHeartbeatAuthz{group: req.Group, topics: topics, deny: func(code int16, msg *string) kmsg.Response {
+		resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
+		resp.ErrorCode, resp.ErrorMessage = code, msg
+		return resp
+	}})
+}
+
+// authzStreamsGroupDescribe: authzGroupDescribe.
+func authzStreamsGroupDescribe(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.StreamsGroupDescribeRequest)
+	return authzGroupDescribe(d, r, next, groupDescribeAuthz[kmsg.StreamsGroupDescribeResponseGroup]{
+		ids:        &req.Groups,
+		includeOps: req.IncludeAuthorizedOperations,
+		groups: func(resp kmsg.Response) *[]kmsg.StreamsGroupDescribeResponseGroup {
+			return &resp.(*kmsg.StreamsGroupDescribeResponse).Groups
+		},
+		newGroup: kmsg.NewStreamsGroupDescribeResponseGroup,
+		fields: func(g *kmsg.StreamsGroupDescribeResponseGroup) (*string, *int16, **string, *int32) {
+			return &g.Group, &g.ErrorCode, &g.ErrorMessage, &g.AuthorizedOperations
+		},
+	})
 }

@@ -18,7 +18,8 @@ import (
 // per-group overrides of the broker's group.* settings, as Kafka 4.4's
 // GroupConfig defines them. They are stored in the controller's metadata
 // like topic configs (controller.Image.GroupConfigs) and read by the group
-// coordinator (consumer.*, share.session/heartbeat) and the share-partition
+// coordinator (consumer.*, share.session/heartbeat, streams.session/heartbeat/
+// num.standby.replicas/initial.rebalance.delay) and the share-partition
 // leaders (share.record.lock.duration.ms, share.auto.offset.reset,
 // share.isolation.level, share.delivery.count.limit, ...).
 //

@@ -53,6 +53,7 @@ func Script(s *Session) error {
 		scriptConfigs,
 		scriptGroups,
 		scriptConsumerGroups,
+		scriptStreamsGroups,
 		scriptShareGroups,
 		scriptShareFetch,
 		scriptTxns,

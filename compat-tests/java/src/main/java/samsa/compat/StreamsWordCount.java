@@ -23,13 +23,15 @@ import org.apache.kafka.streams.kstream.Produced;
  * restarts it with an empty state directory (so the store is restored from its changelog) and
  * checks that.
  *
- * <p>Usage: {@code java samsa.compat.StreamsWordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR}.
- * It prints "STATE from -> to" on each state change and runs until killed.
+ * <p>Usage: {@code java samsa.compat.StreamsWordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR
+ * [GROUP_PROTOCOL]}: GROUP_PROTOCOL "streams" makes it a member of a KIP-1071 streams group
+ * (group.protocol=streams, StreamsGroupHeartbeat) instead of a classic consumer group. It prints
+ * "STATE from -> to" on each state change and runs until killed.
  */
 public final class StreamsWordCount {
     public static void main(String[] args) throws Exception {
-        if (args.length != 5) {
-            System.err.println("usage: StreamsWordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR");
+        if (args.length != 5 && args.length != 6) {
+            System.err.println("usage: StreamsWordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR [GROUP_PROTOCOL]");
             System.exit(2);
         }
         Properties p = new Properties();
@@ -48,8 +50,14 @@ public final class StreamsWordCount {
         p.put(StreamsConfig.topicPrefix("min.cleanable.dirty.ratio"), "0.01");
         p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
-        p.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 10000);
-        p.put(StreamsConfig.consumerPrefix("heartbeat.interval.ms"), 1000);
+        if (args.length == 6) {
+            // The session timeout and heartbeat interval of a streams group are the broker's
+            // (group.streams.*), so the consumer settings below stay with the classic protocol.
+            p.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, args[5]);
+        } else {
+            p.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 10000);
+            p.put(StreamsConfig.consumerPrefix("heartbeat.interval.ms"), 1000);
+        }
 
         StreamsBuilder b = new StreamsBuilder();
         b.<String, String>stream(args[2])

@@ -1,0 +1,310 @@
+package coordinator
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// StreamsGroupHeartbeat status codes (KIP-1071).
+const (
+	streamsStatusStaleTopology         int8 = 0
+	streamsStatusMissingSourceTopics   int8 = 1
+	streamsStatusIncorrectlyPartitions int8 = 2
+	streamsStatusMissingInternalTopics int8 = 3
+	streamsStatusShutdownApplication   int8 = 4
+	streamsStatusAssignmentDelayed     int8 = 5
+)
+
+// StreamsInternalTopic is a repartition or changelog topic a streams
+// group needs and the cluster does not have: the broker creates it, as
+// Kafka 4.4's does (its KafkaApis hands the group coordinator's list to
+// its AutoTopicCreationManager), with the configs the client sent and its
+// replication factor, or the broker default when that is 0.
+type StreamsInternalTopic struct {
+	Name              string
+	Partitions        int32
+	ReplicationFactor int16 // -1: the broker's default
+	Configs           map[string]string
+}
+
+// configuredTopology is a streams topology resolved against the cluster's
+// topics: the number of tasks of each subtopology and the partition count
+// of every internal topic, or why it cannot be used yet.
+type configuredTopology struct {
+	tasks      map[string]int32 // by subtopology id; nil unless ready
+	sources    map[string][]string
+	partitions map[string]int32 // every source and internal topic
+	status     int8             // -1: none
+	detail     string
+	missing    []StreamsInternalTopic
+}
+
+func (c *configuredTopology) ready() bool { return c != nil && c.tasks != nil }
+
+// configureTopology resolves topo against img as Kafka's
+// InternalTopicManager.configureTopics: every source topic must exist
+// (MISSING_SOURCE_TOPICS); repartition topics get their explicit partition
+// count or that of the subtopologies writing to them; copartitioned source
+// topics must have equal counts (INCORRECTLY_PARTITIONED_TOPICS) and
+// copartitioned repartition topics take it; a subtopology has as many
+// tasks as its largest input topic, its changelogs as many partitions;
+// internal topics that do not exist are returned to be created
+// (MISSING_INTERNAL_TOPICS), existing ones must have the right count.
+func configureTopology(topo *kmsg.StreamsGroupHeartbeatRequestTopology, img TopicImage) *configuredTopology {
+	out := &configuredTopology{status: -1, partitions: map[string]int32{}, sources: map[string][]string{}}
+	if topo == nil {
+		return out
+	}
+	fail := func(code int8, detail string) *configuredTopology {
+		out.status, out.detail, out.tasks = code, detail, nil
+		return out
+	}
+	var all []string
+	var missing []string
+	for _, st := range topo.Subtopologies {
+		srcs := slices.Clone(st.SourceTopics)
+		if len(st.SourceTopicRegex) > 0 {
+			if all == nil {
+				all = img.TopicNames()
+			}
+			for _, expr := range st.SourceTopicRegex {
+				re, err := regexp.Compile("^(?:" + expr + ")$")
+				if err != nil {
+					continue
+				}
+				for _, n := range all {
+					if re.MatchString(n) && !strings.HasPrefix(n, "__") {
+						srcs = append(srcs, n)
+					}
+				}
+			}
+		}
+		slices.Sort(srcs)
+		srcs = slices.Compact(srcs)
+		out.sources[st.SubtopologyID] = srcs
+		for _, n := range st.SourceTopics {
+			if _, parts, ok := img.TopicByName(n); ok && parts > 0 {
+				out.partitions[n] = parts
+			} else if !slices.Contains(missing, n) {
+				missing = append(missing, n)
+			}
+		}
+		for _, n := range srcs {
+			if _, parts, ok := img.TopicByName(n); ok {
+				out.partitions[n] = parts
+			}
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fail(streamsStatusMissingSourceTopics, "Source topics "+strings.Join(missing, ", ")+" are missing.")
+	}
+	// Repartition topics: explicit counts, then from their writers.
+	explicit := map[string]bool{}
+	repart := map[string]kmsg.TopicInfo{}
+	for _, st := range topo.Subtopologies {
+		for _, t := range st.RepartitionSourceTopics {
+			repart[t.Topic] = t
+			if t.NumPartitions > 0 {
+				out.partitions[t.Topic] = t.NumPartitions
+				explicit[t.Topic] = true
+			}
+		}
+	}
+	inputs := func(st *kmsg.StreamsGroupHeartbeatRequestTopologySubtopology) (int32, bool) {
+		var n int32
+		for _, s := range out.sources[st.SubtopologyID] {
+			n = max(n, out.partitions[s])
+		}
+		for _, t := range st.RepartitionSourceTopics {
+			p, ok := out.partitions[t.Topic]
+			if !ok {
+				return 0, false
+			}
+			n = max(n, p)
+		}
+		return n, true
+	}
+	for range len(topo.Subtopologies) + 1 {
+		changed := false
+		for name := range repart {
+			if _, ok := out.partitions[name]; ok {
+				continue
+			}
+			var n int32
+			known := true
+			writers := 0
+			for i := range topo.Subtopologies {
+				st := &topo.Subtopologies[i]
+				if !slices.Contains(st.RepartitionSinkTopics, name) {
+					continue
+				}
+				writers++
+				c, ok := inputs(st)
+				if !ok {
+					known = false
+					break
+				}
+				n = max(n, c)
+			}
+			if known && writers > 0 && n > 0 {
+				out.partitions[name] = n
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	for name := range repart {
+		if _, ok := out.partitions[name]; !ok {
+			return fail(streamsStatusIncorrectlyPartitions, "Failed to compute the number of partitions of repartition topic "+name+".")
+		}
+	}
+	// Copartition groups.
+	for _, st := range topo.Subtopologies {
+		for _, cg := range st.CopartitionGroups {
+			var srcNames, repNames []string
+			for _, i := range cg.SourceTopics {
+				if int(i) >= 0 && int(i) < len(st.SourceTopics) {
+					srcNames = append(srcNames, st.SourceTopics[i])
+				}
+			}
+			for _, i := range cg.RepartitionSourceTopics {
+				if int(i) >= 0 && int(i) < len(st.RepartitionSourceTopics) {
+					repNames = append(repNames, st.RepartitionSourceTopics[i].Topic)
+				}
+			}
+			var want int32 = -1
+			for _, n := range srcNames {
+				if want >= 0 && out.partitions[n] != want {
+					names := slices.Sorted(slices.Values(srcNames))
+					var parts []string
+					for _, m := range names {
+						parts = append(parts, fmt.Sprintf("%s:%d", m, out.partitions[m]))
+					}
+					return fail(streamsStatusIncorrectlyPartitions, "Following topics do not have the same number of partitions: ["+strings.Join(parts, ", ")+"]")
+				}
+				want = out.partitions[n]
+			}
+			if want < 0 {
+				for _, n := range repNames {
+					want = max(want, out.partitions[n])
+				}
+			}
+			for _, n := range repNames {
+				if explicit[n] {
+					if out.partitions[n] != want {
+						return fail(streamsStatusIncorrectlyPartitions, fmt.Sprintf("Number of partitions [%d] of repartition topic [%s] doesn't match number of partitions [%d] of the source topic.", out.partitions[n], n, want))
+					}
+					continue
+				}
+				out.partitions[n] = want
+			}
+		}
+	}
+	tasks := map[string]int32{}
+	for i := range topo.Subtopologies {
+		st := &topo.Subtopologies[i]
+		n, _ := inputs(st)
+		if n <= 0 {
+			return fail(streamsStatusMissingSourceTopics, "Subtopology "+st.SubtopologyID+" has no source topic partitions.")
+		}
+		tasks[st.SubtopologyID] = n
+		for _, t := range st.StateChangelogTopics {
+			out.partitions[t.Topic] = n
+		}
+	}
+	// Internal topics against the cluster.
+	var wrong []string
+	need := func(t kmsg.TopicInfo) {
+		want := out.partitions[t.Topic]
+		if _, parts, ok := img.TopicByName(t.Topic); ok {
+			if parts != want {
+				wrong = append(wrong, fmt.Sprintf("Existing topic %s has different number of partitions: expected %d, found %d.", t.Topic, want, parts))
+			}
+			return
+		}
+		for _, m := range out.missing {
+			if m.Name == t.Topic {
+				return
+			}
+		}
+		it := StreamsInternalTopic{Name: t.Topic, Partitions: want, ReplicationFactor: -1, Configs: map[string]string{}}
+		if t.ReplicationFactor != 0 {
+			it.ReplicationFactor = t.ReplicationFactor
+		}
+		for _, c := range t.Configs {
+			it.Configs[c.Key] = c.Value
+		}
+		out.missing = append(out.missing, it)
+	}
+	for _, st := range topo.Subtopologies {
+		for _, t := range st.RepartitionSourceTopics {
+			need(t)
+		}
+		for _, t := range st.StateChangelogTopics {
+			need(t)
+		}
+	}
+	if len(wrong) > 0 {
+		out.missing = nil
+		return fail(streamsStatusIncorrectlyPartitions, strings.Join(wrong, " "))
+	}
+	if len(out.missing) > 0 {
+		var names []string
+		for _, m := range out.missing {
+			names = append(names, m.Name)
+		}
+		out.status, out.detail = streamsStatusMissingInternalTopics, "Internal topics are missing: "+strings.Join(javaHashOrder(names), ", ")
+		return out
+	}
+	out.tasks = tasks
+	return out
+}
+
+// sameTasks tells whether two configured topologies have the same tasks.
+func sameTasks(a, b *configuredTopology) bool {
+	var ta, tb map[string]int32
+	if a != nil {
+		ta = a.tasks
+	}
+	if b != nil {
+		tb = b.tasks
+	}
+	return (ta == nil) == (tb == nil) && maps.Equal(ta, tb)
+}
+
+// javaHashOrder returns names in the iteration order of a java.util.HashMap
+// they were put in (in this order): Kafka 4.4 lists missing internal
+// topics from one, so the status detail reads the same. Buckets are the
+// spread String.hashCode modulo the table size (16, doubled while more
+// than three quarters full); a bucket keeps insertion order.
+func javaHashOrder(names []string) []string {
+	size := 16
+	for len(names) > size*3/4 {
+		size *= 2
+	}
+	bucket := func(s string) int {
+		var h int32
+		for _, r := range []rune(s) {
+			if r >= 0x10000 { // a surrogate pair in Java's UTF-16
+				r -= 0x10000
+				h = 31*h + int32(0xD800+(r>>10))
+				h = 31*h + int32(0xDC00+(r&0x3FF))
+				continue
+			}
+			h = 31*h + int32(r)
+		}
+		u := uint32(h)
+		return int((u ^ u>>16) & uint32(size-1))
+	}
+	out := slices.Clone(names)
+	slices.SortStableFunc(out, func(a, b string) int { return bucket(a) - bucket(b) })
+	return out
+}

@@ -47,8 +47,13 @@ const (
 	// reverseBackoffMin and reverseBackoffMax bound the wait before an
 	// observer re-dials a voter after a failed or closed connection.
 	reverseBackoffMin = 100 * time.Millisecond
-	reverseBackoffMax = 5 * time.Second
+	reverseBackoffMax = 2 * time.Second
 )
+
+// reverseKeepAlive notices within about 11 s that the other end of an
+// idle parked connection is gone without a FIN (a powered-off or
+// partitioned node), so that the observer parks anew at a restarted voter.
+var reverseKeepAlive = net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: 2 * time.Second, Count: 3}
 
 // parkedConn is a reverse connection parked at a voter. watch reads from
 // it until it is taken (the reader is woken with a past read deadline) or
@@ -62,6 +67,9 @@ type parkedConn struct {
 
 // park keeps a reverse connection from the observer at addr.
 func (l *Listener) park(c net.Conn, addr string) {
+	if tc, ok := unwrapTCP(c); ok {
+		tc.SetKeepAliveConfig(reverseKeepAlive)
+	}
 	p := &parkedConn{c: c, done: make(chan struct{})}
 	l.mu.Lock()
 	select {
@@ -81,7 +89,14 @@ func (l *Listener) park(c net.Conn, addr string) {
 		evicted, list = list[0], list[1:]
 	}
 	l.parked[addr] = list
-	l.lastPark[addr] = time.Now()
+	now := time.Now()
+	for a, at := range l.lastPark {
+		if len(l.parked[a]) == 0 && now.Sub(at) >= reverseMemory {
+			delete(l.lastPark, a)
+			delete(l.parked, a)
+		}
+	}
+	l.lastPark[addr] = now
 	l.parkedChanged()
 	l.mu.Unlock()
 	if evicted != nil {
@@ -89,6 +104,14 @@ func (l *Listener) park(c net.Conn, addr string) {
 	}
 	l.wg.Add(1)
 	go func() { defer l.wg.Done(); l.watch(p, addr) }()
+}
+
+func unwrapTCP(c net.Conn) (*net.TCPConn, bool) {
+	if p, ok := c.(*peekedConn); ok {
+		c = p.Conn
+	}
+	tc, ok := c.(*net.TCPConn)
+	return tc, ok
 }
 
 // parkedChanged wakes Dials waiting for a parked connection (l.mu held).
@@ -291,7 +314,7 @@ func (l *Listener) parkAt(self, target string, stop chan struct{}) (net.Conn, []
 		}
 		cancel()
 	}()
-	var d net.Dialer
+	d := net.Dialer{KeepAliveConfig: reverseKeepAlive}
 	c, err := d.DialContext(ctx, "tcp", target)
 	if err != nil {
 		return nil, nil, err

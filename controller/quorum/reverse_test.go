@@ -274,3 +274,41 @@ func TestReverseObserverFollowsTCPQuorum(t *testing.T) {
 	}
 	propose(tc.leader(), 2)
 }
+
+// TestVoterDialsOldObserver: an observer that never parked here (an
+// earlier build's, whose listener takes Raft) is dialed over TCP with
+// Preamble, so upgraded voters keep replicating to it.
+func TestVoterDialsOldObserver(t *testing.T) {
+	voter, err := Listen("127.0.0.1:0", "", nil, quietLogger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer voter.Close()
+	old, err := Listen("127.0.0.1:0", "", nil, quietLogger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	c, err := voter.Dial(raft.ServerAddress(old.Addr().String()), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("rpc"))
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if a, err := old.Accept(); err == nil {
+			accepted <- a
+		}
+	}()
+	select {
+	case a := <-accepted:
+		defer a.Close()
+		got := make([]byte, 3)
+		if _, err := io.ReadFull(a, got); err != nil || string(got) != "rpc" {
+			t.Fatalf("read %q, %v", got, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the earlier build's observer did not accept the voter's TCP connection")
+	}
+}

@@ -200,7 +200,9 @@ func openObserver(cfg *config.Config, clusterID, metaDir, bind, advertise string
 }
 
 // observerTargets are the controller listeners a broker-only node parks
-// reverse Raft connections at.
+// reverse Raft connections at: the voters of the Raft configuration it
+// follows, the static voters and controller.quorum.bootstrap.servers (the
+// same controller under two names gets connections under each).
 func observerTargets(cfg *config.Config, q *quorum.Quorum) []string {
 	var out []string
 	for _, v := range cfg.QuorumVoters {

@@ -36,8 +36,9 @@ const (
 	// replaced as soon as it is.
 	reverseSlots = 2
 	// maxParked bounds the parked connections a voter keeps per observer
-	// address; the oldest is closed when one more arrives.
-	maxParked = 2 * reverseSlots
+	// address; the oldest is closed when one more arrives (slack for an
+	// observer that reaches one voter under two names).
+	maxParked = 3 * reverseSlots
 	// reverseMemory is how long after an observer last parked a
 	// connection its voter still waits for one instead of dialing it.
 	reverseMemory = time.Minute

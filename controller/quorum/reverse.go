@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -50,6 +51,10 @@ const (
 	reverseBackoffMin = 100 * time.Millisecond
 	reverseBackoffMax = 2 * time.Second
 )
+
+// reverseWarnAfter is how long an observer fails to reach a voter before
+// it logs a WARN line (a variable for tests).
+var reverseWarnAfter = 30 * time.Second
 
 // reverseKeepAlive notices within about 11 s that the other end of an
 // idle parked connection is gone without a FIN (a powered-off or
@@ -248,9 +253,9 @@ func (l *Listener) reverseLoop(self string, targets func() []string) {
 			}
 			stop := make(chan struct{})
 			running[t] = stop
-			for range reverseSlots {
+			for i := range reverseSlots {
 				l.wg.Add(1)
-				go func() { defer l.wg.Done(); l.reverseSlot(self, t, stop) }()
+				go func() { defer l.wg.Done(); l.reverseSlot(self, t, stop, i == 0) }()
 			}
 		}
 		select {
@@ -264,8 +269,14 @@ func (l *Listener) reverseLoop(self string, targets func() []string) {
 // reverseSlot keeps one reverse connection parked at voter target: it
 // dials, waits for the voter to use it, hands it to Raft and dials again,
 // backing off after failures, until stop or Close.
-func (l *Listener) reverseSlot(self, target string, stop chan struct{}) {
+func (l *Listener) reverseSlot(self, target string, stop chan struct{}, logs bool) {
 	backoff := reverseBackoffMin
+	h := &slotHealth{failingSince: time.Now()}
+	held := func() {
+		if h.ok() && logs {
+			l.logger.Info("quorum: reverse Raft connections to a controller work again", "controller", target)
+		}
+	}
 	for {
 		select {
 		case <-stop:
@@ -274,7 +285,12 @@ func (l *Listener) reverseSlot(self, target string, stop chan struct{}) {
 			return
 		default:
 		}
-		c, first, err := l.parkAt(self, target, stop)
+		c, first, parked, err := l.parkAt(self, target, stop, held)
+		if parked {
+			held()
+		} else if failing := h.failed(); failing > 0 && logs {
+			l.logger.Warn("quorum: cannot leave Raft connections at a controller; this broker gets no metadata from it while it is the active controller", "controller", target, "for", failing.Round(time.Second), "err", err)
+		}
 		if err == nil {
 			backoff = reverseBackoffMin
 			// Raft owns the connection from here; Close still closes it.
@@ -302,9 +318,41 @@ func (l *Listener) reverseSlot(self, target string, stop chan struct{}) {
 	}
 }
 
+// slotHealth tells a reverse slot when to log that a voter cannot be
+// reached (once per failing period) and that it can again.
+type slotHealth struct {
+	mu           sync.Mutex
+	failingSince time.Time
+	warned       bool
+}
+
+// ok records a connection the voter kept; true when a WARN line was
+// logged since the last one.
+func (h *slotHealth) ok() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	was := h.warned
+	h.failingSince, h.warned = time.Now(), false
+	return was
+}
+
+// failed records a failure; it returns how long the voter has failed when
+// that reaches reverseWarnAfter for the first time, else 0.
+func (h *slotHealth) failed() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d := time.Since(h.failingSince)
+	if h.warned || d < reverseWarnAfter {
+		return 0
+	}
+	h.warned = true
+	return d
+}
+
 // parkAt dials target, parks the connection there and waits until the
-// voter uses it (its first byte, returned).
-func (l *Listener) parkAt(self, target string, stop chan struct{}) (net.Conn, []byte, error) {
+// voter uses it (its first byte, returned). parked: the voter kept it
+// (used it, or held it for at least a second; then held is called too).
+func (l *Listener) parkAt(self, target string, stop chan struct{}, held func()) (c net.Conn, first []byte, parked bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	go func() {
@@ -316,20 +364,21 @@ func (l *Listener) parkAt(self, target string, stop chan struct{}) (net.Conn, []
 		cancel()
 	}()
 	d := net.Dialer{KeepAliveConfig: reverseKeepAlive}
-	c, err := d.DialContext(ctx, "tcp", target)
+	c, err = d.DialContext(ctx, "tcp", target)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if !l.track(c, true) {
 		c.Close()
-		return nil, nil, net.ErrClosed
+		return nil, nil, false, net.ErrClosed
 	}
 	done := make(chan struct{})
 	defer close(done)
+	conn := c // c is a result: nil on errors
 	go func() {
 		select {
 		case <-stop:
-			c.Close()
+			conn.Close()
 		case <-done:
 		}
 	}()
@@ -341,16 +390,21 @@ func (l *Listener) parkAt(self, target string, stop chan struct{}) (net.Conn, []
 	if _, err := c.Write(hdr); err != nil {
 		l.track(c, false)
 		c.Close()
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	c.SetWriteDeadline(time.Time{})
-	first := make([]byte, 1)
+	wrote := time.Now()
+	heldTimer := time.AfterFunc(time.Second, held)
+	defer heldTimer.Stop()
+	first = make([]byte, 1)
 	if _, err := io.ReadFull(c, first); err != nil {
 		l.track(c, false)
 		c.Close()
-		return nil, nil, err
+		// A voter that closes at once did not keep it (an earlier
+		// build's: "unknown preamble").
+		return nil, nil, time.Since(wrote) >= time.Second, err
 	}
-	return c, first, nil
+	return c, first, true, nil
 }
 
 // trackedConn is a reverse connection handed to Raft: closing it forgets

@@ -5,7 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -310,5 +313,66 @@ func TestVoterDialsOldObserver(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the earlier build's observer did not accept the voter's TCP connection")
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestReverseUnreachableWarns: an observer that cannot park at a voter
+// logs one WARN line naming it, and one INFO line once it can.
+func TestReverseUnreachableWarns(t *testing.T) {
+	old := reverseWarnAfter
+	reverseWarnAfter = 300 * time.Millisecond
+	defer func() { reverseWarnAfter = old }()
+	// A port nobody listens on, then a voter on it.
+	tmp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := tmp.Addr().String()
+	tmp.Close()
+	var logs syncBuffer
+	obs, err := ListenBroker("127.0.0.1:0", "", nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	self := obs.Addr().String()
+	obs.StartReverse(self, func() []string { return []string{target} })
+	waitFor(t, 30*time.Second, "the WARN line", func() bool {
+		return strings.Contains(logs.String(), "cannot leave Raft connections at a controller")
+	})
+	voter, err := Listen(target, "", nil, quietLogger)
+	if err != nil {
+		t.Skipf("port %s taken meanwhile: %v", target, err)
+	}
+	defer voter.Close()
+	waitFor(t, 30*time.Second, "parked connections", func() bool { return voter.parkedCount(self) == reverseSlots })
+	c, err := voter.Dial(raft.ServerAddress(self), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte{1})
+	waitFor(t, 30*time.Second, "the INFO line", func() bool {
+		return strings.Contains(logs.String(), "reverse Raft connections to a controller work again")
+	})
+	if n := strings.Count(logs.String(), "cannot leave Raft connections"); n != 1 {
+		t.Fatalf("%d WARN lines, want 1", n)
 	}
 }

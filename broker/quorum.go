@@ -165,16 +165,20 @@ func openQuorum(cfg *config.Config, clusterID, metaDir string, kafka func(net.Co
 }
 
 // openObserver starts the metadata log of a broker-only node: a Raft
-// member that does not vote, on the listener clients and other brokers
-// reach it on (bind; Raft connections open with quorum.Preamble, every
-// other connection goes to kafka). The active controller adds it when it
-// registers; until then it has no leader, so it does not wait here.
+// member that does not vote. Its listener (bind) is the one clients and
+// other brokers reach it on, and it accepts no Raft there: the node parks
+// reverse connections at the voters' controller listeners (static voters,
+// controller.quorum.bootstrap.servers and the voters of the Raft
+// configuration it follows), which the active controller's Raft uses to
+// reach it at its registered address (advertise). The active controller
+// adds it when it registers; until then it has no leader, so it does not
+// wait here.
 func openObserver(cfg *config.Config, clusterID, metaDir, bind, advertise string, kafka func(net.Conn), logger *slog.Logger) (*quorum.Quorum, *quorum.Listener, error) {
 	_, voters, err := quorumOf(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	ln, err := quorum.Listen(bind, advertise, kafka, logger)
+	ln, err := quorum.ListenBroker(bind, advertise, kafka, logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,7 +195,28 @@ func openObserver(cfg *config.Config, clusterID, metaDir, bind, advertise string
 	if err != nil {
 		return nil, nil, err
 	}
+	ln.StartReverse(advertise, func() []string { return observerTargets(cfg, q) })
 	return q, ln, nil
+}
+
+// observerTargets are the controller listeners a broker-only node parks
+// reverse Raft connections at: the voters of the Raft configuration it
+// follows, the static voters and controller.quorum.bootstrap.servers (the
+// same controller under two names gets connections under each).
+func observerTargets(cfg *config.Config, q *quorum.Quorum) []string {
+	var out []string
+	for _, v := range cfg.QuorumVoters {
+		out = append(out, v.Addr())
+	}
+	out = append(out, cfg.QuorumBootstrapServers...)
+	if members, votes, err := q.Members(); err == nil {
+		for id, m := range members {
+			if votes[id] {
+				out = append(out, m.Addr)
+			}
+		}
+	}
+	return out
 }
 
 // quorumStartTimeout bounds how long a node of a multi-voter quorum waits at

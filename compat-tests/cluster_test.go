@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/compat-tests/harness"
+	"github.com/samsa-broker/samsa/controller/quorum"
 	"github.com/samsa-broker/samsa/wire"
 )
 
@@ -264,6 +265,24 @@ func TestClusterSeparateRoles(t *testing.T) {
 			return true
 		}) {
 			t.Fatalf("broker %d does not list the 3 brokers", i+4)
+		}
+	}
+	// A broker-only node's client listener does not speak Raft: its
+	// metadata log comes over connections it opens to the controllers, so
+	// a Raft preamble there (e.g. a fake leader's AppendEntries) is closed.
+	for _, addr := range brokers {
+		for _, pre := range [][]byte{quorum.Preamble, quorum.ReversePreamble} {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn.Write(append(append([]byte{}, pre...), 0, 0, 0, 0))
+			conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+			_, err = conn.Read(make([]byte, 1))
+			conn.Close()
+			if ne, ok := err.(net.Error); err == nil || ok && ne.Timeout() {
+				t.Fatalf("broker %s: Raft preamble %x: read %v, want the connection closed", addr, pre, err)
+			}
 		}
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic("split-topic"))

@@ -83,6 +83,16 @@
 // starts with a non-negative int32 size, never 0xff) and goes to the
 // listener's Kafka handler. Tests use raft.NewInmemTransport instead.
 //
+// A broker-only node (an observer) accepts no Raft on its listeners
+// (ListenBroker closes connections that open with a Raft preamble): it
+// dials the voters' controller listeners itself and parks idle connections
+// there, opened with ReversePreamble and its Raft address (StartReverse).
+// A voter's Dial of that address takes a parked connection (waiting up to
+// the dial timeout) instead of dialing TCP; the observer hands the
+// connection to its Raft transport when the first byte of an RPC arrives
+// and parks a replacement. An address that has not parked anything for a
+// minute is dialed over TCP, as earlier builds' observers expect.
+//
 // # Timeouts
 //
 // controller.quorum.election.timeout.ms (default 1 s) is both Raft's

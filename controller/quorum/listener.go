@@ -11,8 +11,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/raft"
 )
 
 // Preamble is what a samsa node writes first on a Raft connection to a
@@ -39,6 +37,16 @@ type Listener struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup
+	// broker: a broker-only node's client listener, which refuses Raft
+	// connections (its Raft traffic comes over reverse connections,
+	// StartReverse).
+	broker bool
+
+	mu       sync.Mutex
+	parked   map[string][]*parkedConn // reverse connections parked here, by observer address
+	lastPark map[string]time.Time
+	parkedCh chan struct{}     // closed when parked changes
+	outgoing map[net.Conn]bool // reverse connections this observer opened
 }
 
 // Listen opens the controller listener on bind. advertise is the address
@@ -46,12 +54,16 @@ type Listener struct {
 // empty: the bound address). onKafka takes ownership of every connection
 // that is not Raft; nil closes them with a log line.
 func Listen(bind, advertise string, onKafka func(net.Conn), logger *slog.Logger) (*Listener, error) {
+	return listen(bind, advertise, onKafka, logger, false)
+}
+
+func listen(bind, advertise string, onKafka func(net.Conn), logger *slog.Logger, broker bool) (*Listener, error) {
 	ln, err := net.Listen("tcp", bind)
 	if err != nil {
 		return nil, fmt.Errorf("quorum: controller listener: %w", err)
 	}
 	l := &Listener{ln: ln, advertise: ln.Addr(), logger: logger, onKafka: onKafka,
-		raftConns: make(chan net.Conn), closed: make(chan struct{})}
+		raftConns: make(chan net.Conn), closed: make(chan struct{}), broker: broker}
 	if advertise != "" {
 		a, err := net.ResolveTCPAddr("tcp", advertise)
 		if err != nil {
@@ -63,6 +75,14 @@ func Listen(bind, advertise string, onKafka func(net.Conn), logger *slog.Logger)
 	l.wg.Add(1)
 	go l.acceptLoop()
 	return l, nil
+}
+
+// ListenBroker opens a broker-only node's listener: like Listen, but a
+// connection that opens with a Raft preamble is closed with a log line
+// (Raft reaches a broker-only node only over the reverse connections it
+// opens itself, StartReverse).
+func ListenBroker(bind, advertise string, onKafka func(net.Conn), logger *slog.Logger) (*Listener, error) {
+	return listen(bind, advertise, onKafka, logger, true)
 }
 
 func (l *Listener) acceptLoop() {
@@ -117,15 +137,29 @@ func (l *Listener) route(c net.Conn) {
 		return
 	}
 	got := make([]byte, len(Preamble))
-	if _, err := io.ReadFull(br, got); err != nil || !bytes.Equal(got, Preamble) {
-		l.logger.Warn("quorum: closing a controller connection with an unknown preamble", "remote", c.RemoteAddr(), "preamble", fmt.Sprintf("%x", got))
+	_, err = io.ReadFull(br, got)
+	switch {
+	case err == nil && l.broker && (bytes.Equal(got, Preamble) || bytes.Equal(got, ReversePreamble)):
+		l.logger.Warn("quorum: closing a Raft connection to a broker listener: a broker-only node receives the metadata log only over connections it opens to the controllers", "remote", c.RemoteAddr())
 		c.Close()
-		return
-	}
-	c.SetReadDeadline(time.Time{})
-	select {
-	case l.raftConns <- &peekedConn{Conn: c, r: br}:
-	case <-l.closed:
+	case err == nil && bytes.Equal(got, Preamble):
+		c.SetReadDeadline(time.Time{})
+		select {
+		case l.raftConns <- &peekedConn{Conn: c, r: br}:
+		case <-l.closed:
+			c.Close()
+		}
+	case err == nil && bytes.Equal(got, ReversePreamble):
+		addr, err := readReverseAddr(br)
+		if err != nil || br.Buffered() > 0 {
+			l.logger.Warn("quorum: closing a reverse Raft connection with a bad header", "remote", c.RemoteAddr(), "err", err)
+			c.Close()
+			return
+		}
+		c.SetReadDeadline(time.Time{})
+		l.park(c, addr)
+	default:
+		l.logger.Warn("quorum: closing a controller connection with an unknown preamble", "remote", c.RemoteAddr(), "preamble", fmt.Sprintf("%x", got))
 		c.Close()
 	}
 }
@@ -149,22 +183,6 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 }
 
-// Dial implements raft.StreamLayer: a TCP connection that opens with
-// Preamble.
-func (l *Listener) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout("tcp", string(address), timeout)
-	if err != nil {
-		return nil, err
-	}
-	c.SetWriteDeadline(time.Now().Add(timeout))
-	if _, err := c.Write(Preamble); err != nil {
-		c.Close()
-		return nil, err
-	}
-	c.SetWriteDeadline(time.Time{})
-	return c, nil
-}
-
 // Addr is the advertised address (the voter's entry in
 // controller.quorum.voters).
 func (l *Listener) Addr() net.Addr { return l.advertise }
@@ -172,12 +190,27 @@ func (l *Listener) Addr() net.Addr { return l.advertise }
 // BoundAddr is the address the listener is bound to.
 func (l *Listener) BoundAddr() net.Addr { return l.ln.Addr() }
 
-// Close stops accepting and waits for the routing goroutines.
+// Close stops accepting, closes the reverse connections parked here or
+// opened from here, and waits for the routing goroutines.
 func (l *Listener) Close() error {
 	var err error
 	l.closeOnce.Do(func() {
+		l.mu.Lock()
 		close(l.closed)
+		var conns []net.Conn
+		for _, list := range l.parked {
+			for _, p := range list {
+				conns = append(conns, p.c)
+			}
+		}
+		for c := range l.outgoing {
+			conns = append(conns, c)
+		}
+		l.mu.Unlock()
 		err = l.ln.Close()
+		for _, c := range conns {
+			c.Close()
+		}
 		l.wg.Wait()
 	})
 	return err

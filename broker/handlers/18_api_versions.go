@@ -99,22 +99,30 @@ type Feature struct {
 //     cluster's Kafka release level; samsa serves the 4.4 APIs and
 //     behaviours the levels up to it bring (topic ids, KIP-853 voters,
 //     ELR). Its metadata log is not KRaft's, so no level changes records.
+//
 //   - kraft.version, supported 0-1 (KIP-853 voter changes, which samsa
 //     serves): finalized 1 with a dynamic quorum
 //     (controller.quorum.bootstrap.servers, no controller.quorum.voters),
 //     else 0, as Kafka formats a static quorum at 0.
+//
 //   - transaction.version 2 (KIP-890 part 2: clients skip
 //     AddPartitionsToTxn, EndTxn bumps the epoch).
+//
 //   - group.version 1 (KIP-848 consumer groups; only with the consumer
 //     protocol enabled).
+//
 //   - eligible.leader.replicas.version 1 (KIP-966: the controller keeps
 //     eligible leader replicas, controller/elr.go, shown by
 //     DescribeTopicPartitions).
+//
 //   - share.version 2 (KIP-932 share groups, with no configuration).
 //
-// streams.version (KIP-1071 streams groups; Kafka 4.4: 0-1, finalized 1)
-// is left out while samsa does not serve StreamsGroupHeartbeat: a client
-// that sees it finalized would use streams groups. A feature finalized at
+//   - streams.version 1 (KIP-1071 streams groups, 88_streams_group_*.go;
+//     only with the streams protocol in
+//     group.coordinator.rebalance.protocols, which is also when keys 88
+//     and 89 are listed).
+//
+// A feature finalized at
 // level 0 is not listed among the finalized ones, as in Kafka. The levels
 // are fixed (UpdateFeatures, 57_update_features.go, changes none), so the
 // finalized features epoch is 0 (Kafka's is the metadata offset of the
@@ -123,6 +131,10 @@ func Features(d *Deps) []Feature {
 	group := Feature{Name: "group.version", MinVersion: 0, MaxVersion: 1}
 	if consumerProtocolEnabled(d) {
 		group.FinalizedLevel = 1
+	}
+	streams := Feature{Name: "streams.version", MinVersion: 0, MaxVersion: 1}
+	if streamsProtocolEnabled(d) {
+		streams.FinalizedLevel = 1
 	}
 	kraft := Feature{Name: "kraft.version", MinVersion: 0, MaxVersion: 1}
 	if d != nil && d.Config != nil && len(d.Config.QuorumVoters) == 0 && len(d.Config.QuorumBootstrapServers) > 0 {
@@ -135,6 +147,7 @@ func Features(d *Deps) []Feature {
 		group,
 		{Name: "eligible.leader.replicas.version", MinVersion: 0, MaxVersion: 1, FinalizedLevel: 1},
 		{Name: "share.version", MinVersion: 0, MaxVersion: 2, FinalizedLevel: 2},
+		streams,
 	}
 }
 

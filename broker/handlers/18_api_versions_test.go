@@ -45,9 +45,8 @@ func TestApiVersionsFeaturesAndConsumerProtocol(t *testing.T) {
 	}
 	fin := finalized(resp)
 	// As a fresh Kafka 4.4 cluster with a static quorum (kafka-ref):
-	// kraft.version is finalized at 0, so not listed; streams.version is
-	// not advertised while streams groups are not served.
-	if fin["metadata.version"] != 33 || fin["transaction.version"] != 2 || fin["group.version"] != 1 || fin["eligible.leader.replicas.version"] != 1 || fin["share.version"] != 2 || len(fin) != 5 {
+	// kraft.version is finalized at 0, so not listed; streams.version at 1.
+	if fin["metadata.version"] != 33 || fin["transaction.version"] != 2 || fin["group.version"] != 1 || fin["eligible.leader.replicas.version"] != 1 || fin["share.version"] != 2 || fin["streams.version"] != 1 || len(fin) != 6 {
 		t.Fatalf("finalized features %v", fin)
 	}
 	supported := map[string][2]int16{}
@@ -56,7 +55,7 @@ func TestApiVersionsFeaturesAndConsumerProtocol(t *testing.T) {
 	}
 	if supported["metadata.version"] != [2]int16{7, 33} || supported["kraft.version"] != [2]int16{0, 1} ||
 		supported["transaction.version"] != [2]int16{0, 2} || supported["group.version"] != [2]int16{0, 1} ||
-		supported["eligible.leader.replicas.version"] != [2]int16{0, 1} || supported["share.version"] != [2]int16{0, 2} || len(supported) != 6 {
+		supported["eligible.leader.replicas.version"] != [2]int16{0, 1} || supported["share.version"] != [2]int16{0, 2} || supported["streams.version"] != [2]int16{0, 1} || len(supported) != 7 {
 		t.Fatalf("supported features %v", supported)
 	}
 	// The answer encodes at v3+ with the features (tagged fields).
@@ -75,7 +74,7 @@ func TestApiVersionsFeaturesAndConsumerProtocol(t *testing.T) {
 			t.Fatalf("key %d advertised with the consumer protocol off", k)
 		}
 	}
-	if fin := finalized(resp); fin["group.version"] != 0 || fin["transaction.version"] != 2 {
+	if fin := finalized(resp); fin["group.version"] != 0 || fin["streams.version"] != 0 || fin["transaction.version"] != 2 {
 		t.Fatalf("finalized with classic only: %v", fin)
 	}
 	if len(ApiVersionsResponse(nil).ApiKeys) != clientEntries() {
@@ -154,7 +153,7 @@ func TestApiVersionsFeaturesByVersion(t *testing.T) {
 		t.Fatalf("v3 supported features %+v", v3.SupportedFeatures)
 	}
 	v4 := e.call(t, req, 4).(*kmsg.ApiVersionsResponse)
-	if len(v4.SupportedFeatures) != 6 {
+	if len(v4.SupportedFeatures) != 7 {
 		t.Fatalf("v4 supported features %+v", v4.SupportedFeatures)
 	}
 	if len(v3.FinalizedFeatures) != len(v4.FinalizedFeatures) || finalized(v3)["metadata.version"] != 33 {

@@ -78,7 +78,7 @@ func TestUpdateFeatures(t *testing.T) {
 		// refused as such, a level above the range as unsupported.
 		{"metadata.version", 27, upgradeTypeUpgrade, "Invalid update version 27 for feature metadata.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."},
 		{"metadata.version", 34, upgradeTypeUpgrade, "Invalid update version 34 for feature metadata.version. Local controller 1 only supports versions 7-33"},
-		{"streams.version", 1, upgradeTypeUpgrade, "Invalid update version 1 for feature streams.version. Local controller 1 does not support this feature."},
+		{"test.feature.version", 1, upgradeTypeUpgrade, "Invalid update version 1 for feature test.feature.version. Local controller 1 does not support this feature."},
 	}
 	for _, c := range cases {
 		for _, v := range []int16{0, 1, 2} {

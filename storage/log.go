@@ -880,6 +880,19 @@ func (l *Log) flushLocked() error {
 
 // Close flushes and closes the log. Later calls return ErrClosed.
 func (l *Log) Close() error {
+	return l.close(true)
+}
+
+// discard closes the log without flushing it or writing a producer state
+// snapshot: for a log about to be deleted (Manager.DeleteLog), whose
+// unsynced data nobody will read, as Kafka's asynchronous delete renames a
+// log without flushing it. A crash before the deletion is durable leaves
+// an unflushed log, which recovery treats as after any crash.
+func (l *Log) discard() error {
+	return l.close(false)
+}
+
+func (l *Log) close(flush bool) error {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
 	l.mu.Lock()
@@ -890,7 +903,7 @@ func (l *Log) Close() error {
 	failed := l.mu.failed
 	l.mu.Unlock()
 	var err error
-	if failed == nil {
+	if failed == nil && flush {
 		err = l.flushLocked()
 		if err == nil {
 			if err = l.snapshotAtCloseLocked(); err != nil {

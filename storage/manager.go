@@ -520,7 +520,7 @@ func (m *Manager) DeleteLog(tp TopicPartition) error {
 	if !ok {
 		return nil
 	}
-	if err := ml.log.Close(); err != nil && !errors.Is(err, ErrClosed) {
+	if err := ml.log.discard(); err != nil && !errors.Is(err, ErrClosed) {
 		m.logger.Warn("storage: closing deleted log", "partition", tp.String(), "err", err)
 	}
 	path := filepath.Join(ml.dir, tp.String())

@@ -693,11 +693,7 @@ func (m *cgMember) updateEpochs() {
 func (g *ConsumerGroup) NextDeadline() (time.Time, bool) {
 	var next time.Time
 	for _, m := range g.members {
-		for _, d := range []time.Time{m.sessionDeadline, m.revokeDeadline} {
-			if !d.IsZero() && (next.IsZero() || d.Before(next)) {
-				next = d
-			}
-		}
+		next = earliestDeadline(next, m.sessionDeadline, m.revokeDeadline)
 	}
 	return next, !next.IsZero()
 }
@@ -716,9 +712,7 @@ func (g *ConsumerGroup) due(now time.Time) []cgFence {
 	var out []cgFence
 	for _, id := range slices.Sorted(maps.Keys(g.members)) {
 		m := g.members[id]
-		expired := !m.sessionDeadline.IsZero() && !now.Before(m.sessionDeadline)
-		late := !m.revokeDeadline.IsZero() && !now.Before(m.revokeDeadline)
-		if expired || late {
+		if due, expired := memberDue(now, m.sessionDeadline, m.revokeDeadline); due {
 			out = append(out, cgFence{member: id, clientID: m.clientID, epoch: m.epoch, expired: expired})
 		}
 	}
@@ -740,20 +734,12 @@ func (g *ConsumerGroup) Tick(now time.Time) []wire.Record {
 // epoch only an empty group accepts commits; a member must commit with
 // its current epoch, and with OffsetCommit v9+.
 func (g *ConsumerGroup) CommitCheck(version int16, epoch int32, memberID string) int16 {
-	if epoch < 0 && memberID == "" && len(g.members) == 0 {
-		return 0
+	m, found := g.members[memberID]
+	var memberEpoch int32
+	if found {
+		memberEpoch = m.epoch
 	}
-	m := g.members[memberID]
-	if m == nil {
-		return kerr.UnknownMemberID.Code
-	}
-	if version < 9 {
-		return kerr.UnsupportedVersion.Code
-	}
-	if epoch != m.epoch {
-		return kerr.StaleMemberEpoch.Code
-	}
-	return 0
+	return memberCommitCheck(version, epoch, memberID, len(g.members) == 0, found, memberEpoch)
 }
 
 // OffsetCommitCheck is CommitCheck with KIP-1251's relaxation for
@@ -791,21 +777,16 @@ func (g *ConsumerGroup) PartitionCommitCheck(epoch int32, memberID, topic string
 // FetchCheck validates an OffsetFetch v9+ naming a member: an admin fetch
 // (no member id, negative epoch) is always fine.
 func (g *ConsumerGroup) FetchCheck(memberID *string, epoch int32) int16 {
-	if (memberID == nil || *memberID == "") && epoch < 0 {
+	id, admin := fetchMemberID(memberID, epoch)
+	if admin {
 		return 0
 	}
-	id := ""
-	if memberID != nil {
-		id = *memberID
+	m, found := g.members[id]
+	var memberEpoch int32
+	if found {
+		memberEpoch = m.epoch
 	}
-	m := g.members[id]
-	if m == nil {
-		return kerr.UnknownMemberID.Code
-	}
-	if epoch != m.epoch {
-		return kerr.StaleMemberEpoch.Code
-	}
-	return 0
+	return memberFetchCheck(epoch, found, memberEpoch)
 }
 
 // Describe returns the group as ConsumerGroupDescribe reports it. names

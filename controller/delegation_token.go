@@ -214,43 +214,20 @@ func principalType(p string) string {
 // owner nor renewer DELEGATION_TOKEN_OWNER_MISMATCH. It returns the new
 // expiry timestamp.
 func (c *Controller) RenewDelegationToken(s DelegationTokenSettings, now time.Time, principal string, mac []byte, periodMs int64) (int64, int16, string) {
-	if s.SecretKey == "" {
-		return 0, kerr.DelegationTokenAuthDisabled.Code, ""
-	}
-	nowMs := now.UnixMilli()
-	var (
-		expiry int64
-		code   int16
-	)
-	err := c.write(false, func(img *Image) []Record {
-		t, ok := tokenForHMAC(img, s.SecretKey, mac)
+	return c.changeDelegationToken(s, now, mac, func(t DelegationToken, nowMs int64) ([]Record, int64, int16) {
 		switch {
-		case !ok:
-			code = kerr.DelegationTokenNotFound.Code
-			return nil
 		case t.Expired(nowMs):
-			code = kerr.DelegationTokenExpired.Code
-			return nil
+			return nil, 0, kerr.DelegationTokenExpired.Code
 		case !t.mayRenew(principal):
-			code = kerr.DelegationTokenOwnerMismatch.Code
-			return nil
+			return nil, 0, kerr.DelegationTokenOwnerMismatch.Code
 		}
 		period := s.ExpiryTimeMs
 		if periodMs > 0 {
 			period = min(period, periodMs)
 		}
-		expiry = min(t.MaxTimestamp, saturatingAdd(nowMs, period))
-		t.ExpiryTimestamp = expiry
-		return []Record{DelegationTokenRecord{DelegationToken: t}}
+		t.ExpiryTimestamp = min(t.MaxTimestamp, saturatingAdd(nowMs, period))
+		return []Record{DelegationTokenRecord{DelegationToken: t}}, t.ExpiryTimestamp, 0
 	})
-	if err != nil && overrides(code, err) {
-		code, msg := errorCode(err)
-		return 0, code, msg
-	}
-	if code != 0 {
-		return 0, code, ""
-	}
-	return expiry, 0, ""
 }
 
 // ExpireDelegationToken sets the expiry of the token whose HMAC is mac to
@@ -261,6 +238,26 @@ func (c *Controller) RenewDelegationToken(s DelegationTokenSettings, now time.Ti
 // DELEGATION_TOKEN_EXPIRED unless it is removed. It returns the new
 // expiry timestamp (now for a removal).
 func (c *Controller) ExpireDelegationToken(s DelegationTokenSettings, now time.Time, principal string, mac []byte, periodMs int64) (int64, int16, string) {
+	return c.changeDelegationToken(s, now, mac, func(t DelegationToken, nowMs int64) ([]Record, int64, int16) {
+		switch {
+		case !t.mayRenew(principal):
+			return nil, 0, kerr.DelegationTokenOwnerMismatch.Code
+		case periodMs < 0:
+			return []Record{DelegationTokenRecord{DelegationToken: DelegationToken{TokenID: t.TokenID}, Remove: true}}, nowMs, 0
+		case t.Expired(nowMs):
+			return nil, 0, kerr.DelegationTokenExpired.Code
+		}
+		t.ExpiryTimestamp = min(t.MaxTimestamp, saturatingAdd(nowMs, periodMs))
+		return []Record{DelegationTokenRecord{DelegationToken: t}}, t.ExpiryTimestamp, 0
+	})
+}
+
+// changeDelegationToken is the write Renew and Expire share: with tokens
+// enabled, it finds the token whose HMAC is mac in the latest metadata
+// (DELEGATION_TOKEN_NOT_FOUND when none) and writes the records change
+// decides on, returning the expiry it reports, or its error code.
+func (c *Controller) changeDelegationToken(s DelegationTokenSettings, now time.Time, mac []byte,
+	change func(t DelegationToken, nowMs int64) (recs []Record, expiry int64, code int16)) (int64, int16, string) {
 	if s.SecretKey == "" {
 		return 0, kerr.DelegationTokenAuthDisabled.Code, ""
 	}
@@ -271,23 +268,13 @@ func (c *Controller) ExpireDelegationToken(s DelegationTokenSettings, now time.T
 	)
 	err := c.write(false, func(img *Image) []Record {
 		t, ok := tokenForHMAC(img, s.SecretKey, mac)
-		switch {
-		case !ok:
+		if !ok {
 			code = kerr.DelegationTokenNotFound.Code
 			return nil
-		case !t.mayRenew(principal):
-			code = kerr.DelegationTokenOwnerMismatch.Code
-			return nil
-		case periodMs < 0:
-			expiry = nowMs
-			return []Record{DelegationTokenRecord{DelegationToken: DelegationToken{TokenID: t.TokenID}, Remove: true}}
-		case t.Expired(nowMs):
-			code = kerr.DelegationTokenExpired.Code
-			return nil
 		}
-		expiry = min(t.MaxTimestamp, saturatingAdd(nowMs, periodMs))
-		t.ExpiryTimestamp = expiry
-		return []Record{DelegationTokenRecord{DelegationToken: t}}
+		var recs []Record
+		recs, expiry, code = change(t, nowMs)
+		return recs
 	})
 	if err != nil && overrides(code, err) {
 		code, msg := errorCode(err)

@@ -235,17 +235,28 @@ func (s *shard) expireConsumerOffsets(cg *ConsumerGroup, g *Group, now time.Time
 	if !cg.Empty() {
 		subscribed = cg.SubscribedTopics()
 	}
+	s.expireModernOffsets(g, now, cg.Empty(), cg.emptySince, subscribed, "consumer", func() error {
+		return s.deleteConsumerGroup(cg, now)
+	})
+}
+
+// expireModernOffsets expires the offsets of a consumer or streams group's
+// holder g: retention after the commit (or after the group emptied, when
+// empty), never for the topics in keep or with a transaction still
+// writing them, as Kafka keeps partitions with pending transactional
+// offsets. An empty group with no offsets left past the retention is
+// deleted with deleteGroup.
+// REQUIRES: on the shard goroutine.
+func (s *shard) expireModernOffsets(g *Group, now time.Time, empty bool, emptySince time.Time, keep map[string]bool, kind string, deleteGroup func() error) {
 	retention := s.c.opts.OffsetsRetention
 	var recs []wire.Record
 	var gone []topicPartition
 	for tp, e := range g.offsets {
 		base := e.commitTime
-		if cg.Empty() && cg.emptySince.After(base) {
-			base = cg.emptySince
+		if empty && emptySince.After(base) {
+			base = emptySince
 		}
-		// Offsets a transaction is still writing stay, as Kafka keeps
-		// partitions with pending transactional offsets.
-		if subscribed[tp.topic] || now.Before(base.Add(retention)) || s.pendingTxn().has(g.id, tp) {
+		if keep[tp.topic] || now.Before(base.Add(retention)) || s.pendingTxn().has(g.id, tp) {
 			continue
 		}
 		recs = append(recs, wire.Record{Key: offsetCommitKey(g.id, tp)})
@@ -262,9 +273,9 @@ func (s *shard) expireConsumerOffsets(cg *ConsumerGroup, g *Group, now time.Time
 		}
 		tracked()
 	}
-	if cg.Empty() && len(g.offsets) == 0 && !now.Before(cg.emptySince.Add(retention)) && !s.pendingTxn().hasGroup(g.id) {
-		if err := s.deleteConsumerGroup(cg, now); err != nil {
-			s.logger.Warn("coordinator: expiring consumer group failed", "group", g.id, "err", err)
+	if empty && len(g.offsets) == 0 && !now.Before(emptySince.Add(retention)) && !s.pendingTxn().hasGroup(g.id) {
+		if err := deleteGroup(); err != nil {
+			s.logger.Warn("coordinator: expiring "+kind+" group failed", "group", g.id, "err", err)
 		}
 	}
 }

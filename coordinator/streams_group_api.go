@@ -293,36 +293,9 @@ func (s *shard) expireStreamsOffsets(sg *StreamsGroup, g *Group, now time.Time) 
 	if !sg.Empty() {
 		reading = sg.SourceTopics()
 	}
-	retention := s.c.opts.OffsetsRetention
-	var recs []wire.Record
-	var gone []topicPartition
-	for tp, e := range g.offsets {
-		base := e.commitTime
-		if sg.Empty() && sg.emptySince.After(base) {
-			base = sg.emptySince
-		}
-		if reading[tp.topic] || now.Before(base.Add(retention)) || s.pendingTxn().has(g.id, tp) {
-			continue
-		}
-		recs = append(recs, wire.Record{Key: offsetCommitKey(g.id, tp)})
-		gone = append(gone, tp)
-	}
-	if len(recs) > 0 {
-		if err := s.append(now, recs); err != nil {
-			s.logger.Warn("coordinator: expiring offsets failed", "group", g.id, "err", err)
-			return
-		}
-		tracked := s.trackOffsets(g.id, gone)
-		for _, tp := range gone {
-			delete(g.offsets, tp)
-		}
-		tracked()
-	}
-	if sg.Empty() && len(g.offsets) == 0 && !now.Before(sg.emptySince.Add(retention)) && !s.pendingTxn().hasGroup(g.id) {
-		if err := s.deleteStreamsGroup(sg, now); err != nil {
-			s.logger.Warn("coordinator: expiring streams group failed", "group", g.id, "err", err)
-		}
-	}
+	s.expireModernOffsets(g, now, sg.Empty(), sg.emptySince, reading, "streams", func() error {
+		return s.deleteStreamsGroup(sg, now)
+	})
 }
 
 // restoreStreamsGroups installs the streams groups read at load. The

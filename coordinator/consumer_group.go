@@ -63,31 +63,17 @@ type topicMeta struct {
 
 // cgMember is one member of a consumer group.
 type cgMember struct {
-	id             string
-	instanceID     *string
-	rackID         *string
-	clientID       string
-	clientHost     string
+	modernMember
 	topicNames     []string // sorted
 	regex          string   // "" for none
 	serverAssignor string   // "" for none
 
-	rebalanceTimeout time.Duration
-
-	epoch             int32
-	prevEpoch         int32
-	state             memberState
 	assigned          Assignment
 	pendingRevocation Assignment
 	// epochs is the member epoch at which each partition of assigned and
 	// pendingRevocation was assigned (KIP-1251): a commit with an older
 	// epoch than the member's is still good for partitions it had then.
 	epochs map[assignTP]int32
-
-	sessionDeadline time.Time
-	// revokeDeadline is set while the member must revoke partitions: it
-	// is fenced if it has not by then (its rebalance timeout).
-	revokeDeadline time.Time
 }
 
 func (m *cgMember) clone() *cgMember {
@@ -107,16 +93,10 @@ func (m *cgMember) clone() *cgMember {
 // and reads no clock; methods return the records to write. Not safe for
 // concurrent use: the shard goroutine owns it.
 type ConsumerGroup struct {
+	modernGroup[*cgMember, Assignment]
 	cfg *ConsumerGroupConfig
-	id  string
 
-	epoch           int32 // group epoch
-	assignmentEpoch int32 // epoch of target
-	members         map[string]*cgMember
-	static          map[string]string // instance id -> member id
-	target          map[string]Assignment
-	meta            map[string]topicMeta // subscribed topics by name
-	emptySince      time.Time
+	meta map[string]topicMeta // subscribed topics by name
 
 	regexes map[string]*regexp.Regexp // compiled subscriptions, not persisted
 }
@@ -127,42 +107,17 @@ type ConsumerGroup struct {
 // with it (compat-tests/diff, ConsumerGroupDescribe).
 func NewConsumerGroup(cfg *ConsumerGroupConfig, id string, now time.Time) *ConsumerGroup {
 	return &ConsumerGroup{
-		cfg:        cfg,
-		id:         id,
-		epoch:      1,
-		members:    map[string]*cgMember{},
-		static:     map[string]string{},
-		target:     map[string]Assignment{},
-		meta:       map[string]topicMeta{},
-		emptySince: now,
-		regexes:    map[string]*regexp.Regexp{},
+		modernGroup: newModernGroup[*cgMember, Assignment](id, 1, now),
+		cfg:         cfg,
+		meta:        map[string]topicMeta{},
+		regexes:     map[string]*regexp.Regexp{},
 	}
 }
-
-// ID returns the group id.
-func (g *ConsumerGroup) ID() string { return g.id }
-
-// Epoch returns the group epoch.
-func (g *ConsumerGroup) Epoch() int32 { return g.epoch }
-
-// AssignmentEpoch returns the epoch of the target assignment.
-func (g *ConsumerGroup) AssignmentEpoch() int32 { return g.assignmentEpoch }
-
-// Empty tells whether the group has no member.
-func (g *ConsumerGroup) Empty() bool { return len(g.members) == 0 }
 
 // clone returns a deep copy, to roll back when a write fails.
 func (g *ConsumerGroup) clone() *ConsumerGroup {
 	c := *g
-	c.members = make(map[string]*cgMember, len(g.members))
-	for id, m := range g.members {
-		c.members[id] = m.clone()
-	}
-	c.static = maps.Clone(g.static)
-	c.target = make(map[string]Assignment, len(g.target))
-	for id, a := range g.target {
-		c.target[id] = a.clone()
-	}
+	c.modernGroup = g.cloneModern()
 	c.meta = maps.Clone(g.meta)
 	return &c
 }
@@ -171,21 +126,10 @@ func (g *ConsumerGroup) clone() *ConsumerGroup {
 // (the target lags the group epoch), Reconciling (a member has not reached
 // the target) or Stable.
 func (g *ConsumerGroup) StateName() string {
-	switch {
-	case len(g.members) == 0:
+	if len(g.members) == 0 {
 		return "Empty"
-	case g.epoch != g.assignmentEpoch:
-		return "Assigning"
 	}
-	for _, m := range g.members {
-		if m.epoch == leaveStaticGroupEpoch {
-			continue
-		}
-		if m.epoch != g.assignmentEpoch || m.state != memberStable {
-			return "Reconciling"
-		}
-	}
-	return "Stable"
+	return g.progressState()
 }
 
 // hbError sets an error on a heartbeat response.
@@ -210,29 +154,22 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *
 	var m *cgMember
 	replaced := false // a static member came back under a new id
 	if req.MemberEpoch == 0 {
-		if req.InstanceID != nil {
-			if prevID, ok := g.static[*req.InstanceID]; ok && prevID != req.MemberID {
-				prev := g.members[prevID]
-				if prev.epoch != leaveStaticGroupEpoch {
-					hbError(resp, kerr.UnreleasedInstanceID, "static member "+*req.InstanceID+" is still in use by member "+prevID)
-					return nil
-				}
-				// The static member comes back under a new member id
-				// and takes over its assignment.
-				m = prev.clone()
-				m.id = req.MemberID
-				m.epoch, m.state = 0, memberStable
-				m.pendingRevocation = Assignment{}
-				m.epochs = nil // a new member: what it keeps counts from its new epoch
-				recs = append(recs, recsCGMemberGone(g.id, prevID)...)
-				delete(g.members, prevID)
-				if t, ok := g.target[prevID]; ok {
-					g.target[m.id] = t
-					delete(g.target, prevID)
-					recs = append(recs, recCGTargetMember(g.id, m.id, t))
-				}
-				old, replaced = prev, true
+		if prevID, prev, ok := g.staticHolder(req.InstanceID, req.MemberID); ok {
+			if prev.epoch != leaveStaticGroupEpoch {
+				hbError(resp, kerr.UnreleasedInstanceID, "static member "+*req.InstanceID+" is still in use by member "+prevID)
+				return nil
 			}
+			// The static member comes back under a new member id
+			// and takes over its assignment.
+			m = prev.clone()
+			m.id = req.MemberID
+			m.pendingRevocation = Assignment{}
+			m.epochs = nil // a new member: what it keeps counts from its new epoch
+			recs = append(recs, recsCGMemberGone(g.id, prevID)...)
+			if t, moved := g.takeOver(m, prevID); moved {
+				recs = append(recs, recCGTargetMember(g.id, m.id, t))
+			}
+			old, replaced = prev, true
 		}
 		if m == nil && old != nil {
 			m = old.clone()
@@ -242,7 +179,7 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *
 				hbError(resp, kerr.GroupMaxSizeReached, "the consumer group has reached its maximum number of members")
 				return nil
 			}
-			m = &cgMember{id: req.MemberID, assigned: Assignment{}, pendingRevocation: Assignment{}}
+			m = &cgMember{modernMember: modernMember{id: req.MemberID}, assigned: Assignment{}, pendingRevocation: Assignment{}}
 		}
 	} else {
 		if old == nil {
@@ -257,15 +194,9 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *
 	}
 
 	// Subscription and client metadata.
-	m.clientID, m.clientHost = c.ID, c.Host
-	if req.InstanceID != nil {
-		m.instanceID = req.InstanceID
-	}
+	m.setClient(c, req.InstanceID, req.RebalanceTimeoutMillis)
 	if req.RackID != nil {
 		m.rackID = req.RackID
-	}
-	if req.RebalanceTimeoutMillis > 0 {
-		m.rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
 	}
 	if req.SubscribedTopicNames != nil {
 		m.topicNames = slices.Sorted(slices.Values(req.SubscribedTopicNames))
@@ -281,10 +212,7 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *
 	if old == nil || replaced || bump || !sameMemberMetadata(old, m) {
 		recs = append(recs, recCGMember(g.id, m))
 	}
-	g.members[m.id] = m
-	if m.instanceID != nil {
-		g.static[*m.instanceID] = m.id
-	}
+	g.putMember(m)
 
 	if meta := g.subscriptionMetadata(img); !maps.Equal(meta, g.meta) {
 		g.meta = meta
@@ -301,7 +229,7 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *
 
 	before := old
 	if before == nil || replaced {
-		before = &cgMember{epoch: -1}
+		before = &cgMember{modernMember: modernMember{epoch: -1}}
 	}
 	g.reconcile(now, m, req.Topics)
 	if m.epoch != before.epoch || m.prevEpoch != before.prevEpoch || m.state != before.state ||
@@ -341,46 +269,33 @@ func sameMemberMetadata(a, b *cgMember) bool {
 // is the previous epoch (our answer bumping it was lost) and the member
 // owns nothing it should not (Kafka's throwIfMemberEpochIsInvalid).
 func (m *cgMember) checkEpoch(received int32, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) *kerr.Error {
-	if received > m.epoch {
-		return kerr.FencedMemberEpoch
-	}
-	if received < m.epoch {
-		if received != m.prevEpoch || owned == nil {
-			return kerr.FencedMemberEpoch
-		}
+	return m.modernMember.checkEpoch(received, owned != nil, func() bool {
 		for _, t := range owned {
 			for _, p := range t.Partitions {
 				if !m.assigned.has(t.TopicID, p) {
-					return kerr.FencedMemberEpoch
+					return false
 				}
 			}
 		}
-	}
-	return nil
+		return true
+	})
 }
 
 // leave handles member epochs -1 (leave) and -2 (a static member leaving
 // for now: it keeps its assignment until its session expires or its
 // instance rejoins).
 func (g *ConsumerGroup) leave(now time.Time, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) []wire.Record {
-	m := g.members[req.MemberID]
-	if m == nil && req.InstanceID != nil {
-		if id, ok := g.static[*req.InstanceID]; ok {
-			m = g.members[id]
-		}
-	}
-	if m == nil {
+	m, ok := g.leaving(req.MemberID, req.InstanceID)
+	if !ok {
 		hbError(resp, kerr.UnknownMemberID, "member "+req.MemberID+" is not a member of group "+g.id)
 		return nil
 	}
 	resp.MemberID = &req.MemberID
 	resp.MemberEpoch = req.MemberEpoch
 	if req.MemberEpoch == leaveStaticGroupEpoch && m.instanceID != nil {
-		if m.epoch == leaveStaticGroupEpoch {
+		if !m.leaveStatic() {
 			return nil
 		}
-		m.prevEpoch, m.epoch = m.epoch, leaveStaticGroupEpoch
-		m.revokeDeadline = time.Time{}
 		return []wire.Record{recCGCurrent(g.id, m)}
 	}
 	return g.removeMember(now, m.id)
@@ -389,21 +304,10 @@ func (g *ConsumerGroup) leave(now time.Time, req *kmsg.ConsumerGroupHeartbeatReq
 // removeMember drops a member (left, expired or fenced) and bumps the group
 // epoch; the next heartbeat computes the new target.
 func (g *ConsumerGroup) removeMember(now time.Time, id string) []wire.Record {
-	m := g.members[id]
-	if m == nil {
+	if !g.dropMember(now, id) {
 		return nil
 	}
-	recs := recsCGMemberGone(g.id, id)
-	delete(g.members, id)
-	delete(g.target, id)
-	if m.instanceID != nil && g.static[*m.instanceID] == id {
-		delete(g.static, *m.instanceID)
-	}
-	if len(g.members) == 0 {
-		g.emptySince = now
-	}
-	g.epoch++
-	return append(recs, recCGMetadata(g.id, g.epoch))
+	return append(recsCGMemberGone(g.id, id), recCGMetadata(g.id, g.epoch))
 }
 
 // compiledRegex returns a member's subscription regex, compiled once.
@@ -588,30 +492,20 @@ func (g *ConsumerGroup) ownedByOthers(id string) map[assignTP]bool {
 // CurrentAssignmentBuilder). owned is what the member says it holds; nil
 // when it did not say.
 func (g *ConsumerGroup) reconcile(now time.Time, m *cgMember, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) {
-	switch m.state {
-	case memberStable:
-		if m.epoch != g.assignmentEpoch {
-			g.nextAssignment(now, m)
-		}
-	case memberUnrevoked:
+	revoked := func() bool {
 		if owned == nil {
-			return
+			return false
 		}
 		for _, t := range owned {
 			for _, p := range t.Partitions {
 				if m.pendingRevocation.has(t.TopicID, p) {
-					return // still revoking
+					return false // still revoking
 				}
 			}
 		}
-		// Revoked: what comes next (maybe another revocation, with a
-		// fresh rebalance timeout) starts from a settled member.
-		m.pendingRevocation = Assignment{}
-		m.state, m.revokeDeadline = memberStable, time.Time{}
-		g.nextAssignment(now, m)
-	case memberUnreleased:
-		g.nextAssignment(now, m)
+		return true
 	}
+	g.modernGroup.reconcile(&m.modernMember, revoked, func() { g.nextAssignment(now, m) })
 }
 
 // nextAssignment computes a member's next step towards its target: first
@@ -632,10 +526,7 @@ func (g *ConsumerGroup) nextAssignment(now time.Time, m *cgMember) {
 	if revoke.count() > 0 {
 		m.assigned = kept
 		m.pendingRevocation = revoke
-		if m.state != memberUnrevoked {
-			m.revokeDeadline = now.Add(m.rebalanceTimeout)
-		}
-		m.state = memberUnrevoked
+		m.startRevocation(now)
 		m.updateEpochs()
 		return
 	}
@@ -658,15 +549,7 @@ func (g *ConsumerGroup) nextAssignment(now time.Time, m *cgMember) {
 	}
 	m.assigned = kept
 	m.pendingRevocation = Assignment{}
-	m.revokeDeadline = time.Time{}
-	if m.epoch != g.assignmentEpoch {
-		m.prevEpoch, m.epoch = m.epoch, g.assignmentEpoch
-	}
-	if unreleased {
-		m.state = memberUnreleased
-	} else {
-		m.state = memberStable
-	}
+	m.settle(g.assignmentEpoch, unreleased)
 	m.updateEpochs()
 }
 
@@ -689,36 +572,6 @@ func (m *cgMember) updateEpochs() {
 	m.epochs = next
 }
 
-// NextDeadline returns the earliest session or revocation deadline.
-func (g *ConsumerGroup) NextDeadline() (time.Time, bool) {
-	var next time.Time
-	for _, m := range g.members {
-		next = earliestDeadline(next, m.sessionDeadline, m.revokeDeadline)
-	}
-	return next, !next.IsZero()
-}
-
-// cgFence is a member that Tick removes, and why.
-type cgFence struct {
-	member   string
-	clientID string
-	epoch    int32
-	expired  bool // its session expired (else it did not revoke in time)
-}
-
-// due returns the members whose session expired or who did not revoke
-// within their rebalance timeout, sorted by member id.
-func (g *ConsumerGroup) due(now time.Time) []cgFence {
-	var out []cgFence
-	for _, id := range slices.Sorted(maps.Keys(g.members)) {
-		m := g.members[id]
-		if due, expired := memberDue(now, m.sessionDeadline, m.revokeDeadline); due {
-			out = append(out, cgFence{member: id, clientID: m.clientID, epoch: m.epoch, expired: expired})
-		}
-	}
-	return out
-}
-
 // Tick removes members whose session expired or who did not revoke within
 // their rebalance timeout, and returns the records to write.
 func (g *ConsumerGroup) Tick(now time.Time) []wire.Record {
@@ -727,19 +580,6 @@ func (g *ConsumerGroup) Tick(now time.Time) []wire.Record {
 		recs = append(recs, g.removeMember(now, f.member)...)
 	}
 	return recs
-}
-
-// CommitCheck validates an OffsetCommit to the group (Kafka's
-// ConsumerGroup.validateOffsetCommit): with no member id and a negative
-// epoch only an empty group accepts commits; a member must commit with
-// its current epoch, and with OffsetCommit v9+.
-func (g *ConsumerGroup) CommitCheck(version int16, epoch int32, memberID string) int16 {
-	m, found := g.members[memberID]
-	var memberEpoch int32
-	if found {
-		memberEpoch = m.epoch
-	}
-	return memberCommitCheck(version, epoch, memberID, len(g.members) == 0, found, memberEpoch)
 }
 
 // OffsetCommitCheck is CommitCheck with KIP-1251's relaxation for
@@ -772,21 +612,6 @@ func (g *ConsumerGroup) PartitionCommitCheck(epoch int32, memberID, topic string
 		return kerr.StaleMemberEpoch.Code
 	}
 	return 0
-}
-
-// FetchCheck validates an OffsetFetch v9+ naming a member: an admin fetch
-// (no member id, negative epoch) is always fine.
-func (g *ConsumerGroup) FetchCheck(memberID *string, epoch int32) int16 {
-	id, admin := fetchMemberID(memberID, epoch)
-	if admin {
-		return 0
-	}
-	m, found := g.members[id]
-	var memberEpoch int32
-	if found {
-		memberEpoch = m.epoch
-	}
-	return memberFetchCheck(epoch, found, memberEpoch)
 }
 
 // Describe returns the group as ConsumerGroupDescribe reports it. names
@@ -855,9 +680,11 @@ func restoreConsumerGroup(cfg *ConsumerGroupConfig, id string, l *cgLoad, now ti
 		g.meta = l.meta
 	}
 	for mid, m := range l.members {
+		var curModern *modernMember
 		if cur := l.current[mid]; cur != nil {
-			m.epoch, m.prevEpoch, m.state = cur.epoch, cur.prevEpoch, cur.state
+			curModern = &cur.modernMember
 			m.assigned, m.pendingRevocation = cur.assigned, cur.pendingRevocation
+			m.epochs = cur.epochs
 		}
 		if m.assigned == nil {
 			m.assigned = Assignment{}
@@ -865,18 +692,8 @@ func restoreConsumerGroup(cfg *ConsumerGroupConfig, id string, l *cgLoad, now ti
 		if m.pendingRevocation == nil {
 			m.pendingRevocation = Assignment{}
 		}
-		if cur := l.current[mid]; cur != nil {
-			m.epochs = cur.epochs
-		}
+		g.restoreMember(m, curModern, now, cfg.SessionTimeout)
 		m.updateEpochs() // partitions without a stored epoch count from the current one
-		m.sessionDeadline = now.Add(cfg.SessionTimeout)
-		if m.state == memberUnrevoked {
-			m.revokeDeadline = now.Add(m.rebalanceTimeout)
-		}
-		g.members[mid] = m
-		if m.instanceID != nil {
-			g.static[*m.instanceID] = mid
-		}
 	}
 	for mid, a := range l.targets {
 		if _, ok := g.members[mid]; ok {

@@ -364,7 +364,7 @@ func (ls *loadState) applyConsumerGroup(key, value []byte) error {
 			l.meta[name] = topicMeta{id: id, partitions: parts}
 		}
 	case keyCGMemberMetadata:
-		m := &cgMember{id: member}
+		m := &cgMember{modernMember: modernMember{id: member}}
 		m.instanceID = r.CompactNullableString()
 		m.rackID = r.CompactNullableString()
 		m.clientID = r.CompactString()
@@ -383,7 +383,7 @@ func (ls *loadState) applyConsumerGroup(key, value []byte) error {
 	case keyCGTargetMember:
 		l.targets[member] = r.topicPartitions(nil)
 	case keyCGCurrentAssignment:
-		m := &cgMember{id: member}
+		m := &cgMember{modernMember: modernMember{id: member}}
 		m.epoch = r.Int32()
 		m.prevEpoch = r.Int32()
 		m.state = memberState(r.Int8())

@@ -27,11 +27,7 @@ type StreamsGroupConfig struct {
 
 // stMember is one member of a streams group.
 type stMember struct {
-	id            string
-	instanceID    *string
-	rackID        *string
-	clientID      string
-	clientHost    string
+	modernMember
 	processID     string
 	userEndpoint  *kmsg.StreamsGroupHeartbeatRequestUserEndpoint
 	clientTags    []kmsg.StreamsGroupHeartbeatRequestClientTag
@@ -39,16 +35,8 @@ type stMember struct {
 	taskEndOffset []kmsg.TaskOffset
 	topologyEpoch int32
 
-	rebalanceTimeout time.Duration
-
-	epoch             int32
-	prevEpoch         int32
-	state             memberState
 	assigned          streamsTasks
 	pendingRevocation taskSet // active tasks the member must give up
-
-	sessionDeadline time.Time
-	revokeDeadline  time.Time
 }
 
 func (m *stMember) clone() *stMember {
@@ -70,48 +58,27 @@ func (m *stMember) clone() *stMember {
 // (streams_group_records.go), so a restarted or failed-over coordinator
 // keeps the group, its epochs and assignments.
 type StreamsGroup struct {
+	modernGroup[*stMember, streamsTasks]
 	cfg *StreamsGroupConfig
-	id  string
 
-	epoch           int32
-	assignmentEpoch int32
-	members         map[string]*stMember
-	static          map[string]string
-	target          map[string]streamsTasks
-	topology        *kmsg.StreamsGroupHeartbeatRequestTopology
-	configured      *configuredTopology
-	endpointEpoch   int32
-	shutdown        string    // detail of a member's shutdown request, "" for none
-	delayUntil      time.Time // the first assignment's, once a member joined
-	emptySince      time.Time
+	topology      *kmsg.StreamsGroupHeartbeatRequestTopology
+	configured    *configuredTopology
+	endpointEpoch int32
+	shutdown      string    // detail of a member's shutdown request, "" for none
+	delayUntil    time.Time // the first assignment's, once a member joined
 }
 
 // NewStreamsGroup returns an empty streams group at epoch 0.
 func NewStreamsGroup(cfg *StreamsGroupConfig, id string, now time.Time) *StreamsGroup {
 	return &StreamsGroup{
-		cfg:        cfg,
-		id:         id,
-		members:    map[string]*stMember{},
-		static:     map[string]string{},
-		target:     map[string]streamsTasks{},
-		emptySince: now,
+		modernGroup: newModernGroup[*stMember, streamsTasks](id, 0, now),
+		cfg:         cfg,
 	}
 }
 
-// Empty tells whether the group has no member.
-func (g *StreamsGroup) Empty() bool { return len(g.members) == 0 }
-
 func (g *StreamsGroup) clone() *StreamsGroup {
 	c := *g
-	c.members = make(map[string]*stMember, len(g.members))
-	for id, m := range g.members {
-		c.members[id] = m.clone()
-	}
-	c.static = maps.Clone(g.static)
-	c.target = make(map[string]streamsTasks, len(g.target))
-	for id, t := range g.target {
-		c.target[id] = t.clone()
-	}
+	c.modernGroup = g.cloneModern()
 	return &c
 }
 
@@ -124,18 +91,8 @@ func (g *StreamsGroup) StateName() string {
 		return "Empty"
 	case !g.configured.ready():
 		return "NotReady"
-	case g.epoch != g.assignmentEpoch:
-		return "Assigning"
 	}
-	for _, m := range g.members {
-		if m.epoch == leaveStaticGroupEpoch {
-			continue
-		}
-		if m.epoch != g.assignmentEpoch || m.state != memberStable {
-			return "Reconciling"
-		}
-	}
-	return "Stable"
+	return g.progressState()
 }
 
 func stError(resp *kmsg.StreamsGroupHeartbeatResponse, e *kerr.Error, msg string) {
@@ -214,24 +171,16 @@ func (g *StreamsGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *k
 			stError(resp, kerr.InvalidRequest, "Topology updates are not supported yet.")
 			return nil
 		}
-		if req.InstanceID != nil {
-			if prevID, ok := g.static[*req.InstanceID]; ok && prevID != req.MemberID {
-				prev := g.members[prevID]
-				if prev.epoch != leaveStaticGroupEpoch {
-					stError(resp, kerr.UnreleasedInstanceID, "Static member "+*req.InstanceID+" with member id "+prevID+" is still in use.")
-					return nil
-				}
-				m = prev.clone()
-				m.id = req.MemberID
-				m.epoch, m.state = 0, memberStable
-				m.pendingRevocation = taskSet{}
-				delete(g.members, prevID)
-				if t, ok := g.target[prevID]; ok {
-					g.target[m.id] = t
-					delete(g.target, prevID)
-				}
-				old = prev
+		if prevID, prev, ok := g.staticHolder(req.InstanceID, req.MemberID); ok {
+			if prev.epoch != leaveStaticGroupEpoch {
+				stError(resp, kerr.UnreleasedInstanceID, "Static member "+*req.InstanceID+" with member id "+prevID+" is still in use.")
+				return nil
 			}
+			m = prev.clone()
+			m.id = req.MemberID
+			m.pendingRevocation = taskSet{}
+			g.takeOver(m, prevID)
+			old = prev
 		}
 		if m == nil && old != nil {
 			m = old.clone()
@@ -241,7 +190,7 @@ func (g *StreamsGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *k
 				stError(resp, kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of "+itoa32(int32(min(g.cfg.MaxSize, math.MaxInt32)))+" members.")
 				return nil
 			}
-			m = &stMember{id: req.MemberID, assigned: newStreamsTasks(), pendingRevocation: taskSet{}}
+			m = &stMember{modernMember: modernMember{id: req.MemberID}, assigned: newStreamsTasks(), pendingRevocation: taskSet{}}
 			bump = true
 		}
 		m.topologyEpoch = req.Topology.Epoch
@@ -261,18 +210,12 @@ func (g *StreamsGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *k
 		m = old.clone()
 	}
 
-	m.clientID, m.clientHost = c.ID, c.Host
-	if req.InstanceID != nil {
-		m.instanceID = req.InstanceID
-	}
+	m.setClient(c, req.InstanceID, req.RebalanceTimeoutMillis)
 	if req.RackID != nil {
 		if m.rackID == nil || *m.rackID != *req.RackID {
 			bump = bump || old != nil
 		}
 		m.rackID = req.RackID
-	}
-	if req.RebalanceTimeoutMillis > 0 {
-		m.rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
 	}
 	if req.ProcessID != nil && *req.ProcessID != m.processID {
 		m.processID = *req.ProcessID
@@ -297,10 +240,7 @@ func (g *StreamsGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *k
 	if req.ShutdownApplication && g.shutdown == "" {
 		g.shutdown = "Streams group member " + m.id + " encountered a fatal error and requested a shutdown for the entire application."
 	}
-	g.members[m.id] = m
-	if m.instanceID != nil {
-		g.static[*m.instanceID] = m.id
-	}
+	g.putMember(m)
 
 	// The topology against the cluster's topics, at every heartbeat, so
 	// that created topics are picked up.
@@ -335,7 +275,7 @@ func (g *StreamsGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *k
 
 	before := old
 	if before == nil {
-		before = &stMember{epoch: -1, assigned: newStreamsTasks()}
+		before = &stMember{modernMember: modernMember{epoch: -1}, assigned: newStreamsTasks()}
 	}
 	g.reconcile(now, m, req.ActiveTasks)
 	m.sessionDeadline = now.Add(g.cfg.SessionTimeout)
@@ -420,43 +360,29 @@ func sameTopology(a, b *kmsg.StreamsGroupHeartbeatRequestTopology) bool {
 // newer than the member's is fenced; older only when it is the previous
 // epoch and the member owns no active task it should not.
 func (m *stMember) checkEpoch(received int32, owned []kmsg.TaskIDs) *kerr.Error {
-	if received > m.epoch {
-		return kerr.FencedMemberEpoch
-	}
-	if received < m.epoch {
-		if received != m.prevEpoch || owned == nil {
-			return kerr.FencedMemberEpoch
-		}
+	return m.modernMember.checkEpoch(received, owned != nil, func() bool {
 		for _, t := range owned {
 			for _, p := range t.Partitions {
 				if !m.assigned.active.has(t.SubtopologyID, p) {
-					return kerr.FencedMemberEpoch
+					return false
 				}
 			}
 		}
-	}
-	return nil
+		return true
+	})
 }
 
 // leave handles member epochs -1 and -2.
 func (g *StreamsGroup) leave(now time.Time, req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.StreamsGroupHeartbeatResponse) {
-	m := g.members[req.MemberID]
-	if m == nil && req.InstanceID != nil {
-		if id, ok := g.static[*req.InstanceID]; ok {
-			m = g.members[id]
-		}
-	}
-	if m == nil {
+	m, ok := g.leaving(req.MemberID, req.InstanceID)
+	if !ok {
 		stError(resp, kerr.UnknownMemberID, "Member "+req.MemberID+" is not a member of group "+g.id+".")
 		return
 	}
 	resp.MemberID = req.MemberID
 	resp.MemberEpoch = req.MemberEpoch
 	if req.MemberEpoch == leaveStaticGroupEpoch && m.instanceID != nil {
-		if m.epoch != leaveStaticGroupEpoch {
-			m.prevEpoch, m.epoch = m.epoch, leaveStaticGroupEpoch
-			m.revokeDeadline = time.Time{}
-		}
+		m.leaveStatic()
 		return
 	}
 	g.removeMember(now, m.id)
@@ -464,20 +390,12 @@ func (g *StreamsGroup) leave(now time.Time, req *kmsg.StreamsGroupHeartbeatReque
 
 // removeMember drops a member and bumps the group epoch.
 func (g *StreamsGroup) removeMember(now time.Time, id string) {
-	m := g.members[id]
-	if m == nil {
+	if !g.dropMember(now, id) {
 		return
 	}
-	delete(g.members, id)
-	delete(g.target, id)
-	if m.instanceID != nil && g.static[*m.instanceID] == id {
-		delete(g.static, *m.instanceID)
-	}
 	if len(g.members) == 0 {
-		g.emptySince = now
 		g.shutdown = ""
 	}
-	g.epoch++
 	g.endpointEpoch++
 }
 
@@ -531,28 +449,20 @@ func (g *StreamsGroup) activeOwnedByOthers(id string) map[string]bool {
 // first, at its current epoch; once it no longer reports them it takes the
 // target epoch with every active task nobody else holds.
 func (g *StreamsGroup) reconcile(now time.Time, m *stMember, owned []kmsg.TaskIDs) {
-	switch m.state {
-	case memberStable:
-		if m.epoch != g.assignmentEpoch {
-			g.nextAssignment(now, m)
-		}
-	case memberUnrevoked:
+	revoked := func() bool {
 		if owned == nil {
-			return
+			return false
 		}
 		for _, t := range owned {
 			for _, p := range t.Partitions {
 				if m.pendingRevocation.has(t.SubtopologyID, p) {
-					return
+					return false
 				}
 			}
 		}
-		m.pendingRevocation = taskSet{}
-		m.state, m.revokeDeadline = memberStable, time.Time{}
-		g.nextAssignment(now, m)
-	case memberUnreleased:
-		g.nextAssignment(now, m)
+		return true
 	}
+	g.modernGroup.reconcile(&m.modernMember, revoked, func() { g.nextAssignment(now, m) })
 }
 
 func (g *StreamsGroup) nextAssignment(now time.Time, m *stMember) {
@@ -583,10 +493,7 @@ func (g *StreamsGroup) nextAssignment(now time.Time, m *stMember) {
 			}
 		})
 		m.assigned.standby, m.assigned.warmup = standby, warmup
-		if m.state != memberUnrevoked {
-			m.revokeDeadline = now.Add(m.rebalanceTimeout)
-		}
-		m.state = memberUnrevoked
+		m.startRevocation(now)
 		return
 	}
 	var others map[string]bool
@@ -606,15 +513,7 @@ func (g *StreamsGroup) nextAssignment(now time.Time, m *stMember) {
 	})
 	m.assigned = streamsTasks{active: kept, standby: target.standby.clone(), warmup: target.warmup.clone()}
 	m.pendingRevocation = taskSet{}
-	m.revokeDeadline = time.Time{}
-	if m.epoch != g.assignmentEpoch {
-		m.prevEpoch, m.epoch = m.epoch, g.assignmentEpoch
-	}
-	if unreleased {
-		m.state = memberUnreleased
-	} else {
-		m.state = memberStable
-	}
+	m.settle(g.assignmentEpoch, unreleased)
 }
 
 // endpointPartitions maps each member's user endpoint to the partitions
@@ -673,55 +572,15 @@ func (g *StreamsGroup) endpointPartitions() []kmsg.StreamsGroupHeartbeatResponse
 	return out
 }
 
-// NextDeadline returns the earliest session or revocation deadline.
-func (g *StreamsGroup) NextDeadline() (time.Time, bool) {
-	var next time.Time
-	for _, m := range g.members {
-		next = earliestDeadline(next, m.sessionDeadline, m.revokeDeadline)
-	}
-	return next, !next.IsZero()
-}
-
 // Tick removes the members whose session expired or who did not revoke in
 // their rebalance timeout, and returns them (member id, and whether the
 // session expired).
 func (g *StreamsGroup) Tick(now time.Time) []cgFence {
-	var out []cgFence
-	for _, id := range slices.Sorted(maps.Keys(g.members)) {
-		m := g.members[id]
-		if due, expired := memberDue(now, m.sessionDeadline, m.revokeDeadline); due {
-			out = append(out, cgFence{member: id, clientID: m.clientID, epoch: m.epoch, expired: expired})
-			g.removeMember(now, id)
-		}
+	out := g.due(now)
+	for _, f := range out {
+		g.removeMember(now, f.member)
 	}
 	return out
-}
-
-// CommitCheck validates an offset commit to the group as Kafka's
-// StreamsGroup.validateOffsetCommit: with no member and a negative epoch
-// only an empty group accepts it; a member must commit with its current
-// epoch (non-transactional commits with OffsetCommit v9+).
-func (g *StreamsGroup) CommitCheck(version int16, epoch int32, memberID string) int16 {
-	m, found := g.members[memberID]
-	var memberEpoch int32
-	if found {
-		memberEpoch = m.epoch
-	}
-	return memberCommitCheck(version, epoch, memberID, len(g.members) == 0, found, memberEpoch)
-}
-
-// FetchCheck validates an OffsetFetch v9+ naming a member.
-func (g *StreamsGroup) FetchCheck(memberID *string, epoch int32) int16 {
-	id, admin := fetchMemberID(memberID, epoch)
-	if admin {
-		return 0
-	}
-	m, found := g.members[id]
-	var memberEpoch int32
-	if found {
-		memberEpoch = m.epoch
-	}
-	return memberFetchCheck(epoch, found, memberEpoch)
 }
 
 // SourceTopics returns the topics the group reads, whose offsets are not

@@ -309,20 +309,14 @@ func (s *shard) restoreStreamsGroups(ls *loadState, now time.Time) {
 		sg := NewStreamsGroup(&s.c.stConfig, id, now)
 		sg.epoch, sg.assignmentEpoch, sg.topology = l.epoch, l.targetEpoch, l.topology
 		for mid, m := range l.members {
+			var curModern *modernMember
 			if cur := l.current[mid]; cur != nil {
-				m.epoch, m.prevEpoch, m.state = cur.epoch, cur.prevEpoch, cur.state
+				curModern = &cur.modernMember
 				m.assigned, m.pendingRevocation = cur.assigned, cur.pendingRevocation
 			} else {
 				m.assigned, m.pendingRevocation = newStreamsTasks(), taskSet{}
 			}
-			m.sessionDeadline = now.Add(s.c.stConfig.SessionTimeout)
-			if m.state == memberUnrevoked {
-				m.revokeDeadline = now.Add(m.rebalanceTimeout)
-			}
-			sg.members[mid] = m
-			if m.instanceID != nil {
-				sg.static[*m.instanceID] = mid
-			}
+			sg.restoreMember(m, curModern, now, s.c.stConfig.SessionTimeout)
 			if t, ok := l.targets[mid]; ok {
 				sg.target[mid] = t
 			}

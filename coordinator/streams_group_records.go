@@ -390,7 +390,7 @@ func (ls *loadState) applyStreamsGroup(key, value []byte) error {
 		}
 		l.topology = &t
 	case keySTMemberMetadata:
-		m := &stMember{id: member}
+		m := &stMember{modernMember: modernMember{id: member}}
 		m.instanceID = r.CompactNullableString()
 		m.rackID = r.CompactNullableString()
 		m.clientID = r.CompactString()
@@ -422,7 +422,7 @@ func (ls *loadState) applyStreamsGroup(key, value []byte) error {
 	case keySTTargetMember:
 		l.targets[member] = r.streamsTasks()
 	case keySTCurrentAssignment:
-		m := &stMember{id: member}
+		m := &stMember{modernMember: modernMember{id: member}}
 		m.epoch = r.Int32()
 		m.prevEpoch = r.Int32()
 		m.state = memberState(r.Int8())

@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -148,16 +147,8 @@ func (s *shard) consumerTick(now time.Time) {
 		if _, ok := s.pipelined(); ok {
 			before = cg.clone()
 		}
-		// Kafka logs these fences at INFO too: a member fenced while its
-		// client still fetches is the usual cause of a record delivered
-		// twice, and this line is what tells it apart.
 		for _, f := range cg.due(now) {
-			why := "its session expired"
-			if !f.expired {
-				why = "it did not revoke its partitions within its rebalance timeout"
-			}
-			s.logger.Info("coordinator: consumer group member fenced because "+why,
-				"group", cg.id, "member", f.member, "client_id", f.clientID, "member_epoch", f.epoch)
+			s.logFenced("consumer", cg.id, "partitions", f)
 		}
 		if recs := cg.Tick(now); len(recs) > 0 {
 			if err := s.append(now, recs); err != nil {
@@ -169,44 +160,21 @@ func (s *shard) consumerTick(now time.Time) {
 	}
 }
 
-// consumerNextDeadline is the earliest deadline of any consumer group.
-func (s *shard) consumerNextDeadline(next time.Time) time.Time {
-	for _, cg := range s.consumer {
-		if d, ok := cg.NextDeadline(); ok && d.Before(next) {
-			next = d
-		}
-	}
-	return next
-}
-
 // deleteConsumerGroup tombstones an empty consumer group's records and
 // offsets in one batch, then drops it and its holder.
 // REQUIRES: on the shard goroutine.
 func (s *shard) deleteConsumerGroup(cg *ConsumerGroup, now time.Time) error {
-	var recs []wire.Record
 	g := s.groups[cg.id]
-	var committed map[topicPartition]offsetEntry
-	if g != nil {
-		committed = g.offsets
-		for tp := range g.offsets {
-			recs = append(recs, wire.Record{Key: offsetCommitKey(cg.id, tp)})
-		}
-	}
 	// Pending transactional offsets go too, as for a classic group.
-	recs = append(recs, s.txnTombstones(cg.id, committed)...)
+	recs, committed := s.offsetTombstones(cg.id, g)
 	recs = append(recs, recsCGGroupGone(cg.id)...)
 	if err := s.append(now, recs); err != nil {
 		return err
 	}
 	trackedOffsets := s.trackOffsets(cg.id, slices.Collect(maps.Keys(committed)))
 	trackedGroup := s.trackConsumerGroup(cg.id, cg)
-	s.pendingTxn().dropGroup(cg.id)
 	delete(s.consumer, cg.id)
-	if g != nil {
-		g.state = Dead
-		g.offsets = map[topicPartition]offsetEntry{}
-		delete(s.groups, cg.id)
-	}
+	s.dropHolder(cg.id, g)
 	trackedOffsets()
 	trackedGroup()
 	return nil
@@ -335,7 +303,7 @@ func (c *Coordinator) ConsumerGroupDescribe(ctx context.Context, req *kmsg.Consu
 // ListGroups answer, filtered by state names and types as Kafka does.
 // REQUIRES: on the shard goroutine.
 func (s *shard) listConsumerGroups(req *kmsg.ListGroupsRequest, resp *kmsg.ListGroupsResponse) {
-	if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool { return strings.EqualFold(t, "consumer") }) {
+	if !typeListed(req.TypesFilter, "consumer") {
 		return
 	}
 	// A read of the committed state, as ConsumerGroupDescribe.
@@ -354,16 +322,9 @@ func (s *shard) listConsumerGroups(req *kmsg.ListGroupsRequest, resp *kmsg.ListG
 		if cg == nil {
 			continue
 		}
-		state := cg.StateName()
-		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(st string) bool { return strings.EqualFold(st, state) }) {
-			continue
+		if state := cg.StateName(); stateListed(req.StatesFilter, state) {
+			resp.Groups = append(resp.Groups, listedGroup(id, "consumer", state))
 		}
-		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group = id
-		lg.ProtocolType = "consumer"
-		lg.GroupState = state
-		lg.GroupType = "consumer"
-		resp.Groups = append(resp.Groups, lg)
 	}
 }
 

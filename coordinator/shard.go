@@ -130,15 +130,10 @@ func (s *shard) Run(ctx context.Context) {
 // or the next offset expiry check. A linear scan; fine for thousands of
 // groups per partition, a heap later if it shows in profiles.
 func (s *shard) untilNextDeadline() time.Duration {
-	next := s.nextExpiry
-	for _, g := range s.groups {
-		if d, ok := g.NextDeadline(); ok && d.Before(next) {
-			next = d
-		}
-	}
-	next = s.consumerNextDeadline(next)
-	next = s.shareNextDeadline(next)
-	next = s.streamsNextDeadline(next)
+	next := earliestOf(s.groups, s.nextExpiry)
+	next = earliestOf(s.consumer, next)
+	next = earliestOf(s.share, next)
+	next = earliestOf(s.streams, next)
 	return max(next.Sub(s.c.now()), 0)
 }
 

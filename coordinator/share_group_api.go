@@ -5,7 +5,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -218,16 +217,6 @@ func (s *shard) shareTick(now time.Time) {
 	}
 }
 
-// shareNextDeadline is the earliest deadline of any share group.
-func (s *shard) shareNextDeadline(next time.Time) time.Time {
-	for _, sg := range s.share {
-		if d, ok := sg.NextDeadline(); ok && d.Before(next) {
-			next = d
-		}
-	}
-	return next
-}
-
 // restoreShareGroups installs the share groups read at load.
 // REQUIRES: on the shard goroutine.
 func (s *shard) restoreShareGroups(ls *loadState, now time.Time) {
@@ -273,20 +262,13 @@ func (c *Coordinator) ShareGroupDescribe(ctx context.Context, req *kmsg.ShareGro
 // answer, filtered by states and types as Kafka does.
 // REQUIRES: on the shard goroutine.
 func (s *shard) listShareGroups(req *kmsg.ListGroupsRequest, resp *kmsg.ListGroupsResponse) {
-	if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool { return strings.EqualFold(t, "share") }) {
+	if !typeListed(req.TypesFilter, "share") {
 		return
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.share)) {
-		state := s.share[id].StateName()
-		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(st string) bool { return strings.EqualFold(st, state) }) {
-			continue
+		if state := s.share[id].StateName(); stateListed(req.StatesFilter, state) {
+			resp.Groups = append(resp.Groups, listedGroup(id, "share", state))
 		}
-		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group = id
-		lg.ProtocolType = "share"
-		lg.GroupState = state
-		lg.GroupType = "share"
-		resp.Groups = append(resp.Groups, lg)
 	}
 }
 

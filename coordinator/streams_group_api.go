@@ -132,40 +132,17 @@ func (s *shard) streamsTick(now time.Time) {
 			}
 		}
 		for _, f := range fenced {
-			why := "its session expired"
-			if !f.expired {
-				why = "it did not revoke its tasks within its rebalance timeout"
-			}
-			s.logger.Info("coordinator: streams group member fenced because "+why,
-				"group", sg.id, "member", f.member, "client_id", f.clientID, "member_epoch", f.epoch)
+			s.logFenced("streams", sg.id, "tasks", f)
 		}
 	}
-}
-
-// streamsNextDeadline is the earliest deadline of any streams group.
-func (s *shard) streamsNextDeadline(next time.Time) time.Time {
-	for _, sg := range s.streams {
-		if d, ok := sg.NextDeadline(); ok && d.Before(next) {
-			next = d
-		}
-	}
-	return next
 }
 
 // deleteStreamsGroup tombstones an empty streams group's offsets, then
 // drops it and its holder.
 // REQUIRES: on the shard goroutine.
 func (s *shard) deleteStreamsGroup(sg *StreamsGroup, now time.Time) error {
-	var recs []wire.Record
 	g := s.groups[sg.id]
-	var committed map[topicPartition]offsetEntry
-	if g != nil {
-		committed = g.offsets
-		for tp := range g.offsets {
-			recs = append(recs, wire.Record{Key: offsetCommitKey(sg.id, tp)})
-		}
-	}
-	recs = append(recs, s.txnTombstones(sg.id, committed)...)
+	recs, committed := s.offsetTombstones(sg.id, g)
 	recs = append(recs, streamsRecords(sg, nil)...)
 	if len(recs) > 0 {
 		if err := s.append(now, recs); err != nil {
@@ -173,13 +150,8 @@ func (s *shard) deleteStreamsGroup(sg *StreamsGroup, now time.Time) error {
 		}
 	}
 	tracked := s.trackOffsets(sg.id, slices.Collect(maps.Keys(committed)))
-	s.pendingTxn().dropGroup(sg.id)
 	delete(s.streams, sg.id)
-	if g != nil {
-		g.state = Dead
-		g.offsets = map[topicPartition]offsetEntry{}
-		delete(s.groups, sg.id)
-	}
+	s.dropHolder(sg.id, g)
 	tracked()
 	return nil
 }
@@ -231,7 +203,7 @@ func (c *Coordinator) StreamsGroupDescribe(ctx context.Context, req *kmsg.Stream
 // answer, filtered by state names and types.
 // REQUIRES: on the shard goroutine.
 func (s *shard) listStreamsGroups(req *kmsg.ListGroupsRequest, resp *kmsg.ListGroupsResponse) {
-	if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool { return strings.EqualFold(t, "streams") }) {
+	if !typeListed(req.TypesFilter, "streams") {
 		return
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.streams)) {
@@ -247,12 +219,7 @@ func (s *shard) listStreamsGroups(req *kmsg.ListGroupsRequest, resp *kmsg.ListGr
 		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(st string) bool { return strings.ToLower(st) == lower }) {
 			continue
 		}
-		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group = id
-		lg.ProtocolType = "streams"
-		lg.GroupState = state
-		lg.GroupType = "streams"
-		resp.Groups = append(resp.Groups, lg)
+		resp.Groups = append(resp.Groups, listedGroup(id, "streams", state))
 	}
 }
 

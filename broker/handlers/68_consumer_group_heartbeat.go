@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/controller"
+	"github.com/samsa-broker/samsa/coordinator"
 )
 
 // ConsumerGroupHeartbeat, key 68, versions 0-1 (KIP-848).
@@ -50,13 +51,40 @@ func handleConsumerGroupHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
 
 // consumerProtocolEnabled tells whether group.coordinator.rebalance.protocols
 // lists "consumer".
-func consumerProtocolEnabled(d *Deps) bool {
+func consumerProtocolEnabled(d *Deps) bool { return rebalanceProtocolEnabled(d, "consumer") }
+
+// rebalanceProtocolEnabled tells whether group.coordinator.rebalance.protocols
+// lists protocol (all are without a config).
+func rebalanceProtocolEnabled(d *Deps, protocol string) bool {
 	if d == nil || d.Config == nil {
 		return true
 	}
 	return slices.ContainsFunc(d.Config.GroupCoordinatorRebalanceProtocols, func(p string) bool {
-		return strings.EqualFold(strings.TrimSpace(p), "consumer")
+		return strings.EqualFold(strings.TrimSpace(p), protocol)
 	})
+}
+
+// modernDescribeUnavailable is the code every group of a describe of
+// consumer or streams groups gets when there is no group coordinator
+// (COORDINATOR_NOT_AVAILABLE) or the group type's protocol is off
+// (UNSUPPORTED_VERSION); 0 when the coordinator answers.
+func modernDescribeUnavailable(c *coordinator.Coordinator, enabled bool) int16 {
+	switch {
+	case c == nil:
+		return kerr.CoordinatorNotAvailable.Code
+	case !enabled:
+		return kerr.UnsupportedVersion.Code
+	}
+	return 0
+}
+
+// describeFailed answers every group id of a describe with code.
+func describeFailed[G any](ids []string, code int16, group func(id string, code int16) G) []G {
+	var out []G
+	for _, id := range ids {
+		out = append(out, group(id, code))
+	}
+	return out
 }
 
 // imageTopicView shows a metadata image to the coordinator's assignors.

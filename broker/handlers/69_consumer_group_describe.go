@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -22,17 +21,13 @@ import (
 func handleConsumerGroupDescribe(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ConsumerGroupDescribeRequest)
 	c := groupCoordinator(d)
-	if c == nil || !consumerProtocolEnabled(d) {
+	if code := modernDescribeUnavailable(c, consumerProtocolEnabled(d)); code != 0 {
 		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
-		code := kerr.CoordinatorNotAvailable.Code
-		if c != nil {
-			code = kerr.UnsupportedVersion.Code
-		}
-		for _, g := range req.Groups {
+		resp.Groups = describeFailed(req.Groups, code, func(id string, code int16) kmsg.ConsumerGroupDescribeResponseGroup {
 			dg := kmsg.NewConsumerGroupDescribeResponseGroup()
-			dg.Group, dg.ErrorCode = g, code
-			resp.Groups = append(resp.Groups, dg)
-		}
+			dg.Group, dg.ErrorCode = id, code
+			return dg
+		})
 		return resp, nil
 	}
 	return c.ConsumerGroupDescribe(context.Background(), req), nil

@@ -21,11 +21,11 @@ func handleShareGroupDescribe(d *Deps, r *Request) (kmsg.Response, error) {
 	c := groupCoordinator(d)
 	if c == nil {
 		resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
-		for _, g := range req.GroupIDs {
+		resp.Groups = describeFailed(req.GroupIDs, kerr.CoordinatorNotAvailable.Code, func(id string, code int16) kmsg.ShareGroupDescribeResponseGroup {
 			dg := kmsg.NewShareGroupDescribeResponseGroup()
-			dg.GroupID, dg.ErrorCode = g, kerr.CoordinatorNotAvailable.Code
-			resp.Groups = append(resp.Groups, dg)
-		}
+			dg.GroupID, dg.ErrorCode = id, code
+			return dg
+		})
 		return resp, nil
 	}
 	return c.ShareGroupDescribe(context.Background(), req), nil

@@ -119,14 +119,7 @@ func sortedKeys(m map[string]string) []string {
 
 // streamsProtocolEnabled tells whether group.coordinator.rebalance.protocols
 // lists "streams".
-func streamsProtocolEnabled(d *Deps) bool {
-	if d == nil || d.Config == nil {
-		return true
-	}
-	return slices.ContainsFunc(d.Config.GroupCoordinatorRebalanceProtocols, func(p string) bool {
-		return strings.EqualFold(strings.TrimSpace(p), "streams")
-	})
-}
+func streamsProtocolEnabled(d *Deps) bool { return rebalanceProtocolEnabled(d, "streams") }
 
 // StreamsGroupDescribe, key 89, versions 0-1 (KIP-1071).
 //
@@ -140,17 +133,13 @@ func streamsProtocolEnabled(d *Deps) bool {
 func handleStreamsGroupDescribe(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.StreamsGroupDescribeRequest)
 	c := groupCoordinator(d)
-	if c == nil || !streamsProtocolEnabled(d) {
+	if code := modernDescribeUnavailable(c, streamsProtocolEnabled(d)); code != 0 {
 		resp := req.ResponseKind().(*kmsg.StreamsGroupDescribeResponse)
-		code := kerr.CoordinatorNotAvailable.Code
-		if c != nil {
-			code = kerr.UnsupportedVersion.Code
-		}
-		for _, g := range req.Groups {
+		resp.Groups = describeFailed(req.Groups, code, func(id string, code int16) kmsg.StreamsGroupDescribeResponseGroup {
 			dg := kmsg.NewStreamsGroupDescribeResponseGroup()
-			dg.Group, dg.ErrorCode = g, code
-			resp.Groups = append(resp.Groups, dg)
-		}
+			dg.Group, dg.ErrorCode = id, code
+			return dg
+		})
 		return resp, nil
 	}
 	return c.StreamsGroupDescribe(context.Background(), req), nil

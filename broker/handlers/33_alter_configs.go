@@ -55,22 +55,14 @@ func handleAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 
 // alterConfigsResource applies one legacy AlterConfigs resource.
 func alterConfigsResource(d *Deps, r *Request, res kmsg.AlterConfigsRequestResource, validateOnly bool) (int16, string) {
-	names := make([]string, len(res.Configs))
-	var nulls []string
+	if code, msg := checkAlterConfigNames(res.Configs, func(c kmsg.AlterConfigsRequestResourceConfig) (string, bool) {
+		return c.Name, c.Value == nil
+	}); code != 0 {
+		return code, msg
+	}
 	configs := make(map[string]string, len(res.Configs))
-	for i, c := range res.Configs {
-		names[i] = c.Name
-		if c.Value == nil {
-			nulls = append(nulls, c.Name)
-			continue
-		}
+	for _, c := range res.Configs {
 		configs[c.Name] = *c.Value
-	}
-	if hasDuplicateNames(names) {
-		return kerr.InvalidRequest.Code, "Error due to duplicate config keys"
-	}
-	if len(nulls) > 0 {
-		return kerr.InvalidRequest.Code, "Null value not supported for : " + strings.Join(nulls, ", ")
 	}
 	switch res.ResourceType {
 	case kmsg.ConfigResourceTypeTopic:
@@ -102,6 +94,29 @@ func alterConfigsResource(d *Deps, r *Request, res kmsg.AlterConfigsRequestResou
 		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, d.brokerConfigValidator(res.ResourceName))
 	}
 	return unsupportedAlterResource(res.ResourceType)
+}
+
+// checkAlterConfigNames answers, as Kafka does, a resource of either
+// alter API that names a setting twice or gives a null value where the
+// operation needs one; nameOf returns a config's name and whether its
+// value is a null that is not allowed.
+func checkAlterConfigNames[C any](configs []C, nameOf func(C) (string, bool)) (int16, string) {
+	names := make([]string, len(configs))
+	var nulls []string
+	for i, c := range configs {
+		name, null := nameOf(c)
+		names[i] = name
+		if null {
+			nulls = append(nulls, name)
+		}
+	}
+	if hasDuplicateNames(names) {
+		return kerr.InvalidRequest.Code, "Error due to duplicate config keys"
+	}
+	if len(nulls) > 0 {
+		return kerr.InvalidRequest.Code, "Null value not supported for : " + strings.Join(nulls, ", ")
+	}
+	return 0, ""
 }
 
 // alterBrokerResource checks a BROKER resource name for the alter APIs,

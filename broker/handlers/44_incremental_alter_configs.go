@@ -57,19 +57,10 @@ func handleIncrementalAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 
 // incrementalAlterResource applies one IncrementalAlterConfigs resource.
 func incrementalAlterResource(d *Deps, r *Request, res kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) (int16, string) {
-	names := make([]string, len(res.Configs))
-	var nulls []string
-	for i, c := range res.Configs {
-		names[i] = c.Name
-		if c.Op != kmsg.IncrementalAlterConfigOpDelete && c.Value == nil {
-			nulls = append(nulls, c.Name)
-		}
-	}
-	if hasDuplicateNames(names) {
-		return kerr.InvalidRequest.Code, "Error due to duplicate config keys"
-	}
-	if len(nulls) > 0 {
-		return kerr.InvalidRequest.Code, "Null value not supported for : " + strings.Join(nulls, ", ")
+	if code, msg := checkAlterConfigNames(res.Configs, func(c kmsg.IncrementalAlterConfigsRequestResourceConfig) (string, bool) {
+		return c.Name, c.Op != kmsg.IncrementalAlterConfigOpDelete && c.Value == nil
+	}); code != 0 {
+		return code, msg
 	}
 	for _, c := range res.Configs {
 		switch c.Op {

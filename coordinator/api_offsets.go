@@ -28,6 +28,7 @@ func (c *Coordinator) topicName(version int16, name string, id [16]byte) (string
 // new) group. The records are written before the offsets are visible.
 func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	var codes partitionCodes
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic, rt.TopicID = t.Topic, t.TopicID
@@ -38,25 +39,51 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	setAll := func(code int16) {
-		for i := range resp.Topics {
-			for j := range resp.Topics[i].Partitions {
-				if resp.Topics[i].Partitions[j].ErrorCode == 0 {
-					resp.Topics[i].Partitions[j].ErrorCode = code
-				}
-			}
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			codes = append(codes, &resp.Topics[i].Partitions[j].ErrorCode)
 		}
 	}
-	if req.Group == "" {
-		setAll(kerr.InvalidGroupID.Code)
-		return resp
-	}
-	if code := c.commitOffsets(ctx, req.Group,
-		func(s *shard) { c.commitOn(s, req, resp, setAll) },
-		func() bool { return anyPartitionOK(resp) }); code != 0 {
-		setAll(code)
-	}
+	c.commitAnswer(ctx, req.Group, codes, func(s *shard) { c.commitOn(s, req, resp, codes.setUnset) })
 	return resp
+}
+
+// partitionCodes are the error codes of every partition of an OffsetCommit
+// or TxnOffsetCommit answer.
+type partitionCodes []*int16
+
+// setUnset gives code to every partition that has no error yet.
+func (pc partitionCodes) setUnset(code int16) {
+	for _, c := range pc {
+		if *c == 0 {
+			*c = code
+		}
+	}
+}
+
+// anyOK tells whether a partition has no error.
+func (pc partitionCodes) anyOK() bool {
+	for _, c := range pc {
+		if *c == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// commitAnswer runs commit, the shard side of an OffsetCommit or
+// TxnOffsetCommit to group, through commitOffsets, and gives every
+// partition left without an error the error of the whole request, if
+// any: INVALID_GROUP_ID for an empty group id (commit does not run), or
+// commitOffsets' code.
+func (c *Coordinator) commitAnswer(ctx context.Context, group string, codes partitionCodes, commit func(*shard)) {
+	if group == "" {
+		codes.setUnset(kerr.InvalidGroupID.Code)
+		return
+	}
+	if code := c.commitOffsets(ctx, group, commit, codes.anyOK); code != 0 {
+		codes.setUnset(code)
+	}
 }
 
 // commitOffsets is the shard side of OffsetCommit and TxnOffsetCommit: it
@@ -82,19 +109,6 @@ func (c *Coordinator) commitOffsets(ctx context.Context, group string, commit fu
 		code = s.commitBarrier(ctx, written)
 	}
 	return code
-}
-
-// anyPartitionOK tells whether a partition of an OffsetCommit answer has
-// no error: the answer then waits for the commit's write (commitBarrier).
-func anyPartitionOK(resp *kmsg.OffsetCommitResponse) bool {
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			if p.ErrorCode == 0 {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // commitOn runs on the shard goroutine.

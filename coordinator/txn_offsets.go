@@ -392,6 +392,7 @@ const txnCommitCheckVersion = 9
 // others are staged. The caller filters unknown topics.
 func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	var codes partitionCodes
 	for _, t := range req.Topics {
 		rt := kmsg.NewTxnOffsetCommitResponseTopic()
 		rt.Topic = t.Topic
@@ -402,40 +403,15 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	setAll := func(code int16) {
-		for i := range resp.Topics {
-			for j := range resp.Topics[i].Partitions {
-				if resp.Topics[i].Partitions[j].ErrorCode == 0 {
-					resp.Topics[i].Partitions[j].ErrorCode = code
-				}
-			}
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			codes = append(codes, &resp.Topics[i].Partitions[j].ErrorCode)
 		}
-	}
-	if req.Group == "" {
-		setAll(kerr.InvalidGroupID.Code)
-		return resp
 	}
 	// The staged offsets are answered once they, and every write
 	// before them, are committed (commitOffsets).
-	if code := c.commitOffsets(ctx, req.Group,
-		func(s *shard) { c.txnCommitOn(s, req, resp, setAll) },
-		func() bool { return anyTxnPartitionOK(resp) }); code != 0 {
-		setAll(code)
-	}
+	c.commitAnswer(ctx, req.Group, codes, func(s *shard) { c.txnCommitOn(s, req, resp, codes.setUnset) })
 	return resp
-}
-
-// anyTxnPartitionOK tells whether a partition of a TxnOffsetCommit
-// answer has no error.
-func anyTxnPartitionOK(resp *kmsg.TxnOffsetCommitResponse) bool {
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			if p.ErrorCode == 0 {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // txnCommitOn runs on the shard goroutine.

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -110,6 +109,26 @@ func streamsGroupSettled(g kmsg.StreamsGroupDescribeResponseGroup, n int, partit
 	return true, fmt.Sprintf("tasks by process %v", loads)
 }
 
+// waitStreamsGroupSettled polls StreamsGroupDescribe until group is settled with n
+// processes over partitions (streamsGroupSettled) or ctx ends: the last group described,
+// what was last seen, and whether it settled.
+func waitStreamsGroupSettled(ctx context.Context, cl *kgo.Client, group string, n int, partitions int32) (kmsg.StreamsGroupDescribeResponseGroup, string, bool) {
+	var g kmsg.StreamsGroupDescribeResponseGroup
+	var last string
+	settled := waitFor(ctx, func() bool {
+		var err error
+		g, err = describeStreamsGroup(ctx, cl, group)
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		var ok bool
+		ok, last = streamsGroupSettled(g, n, partitions)
+		return ok
+	})
+	return g, last, settled
+}
+
 // runStreamsGroupProtocol runs the test against the broker at addr; restart, when not nil,
 // restarts it (samsa only): the group must come back from __consumer_offsets with its epoch,
 // the instances heartbeating on without rejoining.
@@ -120,54 +139,10 @@ func runStreamsGroupProtocol(t *testing.T, cp, addr string, restart func()) {
 	const partitions = 3
 	createTopicKadm(t, ctx, adm, in, partitions, nil)
 	createTopicKadm(t, ctx, adm, out, partitions, nil)
-	lines, want := wordCountInput()
-	totalWords := streamsLines * streamsWordsPerLine
-
-	w := &outputWatcher{}
-	w.mu.counts = make(map[string][]int64)
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	var watchWG sync.WaitGroup
-	watchWG.Add(1)
-	go func() { defer watchWG.Done(); w.run(watchCtx, t, addr, out) }()
-	defer func() { stopWatch(); watchWG.Wait() }()
-
 	// The input as in runStreamsEOS: the second half waits for the restarted instance.
-	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequiredAcks(kgo.AllISRAcks()))
-	if err != nil {
-		t.Fatalf("kgo.NewClient: %v", err)
-	}
-	defer prod.Close()
-	produced := make(chan error, 1)
-	restarted := make(chan struct{})
-	go func() {
-		tick := time.NewTicker(150 * time.Millisecond)
-		defer tick.Stop()
-		for i := 0; i < len(lines); i += 50 {
-			if i == len(lines)/100*50 {
-				select {
-				case <-ctx.Done():
-					produced <- ctx.Err()
-					return
-				case <-restarted:
-				}
-			}
-			var recs []*kgo.Record
-			for j := i; j < i+50 && j < len(lines); j++ {
-				recs = append(recs, &kgo.Record{Topic: in, Key: fmt.Appendf(nil, "line-%d", j), Value: []byte(lines[j])})
-			}
-			if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-				produced <- err
-				return
-			}
-			select {
-			case <-ctx.Done():
-				produced <- ctx.Err()
-				return
-			case <-tick.C:
-			}
-		}
-		produced <- nil
-	}()
+	run := startWordCount(t, ctx, addr, in, out)
+	defer run.close()
+	w, want, totalWords, produced := run.w, run.want, run.totalWords, run.produced
 
 	start := func() *groupProcess {
 		cmd := exec.Command("java", "-Xmx384m", "-cp", cp, "samsa.compat.StreamsWordCount", addr, app, in, out, t.TempDir(), "streams")
@@ -177,17 +152,7 @@ func runStreamsGroupProtocol(t *testing.T, cp, addr string, restart func()) {
 	app1, app2 := start(), start()
 
 	// Both instances in the group, the tasks split between them.
-	var last string
-	settled := waitFor(ctx, func() bool {
-		g, err := describeStreamsGroup(ctx, cl, app)
-		if err != nil {
-			last = err.Error()
-			return false
-		}
-		var ok bool
-		ok, last = streamsGroupSettled(g, 2, partitions)
-		return ok
-	})
+	_, last, settled := waitStreamsGroupSettled(ctx, cl, app, 2, partitions)
 	if !settled {
 		t.Fatalf("the streams group never settled with both instances: %s", last)
 	}
@@ -202,7 +167,7 @@ func runStreamsGroupProtocol(t *testing.T, cp, addr string, restart func()) {
 		t.Errorf("the kill came after all %d updates: not mid-run", totalWords)
 	}
 	app3 := start()
-	close(restarted)
+	close(run.restarted)
 	if err := <-produced; err != nil {
 		t.Fatalf("producing the input: %v", err)
 	}
@@ -210,22 +175,12 @@ func runStreamsGroupProtocol(t *testing.T, cp, addr string, restart func()) {
 		t.Errorf("the output never reached the expected counts (%d updates read)", w.total())
 	}
 	t.Logf("output complete %v after the first start", time.Since(begin).Round(time.Millisecond))
-	stopWatch()
-	watchWG.Wait()
+	run.stopWatching()
 	checkExactlyOnceCounts(t, w, want, totalWords)
 
 	// The killed instance's member is fenced when its session expires; the group settles
 	// with the survivor and the restarted instance.
-	settled = waitFor(ctx, func() bool {
-		g, err := describeStreamsGroup(ctx, cl, app)
-		if err != nil {
-			last = err.Error()
-			return false
-		}
-		var ok bool
-		ok, last = streamsGroupSettled(g, 2, partitions)
-		return ok
-	})
+	_, last, settled = waitStreamsGroupSettled(ctx, cl, app, 2, partitions)
 	if !settled {
 		t.Errorf("the streams group did not settle after the restart: %s", last)
 	}
@@ -240,16 +195,7 @@ func runStreamsGroupProtocol(t *testing.T, cp, addr string, restart func()) {
 	if restart != nil {
 		epoch := g.Epoch
 		restart()
-		settled = waitFor(ctx, func() bool {
-			g, err = describeStreamsGroup(ctx, cl, app)
-			if err != nil {
-				last = err.Error()
-				return false
-			}
-			var ok bool
-			ok, last = streamsGroupSettled(g, 2, partitions)
-			return ok
-		})
+		g, last, settled = waitStreamsGroupSettled(ctx, cl, app, 2, partitions)
 		if !settled {
 			t.Fatalf("the streams group did not come back after the broker restart: %s", last)
 		}

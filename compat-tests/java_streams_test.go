@@ -141,37 +141,47 @@ func waitFor(ctx context.Context, cond func() bool) bool {
 	return true
 }
 
-func runStreamsEOS(t *testing.T, cp, addr string) {
-	ctx := testContext(t, 8*time.Minute)
-	_, adm := newAdmin(t, addr)
-	const app, in, out = "wordcount-eos", "wordcount-in", "wordcount-out"
-	createTopicKadm(t, ctx, adm, in, 3, nil)
-	createTopicKadm(t, ctx, adm, out, 3, nil)
+// wordCountRun is the input and output side of a word-count run: the watcher of the
+// output topic and the producer of the input. The input arrives in 60 steps of 50
+// lines, 150 ms apart (about 9 s). The second half waits until restarted is closed (the
+// second instance has started), so a kill before that always lands while the
+// application still has input to process, and the second instance reads new records
+// from every partition of the repartition topic: Streams purges only what a running
+// task consumed, so a partition the first instance had read to its end before the kill
+// would never be purged (seen once this stop's faster broker let the first instance get
+// that far).
+type wordCountRun struct {
+	w          *outputWatcher
+	want       map[string]int64
+	totalWords int
+	produced   chan error    // the producer's end: nil once all input is written
+	restarted  chan struct{} // closed to let the second half of the input go
+	prod       *kgo.Client
+	stopWatch  context.CancelFunc
+	watchWG    sync.WaitGroup
+}
+
+// startWordCount starts watching out and producing the input to in; close ends both.
+func startWordCount(t *testing.T, ctx context.Context, addr, in, out string) *wordCountRun {
+	t.Helper()
 	lines, want := wordCountInput()
-	totalWords := streamsLines * streamsWordsPerLine
-
-	w := &outputWatcher{}
+	r := &wordCountRun{w: &outputWatcher{}, want: want, totalWords: streamsLines * streamsWordsPerLine}
+	w := r.w
 	w.mu.counts = make(map[string][]int64)
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	var watchWG sync.WaitGroup
-	watchWG.Add(1)
-	go func() { defer watchWG.Done(); w.run(watchCtx, t, addr, out) }()
-	defer func() { stopWatch(); watchWG.Wait() }()
+	var watchCtx context.Context
+	watchCtx, r.stopWatch = context.WithCancel(ctx)
+	r.watchWG.Add(1)
+	go func() { defer r.watchWG.Done(); w.run(watchCtx, t, addr, out) }()
 
-	// The input arrives in 60 steps of 50 lines, 150 ms apart (about 9 s). The second
-	// half waits until the second instance has started, so the kill below always lands
-	// while the application still has input to process, and the second instance reads
-	// new records from every partition of the repartition topic: Streams purges only
-	// what a running task consumed, so a partition the first instance had read to its
-	// end before the kill would never be purged (seen once this stop's faster broker let
-	// the first instance get that far).
 	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequiredAcks(kgo.AllISRAcks()))
 	if err != nil {
+		r.stopWatching()
 		t.Fatalf("kgo.NewClient: %v", err)
 	}
-	defer prod.Close()
+	r.prod = prod
 	produced := make(chan error, 1)
 	restarted := make(chan struct{})
+	r.produced, r.restarted = produced, restarted
 	go func() {
 		tick := time.NewTicker(150 * time.Millisecond)
 		defer tick.Stop()
@@ -201,6 +211,30 @@ func runStreamsEOS(t *testing.T, cp, addr string) {
 		}
 		produced <- nil
 	}()
+	return r
+}
+
+// stopWatching stops the output watcher and waits for it.
+func (r *wordCountRun) stopWatching() {
+	r.stopWatch()
+	r.watchWG.Wait()
+}
+
+// close closes the producer and stops the watcher.
+func (r *wordCountRun) close() {
+	r.prod.Close()
+	r.stopWatching()
+}
+
+func runStreamsEOS(t *testing.T, cp, addr string) {
+	ctx := testContext(t, 8*time.Minute)
+	_, adm := newAdmin(t, addr)
+	const app, in, out = "wordcount-eos", "wordcount-in", "wordcount-out"
+	createTopicKadm(t, ctx, adm, in, 3, nil)
+	createTopicKadm(t, ctx, adm, out, 3, nil)
+	run := startWordCount(t, ctx, addr, in, out)
+	defer run.close()
+	w, want, totalWords, produced := run.w, run.want, run.totalWords, run.produced
 
 	start := time.Now()
 	app1 := startStreamsApp(t, cp, addr, app, in, out, t.TempDir())
@@ -216,7 +250,7 @@ func runStreamsEOS(t *testing.T, cp, addr string) {
 
 	// A fresh state directory: the restarted instance restores the store from its changelog.
 	startStreamsApp(t, cp, addr, app, in, out, t.TempDir())
-	close(restarted)
+	close(run.restarted)
 	if err := <-produced; err != nil {
 		t.Fatalf("producing the input: %v", err)
 	}
@@ -224,32 +258,8 @@ func runStreamsEOS(t *testing.T, cp, addr string) {
 		t.Errorf("the output never reached the expected counts (%d updates read)", w.total())
 	}
 	t.Logf("output complete %v after the first start", time.Since(start).Round(time.Millisecond))
-	stopWatch()
-	watchWG.Wait()
-
-	w.mu.Lock()
-	for _, b := range w.mu.bad {
-		t.Errorf("output record: %s", b)
-	}
-	bad := 0
-	for k, n := range want {
-		vs := w.mu.counts[k]
-		ok := int64(len(vs)) == n
-		for i := 0; ok && i < len(vs); i++ {
-			ok = vs[i] == int64(i+1)
-		}
-		if !ok {
-			bad++
-			if bad <= 5 {
-				t.Errorf("word %s: read_committed counts %v, want 1..%d each once", k, abbreviateCounts(vs), n)
-			}
-		}
-	}
-	t.Logf("read_committed output: %d updates for %d words (want %d), %d words wrong", w.mu.total, len(w.mu.counts), totalWords, bad)
-	if len(w.mu.counts) != len(want) {
-		t.Errorf("output has %d words, want %d", len(w.mu.counts), len(want))
-	}
-	w.mu.Unlock()
+	run.stopWatching()
+	checkExactlyOnceCounts(t, w, want, totalWords)
 
 	checkStreamsInternalTopics(t, ctx, addr, adm, app, want)
 }

@@ -490,28 +490,7 @@ func TestJoinControllerQuorum(t *testing.T) {
 	}
 	// DescribeCluster on a controller listener (how an Admin client given
 	// bootstrap.controllers finds the controllers) lists node 4 too.
-	ccl, err := kgo.NewClient(kgo.SeedBrokers(ctrl4), kgo.RequestRetries(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ccl.Close()
-	var ids []int32
-	if !pollUntil(60*time.Second, func() bool {
-		req := kmsg.NewPtrDescribeClusterRequest()
-		req.EndpointType = 2
-		resp, err := req.RequestWith(ctx, ccl.SeedBrokers()[0])
-		if err != nil || resp.ErrorCode != 0 {
-			return false
-		}
-		ids = ids[:0]
-		for _, b := range resp.Brokers {
-			ids = append(ids, b.NodeID)
-		}
-		slices.Sort(ids)
-		return slices.Equal(ids, []int32{1, 2, 3, 4})
-	}) {
-		t.Fatalf("DescribeCluster on node 4's controller listener lists controllers %v, want 1-4", ids)
-	}
+	waitControllers(t, ctx, ctrl4, []int32{1, 2, 3, 4})
 	victim := 0
 	if v.leader >= 1 && v.leader <= 3 {
 		victim = int(v.leader) - 1

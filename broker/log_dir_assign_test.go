@@ -2,14 +2,8 @@ package broker
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/storage"
 )
@@ -23,29 +17,8 @@ import (
 // agreed and never sent, and the image kept the wrong directory (the
 // coordinator reconciler's bug of stop 27, TestCoordinatorReconcilerDeliveredImage).
 func TestDirAssignmentsDeliveredImage(t *testing.T) {
-	var dirs []string
-	for range 2 {
-		d := t.TempDir()
-		if err := os.WriteFile(filepath.Join(d, "meta.properties"), []byte("version=1\ncluster.id=abc\nnode.id=1\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, d)
-	}
-	cfg, err := config.Load([]string{"--override", "log.dirs=" + strings.Join(dirs, ",")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	logs, err := storage.OpenManager(storage.ManagerOptions{Dirs: dirs, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { logs.Close() })
-	failures, err := newLogDirFailures(dirs, dirs[0], func(string, error) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &LogSyncer{NodeID: 1, Config: cfg, Logs: logs, Logger: logger, dirs: failures}
+	s, dirs := newMultiDirSyncer(t, 2)
+	logs, failures := s.Logs, s.dirs
 	a := failures.assign
 	d0, d1 := failures.ids[dirs[0]], failures.ids[dirs[1]]
 

@@ -3,8 +3,6 @@ package broker
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,11 +13,31 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/wire"
 )
+
+// newMultiDirSyncer is a LogSyncer for node 1 (newTestSyncer) over n log directories
+// with a meta.properties each, tracking their failures; the first holds the metadata.
+func newMultiDirSyncer(t *testing.T, n int) (*LogSyncer, []string) {
+	t.Helper()
+	var dirs []string
+	for range n {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, "meta.properties"), []byte("version=1\ncluster.id=abc\nnode.id=1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	s := newTestSyncer(t, dirs...)
+	failures, err := newLogDirFailures(dirs, dirs[0], func(string, error) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.dirs = failures
+	return s, dirs
+}
 
 // TestAlterReplicaLogDir checks the answers of AlterReplicaLogDirs per
 // partition (the codes and their order checked against Kafka 4.4 on a
@@ -28,28 +46,8 @@ import (
 // queued for the controller, and that a directory asked for a replica not
 // hosted yet is where its log is created later.
 func TestAlterReplicaLogDir(t *testing.T) {
-	var dirs []string
-	for range 3 {
-		d := t.TempDir()
-		if err := os.WriteFile(filepath.Join(d, "meta.properties"), []byte("version=1\ncluster.id=abc\nnode.id=1\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, d)
-	}
-	cfg, err := config.Load([]string{"--override", "log.dirs=" + strings.Join(dirs, ",")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	logs, err := storage.OpenManager(storage.ManagerOptions{Dirs: dirs, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { logs.Close() })
-	failures, err := newLogDirFailures(dirs, dirs[0], func(string, error) {})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, dirs := newMultiDirSyncer(t, 3)
+	logs, failures := s.Logs, s.dirs
 	img := controller.EmptyImage("c", 1)
 	img.Offset = 10
 	id := controller.Uuid{1}
@@ -58,9 +56,9 @@ func TestAlterReplicaLogDir(t *testing.T) {
 		{Partition: 1, Leader: 2, Replicas: []int32{2}, ISR: []int32{2}},
 	}}
 	img.Topics["t"], img.TopicsByID[id] = topic, topic
-	moves := newLogDirMoves(1, dirs, logs, failures, func() *controller.Image { return img }, logger)
+	moves := newLogDirMoves(1, dirs, logs, failures, func() *controller.Image { return img }, s.Logger)
 	defer moves.close()
-	s := &LogSyncer{NodeID: 1, Config: cfg, Logs: logs, Logger: logger, dirs: failures, moves: moves}
+	s.moves = moves
 	s.Apply(nil, img)
 	t0 := storage.TopicPartition{Topic: "t", Partition: 0}
 	l, ok := logs.Log(t0)

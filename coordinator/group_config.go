@@ -25,31 +25,33 @@ func overrideMillis(overrides map[string]string, name string, d *time.Duration) 
 // consumerConfigFor returns the KIP-848 settings of one group: the
 // broker's, with the group's overrides.
 func (c *Coordinator) consumerConfigFor(group string) *ConsumerGroupConfig {
+	return groupConfigFor(c, group, &c.cgConfig, func(o map[string]string, cfg *ConsumerGroupConfig) {
+		overrideMillis(o, "consumer.session.timeout.ms", &cfg.SessionTimeout)
+		overrideMillis(o, "consumer.heartbeat.interval.ms", &cfg.HeartbeatInterval)
+	})
+}
+
+// groupConfigFor returns the broker's settings base of one group's type,
+// or a copy of them with the group's overrides o applied by override when
+// the group has any.
+func groupConfigFor[C any](c *Coordinator, group string, base *C, override func(o map[string]string, cfg *C)) *C {
 	if c.opts.GroupConfig == nil {
-		return &c.cgConfig
+		return base
 	}
 	o := c.opts.GroupConfig(group)
 	if len(o) == 0 {
-		return &c.cgConfig
+		return base
 	}
-	cfg := c.cgConfig
-	overrideMillis(o, "consumer.session.timeout.ms", &cfg.SessionTimeout)
-	overrideMillis(o, "consumer.heartbeat.interval.ms", &cfg.HeartbeatInterval)
+	cfg := *base
+	override(o, &cfg)
 	return &cfg
 }
 
 // shareConfigFor returns the share group settings of one group: the
 // broker's, with the group's overrides.
 func (c *Coordinator) shareConfigFor(group string) *ShareGroupConfig {
-	if c.opts.GroupConfig == nil {
-		return &c.sgConfig
-	}
-	o := c.opts.GroupConfig(group)
-	if len(o) == 0 {
-		return &c.sgConfig
-	}
-	cfg := c.sgConfig
-	overrideMillis(o, "share.session.timeout.ms", &cfg.SessionTimeout)
-	overrideMillis(o, "share.heartbeat.interval.ms", &cfg.HeartbeatInterval)
-	return &cfg
+	return groupConfigFor(c, group, &c.sgConfig, func(o map[string]string, cfg *ShareGroupConfig) {
+		overrideMillis(o, "share.session.timeout.ms", &cfg.SessionTimeout)
+		overrideMillis(o, "share.heartbeat.interval.ms", &cfg.HeartbeatInterval)
+	})
 }

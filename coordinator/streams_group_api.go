@@ -227,27 +227,20 @@ func (s *shard) listStreamsGroups(req *kmsg.ListGroupsRequest, resp *kmsg.ListGr
 // broker's, with the group's overrides (streams.session.timeout.ms,
 // streams.heartbeat.interval.ms, streams.num.standby.replicas).
 func (c *Coordinator) streamsConfigFor(group string) *StreamsGroupConfig {
-	if c.opts.GroupConfig == nil {
-		return &c.stConfig
-	}
-	o := c.opts.GroupConfig(group)
-	if len(o) == 0 {
-		return &c.stConfig
-	}
-	cfg := c.stConfig
-	overrideMillis(o, "streams.session.timeout.ms", &cfg.SessionTimeout)
-	overrideMillis(o, "streams.heartbeat.interval.ms", &cfg.HeartbeatInterval)
-	if v, ok := o["streams.num.standby.replicas"]; ok {
-		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-			cfg.NumStandbyReplicas = n
+	return groupConfigFor(c, group, &c.stConfig, func(o map[string]string, cfg *StreamsGroupConfig) {
+		overrideMillis(o, "streams.session.timeout.ms", &cfg.SessionTimeout)
+		overrideMillis(o, "streams.heartbeat.interval.ms", &cfg.HeartbeatInterval)
+		if v, ok := o["streams.num.standby.replicas"]; ok {
+			if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+				cfg.NumStandbyReplicas = n
+			}
 		}
-	}
-	if v, ok := o["streams.initial.rebalance.delay.ms"]; ok {
-		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-			cfg.InitialRebalanceDelay = time.Duration(n) * time.Millisecond
+		if v, ok := o["streams.initial.rebalance.delay.ms"]; ok {
+			if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+				cfg.InitialRebalanceDelay = time.Duration(n) * time.Millisecond
+			}
 		}
-	}
-	return &cfg
+	})
 }
 
 // expireStreamsOffsets expires the offsets of a streams group's holder:

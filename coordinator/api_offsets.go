@@ -100,15 +100,10 @@ func (c *Coordinator) commitOffsets(ctx context.Context, group string, commit fu
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
 	defer cancel()
-	var written int64
-	code = s.call(ctx, func() {
+	return s.callWrite(ctx, func() bool {
 		commit(s)
-		written = s.written.Load()
+		return anyOK()
 	})
-	if code == 0 && anyOK() {
-		code = s.commitBarrier(ctx, written)
-	}
-	return code
 }
 
 // commitOn runs on the shard goroutine.

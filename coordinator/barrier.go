@@ -104,3 +104,21 @@ func writeError(err error) *kerr.Error {
 	}
 	return kerr.CoordinatorNotAvailable
 }
+
+// callWrite runs write on the shard goroutine and answers it as a write:
+// when write reports that it answered without an error, only once what
+// the shard wrote by then, write's records and every earlier write, is
+// committed (commitBarrier). It returns the error code of the call or of
+// the barrier (0: none).
+func (s *shard) callWrite(ctx context.Context, write func() (ok bool)) int16 {
+	var written int64
+	ok := false
+	code := s.call(ctx, func() {
+		ok = write()
+		written = s.written.Load()
+	})
+	if code == 0 && ok {
+		code = s.commitBarrier(ctx, written)
+	}
+	return code
+}

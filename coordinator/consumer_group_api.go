@@ -43,17 +43,13 @@ func (c *Coordinator) ConsumerGroupHeartbeat(ctx context.Context, client Client,
 	// not committed in time.
 	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
 	defer cancel()
-	var written int64
 	if code == 0 {
-		code = s.call(ctx, func() {
-			s.consumerHeartbeat(c.now(), client, img, req, resp)
-			written = s.written.Load()
-		})
-	}
-	if code == 0 && resp.ErrorCode == 0 {
 		// Kafka answers a heartbeat as a write: once its records, and
 		// every write the shard made before, are committed (barrier.go).
-		code = s.commitBarrier(ctx, written)
+		code = s.callWrite(ctx, func() bool {
+			s.consumerHeartbeat(c.now(), client, img, req, resp)
+			return resp.ErrorCode == 0
+		})
 	}
 	if code != 0 {
 		*resp = *req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)

@@ -32,15 +32,11 @@ func (c *Coordinator) StreamsGroupHeartbeat(ctx context.Context, client Client, 
 	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
 	defer cancel()
 	var create []StreamsInternalTopic
-	var written int64
 	if code == 0 {
-		code = s.call(ctx, func() {
+		code = s.callWrite(ctx, func() bool {
 			create = s.streamsHeartbeat(c.now(), client, img, req, resp)
-			written = s.written.Load()
+			return resp.ErrorCode == 0
 		})
-	}
-	if code == 0 && resp.ErrorCode == 0 {
-		code = s.commitBarrier(ctx, written)
 	}
 	if code != 0 {
 		*resp = *req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)

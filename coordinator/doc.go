@@ -19,6 +19,17 @@
 // partition's Log, and answers the blocked JoinGroup and SyncGroup requests
 // through channels.
 //
+// KIP-848 consumer groups and KIP-1071 streams groups are one core with two
+// protocols, in the shape of Kafka's ModernGroup: modern_group.go holds what
+// both have (member identity, epochs and deadlines; the members, static
+// instance ids, target assignment and epochs; the reconciliation state
+// machine, static takeover, leaving, fencing, and the member checks of
+// offset commits and fetches), generic over the member and assignment
+// types; ConsumerGroup (partitions, subscriptions, assignors) and
+// StreamsGroup (tasks of three kinds, topology, processes, endpoints) embed
+// it. modern_api.go holds the shard side the group types share (ListGroups
+// rows, fence log lines, deadlines, deletion of a group's offsets).
+//
 //	c, err := coordinator.New(coordinator.Options{
 //		NumPartitions: 50,
 //		OpenLog: func(p int32) (coordinator.Log, error) {

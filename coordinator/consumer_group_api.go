@@ -276,12 +276,9 @@ func (c *Coordinator) ConsumerGroupDescribe(ctx context.Context, req *kmsg.Consu
 			// is not shown yet (pipeline.go).
 			cg := s.committedConsumerGroup(id)
 			if cg == nil {
+				g := s.groups[id]
 				d.ErrorCode = kerr.GroupIDNotFound.Code
-				msg := "Group " + id + " not found."
-				if g := s.groups[id]; (g != nil && g.state != Dead) || s.share[id] != nil {
-					msg = "Group " + id + " is not a consumer group."
-				}
-				d.ErrorMessage = &msg
+				d.ErrorMessage = describeNotFound(id, "consumer", (g != nil && g.state != Dead) || s.share[id] != nil)
 				return
 			}
 			d = cg.Describe(cg.topicName)

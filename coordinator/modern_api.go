@@ -37,6 +37,18 @@ func listedGroup(id, groupType, state string) kmsg.ListGroupsResponseGroup {
 	return lg
 }
 
+// describeNotFound is the GROUP_ID_NOT_FOUND message of a describe of a
+// group of groupType, as Kafka words it: "not found", or "is not a
+// <groupType> group" when the id names a live group of another type
+// (otherType).
+func describeNotFound(id, groupType string, otherType bool) *string {
+	msg := "Group " + id + " not found."
+	if otherType {
+		msg = "Group " + id + " is not a " + groupType + " group."
+	}
+	return &msg
+}
+
 // logFenced logs, at INFO as Kafka does, a member of a consumer or streams
 // group fenced by its deadlines: a member fenced while its client still
 // fetches is the usual cause of a record delivered twice, and this line

@@ -240,11 +240,7 @@ func (c *Coordinator) ShareGroupDescribe(ctx context.Context, req *kmsg.ShareGro
 			sg := s.share[id]
 			if sg == nil {
 				d.ErrorCode = kerr.GroupIDNotFound.Code
-				msg := "Group " + id + " not found."
-				if s.otherGroupType(id) {
-					msg = "Group " + id + " is not a share group."
-				}
-				d.ErrorMessage = &msg
+				d.ErrorMessage = describeNotFound(id, "share", s.otherGroupType(id))
 				return
 			}
 			d = sg.Describe()

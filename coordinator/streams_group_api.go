@@ -175,12 +175,9 @@ func (c *Coordinator) StreamsGroupDescribe(ctx context.Context, req *kmsg.Stream
 			code = c.describeOnShard(ctx, id, func(s *shard) {
 				sg := s.streams[id]
 				if sg == nil {
+					g := s.groups[id]
 					d.ErrorCode = kerr.GroupIDNotFound.Code
-					msg := "Group " + id + " not found."
-					if g := s.groups[id]; (g != nil && g.state != Dead) || s.consumer[id] != nil || s.share[id] != nil {
-						msg = "Group " + id + " is not a streams group."
-					}
-					d.ErrorMessage = &msg
+					d.ErrorMessage = describeNotFound(id, "streams", (g != nil && g.state != Dead) || s.consumer[id] != nil || s.share[id] != nil)
 					return
 				}
 				d = sg.Describe(req.IncludeTopologyDescription)

@@ -37,13 +37,9 @@ import (
 func handleConsumerGroupHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	if !consumerProtocolEnabled(d) {
-		resp.ErrorCode = kerr.UnsupportedVersion.Code
-		return resp, nil
-	}
-	c := groupCoordinator(d)
-	if c == nil {
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+	c, code := modernHeartbeatCoordinator(d, consumerProtocolEnabled(d))
+	if code != 0 {
+		resp.ErrorCode = code
 		return resp, nil
 	}
 	return c.ConsumerGroupHeartbeat(context.Background(), groupClient(r), imageTopicView{d.Controller.Image()}, req), nil
@@ -62,6 +58,21 @@ func rebalanceProtocolEnabled(d *Deps, protocol string) bool {
 	return slices.ContainsFunc(d.Config.GroupCoordinatorRebalanceProtocols, func(p string) bool {
 		return strings.EqualFold(strings.TrimSpace(p), protocol)
 	})
+}
+
+// modernHeartbeatCoordinator is the coordinator a heartbeat of a consumer
+// or streams group goes to, or the code it is answered with: UNSUPPORTED_VERSION
+// when the group type's protocol is off (clients then fall back to the
+// classic protocol), else COORDINATOR_NOT_AVAILABLE without a coordinator.
+func modernHeartbeatCoordinator(d *Deps, enabled bool) (*coordinator.Coordinator, int16) {
+	if !enabled {
+		return nil, kerr.UnsupportedVersion.Code
+	}
+	c := groupCoordinator(d)
+	if c == nil {
+		return nil, kerr.CoordinatorNotAvailable.Code
+	}
+	return c, 0
 }
 
 // modernDescribeUnavailable is the code every group of a describe of

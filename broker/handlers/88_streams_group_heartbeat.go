@@ -38,13 +38,9 @@ import (
 func handleStreamsGroupHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.StreamsGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
-	if !streamsProtocolEnabled(d) {
-		resp.ErrorCode = kerr.UnsupportedVersion.Code
-		return resp, nil
-	}
-	c := groupCoordinator(d)
-	if c == nil {
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+	c, code := modernHeartbeatCoordinator(d, streamsProtocolEnabled(d))
+	if code != 0 {
+		resp.ErrorCode = code
 		return resp, nil
 	}
 	resp, create := c.StreamsGroupHeartbeat(context.Background(), groupClient(r), imageTopicView{d.Controller.Image()}, req)

@@ -2,7 +2,7 @@
 # run.sh runs a long fault soak of the queue workload (see doc.go) and prints
 # the seed, so that a failing schedule can be replayed.
 #
-#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power]]]]]]
+#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power[,combined]]]]]]]
 #                              [-s seed] [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
 #                              [--loopback | --proxy] [--kip848] [--power weight] [--segment-bytes n]
 #                              [--lazyfs path]
@@ -34,6 +34,14 @@
 # half on partition leaders, the rest on the active controller, the group
 # coordinator, the transaction coordinator and a follower whose leader is
 # SIGKILLed as soon as it is back, e.g. run.sh -t 10,5,5,0,0,0,0,20.
+# The ninth number is combined steps (combined.go), in turn: a partition
+# leader and a second node SIGKILLed 0-1.5 s apart and restarted together
+# (kill-two-quick), the active controller paused past the session timeout
+# while another node's partition leader is cut off
+# (pause-controller-isolate-leader), every node SIGKILLed at once and
+# started again (kill-all), and a replica of a partition moved while every
+# node restarts in turn (reassign-rolling-restart), e.g.
+# run.sh -t 10,5,5,0,0,0,0,5,8.
 # --power W adds the five power-cut kinds with weight W each to the seeded
 # schedules of --ctxn, --ctp and --share (their weights are listed in
 # ctxn_test.go, eos_clients_test.go and share_test.go), and to --share's
@@ -99,7 +107,7 @@ while (($#)); do
 	--extra5)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power]]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] [--power weight] [--segment-bytes n] [--lazyfs path] | --extra | --extra5" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power[,combined]]]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] [--power weight] [--segment-bytes n] [--lazyfs path] | --extra | --extra5" >&2; exit 2 ;;
 	esac
 	shift
 done

@@ -1,0 +1,61 @@
+package faults
+
+import (
+	"testing"
+	"time"
+)
+
+// TestCombinedFaults runs the queue workload on three nodes under the
+// combined steps (combined.go): a partition leader and a second node
+// SIGKILLed in quick succession (two of three replicas and the controller
+// majority down) and back, the active controller paused past the session
+// timeout while another node's partition leader is cut off, every
+// node SIGKILLed at once and started again, and a rolling restart while a
+// partition's new replica copies its log (reassignment). Nothing acknowledged may be
+// lost, duplicated or moved, and the cluster must come back each time.
+func TestCombinedFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	p := Plan{
+		Nodes: 3, Seed: SeedFromEnvOrTime(), Deadline: 6 * time.Minute, Quiet: 2 * time.Second,
+		Steps: []Step{
+			{Kind: KillTwoQuick, Hold: 3 * time.Second, Pick: 1},
+			{Kind: PauseControllerIsolateLeader, Hold: 7 * time.Second, Pick: 2},
+			{Kind: KillAll, Hold: 2 * time.Second, Pick: 3},
+			{Kind: ReassignRollingRestart, Pick: 4},
+		},
+		Queue: QueueOptions{Topic: "queue", Partitions: 4, Producers: 2, Interval: 5 * time.Millisecond,
+			Group: "queue-group", GroupMembers: 2, Acks: -1},
+	}
+	rep, res := RunPlan(t, p)
+	if rep.Acked == 0 {
+		t.Fatal("no record was acknowledged")
+	}
+	for _, k := range []Kind{KillTwoQuick, KillAll, ReassignRollingRestart} {
+		if n := res.Faults[k]; n != 1 {
+			t.Errorf("%d %s steps ran, want 1 (skipped: %v)", n, k, res.Skipped)
+		}
+	}
+	if res.Network != "loopback" && res.Faults[PauseControllerIsolateLeader] != 1 {
+		t.Errorf("%d %s steps ran, want 1 (skipped: %v)", res.Faults[PauseControllerIsolateLeader], PauseControllerIsolateLeader, res.Skipped)
+	}
+	if res.Slow != 0 {
+		t.Errorf("%d recoveries did not reach full ISRs within %v", res.Slow, recoverBound)
+	}
+	if rep.Anomalies() != 0 {
+		t.Errorf("anomalies (seed %d):\n%s", p.Seed, rep)
+	}
+}
+
+// TestSoakStepsCombined: the ninth soak target is the number of combined
+// steps, the three kinds in turn.
+func TestSoakStepsCombined(t *testing.T) {
+	got := map[Kind]int{}
+	for _, s := range SoakSteps(5, SoakTargets{LeaderKills: 1, Combined: 7}, time.Second, 2*time.Second) {
+		got[s.Kind]++
+	}
+	if got[KillTwoQuick] != 2 || got[PauseControllerIsolateLeader] != 2 || got[KillAll] != 2 || got[ReassignRollingRestart] != 1 || got[KillLeader] != 1 {
+		t.Fatalf("combined steps: %v", got)
+	}
+}

@@ -41,6 +41,14 @@ const (
 	// grown back. The reassignment must finish with every target replica
 	// in the ISR, and nothing acknowledged may be lost.
 	ReassignRollingRestart Kind = "reassign-rolling-restart"
+	// PowerLossAll cuts the power of every node at once (each SIGKILLed,
+	// then its log directories lose what was not fsynced: PowerCut, or
+	// lazyfs's cache), holds, and starts them all again. Every replica
+	// may lose the same acknowledged records (Kafka's too: with the
+	// default flush policy nothing is fsynced on ack), so this step is
+	// not in the soak mixes; TestPowerLossAll checks what must still
+	// hold (combined.go).
+	PowerLossAll Kind = "power-loss-all"
 )
 
 // combinedKind is the kind of the i-th combined step of a soak, in turn.
@@ -51,7 +59,7 @@ func combinedKind(i int) Kind {
 // isCombined reports whether k is one of the combined kinds.
 func (k Kind) isCombined() bool {
 	switch k {
-	case KillTwoQuick, KillAll, PauseControllerIsolateLeader, ReassignRollingRestart:
+	case KillTwoQuick, KillAll, PauseControllerIsolateLeader, ReassignRollingRestart, PowerLossAll:
 		return true
 	}
 	return false
@@ -69,6 +77,8 @@ func (nm *Nemesis) runCombined(ctx context.Context, s Step) error {
 		err = nm.pauseControllerIsolateLeader(ctx, s)
 	case ReassignRollingRestart:
 		err = nm.reassignRollingRestart(ctx, s)
+	case PowerLossAll:
+		err = nm.powerLossAll(ctx, s)
 	}
 	if errors.Is(err, ErrNoTarget) {
 		nm.logf("nemesis: %v: skipped: %v", s, err)
@@ -377,5 +387,60 @@ func (nm *Nemesis) electPreferred(ctx context.Context) error {
 			}
 		}
 	}
+	return nil
+}
+
+func (nm *Nemesis) powerLossAll(ctx context.Context, s Step) error {
+	for _, n := range nm.C.Nodes {
+		if err := n.Kill(); err != nil {
+			return err
+		}
+	}
+	rng := rand.New(rand.NewPCG(uint64(s.Pick), 0x9044))
+	for _, n := range nm.C.Nodes {
+		if n.lazy != nil {
+			before := treeBytes(n.DataDir)
+			if err := n.clearLazyCache(ctx); err != nil {
+				return err
+			}
+			lost := before - treeBytes(n.DataDir)
+			nm.mu.Lock()
+			nm.powerCuts++
+			nm.power.BytesLost += max(lost, 0)
+			nm.mu.Unlock()
+			nm.logf("nemesis: power cut on node %d (every node): lazyfs cache cleared, file sizes down by %d bytes", n.ID, lost)
+			continue
+		}
+		var rep PowerCutReport
+		for _, dir := range []string{n.DataDir, n.SecondDir} {
+			if dir == "" {
+				continue
+			}
+			r, err := PowerCut(dir, rng)
+			if err != nil {
+				return err
+			}
+			rep.Add(r)
+		}
+		rep.Details = nil
+		nm.mu.Lock()
+		nm.powerCuts++
+		nm.power.Add(rep)
+		nm.mu.Unlock()
+		nm.logf("nemesis: power cut on node %d (every node): %v", n.ID, rep)
+	}
+	nm.logf("nemesis: power cut on every node; down for %v", s.Hold)
+	holdFor(ctx, s.Hold)
+	for _, n := range nm.C.Nodes {
+		if err := n.launch(); err != nil {
+			return err
+		}
+	}
+	for _, n := range nm.C.Nodes {
+		if err := n.WaitReady(ctx); err != nil {
+			return err
+		}
+	}
+	nm.logf("nemesis: every node restarted after the power cut")
 	return nil
 }

@@ -55,7 +55,8 @@
 #
 # --extra runs TestDiskFullLeader, TestDirFullLeader (three steps),
 # TestUncleanElection, TestMemberRemovedAndAdded, TestQueueUnderSlowLinks
-# and TestStaleTxnCoordinatorEndTxn (a few minutes in all).
+# TestStaleTxnCoordinatorEndTxn and TestPowerLossAll (every node's power cut
+# at once; losses reported, not failed on) (a few minutes in all).
 # --extra5 runs TestMemberRemovedAndAddedFiveNodes and TestUncleanElectionFiveNodes
 # (about 4 minutes).
 # --kip848 runs the soak with a KIP-848 consumer group of three members
@@ -103,7 +104,7 @@ while (($#)); do
 	--share) test=TestShareGroupUnderFaults flags+=" --share $2"; export SAMSA_FAULTS_SHARE_STEPS=$2; shift ;;
 	--extra)
 		export SAMSA_FAULTS_EXTRA=1
-		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestDirFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks|TestStaleTxnCoordinatorEndTxn)$' -v ./compat-tests/faults/ ;;
+		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestDirFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks|TestStaleTxnCoordinatorEndTxn|TestPowerLossAll)$' -v ./compat-tests/faults/ ;;
 	--extra5)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -443,4 +445,20 @@ func (nm *Nemesis) powerLossAll(ctx context.Context, s Step) error {
 	}
 	nm.logf("nemesis: every node restarted after the power cut")
 	return nil
+}
+
+// WithCombined adds the four combined kinds (not PowerLossAll) to a
+// weighted soak's weights, each with the weight
+// SAMSA_FAULTS_COMBINED_WEIGHT names (run.sh --combined W); without it
+// the weights, and so a seed's schedule, are unchanged.
+func WithCombined(weights []Weight) []Weight {
+	w, err := strconv.Atoi(os.Getenv("SAMSA_FAULTS_COMBINED_WEIGHT"))
+	if err != nil || w <= 0 {
+		return weights
+	}
+	out := slices.Clone(weights)
+	for _, k := range []Kind{KillTwoQuick, PauseControllerIsolateLeader, KillAll, ReassignRollingRestart} {
+		out = append(out, Weight{Kind: k, Weight: w})
+	}
+	return out
 }

@@ -49,8 +49,18 @@ func TestCombinedFaults(t *testing.T) {
 }
 
 // TestSoakStepsCombined: the ninth soak target is the number of combined
-// steps, the three kinds in turn.
+// steps, the four kinds in turn; SAMSA_FAULTS_COMBINED_WEIGHT adds them to
+// weighted schedules, which stay unchanged without it.
 func TestSoakStepsCombined(t *testing.T) {
+	base := []Weight{{KillLeader, 1}}
+	t.Setenv("SAMSA_FAULTS_COMBINED_WEIGHT", "")
+	if w := WithCombined(base); len(w) != 1 {
+		t.Fatalf("weights without SAMSA_FAULTS_COMBINED_WEIGHT: %v", w)
+	}
+	t.Setenv("SAMSA_FAULTS_COMBINED_WEIGHT", "3")
+	if w := WithCombined(base); len(w) != 5 || w[4] != (Weight{ReassignRollingRestart, 3}) || len(base) != 1 {
+		t.Fatalf("weights with SAMSA_FAULTS_COMBINED_WEIGHT=3: %v", w)
+	}
 	got := map[Kind]int{}
 	for _, s := range SoakSteps(5, SoakTargets{LeaderKills: 1, Combined: 7}, time.Second, 2*time.Second) {
 		got[s.Kind]++

@@ -4,7 +4,7 @@
 #
 #   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power[,combined]]]]]]]
 #                              [-s seed] [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
-#                              [--loopback | --proxy] [--kip848] [--power weight] [--segment-bytes n]
+#                              [--loopback | --proxy] [--kip848] [--power weight] [--combined weight] [--segment-bytes n]
 #                              [--lazyfs path]
 #   compat-tests/faults/run.sh --ctxn steps [-n nodes] [-s seed] [-r results.jsonl]
 #   compat-tests/faults/run.sh --ctp steps [-n nodes] [-s seed] [-r results.jsonl]
@@ -41,7 +41,8 @@
 # (pause-controller-isolate-leader), every node SIGKILLed at once and
 # started again (kill-all), and a replica of a partition moved while every
 # node restarts in turn (reassign-rolling-restart), e.g.
-# run.sh -t 10,5,5,0,0,0,0,5,8.
+# run.sh -t 10,5,5,0,0,0,0,5,8. --combined W adds those four kinds with
+# weight W each to the weighted schedules of --ctxn, --ctp and --share.
 # --power W adds the five power-cut kinds with weight W each to the seeded
 # schedules of --ctxn, --ctp and --share (their weights are listed in
 # ctxn_test.go, eos_clients_test.go and share_test.go), and to --share's
@@ -97,6 +98,7 @@ while (($#)); do
 	--proxy) export SAMSA_FAULTS_PROXY=1; flags+=" --proxy" ;;
 	--kip848) test=TestKIP848GroupUnderFaults flags+=" --kip848" ;;
 	--power) export SAMSA_FAULTS_POWER_WEIGHT=$2; flags+=" --power $2"; shift ;;
+	--combined) export SAMSA_FAULTS_COMBINED_WEIGHT=$2; flags+=" --combined $2"; shift ;;
 	--segment-bytes) export SAMSA_FAULTS_SEGMENT_BYTES=$2; flags+=" --segment-bytes $2"; shift ;;
 	--lazyfs) export SAMSA_FAULTS_LAZYFS=$2; flags+=" --lazyfs $2"; shift ;;
 	--ctxn) test=TestConfluentTxnSoak flags+=" --ctxn $2"; export SAMSA_FAULTS_CTXN_STEPS=$2; shift ;;
@@ -108,7 +110,7 @@ while (($#)); do
 	--extra5)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power[,combined]]]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] [--power weight] [--segment-bytes n] [--lazyfs path] | --extra | --extra5" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power[,combined]]]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] [--power weight] [--combined weight] [--segment-bytes n] [--lazyfs path] | --extra | --extra5" >&2; exit 2 ;;
 	esac
 	shift
 done

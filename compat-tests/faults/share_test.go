@@ -247,7 +247,7 @@ func TestShareGroupUnderFaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("SAMSA_FAULTS_SHARE_STEPS: %v", err)
 		}
-		p.Steps = Schedule(p.Seed, WithSharePowerLoss(shareWeights), n, 2*time.Second, 8*time.Second)
+		p.Steps = Schedule(p.Seed, WithCombined(WithSharePowerLoss(shareWeights)), n, 2*time.Second, 8*time.Second)
 		crashEvery, soak = 3, true
 		if os.Getenv("SAMSA_FAULTS_DEADLINE") == "" {
 			p.Deadline = 6 * time.Hour

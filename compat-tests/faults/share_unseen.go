@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -145,4 +146,28 @@ func lostAfter(ls []ShareLostFetch, at time.Duration) string {
 		return "; no ShareFetch answer lost after it"
 	}
 	return b.String()
+}
+
+// lostBeforeHigher reports whether a ShareFetch answer was lost after
+// from (a release's answer of record k) and before the first delivery of
+// a higher offset of k's partition acquired after from that a consumer
+// received (polled or not), or at any time after from when none was.
+func lostBeforeHigher(h *ShareHistory, k shareKey, from time.Duration) bool {
+	until := time.Duration(math.MaxInt64)
+	for _, d := range h.Deliveries {
+		if d.Partition == k.p && d.Offset > k.o && d.Acquired > from {
+			until = min(until, d.Acquired)
+		}
+	}
+	for _, u := range h.Unseen {
+		if u.Partition == k.p && u.Offset > k.o && u.Acquired > from {
+			until = min(until, u.Acquired)
+		}
+	}
+	for _, l := range h.LostFetches {
+		if l.At > from && l.At < until {
+			return true
+		}
+	}
+	return false
 }

@@ -43,7 +43,9 @@
 // the active controller paused past the session timeout while another
 // node's partition leader is cut off; every node SIGKILLed at once and
 // started again; a replica of a workload partition moved while every node
-// restarts in turn (TestCombinedFaults).
+// restarts in turn (TestCombinedFaults). Every node's power cut at once
+// (PowerLossAll, TestPowerLossAll in run.sh --extra) may lose
+// acknowledged records, on Kafka too: it checks recovery and order only.
 //
 // Scenarios beside the random schedules: a forced unclean election (the
 // ISR shrunk to the leader by a cut link, then the leader killed; RunUnclean)

@@ -281,10 +281,13 @@ func (s *Share) addConsumer(initial bool) error {
 		if s.o.LogDebug {
 			level = kgo.LogLevelDebug
 		}
-		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(f, level, func() string {
+		c.buffer.logNext = kgo.BasicLogger(f, level, func() string {
 			return time.Now().UTC().Format("15:04:05.000000 ")
-		})))
+		})
 	}
+	// The buffer also reads franz-go's log for the ShareFetch answers it
+	// discards (shareDiscardMsg).
+	opts = append(opts, kgo.WithLogger(c.buffer))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		if c.log != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestCheckShareFindsEachAnomaly feeds CheckShare a clean share-group
@@ -121,6 +123,15 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 	// delivery does not reach the limit).
 	if r := CheckShare(lostCase(131500 * time.Millisecond)); r.ReleasedLost.Count != 1 || r.ArchivedLostFetch != 0 {
 		t.Fatalf("released at limit-1, a higher offset received before the lost answer: want released-lost:\n%s", r)
+	}
+	// franz-go's log line for an answer whose records it dropped (its
+	// share session reset mid-flight) is a lost answer too.
+	var buf shareBuffer
+	buf.name, buf.start = "c9", time.Now()
+	buf.Log(kgo.LogLevelInfo, shareDiscardMsg, "broker", int32(3), "sent_epoch", int32(62), "current_epoch", int32(0))
+	buf.Log(kgo.LogLevelInfo, "some other line", "broker", int32(3))
+	if _, _, lost := buf.unseen(); len(lost) != 1 || lost[0].Node != 3 || lost[0].Consumer != "c9" {
+		t.Fatalf("discarded answer: %+v", lost)
 	}
 	// releasedBelow appends a record released at count (below the limit)
 	// and never polled again, with the unseen deliveries us.

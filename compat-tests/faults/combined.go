@@ -236,9 +236,16 @@ func (nm *Nemesis) pauseControllerIsolateLeader(ctx context.Context, s Step) err
 		// as auto.leader.rebalance would in time, and look again.
 		if err := nm.electPreferred(ctx); err != nil {
 			nm.logf("nemesis: preferred leader election: %v", err)
-		} else if ls2, err := nm.leaders(ctx); err == nil {
-			ls = ls2
-			pick()
+		} else {
+			// The nodes publish the new leaders a moment later.
+			_ = pollUntil(ctx, 10*time.Second, func(ctx context.Context) (bool, error) {
+				if ls2, err := nm.leaders(ctx); err == nil {
+					ls = ls2
+					pick()
+				}
+				return ln != nil, nil
+			})
+			nm.logf("nemesis: preferred leader election done; leaders %v", ls)
 		}
 	}
 	if ln == nil {

@@ -79,5 +79,31 @@ func handleElectLeaders(d *Deps, r *Request) (kmsg.Response, error) {
 		rp.ErrorMessage = adminErrorMessage(res.ErrorCode, res.ErrorMessage)
 		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, rp)
 	}
+	for _, res := range results {
+		if res.ErrorCode == kerr.NotController.Code {
+			notControllerElection(resp, all, adminErrorMessage(res.ErrorCode, res.ErrorMessage))
+			break
+		}
+	}
 	return resp, nil
+}
+
+// notControllerElection makes resp the answer of a controller that lost
+// its role under the request, as Kafka's controller fails such a write as
+// a whole (ElectLeadersRequest.getErrorResponse): NOT_CONTROLLER at the top
+// level (v1+) and on every partition named, none listed for a request of
+// all partitions. franz-go retries on it (it reads the first partition's
+// code), then reaching the new controller.
+func notControllerElection(resp *kmsg.ElectLeadersResponse, all bool, msg *string) {
+	resp.ErrorCode = kerr.NotController.Code
+	if all {
+		resp.Topics = nil
+		return
+	}
+	for ti := range resp.Topics {
+		for pi := range resp.Topics[ti].Partitions {
+			rp := &resp.Topics[ti].Partitions[pi]
+			rp.ErrorCode, rp.ErrorMessage = kerr.NotController.Code, msg
+		}
+	}
 }

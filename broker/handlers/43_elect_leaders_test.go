@@ -1,10 +1,13 @@
 package handlers
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
 )
 
 // TestElectLeaders: on one broker every partition is led by its preferred
@@ -67,5 +70,58 @@ func TestElectLeaders(t *testing.T) {
 		if got := flatten(resp); len(got) != 1 || got[0].code != kerr.InvalidRequest.Code {
 			t.Fatalf("v%d unknown election type: %+v", v, got)
 		}
+	}
+}
+
+// notLeadingQuorum stands for a quorum in which this node is not (or no
+// longer) the active controller: a node that knows no leader answers
+// forwarded-kind requests itself (broker.Node.forward).
+type notLeadingQuorum struct{}
+
+func (notLeadingQuorum) Propose(int64, []controller.Record) error { return controller.ErrNotController }
+func (notLeadingQuorum) Leading() bool                            { return false }
+func (notLeadingQuorum) LeaderID() int32                          { return -1 }
+
+// TestElectLeadersNotController: a node that is not the active controller
+// answers an ElectLeaders as Kafka's whole-request error response
+// (ElectLeadersRequest.getErrorResponse): NOT_CONTROLLER at the top level
+// (v1+) and on every partition named; for all partitions (null topics) no
+// partition is listed. Before, only the partitions carried it (and a
+// request for all partitions listed every partition of the cluster).
+func TestElectLeadersNotController(t *testing.T) {
+	e := newAdminEnv(t)
+	e.createTopic(t, "a", 2, nil)
+	m := controller.NewMachine("admin-test-cluster", 1)
+	m.Restore(e.d.Controller.Image())
+	c, err := controller.New(controller.Options{NodeID: 1, ClusterID: "admin-test-cluster", Quorum: notLeadingQuorum{}, Machine: m,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e.d.Controller = c
+	named := kmsg.NewPtrElectLeadersRequest()
+	rt := kmsg.NewElectLeadersRequestTopic()
+	rt.Topic, rt.Partitions = "a", []int32{0, 1}
+	named.Topics = append(named.Topics, rt)
+	for v := int16(0); v <= 2; v++ {
+		resp := e.call(t, named, v).(*kmsg.ElectLeadersResponse)
+		if v >= 1 && resp.ErrorCode != kerr.NotController.Code {
+			t.Fatalf("v%d top level: %v", v, kerr.ErrorForCode(resp.ErrorCode))
+		}
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
+			t.Fatalf("v%d: %+v", v, resp.Topics)
+		}
+		for _, p := range resp.Topics[0].Partitions {
+			if p.ErrorCode != kerr.NotController.Code {
+				t.Fatalf("v%d partition %d: %v", v, p.Partition, kerr.ErrorForCode(p.ErrorCode))
+			}
+		}
+	}
+	all := kmsg.NewPtrElectLeadersRequest()
+	all.Topics = nil
+	resp := e.call(t, all, 2).(*kmsg.ElectLeadersResponse)
+	if resp.ErrorCode != kerr.NotController.Code || len(resp.Topics) != 0 {
+		t.Fatalf("all partitions: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp.Topics)
 	}
 }

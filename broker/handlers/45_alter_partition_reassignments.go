@@ -63,10 +63,31 @@ func handleAlterPartitionReassignments(d *Deps, r *Request) (kmsg.Response, erro
 	if len(reqs) == 0 {
 		return resp, nil
 	}
+	var notController *string
 	for i, res := range d.Controller.AlterReassignments(reqs) {
 		rp := &resp.Topics[slots[i].topic].Partitions[slots[i].partition]
 		rp.ErrorCode = res.ErrorCode
 		rp.ErrorMessage = adminErrorMessage(res.ErrorCode, res.ErrorMessage)
+		if res.ErrorCode == kerr.NotController.Code {
+			notController = rp.ErrorMessage
+		}
+	}
+	if notController != nil {
+		// This node stopped being the active controller (or its commit
+		// was cut off by a leadership change): as Kafka's controller,
+		// whose write fails as a whole (AlterPartitionReassignmentsRequest
+		// getErrorResponse), the request is NOT_CONTROLLER at the top
+		// level and for every partition. Clients retry on the top-level
+		// code only (franz-go, Kafka's Admin client): with it on the
+		// partitions alone, a reassignment sent during a controller
+		// failover failed for good.
+		resp.ErrorCode, resp.ErrorMessage = kerr.NotController.Code, notController
+		for ti := range resp.Topics {
+			for pi := range resp.Topics[ti].Partitions {
+				rp := &resp.Topics[ti].Partitions[pi]
+				rp.ErrorCode, rp.ErrorMessage = kerr.NotController.Code, notController
+			}
+		}
 	}
 	return resp, nil
 }

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"fmt"
+	"log/slog"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -94,4 +96,57 @@ func int32sEqual(a, b []int32) bool {
 		}
 	}
 	return true
+}
+
+// lostLeadershipQuorum stands for the active controller's quorum during a
+// leadership change: it still reports Leading (the decision runs) but the
+// commit fails with ErrNotController, as hashicorp/raft's
+// ErrLeadershipTransferInProgress does while a stopping node hands over.
+type lostLeadershipQuorum struct{}
+
+func (lostLeadershipQuorum) Propose(int64, []controller.Record) error {
+	return fmt.Errorf("%w: leadership transfer in progress", controller.ErrNotController)
+}
+func (lostLeadershipQuorum) Leading() bool   { return true }
+func (lostLeadershipQuorum) LeaderID() int32 { return 1 }
+
+// TestPartitionReassignmentNotController: when the controller loses its
+// role under an AlterPartitionReassignments (found by the faults bed's
+// reassign-rolling-restart step), the answer is NOT_CONTROLLER at the top
+// level and for every partition, as Kafka's whole-request error response
+// (AlterPartitionReassignmentsRequest.getErrorResponse), so that clients,
+// which retry on the top-level code, send it again to the new controller.
+// Before, only the partitions carried it and franz-go's kadm returned it
+// as the reassignment's final result.
+func TestPartitionReassignmentNotController(t *testing.T) {
+	e := newAdminEnv(t)
+	if err := e.d.Controller.RegisterBroker(controller.Broker{ID: 2, Host: "h", Port: 1}); err != nil {
+		t.Fatal(err)
+	}
+	e.createTopic(t, "a", 2, nil)
+	m := controller.NewMachine("admin-test-cluster", 1)
+	img := e.d.Controller.Image()
+	m.Restore(img)
+	c, err := controller.New(controller.Options{NodeID: 1, ClusterID: "admin-test-cluster", Quorum: lostLeadershipQuorum{}, Machine: m,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e.d.Controller = c
+	req := reassignRequest("a", 0, []int32{1, 2})
+	p1 := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+	p1.Partition, p1.Replicas = 1, []int32{2, 1}
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, p1)
+	for v := int16(0); v <= 1; v++ {
+		resp := e.call(t, req, v).(*kmsg.AlterPartitionAssignmentsResponse)
+		if resp.ErrorCode != kerr.NotController.Code || resp.ErrorMessage == nil {
+			t.Fatalf("v%d top level: %v %v", v, kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage))
+		}
+		for _, p := range resp.Topics[0].Partitions {
+			if p.ErrorCode != kerr.NotController.Code {
+				t.Fatalf("v%d partition %d: %v", v, p.Partition, kerr.ErrorForCode(p.ErrorCode))
+			}
+		}
+	}
 }

@@ -102,9 +102,9 @@ func TestConfluentTxnSoak(t *testing.T) {
 	}
 	seed := SeedFromEnvOrTime()
 	t.Logf("faults: confluent transactions, %d nodes, %d steps, seed %d (replay with SAMSA_FAULTS_SEED=%d)", nodes, n, seed, seed)
-	steps := Schedule(seed, WithPowerLoss([]Weight{
+	steps := Schedule(seed, WithCombined(WithPowerLoss([]Weight{
 		{IsolateTxnCoordinator, 3}, {KillTxnCoordinator, 3}, {KillLeader, 2}, {IsolateLeader, 1}, {PauseLeader, 1},
-	}), n, 2*time.Second, 8*time.Second)
+	})), n, 2*time.Second, 8*time.Second)
 	runConfluentTxn(t, nodes, seed, steps, 2)
 }
 

@@ -38,6 +38,15 @@
 // loss, as this kernel has no tc netem), for the slow-leader and
 // lossy-link steps; elsewhere those steps are skipped.
 //
+// Combined steps (combined.go; the ninth soak target): a partition leader
+// and a second node SIGKILLed in quick succession and restarted together;
+// the active controller paused past the session timeout while another
+// node's partition leader is cut off; every node SIGKILLed at once and
+// started again; a replica of a workload partition moved while every node
+// restarts in turn (TestCombinedFaults). Every node's power cut at once
+// (PowerLossAll, TestPowerLossAll in run.sh --extra) may lose
+// acknowledged records, on Kafka too: it checks recovery and order only.
+//
 // Scenarios beside the random schedules: a forced unclean election (the
 // ISR shrunk to the leader by a cut link, then the leader killed; RunUnclean)
 // and a broker decommissioned and a fresh one added with partition
@@ -104,6 +113,7 @@
 //	compat-tests/faults/run.sh -t 0,0,0,0,0,0,10        # 10 dir-full steps (two log dirs)
 //	compat-tests/faults/run.sh -t 4,2,2,0,0,0,0,30 --segment-bytes 16384   # 30 power cuts
 //	compat-tests/faults/run.sh --ctxn 30 --power 2      # power cuts in a weighted schedule
+//	compat-tests/faults/run.sh -t 4,2,2,0,0,0,0,4,8     # 8 combined steps
 //
 // Keeping logs: SAMSA_FAULTS_KEEP_LOGS=<existing dir> keeps every run's
 // node logs, KIP-848 members' franz-go logs (SAMSA_FAULTS_CLIENT_DEBUG=1:

@@ -62,10 +62,10 @@ func TestEOSOtherClientsSoak(t *testing.T) {
 	}
 	seed := SeedFromEnvOrTime()
 	t.Logf("faults: consume-transform-produce of three clients, %d nodes, %d steps, seed %d (replay with SAMSA_FAULTS_SEED=%d)", nodes, n, seed, seed)
-	steps := Schedule(seed, WithPowerLoss([]Weight{
+	steps := Schedule(seed, WithCombined(WithPowerLoss([]Weight{
 		{KillTxnCoordinator, 2}, {IsolateTxnCoordinator, 2}, {KillCoordinator, 2}, {IsolateCoordinator, 1},
 		{PauseCoordinator, 1}, {KillLeader, 2}, {IsolateLeader, 1}, {PauseLeader, 1},
-	}), n, 2*time.Second, 8*time.Second)
+	})), n, 2*time.Second, 8*time.Second)
 	runEOSOtherClients(t, nodes, seed, steps)
 }
 

@@ -52,7 +52,8 @@ const (
 // NetworkKind reports whether k needs the namespace network.
 func (k Kind) NetworkKind() bool {
 	switch k {
-	case IsolateLeader, IsolateCoordinator, IsolateTxnCoordinator, SplitLeaderInMinority, SplitLeaderInMajority, BridgeSplit:
+	case IsolateLeader, IsolateCoordinator, IsolateTxnCoordinator, SplitLeaderInMinority, SplitLeaderInMajority, BridgeSplit,
+		PauseControllerIsolateLeader:
 		return true
 	}
 	return false
@@ -344,6 +345,9 @@ func (nm *Nemesis) Run(ctx context.Context, s Step) error {
 	if s.Kind == PowerLossFollowerKillLeader {
 		return nm.powerLossFollowerKillLeader(ctx, s)
 	}
+	if s.Kind.isCombined() {
+		return nm.runCombined(ctx, s)
+	}
 	n, what, err := nm.targetOf(ctx, s)
 	if err != nil {
 		nm.logf("nemesis: %v: skipped: %v", s, err)
@@ -535,7 +539,11 @@ func (nm *Nemesis) recover(ctx context.Context) error {
 	begin := time.Now()
 	err := pollUntil(ctx, recoverBound, func(ctx context.Context) (bool, error) {
 		ok, st, err := nm.isrFull(ctx)
-		state = st
+		if st != "" {
+			// Keep the last state seen: the last call may be the one the
+			// bound cut off.
+			state = st
+		}
 		return ok, err
 	})
 	if err == nil {

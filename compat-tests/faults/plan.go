@@ -57,6 +57,10 @@ type SoakTargets struct {
 	// group coordinator, the transaction coordinator and a follower whose
 	// leader is then killed, in turn.
 	PowerLosses int
+	// Combined is the number of combined steps (combined.go): two nodes
+	// killed in quick succession, the controller paused while a leader
+	// is cut off, and every node killed at once, in turn.
+	Combined int
 }
 
 // SoakSteps builds a shuffled schedule with exactly the target counts of
@@ -93,6 +97,9 @@ func SoakSteps(seed uint64, t SoakTargets, holdMin, holdMax time.Duration) []Ste
 	for i := range t.PowerLosses {
 		kinds = append(kinds, powerLossKind(i))
 	}
+	for i := range t.Combined {
+		kinds = append(kinds, combinedKind(i))
+	}
 	extra := (t.LeaderKills + t.LeaderPartitions + t.Pauses) / 4
 	others := []Kind{KillCoordinator, KillController, IsolateCoordinator, IsolateTxnCoordinator,
 		SplitLeaderInMajority, BridgeSplit, KillMinority, RollingRestart}
@@ -126,7 +133,7 @@ const (
 //
 //	SAMSA_FAULTS_NODES      3 or 5
 //	SAMSA_FAULTS_SEED       schedule seed (default: time-based, printed)
-//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power-losses]]]]]
+//	SAMSA_FAULTS_TARGETS    kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power-losses[,combined]]]]]]
 //	                        for a soak (e.g. 100,50,50); disk-full steps give
 //	                        every node a tmpfs log directory, dir-full steps
 //	                        a second log directory on a tmpfs; slow-leader and
@@ -170,10 +177,10 @@ func EnvPlan(p *Plan) error {
 	}
 	if v := os.Getenv("SAMSA_FAULTS_TARGETS"); v != "" {
 		f := strings.Split(v, ",")
-		if len(f) < 3 || len(f) > 8 {
-			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power-losses]]]]]: %q", v)
+		if len(f) < 3 || len(f) > 9 {
+			return fmt.Errorf("faults: SAMSA_FAULTS_TARGETS wants kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power-losses[,combined]]]]]]: %q", v)
 		}
-		var n [8]int
+		var n [9]int
 		for i := range f {
 			x, err := strconv.Atoi(strings.TrimSpace(f[i]))
 			if err != nil {
@@ -182,7 +189,7 @@ func EnvPlan(p *Plan) error {
 			n[i] = x
 		}
 		p.Steps = SoakSteps(p.Seed, SoakTargets{LeaderKills: n[0], LeaderPartitions: n[1], Pauses: n[2], DiskFulls: n[3],
-			SlowLeaders: n[4], LossyLinks: n[5], DirFulls: n[6], PowerLosses: n[7]}, 2*time.Second, 8*time.Second)
+			SlowLeaders: n[4], LossyLinks: n[5], DirFulls: n[6], PowerLosses: n[7], Combined: n[8]}, 2*time.Second, 8*time.Second)
 		if n[3] > 0 {
 			p.DiskLimit = soakDiskLimit
 		}

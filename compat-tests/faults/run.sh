@@ -2,9 +2,9 @@
 # run.sh runs a long fault soak of the queue workload (see doc.go) and prints
 # the seed, so that a failing schedule can be replayed.
 #
-#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power]]]]]]
+#   compat-tests/faults/run.sh [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power[,combined]]]]]]]
 #                              [-s seed] [-d deadline] [-r results.jsonl] [--acks1] [--unclean]
-#                              [--loopback | --proxy] [--kip848] [--power weight] [--segment-bytes n]
+#                              [--loopback | --proxy] [--kip848] [--power weight] [--combined weight] [--segment-bytes n]
 #                              [--lazyfs path]
 #   compat-tests/faults/run.sh --ctxn steps [-n nodes] [-s seed] [-r results.jsonl]
 #   compat-tests/faults/run.sh --ctp steps [-n nodes] [-s seed] [-r results.jsonl]
@@ -34,6 +34,15 @@
 # half on partition leaders, the rest on the active controller, the group
 # coordinator, the transaction coordinator and a follower whose leader is
 # SIGKILLed as soon as it is back, e.g. run.sh -t 10,5,5,0,0,0,0,20.
+# The ninth number is combined steps (combined.go), in turn: a partition
+# leader and a second node SIGKILLed 0-1.5 s apart and restarted together
+# (kill-two-quick), the active controller paused past the session timeout
+# while another node's partition leader is cut off
+# (pause-controller-isolate-leader), every node SIGKILLed at once and
+# started again (kill-all), and a replica of a partition moved while every
+# node restarts in turn (reassign-rolling-restart), e.g.
+# run.sh -t 10,5,5,0,0,0,0,5,8. --combined W adds those four kinds with
+# weight W each to the weighted schedules of --ctxn, --ctp and --share.
 # --power W adds the five power-cut kinds with weight W each to the seeded
 # schedules of --ctxn, --ctp and --share (their weights are listed in
 # ctxn_test.go, eos_clients_test.go and share_test.go), and to --share's
@@ -47,7 +56,8 @@
 #
 # --extra runs TestDiskFullLeader, TestDirFullLeader (three steps),
 # TestUncleanElection, TestMemberRemovedAndAdded, TestQueueUnderSlowLinks
-# and TestStaleTxnCoordinatorEndTxn (a few minutes in all).
+# TestStaleTxnCoordinatorEndTxn and TestPowerLossAll (every node's power cut
+# at once; losses reported, not failed on) (a few minutes in all).
 # --extra5 runs TestMemberRemovedAndAddedFiveNodes and TestUncleanElectionFiveNodes
 # (about 4 minutes).
 # --kip848 runs the soak with a KIP-848 consumer group of three members
@@ -88,6 +98,7 @@ while (($#)); do
 	--proxy) export SAMSA_FAULTS_PROXY=1; flags+=" --proxy" ;;
 	--kip848) test=TestKIP848GroupUnderFaults flags+=" --kip848" ;;
 	--power) export SAMSA_FAULTS_POWER_WEIGHT=$2; flags+=" --power $2"; shift ;;
+	--combined) export SAMSA_FAULTS_COMBINED_WEIGHT=$2; flags+=" --combined $2"; shift ;;
 	--segment-bytes) export SAMSA_FAULTS_SEGMENT_BYTES=$2; flags+=" --segment-bytes $2"; shift ;;
 	--lazyfs) export SAMSA_FAULTS_LAZYFS=$2; flags+=" --lazyfs $2"; shift ;;
 	--ctxn) test=TestConfluentTxnSoak flags+=" --ctxn $2"; export SAMSA_FAULTS_CTXN_STEPS=$2; shift ;;
@@ -95,11 +106,11 @@ while (($#)); do
 	--share) test=TestShareGroupUnderFaults flags+=" --share $2"; export SAMSA_FAULTS_SHARE_STEPS=$2; shift ;;
 	--extra)
 		export SAMSA_FAULTS_EXTRA=1
-		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestDirFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks|TestStaleTxnCoordinatorEndTxn)$' -v ./compat-tests/faults/ ;;
+		exec go test -count=1 -timeout 30m -run '^(TestDiskFullLeader|TestDirFullLeader|TestUncleanElection|TestMemberRemovedAndAdded|TestQueueUnderSlowLinks|TestStaleTxnCoordinatorEndTxn|TestPowerLossAll)$' -v ./compat-tests/faults/ ;;
 	--extra5)
 		export SAMSA_FAULTS_EXTRA=1
 		exec go test -count=1 -timeout 30m -run '^(TestMemberRemovedAndAddedFiveNodes|TestUncleanElectionFiveNodes)$' -v ./compat-tests/faults/ ;;
-	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power]]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] [--power weight] [--segment-bytes n] [--lazyfs path] | --extra | --extra5" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n nodes] [-t kills,partitions,pauses[,disk-fulls[,slow[,lossy[,dir-fulls[,power[,combined]]]]]]] [-s seed] [-d deadline] [-r results] [--acks1] [--unclean] [--loopback|--proxy] [--kip848|--ctxn steps|--ctp steps|--share steps] [--power weight] [--combined weight] [--segment-bytes n] [--lazyfs path] | --extra | --extra5" >&2; exit 2 ;;
 	esac
 	shift
 done

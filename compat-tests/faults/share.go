@@ -281,10 +281,13 @@ func (s *Share) addConsumer(initial bool) error {
 		if s.o.LogDebug {
 			level = kgo.LogLevelDebug
 		}
-		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(f, level, func() string {
+		c.buffer.logNext = kgo.BasicLogger(f, level, func() string {
 			return time.Now().UTC().Format("15:04:05.000000 ")
-		})))
+		})
 	}
+	// The buffer also reads franz-go's log for the ShareFetch answers it
+	// discards (shareDiscardMsg).
+	opts = append(opts, kgo.WithLogger(c.buffer))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		if c.log != nil {
@@ -656,7 +659,9 @@ func (s *Share) History() *ShareHistory {
 //     acknowledgement was a successful release below the limit must be
 //     delivered again (ReleasedLost), unless deliveries the consumers'
 //     clients received and nobody polled (ShareHistory.Unseen) reached the
-//     limit after it and archived it (ArchivedUnseen).
+//     limit after it and archived it (ArchivedUnseen), or it was released
+//     one delivery below the limit and a ShareFetch answer lost before any
+//     higher offset reached a consumer carried it (ArchivedLostFetch).
 type ShareReport struct {
 	Deliveries, Redeliveries     int
 	Accepted, Released, Rejected int
@@ -672,6 +677,17 @@ type ShareReport struct {
 	// records) then brought to the limit: the broker archived it when
 	// that delivery's lock expired. Counted, not an anomaly.
 	ArchivedUnseen int
+	// ArchivedLostFetch counts records released with success one delivery
+	// below the limit, never delivered again to anyone, where a ShareFetch
+	// answer was lost after the release's answer and before any consumer
+	// received a delivery of a higher offset of that partition: the
+	// share-partition hands out its lowest available offsets first, so
+	// the record was acquired (at the limit) before that, and no consumer
+	// got it: it went in the lost answer, and the broker archived it when
+	// that acquisition ended (lock expiry, or at once when the session's
+	// connection closed, as Kafka 4.4 does). Counted, not an anomaly
+	// (docs/DURABILITY.md finding 19).
+	ArchivedLostFetch int
 	// Unseen counts the deliveries received and never polled, of
 	// Received.
 	Unseen, Received int
@@ -719,9 +735,9 @@ func (r *ShareReport) Anomalies() int {
 
 func (r *ShareReport) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "share group: %d deliveries (%d redeliveries, max count %d of limit %d), acks applied: %d accept %d release %d reject, %d failed; %d archived at the limit (%d more by unseen deliveries; %d deliveries never polled of %d received, %d ShareFetch answers lost), %d delivered more often than the limit in all; %d consumer crashes, %d stalls (%d past the lock); drained %v; %d final records",
+	fmt.Fprintf(&b, "share group: %d deliveries (%d redeliveries, max count %d of limit %d), acks applied: %d accept %d release %d reject, %d failed; %d archived at the limit (%d more by unseen deliveries, %d by lost ShareFetch answers; %d deliveries never polled of %d received, %d ShareFetch answers lost), %d delivered more often than the limit in all; %d consumer crashes, %d stalls (%d past the lock); drained %v; %d final records",
 		r.Deliveries, r.Redeliveries, r.MaxCount, r.DeliveryLimit, r.Accepted, r.Released, r.Rejected, r.AckFailed,
-		r.ArchivedAtLimit, r.ArchivedUnseen, r.Unseen, r.Received, r.LostFetches, r.TotalOverLimit, r.Crashes, r.Stalls, r.StallsPastLock, r.Drained, r.FinalRecords)
+		r.ArchivedAtLimit, r.ArchivedUnseen, r.ArchivedLostFetch, r.Unseen, r.Received, r.LostFetches, r.TotalOverLimit, r.Crashes, r.Stalls, r.StallsPastLock, r.Drained, r.FinalRecords)
 	if len(r.AckErrors) > 0 {
 		fmt.Fprintf(&b, "\n  ack errors: %v", r.AckErrors)
 	}
@@ -855,6 +871,10 @@ func CheckShare(h *ShareHistory, final map[int32][]Entry) *ShareReport {
 				if h.Drained && last.AckOK && last.Action == ShareRelease {
 					if unseenAtLimit(unseen[k], last.Count, h.DeliveryLimit) {
 						r.ArchivedUnseen++
+						continue
+					}
+					if int(last.Count) == h.DeliveryLimit-1 && lostBeforeHigher(h, k, last.AckAt) {
+						r.ArchivedLostFetch++
 						continue
 					}
 					r.ReleasedLost.add("%s", fmt.Sprintf("%v: last %v%s%s", k, last, unseenString(unseen[k]), lostAfter(h.LostFetches, last.At)))

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestCheckShareFindsEachAnomaly feeds CheckShare a clean share-group
@@ -100,6 +102,36 @@ func TestCheckShareFindsEachAnomaly(t *testing.T) {
 	if r := CheckShare(h, final); r.Anomalies() != 1 || r.ReleasedLost.Count != 1 || r.LostFetches != 2 ||
 		!strings.Contains(r.ReleasedLost.Examples[0], "c2's ShareFetch to node 3 lost at 2m12s") || strings.Contains(r.ReleasedLost.Examples[0], "c7") {
 		t.Fatalf("released, a ShareFetch answer lost after: want released-lost naming it:\n%s", r)
+	}
+	// Released one delivery below the limit, and a ShareFetch answer lost
+	// after its release and before any higher offset of the partition
+	// reached a consumer: archived by the lost answer (seed
+	// 1796620647955083879), counted, no anomaly.
+	lostCase := func(higherAt time.Duration) (*ShareHistory, map[int32][]Entry) {
+		h, final := clean()
+		h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 30, At: 130 * s, Acquired: 130 * s, Consumer: "c0", Partition: 1, Offset: 4, Count: 2, Action: ShareRelease, AckOK: true, AckAt: 131 * s})
+		h.Deliveries = append(h.Deliveries, ShareDelivery{Seq: 31, At: higherAt, Acquired: higherAt, Consumer: "c1", Partition: 1, Offset: 5, Count: 1, Action: ShareAccept, AckOK: true, AckAt: higherAt + s})
+		h.LostFetches = []ShareLostFetch{{Consumer: "c2", Node: 3, At: 132 * s, Err: "cut"}}
+		final[1] = append(final[1], Entry{4, "i"}, Entry{5, "j"})
+		return h, final
+	}
+	if r := CheckShare(lostCase(135 * s)); r.Anomalies() != 0 || r.ArchivedLostFetch != 1 {
+		t.Fatalf("released at limit-1, answer lost before a higher offset was received: want no anomaly, one archived by a lost answer:\n%s", r)
+	}
+	// ... but not when a higher offset reached a consumer before the loss
+	// (the record would have come first), nor below limit-1 (one lost
+	// delivery does not reach the limit).
+	if r := CheckShare(lostCase(131500 * time.Millisecond)); r.ReleasedLost.Count != 1 || r.ArchivedLostFetch != 0 {
+		t.Fatalf("released at limit-1, a higher offset received before the lost answer: want released-lost:\n%s", r)
+	}
+	// franz-go's log line for an answer whose records it dropped (its
+	// share session reset mid-flight) is a lost answer too.
+	var buf shareBuffer
+	buf.name, buf.start = "c9", time.Now()
+	buf.Log(kgo.LogLevelInfo, shareDiscardMsg, "broker", int32(3), "sent_epoch", int32(62), "current_epoch", int32(0))
+	buf.Log(kgo.LogLevelInfo, "some other line", "broker", int32(3))
+	if _, _, lost := buf.unseen(); len(lost) != 1 || lost[0].Node != 3 || lost[0].Consumer != "c9" {
+		t.Fatalf("discarded answer: %+v", lost)
 	}
 	// releasedBelow appends a record released at count (below the limit)
 	// and never polled again, with the unseen deliveries us.
@@ -247,7 +279,7 @@ func TestShareGroupUnderFaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("SAMSA_FAULTS_SHARE_STEPS: %v", err)
 		}
-		p.Steps = Schedule(p.Seed, WithSharePowerLoss(shareWeights), n, 2*time.Second, 8*time.Second)
+		p.Steps = Schedule(p.Seed, WithCombined(WithSharePowerLoss(shareWeights)), n, 2*time.Second, 8*time.Second)
 		crashEvery, soak = 3, true
 		if os.Getenv("SAMSA_FAULTS_DEADLINE") == "" {
 			p.Deadline = 6 * time.Hour

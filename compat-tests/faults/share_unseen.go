@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -50,10 +51,51 @@ type shareBuffer struct {
 	received int
 	// lost are the ShareFetch answers lost (see ShareLostFetch).
 	lost []ShareLostFetch
+	// logNext is where the client's log lines go (nil: nowhere).
+	logNext kgo.Logger
+}
+
+// shareDiscardMsg is franz-go's (v1.22) log line for a ShareFetch answer
+// that came back after the client had reset its share session (its
+// membership lost): it keeps the answer's acknowledgement results and
+// drops its records unbuffered, though the broker acquired them for the
+// old session (finding 19 of docs/DURABILITY.md, seed 1796621105112687596).
+const shareDiscardMsg = "share fetch session was reset mid-flight, extracting ack results only"
+
+// Level is the client log's level, at least info (shareDiscardMsg is
+// logged at info).
+func (b *shareBuffer) Level() kgo.LogLevel {
+	if b.logNext != nil && b.logNext.Level() > kgo.LogLevelInfo {
+		return b.logNext.Level()
+	}
+	return kgo.LogLevelInfo
+}
+
+// Log passes a client log line on and notes a discarded ShareFetch answer
+// as lost.
+func (b *shareBuffer) Log(level kgo.LogLevel, msg string, kv ...any) {
+	if msg == shareDiscardMsg {
+		node := int32(-1)
+		for i := 0; i+1 < len(kv); i += 2 {
+			if k, _ := kv[i].(string); k == "broker" {
+				if id, ok := kv[i+1].(int32); ok {
+					node = id
+				}
+			}
+		}
+		l := ShareLostFetch{Consumer: b.name, Node: node, At: time.Since(b.start), Err: "records discarded by the client: share session reset mid-flight"}
+		b.mu.Lock()
+		b.lost = append(b.lost, l)
+		b.mu.Unlock()
+	}
+	if b.logNext != nil && level <= b.logNext.Level() {
+		b.logNext.Log(level, msg, kv...)
+	}
 }
 
 // ShareLostFetch is a ShareFetch request a consumer's client wrote whose
-// answer it did not read (a cut, a killed or cut-off broker): the broker
+// answer it did not read (a cut, a killed or cut-off broker), or whose
+// records it dropped unread (shareDiscardMsg): the broker
 // may have acquired records for it that nobody ever saw, and which ones is
 // not known. It explains nothing by itself; a ReleasedLost record's report
 // lists those that came after its release.
@@ -73,6 +115,7 @@ var (
 	_ kgo.HookFetchRecordBuffered   = (*shareBuffer)(nil)
 	_ kgo.HookFetchRecordUnbuffered = (*shareBuffer)(nil)
 	_ kgo.HookBrokerE2E             = (*shareBuffer)(nil)
+	_ kgo.Logger                    = (*shareBuffer)(nil)
 )
 
 // OnBrokerE2E notes a ShareFetch written whose answer was not read.
@@ -145,4 +188,28 @@ func lostAfter(ls []ShareLostFetch, at time.Duration) string {
 		return "; no ShareFetch answer lost after it"
 	}
 	return b.String()
+}
+
+// lostBeforeHigher reports whether a ShareFetch answer was lost after
+// from (a release's answer of record k) and before the first delivery of
+// a higher offset of k's partition acquired after from that a consumer
+// received (polled or not), or at any time after from when none was.
+func lostBeforeHigher(h *ShareHistory, k shareKey, from time.Duration) bool {
+	until := time.Duration(math.MaxInt64)
+	for _, d := range h.Deliveries {
+		if d.Partition == k.p && d.Offset > k.o && d.Acquired > from {
+			until = min(until, d.Acquired)
+		}
+	}
+	for _, u := range h.Unseen {
+		if u.Partition == k.p && u.Offset > k.o && u.Acquired > from {
+			until = min(until, u.Acquired)
+		}
+	}
+	for _, l := range h.LostFetches {
+		if l.At > from && l.At < until {
+			return true
+		}
+	}
+	return false
 }

@@ -121,6 +121,11 @@ func decompressInto(c Compression, dst, src []byte) ([]byte, error) {
 		}
 		return decodeSnappyBlock(dst, src, limit)
 	case CompressionLZ4:
+		if len(src) == 0 {
+			// The reader takes no input as an empty stream; Kafka's
+			// needs the frame's magic number.
+			return nil, fmt.Errorf("%w: lz4: no frame", ErrMalformed)
+		}
 		zr := lz4Readers.Get().(*lz4.Reader)
 		zr.Reset(bytes.NewReader(src))
 		out, err := readLimited(dst, zr, limit, len(src)*4)

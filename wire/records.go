@@ -139,7 +139,9 @@ func walkRecords(body []byte, n int32) *BatchError {
 		var err error
 		body, err = parseRecord(body, nil)
 		if err != nil {
-			return batchErr(kerr.CorruptMessage, "record %d: %v", i, err)
+			// Kafka 4.4: InvalidRecordException ("Found invalid
+			// record structure", "Invalid record size: ...").
+			return batchErr(kerr.InvalidRecord, "record %d: %v", i, err)
 		}
 	}
 	if len(body) != 0 {

@@ -173,6 +173,9 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	batches, err := wire.ValidateProduce(rp.Records, wire.ValidateOptions{
 		MaxBatchBytes:  tc.MaxMessageBytes,
 		ProduceVersion: v,
+		// Compressed batches are decompressed and their records
+		// walked, as Kafka's LogValidator does.
+		DeepValidate: true,
 	})
 	if err != nil {
 		var be *wire.BatchError
@@ -207,7 +210,12 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	if want, ok := codecFor(tc.CompressionType); ok && batches[0].Compression() != want {
 		re, err := wire.Recompress(records, want)
 		if err != nil {
-			sp.ErrorCode = kerr.CorruptMessage.Code
+			// The batch decompressed in ValidateProduce; what fails
+			// here is the full read of each record, which Kafka does
+			// only when it rebuilds the batch: INVALID_RECORD.
+			sp.ErrorCode = kerr.InvalidRecord.Code
+			msg := err.Error()
+			sp.ErrorMessage = &msg
 			return nil
 		}
 		records = re

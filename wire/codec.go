@@ -50,7 +50,6 @@ var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 var (
 	gzipReaders sync.Pool // *gzip.Reader
 	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
-	lz4Readers  = sync.Pool{New: func() any { return lz4.NewReader(nil) }}
 	lz4Writers  = sync.Pool{New: func() any { return lz4.NewWriter(nil) }}
 
 	zstdOnce sync.Once
@@ -121,16 +120,7 @@ func decompressInto(c Compression, dst, src []byte) ([]byte, error) {
 		}
 		return decodeSnappyBlock(dst, src, limit)
 	case CompressionLZ4:
-		if len(src) == 0 {
-			// The reader takes no input as an empty stream; Kafka's
-			// needs the frame's magic number.
-			return nil, fmt.Errorf("%w: lz4: no frame", ErrMalformed)
-		}
-		zr := lz4Readers.Get().(*lz4.Reader)
-		zr.Reset(bytes.NewReader(src))
-		out, err := readLimited(dst, zr, limit, len(src)*4)
-		zr.Reset(nil)
-		lz4Readers.Put(zr)
+		out, err := decodeLZ4Frame(dst, src, limit)
 		if err != nil {
 			return nil, fmt.Errorf("lz4: %w", err)
 		}

@@ -130,3 +130,18 @@ func TestXXH32(t *testing.T) {
 		}
 	}
 }
+
+// TestCompressLZ4FrameLikeKafka checks the frame descriptor Compress writes,
+// also after the pooled writer was reused: 64 KiB blocks (BD 0x40), no
+// content checksum, no block checksum, independent blocks (FLG 0x60).
+func TestCompressLZ4FrameLikeKafka(t *testing.T) {
+	for range 3 {
+		out, err := Compress(CompressionLZ4, bytes.Repeat([]byte("kafka "), 50_000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[4] != 0x60 || out[5] != 0x40 {
+			t.Fatalf("descriptor %02x %02x, want 60 40", out[4], out[5])
+		}
+	}
+}

@@ -186,6 +186,13 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 		} else {
 			sp.ErrorCode = kerr.CorruptMessage.Code
 		}
+		// Kafka's ReplicaManager answers a corrupt or too large batch
+		// with log_start_offset -1 and any other refusal of its records
+		// (INVALID_RECORD, a stream that does not decompress, ...) with
+		// the partition's log start offset (compat-tests/diff).
+		if sp.ErrorCode != kerr.CorruptMessage.Code && sp.ErrorCode != kerr.MessageTooLarge.Code {
+			sp.LogStartOffset = ref.log.LogStartOffset()
+		}
 		return nil
 	}
 	if tc.CleanupPolicyCompact {
@@ -216,6 +223,7 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 			sp.ErrorCode = kerr.InvalidRecord.Code
 			msg := err.Error()
 			sp.ErrorMessage = &msg
+			sp.LogStartOffset = ref.log.LogStartOffset()
 			return nil
 		}
 		records = re

@@ -145,3 +145,30 @@ func TestCompressLZ4FrameLikeKafka(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeLZ4Frame: any input decodes or fails without a panic, never past
+// the limit; what decodes starts what pierrec's Reader decodes from the
+// same bytes when that Reader takes them too.
+func FuzzDecodeLZ4Frame(f *testing.F) {
+	f.Add(lz4Frame(f, []byte("records of a batch, records of a batch"), lz4.BlockSizeOption(lz4.Block64Kb)))
+	f.Add(lz4Frame(f, bytes.Repeat([]byte{1, 2, 3}, 30_000), lz4.BlockChecksumOption(true), lz4.ChecksumOption(false)))
+	f.Add(lz4Frame(f, nil))
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		const limit = 1 << 20
+		out, err := decodeLZ4Frame(nil, frame, limit)
+		if err != nil {
+			return
+		}
+		if len(out) > limit {
+			t.Fatalf("%d bytes out, limit %d", len(out), limit)
+		}
+		var buf bytes.Buffer
+		if _, rerr := buf.ReadFrom(lz4.NewReader(bytes.NewReader(frame))); rerr == nil && buf.Len() <= limit {
+			// pierrec reads on into a frame that follows; Kafka and
+			// decodeLZ4Frame stop at the end mark.
+			if !bytes.HasPrefix(buf.Bytes(), out) {
+				t.Fatalf("decoded %d bytes, pierrec %d, not a prefix of its", len(out), buf.Len())
+			}
+		}
+	})
+}

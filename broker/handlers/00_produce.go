@@ -38,7 +38,9 @@ import (
 //     topics by id (unknown id: UNKNOWN_TOPIC_ID).
 //   - Each batch is validated by wire.ValidateProduce (CRC-32C ->
 //     CORRUPT_MESSAGE, size over max.message.bytes -> MESSAGE_TOO_LARGE,
-//     ...), stamped with the leader epoch, recompressed when the topic's
+//     records that do not match their framing or count -> INVALID_RECORD;
+//     a compressed batch is decompressed and walked as Kafka does, a
+//     payload that does not decompress -> UNKNOWN_SERVER_ERROR), stamped with the leader epoch, recompressed when the topic's
 //     compression.type names a codec other than the batch's, and appended
 //     with offsets assigned in place. message.timestamp.type=LogAppendTime
 //     overwrites the batch's max timestamp with the broker's clock and the

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 
@@ -179,8 +180,11 @@ type ValidateOptions struct {
 // (UNSUPPORTED_COMPRESSION_TYPE); the control bit is clear
 // (INVALID_RECORD); NumRecords > 0 and equals LastOffsetDelta+1
 // (INVALID_RECORD). Uncompressed records are then walked to check their
-// framing (CORRUPT_MESSAGE) and count (INVALID_RECORD); compressed records
-// are checked the same way after decompression when opts.DeepValidate is set.
+// framing (CORRUPT_MESSAGE) and count (INVALID_RECORD). With
+// opts.DeepValidate, compressed records are decompressed (a stream that
+// does not decompress: UNKNOWN_SERVER_ERROR, as Kafka 4.4) and walked by
+// Kafka's rules for a batch kept as it came (checkCompressedRecords:
+// INVALID_RECORD).
 func ValidateProduce(records []byte, opts ValidateOptions) ([]BatchHeader, error) {
 	if len(records) == 0 {
 		return nil, batchErr(kerr.InvalidRecord, "produce partition has no record batch")
@@ -260,9 +264,16 @@ func validateBatch(b []byte, opts ValidateOptions) (BatchHeader, []byte, *BatchE
 			out, err := decompressInto(c, *scratch, body)
 			if err != nil {
 				putScratch(scratch)
-				return h, nil, batchErr(kerr.CorruptMessage, "decompressing %s records: %v", c, err)
+				// Kafka 4.4 fails such a batch with UNKNOWN_SERVER_ERROR
+				// ("Failed to decompress record stream"); a size over
+				// the limit is its INVALID_RECORD "exceeds the
+				// configured maximum record size".
+				if errors.Is(err, ErrTooLarge) {
+					return h, nil, batchErr(kerr.InvalidRecord, "decompressing %s records: %v", c, err)
+				}
+				return h, nil, batchErr(kerr.UnknownServerError, "Failed to decompress record stream: %s: %v", c, err)
 			}
-			berr := checkRecords(out, h.NumRecords)
+			berr := checkCompressedRecords(out, h.NumRecords)
 			*scratch = out[:0]
 			putScratch(scratch)
 			if berr != nil {

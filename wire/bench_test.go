@@ -52,3 +52,71 @@ func BenchmarkDecompress(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkValidateProduceLetters validates (deep, as the broker does)
+// batches like kafka-producer-perf-test's: 1 KiB values of random capital
+// letters, 16 records a batch (its batch.size of 16 KiB), each record its
+// own value (so that the batch compresses as text does, not as one value
+// repeated). Bytes per second are of the uncompressed records.
+func BenchmarkValidateProduceLetters(b *testing.B) {
+	s := testSpec(CompressionNone, 0)
+	x := uint32(1)
+	for i := range 16 {
+		v := make([]byte, 1024)
+		for j := range v {
+			x = x*1664525 + 1013904223
+			v[j] = 'A' + byte((x>>16)%26)
+		}
+		s.Records = append(s.Records, Record{OffsetDelta: int32(i), Value: v})
+	}
+	raw := mustBatch(b, s)
+	for _, c := range allCodecs {
+		s.Compression = c
+		batch := mustBatch(b, s)
+		b.Run(c.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ValidateProduce(batch, ValidateOptions{ProduceVersion: 9, DeepValidate: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// lettersSpec is BenchmarkValidateProduceLetters' batch.
+func lettersSpec() BatchSpec {
+	s := testSpec(CompressionNone, 0)
+	x := uint32(1)
+	for i := range 16 {
+		v := make([]byte, 1024)
+		for j := range v {
+			x = x*1664525 + 1013904223
+			v[j] = 'A' + byte((x>>16)%26)
+		}
+		s.Records = append(s.Records, Record{OffsetDelta: int32(i), Value: v})
+	}
+	return s
+}
+
+// BenchmarkRecompress re-encodes a kafka-producer-perf-test-like batch
+// (lettersSpec) for a topic whose compression.type differs from the
+// producer's, as the broker does before the append.
+func BenchmarkRecompress(b *testing.B) {
+	for _, p := range [][2]Compression{{CompressionNone, CompressionLZ4}, {CompressionNone, CompressionZstd},
+		{CompressionNone, CompressionGzip}, {CompressionLZ4, CompressionZstd}, {CompressionZstd, CompressionNone}} {
+		s := lettersSpec()
+		s.Compression = p[0]
+		batch := mustBatch(b, s)
+		b.Run(p[0].String()+"-"+p[1].String(), func(b *testing.B) {
+			b.SetBytes(int64(16 * 1024))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Recompress(batch, p[1]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

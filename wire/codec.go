@@ -50,8 +50,18 @@ var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 var (
 	gzipReaders sync.Pool // *gzip.Reader
 	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
-	lz4Readers  = sync.Pool{New: func() any { return lz4.NewReader(nil) }}
-	lz4Writers  = sync.Pool{New: func() any { return lz4.NewWriter(nil) }}
+	// LZ4 frames are written as Kafka's Lz4BlockOutputStream writes
+	// them: 64 KiB independent blocks, no content checksum (pierrec's
+	// default, 4 MiB blocks and an xxHash32 of every byte, cost a 4 MiB
+	// buffer per writer and the hash; readers, Kafka's included, take
+	// either).
+	lz4Writers = sync.Pool{New: func() any {
+		w := lz4.NewWriter(nil)
+		if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false)); err != nil {
+			panic("wire: lz4 writer options: " + err.Error()) // invariant: valid constant options
+		}
+		return w
+	}}
 
 	zstdOnce sync.Once
 	zstdDec  *zstd.Decoder
@@ -121,11 +131,7 @@ func decompressInto(c Compression, dst, src []byte) ([]byte, error) {
 		}
 		return decodeSnappyBlock(dst, src, limit)
 	case CompressionLZ4:
-		zr := lz4Readers.Get().(*lz4.Reader)
-		zr.Reset(bytes.NewReader(src))
-		out, err := readLimited(dst, zr, limit, len(src)*4)
-		zr.Reset(nil)
-		lz4Readers.Put(zr)
+		out, err := decodeLZ4Frame(dst, src, limit)
 		if err != nil {
 			return nil, fmt.Errorf("lz4: %w", err)
 		}

@@ -139,7 +139,9 @@ func walkRecords(body []byte, n int32) *BatchError {
 		var err error
 		body, err = parseRecord(body, nil)
 		if err != nil {
-			return batchErr(kerr.CorruptMessage, "record %d: %v", i, err)
+			// Kafka 4.4: InvalidRecordException ("Found invalid
+			// record structure", "Invalid record size: ...").
+			return batchErr(kerr.InvalidRecord, "record %d: %v", i, err)
 		}
 	}
 	if len(body) != 0 {
@@ -359,12 +361,19 @@ func Recompress(batch []byte, to Compression) ([]byte, error) {
 	if from == to || h.IsControl() {
 		return append([]byte(nil), b...), nil
 	}
-	raw, err := Decompress(from, b[BatchHeaderSize:])
+	if h.NumRecords < 0 {
+		return nil, fmt.Errorf("%w: batch declares %d records", ErrMalformed, h.NumRecords)
+	}
+	// The records are decompressed into a pooled buffer: assembleBatch
+	// copies them (or their compressed form) into the batch it returns.
+	scratch := getScratch()
+	defer putScratch(scratch)
+	raw, err := decompressInto(from, *scratch, b[BatchHeaderSize:])
 	if err != nil {
 		return nil, err
 	}
-	if h.NumRecords < 0 {
-		return nil, fmt.Errorf("%w: batch declares %d records", ErrMalformed, h.NumRecords)
+	if from != CompressionNone {
+		*scratch = raw[:0]
 	}
 	if berr := checkRecords(raw, h.NumRecords); berr != nil {
 		return nil, fmt.Errorf("%w: %s", ErrMalformed, berr.Reason)

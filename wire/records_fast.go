@@ -1,6 +1,10 @@
 package wire
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
 
 // recordsFramed reports whether body holds exactly n records that
 // parseRecord would accept (checkRecords' rules), in one pass without
@@ -86,4 +90,91 @@ func varint32(b []byte, i int) (int32, int) {
 		return 0, 0
 	}
 	return v, len(b) - i - len(rest)
+}
+
+// checkCompressedRecords checks the n decompressed records of a compressed
+// batch the way Kafka 4.4's broker reads them when it keeps the batch as it
+// came (LogValidator's in-place path, DefaultRecord.readPartiallyFrom): each
+// record's length must not be negative, its attributes, timestamp delta and
+// offset delta are read, its key and value skipped (a negative length is
+// null), its header count must not be negative and each header key length
+// neither; a record's fields are not held to its length. The stream must
+// hold exactly n records: fewer ("premature EOF"), more bytes after them,
+// or a field running past the end fail with INVALID_RECORD, as does a
+// varint over 5 bytes (a varlong over 10). Offset deltas are not checked
+// (Kafka rewrites such a batch rather than refusing it).
+func checkCompressedRecords(body []byte, n int32) *BatchError {
+	i := 0
+	for r := range n {
+		if i >= len(body) {
+			return batchErr(kerr.InvalidRecord, "Incorrect declared batch size, premature EOF reached: the batch declares %d records and holds %d", n, r)
+		}
+		size, w := varint32(body, i)
+		if w == 0 {
+			return batchErr(kerr.InvalidRecord, "Found invalid record structure: record %d's length", r)
+		}
+		if size < 0 {
+			return batchErr(kerr.InvalidRecord, "Invalid record size: %d is negative.", size)
+		}
+		i += w + 1 // the length, the attributes
+		if i > len(body) {
+			return batchErr(kerr.InvalidRecord, "Incorrect declared batch size, premature EOF reached in record %d", r)
+		}
+		if i < len(body) && body[i] < 0x80 { // timestamp delta: a varlong
+			i++
+		} else {
+			_, w := binary.Varint(body[i:])
+			if w <= 0 {
+				return batchErr(kerr.InvalidRecord, "Found invalid record structure: record %d's timestamp delta", r)
+			}
+			i += w
+		}
+		if _, w = varint32(body, i); w == 0 { // offset delta
+			return batchErr(kerr.InvalidRecord, "Found invalid record structure: record %d's offset delta", r)
+		}
+		i += w
+		for range 2 { // key, value
+			l, w := varint32(body, i)
+			if w == 0 {
+				return batchErr(kerr.InvalidRecord, "Found invalid record structure: record %d's key or value length", r)
+			}
+			i += w
+			if l > 0 {
+				if int(l) > len(body)-i {
+					return batchErr(kerr.InvalidRecord, "Incorrect declared batch size, premature EOF reached in record %d", r)
+				}
+				i += int(l)
+			}
+		}
+		nh, w := varint32(body, i)
+		if w == 0 {
+			return batchErr(kerr.InvalidRecord, "Found invalid record structure: record %d's header count", r)
+		}
+		if nh < 0 {
+			return batchErr(kerr.InvalidRecord, "Found invalid number of record headers %d", nh)
+		}
+		i += w
+		for range nh {
+			for k := range 2 { // header key (not nullable), header value
+				l, w := varint32(body, i)
+				if w == 0 {
+					return batchErr(kerr.InvalidRecord, "Found invalid record structure: record %d's header", r)
+				}
+				if k == 0 && l < 0 {
+					return batchErr(kerr.InvalidRecord, "Invalid negative header key size %d", l)
+				}
+				i += w
+				if l > 0 {
+					if int(l) > len(body)-i {
+						return batchErr(kerr.InvalidRecord, "Incorrect declared batch size, premature EOF reached in record %d", r)
+					}
+					i += int(l)
+				}
+			}
+		}
+	}
+	if i != len(body) {
+		return batchErr(kerr.InvalidRecord, "Incorrect declared batch size, records still remaining in file: %d bytes after the batch's %d records", len(body)-i, n)
+	}
+	return nil
 }

@@ -38,7 +38,9 @@ import (
 //     topics by id (unknown id: UNKNOWN_TOPIC_ID).
 //   - Each batch is validated by wire.ValidateProduce (CRC-32C ->
 //     CORRUPT_MESSAGE, size over max.message.bytes -> MESSAGE_TOO_LARGE,
-//     ...), stamped with the leader epoch, recompressed when the topic's
+//     records that do not match their framing or count -> INVALID_RECORD;
+//     a compressed batch is decompressed and walked as Kafka does, a
+//     payload that does not decompress -> UNKNOWN_SERVER_ERROR), stamped with the leader epoch, recompressed when the topic's
 //     compression.type names a codec other than the batch's, and appended
 //     with offsets assigned in place. message.timestamp.type=LogAppendTime
 //     overwrites the batch's max timestamp with the broker's clock and the
@@ -173,6 +175,9 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	batches, err := wire.ValidateProduce(rp.Records, wire.ValidateOptions{
 		MaxBatchBytes:  tc.MaxMessageBytes,
 		ProduceVersion: v,
+		// Compressed batches are decompressed and their records
+		// walked, as Kafka's LogValidator does.
+		DeepValidate: true,
 	})
 	if err != nil {
 		var be *wire.BatchError
@@ -182,6 +187,13 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 			sp.ErrorMessage = &msg
 		} else {
 			sp.ErrorCode = kerr.CorruptMessage.Code
+		}
+		// Kafka's ReplicaManager answers a corrupt or too large batch
+		// with log_start_offset -1 and any other refusal of its records
+		// (INVALID_RECORD, a stream that does not decompress, ...) with
+		// the partition's log start offset (compat-tests/diff).
+		if sp.ErrorCode != kerr.CorruptMessage.Code && sp.ErrorCode != kerr.MessageTooLarge.Code {
+			sp.LogStartOffset = ref.log.LogStartOffset()
 		}
 		return nil
 	}
@@ -207,7 +219,13 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	if want, ok := codecFor(tc.CompressionType); ok && batches[0].Compression() != want {
 		re, err := wire.Recompress(records, want)
 		if err != nil {
-			sp.ErrorCode = kerr.CorruptMessage.Code
+			// The batch decompressed in ValidateProduce; what fails
+			// here is the full read of each record, which Kafka does
+			// only when it rebuilds the batch: INVALID_RECORD.
+			sp.ErrorCode = kerr.InvalidRecord.Code
+			msg := err.Error()
+			sp.ErrorMessage = &msg
+			sp.LogStartOffset = ref.log.LogStartOffset()
 			return nil
 		}
 		records = re

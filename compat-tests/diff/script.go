@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/broker/handlers"
+	"github.com/samsa-broker/samsa/wire"
 )
 
 // Versions is the range of one API that samsa advertises.
@@ -218,6 +219,17 @@ func scriptProduceFetch(s *Session) error {
 	corrupt := s.batch(2, -1, -1, -1, false)
 	corrupt[len(corrupt)-1] ^= 0xff
 	s.Do("bad-crc", 9, s.produceReq(9, -1, nil, topicA, 0, corrupt))
+	// Batches whose CRC is right but whose records are not: Kafka
+	// decompresses and walks them (INVALID_RECORD, or UNKNOWN_SERVER_ERROR
+	// for a payload that does not decompress).
+	framing := s.batch(2, -1, -1, -1, false)
+	framing[wire.BatchHeaderSize] = 0x7e // the first record claims 63 bytes
+	wire.RecomputeCRC(framing)
+	s.Do("bad-record-length", 9, s.produceReq(9, -1, nil, topicA, 0, framing))
+	for _, c := range []wire.Compression{wire.CompressionGzip, wire.CompressionLZ4} {
+		s.Do("compressed-garbage-"+c.String(), 9, s.produceReq(9, -1, nil, topicA, 0, s.recompressed(c, 3, []byte("not a compressed stream at all"), 3)))
+		s.Do("compressed-short-"+c.String(), 9, s.produceReq(9, -1, nil, topicA, 0, s.recompressed(c, 2, nil, 3)))
+	}
 	// Idempotent producer: sequence gaps and duplicates.
 	ip := kmsg.NewPtrInitProducerIDRequest()
 	ip.TransactionTimeoutMillis = 60000

@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"encoding/binary"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/wire"
@@ -24,6 +26,27 @@ func (s *Session) batch(n int, pid int64, epoch int16, seq int32, txn bool) []by
 	if err != nil {
 		panic("diff: EncodeBatch of a fixed spec: " + err.Error()) // invariant: the spec is valid
 	}
+	return b
+}
+
+// recompressed is s.batch(n, ...) compressed with codec c, declaring count
+// records; with payload set, the compressed payload is replaced by it (the
+// CRC is recomputed either way).
+func (s *Session) recompressed(c wire.Compression, n int, payload []byte, count int32) []byte {
+	raw := s.batch(n, -1, -1, -1, false)
+	body := payload
+	if body == nil {
+		var err error
+		if body, err = wire.Compress(c, raw[wire.BatchHeaderSize:]); err != nil {
+			panic("diff: Compress: " + err.Error()) // invariant: the codecs compress anything
+		}
+	}
+	b := append(append([]byte(nil), raw[:wire.BatchHeaderSize]...), body...)
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))                  // batch length
+	binary.BigEndian.PutUint16(b[21:], uint16(c))                         // attributes: the codec
+	binary.BigEndian.PutUint32(b[23:], uint32(count-1))                   // last offset delta
+	binary.BigEndian.PutUint32(b[wire.BatchHeaderSize-4:], uint32(count)) // record count
+	wire.RecomputeCRC(b)
 	return b
 }
 

@@ -36,7 +36,7 @@ import (
 func handleConsumerGroupHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	if !consumerProtocolEnabled(d) {
+	if !consumerGroupsOn(d) {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
 		return resp, nil
 	}

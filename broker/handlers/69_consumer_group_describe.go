@@ -22,7 +22,7 @@ import (
 func handleConsumerGroupDescribe(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ConsumerGroupDescribeRequest)
 	c := groupCoordinator(d)
-	if c == nil || !consumerProtocolEnabled(d) {
+	if c == nil || !consumerGroupsOn(d) {
 		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 		code := kerr.CoordinatorNotAvailable.Code
 		if c != nil {

@@ -19,11 +19,15 @@ import (
 func handleShareGroupDescribe(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ShareGroupDescribeRequest)
 	c := groupCoordinator(d)
-	if c == nil {
+	if c == nil || !shareGroupsOn(d) {
 		resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
+		code := kerr.CoordinatorNotAvailable.Code
+		if c != nil {
+			code = kerr.UnsupportedVersion.Code
+		}
 		for _, g := range req.GroupIDs {
 			dg := kmsg.NewShareGroupDescribeResponseGroup()
-			dg.GroupID, dg.ErrorCode = g, kerr.CoordinatorNotAvailable.Code
+			dg.GroupID, dg.ErrorCode = g, code
 			resp.Groups = append(resp.Groups, dg)
 		}
 		return resp, nil

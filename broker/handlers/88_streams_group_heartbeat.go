@@ -38,7 +38,7 @@ import (
 func handleStreamsGroupHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.StreamsGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
-	if !streamsProtocolEnabled(d) {
+	if !streamsGroupsOn(d) {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
 		return resp, nil
 	}
@@ -140,7 +140,7 @@ func streamsProtocolEnabled(d *Deps) bool {
 func handleStreamsGroupDescribe(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.StreamsGroupDescribeRequest)
 	c := groupCoordinator(d)
-	if c == nil || !streamsProtocolEnabled(d) {
+	if c == nil || !streamsGroupsOn(d) {
 		resp := req.ResponseKind().(*kmsg.StreamsGroupDescribeResponse)
 		code := kerr.CoordinatorNotAvailable.Code
 		if c != nil {

@@ -21,9 +21,10 @@ import (
 // finalized ones, as Kafka's replay does; it is kept in the image (level 0
 // is not "no record": the default no longer applies).
 //
-// kraft.version is not kept here: it is the quorum's (dynamic quorum or
-// static voters), as in Kafka, where it lives in the KRaft log's control
-// records.
+// kraft.version starts at the quorum's level (1 for a dynamic quorum, 0
+// for static voters) and can only be upgraded, as in Kafka (where it lives
+// in the KRaft log's control records); samsa's quorums allow voter changes
+// at either level.
 
 // RecordFeatureLevel is the type of FeatureLevelRecord.
 const RecordFeatureLevel RecordType = 31
@@ -199,9 +200,6 @@ func decideFeatureUpdate(img *Image, nodeID int32, u FeatureUpdate, f SupportedF
 		return invalid("The controller does not support the given upgrade type.")
 	}
 	current := img.FeatureLevel(u.Name, f.DefaultLevel)
-	if u.Name == FeatureKRaftVersion {
-		current = f.DefaultLevel
-	}
 	if u.Level < 0 {
 		return invalid("A feature version cannot be less than 0.")
 	}
@@ -229,15 +227,17 @@ func decideFeatureUpdate(img *Image, nodeID int32, u FeatureUpdate, f SupportedF
 		}
 		return rec, 0, ""
 	case FeatureKRaftVersion:
-		// The quorum's version: samsa's is fixed by how the quorum was
-		// formed (controller.quorum.voters or bootstrap servers).
+		// Kafka upgrades the quorum's version (a static quorum to 1,
+		// which allows voter changes) and never downgrades it. samsa's
+		// quorums allow voter changes at either level, so the upgrade
+		// only records the level.
 		switch {
 		case u.Level == current:
 			return nil, 0, ""
 		case u.UpgradeType != UpgradeTypeUpgrade:
 			return invalid("Can't downgrade the version of this feature.")
 		}
-		return invalid(fmt.Sprintf("samsa cannot change %s: it is %d, set by how the quorum was formed.", u.Name, current))
+		return rec, 0, ""
 	}
 	for dep, need := range f.Dependencies[u.Level] {
 		if have, ok := proposed[dep]; !ok || have < need {

@@ -111,6 +111,14 @@ func TestUpdateFeaturesRefusals(t *testing.T) {
 			t.Errorf("%+v: %+v, want %q", tc.u, err, tc.want)
 		}
 	}
+	// kraft.version of a static quorum (0) is upgraded to 1, as Kafka
+	// 4.4 does, and never downgraded.
+	static := testFeatures()
+	static[1].DefaultLevel = 0
+	if recs, fail := decideUpdateFeatures(EmptyImage("c", 1), 1, []FeatureUpdate{{Name: FeatureKRaftVersion, Level: 1, UpgradeType: UpgradeTypeUpgrade}}, static); fail != nil ||
+		!slices.Equal(recs, []Record{FeatureLevelRecord{Name: FeatureKRaftVersion, Level: 1}}) {
+		t.Fatalf("kraft.version upgrade: %v %+v", recs, fail)
+	}
 	if !metadataChanged(22, 23) || metadataChanged(24, 29) || !metadataChanged(24, 30) {
 		t.Error("metadataChanged does not follow Kafka's didMetadataChange flags")
 	}

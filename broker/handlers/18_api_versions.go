@@ -157,7 +157,7 @@ func defaultFeatures(d *Deps) []Feature {
 
 // Features are the feature flags with this node's supported ranges and
 // the levels finalized in its metadata image (defaultFeatures where the
-// log holds none). kraft.version is the quorum's and keeps its default.
+// log holds none).
 func Features(d *Deps) []Feature {
 	fs := defaultFeatures(d)
 	if d == nil || d.Controller == nil {
@@ -165,9 +165,7 @@ func Features(d *Deps) []Feature {
 	}
 	img := d.Controller.Image()
 	for i, f := range fs {
-		if f.Name != controller.FeatureKRaftVersion {
-			fs[i].FinalizedLevel = img.FeatureLevel(f.Name, f.FinalizedLevel)
-		}
+		fs[i].FinalizedLevel = img.FeatureLevel(f.Name, f.FinalizedLevel)
 	}
 	return fs
 }

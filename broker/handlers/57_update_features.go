@@ -26,7 +26,8 @@ import (
 // the switches that follow them change (see Features' users:
 // transaction.version in the transaction coordinator, group.version and
 // streams.version for their heartbeats, eligible.leader.replicas.version
-// in the controller). kraft.version is the quorum's and cannot change.
+// in the controller). kraft.version can be upgraded (samsa's quorums allow
+// voter changes at either level), never downgraded.
 // Sarama's functional test TestFuncAdminUpdateFeatures sends an unknown
 // feature and then upgrades every feature below its supported maximum.
 // Needs ALTER on the cluster (authzUpdateFeatures).
@@ -37,10 +38,11 @@ func handleUpdateFeatures(d *Deps, r *Request) (kmsg.Response, error) {
 	for _, u := range req.FeatureUpdates {
 		upgradeType := u.UpgradeType
 		if req.Version == 0 {
+			// v0 has no upgrade type: Kafka 4.4's controller reads the
+			// field's default, UPGRADE, and ignores AllowDowngrade
+			// (QuorumController.updateFeatures; compat-tests/diff step
+			// tv-downgrade-v0), so a v0 downgrade is refused.
 			upgradeType = controller.UpgradeTypeUpgrade
-			if u.AllowDowngrade {
-				upgradeType = controller.UpgradeTypeSafeDowngrade
-			}
 		}
 		updates = append(updates, controller.FeatureUpdate{Name: u.Feature, Level: u.MaxVersionLevel, UpgradeType: upgradeType})
 	}

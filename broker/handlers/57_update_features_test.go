@@ -99,12 +99,12 @@ func TestUpdateFeatures(t *testing.T) {
 		t.Errorf("unknown feature to level 0: %d %+v", resp.ErrorCode, resp.Results)
 	}
 
-	// v0: AllowDowngrade stands for the safe downgrade type (without
-	// it, a lower level is refused as above).
+	// v0: AllowDowngrade is ignored, as Kafka 4.4's controller reads the
+	// upgrade type's default (UPGRADE): a lower level is refused.
 	down := featureUpdate("share.version", 1)
 	down.AllowDowngrade = true
 	resp = e.call(t, updateFeatures(0, false, down), 0).(*kmsg.UpdateFeaturesResponse)
-	if resp.ErrorCode != 0 || len(resp.Results) != 1 || FeatureLevel(e.d, "share.version") != 1 {
+	if resp.ErrorCode != kerr.InvalidUpdateVersion.Code || !strings.Contains(deref(resp.ErrorMessage), "without setting the upgrade type") || FeatureLevel(e.d, "share.version") != 2 {
 		t.Errorf("v0 downgrade: %d %q, share.version %d", resp.ErrorCode, deref(resp.ErrorMessage), FeatureLevel(e.d, "share.version"))
 	}
 

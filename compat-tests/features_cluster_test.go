@@ -20,6 +20,19 @@ import (
 // metadata offset of the answering node, which differs between clusters.
 var featureEpoch = regexp.MustCompile(`Epoch: -?\d+`)
 
+// normalizeFeatures collapses the padding of `kafka-features describe`
+// lines ("Feature: %-40s  SupportedMinVersion: %-15s ...") and masks the
+// epoch.
+func normalizeFeatures(out string) string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			lines = append(lines, featureEpoch.ReplaceAllString(l, "Epoch: *"))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // featuresScenario runs Kafka 4.4's kafka-features tool and a Java
 // transactional producer (kafka-producer-perf-test --transactional-id)
 // against the cluster at addrs and returns what each step printed or
@@ -48,8 +61,12 @@ func featuresScenario(t *testing.T, ctx context.Context, addrs []string, rf stri
 		for _, addr := range addrs {
 			poll(ctx, t, "kafka-features describe on "+addr+" shows "+want, func() bool {
 				b, err := kafkaref.Tool(t, "kafka-features", "--bootstrap-server", addr, "describe").CombinedOutput()
-				last = featureEpoch.ReplaceAllString(string(b), "Epoch: *")
-				return err == nil && strings.Contains(last, want)
+				last = normalizeFeatures(string(b))
+				if err != nil || !strings.Contains(last, want) {
+					t.Logf("describe on %s: %v\n%s", addr, err, last)
+					return false
+				}
+				return true
 			})
 		}
 		return last
@@ -84,12 +101,12 @@ func featuresScenario(t *testing.T, ctx context.Context, addrs []string, rf stri
 		return "epoch bumped"
 	}
 
-	out = append(out, describe("transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2"))
+	out = append(out, describe("Feature: transaction.version SupportedMinVersion: 0 SupportedMaxVersion: 2 FinalizedVersionLevel: 2 Epoch"))
 	out = append(out, tool("kafka-features", "downgrade", "--feature", "transaction.version=1"))
-	out = append(out, describe("transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 1"))
+	out = append(out, describe("Feature: transaction.version SupportedMinVersion: 0 SupportedMaxVersion: 2 FinalizedVersionLevel: 1 Epoch"))
 	out = append(out, producerEpoch("features-tv1"))
 	out = append(out, tool("kafka-features", "upgrade", "--release-version", "4.4"))
-	out = append(out, describe("transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2"))
+	out = append(out, describe("Feature: transaction.version SupportedMinVersion: 0 SupportedMaxVersion: 2 FinalizedVersionLevel: 2 Epoch"))
 	out = append(out, producerEpoch("features-tv2"))
 	return out
 }

@@ -84,6 +84,9 @@ func scriptFeatureChanges(s *Session) error {
 	if err := describe("after-tv-downgrade", map[string]int16{"transaction.version": 1}); err != nil {
 		return err
 	}
+	if err := s.fenceFlow("fence-tv1", "diff-features-fence-tv1"); err != nil {
+		return err
+	}
 	s.Do("tv-downgrade-to-newer", 2, featureUpdates(false, 2, "transaction.version", 2))
 	s.Do("tv-downgrade-v0", 0, featureUpdates(false, 2, "transaction.version", 0))
 	s.Do("tv-disable", 1, featureUpdates(false, 2, "transaction.version", 0))
@@ -92,6 +95,9 @@ func scriptFeatureChanges(s *Session) error {
 	}
 	s.Do("tv-upgrade", 2, featureUpdates(false, 1, "transaction.version", 2))
 	if err := describe("after-tv-upgrade", map[string]int16{"transaction.version": 2}); err != nil {
+		return err
+	}
+	if err := s.fenceFlow("fence-tv2", "diff-features-fence-tv2"); err != nil {
 		return err
 	}
 	s.Do("metadata-version-safe-downgrade", 1, featureUpdates(false, 2, "metadata.version", 32))
@@ -110,6 +116,46 @@ func scriptFeatureChanges(s *Session) error {
 	s.Do("share-version-dependency-free-upgrade", 2, featureUpdates(false, 1, "share.version", 1))
 	s.Do("groups-on", 2, featureUpdates(false, 1, "group.version", 1, "share.version", 2))
 	return describe("after-groups-on", map[string]int16{"group.version": 1, "share.version": 2})
+}
+
+// fenceFlow makes a transaction of txnID ongoing (InitProducerId, then
+// AddOffsetsToTxn), fences it with a second InitProducerId (retried while
+// the coordinator answers CONCURRENT_TRANSACTIONS, Kafka's answer until its
+// abort completed) and records DescribeTransactions: the producer epoch
+// after the coordinator's own abort and the new producer's bump. Kafka 4.4
+// answers epoch 2 at transaction.version 1 and 2 alike for such a
+// transaction (started with AddOffsetsToTxn v3, a transaction version 1
+// request), although its coordinator passes the finalized level to its own
+// aborts; samsa's abort bumps the epoch once at every level.
+func (s *Session) fenceFlow(name, txnID string) error {
+	if err := s.SettleCoordinator(1, txnID); err != nil {
+		return err
+	}
+	ip := kmsg.NewPtrInitProducerIDRequest()
+	ip.TransactionalID, ip.TransactionTimeoutMillis = kmsg.StringPtr(txnID), 60000
+	r, err := s.Quiet(4, ip)
+	if err != nil {
+		return err
+	}
+	init := r.(*kmsg.InitProducerIDResponse)
+	if init.ErrorCode != 0 {
+		return fmt.Errorf("%w: %s: InitProducerId %s: code %d", ErrDiffTimeout, s.Broker, txnID, init.ErrorCode)
+	}
+	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+	ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = txnID, init.ProducerID, init.ProducerEpoch, "diff-features-fence"
+	if r, err = s.Quiet(3, ao); err != nil {
+		return err
+	}
+	if code := r.(*kmsg.AddOffsetsToTxnResponse).ErrorCode; code != 0 {
+		return fmt.Errorf("%w: %s: AddOffsetsToTxn %s: code %d", ErrDiffTimeout, s.Broker, txnID, code)
+	}
+	if err := s.Settle(60*time.Second, 4, ip, func(r kmsg.Response) int16 { return r.(*kmsg.InitProducerIDResponse).ErrorCode }); err != nil {
+		return err
+	}
+	dt := kmsg.NewPtrDescribeTransactionsRequest()
+	dt.TransactionalIDs = []string{txnID}
+	s.Do(name, 0, dt)
+	return nil
 }
 
 // settleFeatures polls ApiVersions (unrecorded) until the broker shows

@@ -90,10 +90,15 @@ func featuresScenario(t *testing.T, ctx context.Context, addrs []string, rf stri
 		poll(ctx, t, "transaction "+txnID+" complete", func() bool {
 			ds, err := adm.DescribeTransactions(ctx, txnID)
 			if err != nil {
+				t.Logf("DescribeTransactions %s: %v", txnID, err)
 				return false
 			}
 			d = ds[txnID]
-			return d.Err == nil && d.State == "CompleteCommit"
+			if d.Err != nil || d.State != "CompleteCommit" {
+				t.Logf("transaction %s: %+v", txnID, d)
+				return false
+			}
+			return true
 		})
 		if d.ProducerEpoch == 0 {
 			return "epoch 0"
@@ -123,7 +128,7 @@ func featuresScenario(t *testing.T, ctx context.Context, addrs []string, rf stri
 // of the whole samsa cluster keeps the levels (metadata log).
 func TestFeaturesCluster(t *testing.T) {
 	kafkaref.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 
 	c := harness.StartCluster(t, 3, harness.ClusterOptions{})
@@ -139,6 +144,12 @@ func TestFeaturesCluster(t *testing.T) {
 		}
 	}
 	t.Logf("kafka-features describe after the upgrade (both):\n%s", samsa[5])
+	t.Logf("downgrade: %q; upgrade --release-version 4.4: %q", samsa[1], samsa[4])
+	// The Java producer took the transaction version 1 path at level 1
+	// and version 2 at level 2, on both.
+	if samsa[3] != "epoch 0" || samsa[6] != "epoch bumped" {
+		t.Errorf("producer epochs: %q at transaction.version 1, %q at 2", samsa[3], samsa[6])
+	}
 
 	// The levels are in the metadata log: downgrade, restart every node,
 	// and every node still shows the downgrade.

@@ -72,7 +72,7 @@ func decideClusterMinISR(img *Image, static int32) (recs []Record, removed []str
 // value is there. Only the active controller writes (ErrNotController
 // elsewhere). written reports whether it wrote the record.
 func (c *Controller) EnsureClusterMinISR(static int32) (written bool, err error) {
-	if !c.opts.EligibleLeaderReplicas.enabled() {
+	if !c.elr(c.machine.Image()).enabled() {
 		return false, nil
 	}
 	if _, ok := c.machine.Image().BrokerConfigs[""][minISRName]; ok {

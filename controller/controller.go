@@ -322,7 +322,7 @@ func (c *Controller) writeLocked(dryRun bool, decide func(img *Image) []Record) 
 	leading := c.quorum.Leading()
 	img := c.machine.Image()
 	recs := decide(img)
-	if c.opts.EligibleLeaderReplicas.enabled() {
+	if c.elr(img).enabled() {
 		recs = append(recs, elrClears(img, recs)...)
 	}
 	recs = markUncleanElections(img, recs)
@@ -408,7 +408,7 @@ func (c *Controller) RegisterIncarnation(b Broker, previousEpoch int64) error {
 	c.liveness.lastSeen[b.ID] = c.opts.Now()
 	c.liveness.Unlock()
 	return c.write(false, func(img *Image) []Record {
-		return decideRegisterBroker(img, b, previousEpoch, c.opts.UncleanLeaderElection, c.opts.EligibleLeaderReplicas)
+		return decideRegisterBroker(img, b, previousEpoch, c.opts.UncleanLeaderElection, c.elr(img))
 	})
 }
 
@@ -419,7 +419,7 @@ func (c *Controller) FenceBroker(id int32, fenced bool) error {
 	var known bool
 	err := c.write(false, func(img *Image) []Record {
 		var recs []Record
-		known, recs = decideFenceBroker(img, id, fenced, c.opts.UncleanLeaderElection, c.opts.EligibleLeaderReplicas)
+		known, recs = decideFenceBroker(img, id, fenced, c.opts.UncleanLeaderElection, c.elr(img))
 		return recs
 	})
 	if !known {
@@ -441,7 +441,7 @@ func (c *Controller) ElectLeaders(typ ElectionType, partitions []TopicPartition)
 	var results []ElectLeaderResult
 	err := c.write(false, func(img *Image) []Record {
 		var recs []Record
-		results, recs = decideElectLeaders(img, typ, partitions, c.opts.EligibleLeaderReplicas)
+		results, recs = decideElectLeaders(img, typ, partitions, c.elr(img))
 		return recs
 	})
 	failResults(results, err, func(r *ElectLeaderResult) (*int16, *string) { return &r.ErrorCode, &r.ErrorMessage })
@@ -647,7 +647,7 @@ func (c *Controller) AlterBrokerConfigs(broker string, ops []ConfigOp, validateO
 			code, msg = ccode, cmsg
 			return nil
 		}
-		if c.opts.EligibleLeaderReplicas.enabled() {
+		if c.elr(img).enabled() {
 			if code, msg = checkMinISRAlter(broker, ops); code != 0 {
 				return nil
 			}

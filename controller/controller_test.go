@@ -41,6 +41,8 @@ func allRecordKinds() []Record {
 		DelegationTokenRecord{DelegationToken: DelegationToken{TokenID: "tok", Owner: "User:a", Requester: "User:b", Renewers: []string{"User:c"}, IssueTimestamp: 1, MaxTimestamp: 3, ExpiryTimestamp: 2}},
 		DelegationTokenRecord{DelegationToken: DelegationToken{TokenID: "tok2", Owner: "User:a", Requester: "User:a", IssueTimestamp: 1, MaxTimestamp: 3, ExpiryTimestamp: 2}},
 		DelegationTokenRecord{DelegationToken: DelegationToken{TokenID: "tok2"}, Remove: true},
+		FeatureLevelRecord{Name: "transaction.version", Level: 1},
+		FeatureLevelRecord{Name: "group.version", Level: 0},
 	}
 }
 

@@ -69,8 +69,8 @@ func (c *Controller) ElectUnclean() (int, error) {
 	var n int
 	err := c.write(false, func(img *Image) []Record {
 		var recs []Record
-		if c.opts.EligibleLeaderReplicas.enabled() {
-			recs = decideUncleanElectionsELR(img, c.opts.UncleanLeaderElection, c.opts.EligibleLeaderReplicas)
+		if c.elr(img).enabled() {
+			recs = decideUncleanElectionsELR(img, c.opts.UncleanLeaderElection, c.elr(img))
 		} else {
 			recs = decideUncleanElections(img, c.opts.UncleanLeaderElection)
 		}

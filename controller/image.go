@@ -130,6 +130,9 @@ type Image struct {
 	// GroupConfigs are the group config overrides (resource type GROUP)
 	// by group id; see GroupConfig.
 	GroupConfigs map[string]map[string]string
+	// Features are the feature levels FeatureLevelRecords finalized, by
+	// name (0: removed); see features.go and FeatureLevel.
+	Features map[string]int16
 }
 
 // GroupConfig returns a group's config overrides (share.*, consumer.*
@@ -352,6 +355,8 @@ func (b *builder) apply(rec Record) error {
 		return b.applyLogDirs(r)
 	case UnregisterBrokerRecord:
 		return b.applyUnregisterBroker(r)
+	case FeatureLevelRecord:
+		return b.applyFeatureLevel(r)
 	case ProducerIDsRecord:
 		if r.NextProducerID <= b.img.NextProducerID {
 			return fmt.Errorf("%w: next producer id %d is not above the current %d", ErrApply, r.NextProducerID, b.img.NextProducerID)

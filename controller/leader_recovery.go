@@ -101,7 +101,7 @@ func (c *Controller) AlterPartitionRecovery(req AlterPartition, recovery int8) (
 	var msg string
 	err := c.write(false, func(img *Image) []Record {
 		var recs []Record
-		code, msg, recs = decideAlterPartition(img, req, recovery, c.opts.EligibleLeaderReplicas)
+		code, msg, recs = decideAlterPartition(img, req, recovery, c.elr(img))
 		return recs
 	})
 	if err != nil && overrides(code, err) {

@@ -255,7 +255,7 @@ func encodeRecord(rec Record) ([]byte, error) {
 	case RegisterBrokerRecord, BrokerFenceRecord, TopicRecord, PartitionRecord,
 		PartitionChangeRecord, ConfigRecord, RemoveTopicRecord, ProducerIDsRecord, ScramCredentialRecord,
 		ACLRecord, RemoveACLRecord, ClientQuotaRecord, UnregisterBrokerRecord, ReplicaDirsRecord, BrokerOfflineDirsRecord, BrokerCordonedDirsRecord,
-		DelegationTokenRecord:
+		DelegationTokenRecord, FeatureLevelRecord:
 	default:
 		return nil, fmt.Errorf("%w: %T", ErrUnknownRecord, rec)
 	}
@@ -306,6 +306,8 @@ func decodeRecord(version int8, typ RecordType, payload []byte) (Record, error) 
 		rec, err = decodeJSON[BrokerCordonedDirsRecord](payload)
 	case RecordDelegationToken:
 		rec, err = decodeJSON[DelegationTokenRecord](payload)
+	case RecordFeatureLevel:
+		rec, err = decodeJSON[FeatureLevelRecord](payload)
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownRecord, typ)
 	}

@@ -63,6 +63,7 @@ func ImageRecords(img *Image) []Record {
 	recs = aclRecords(recs, img)
 	recs = clientQuotaRecords(recs, img)
 	recs = logDirRecords(recs, img)
+	recs = featureLevelRecords(recs, img)
 	if img.NextProducerID > 0 {
 		recs = append(recs, ProducerIDsRecord{BrokerID: -1, NextProducerID: img.NextProducerID})
 	}

@@ -43,7 +43,7 @@ func (c *Controller) UnregisterBroker(id int32) (int16, error) {
 	var code int16
 	err := c.write(false, func(img *Image) []Record {
 		var recs []Record
-		code, recs = decideUnregisterBroker(img, id, c.opts.UncleanLeaderElection, c.opts.EligibleLeaderReplicas)
+		code, recs = decideUnregisterBroker(img, id, c.opts.UncleanLeaderElection, c.elr(img))
 		return recs
 	})
 	if err != nil {

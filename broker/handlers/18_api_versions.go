@@ -3,6 +3,8 @@ package handlers
 import (
 	"slices"
 
+	"github.com/samsa-broker/samsa/controller"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -91,7 +93,7 @@ type Feature struct {
 	FinalizedLevel int16 // 0: supported, not finalized (not listed as finalized)
 }
 
-// Features are the feature flags samsa advertises, with Kafka 4.4's
+// defaultFeatures are the feature flags samsa advertises, with Kafka 4.4's
 // supported ranges and the levels of a Kafka 4.4 cluster freshly formatted
 // at its latest release (kafka-ref, compat-tests/diff):
 //
@@ -122,12 +124,14 @@ type Feature struct {
 //     group.coordinator.rebalance.protocols, which is also when keys 88
 //     and 89 are listed).
 //
-// A feature finalized at
-// level 0 is not listed among the finalized ones, as in Kafka. The levels
-// are fixed (UpdateFeatures, 57_update_features.go, changes none), so the
-// finalized features epoch is 0 (Kafka's is the metadata offset of the
-// last feature change).
-func Features(d *Deps) []Feature {
+// These are the defaults: the levels while the metadata log holds no
+// FeatureLevelRecord for a feature. UpdateFeatures (57_update_features.go)
+// changes them through the active controller, and Features reads the
+// levels of this node's metadata image (controller/features.go). A feature
+// finalized at level 0 is not listed among the finalized ones, as in
+// Kafka. The finalized features epoch is the offset of the metadata image,
+// as Kafka's (KRaftMetadataCache.features: highestOffsetAndEpoch).
+func defaultFeatures(d *Deps) []Feature {
 	group := Feature{Name: "group.version", MinVersion: 0, MaxVersion: 1}
 	if consumerProtocolEnabled(d) {
 		group.FinalizedLevel = 1
@@ -149,6 +153,85 @@ func Features(d *Deps) []Feature {
 		{Name: "share.version", MinVersion: 0, MaxVersion: 2, FinalizedLevel: 2},
 		streams,
 	}
+}
+
+// Features are the feature flags with this node's supported ranges and
+// the levels finalized in its metadata image (defaultFeatures where the
+// log holds none).
+func Features(d *Deps) []Feature {
+	fs := defaultFeatures(d)
+	if d == nil || d.Controller == nil {
+		return fs
+	}
+	img := d.Controller.Image()
+	for i, f := range fs {
+		fs[i].FinalizedLevel = img.FeatureLevel(f.Name, f.FinalizedLevel)
+	}
+	return fs
+}
+
+// FeatureLevel is the finalized level of a feature on this node (0 when
+// not finalized or unknown).
+func FeatureLevel(d *Deps, name string) int16 {
+	for _, f := range Features(d) {
+		if f.Name == name {
+			return f.FinalizedLevel
+		}
+	}
+	return 0
+}
+
+// finalizedLevel is a feature's finalized level in this node's metadata
+// image, def where the log holds none.
+func finalizedLevel(d *Deps, name string, def int16) int16 {
+	if d == nil || d.Controller == nil {
+		return def
+	}
+	return d.Controller.Image().FeatureLevel(name, def)
+}
+
+// consumerGroupsOn reports whether ConsumerGroupHeartbeat and
+// ConsumerGroupDescribe are served: "consumer" in
+// group.coordinator.rebalance.protocols and group.version 1 finalized, as
+// Kafka 4.4's KafkaApis.isConsumerGroupProtocolEnabled (otherwise
+// UNSUPPORTED_VERSION, which clients take as "use the classic protocol").
+// ApiVersions lists the APIs by the config alone, as Kafka's.
+func consumerGroupsOn(d *Deps) bool {
+	return consumerProtocolEnabled(d) && finalizedLevel(d, "group.version", 1) >= 1
+}
+
+// streamsGroupsOn is consumerGroupsOn for streams groups: "streams" in
+// the protocols and streams.version 1 (isStreamsGroupProtocolEnabled).
+func streamsGroupsOn(d *Deps) bool {
+	return streamsProtocolEnabled(d) && finalizedLevel(d, "streams.version", 1) >= 1
+}
+
+// shareGroupsOn reports whether share.version (1 or 2) enables share
+// groups (Kafka 4.4's isShareGroupProtocolEnabled: ShareGroupHeartbeat,
+// ShareGroupDescribe, ShareFetch and ShareAcknowledge answer
+// UNSUPPORTED_VERSION at level 0).
+func shareGroupsOn(d *Deps) bool {
+	return finalizedLevel(d, "share.version", 2) >= 1
+}
+
+// featureDependencies are the lowest levels of other features that a
+// level needs (Kafka 4.4's FeatureVersion.dependencies): only
+// eligible.leader.replicas.version 1 has one, metadata.version 23
+// (4.0-IV1); transaction.version, group.version, share.version and
+// streams.version levels depend on nothing.
+var featureDependencies = map[string]map[int16]map[string]int16{
+	controller.FeatureELRVersion: {1: {controller.FeatureMetadataVersion: 23}},
+}
+
+// supportedFeatures is the feature table the controller judges
+// UpdateFeatures with: ranges, defaults and dependencies.
+func supportedFeatures(d *Deps) []controller.SupportedFeature {
+	var out []controller.SupportedFeature
+	for _, f := range defaultFeatures(d) {
+		out = append(out, controller.SupportedFeature{Name: f.Name, Min: f.MinVersion, Max: f.MaxVersion, DefaultLevel: f.FinalizedLevel,
+			Dependencies: featureDependencies[f.Name]})
+	}
+	return out
 }
 
 // ApiVersionsResponse lists every API of Table with its version range,
@@ -176,7 +259,9 @@ func ApiVersionsResponse(d *Deps) *kmsg.ApiVersionsResponse {
 		k.MaxVersion = e.MaxVersion
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
-	resp.FinalizedFeaturesEpoch = 0
+	if d != nil && d.Controller != nil {
+		resp.FinalizedFeaturesEpoch = max(d.Controller.Image().Offset, 0)
+	}
 	for _, f := range Features(d) {
 		sf := kmsg.NewApiVersionsResponseSupportedFeature()
 		sf.Name, sf.MinVersion, sf.MaxVersion = f.Name, f.MinVersion, f.MaxVersion

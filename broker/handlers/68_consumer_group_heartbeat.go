@@ -37,7 +37,7 @@ import (
 func handleConsumerGroupHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	c, code := modernHeartbeatCoordinator(d, consumerProtocolEnabled(d))
+	c, code := modernHeartbeatCoordinator(d, consumerGroupsOn(d))
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp, nil

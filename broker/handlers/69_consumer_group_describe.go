@@ -21,7 +21,7 @@ import (
 func handleConsumerGroupDescribe(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ConsumerGroupDescribeRequest)
 	c := groupCoordinator(d)
-	if code := modernDescribeUnavailable(c, consumerProtocolEnabled(d)); code != 0 {
+	if code := modernDescribeUnavailable(c, consumerGroupsOn(d)); code != 0 {
 		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 		resp.Groups = describeFailed(req.Groups, code, func(id string, code int16) kmsg.ConsumerGroupDescribeResponseGroup {
 			dg := kmsg.NewConsumerGroupDescribeResponseGroup()

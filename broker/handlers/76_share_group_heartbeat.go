@@ -37,5 +37,10 @@ func handleShareGroupHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		return resp, nil
 	}
+	if !shareGroupsOn(d) {
+		resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		return resp, nil
+	}
 	return c.ShareGroupHeartbeat(context.Background(), groupClient(r), imageTopicView{d.Controller.Image()}, req), nil
 }

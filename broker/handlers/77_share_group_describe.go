@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -19,9 +18,9 @@ import (
 func handleShareGroupDescribe(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ShareGroupDescribeRequest)
 	c := groupCoordinator(d)
-	if c == nil {
+	if code := modernDescribeUnavailable(c, shareGroupsOn(d)); code != 0 {
 		resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
-		resp.Groups = describeFailed(req.GroupIDs, kerr.CoordinatorNotAvailable.Code, func(id string, code int16) kmsg.ShareGroupDescribeResponseGroup {
+		resp.Groups = describeFailed(req.GroupIDs, code, func(id string, code int16) kmsg.ShareGroupDescribeResponseGroup {
 			dg := kmsg.NewShareGroupDescribeResponseGroup()
 			dg.GroupID, dg.ErrorCode = id, code
 			return dg

@@ -405,7 +405,7 @@ func (o *shareFetchOut) response(d *Deps, r *Request, img *controller.Image, res
 // ShareAcknowledge, or the request's error code: UNSUPPORTED_VERSION
 // without a share manager, INVALID_REQUEST without a group or member id.
 func (d *Deps) shareMember(groupID, memberID *string) (group, member string, code int16) {
-	if d.Shares == nil {
+	if d.Shares == nil || !shareGroupsOn(d) {
 		return "", "", kerr.UnsupportedVersion.Code
 	}
 	group, member = shareString(groupID), shareString(memberID)

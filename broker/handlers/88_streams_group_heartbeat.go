@@ -38,7 +38,7 @@ import (
 func handleStreamsGroupHeartbeat(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.StreamsGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
-	c, code := modernHeartbeatCoordinator(d, streamsProtocolEnabled(d))
+	c, code := modernHeartbeatCoordinator(d, streamsGroupsOn(d))
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp, nil
@@ -129,7 +129,7 @@ func streamsProtocolEnabled(d *Deps) bool { return rebalanceProtocolEnabled(d, "
 func handleStreamsGroupDescribe(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.StreamsGroupDescribeRequest)
 	c := groupCoordinator(d)
-	if code := modernDescribeUnavailable(c, streamsProtocolEnabled(d)); code != 0 {
+	if code := modernDescribeUnavailable(c, streamsGroupsOn(d)); code != 0 {
 		resp := req.ResponseKind().(*kmsg.StreamsGroupDescribeResponse)
 		resp.Groups = describeFailed(req.Groups, code, func(id string, code int16) kmsg.StreamsGroupDescribeResponseGroup {
 			dg := kmsg.NewStreamsGroupDescribeResponseGroup()

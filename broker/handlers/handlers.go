@@ -81,7 +81,7 @@ func Table() []Entry {
 		{Key: int16(kmsg.AlterReplicaLogDirs), MinVersion: 1, MaxVersion: 2, Handle: handleAlterReplicaLogDirs},
 		{Key: int16(kmsg.DescribeLogDirs), MinVersion: 0, MaxVersion: 5, Handle: handleDescribeLogDirs},
 		{Key: int16(kmsg.DescribeQuorum), MinVersion: 0, MaxVersion: 2, Handle: handleDescribeQuorum, Forward: true},
-		{Key: int16(kmsg.UpdateFeatures), MinVersion: 0, MaxVersion: 2, Handle: handleUpdateFeatures},
+		{Key: int16(kmsg.UpdateFeatures), MinVersion: 0, MaxVersion: 2, Handle: handleUpdateFeatures, Forward: true},
 		{Key: int16(kmsg.AddRaftVoter), MinVersion: 0, MaxVersion: 1, Handle: handleAddRaftVoter, Forward: true},
 		{Key: int16(kmsg.RemoveRaftVoter), MinVersion: 0, MaxVersion: 0, Handle: handleRemoveRaftVoter, Forward: true},
 		{Key: int16(kmsg.UnregisterBroker), MinVersion: 0, MaxVersion: 0, Handle: handleUnregisterBroker, Forward: true},

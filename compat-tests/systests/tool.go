@@ -143,7 +143,10 @@ func (p *proc) start(t testing.TB) {
 	t.Cleanup(func() {
 		p.signal(syscall.SIGKILL)
 		<-exited
-		if t.Failed() {
+		p.mu.Lock()
+		last := p.mu.runs == run
+		p.mu.Unlock()
+		if t.Failed() && last {
 			b, _ := os.ReadFile(p.stderrPath)
 			t.Logf("systests: %s stderr (last 4 KiB):\n%s", p.name, lastBytes(b, 4096))
 		}

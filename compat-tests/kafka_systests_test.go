@@ -132,8 +132,8 @@ func runReplication(t *testing.T, target string, rc replicationCase) {
 	cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "test_group", Verbose: true})
 
 	// await_startup
-	if !systests.Poll(90*time.Second, func() bool { return cons.TotalConsumed() >= 5 }) {
-		t.Fatalf("the consumer did not receive 5 records within 90 s (producer acked %d)", prod.NumAcked())
+	if !systests.Poll(180*time.Second, func() bool { return cons.TotalConsumed() >= 5 }) {
+		t.Fatalf("the consumer did not receive 5 records within 180 s (producer acked %d, consumer joined %d)", prod.NumAcked(), cons.Joined())
 	}
 	target1 := func() int {
 		if rc.broker == "controller" {
@@ -218,9 +218,15 @@ type txnCase struct {
 	checkOrder       bool
 	useGroupMetadata bool
 	protocol         string // of the verifying consumers: classic, consumer
+	// groupMode is group_mode_transactions_test.py: 9 input and output
+	// partitions, three copiers subscribing to the input topic in one group.
+	groupMode bool
 }
 
 func (c txnCase) name() string {
+	if c.groupMode {
+		return fmt.Sprintf("group_mode/%s/%s/%s", c.failure, c.target, c.protocol)
+	}
 	return fmt.Sprintf("%s/%s/order=%v/groupmeta=%v/%s", c.failure, c.target, c.checkOrder, c.useGroupMetadata, c.protocol)
 }
 
@@ -250,6 +256,7 @@ func TestSystestTransactions(t *testing.T) {
 						}
 					}
 				}
+				cases = append(cases, txnCase{failure: f, target: tg, useGroupMetadata: true, protocol: "classic", groupMode: true})
 			}
 		}
 	}
@@ -267,8 +274,12 @@ func runTransactions(t *testing.T, target string, tc txnCase) {
 	if systestsFull() {
 		seed = 100000
 	}
+	copierCount, keys := 0, 0
 	if tc.checkOrder {
 		inParts, outParts, seed = 1, 1, seed/3
+	}
+	if tc.groupMode {
+		inParts, outParts, copierCount, keys = 9, 9, 3, 9
 	}
 	minISR := map[string]string{"min.insync.replicas": "2"}
 	systests.CreateTopic(t, c, input, inParts, 3, minISR)
@@ -278,7 +289,7 @@ func runTransactions(t *testing.T, target string, tc txnCase) {
 
 	// seed_messages
 	seeder := tools.StartProducer(t, "seed-producer", systests.ProducerOptions{Topic: input, MaxMessages: seed,
-		Throughput: 100000, Idempotent: true})
+		Throughput: 100000, Idempotent: true, RepeatingKeys: keys})
 	seeder.Wait(t)
 	inputValues := seeder.Acked()
 	if len(inputValues) != seed {
@@ -288,18 +299,24 @@ func runTransactions(t *testing.T, target string, tc txnCase) {
 	t.Logf("seeded %d messages in %v", seed, time.Since(start).Round(time.Millisecond))
 
 	var copiers []*systests.Copier
-	for p := range inParts {
-		copiers = append(copiers, tools.StartCopier(t, fmt.Sprintf("copier-%d", p), systests.CopierOptions{
-			TransactionalID: fmt.Sprintf("copier-%d", p), Group: "transactions-test-consumer-group",
-			InputTopic: input, InputPartition: p, OutputTopic: output, UseGroupMetadata: tc.useGroupMetadata}))
+	if copierCount == 0 {
+		copierCount = inParts // one per input partition
+	}
+	for i := range copierCount {
+		o := systests.CopierOptions{TransactionalID: fmt.Sprintf("copier-%d", i), Group: "transactions-test-consumer-group",
+			InputTopic: input, InputPartition: i, OutputTopic: output, UseGroupMetadata: tc.useGroupMetadata}
+		if tc.groupMode {
+			o.GroupMode, o.InputPartition = true, 0
+		}
+		copiers = append(copiers, tools.StartCopier(t, o.TransactionalID, o))
 	}
 	readCommitted := func(name, group string) *systests.Consumers {
 		return tools.StartConsumers(t, name, systests.ConsumerOptions{Topic: output, Group: group, Protocol: tc.protocol,
 			Verbose: true, ReadCommitted: true, LooseOffsets: true})
 	}
 	concurrent := readCommitted("concurrent-consumer", "concurrent_consumer")
-	if !systests.Poll(90*time.Second, func() bool { return len(concurrent.ConsumedValues()) > 0 }) {
-		t.Fatalf("the concurrent read_committed consumer read nothing within 90 s")
+	if !systests.Poll(180*time.Second, func() bool { return len(concurrent.ConsumedValues()) > 0 }) {
+		t.Fatalf("the concurrent read_committed consumer read nothing within 180 s (copier progress %.1f%%)", copiers[0].Progress())
 	}
 
 	clean := tc.failure == "clean_bounce"
@@ -422,7 +439,7 @@ func runConsumerScenario(t *testing.T, target, scenario, protocol string, clean,
 	cons := tools.StartConsumers(t, "consumer", opts)
 	// The system test allows 2 x the session timeout for the group to form; the
 	// consumption timeout is max(30 s + 5 s, 2 x session).
-	join := 2 * time.Duration(max(session, 30000)) * time.Millisecond
+	join := 2 * time.Duration(max(session, 60000)) * time.Millisecond
 	consumption := time.Duration(max(35000, 2*session)) * time.Millisecond
 	awaitAll := func(what string) {
 		t.Helper()

@@ -24,6 +24,9 @@ type ProducerOptions struct {
 	Compression string
 	// RequestTimeoutMS is request.timeout.ms (0: 30000, the service's).
 	RequestTimeoutMS int
+	// RepeatingKeys gives records keys 0..n-1 in turn (--repeating-keys),
+	// spreading them over partitions.
+	RepeatingKeys int
 	// Extra are more producer properties (key=value).
 	Extra []string
 }
@@ -65,6 +68,9 @@ func (tl *Tools) StartProducer(t testing.TB, name string, o ProducerOptions) *Pr
 	}
 	if o.Acks != "" {
 		args = append(args, "--acks", o.Acks)
+	}
+	if o.RepeatingKeys > 0 {
+		args = append(args, "--repeating-keys", strconv.Itoa(o.RepeatingKeys))
 	}
 	p := &Producer{ackedByPart: map[TopicPartition][]int64{}, lastAcked: map[TopicPartition]int64{}}
 	p.proc = proc{name: name, tools: tl, class: "org.apache.kafka.tools.VerifiableProducer", args: args, handle: p.handle}

@@ -1,5 +1,6 @@
 // This file runs scenarios of Apache Kafka's own system tests (tests/kafkatest:
-// core/replication_test.py, core/transactions_test.py, client/consumer_test.py) with
+// core/replication_test.py, core/transactions_test.py, core/group_mode_transactions_test.py,
+// client/consumer_test.py, core/reassign_partitions_test.py) with
 // Kafka 4.4's Java test tools (VerifiableProducer, VerifiableConsumer,
 // TransactionalMessageCopier from the kafka-tools jar) against a three-node samsa
 // cluster of real processes, bouncing, killing and shutting down nodes as those tests

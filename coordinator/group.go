@@ -454,7 +454,7 @@ func (g *Group) replaceStatic(now time.Time, w Waiter, m *member, fresh *member,
 		delete(g.pendingSync, oldID)
 		g.pendingSync[m.id] = true
 	}
-	changed := !sameProtocols(m.protocols, fresh.protocols)
+	oldProtocols, oldSession, oldRebalance := m.protocols, m.sessionTimeout, m.rebalanceTimeout
 	m.protocols = fresh.protocols
 	m.sessionTimeout = fresh.sessionTimeout
 	m.rebalanceTimeout = fresh.rebalanceTimeout
@@ -463,7 +463,15 @@ func (g *Group) replaceStatic(now time.Time, w Waiter, m *member, fresh *member,
 
 	switch g.state {
 	case Stable:
-		if !changed {
+		// Kafka 4.4 (GroupMetadataManager.
+		// updateStaticMemberThenRebalanceOrCompleteJoin) rebalances only
+		// when the new protocols change the protocol the group would
+		// select, not when their metadata differs: a restarted consumer's
+		// subscription always differs (no owned partitions, generation
+		// -1), and comparing bytes rebalanced the group on every static
+		// member bounce, the revocations static membership exists to
+		// avoid (consumer_test.py's static bounce, TestSystestConsumer).
+		if g.selectProtocol() == g.protocol {
 			// Kafka persists the new member id before answering. A v9+
 			// leader gets the members with SkipAssignment so it
 			// does not recompute; an older leader gets none and
@@ -476,6 +484,7 @@ func (g *Group) replaceStatic(now time.Time, w Waiter, m *member, fresh *member,
 				// The old member id stays, as in Kafka: the
 				// instance retries its JoinGroup.
 				m.id = oldID
+				m.protocols, m.sessionTimeout, m.rebalanceTimeout = oldProtocols, oldSession, oldRebalance
 				g.static[*fresh.instanceID] = oldID
 				if wasLeader {
 					g.leader = oldID

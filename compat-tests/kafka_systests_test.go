@@ -1,0 +1,669 @@
+// This file runs scenarios of Apache Kafka's own system tests (tests/kafkatest:
+// core/replication_test.py, core/transactions_test.py, core/group_mode_transactions_test.py,
+// client/consumer_test.py, core/reassign_partitions_test.py) with
+// Kafka 4.4's Java test tools (VerifiableProducer, VerifiableConsumer,
+// TransactionalMessageCopier from the kafka-tools jar) against a three-node samsa
+// cluster of real processes, bouncing, killing and shutting down nodes as those tests
+// do, and validating as they do (package systests).
+//
+// The default run is a CI-sized subset. SAMSA_SYSTESTS=full runs the whole matrix
+// (failure modes x leader/controller x idempotence x compression, transactions with
+// clean and hard broker and client bounces, ordered and unordered, with and without
+// group metadata, both group protocols; consumer rolling bounces, static membership and
+// broker failures for both group protocols). SAMSA_SYSTESTS_TARGET=kafka runs the same
+// scenarios against Kafka 4.4 (kafka-ref.sh, three nodes) instead of samsa, and =both
+// against both: that is how the scenarios themselves were checked.
+
+package compattests
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/compat-tests/systests"
+)
+
+// systestsFull reports whether the whole matrix runs (SAMSA_SYSTESTS=full).
+func systestsFull() bool { return os.Getenv("SAMSA_SYSTESTS") == "full" }
+
+// systestTargets are the clusters the scenarios run against.
+func systestTargets() []string {
+	switch os.Getenv("SAMSA_SYSTESTS_TARGET") {
+	case "kafka":
+		return []string{"kafka"}
+	case "both":
+		return []string{"samsa", "kafka"}
+	default:
+		return []string{"samsa"}
+	}
+}
+
+// startSystestCluster starts three nodes of target with settings.
+func startSystestCluster(t *testing.T, target string, settings map[string]string) systests.Cluster {
+	t.Helper()
+	return startSystestNodes(t, target, 3, settings)
+}
+
+// startSystestNodes starts n nodes of target with settings.
+func startSystestNodes(t *testing.T, target string, n int, settings map[string]string) systests.Cluster {
+	t.Helper()
+	if target == "kafka" {
+		return systests.StartKafka(t, n, settings)
+	}
+	return systests.StartSamsa(t, n, settings)
+}
+
+// eachTarget runs f as a subtest per target.
+func eachTarget(t *testing.T, f func(t *testing.T, target string)) {
+	for _, target := range systestTargets() {
+		t.Run(target, func(t *testing.T) { f(t, target) })
+	}
+}
+
+// requireJava skips (or fails under SAMSA_REQUIRE_CLIENTS=1) without java.
+func requireJava(t *testing.T) { lookTool(t, "java") }
+
+// --- replication_test.py -------------------------------------------------------------
+
+// replicationCase is one point of test_replication_with_broker_failure's matrix.
+type replicationCase struct {
+	failure     string // clean_shutdown, hard_shutdown, clean_bounce, hard_bounce
+	broker      string // leader (of partition 0) or controller (the quorum leader)
+	idempotent  bool
+	compression string
+}
+
+func (c replicationCase) name() string {
+	n := c.failure + "/" + c.broker
+	if c.idempotent {
+		n += "/idempotent"
+	}
+	if c.compression != "" {
+		n += "/" + c.compression
+	}
+	return n
+}
+
+// TestSystestReplication is replication_test.py: a topic of 3 partitions, RF 3 and
+// min.insync.replicas=2; a VerifiableProducer (acks=-1, 1000 messages/s) and a
+// VerifiableConsumer run while the leader of partition 0 or the active controller is
+// shut down (SIGTERM), killed (SIGKILL), or bounced cleanly or hard, chasing the leader;
+// then every acknowledged message must have been consumed, and with idempotence none
+// twice.
+func TestSystestReplication(t *testing.T) {
+	requireJava(t)
+	t.Parallel()
+	cases := []replicationCase{
+		{failure: "hard_bounce", broker: "leader", idempotent: true},
+		{failure: "clean_shutdown", broker: "controller", compression: "gzip"},
+	}
+	if systestsFull() {
+		cases = nil
+		for _, f := range []string{"clean_shutdown", "hard_shutdown", "clean_bounce", "hard_bounce"} {
+			cases = append(cases,
+				replicationCase{failure: f, broker: "leader", idempotent: true},
+				replicationCase{failure: f, broker: "leader"},
+				replicationCase{failure: f, broker: "controller"},
+				replicationCase{failure: f, broker: "leader", compression: "gzip"})
+		}
+		for _, comp := range []string{"snappy", "lz4", "zstd"} {
+			cases = append(cases, replicationCase{failure: "hard_bounce", broker: "leader", idempotent: true, compression: comp})
+		}
+	}
+	eachTarget(t, func(t *testing.T, target string) {
+		for _, rc := range cases {
+			t.Run(rc.name(), func(t *testing.T) { runReplication(t, target, rc) })
+		}
+	})
+}
+
+// bounces is how many times the bounce failure modes chase the node (5 in Kafka's
+// tests; 2 in the CI subset).
+func bounces() int {
+	if systestsFull() {
+		return 5
+	}
+	return 2
+}
+
+func runReplication(t *testing.T, target string, rc replicationCase) {
+	c := startSystestCluster(t, target, nil)
+	const topic = "test_topic"
+	systests.CreateTopic(t, c, topic, 3, 3, map[string]string{"min.insync.replicas": "2"})
+	tools := systests.NewTools(t, c.Bootstrap())
+	prod := tools.StartProducer(t, "producer", systests.ProducerOptions{Topic: topic, Throughput: 1000,
+		Idempotent: rc.idempotent, Compression: rc.compression})
+	cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "test_group", Verbose: true})
+
+	// await_startup
+	if !systests.Poll(180*time.Second, func() bool { return cons.TotalConsumed() >= 5 }) {
+		t.Fatalf("the consumer did not receive 5 records within 180 s (producer acked %d, consumer joined %d)", prod.NumAcked(), cons.Joined())
+	}
+	target1 := func() int {
+		if rc.broker == "controller" {
+			return systests.ActiveController(t, c, 60*time.Second)
+		}
+		return systests.Leader(t, c, topic, 0, 60*time.Second)
+	}
+	start := time.Now()
+	switch rc.failure {
+	case "clean_shutdown":
+		n := target1()
+		c.Stop(t, n)
+		t.Logf("shut down node %d (%s)", n+1, rc.broker)
+	case "hard_shutdown":
+		n := target1()
+		c.Kill(t, n)
+		t.Logf("killed node %d (%s)", n+1, rc.broker)
+	case "clean_bounce", "hard_bounce":
+		for i := range bounces() {
+			n := target1()
+			if rc.failure == "clean_bounce" {
+				c.Stop(t, n)
+			} else {
+				c.Kill(t, n)
+				// The system test waits out the broker session (18 s + 5 s);
+				// here: until the controller fenced the node.
+				systests.WaitFenced(t, c, n, 60*time.Second)
+			}
+			c.Start(t, n)
+			t.Logf("bounce %d: node %d (%s) restarted at %v", i+1, n+1, rc.broker, time.Since(start).Round(time.Millisecond))
+		}
+	}
+
+	// run_validation
+	const minRecords = 5000
+	if !systests.Poll(120*time.Second, func() bool { return prod.NumAcked() > minRecords }) {
+		na, last := prod.NotAcked()
+		t.Fatalf("producer acked %d records (%d failed, last: %s), want > %d", prod.NumAcked(), len(na), last, minRecords)
+	}
+	prod.Stop(t)
+	last := prod.LastAckedOffsets()
+	var behind string
+	if !systests.Poll(120*time.Second, func() bool {
+		for tp, off := range last {
+			// The committed offset is the next one to read: past the last ack.
+			if com := cons.LastCommit(tp); com <= off {
+				behind = fmt.Sprintf("%v committed %d, last acked offset %d", tp, com, off)
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatalf("the consumer did not consume up to the acked offsets: %s", behind)
+	}
+	cons.StopAll(t)
+	checkConsumerAnomalies(t, cons)
+	acked, consumed := prod.Acked(), cons.ConsumedValues()
+	na, lastErr := prod.NotAcked()
+	t.Logf("%s: %d acked, %d not acked (%s), %d consumed, in %v", c.Name(), len(acked), len(na), lastErr, len(consumed),
+		time.Since(start).Round(time.Second))
+	ok, msg := systests.ValidateDelivery(acked, consumed, rc.idempotent)
+	if msg != "" {
+		t.Log(msg)
+	}
+	if !ok {
+		t.Errorf("delivery invalid: %s", msg)
+	}
+}
+
+func checkConsumerAnomalies(t *testing.T, cons *systests.Consumers) {
+	t.Helper()
+	for _, a := range cons.Anomalies() {
+		t.Errorf("consumer: %s", a)
+	}
+}
+
+// --- transactions_test.py ------------------------------------------------------------
+
+type txnCase struct {
+	failure          string // clean_bounce, hard_bounce
+	target           string // brokers, clients
+	checkOrder       bool
+	useGroupMetadata bool
+	protocol         string // of the verifying consumers: classic, consumer
+	// groupMode is group_mode_transactions_test.py: 9 input and output
+	// partitions, three copiers subscribing to the input topic in one group.
+	groupMode bool
+}
+
+func (c txnCase) name() string {
+	if c.groupMode {
+		return fmt.Sprintf("group_mode/%s/%s/%s", c.failure, c.target, c.protocol)
+	}
+	return fmt.Sprintf("%s/%s/order=%v/groupmeta=%v/%s", c.failure, c.target, c.checkOrder, c.useGroupMetadata, c.protocol)
+}
+
+// TestSystestTransactions is transactions_test.py: an input topic seeded by an
+// idempotent VerifiableProducer is copied to an output topic by one
+// TransactionalMessageCopier per input partition (transactions of 750 records, random
+// aborts, transaction timeout 40 s), while the brokers are bounced one by one (waiting
+// for no under-replicated partitions after each) or the copiers are bounced at 20 %
+// progress, cleanly or hard. A read_committed VerifiableConsumer reads the output during
+// the copy and another after it: each must see every input value exactly once (and, with
+// one partition each, in the input's order).
+func TestSystestTransactions(t *testing.T) {
+	requireJava(t)
+	t.Parallel()
+	cases := []txnCase{
+		{failure: "hard_bounce", target: "brokers", useGroupMetadata: true, protocol: "classic"},
+		{failure: "clean_bounce", target: "clients", checkOrder: true, protocol: "consumer"},
+	}
+	if systestsFull() {
+		cases = nil
+		for _, f := range []string{"hard_bounce", "clean_bounce"} {
+			for _, tg := range []string{"brokers", "clients"} {
+				for _, order := range []bool{true, false} {
+					for _, gm := range []bool{true, false} {
+						for _, proto := range []string{"classic", "consumer"} {
+							cases = append(cases, txnCase{failure: f, target: tg, checkOrder: order, useGroupMetadata: gm, protocol: proto})
+						}
+					}
+				}
+				cases = append(cases, txnCase{failure: f, target: tg, useGroupMetadata: true, protocol: "classic", groupMode: true})
+			}
+		}
+	}
+	eachTarget(t, func(t *testing.T, target string) {
+		for _, tc := range cases {
+			t.Run(tc.name(), func(t *testing.T) { runTransactions(t, target, tc) })
+		}
+	})
+}
+
+func runTransactions(t *testing.T, target string, tc txnCase) {
+	c := startSystestCluster(t, target, nil)
+	const input, output = "input-topic", "output-topic"
+	inParts, outParts, seed := 2, 3, 30000
+	if systestsFull() {
+		seed = 100000
+	}
+	copierCount, keys := 0, 0
+	if tc.checkOrder {
+		inParts, outParts, seed = 1, 1, seed/3
+	}
+	if tc.groupMode {
+		inParts, outParts, copierCount, keys = 9, 9, 3, 9
+	}
+	minISR := map[string]string{"min.insync.replicas": "2"}
+	systests.CreateTopic(t, c, input, inParts, 3, minISR)
+	systests.CreateTopic(t, c, output, outParts, 3, minISR)
+	tools := systests.NewTools(t, c.Bootstrap())
+	start := time.Now()
+
+	// seed_messages
+	seeder := tools.StartProducer(t, "seed-producer", systests.ProducerOptions{Topic: input, MaxMessages: seed,
+		Throughput: 100000, Idempotent: true, RepeatingKeys: keys})
+	seeder.Wait(t)
+	inputValues := seeder.Acked()
+	if len(inputValues) != seed {
+		na, last := seeder.NotAcked()
+		t.Fatalf("seeding: %d of %d acked (%d failed, last %s)", len(inputValues), seed, len(na), last)
+	}
+	t.Logf("seeded %d messages in %v", seed, time.Since(start).Round(time.Millisecond))
+
+	var copiers []*systests.Copier
+	if copierCount == 0 {
+		copierCount = inParts // one per input partition
+	}
+	for i := range copierCount {
+		o := systests.CopierOptions{TransactionalID: fmt.Sprintf("copier-%d", i), Group: "transactions-test-consumer-group",
+			InputTopic: input, InputPartition: i, OutputTopic: output, UseGroupMetadata: tc.useGroupMetadata}
+		if tc.groupMode {
+			o.GroupMode, o.InputPartition = true, 0
+		}
+		copiers = append(copiers, tools.StartCopier(t, o.TransactionalID, o))
+	}
+	readCommitted := func(name, group string) *systests.Consumers {
+		return tools.StartConsumers(t, name, systests.ConsumerOptions{Topic: output, Group: group, Protocol: tc.protocol,
+			Verbose: true, ReadCommitted: true, LooseOffsets: true})
+	}
+	concurrent := readCommitted("concurrent-consumer", "concurrent_consumer")
+	// The system test waits here until the concurrent consumer has read something;
+	// on a loaded machine a JVM takes long enough to start that the copy was nearly
+	// done by then, so the bounces start once the copiers have started copying.
+	if !systests.Poll(180*time.Second, func() bool { return copiers[0].Progress() > 0 || copiers[0].Done() }) {
+		t.Fatalf("copier-0 did not start copying within 180 s")
+	}
+
+	clean := tc.failure == "clean_bounce"
+	switch tc.target {
+	case "brokers":
+		for n := range 3 {
+			if clean {
+				c.Stop(t, n)
+			} else {
+				c.Kill(t, n)
+				systests.WaitFenced(t, c, n, 60*time.Second)
+			}
+			c.Start(t, n)
+			systests.WaitNoUnderReplicated(t, c, 120*time.Second)
+			t.Logf("node %d bounced (%s) at %v; copier-0 at %.0f%%", n+1, tc.failure, time.Since(start).Round(time.Millisecond), copiers[0].Progress())
+		}
+	case "clients":
+		for round := range 3 {
+			for _, cp := range copiers {
+				if !systests.Poll(120*time.Second, func() bool { return cp.Done() || cp.Progress() >= 20 }) {
+					t.Fatalf("round %d: a copier made no 20%% progress within 120 s (%.1f%%)", round, cp.Progress())
+				}
+				cp.Restart(t, clean)
+			}
+		}
+	}
+	for i, cp := range copiers {
+		if !systests.Poll(300*time.Second, cp.Done) {
+			t.Fatalf("copier-%d did not finish copying within 300 s (progress %.1f%%)", i, cp.Progress())
+		}
+	}
+	t.Logf("copy finished at %v", time.Since(start).Round(time.Millisecond))
+	if !systests.Poll(180*time.Second, func() bool { return len(concurrent.ConsumedValues()) > 0 }) {
+		t.Fatalf("the concurrent read_committed consumer read nothing within 180 s")
+	}
+
+	drain := func(cons *systests.Consumers) []int64 {
+		if !systests.Poll(180*time.Second, func() bool { return len(cons.ConsumedValues()) >= seed }) {
+			t.Errorf("read_committed consumer read %d of %d values within 180 s", len(cons.ConsumedValues()), seed)
+		}
+		cons.StopAll(t)
+		return cons.ConsumedValues()
+	}
+	concurrentValues := drain(concurrent)
+	outputValues := drain(readCommitted("verifying-consumer", "verifying_consumer"))
+	if tc.checkOrder && !slices.IsSorted(inputValues) {
+		t.Errorf("the seed messages themselves were not in order")
+	}
+	if ok, msg := systests.ExactlyOnce(inputValues, outputValues, tc.checkOrder); !ok {
+		t.Errorf("output read after the copy (%d values): %s", len(outputValues), msg)
+	}
+	if ok, msg := systests.ExactlyOnce(inputValues, concurrentValues, tc.checkOrder); !ok {
+		t.Errorf("output read during the copy (%d values): %s", len(concurrentValues), msg)
+	}
+	t.Logf("%s: %d input values copied exactly once in %v", c.Name(), seed, time.Since(start).Round(time.Second))
+}
+
+// --- client/consumer_test.py ---------------------------------------------------------
+
+// TestSystestConsumer is consumer_test.py's OffsetValidationTest: one partition,
+// a VerifiableProducer (500 messages/s) and a group of three VerifiableConsumers
+// committing synchronously after each poll.
+//   - broker_failure: a node (node 1, as the system test's nodes[0]) is shut down or
+//     killed while they consume: no rebalance follows, the group goes on consuming, and
+//     at the end the consumed total equals the position (no duplicates) and the last
+//     commit equals the position.
+//   - rolling_bounce: each consumer in turn is stopped cleanly and started again,
+//     waiting for the group to take it back; the total equals the position.
+//   - static_bounce (classic, eager RangeAssignor): with static membership, bouncing
+//     every member but the first revokes nothing from the first (no rebalance); without
+//     it, it does.
+func TestSystestConsumer(t *testing.T) {
+	requireJava(t)
+	t.Parallel()
+	type cc struct {
+		scenario, protocol string
+		clean, static      bool
+	}
+	cases := []cc{
+		{scenario: "broker_failure", protocol: "consumer", clean: false},
+		{scenario: "rolling_bounce", protocol: "classic", clean: true},
+		{scenario: "static_bounce", protocol: "classic", clean: true, static: true},
+	}
+	if systestsFull() {
+		cases = nil
+		for _, proto := range []string{"classic", "consumer"} {
+			for _, clean := range []bool{true, false} {
+				cases = append(cases, cc{scenario: "broker_failure", protocol: proto, clean: clean})
+			}
+			cases = append(cases, cc{scenario: "rolling_bounce", protocol: proto, clean: true},
+				cc{scenario: "rolling_bounce", protocol: proto, clean: true, static: true})
+		}
+		cases = append(cases, cc{scenario: "static_bounce", protocol: "classic", clean: true, static: true},
+			cc{scenario: "static_bounce", protocol: "classic", clean: true})
+	}
+	eachTarget(t, func(t *testing.T, target string) {
+		for _, k := range cases {
+			name := fmt.Sprintf("%s/%s/clean=%v/static=%v", k.scenario, k.protocol, k.clean, k.static)
+			t.Run(name, func(t *testing.T) { runConsumerScenario(t, target, k.scenario, k.protocol, k.clean, k.static) })
+		}
+	})
+}
+
+func runConsumerScenario(t *testing.T, target, scenario, protocol string, clean, static bool) {
+	c := startSystestCluster(t, target, nil)
+	const topic = "test_topic"
+	tp := systests.TopicPartition{Topic: topic, Partition: 0}
+	systests.CreateTopic(t, c, topic, 1, 3, nil)
+	tools := systests.NewTools(t, c.Bootstrap())
+	prod := tools.StartProducer(t, "producer", systests.ProducerOptions{Topic: topic, Throughput: 500, Idempotent: true})
+	if !systests.Poll(60*time.Second, func() bool { return prod.NumAcked() >= 1000 }) {
+		t.Fatalf("producer acked %d of 1000 records within 60 s", prod.NumAcked())
+	}
+	session := 10000
+	if scenario == "static_bounce" {
+		session = 60000
+	}
+	opts := systests.ConsumerOptions{Topic: topic, Group: "test_group_id", Members: 3, Protocol: protocol,
+		Static: static, SessionTimeoutMS: session}
+	if protocol == "consumer" {
+		opts.Assignor = "range"
+	}
+	cons := tools.StartConsumers(t, "consumer", opts)
+	// The system test allows 2 x the session timeout for the group to form; the
+	// consumption timeout is max(30 s + 5 s, 2 x session).
+	join := 2 * time.Duration(max(session, 60000)) * time.Millisecond
+	consumption := time.Duration(max(35000, 2*session)) * time.Millisecond
+	awaitAll := func(what string) {
+		t.Helper()
+		if !systests.Poll(join, func() bool { return cons.Joined() == cons.Members() }) {
+			t.Fatalf("%s: %d of %d consumers joined within %v", what, cons.Joined(), cons.Members(), join)
+		}
+	}
+	awaitConsumed := func(what string, n int64) {
+		t.Helper()
+		from := cons.TotalConsumed()
+		if !systests.Poll(consumption, func() bool { return cons.TotalConsumed() >= from+n }) {
+			t.Fatalf("%s: consumed %d of %d more records within %v", what, cons.TotalConsumed()-from, n, consumption)
+		}
+	}
+	awaitAll("start")
+	if !systests.Poll(60*time.Second, func() bool { a := cons.Assignment(); return len(a) == 1 && a[0] == tp }) {
+		t.Fatalf("the group did not settle on one owner of %v: %v", tp, cons.Assignment())
+	}
+
+	switch scenario {
+	case "broker_failure":
+		rebalances := cons.NumRebalances()
+		if clean {
+			c.Stop(t, 0)
+		} else {
+			c.Kill(t, 0)
+		}
+		awaitConsumed("after the broker failure", 1000)
+		if n := cons.NumRebalances(); n != rebalances {
+			t.Errorf("the broker failure caused %d rebalances", n-rebalances)
+		}
+	case "rolling_bounce", "static_bounce":
+		keep := 0
+		if scenario == "static_bounce" {
+			keep = 1
+		}
+		revokes := cons.RevokesOfFirst(1)
+		rounds := 1 // CI: each member bounced once
+		if systestsFull() {
+			rounds = 5
+		}
+		for range rounds {
+			for i := keep; i < cons.Members(); i++ {
+				cons.StopMember(t, i, clean)
+				if !systests.Poll(time.Duration(session)*time.Millisecond+5*time.Second, func() bool { return cons.Dead() == 1 }) {
+					t.Fatalf("consumer %d did not shut down", i+1)
+				}
+				cons.StartMember(t, i)
+				awaitAll(fmt.Sprintf("consumer %d restarted", i+1))
+				awaitConsumed(fmt.Sprintf("consumer %d restarted", i+1), 1)
+			}
+		}
+		if scenario == "static_bounce" {
+			after := cons.RevokesOfFirst(1) - revokes
+			if static && after != 0 {
+				t.Errorf("bouncing static members revoked the partitions of the member kept alive %d times", after)
+			}
+			if !static && after == 0 {
+				t.Errorf("bouncing dynamic members with eager assignment revoked nothing from the member kept alive")
+			}
+		}
+	}
+	cons.StopAll(t)
+	prod.Stop(t)
+	checkConsumerAnomalies(t, cons)
+	pos, total := cons.Position(tp), cons.TotalConsumed()
+	if pos != total {
+		t.Errorf("total consumed records %d did not match the consumed position %d", total, pos)
+	}
+	if scenario == "broker_failure" {
+		if com := cons.LastCommit(tp); com != pos {
+			t.Errorf("last committed offset %d did not match the last consumed position %d", com, pos)
+		}
+	}
+	t.Logf("%s: %d records consumed, %d rebalances", c.Name(), total, cons.NumRebalances())
+}
+
+// --- reassign_partitions_test.py -----------------------------------------------------
+
+// TestSystestReassignPartitions is reassign_partitions_test.py: four nodes, a topic of 20
+// partitions with RF 3 and min.insync.replicas=3, a VerifiableProducer and a
+// VerifiableConsumer; once every partition has data, the partitions' replica lists are
+// jumbled among them (AlterPartitionReassignments, what kafka-reassign-partitions
+// --execute sends), with nodes 1 and 3 bounced cleanly during the reassignment or not;
+// the reassignment must complete and every acked value be consumed.
+func TestSystestReassignPartitions(t *testing.T) {
+	requireJava(t)
+	t.Parallel()
+	bounce := []bool{true}
+	if systestsFull() {
+		bounce = []bool{true, false}
+	}
+	eachTarget(t, func(t *testing.T, target string) {
+		for _, b := range bounce {
+			t.Run(fmt.Sprintf("bounce=%v", b), func(t *testing.T) { runReassign(t, target, b) })
+		}
+	})
+}
+
+func runReassign(t *testing.T, target string, bounceBrokers bool) {
+	c := startSystestNodes(t, target, 4, nil)
+	const topic, partitions = "test_topic", 20
+	systests.CreateTopic(t, c, topic, partitions, 3, map[string]string{"min.insync.replicas": "3"})
+	tools := systests.NewTools(t, c.Bootstrap())
+	prod := tools.StartProducer(t, "producer", systests.ProducerOptions{Topic: topic, Throughput: 1000})
+	cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "test_group", Verbose: true})
+	if !systests.Poll(180*time.Second, func() bool { return len(prod.LastAckedOffsets()) == partitions && cons.TotalConsumed() > 0 }) {
+		t.Fatalf("producer acked records of %d of %d partitions, consumer read %d, within 180 s",
+			len(prod.LastAckedOffsets()), partitions, cons.TotalConsumed())
+	}
+	m, err := systests.Metadata(t.Context(), c, topic)
+	if err != nil || len(m.Topics) != 1 || len(m.Topics[0].Partitions) != partitions {
+		t.Fatalf("metadata of %s: %v", topic, err)
+	}
+	before := map[int32][]int32{}
+	for _, p := range m.Topics[0].Partitions {
+		before[p.Partition] = p.Replicas
+	}
+	// Jumble: partition i takes the replica list partition perm[i] had.
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
+	perm := rng.Perm(partitions)
+	target2 := map[int32][]int32{}
+	for i := range partitions {
+		target2[int32(i)] = before[int32(perm[i])]
+	}
+	req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	req.TimeoutMillis = 60000
+	rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	rt.Topic = topic
+	for p, r := range target2 {
+		rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+		rp.Partition, rp.Replicas = p, r
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	resp, err := req.RequestWith(t.Context(), cl)
+	if err != nil {
+		t.Fatalf("AlterPartitionReassignments: %v", err)
+	}
+	if resp.ErrorCode != 0 {
+		t.Fatalf("AlterPartitionReassignments: error %d", resp.ErrorCode)
+	}
+	for _, tp := range resp.Topics {
+		for _, p := range tp.Partitions {
+			if p.ErrorCode != 0 {
+				t.Fatalf("AlterPartitionReassignments %s-%d: error %d", tp.Topic, p.Partition, p.ErrorCode)
+			}
+		}
+	}
+	start := time.Now()
+	if bounceBrokers {
+		for _, n := range []int{0, 2} {
+			c.Stop(t, n)
+			c.Start(t, n)
+		}
+	}
+	// verify_reassign_partitions: no reassignment in progress and every partition
+	// has its target replicas.
+	var last string
+	if !systests.Poll(180*time.Second, func() bool {
+		m, err := systests.Metadata(t.Context(), c, topic)
+		if err != nil || len(m.Topics) != 1 {
+			last = fmt.Sprint(err)
+			return false
+		}
+		for _, p := range m.Topics[0].Partitions {
+			if !slices.Equal(p.Replicas, target2[p.Partition]) {
+				last = fmt.Sprintf("partition %d: replicas %v, target %v", p.Partition, p.Replicas, target2[p.Partition])
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatalf("the reassignment did not complete within 180 s: %s", last)
+	}
+	t.Logf("%s: reassignment of %d partitions complete in %v", c.Name(), partitions, time.Since(start).Round(time.Millisecond))
+	if !systests.Poll(60*time.Second, func() bool { return prod.NumAcked() > 5000 }) {
+		t.Fatalf("producer acked %d records, want > 5000", prod.NumAcked())
+	}
+	prod.Stop(t)
+	lastAcked := prod.LastAckedOffsets()
+	var behind string
+	if !systests.Poll(120*time.Second, func() bool {
+		for tp, off := range lastAcked {
+			if com := cons.LastCommit(tp); com <= off {
+				behind = fmt.Sprintf("%v committed %d, last acked offset %d", tp, com, off)
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatalf("the consumer did not consume up to the acked offsets: %s", behind)
+	}
+	cons.StopAll(t)
+	checkConsumerAnomalies(t, cons)
+	acked, consumed := prod.Acked(), cons.ConsumedValues()
+	ok, msg := systests.ValidateDelivery(acked, consumed, false)
+	if msg != "" {
+		t.Log(msg)
+	}
+	if !ok {
+		t.Errorf("delivery invalid: %s", msg)
+	}
+	t.Logf("%s: %d acked, %d consumed", c.Name(), len(acked), len(consumed))
+}

@@ -1,0 +1,423 @@
+package systests
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/compat-tests/childproc"
+	"github.com/samsa-broker/samsa/compat-tests/harness"
+	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
+)
+
+// Cluster is a cluster of combined broker+controller processes whose nodes
+// can be shut down (SIGTERM), killed (SIGKILL) and started again. Node i
+// (0-based) has node id i+1. The methods that take t call t.Fatal and must
+// run on the test's goroutine.
+type Cluster interface {
+	// Name is "samsa" or "kafka".
+	Name() string
+	Bootstrap() string
+	Addrs() []string
+	// Running reports whether node i's process is up.
+	Running(i int) bool
+	// Stop shuts node i down with SIGTERM and waits for it to exit.
+	Stop(t testing.TB, i int)
+	// Kill sends SIGKILL to node i and waits for it to exit.
+	Kill(t testing.TB, i int)
+	// Start starts node i again and waits until it answers ApiVersions.
+	Start(t testing.TB, i int)
+}
+
+// SessionEnv are the broker liveness settings the scenarios run with: the
+// system tests wait out Kafka's 18 s broker session after a hard kill; the
+// scenarios here wait for the fencing itself, with a shorter session.
+var SessionEnv = map[string]string{
+	"broker.session.timeout.ms":    "4000",
+	"broker.heartbeat.interval.ms": "500",
+}
+
+// samsaCluster is a samsa cluster from harness.StartCluster.
+type samsaCluster struct{ c *harness.Cluster }
+
+// StartSamsa starts n samsa nodes (harness.ClusterEnv) with SessionEnv and
+// settings (Kafka names).
+func StartSamsa(t testing.TB, n int, settings map[string]string) Cluster {
+	t.Helper()
+	var env []string
+	for _, m := range []map[string]string{SessionEnv, settings} {
+		for k, v := range m {
+			env = append(env, "KAFKA_"+strings.ToUpper(strings.ReplaceAll(k, ".", "_"))+"="+v)
+		}
+	}
+	return &samsaCluster{harness.StartCluster(t, n, harness.ClusterOptions{Env: env})}
+}
+
+func (s *samsaCluster) Name() string      { return "samsa" }
+func (s *samsaCluster) Bootstrap() string { return strings.Join(s.c.Addrs(), ",") }
+func (s *samsaCluster) Addrs() []string   { return s.c.Addrs() }
+func (s *samsaCluster) Running(i int) bool {
+	pid := s.c.Brokers[i].PID()
+	// The harness reaps its processes: once exited, signal 0 fails.
+	return pid != 0 && syscall.Kill(pid, 0) == nil
+}
+
+func (s *samsaCluster) Stop(t testing.TB, i int)  { t.Helper(); s.c.Brokers[i].Stop(t) }
+func (s *samsaCluster) Kill(t testing.TB, i int)  { t.Helper(); s.c.Brokers[i].Kill(t) }
+func (s *samsaCluster) Start(t testing.TB, i int) { t.Helper(); s.c.Brokers[i].Restart(t) }
+
+// kafkaCluster is Kafka 4.4 from kafkaref.Start, whose nodes this package
+// restarts itself with the command line, directory and environment that
+// kafka-ref.sh gave them, keeping DIR/pids current so that kafka-ref.sh
+// stop ends the restarted processes too.
+type kafkaCluster struct {
+	c     *kafkaref.Cluster
+	mu    sync.Mutex
+	nodes []*kafkaNode
+}
+
+type kafkaNode struct {
+	pid    int
+	args   []string
+	env    []string
+	cwd    string
+	exited chan struct{} // nil for the process kafka-ref.sh started
+}
+
+// StartKafka starts n Kafka 4.4 nodes with kafka-ref.sh, SessionEnv and
+// settings.
+func StartKafka(t testing.TB, n int, settings map[string]string) Cluster {
+	t.Helper()
+	var over []string
+	for _, m := range []map[string]string{SessionEnv, settings} {
+		for k, v := range m {
+			over = append(over, k+"="+v)
+		}
+	}
+	kc := &kafkaCluster{c: kafkaref.Start(t, kafkaref.Options{Nodes: n, Overrides: over})}
+	for _, pid := range kc.c.Pids() {
+		nd := &kafkaNode{pid: pid}
+		var err error
+		if nd.args, err = procStrings(pid, "cmdline"); err == nil {
+			nd.env, err = procStrings(pid, "environ")
+		}
+		if err == nil {
+			nd.cwd, err = os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+		}
+		if err != nil {
+			t.Fatalf("systests: reading Kafka node pid %d: %v", pid, err)
+		}
+		kc.nodes = append(kc.nodes, nd)
+	}
+	return kc
+}
+
+func procStrings(pid int, file string) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"), nil
+}
+
+func (k *kafkaCluster) Name() string      { return "kafka" }
+func (k *kafkaCluster) Bootstrap() string { return k.c.Bootstrap() }
+func (k *kafkaCluster) Addrs() []string   { return k.c.Addrs() }
+
+func (k *kafkaCluster) node(i int) *kafkaNode {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.nodes[i]
+}
+
+func (k *kafkaCluster) Running(i int) bool {
+	nd := k.node(i)
+	if nd.exited != nil {
+		select {
+		case <-nd.exited:
+			return false
+		default:
+			return true
+		}
+	}
+	// Started by kafka-ref.sh: not our child; it is reaped by init.
+	return syscall.Kill(nd.pid, 0) == nil
+}
+
+func (k *kafkaCluster) signalAndWait(t testing.TB, i int, sig syscall.Signal) {
+	t.Helper()
+	nd := k.node(i)
+	if !k.Running(i) {
+		t.Fatalf("systests: kafka node %d is not running", i+1)
+	}
+	if err := syscall.Kill(nd.pid, sig); err != nil {
+		t.Fatalf("systests: signal %v to kafka node %d (pid %d): %v", sig, i+1, nd.pid, err)
+	}
+	if !Poll(60*time.Second, func() bool { return !k.Running(i) }) {
+		_ = syscall.Kill(nd.pid, syscall.SIGKILL)
+		t.Fatalf("systests: kafka node %d did not exit within 60 s of %v", i+1, sig)
+	}
+}
+
+func (k *kafkaCluster) Stop(t testing.TB, i int) { t.Helper(); k.signalAndWait(t, i, syscall.SIGTERM) }
+func (k *kafkaCluster) Kill(t testing.TB, i int) { t.Helper(); k.signalAndWait(t, i, syscall.SIGKILL) }
+
+func (k *kafkaCluster) Start(t testing.TB, i int) {
+	t.Helper()
+	old := k.node(i)
+	if k.Running(i) {
+		t.Fatalf("systests: kafka node %d started while running", i+1)
+	}
+	cmd := exec.Command(old.args[0], old.args[1:]...)
+	cmd.Env, cmd.Dir = old.env, old.cwd
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := os.OpenFile(filepath.Join(k.c.Dir(), fmt.Sprintf("node%d", i+1), "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := childproc.Start(cmd); err != nil {
+		out.Close()
+		t.Fatalf("systests: restarting kafka node %d: %v", i+1, err)
+	}
+	nd := &kafkaNode{pid: cmd.Process.Pid, args: old.args, env: old.env, cwd: old.cwd, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		out.Close()
+		close(nd.exited)
+	}()
+	k.mu.Lock()
+	k.nodes[i] = nd
+	var pids []string
+	for _, n := range k.nodes {
+		pids = append(pids, strconv.Itoa(n.pid))
+	}
+	k.mu.Unlock()
+	// kafka-ref.sh stop reads DIR/pids: keep it naming the live processes.
+	if err := os.WriteFile(filepath.Join(k.c.Dir(), "pids"), []byte(strings.Join(pids, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Normally kafka-ref.sh stop ends it; this is the backstop.
+		_ = syscall.Kill(nd.pid, syscall.SIGKILL)
+		<-nd.exited
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	addr := k.c.Addrs()[i]
+	if !Poll(120*time.Second, func() bool { return harness.Probe(ctx, addr) == nil }) {
+		t.Fatalf("systests: restarted kafka node %d does not answer on %s", i+1, addr)
+	}
+}
+
+// client returns a franz-go client on the addresses of the running nodes.
+func client(c Cluster) (*kgo.Client, error) {
+	var live []string
+	for i, a := range c.Addrs() {
+		if c.Running(i) {
+			live = append(live, a)
+		}
+	}
+	return kgo.NewClient(kgo.SeedBrokers(live...), kgo.RequestRetries(2))
+}
+
+// Metadata asks the running nodes for the metadata of topics (all when nil).
+func Metadata(ctx context.Context, c Cluster, topics ...string) (*kmsg.MetadataResponse, error) {
+	cl, err := client(c)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrMetadataRequest()
+	if topics != nil {
+		for _, tp := range topics {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(tp)
+			req.Topics = append(req.Topics, rt)
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return req.RequestWith(rctx, cl)
+}
+
+// Leader returns the node index leading partition p of topic, polling for
+// up to d until a running node leads it.
+func Leader(t testing.TB, c Cluster, topic string, p int32, d time.Duration) int {
+	t.Helper()
+	found := -1
+	var last string
+	ok := Poll(d, func() bool {
+		m, err := Metadata(context.Background(), c, topic)
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		for _, tp := range m.Topics {
+			for _, pp := range tp.Partitions {
+				if pp.Partition == p && pp.ErrorCode == 0 && pp.Leader > 0 && int(pp.Leader) <= len(c.Addrs()) && c.Running(int(pp.Leader)-1) {
+					found = int(pp.Leader) - 1
+					return true
+				}
+			}
+		}
+		last = fmt.Sprintf("no running leader for %s-%d", topic, p)
+		return false
+	})
+	if !ok {
+		t.Fatalf("systests: %s: %s within %v", c.Name(), last, d)
+	}
+	return found
+}
+
+// ActiveController returns the node index of the metadata quorum's leader
+// (DescribeQuorum, what kafka-metadata-quorum describes), polling for up to
+// d until it is a running node.
+func ActiveController(t testing.TB, c Cluster, d time.Duration) int {
+	t.Helper()
+	found := -1
+	var last string
+	ok := Poll(d, func() bool {
+		cl, err := client(c)
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		defer cl.Close()
+		req := kmsg.NewPtrDescribeQuorumRequest()
+		rt := kmsg.NewDescribeQuorumRequestTopic()
+		rt.Topic = "__cluster_metadata"
+		rp := kmsg.NewDescribeQuorumRequestTopicPartition()
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			last = fmt.Sprintf("DescribeQuorum error %d", resp.ErrorCode)
+			return false
+		}
+		id := int(resp.Topics[0].Partitions[0].LeaderID)
+		if id < 1 || id > len(c.Addrs()) || !c.Running(id-1) {
+			last = fmt.Sprintf("quorum leader %d is not a running node", id)
+			return false
+		}
+		found = id - 1
+		return true
+	})
+	if !ok {
+		t.Fatalf("systests: %s: %s within %v", c.Name(), last, d)
+	}
+	return found
+}
+
+// WaitFenced waits until no running node lists node i among the brokers
+// (the controller fenced it after broker.session.timeout.ms), the
+// condition the system tests wait 18 s + 5 s for after a hard kill.
+func WaitFenced(t testing.TB, c Cluster, i int, d time.Duration) {
+	t.Helper()
+	if !Poll(d, func() bool {
+		m, err := Metadata(context.Background(), c, "__no_such_topic_probe__")
+		if err != nil {
+			return false
+		}
+		for _, b := range m.Brokers {
+			if int(b.NodeID) == i+1 {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatalf("systests: %s: node %d still listed as a broker %v after it died", c.Name(), i+1, d)
+	}
+}
+
+// WaitNoUnderReplicated waits until every partition of every topic has all
+// its replicas in sync (await_no_under_replicated_partitions), and every
+// node is a live broker.
+func WaitNoUnderReplicated(t testing.TB, c Cluster, d time.Duration) {
+	t.Helper()
+	var last string
+	if !Poll(d, func() bool {
+		cl, err := client(c)
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		defer cl.Close()
+		req := kmsg.NewPtrMetadataRequest() // Topics nil: all topics
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		m, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		if len(m.Brokers) != len(c.Addrs()) {
+			last = fmt.Sprintf("%d of %d brokers live", len(m.Brokers), len(c.Addrs()))
+			return false
+		}
+		var under bytes.Buffer
+		for _, tp := range m.Topics {
+			for _, p := range tp.Partitions {
+				if len(p.ISR) < len(p.Replicas) || p.Leader < 0 {
+					fmt.Fprintf(&under, " %s-%d isr=%v replicas=%v", *tp.Topic, p.Partition, p.ISR, p.Replicas)
+				}
+			}
+		}
+		last = "under-replicated:" + under.String()
+		return under.Len() == 0
+	}) {
+		t.Fatalf("systests: %s: %s after %v", c.Name(), last, d)
+	}
+}
+
+// CreateTopic creates topic with partitions, replication factor and
+// configs through the running nodes and waits until every partition has a
+// leader.
+func CreateTopic(t testing.TB, c Cluster, topic string, partitions, rf int, configs map[string]string) {
+	t.Helper()
+	cl, err := client(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 30000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, int32(partitions), int16(rf)
+	for k, v := range configs {
+		rc := kmsg.NewCreateTopicsRequestTopicConfig()
+		rc.Name, rc.Value = k, kmsg.StringPtr(v)
+		rt.Configs = append(rt.Configs, rc)
+	}
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("systests: CreateTopics %s: %v", topic, err)
+	}
+	if code := resp.Topics[0].ErrorCode; code != 0 {
+		t.Fatalf("systests: CreateTopics %s: error code %d", topic, code)
+	}
+	for p := range int32(partitions) {
+		Leader(t, c, topic, p, 60*time.Second)
+	}
+}

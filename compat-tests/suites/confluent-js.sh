@@ -31,6 +31,8 @@
 # (`jest --ci --runInBand`), mocha as its e2e target (`mocha --exit --timeout 120000`) but with
 # mocha's default bdd interface, which the e2e files are written in (describe/it), in place of the
 # target's `--ui exports`; each test file in a process of its own (run_file below says why).
+# jest gets --forceExit: against Kafka (consumer protocol) a jest process stayed up after its
+# tests had ended and written their results (the client's handles left open), until killed.
 #
 # Manual: CI has neither the sources nor the time. Needs git, node (18+, with its headers in
 # /usr/include/node), npm reaching the registry, g++/make, OpenSSL and zlib headers, and for the
@@ -55,7 +57,7 @@
 #   CKJS_WORK=DIR        broker data and logs, out/ (each test file's jest/mocha JSON and
 #                        console), results.tsv
 #                        (default /tmp/ckjs-<broker>-<mode>-<pid>)
-#   CKJS_TIMEOUT=S       bound of each suite run (default 3600)
+#   CKJS_TIMEOUT=S       bound of each test file's run (default 1200)
 #   SAMSA_BINARY=FILE    a samsa binary; default: `go build ./cmd/samsa` of this checkout
 #
 # results.tsv: "suite file > full test name", PASS/FAIL/SKIP, the failure's first message line.
@@ -102,7 +104,7 @@ ref=${CKJS_REF:-v1.10.0}
 gitdir=${CKJS_GIT:-/work/.mirror/confluentinc+confluent-kafka-javascript/repo}
 src=${CKJS_SRC:-${XDG_CACHE_HOME:-$HOME/.cache}/samsa-confluent-js/$ref/src}
 work=${CKJS_WORK:-/tmp/ckjs-$broker-$mode-$$}
-limit=${CKJS_TIMEOUT:-3600}
+limit=${CKJS_TIMEOUT:-1200}
 mkdir -p "$work"
 
 # --- sources and build -------------------------------------------------------------------
@@ -255,7 +257,7 @@ run_file() {
 	echo "$f" >"$base.file"
 	if [[ $kind == jest ]]; then
 		env "${env_vars[@]}" timeout --kill-after=30 "$limit" node_modules/.bin/jest --ci --runInBand \
-			--no-colors --coverage=false --json --outputFile="$base.json" "$f" >"$base.out" 2>&1 || rc=$?
+			--forceExit --no-colors --coverage=false --json --outputFile="$base.json" "$f" >"$base.out" 2>&1 || rc=$?
 	else
 		env "${env_vars[@]}" timeout --kill-after=30 "$limit" node_modules/.bin/mocha --exit --timeout 120000 \
 			--reporter json --reporter-option "output=$base.json" "$f" >"$base.out" 2>&1 || rc=$?

@@ -1,8 +1,9 @@
 // Package suites runs other Kafka clients' own integration test suites (franz-go's
 // pkg/kgo tests, segmentio/kafka-go's tests, Sarama's functional tests,
-// librdkafka's, confluent-kafka-go's, KafkaJS's, kafka-python's, aiokafka's and
-// confluent-kafka-python's) against samsa: the tests their authors run against
-// Apache Kafka in their CI, unmodified (the Go ones copied from the Go module cache).
+// librdkafka's, confluent-kafka-go's, KafkaJS's, kafka-python's, aiokafka's,
+// confluent-kafka-python's and Confluent's JavaScript client's) against samsa:
+// the tests their authors run against Apache Kafka in their CI, unmodified (the
+// Go ones copied from the Go module cache).
 //
 // The ways to run them:
 //
@@ -48,6 +49,13 @@
 //     ports), in a private network namespace:
 //
 //     compat-tests/suites/kafkajs.sh samsa src/admin
+//
+//   - confluent-js.sh runs Confluent's JavaScript client's test/promisified
+//     (jest) and e2e (mocha) suites (its git mirror, librdkafka from the npm
+//     tarball, the native addon built with node-gyp) against one samsa or
+//     Kafka 4.4 node set up as its CI's compose files:
+//
+//     compat-tests/suites/confluent-js.sh samsa classic promisified test/promisified/admin
 //
 // The scripts (and kafka-root/bin/kafka-run-class.sh) share lib.sh: building samsa,
 // Kafka 4.4's classpath, a broker JVM with Kafka's own start settings and a Log4j 2

@@ -1,9 +1,9 @@
 # shellcheck shell=bash
 # lib.sh is what the suite scripts of this folder (run.sh, sarama.sh, kafkajs.sh,
-# confluent-go.sh, confluent-python.sh, librdkafka.sh, aiokafka.sh, kafka-python.sh) share:
-# messages, the broker argument, building samsa, the suite's sources and venv, starting and
-# stopping a Kafka 4.4 broker JVM or a samsa process, waiting until a broker answers, and the
-# results table. A script sources it after `set -euo pipefail`:
+# confluent-go.sh, confluent-python.sh, confluent-js.sh, librdkafka.sh, aiokafka.sh,
+# kafka-python.sh) share: messages, the broker argument, building samsa, the suite's sources
+# and venv, starting and stopping a Kafka 4.4 broker JVM or a samsa process, waiting until a
+# broker answers, and the results table. A script sources it after `set -euo pipefail`:
 #
 #   . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #

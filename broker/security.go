@@ -115,7 +115,9 @@ func (c *conn) secure(sec *ListenerSecurity) {
 		return
 	}
 	c.sec = sec
-	if sec.TLS != nil {
+	if sec.TLS != nil && findTLS(c.nc) == nil {
+		// (A connection of a TLS controller listener arrives with its
+		// handshake done by the quorum listener.)
 		c.nc = tls.Server(c.nc, sec.TLS)
 	}
 	if sec.SASL != nil {
@@ -127,8 +129,8 @@ func (c *conn) secure(sec *ListenerSecurity) {
 // principal from the client certificate. A client that does not speak TLS
 // fails here and is disconnected.
 func (c *conn) handshake() error {
-	tc, ok := c.nc.(*tls.Conn)
-	if !ok {
+	tc := findTLS(c.nc)
+	if tc == nil {
 		return nil
 	}
 	timeout := tlsHandshakeTimeout

@@ -59,7 +59,7 @@ func listenerSecurity(cfg *config.Config, image func() *controller.Image) (map[s
 	}
 	out := map[string]*ListenerSecurity{}
 	for name, ls := range cfg.Security.Listeners {
-		if !ls.UsesTLS() && !ls.UsesSASL() {
+		if !ls.UsesTLS() && !ls.UsesSASL() || !servesListener(cfg, name) {
 			continue
 		}
 		sec := &ListenerSecurity{}
@@ -94,6 +94,18 @@ func listenerSecurity(cfg *config.Config, image func() *controller.Image) (map[s
 		out[name] = sec
 	}
 	return out, nil
+}
+
+// servesListener reports whether this node serves listener (it is in
+// listeners): a broker-only node's controller listener is only connected
+// to (controller_security.go), with the client TLS of its settings.
+func servesListener(cfg *config.Config, listener string) bool {
+	for _, l := range cfg.Listeners {
+		if l.Name == listener {
+			return true
+		}
+	}
+	return false
 }
 
 // imageScram finds SCRAM credentials in the latest metadata image.

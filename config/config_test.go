@@ -427,6 +427,16 @@ func TestSecuredControllerListener(t *testing.T) {
 	if !ok || !ls.UsesSASL() || !ls.UsesTLS() || ls.SASL.Credentials["SCRAM-SHA-512"].Username != "ctl" || ls.TLS.TruststoreLocation != "/certs/ca.pem" {
 		t.Fatalf("broker-only node's controller listener %+v", ls)
 	}
+	// Client TLS needs no keystore (no client certificate asked for).
+	noKeystore := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "KAFKA_SSL_KEYSTORE_LOCATION=") })
+	if nb := mustLoad(t, nil, noKeystore); nb.Security.Listeners["CONTROLLER"].TLS == nil {
+		t.Fatal("broker-only node without a keystore: no client TLS for the controller listener")
+	}
+	// A controller serves TLS and SASL only on a listed controller listener.
+	unlisted := append(saslControllerEnv(), "KAFKA_LISTENERS=PLAINTEXT://:9092")
+	if _, err := Load(nil, unlisted); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not in listeners") {
+		t.Fatalf("secured controller listener not in listeners: %v", err)
+	}
 	// bitnami's controller user is the controller listener's, and the
 	// client users are not valid there.
 	bit := append(saslControllerEnv(), `KAFKA_LISTENER_NAME_CONTROLLER_PLAIN_SASL_JAAS_CONFIG=org.apache.kafka.common.security.plain.PlainLoginModule required;`,

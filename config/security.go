@@ -361,9 +361,15 @@ func buildSecurity(c *Config, given map[string]givenSetting, bit bitnamiUsers) e
 			clientMech = sec.ControllerMechanism
 		}
 		proto := c.ListenerSecurityProtocolMap[name]
+		if clientMech != "" && proto != "PLAINTEXT" && c.HasRole("controller") {
+			// Kafka refuses a controller whose controller listener is not
+			// in listeners; samsa binds a PLAINTEXT one from the voter
+			// entry, but serves TLS and SASL only on a listed one.
+			return fmt.Errorf("%w: the controller listener %s is %s but not in listeners; add it (e.g. %s://:9093)", ErrInvalid, name, proto, name)
+		}
 		ls := ListenerSecurity{Listener: name, Protocol: proto}
 		if proto == "SSL" || proto == "SASL_SSL" {
-			t, err := tlsSettings(g, name)
+			t, err := tlsSettings(g, name, clientMech != "" || i >= len(c.Listeners))
 			if err != nil {
 				return err
 			}
@@ -440,7 +446,11 @@ func checkControllerSASL(c *Config, sec Security, given map[string]givenSetting)
 	return nil
 }
 
-func tlsSettings(g securityLookup, listener string) (*TLSSettings, error) {
+// tlsSettings resolves the ssl.* settings of listener. clientOnly: a
+// listener this node only connects to (a broker-only node's controller
+// listener), which needs no keystore (Kafka's client TLS: a client
+// certificate only when the servers ask for one).
+func tlsSettings(g securityLookup, listener string, clientOnly bool) (*TLSSettings, error) {
 	t := &TLSSettings{
 		KeystoreType:             strings.ToUpper(g.str(listener, "ssl.keystore.type", "")),
 		KeystoreLocation:         g.str(listener, "ssl.keystore.location", ""),
@@ -474,7 +484,7 @@ func tlsSettings(g securityLookup, listener string) (*TLSSettings, error) {
 			return nil, fmt.Errorf("%w for %s=%q (%s): unknown protocol %s (want TLSv1.2, TLSv1.3)", ErrInvalidValue, k, v.value, v.where, p)
 		}
 	}
-	if t.KeystoreLocation == "" && t.KeystoreCertificateChain == "" {
+	if t.KeystoreLocation == "" && t.KeystoreCertificateChain == "" && !clientOnly {
 		return nil, fmt.Errorf("%w: listener %s uses TLS but has no keystore: set ssl.keystore.location (or listener.name.%s.ssl.keystore.location), or ssl.keystore.certificate.chain and ssl.keystore.key",
 			ErrInvalid, listener, strings.ToLower(listener))
 	}

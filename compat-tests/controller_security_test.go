@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
@@ -422,4 +423,53 @@ func TestControllerListenerSASLSeparateRoles(t *testing.T) {
 	c := harness.StartSplitCluster(t, 3, 1, harness.ClusterOptions{Env: saslControllerClusterEnv()})
 	ctx := testContext(t, 4*time.Minute)
 	produceConsumeAcrossFailover(t, ctx, c, []int{3}, plainOpts("admin", "admin-secret"), "ctrlsec-split", 1)
+}
+
+// TestControllerListenerSASLSSLScram: the controller listener SASL_SSL with
+// SCRAM-SHA-512 and bitnami's KAFKA_CONTROLLER_USER / _PASSWORD (added as
+// static SCRAM users, so that the controllers can log in before the
+// metadata log, where kafka-configs keeps SCRAM credentials, is readable),
+// TLS without client certificates: three combined-mode nodes produce and
+// consume across a failover, and the quorum is described over SASL_SSL.
+func TestControllerListenerSASLSSLScram(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca := testcerts.NewCA("samsa controller CA")
+	node := ca.Server("localhost", "127.0.0.1")
+	caFile, keystore := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "node.pem")
+	if err := os.WriteFile(caFile, ca.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keystore, append(append([]byte{}, node.CertPEM...), node.KeyPEM...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := harness.StartCluster(t, 3, harness.ClusterOptions{Env: []string{
+		"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:SASL_SSL,PLAINTEXT:PLAINTEXT",
+		"KAFKA_SSL_KEYSTORE_TYPE=PEM",
+		"KAFKA_SSL_KEYSTORE_LOCATION=" + keystore,
+		"KAFKA_SSL_TRUSTSTORE_TYPE=PEM",
+		"KAFKA_SSL_TRUSTSTORE_LOCATION=" + caFile,
+		"KAFKA_SASL_MECHANISM_CONTROLLER_PROTOCOL=SCRAM-SHA-512",
+		"KAFKA_LISTENER_NAME_CONTROLLER_SASL_ENABLED_MECHANISMS=SCRAM-SHA-512",
+		"KAFKA_CONTROLLER_USER=controller_user",
+		"KAFKA_CONTROLLER_PASSWORD=controller-secret",
+		"KAFKA_BROKER_SESSION_TIMEOUT_MS=3000", "KAFKA_BROKER_HEARTBEAT_INTERVAL_MS=500",
+	}})
+	ctx := testContext(t, 4*time.Minute)
+	opts := []kgo.Opt{
+		kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}),
+		kgo.SASL(scram.Auth{User: "controller_user", Pass: "controller-secret"}.AsSha512Mechanism()),
+	}
+	// A wrong password over TLS is refused.
+	bad := []kgo.Opt{opts[0], kgo.SASL(scram.Auth{User: "controller_user", Pass: "wrong"}.AsSha512Mechanism())}
+	bcl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ControllerAddrs[0]), kgo.RequestRetries(0)}, bad...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = bcl.SeedBrokers()[0].Request(ctx, kmsg.NewPtrApiVersionsRequest())
+	bcl.Close()
+	if err == nil || !strings.Contains(err.Error(), "SASL_AUTHENTICATION_FAILED") {
+		t.Fatalf("wrong SCRAM password on the controller listener: %v, want SASL_AUTHENTICATION_FAILED", err)
+	}
+	produceConsumeAcrossFailover(t, ctx, c, []int{0, 1, 2}, opts, "ctrlsec-sasl-ssl", 3)
 }

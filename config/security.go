@@ -351,7 +351,9 @@ func buildSecurity(c *Config, given map[string]givenSetting, bit bitnamiUsers) e
 		// A broker-only node has no controller listener of its own but
 		// connects to the controllers' with its settings, as Kafka's
 		// RaftManager and NodeToControllerChannelManager do.
-		if _, ok := c.ListenerSecurityProtocolMap[c.ControllerListenerNames[0]]; ok {
+		// (A PLAINTEXT one is left out, as before: its settings stay
+		// those of a listener this node does not have.)
+		if p, ok := c.ListenerSecurityProtocolMap[c.ControllerListenerNames[0]]; ok && p != "PLAINTEXT" {
 			names = append(names, c.ControllerListenerNames[0])
 		}
 	}

@@ -113,7 +113,11 @@ func newConn(s *Server, nc net.Conn, listener string, controller bool) *conn {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
 	c := &conn{srv: s, nc: nc, host: host, id: s.connIDs.Add(1), listener: listener, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan *pending, frameQueue)}
 	c.queued.freed = make(chan struct{})
-	c.secure(s.opts.Security[listener])
+	sec := s.opts.Security[listener]
+	if controller {
+		sec = s.ctrlSec
+	}
+	c.secure(sec)
 	c.touch()
 	return c
 }

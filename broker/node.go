@@ -54,6 +54,9 @@ type Node struct {
 	ctrlConns *connQueue // Kafka connections of the controller listener
 	coord     *coordinatorReconciler
 	ctrl      *controller.Controller
+	// ctrlPub is ctrl once created, for what runs before (Raft
+	// connections authenticating on a SASL controller listener).
+	ctrlPub   atomic.Pointer[controller.Controller]
 	srv       *Server
 	unlock    func()
 	stopping  chan struct{}
@@ -219,12 +222,18 @@ func StartNodeWith(cfg *config.Config, logger *slog.Logger, opts NodeOptions) (*
 func (n *Node) start() (_ *Node, err error) {
 	cfg, logger := n.cfg, n.logger
 	// Keystores and credentials first: a bad one fails the start before
-	// anything runs. SCRAM lookups read n.ctrl, set before serving.
-	security, err := listenerSecurity(cfg, func() *controller.Image { return n.ctrl.Image() })
+	// anything runs. SCRAM lookups read the controller's image once it
+	// exists (Raft connections to a SASL controller listener log in
+	// before).
+	security, err := listenerSecurity(cfg, n.image)
 	if err != nil {
 		return nil, err
 	}
 	if n.peerDial, err = interBrokerDialer(cfg, security); err != nil {
+		return nil, err
+	}
+	ctrlSec, ctrlDial, err := controllerSecurity(cfg, security, n.raftClusterAction())
+	if err != nil {
 		return nil, err
 	}
 	if _, err := rand.Read(n.incarnation[:]); err != nil {
@@ -283,13 +292,13 @@ func (n *Node) start() (_ *Node, err error) {
 	isBroker, isController := cfg.HasRole("broker"), cfg.HasRole("controller")
 	n.clusterID = clusterID
 	n.ctrlConns = newConnQueue(nil)
-	n.channel = &controllerChannel{nodeID: cfg.NodeID, leader: n.leaderOf}
+	n.channel = &controllerChannel{nodeID: cfg.NodeID, leader: n.leaderOf, dial: ctrlDial}
 	n.peers.n = n
 	n.fetchPeers.n = n
 	var ctrlAddr net.Addr
 	var prebound map[string]net.Listener
 	if isController {
-		if n.quorum, n.qtrans, ctrlAddr, err = openQuorum(cfg, clusterID, metaDir, n.ctrlConns.push, logger.With("component", "quorum")); err != nil {
+		if n.quorum, n.qtrans, ctrlAddr, err = openQuorum(cfg, clusterID, metaDir, n.ctrlConns.push, ctrlSec, logger.With("component", "quorum")); err != nil {
 			return nil, err
 		}
 		n.ctrlConns.addr = ctrlAddr
@@ -308,7 +317,7 @@ func (n *Node) start() (_ *Node, err error) {
 		n.adv = adv
 		kafka := newConnQueue(nil)
 		var ln *quorum.Listener
-		if n.quorum, ln, err = openObserver(cfg, clusterID, metaDir, bind, net.JoinHostPort(adv.Host, strconv.Itoa(adv.Port)), kafka.push, logger.With("component", "quorum")); err != nil {
+		if n.quorum, ln, err = openObserver(cfg, clusterID, metaDir, bind, net.JoinHostPort(adv.Host, strconv.Itoa(adv.Port)), kafka.push, ctrlSec, logger.With("component", "quorum")); err != nil {
 			return nil, err
 		}
 		n.qtrans = kafka
@@ -369,6 +378,7 @@ func (n *Node) start() (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
+	n.ctrlPub.Store(n.ctrl)
 
 	for _, l := range cfg.Listeners {
 		if isBroker && !isControllerListener(cfg, l.Name) {
@@ -473,7 +483,8 @@ func (n *Node) start() (_ *Node, err error) {
 	n.srv.Serve()
 	events.on.Store(true)
 	if ctrlAddr != nil {
-		n.srv.ServeController(n.ctrlConns)
+		_, sec := controllerListener(cfg, security)
+		n.srv.ServeController(n.ctrlConns, sec)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -36,75 +37,121 @@ type peerDialer func(ctx context.Context, addr string) (net.Conn, error)
 // connection takes the listener's current client TLS, so a reloaded
 // keystore or truststore also serves this broker's own connections.
 func interBrokerDialer(cfg *config.Config, security map[string]*ListenerSecurity) (peerDialer, error) {
-	ls, ok := cfg.Security.Listeners[cfg.InterBrokerListenerName]
+	lc, err := newListenerClient(cfg, security, cfg.InterBrokerListenerName, cfg.Security.InterBrokerMechanism, "inter-broker")
+	if lc == nil || err != nil {
+		return nil, err
+	}
+	return lc.dial, nil
+}
+
+// listenerClient connects to a TLS or SASL listener of other nodes as a
+// Kafka broker does: TLS with the listener's truststore (its keystore as
+// the client certificate), SASL with the given mechanism and the username
+// and password of the listener's JAAS configuration for it.
+type listenerClient struct {
+	tls      *tls.Config // nil: no TLS
+	reloader *tlsReloader
+	mech     sasl.Mechanism // nil: no SASL
+	client   string
+}
+
+// newListenerClient returns the client of listener, or nil when it is
+// PLAINTEXT (or not known). role names the listener in errors.
+func newListenerClient(cfg *config.Config, security map[string]*ListenerSecurity, listener, mechanism, role string) (*listenerClient, error) {
+	ls, ok := cfg.Security.Listeners[listener]
 	if !ok || (!ls.UsesTLS() && !ls.UsesSASL()) {
 		return nil, nil
 	}
-	var tc *tls.Config
+	lc := &listenerClient{client: fmt.Sprintf("samsa-node-%d", cfg.NodeID)}
 	if ls.UsesTLS() {
 		var err error
-		if tc, err = clientTLSConfig(ls.Listener, ls.TLS); err != nil {
+		if lc.tls, err = clientTLSConfig(ls.Listener, ls.TLS); err != nil {
 			return nil, err
 		}
 	}
-	var mech sasl.Mechanism
 	if ls.UsesSASL() {
-		name := cfg.Security.InterBrokerMechanism
-		cred, ok := ls.SASL.Credentials[name]
+		cred, ok := ls.SASL.Credentials[mechanism]
 		if !ok || cred.Username == "" {
-			return nil, fmt.Errorf("%w: the inter-broker listener %s uses SASL %s but has no username and password for it: set listener.name.%s.%s.sasl.jaas.config with username and password options",
-				errPeerAuth, ls.Listener, name, lower(ls.Listener), lower(name))
+			return nil, fmt.Errorf("%w: the %s listener %s uses SASL %s but has no username and password for it: set listener.name.%s.%s.sasl.jaas.config with username and password options",
+				errPeerAuth, role, ls.Listener, mechanism, lower(ls.Listener), lower(mechanism))
 		}
-		switch name {
+		switch mechanism {
 		case "PLAIN":
-			mech = plain.Auth{User: cred.Username, Pass: cred.Password}.AsMechanism()
+			lc.mech = plain.Auth{User: cred.Username, Pass: cred.Password}.AsMechanism()
 		case "SCRAM-SHA-256":
-			mech = scram.Auth{User: cred.Username, Pass: cred.Password}.AsSha256Mechanism()
+			lc.mech = scram.Auth{User: cred.Username, Pass: cred.Password}.AsSha256Mechanism()
 		case "SCRAM-SHA-512":
-			mech = scram.Auth{User: cred.Username, Pass: cred.Password}.AsSha512Mechanism()
+			lc.mech = scram.Auth{User: cred.Username, Pass: cred.Password}.AsSha512Mechanism()
 		default:
-			return nil, fmt.Errorf("%w: mechanism %s", errPeerAuth, name)
+			return nil, fmt.Errorf("%w: mechanism %s", errPeerAuth, mechanism)
 		}
 	}
-	client := fmt.Sprintf("samsa-node-%d", cfg.NodeID)
-	var reloader *tlsReloader
 	if sec := security[ls.Listener]; sec != nil {
-		reloader = sec.reloader
+		lc.reloader = sec.reloader
 	}
-	return func(ctx context.Context, addr string) (net.Conn, error) {
-		var d net.Dialer
-		conn, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return nil, err
-		}
-		if deadline, ok := ctx.Deadline(); ok {
-			conn.SetDeadline(deadline)
-		}
-		host, _, _ := net.SplitHostPort(addr)
-		if tc != nil {
-			base := tc
-			if reloader != nil {
-				if cur := reloader.client.Load(); cur != nil {
-					base = cur
-				}
-			}
-			c := base.Clone()
-			c.ServerName = host
-			t := tls.Client(conn, c)
-			if err := t.HandshakeContext(ctx); err != nil {
-				conn.Close()
-				return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
-			}
-			conn = t
-		}
-		if mech != nil {
-			if err := saslClient(ctx, conn, mech, host, client); err != nil {
-				conn.Close()
-				return nil, fmt.Errorf("%w %s: %w", errPeerAuth, addr, err)
-			}
-		}
+	return lc, nil
+}
+
+// dialTLS opens a TCP connection to addr and, on a TLS listener, runs the
+// client side of the handshake (the server's host name checked unless
+// ssl.endpoint.identification.algorithm is empty).
+func (lc *listenerClient) dialTLS(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if lc.tls == nil {
 		return conn, nil
-	}, nil
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(deadline)
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	base := lc.tls
+	if lc.reloader != nil {
+		if cur := lc.reloader.client.Load(); cur != nil {
+			base = cur
+		}
+	}
+	c := base.Clone()
+	c.ServerName = host
+	t := tls.Client(conn, c)
+	if err := t.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+	}
+	conn.SetDeadline(time.Time{})
+	return t, nil
+}
+
+// login runs the SASL exchange on conn; nothing without SASL.
+func (lc *listenerClient) login(ctx context.Context, conn net.Conn, addr string) error {
+	if lc.mech == nil {
+		return nil
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	if err := saslClient(ctx, conn, lc.mech, host, lc.client); err != nil {
+		return fmt.Errorf("%w %s: %w", errPeerAuth, addr, err)
+	}
+	return nil
+}
+
+// dial opens a secured, authenticated connection to addr, ready for Kafka
+// requests.
+func (lc *listenerClient) dial(ctx context.Context, addr string) (net.Conn, error) {
+	conn, err := lc.dialTLS(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(deadline)
+	}
+	if err := lc.login(ctx, conn, addr); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }
 
 // saslClient authenticates conn with SaslHandshake v1 and SaslAuthenticate

@@ -103,7 +103,7 @@ const singleVoterElectionTimeout = 15 * time.Millisecond
 // this node applied what is committed. So does a lone controller-only
 // voter: its brokers are other processes (one controller and broker-only
 // nodes, as Kafka allows), which reach it there.
-func openQuorum(cfg *config.Config, clusterID, metaDir string, kafka func(net.Conn), logger *slog.Logger) (*quorum.Quorum, io.Closer, net.Addr, error) {
+func openQuorum(cfg *config.Config, clusterID, metaDir string, kafka func(net.Conn), sec quorum.Security, logger *slog.Logger) (*quorum.Quorum, io.Closer, net.Addr, error) {
 	self, voters, err := quorumOf(cfg)
 	if err != nil {
 		return nil, nil, nil, err
@@ -145,7 +145,7 @@ func openQuorum(cfg *config.Config, clusterID, metaDir string, kafka func(net.Co
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ln, err := quorum.Listen(bind, self.Addr, kafka, logger)
+	ln, err := quorum.ListenSecure(bind, self.Addr, kafka, logger, sec)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -173,12 +173,12 @@ func openQuorum(cfg *config.Config, clusterID, metaDir string, kafka func(net.Co
 // reach it at its registered address (advertise). The active controller
 // adds it when it registers; until then it has no leader, so it does not
 // wait here.
-func openObserver(cfg *config.Config, clusterID, metaDir, bind, advertise string, kafka func(net.Conn), logger *slog.Logger) (*quorum.Quorum, *quorum.Listener, error) {
+func openObserver(cfg *config.Config, clusterID, metaDir, bind, advertise string, kafka func(net.Conn), sec quorum.Security, logger *slog.Logger) (*quorum.Quorum, *quorum.Listener, error) {
 	_, voters, err := quorumOf(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	ln, err := quorum.ListenBroker(bind, advertise, kafka, logger)
+	ln, err := quorum.ListenBrokerSecure(bind, advertise, kafka, logger, sec)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -59,7 +59,7 @@ func listenerSecurity(cfg *config.Config, image func() *controller.Image) (map[s
 	}
 	out := map[string]*ListenerSecurity{}
 	for name, ls := range cfg.Security.Listeners {
-		if !ls.UsesTLS() && !ls.UsesSASL() {
+		if !ls.UsesTLS() && !ls.UsesSASL() || !servesListener(cfg, name) {
 			continue
 		}
 		sec := &ListenerSecurity{}
@@ -96,6 +96,18 @@ func listenerSecurity(cfg *config.Config, image func() *controller.Image) (map[s
 	return out, nil
 }
 
+// servesListener reports whether this node serves listener (it is in
+// listeners): a broker-only node's controller listener is only connected
+// to (controller_security.go), with the client TLS of its settings.
+func servesListener(cfg *config.Config, listener string) bool {
+	for _, l := range cfg.Listeners {
+		if l.Name == listener {
+			return true
+		}
+	}
+	return false
+}
+
 // imageScram finds SCRAM credentials in the latest metadata image.
 func imageScram(image func() *controller.Image) func(user string, mech int8) (controller.ScramCredential, bool) {
 	return func(user string, mech int8) (controller.ScramCredential, bool) {
@@ -115,7 +127,9 @@ func (c *conn) secure(sec *ListenerSecurity) {
 		return
 	}
 	c.sec = sec
-	if sec.TLS != nil {
+	if sec.TLS != nil && findTLS(c.nc) == nil {
+		// (A connection of a TLS controller listener arrives with its
+		// handshake done by the quorum listener.)
 		c.nc = tls.Server(c.nc, sec.TLS)
 	}
 	if sec.SASL != nil {
@@ -127,8 +141,8 @@ func (c *conn) secure(sec *ListenerSecurity) {
 // principal from the client certificate. A client that does not speak TLS
 // fails here and is disconnected.
 func (c *conn) handshake() error {
-	tc, ok := c.nc.(*tls.Conn)
-	if !ok {
+	tc := findTLS(c.nc)
+	if tc == nil {
 		return nil
 	}
 	timeout := tlsHandshakeTimeout

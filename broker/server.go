@@ -132,6 +132,9 @@ type Server struct {
 	lns   []net.Listener
 	// ctrlLns are the Kafka sides of controller listeners (ServeController).
 	ctrlLns []net.Listener
+	// ctrlSec is the security of the controller listener (nil:
+	// PLAINTEXT), set by ServeController before its connections arrive.
+	ctrlSec *ListenerSecurity
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -230,7 +233,8 @@ func (s *Server) Serve() {
 // ServeController serves the Kafka side of a controller listener (the
 // connections that are not Raft), where the controller-only APIs are
 // served too. The Server closes ln on Shutdown.
-func (s *Server) ServeController(ln net.Listener) {
+func (s *Server) ServeController(ln net.Listener, sec *ListenerSecurity) {
+	s.ctrlSec = sec
 	s.ctrlLns = append(s.ctrlLns, ln)
 	s.wg.Add(1)
 	go s.acceptLoop(ln, "", true)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -343,21 +344,13 @@ func TestLoadErrors(t *testing.T) {
 		{"advertised not in listeners", []string{"--override", "listeners=PLAINTEXT://:9092", "--override", "advertised.listeners=OTHER://h:1"}, nil, ErrInvalid, "OTHER is not in listeners"},
 		{"listener without protocol", []string{"--override", "listeners=FOO://:9092"}, nil, ErrInvalid, "FOO has no entry"},
 		{"ssl listener without keystore", []string{"--override", "listeners=SSL://:9093"}, nil, ErrInvalid, "no keystore"},
-		{"ssl controller listener", []string{"--override", "listener.security.protocol.map=CONTROLLER:SSL,PLAINTEXT:PLAINTEXT", "--override", "listeners=PLAINTEXT://:9092,CONTROLLER://:9093", "--override", "ssl.keystore.location=/x", "--override", "controller.listener.names=CONTROLLER"}, nil, ErrUnsupported, "controller listener"},
-		{"sasl listener", []string{"--override", "listeners=SASL_PLAINTEXT://:9093"}, nil, ErrUnsupported, "SASL_PLAINTEXT"},
-		// Kafka 4.4's documented SASL controller listener, as a compose
-		// file sets it (kafka-docs "Authentication using SASL", KRaft
-		// controllers): refused with what works instead.
-		{"sasl controller listener compose", nil, []string{
-			"KAFKA_NODE_ID=1", "KAFKA_PROCESS_ROLES=broker,controller",
-			"KAFKA_LISTENERS=PLAINTEXT://:9092,CONTROLLER://:9093",
-			"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER",
-			"KAFKA_CONTROLLER_QUORUM_VOTERS=1@localhost:9093",
-			"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:SASL_PLAINTEXT,PLAINTEXT:PLAINTEXT",
-			"KAFKA_SASL_MECHANISM_CONTROLLER_PROTOCOL=PLAIN",
-			"KAFKA_LISTENER_NAME_CONTROLLER_SASL_ENABLED_MECHANISMS=PLAIN",
-			`KAFKA_LISTENER_NAME_CONTROLLER_PLAIN_SASL_JAAS_CONFIG=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`,
-		}, ErrUnsupported, "Map CONTROLLER to PLAINTEXT (e.g. KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:PLAINTEXT"},
+		// A SASL controller listener this node could not log in to
+		// (Kafka 4.4 accepts secured controller listeners; samsa refuses
+		// the ones whose controller logins would fail).
+		{"sasl controller listener gssapi", nil, slices.DeleteFunc(saslControllerEnv(), func(kv string) bool { return strings.HasPrefix(kv, "KAFKA_SASL_MECHANISM_CONTROLLER_PROTOCOL=") }), ErrUnsupported, "sasl.mechanism.controller.protocol=GSSAPI"},
+		{"sasl controller mechanism not enabled", nil, append(saslControllerEnv(), "KAFKA_SASL_MECHANISM_CONTROLLER_PROTOCOL=SCRAM-SHA-512"), ErrInvalid, "not enabled on the controller listener CONTROLLER"},
+		{"sasl controller without username", nil, append(saslControllerEnv(),
+			`KAFKA_LISTENER_NAME_CONTROLLER_PLAIN_SASL_JAAS_CONFIG=org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret";`), ErrInvalid, "no username and password"},
 		{"bad protocol map", []string{"--override", "listener.security.protocol.map=A:TLS"}, nil, ErrInvalidValue, "listener.security.protocol.map"},
 		{"negative node", []string{"--override", "node.id=-1"}, nil, ErrInvalidValue, "node.id"},
 		{"node and broker id disagree", []string{"--override", "node.id=1", "--override", "broker.id=2"}, nil, ErrInvalid, "disagree"},
@@ -385,6 +378,73 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := Load([]string{"--config", filepath.Join(t.TempDir(), "missing")}, nil); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// saslControllerEnv is Kafka 4.4's documented SASL controller listener,
+// as a compose file sets it (kafka-docs "Authentication using SASL", KRaft
+// controllers).
+func saslControllerEnv() []string {
+	return []string{
+		"KAFKA_NODE_ID=1", "KAFKA_PROCESS_ROLES=broker,controller",
+		"KAFKA_LISTENERS=PLAINTEXT://:9092,CONTROLLER://:9093",
+		"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER",
+		"KAFKA_CONTROLLER_QUORUM_VOTERS=1@localhost:9093",
+		"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:SASL_PLAINTEXT,PLAINTEXT:PLAINTEXT",
+		"KAFKA_SASL_MECHANISM_CONTROLLER_PROTOCOL=PLAIN",
+		"KAFKA_LISTENER_NAME_CONTROLLER_SASL_ENABLED_MECHANISMS=PLAIN",
+		`KAFKA_LISTENER_NAME_CONTROLLER_PLAIN_SASL_JAAS_CONFIG=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`,
+	}
+}
+
+// TestSecuredControllerListener: secured controller listeners load (they
+// were refused before samsa's Raft transport went through them), with the
+// mechanism and credentials this node logs in to the controllers with; a
+// broker-only node, which does not list the controller listener, gets its
+// client side from the same settings.
+func TestSecuredControllerListener(t *testing.T) {
+	c := mustLoad(t, nil, saslControllerEnv())
+	ls := c.Security.Listeners["CONTROLLER"]
+	if !ls.UsesSASL() || ls.UsesTLS() || c.Security.ControllerMechanism != "PLAIN" {
+		t.Fatalf("controller listener %+v mechanism %s", ls, c.Security.ControllerMechanism)
+	}
+	if got := ls.SASL.Credentials["PLAIN"]; got.Username != "admin" || got.Password != "admin-secret" || ls.SASL.PlainUsers["admin"] != "admin-secret" {
+		t.Fatalf("credentials %+v users %v", got, ls.SASL.PlainUsers)
+	}
+	env := []string{
+		"KAFKA_NODE_ID=4", "KAFKA_PROCESS_ROLES=broker",
+		"KAFKA_LISTENERS=PLAINTEXT://:9092", "KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://localhost:9092",
+		"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER",
+		"KAFKA_CONTROLLER_QUORUM_VOTERS=1@localhost:9093",
+		"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:SASL_SSL,PLAINTEXT:PLAINTEXT",
+		"KAFKA_SASL_MECHANISM_CONTROLLER_PROTOCOL=SCRAM-SHA-512",
+		"KAFKA_SSL_TRUSTSTORE_LOCATION=/certs/ca.pem",
+		"KAFKA_SSL_KEYSTORE_LOCATION=/certs/node.pem",
+		`KAFKA_LISTENER_NAME_CONTROLLER_SCRAM-SHA-512_SASL_JAAS_CONFIG=org.apache.kafka.common.security.scram.ScramLoginModule required username="ctl" password="ctl-secret";`,
+	}
+	b := mustLoad(t, nil, env)
+	ls, ok := b.Security.Listeners["CONTROLLER"]
+	if !ok || !ls.UsesSASL() || !ls.UsesTLS() || ls.SASL.Credentials["SCRAM-SHA-512"].Username != "ctl" || ls.TLS.TruststoreLocation != "/certs/ca.pem" {
+		t.Fatalf("broker-only node's controller listener %+v", ls)
+	}
+	// Client TLS needs no keystore (no client certificate asked for).
+	noKeystore := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "KAFKA_SSL_KEYSTORE_LOCATION=") })
+	if nb := mustLoad(t, nil, noKeystore); nb.Security.Listeners["CONTROLLER"].TLS == nil {
+		t.Fatal("broker-only node without a keystore: no client TLS for the controller listener")
+	}
+	// A controller serves TLS and SASL only on a listed controller listener.
+	unlisted := append(saslControllerEnv(), "KAFKA_LISTENERS=PLAINTEXT://:9092")
+	if _, err := Load(nil, unlisted); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not in listeners") {
+		t.Fatalf("secured controller listener not in listeners: %v", err)
+	}
+	// bitnami's controller user is the controller listener's, and the
+	// client users are not valid there.
+	bit := append(saslControllerEnv(), `KAFKA_LISTENER_NAME_CONTROLLER_PLAIN_SASL_JAAS_CONFIG=org.apache.kafka.common.security.plain.PlainLoginModule required;`,
+		"KAFKA_CONTROLLER_USER=controller_user", "KAFKA_CONTROLLER_PASSWORD=cpw", "KAFKA_CLIENT_USERS=alice", "KAFKA_CLIENT_PASSWORDS=apw")
+	bc := mustLoad(t, nil, bit)
+	cl := bc.Security.Listeners["CONTROLLER"]
+	if cl.SASL.Credentials["PLAIN"].Username != "controller_user" || cl.SASL.PlainUsers["controller_user"] != "cpw" || cl.SASL.PlainUsers["alice"] != "" {
+		t.Fatalf("bitnami controller listener %+v", cl.SASL)
 	}
 }
 

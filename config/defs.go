@@ -92,7 +92,7 @@ func brokerDefs() []Def {
 		// Networking.
 		dyn(d("listeners", List, defaultListeners, "Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092. Unset while advertised.listeners is set: derived from it as the apache/kafka image does (same names and ports, all interfaces), plus this node's controller listener from controller.quorum.voters.", validateListenerList)),
 		null("advertised.listeners", List, "Listeners given to clients; controller listeners in it are not given out. Default: listeners.", validateListenerList),
-		dyn(d("listener.security.protocol.map", String, defaultSecurityProtocolMap, "Map of listener name to security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (controller listeners: PLAINTEXT only). TLS and SASL use Kafka's ssl.* and sasl.* settings, per listener as listener.name.<l>.<setting>.", validateProtocolMap)),
+		dyn(d("listener.security.protocol.map", String, defaultSecurityProtocolMap, "Map of listener name to security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. TLS and SASL use Kafka's ssl.* and sasl.* settings, per listener as listener.name.<l>.<setting>.", validateProtocolMap)),
 		null("controller.listener.names", List, "Names of the listeners used by the controller. They are not advertised to clients.", distinctList(true)),
 		null("inter.broker.listener.name", String, "Listener used between brokers. Default: PLAINTEXT if present, else the first non-controller listener.", nil),
 		dyn(d("num.network.threads", Int, "3", "Accepted for compatibility; samsa uses a goroutine per connection.", atLeast(Int, 1))),

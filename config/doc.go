@@ -57,8 +57,10 @@
 //   - The topic setting segment.bytes accepts values down to 14 bytes, as
 //     Kafka 3.x did, so tests can roll segments quickly; Kafka 4.x requires
 //     1 MiB there (and for log.segment.bytes, which samsa follows).
-//   - A controller listener mapped to anything but PLAINTEXT fails Validate
-//     with ErrUnsupported (the Raft transport shares it and speaks no TLS).
+//   - A SASL controller listener needs sasl.mechanism.controller.protocol
+//     set to PLAIN or SCRAM (Kafka's default GSSAPI is refused at start)
+//     and a username and password in its JAAS configuration; samsa's Raft
+//     transport goes through the listener's TLS and SASL.
 //   - Keystores and truststores are PEM, PKCS#12 or JKS; one without
 //     ssl.keystore.type / ssl.truststore.type is recognised by content
 //     (Kafka assumes JKS); PKCS12 and JKS each read either format, as
@@ -139,7 +141,7 @@
 //	| `broker.session.timeout.ms` | `9000` | A broker that has not heartbeated for this long is fenced and its leaderships move. |
 //	| `listeners` | `PLAINTEXT://localhost:9092` | Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092. Unset while advertised.listeners is set: derived from it as the apache/kafka image does (same names and ports, all interfaces), plus this node's controller listener from controller.quorum.voters. (dynamic) |
 //	| `advertised.listeners` | null | Listeners given to clients; controller listeners in it are not given out. Default: listeners. |
-//	| `listener.security.protocol.map` | `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL` | Map of listener name to security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (controller listeners: PLAINTEXT only). TLS and SASL use Kafka's ssl.* and sasl.* settings, per listener as listener.name.<l>.<setting>. (dynamic) |
+//	| `listener.security.protocol.map` | `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL` | Map of listener name to security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. TLS and SASL use Kafka's ssl.* and sasl.* settings, per listener as listener.name.<l>.<setting>. (dynamic) |
 //	| `controller.listener.names` | null | Names of the listeners used by the controller. They are not advertised to clients. |
 //	| `inter.broker.listener.name` | null | Listener used between brokers. Default: PLAINTEXT if present, else the first non-controller listener. |
 //	| `num.network.threads` | `3` | Accepted for compatibility; samsa uses a goroutine per connection. (dynamic) |

@@ -39,7 +39,11 @@ import (
 //     listener is ignored by Kafka; samsa refuses it rather than serve the
 //     listener without the protection it asks for), and the broker-wide
 //     ssl.client.auth=required or requested when no listener uses TLS;
-//   - a controller listener mapped to anything but PLAINTEXT (Validate).
+//   - a SASL controller listener whose sasl.mechanism.controller.protocol
+//     is GSSAPI (Kafka's default) or OAUTHBEARER, or whose JAAS
+//     configuration has no username and password for it: controllers and
+//     brokers could not log in to it (Kafka 4.4 fails the same way, at
+//     start or on its first connection).
 //
 // Changing security settings at runtime (AlterConfigs of a BROKER resource)
 // is refused with INVALID_CONFIG: samsa reads them at start only.
@@ -51,6 +55,10 @@ type Security struct {
 	// InterBrokerMechanism is sasl.mechanism.inter.broker.protocol, the
 	// mechanism this broker uses on a SASL inter-broker listener.
 	InterBrokerMechanism string
+	// ControllerMechanism is sasl.mechanism.controller.protocol, the
+	// mechanism this node uses on a SASL controller listener (its Raft
+	// connections and its Kafka requests to the controllers).
+	ControllerMechanism string
 	// ReauthMs is connections.max.reauth.ms: 0 never asks clients to
 	// re-authenticate (KIP-368).
 	ReauthMs int64
@@ -154,6 +162,7 @@ var tlsKeys = map[string]bool{
 // configuration (listener.name.<l>.<mechanism>.sasl.jaas.config).
 var saslKeys = map[string]bool{
 	"sasl.enabled.mechanisms": true, "sasl.mechanism.inter.broker.protocol": true,
+	"sasl.mechanism.controller.protocol": true,
 }
 
 // isSecurityKey reports whether key is a security setting samsa
@@ -263,6 +272,7 @@ type bitnamiUsers struct {
 	clientUsers, clientPasswords   string
 	clientListener                 string
 	interBrokerUser, interBrokerPw string
+	controllerUser, controllerPw   string
 	// jaasFile is the JAAS file named by -Djava.security.auth.login.config
 	// in KAFKA_OPTS, by section (read by Load), and where it came from.
 	jaasFile     map[string][]JAASEntry
@@ -284,6 +294,10 @@ func bitnamiFromEnv(environ []string) bitnamiUsers {
 			b.interBrokerUser = value
 		case "KAFKA_INTER_BROKER_PASSWORD":
 			b.interBrokerPw = value
+		case "KAFKA_CONTROLLER_USER":
+			b.controllerUser = value
+		case "KAFKA_CONTROLLER_PASSWORD":
+			b.controllerPw = value
 		case "KAFKA_OPTS":
 			for _, f := range strings.Fields(value) {
 				if p, ok := strings.CutPrefix(f, "-Djava.security.auth.login.config="); ok {
@@ -328,24 +342,49 @@ func buildSecurity(c *Config, given map[string]givenSetting, bit bitnamiUsers) e
 		sec.ReauthMs = n
 	}
 	sec.InterBrokerMechanism = strings.ToUpper(g.str("", "sasl.mechanism.inter.broker.protocol", "GSSAPI"))
+	sec.ControllerMechanism = strings.ToUpper(g.str("", "sasl.mechanism.controller.protocol", "GSSAPI"))
+	names := make([]string, 0, len(c.Listeners)+1)
 	for _, l := range c.Listeners {
-		proto := c.ListenerSecurityProtocolMap[l.Name]
-		ls := ListenerSecurity{Listener: l.Name, Protocol: proto}
+		names = append(names, l.Name)
+	}
+	if len(c.ControllerListenerNames) > 0 && !slices.Contains(names, c.ControllerListenerNames[0]) {
+		// A broker-only node has no controller listener of its own but
+		// connects to the controllers' with its settings, as Kafka's
+		// RaftManager and NodeToControllerChannelManager do.
+		// (A PLAINTEXT one is left out, as before: its settings stay
+		// those of a listener this node does not have.)
+		if p, ok := c.ListenerSecurityProtocolMap[c.ControllerListenerNames[0]]; ok && p != "PLAINTEXT" {
+			names = append(names, c.ControllerListenerNames[0])
+		}
+	}
+	for i, name := range names {
+		clientMech := ""
+		if i >= len(c.Listeners) {
+			clientMech = sec.ControllerMechanism
+		}
+		proto := c.ListenerSecurityProtocolMap[name]
+		if clientMech != "" && proto != "PLAINTEXT" && c.HasRole("controller") {
+			// Kafka refuses a controller whose controller listener is not
+			// in listeners; samsa binds a PLAINTEXT one from the voter
+			// entry, but serves TLS and SASL only on a listed one.
+			return fmt.Errorf("%w: the controller listener %s is %s but not in listeners; add it (e.g. %s://:9093)", ErrInvalid, name, proto, name)
+		}
+		ls := ListenerSecurity{Listener: name, Protocol: proto}
 		if proto == "SSL" || proto == "SASL_SSL" {
-			t, err := tlsSettings(g, l.Name)
+			t, err := tlsSettings(g, name, clientMech != "" || i >= len(c.Listeners))
 			if err != nil {
 				return err
 			}
 			ls.TLS = t
 		}
 		if proto == "SASL_PLAINTEXT" || proto == "SASL_SSL" {
-			s, err := saslSettings(g, l.Name, bit.jaasFile)
+			s, err := saslSettings(g, name, bit.jaasFile, clientMech)
 			if err != nil {
 				return err
 			}
 			ls.SASL = s
 		}
-		sec.Listeners[l.Name] = ls
+		sec.Listeners[name] = ls
 	}
 	if err := refuseUnused(c, given, sec); err != nil {
 		return err
@@ -363,11 +402,57 @@ func buildSecurity(c *Config, given map[string]givenSetting, bit bitnamiUsers) e
 				ErrInvalid, sec.InterBrokerMechanism, ib.Listener, strings.Join(ib.SASL.Mechanisms, ","))
 		}
 	}
+	if err := checkControllerSASL(c, sec, given); err != nil {
+		return err
+	}
 	c.Security = sec
 	return nil
 }
 
-func tlsSettings(g securityLookup, listener string) (*TLSSettings, error) {
+// checkControllerSASL refuses a SASL controller listener this node could
+// not log in to: sasl.mechanism.controller.protocol must be one samsa's
+// nodes log in with (PLAIN or SCRAM; Kafka's default GSSAPI needs Kerberos,
+// which samsa does not implement), enabled on the listener (a controller
+// serves it), with a username and password in the listener's JAAS
+// configuration for that mechanism. Kafka 4.4 checks none of this at start
+// and fails on the first connection instead (GSSAPI without a Kerberos
+// login: at start).
+func checkControllerSASL(c *Config, sec Security, given map[string]givenSetting) error {
+	if len(c.ControllerListenerNames) == 0 {
+		return nil
+	}
+	name := c.ControllerListenerNames[0]
+	ls, ok := sec.Listeners[name]
+	if !ok || !ls.UsesSASL() {
+		return nil
+	}
+	mech := sec.ControllerMechanism
+	where := "Kafka's default"
+	if g, ok := given["sasl.mechanism.controller.protocol"]; ok {
+		where = g.where
+	}
+	switch mech {
+	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		return fmt.Errorf("%w: sasl.mechanism.controller.protocol=%s (%s): the controller listener %s is %s, and samsa's controllers and brokers log in to it with PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 only; set sasl.mechanism.controller.protocol (KAFKA_SASL_MECHANISM_CONTROLLER_PROTOCOL) to one of them",
+			ErrUnsupported, mech, where, name, ls.Protocol)
+	}
+	if c.HasRole("controller") && !slices.Contains(ls.SASL.Mechanisms, mech) {
+		return fmt.Errorf("%w: sasl.mechanism.controller.protocol %s is not enabled on the controller listener %s (enabled: %s); set listener.name.%s.sasl.enabled.mechanisms",
+			ErrInvalid, mech, name, strings.Join(ls.SASL.Mechanisms, ","), strings.ToLower(name))
+	}
+	if cred, ok := ls.SASL.Credentials[mech]; !ok || cred.Username == "" {
+		return fmt.Errorf("%w: the controller listener %s uses SASL %s but has no username and password for it: set listener.name.%s.%s.sasl.jaas.config with username and password options (what this node logs in to the controllers with)",
+			ErrInvalid, name, mech, strings.ToLower(name), strings.ToLower(mech))
+	}
+	return nil
+}
+
+// tlsSettings resolves the ssl.* settings of listener. clientOnly: a
+// listener this node only connects to (a broker-only node's controller
+// listener), which needs no keystore (Kafka's client TLS: a client
+// certificate only when the servers ask for one).
+func tlsSettings(g securityLookup, listener string, clientOnly bool) (*TLSSettings, error) {
 	t := &TLSSettings{
 		KeystoreType:             strings.ToUpper(g.str(listener, "ssl.keystore.type", "")),
 		KeystoreLocation:         g.str(listener, "ssl.keystore.location", ""),
@@ -401,7 +486,7 @@ func tlsSettings(g securityLookup, listener string) (*TLSSettings, error) {
 			return nil, fmt.Errorf("%w for %s=%q (%s): unknown protocol %s (want TLSv1.2, TLSv1.3)", ErrInvalidValue, k, v.value, v.where, p)
 		}
 	}
-	if t.KeystoreLocation == "" && t.KeystoreCertificateChain == "" {
+	if t.KeystoreLocation == "" && t.KeystoreCertificateChain == "" && !clientOnly {
 		return nil, fmt.Errorf("%w: listener %s uses TLS but has no keystore: set ssl.keystore.location (or listener.name.%s.ssl.keystore.location), or ssl.keystore.certificate.chain and ssl.keystore.key",
 			ErrInvalid, listener, strings.ToLower(listener))
 	}
@@ -415,13 +500,23 @@ func tlsSettings(g securityLookup, listener string) (*TLSSettings, error) {
 	return t, nil
 }
 
-func saslSettings(g securityLookup, listener string, jaasFile map[string][]JAASEntry) (*SASLSettings, error) {
+// saslSettings resolves the SASL settings of listener. clientMech is set
+// for a listener this node only connects to (a broker-only node's
+// controller listener): its mechanisms are that one, when samsa implements
+// it (checkControllerSASL refuses the others), not sasl.enabled.mechanisms.
+func saslSettings(g securityLookup, listener string, jaasFile map[string][]JAASEntry, clientMech string) (*SASLSettings, error) {
 	s := &SASLSettings{PlainUsers: map[string]string{}, Credentials: map[string]SASLCredential{}}
-	for _, m := range parseList(g.str(listener, "sasl.enabled.mechanisms", "GSSAPI")) {
-		s.Mechanisms = append(s.Mechanisms, strings.ToUpper(m))
+	if clientMech != "" {
+		if slices.Contains(implementedMechanisms, clientMech) && clientMech != "OAUTHBEARER" {
+			s.Mechanisms = []string{clientMech}
+		}
+	} else {
+		for _, m := range parseList(g.str(listener, "sasl.enabled.mechanisms", "GSSAPI")) {
+			s.Mechanisms = append(s.Mechanisms, strings.ToUpper(m))
+		}
 	}
 	k, v, _ := g.get(listener, "sasl.enabled.mechanisms")
-	if len(s.Mechanisms) == 0 {
+	if len(s.Mechanisms) == 0 && clientMech == "" {
 		return nil, fmt.Errorf("%w: listener %s uses SASL but sasl.enabled.mechanisms is empty", ErrInvalid, listener)
 	}
 	for _, m := range s.Mechanisms {
@@ -546,13 +641,25 @@ func applyBitnami(c *Config, sec *Security, b bitnamiUsers) error {
 		if !ls.UsesSASL() {
 			continue
 		}
-		client := name != c.InterBrokerListenerName
+		controllerListener := len(c.ControllerListenerNames) > 0 && name == c.ControllerListenerNames[0]
+		client := name != c.InterBrokerListenerName && !controllerListener
 		if b.clientListener != "" {
 			client = name == b.clientListener
 		}
 		if client {
 			for i, u := range users {
 				add(ls, u, pws[i])
+			}
+		}
+		if controllerListener && b.controllerUser != "" {
+			// bitnami's KAFKA_CONTROLLER_USER / _PASSWORD: the user
+			// controllers and brokers log in to the controller listener
+			// as.
+			add(ls, b.controllerUser, b.controllerPw)
+			for _, m := range ls.SASL.Mechanisms {
+				if _, ok := ls.SASL.Credentials[m]; !ok {
+					ls.SASL.Credentials[m] = SASLCredential{Username: b.controllerUser, Password: b.controllerPw}
+				}
 			}
 		}
 		if name == c.InterBrokerListenerName && b.interBrokerUser != "" {

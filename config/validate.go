@@ -76,22 +76,11 @@ func (c *Config) checkListener(setting string, l Listener) error {
 	if l.Port < 0 || l.Port > 65535 {
 		return fmt.Errorf("%w: %s: %s port %d is not between 0 and 65535", ErrInvalid, setting, l.Name, l.Port)
 	}
-	proto, ok := c.ListenerSecurityProtocolMap[l.Name]
-	if !ok {
+	// Any protocol, also for a controller listener, whose Raft
+	// connections then go through it too (docs/OPERATIONS.md "Controller
+	// listener").
+	if _, ok := c.ListenerSecurityProtocolMap[l.Name]; !ok {
 		return fmt.Errorf("%w: %s: listener %s has no entry in listener.security.protocol.map", ErrInvalid, setting, l.Name)
-	}
-	if proto != "PLAINTEXT" && contains(c.ControllerListenerNames, l.Name) {
-		// The controller listener carries samsa's Raft transport
-		// between controllers (and to broker-only nodes), besides the
-		// Kafka requests brokers and tools send to controllers; that
-		// transport speaks no TLS or SASL, so a secured controller
-		// listener would either not work or not be secured. Refuse, and
-		// say what works (docs/OPERATIONS.md "Controller listener").
-		return fmt.Errorf("%w: %s: controller listener %s is mapped to %s in listener.security.protocol.map; samsa's controller listeners are PLAINTEXT only "+
-			"(they carry samsa's Raft transport between nodes, which has no TLS or SASL, besides the Kafka requests of brokers and tools). "+
-			"Map %s to PLAINTEXT (e.g. KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=%s:PLAINTEXT,...) and keep its port on a network only the cluster's nodes reach; "+
-			"sasl.mechanism.controller.protocol and the listener's JAAS and ssl.* settings are then unused",
-			ErrUnsupported, setting, l.Name, proto, l.Name, l.Name)
 	}
 	return nil
 }

@@ -21,9 +21,10 @@ import (
 //
 // The principal travels as its "Type:name" text (Kafka serializes a
 // KafkaPrincipal with its principal builder; samsa nodes only talk to
-// samsa nodes). Like BrokerRegistration, the Envelope is trusted because
-// it arrives on a controller listener, which samsa serves on PLAINTEXT
-// only: Kafka would also require CLUSTER_ACTION of the sender.
+// samsa nodes). Like BrokerRegistration, the Envelope needs CLUSTER_ACTION
+// of the sender, as in Kafka, on a TLS or SASL controller listener with an
+// authorizer (authz_controller.go); on a PLAINTEXT one it is trusted, as
+// the controller port is kept on the cluster's network.
 //
 // A request that is not a forwardable API, or does not parse, is
 // INVALID_REQUEST.

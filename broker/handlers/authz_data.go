@@ -17,6 +17,9 @@ func authzCheck(key int16) authzFunc {
 	if f := authzShareStateCheck(key); f != nil {
 		return f
 	}
+	if f := authzControllerCheck(key); f != nil {
+		return f
+	}
 	switch kmsg.Key(key) {
 	case kmsg.Produce:
 		return authzProduce

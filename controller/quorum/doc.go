@@ -93,6 +93,17 @@
 // and parks a replacement. An address that has not parked anything for a
 // minute is dialed over TCP, as earlier builds' observers expect.
 //
+// A controller listener mapped to SSL, SASL_PLAINTEXT or SASL_SSL is
+// opened with ListenSecure (ListenBrokerSecure on a broker-only node) and
+// a Security the broker builds from the listener's settings: an accepted
+// connection completes its TLS handshake before its first byte is read;
+// a Raft connection's preamble (either kind) is followed by Kafka's SASL
+// exchange (Security.Admit, the broker's SASL server), and nothing of it
+// reaches Raft or is parked before that succeeds. Dial and the reverse
+// connections run the client side (Security.Dial: TCP and TLS;
+// Security.Login: SASL after the preamble, before the reverse header).
+// The zero Security is PLAINTEXT, byte for byte as before.
+//
 // # Timeouts
 //
 // controller.quorum.election.timeout.ms (default 1 s) is both Raft's

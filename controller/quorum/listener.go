@@ -3,6 +3,7 @@ package quorum
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,8 @@ type Listener struct {
 	// connections (its Raft traffic comes over reverse connections,
 	// StartReverse).
 	broker bool
+	// sec secures Raft connections (security.go); zero: PLAINTEXT.
+	sec Security
 
 	mu       sync.Mutex
 	parked   map[string][]*parkedConn // reverse connections parked here, by observer address
@@ -54,16 +57,24 @@ type Listener struct {
 // empty: the bound address). onKafka takes ownership of every connection
 // that is not Raft; nil closes them with a log line.
 func Listen(bind, advertise string, onKafka func(net.Conn), logger *slog.Logger) (*Listener, error) {
-	return listen(bind, advertise, onKafka, logger, false)
+	return listen(bind, advertise, onKafka, logger, false, Security{})
 }
 
-func listen(bind, advertise string, onKafka func(net.Conn), logger *slog.Logger, broker bool) (*Listener, error) {
+// ListenSecure is Listen on a controller listener that is not PLAINTEXT:
+// accepted connections go through sec's TLS, Raft connections through
+// its SASL (or client certificate) check before Raft sees them, and this
+// node's own Raft connections through its client side.
+func ListenSecure(bind, advertise string, onKafka func(net.Conn), logger *slog.Logger, sec Security) (*Listener, error) {
+	return listen(bind, advertise, onKafka, logger, false, sec)
+}
+
+func listen(bind, advertise string, onKafka func(net.Conn), logger *slog.Logger, broker bool, sec Security) (*Listener, error) {
 	ln, err := net.Listen("tcp", bind)
 	if err != nil {
 		return nil, fmt.Errorf("quorum: controller listener: %w", err)
 	}
 	l := &Listener{ln: ln, advertise: ln.Addr(), logger: logger, onKafka: onKafka,
-		raftConns: make(chan net.Conn), closed: make(chan struct{}), broker: broker}
+		raftConns: make(chan net.Conn), closed: make(chan struct{}), broker: broker, sec: sec}
 	if advertise != "" {
 		a, err := net.ResolveTCPAddr("tcp", advertise)
 		if err != nil {
@@ -82,7 +93,15 @@ func listen(bind, advertise string, onKafka func(net.Conn), logger *slog.Logger,
 // (Raft reaches a broker-only node only over the reverse connections it
 // opens itself, StartReverse).
 func ListenBroker(bind, advertise string, onKafka func(net.Conn), logger *slog.Logger) (*Listener, error) {
-	return listen(bind, advertise, onKafka, logger, true)
+	return listen(bind, advertise, onKafka, logger, true, Security{})
+}
+
+// ListenBrokerSecure is ListenBroker for a node whose controllers'
+// listener is not PLAINTEXT: the reverse connections it parks there go
+// through sec's client side (Dial, Login). Its own listener is the
+// broker's, whose TLS the broker runs: sec's server side is not used.
+func ListenBrokerSecure(bind, advertise string, onKafka func(net.Conn), logger *slog.Logger, sec Security) (*Listener, error) {
+	return listen(bind, advertise, onKafka, logger, true, Security{Dial: sec.Dial, Login: sec.Login})
 }
 
 func (l *Listener) acceptLoop() {
@@ -119,6 +138,18 @@ func (l *Listener) route(c net.Conn) {
 		}
 	}()
 	c.SetReadDeadline(time.Now().Add(preambleTimeout))
+	if l.sec.Handshake != nil && !l.broker {
+		ctx, cancel := context.WithTimeout(context.Background(), preambleTimeout)
+		tc, err := l.sec.Handshake(ctx, c)
+		cancel()
+		if err != nil {
+			l.logger.Info("quorum: closing a controller connection: TLS handshake failed", "remote", c.RemoteAddr(), "err", err)
+			c.Close()
+			return
+		}
+		c = tc
+		c.SetReadDeadline(time.Now().Add(preambleTimeout))
+	}
 	br := bufio.NewReaderSize(c, len(Preamble))
 	first, err := br.Peek(1)
 	if err != nil {
@@ -138,6 +169,16 @@ func (l *Listener) route(c net.Conn) {
 	}
 	got := make([]byte, len(Preamble))
 	_, err = io.ReadFull(br, got)
+	raftPreamble := err == nil && (bytes.Equal(got, Preamble) || bytes.Equal(got, ReversePreamble))
+	if raftPreamble && !l.broker && l.sec.Admit != nil {
+		// Nothing of Raft is read before the connection has
+		// authenticated: a connection that has not never reaches it.
+		if err := l.sec.Admit(&peekedConn{Conn: c, r: br}); err != nil {
+			l.logger.Warn("quorum: closing a Raft connection to the controller listener that did not authenticate", "remote", c.RemoteAddr(), "err", err)
+			c.Close()
+			return
+		}
+	}
 	switch {
 	case err == nil && l.broker && (bytes.Equal(got, Preamble) || bytes.Equal(got, ReversePreamble)):
 		l.logger.Warn("quorum: closing a Raft connection to a broker listener: a broker-only node receives the metadata log only over connections it opens to the controllers", "remote", c.RemoteAddr())
@@ -172,6 +213,9 @@ type peekedConn struct {
 }
 
 func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
+
+// NetConn is the connection under p (a TLS connection on a TLS listener).
+func (p *peekedConn) NetConn() net.Conn { return p.Conn }
 
 // Accept implements net.Listener for the Raft transport.
 func (l *Listener) Accept() (net.Conn, error) {

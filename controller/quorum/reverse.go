@@ -112,12 +112,20 @@ func (l *Listener) park(c net.Conn, addr string) {
 	go func() { defer l.wg.Done(); l.watch(p, addr) }()
 }
 
+// unwrapTCP finds the TCP connection under c (a peekedConn, a TLS
+// connection).
 func unwrapTCP(c net.Conn) (*net.TCPConn, bool) {
-	if p, ok := c.(*peekedConn); ok {
-		c = p.Conn
+	for range 4 {
+		switch v := c.(type) {
+		case *net.TCPConn:
+			return v, true
+		case interface{ NetConn() net.Conn }:
+			c = v.NetConn()
+		default:
+			return nil, false
+		}
 	}
-	tc, ok := c.(*net.TCPConn)
-	return tc, ok
+	return nil, false
 }
 
 // parkedChanged wakes Dials waiting for a parked connection (l.mu held).
@@ -363,8 +371,10 @@ func (l *Listener) parkAt(self, target string, stop chan struct{}, held func()) 
 		}
 		cancel()
 	}()
-	d := net.Dialer{KeepAliveConfig: reverseKeepAlive}
-	c, err = d.DialContext(ctx, "tcp", target)
+	hdr := make([]byte, 0, 2+len(self))
+	hdr = binary.BigEndian.AppendUint16(hdr, uint16(len(self)))
+	hdr = append(hdr, self...)
+	c, err = l.sec.dial(ctx, target, ReversePreamble, hdr, reverseKeepAlive)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -382,17 +392,6 @@ func (l *Listener) parkAt(self, target string, stop chan struct{}, held func()) 
 		case <-done:
 		}
 	}()
-	hdr := make([]byte, 0, len(ReversePreamble)+2+len(self))
-	hdr = append(hdr, ReversePreamble...)
-	hdr = binary.BigEndian.AppendUint16(hdr, uint16(len(self)))
-	hdr = append(hdr, self...)
-	c.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write(hdr); err != nil {
-		l.track(c, false)
-		c.Close()
-		return nil, nil, false, err
-	}
-	c.SetWriteDeadline(time.Time{})
 	wrote := time.Now()
 	heldTimer := time.AfterFunc(time.Second, held)
 	defer heldTimer.Stop()
@@ -447,15 +446,7 @@ func (l *Listener) Dial(address raft.ServerAddress, timeout time.Duration) (net.
 	if addr := string(address); l.reverseAddr(addr) {
 		return l.takeParked(addr, timeout)
 	}
-	c, err := net.DialTimeout("tcp", string(address), timeout)
-	if err != nil {
-		return nil, err
-	}
-	c.SetWriteDeadline(time.Now().Add(timeout))
-	if _, err := c.Write(Preamble); err != nil {
-		c.Close()
-		return nil, err
-	}
-	c.SetWriteDeadline(time.Time{})
-	return c, nil
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return l.sec.dial(ctx, string(address), Preamble, nil, net.KeepAliveConfig{})
 }

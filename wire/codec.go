@@ -65,8 +65,11 @@ var (
 
 	zstdOnce sync.Once
 	zstdDec  *zstd.Decoder
-	zstdEnc  *zstd.Encoder
-	zstdErr  error
+	// zstdSmallDec refuses output over inMemoryLimit (checkCompressed's
+	// first try) before allocating it.
+	zstdSmallDec *zstd.Decoder
+	zstdEnc      *zstd.Encoder
+	zstdErr      error
 )
 
 func zstdCodecs() (*zstd.Decoder, *zstd.Encoder, error) {
@@ -74,6 +77,13 @@ func zstdCodecs() (*zstd.Decoder, *zstd.Encoder, error) {
 		zstdDec, zstdErr = zstd.NewReader(nil,
 			zstd.WithDecoderConcurrency(0),
 			zstd.WithDecoderMaxMemory(uint64(MaxDecompressedSize)),
+		)
+		if zstdErr != nil {
+			return
+		}
+		zstdSmallDec, zstdErr = zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(0),
+			zstd.WithDecoderMaxMemory(inMemoryLimit),
 		)
 		if zstdErr != nil {
 			return
@@ -99,8 +109,13 @@ func Decompress(c Compression, src []byte) ([]byte, error) {
 // decompressInto is Decompress writing into dst's capacity when it can
 // (dst's contents are discarded). CompressionNone still returns src.
 func decompressInto(c Compression, dst, src []byte) ([]byte, error) {
+	return decompressLimited(c, dst, src, MaxDecompressedSize)
+}
+
+// decompressLimited is decompressInto refusing more than limit bytes
+// (ErrTooLarge) before it allocates them.
+func decompressLimited(c Compression, dst, src []byte, limit int) ([]byte, error) {
 	dst = dst[:0]
-	limit := MaxDecompressedSize
 	switch c {
 	case CompressionNone:
 		return src, nil
@@ -140,6 +155,9 @@ func decompressInto(c Compression, dst, src []byte) ([]byte, error) {
 		dec, _, err := zstdCodecs()
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		if limit <= inMemoryLimit {
+			dec = zstdSmallDec
 		}
 		out, err := dec.DecodeAll(src, dst)
 		if err != nil {

@@ -161,7 +161,10 @@ func decompressLimited(c Compression, dst, src []byte, limit int) ([]byte, error
 		}
 		out, err := dec.DecodeAll(src, dst)
 		if err != nil {
-			if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+			if errors.Is(err, zstd.ErrDecoderSizeExceeded) ||
+				dec == zstdSmallDec && errors.Is(err, zstd.ErrWindowSizeExceeded) {
+				// zstdSmallDec also refuses a window over its
+				// limit: the caller then streams the batch.
 				return nil, fmt.Errorf("zstd: %w", ErrTooLarge)
 			}
 			return nil, fmt.Errorf("%w: zstd: %v", ErrMalformed, err)

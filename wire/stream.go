@@ -119,6 +119,12 @@ func compressedReader(c Compression, src []byte) (io.Reader, func(), error) {
 			putScratch(scratch)
 		}, nil
 	case CompressionZstd:
+		// DecodeAll refuses a frame whose declared content size is
+		// over the limit before reading its blocks; so does this.
+		var fh zstd.Header
+		if fh.Decode(src) == nil && fh.DictionaryID == 0 && fh.HasFCS && fh.FrameContentSize > uint64(MaxDecompressedSize) {
+			return nil, nil, fmt.Errorf("zstd: %w", ErrTooLarge)
+		}
 		var d *zstd.Decoder
 		if v := zstdStreams.Get(); v != nil {
 			d = v.(*zstd.Decoder)
@@ -129,17 +135,21 @@ func compressedReader(c Compression, src []byte) (io.Reader, func(), error) {
 				zstd.WithDecoderLowmem(true),
 				zstd.WithDecodeBuffersBelow(0), // never decode the whole stream at once
 				zstd.WithDecoderMaxWindow(zstdMaxStreamWindow),
-				zstd.WithDecoderMaxMemory(uint64(MaxDecompressedSize)),
+				// The size limit is recordStream's count (and the
+				// content size check above), so that the decoder's
+				// size errors are only its window's.
+				zstd.WithDecoderMaxMemory(1<<40),
 			)
 			if err != nil {
 				return nil, nil, fmt.Errorf("zstd: %w", err)
 			}
 		}
-		if err := d.Reset(bytes.NewReader(src)); err != nil {
+		br := bytes.NewReader(src)
+		if err := d.Reset(br); err != nil {
 			zstdStreams.Put(d)
-			return nil, nil, fmt.Errorf("%w: zstd: %v", ErrMalformed, err)
+			return nil, nil, zstdStreamErr(err)
 		}
-		return zstdErrReader{d}, func() {
+		return zstdErrReader{d, br}, func() {
 			_ = d.Reset(nil)
 			zstdStreams.Put(d)
 		}, nil
@@ -147,19 +157,32 @@ func compressedReader(c Compression, src []byte) (io.Reader, func(), error) {
 	return nil, nil, fmt.Errorf("%w: %d", ErrUnknownCodec, int8(c))
 }
 
-// zstdErrReader maps the zstd decoder's size refusal to ErrTooLarge.
-type zstdErrReader struct{ d *zstd.Decoder }
+// zstdErrReader maps the zstd decoder's errors (zstdStreamErr).
+type zstdErrReader struct {
+	d   *zstd.Decoder
+	src *bytes.Reader
+}
 
 func (z zstdErrReader) Read(p []byte) (int, error) {
 	n, err := z.d.Read(p)
+	if err == io.EOF && z.src.Len() > 0 {
+		// The stream decoder ends at bytes too few for a frame
+		// header; DecodeAll (and zstd-jni) refuse them.
+		return n, fmt.Errorf("%w: zstd: %d bytes after the last frame", ErrMalformed, z.src.Len())
+	}
 	if err != nil && err != io.EOF {
-		if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
-			err = fmt.Errorf("zstd: %w", ErrTooLarge)
-		} else {
-			err = fmt.Errorf("%w: zstd: %v", ErrMalformed, err)
-		}
+		err = zstdStreamErr(err)
 	}
 	return n, err
+}
+
+// zstdStreamErr maps a zstd stream decoder's error: a stream that does not
+// decode, a window over zstdMaxStreamWindow among them (zstd-jni's "Frame
+// requires too much memory for decoding"; a single-segment frame's window
+// is its content size). The size over MaxDecompressedSize is counted by
+// recordStream.
+func zstdStreamErr(err error) error {
+	return fmt.Errorf("%w: zstd: %v", ErrMalformed, err)
 }
 
 // xerialReader decodes xerial-framed snappy chunk by chunk.

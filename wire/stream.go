@@ -305,7 +305,7 @@ func checkCompressedStream(c Compression, body []byte, n int32) *BatchError {
 	wp := windowPool.Get().(*[]byte)
 	defer windowPool.Put(wp)
 	s := &recordStream{r: r, buf: *wp}
-	berr := walkStream(s, n)
+	berr := walkStream(s, n, nil)
 	left, err := s.drain()
 	if err != nil {
 		return decompressErr(c, err)
@@ -329,9 +329,61 @@ func decompressErr(c Compression, err error) *BatchError {
 	return batchErr(kerr.UnknownServerError, "Failed to decompress record stream: %s: %v", c, err)
 }
 
-// walkStream is checkCompressedRecords over a stream; the bytes after the
-// n records are left to the caller.
-func walkStream(s *recordStream, n int32) *BatchError {
+// RecordInfo is what VisitRecords reports of a record.
+type RecordInfo struct {
+	TimestampDelta int64
+	OffsetDelta    int32
+	KeyNull        bool
+}
+
+// VisitRecords calls fn with each record of the batch at the start of b,
+// in order, read by Kafka's partial rules (checkCompressedRecords: a
+// record's fields are not held to its length) as Kafka's LogValidator
+// reads them to check keys and timestamps. A compressed batch's records
+// are streamed through a small window (memory O(window), not
+// O(decompressed size)). It does not check the CRC; an error means the
+// records do not decode.
+func VisitRecords(b []byte, fn func(i int32, r RecordInfo)) error {
+	h, batch, err := batchBounds(b)
+	if err != nil {
+		return err
+	}
+	if h.NumRecords < 0 {
+		return fmt.Errorf("%w: batch declares %d records", ErrMalformed, h.NumRecords)
+	}
+	body := batch[BatchHeaderSize:]
+	var r io.Reader
+	if c := h.Compression(); c == CompressionNone {
+		r = bytes.NewReader(body)
+	} else {
+		cr, release, err := compressedReader(c, body)
+		if err != nil {
+			return err
+		}
+		defer release()
+		r = cr
+	}
+	wp := windowPool.Get().(*[]byte)
+	defer windowPool.Put(wp)
+	s := &recordStream{r: r, buf: *wp}
+	berr := walkStream(s, h.NumRecords, fn)
+	left, err := s.drain()
+	if err != nil {
+		return err
+	}
+	if berr != nil {
+		return fmt.Errorf("%w: %s", ErrMalformed, berr.Reason)
+	}
+	if left != 0 {
+		return fmt.Errorf("%w: %d bytes after the batch's %d records", ErrMalformed, left, h.NumRecords)
+	}
+	return nil
+}
+
+// walkStream is checkCompressedRecords over a stream, calling fn (when not
+// nil) with each record; the bytes after the n records are left to the
+// caller.
+func walkStream(s *recordStream, n int32, fn func(int32, RecordInfo)) *BatchError {
 	for r := range n {
 		b := s.avail(binary.MaxVarintLen64)
 		if len(b) == 0 {
@@ -349,24 +401,30 @@ func walkStream(s *recordStream, n int32) *BatchError {
 			return batchErr(kerr.InvalidRecord, "Incorrect declared batch size, premature EOF reached in record %d", r)
 		}
 		s.i += i
+		var info RecordInfo
 		b = s.avail(binary.MaxVarintLen64)
 		if len(b) > 0 && b[0] < 0x80 { // timestamp delta: a varlong
+			info.TimestampDelta = int64(b[0]>>1) ^ -int64(b[0]&1)
 			s.i++
 		} else {
-			_, w := binary.Varint(b)
+			ts, w := binary.Varint(b)
 			if w <= 0 {
 				return batchErr(kerr.InvalidRecord, "Found invalid record structure: record %d's timestamp delta", r)
 			}
+			info.TimestampDelta = ts
 			s.i += w
 		}
-		if _, w = varint32(s.avail(binary.MaxVarintLen64), 0); w == 0 { // offset delta
+		if info.OffsetDelta, w = varint32(s.avail(binary.MaxVarintLen64), 0); w == 0 { // offset delta
 			return batchErr(kerr.InvalidRecord, "Found invalid record structure: record %d's offset delta", r)
 		}
 		s.i += w
-		for range 2 { // key, value
+		for k := range 2 { // key, value
 			l, w := varint32(s.avail(binary.MaxVarintLen64), 0)
 			if w == 0 {
 				return batchErr(kerr.InvalidRecord, "Found invalid record structure: record %d's key or value length", r)
+			}
+			if k == 0 {
+				info.KeyNull = l < 0
 			}
 			s.i += w
 			if l > 0 && !s.skip(int(l)) {
@@ -395,6 +453,9 @@ func walkStream(s *recordStream, n int32) *BatchError {
 					return batchErr(kerr.InvalidRecord, "Incorrect declared batch size, premature EOF reached in record %d", r)
 				}
 			}
+		}
+		if fn != nil {
+			fn(r, info)
 		}
 	}
 	return nil

@@ -291,3 +291,45 @@ func FuzzCheckCompressedStream(f *testing.F) {
 		}
 	})
 }
+
+// TestVisitRecordsAsDecodeRecords checks that VisitRecords reports what
+// DecodeRecords decodes of well formed batches of every codec, and fails
+// where the records do not decode.
+func TestVisitRecordsAsDecodeRecords(t *testing.T) {
+	for _, c := range allCodecs {
+		s := testSpec(c, 0)
+		for i := range 40 {
+			r := Record{OffsetDelta: int32(i), TimestampDelta: int64(i*i*1000 - 7), Value: bytes.Repeat([]byte{byte(i)}, i*100)}
+			if i%3 != 0 {
+				r.Key = []byte("k")
+			}
+			s.Records = append(s.Records, r)
+		}
+		b := mustBatch(t, s)
+		_, recs, err := DecodeRecords(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []RecordInfo
+		if err := VisitRecords(b, func(i int32, r RecordInfo) {
+			if int(i) != len(got) {
+				t.Fatalf("%v: record %d reported as %d", c, len(got), i)
+			}
+			got = append(got, r)
+		}); err != nil {
+			t.Fatalf("%v: %v", c, err)
+		}
+		if len(got) != len(recs) {
+			t.Fatalf("%v: %d records visited, %d decoded", c, len(got), len(recs))
+		}
+		for i, r := range recs {
+			if want := (RecordInfo{TimestampDelta: r.TimestampDelta, OffsetDelta: r.OffsetDelta, KeyNull: r.Key == nil}); got[i] != want {
+				t.Fatalf("%v record %d: visited %+v, decoded %+v", c, i, got[i], want)
+			}
+		}
+		short := withCompressedBody(b, b[BatchHeaderSize:], 41)
+		if err := VisitRecords(short, func(int32, RecordInfo) {}); err == nil {
+			t.Fatalf("%v: 41 records declared, 40 held: no error", c)
+		}
+	}
+}

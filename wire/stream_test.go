@@ -333,3 +333,34 @@ func TestVisitRecordsAsDecodeRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateZstdWindowAsKafka checks the zstd window limit of the
+// streamed walk: a single-segment frame (its window is its content size)
+// of 200 MiB is UNKNOWN_SERVER_ERROR and one of 100 MiB is taken, as Kafka
+// 4.4 answered the same Produce v9 on 2026-12-07 (kafka-ref.sh, a raw kmsg
+// request; zstd-jni's default windowLogMax 27, 128 MiB).
+func TestValidateZstdWindowAsKafka(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("allocates 200 MiB to build the frame")
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithSingleSegment(true), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		size int
+		want int16
+	}{{100 << 20, 0}, {200 << 20, kerr.UnknownServerError.Code}} {
+		var raw []byte
+		raw = binary.AppendVarint(raw, int64(5+varintLen(int64(tc.size))+tc.size))
+		raw = append(raw, 0, 0, 0, 1) // attributes, timestamp and offset deltas, null key
+		raw = binary.AppendVarint(raw, int64(tc.size))
+		raw = append(raw, make([]byte, tc.size+1)...) // the value, no headers
+		body := enc.EncodeAll(raw, nil)
+		raw = nil
+		batch := withCompressedBody(mustBatch(t, testSpec(CompressionZstd, 1)), body, 1)
+		if code, _ := validateAllocs(batch); code != tc.want {
+			t.Fatalf("single-segment frame of %d MiB: code %d, want %d", tc.size>>20, code, tc.want)
+		}
+	}
+}

@@ -35,6 +35,11 @@ const inMemoryLimit = 1 << 20
 // whole into a pooled buffer when they fit in inMemoryLimit bytes, streamed
 // (checkCompressedStream) when not. The codes are the same either way.
 func checkCompressed(c Compression, body []byte, n int32) *BatchError {
+	if len(body) >= inMemoryLimit {
+		// Its records will hardly fit: do not decompress the first
+		// MiB twice (the answer is the same either way).
+		return checkCompressedStream(c, body, n)
+	}
 	scratch := getScratch()
 	out, err := decompressLimited(c, *scratch, body, inMemoryLimit)
 	if err != nil {

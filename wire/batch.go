@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 
@@ -260,23 +259,10 @@ func validateBatch(b []byte, opts ValidateOptions) (BatchHeader, []byte, *BatchE
 	if c == CompressionNone || opts.DeepValidate {
 		body := batch[BatchHeaderSize:]
 		if c != CompressionNone {
-			scratch := getScratch()
-			out, err := decompressInto(c, *scratch, body)
-			if err != nil {
-				putScratch(scratch)
-				// Kafka 4.4 fails such a batch with UNKNOWN_SERVER_ERROR
-				// ("Failed to decompress record stream"); a size over
-				// the limit is its INVALID_RECORD "exceeds the
-				// configured maximum record size".
-				if errors.Is(err, ErrTooLarge) {
-					return h, nil, batchErr(kerr.InvalidRecord, "decompressing %s records: %v", c, err)
-				}
-				return h, nil, batchErr(kerr.UnknownServerError, "Failed to decompress record stream: %s: %v", c, err)
-			}
-			berr := checkCompressedRecords(out, h.NumRecords)
-			*scratch = out[:0]
-			putScratch(scratch)
-			if berr != nil {
+			// At most inMemoryLimit bytes decompressed at once;
+			// larger streams are walked through a small window
+			// (stream.go).
+			if berr := checkCompressed(c, body, h.NumRecords); berr != nil {
 				return h, nil, berr
 			}
 		} else if err := checkRecords(body, h.NumRecords); err != nil {

@@ -120,3 +120,34 @@ func BenchmarkRecompress(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkValidateProduceLarge validates (deep) batches of 4 MiB of
+// records (4096 letters records of 1 KiB): over inMemoryLimit, so streamed
+// through the walk's window. Bytes per second are of the uncompressed
+// records.
+func BenchmarkValidateProduceLarge(b *testing.B) {
+	s := testSpec(CompressionNone, 0)
+	x := uint32(1)
+	for i := range 4096 {
+		v := make([]byte, 1024)
+		for j := range v {
+			x = x*1664525 + 1013904223
+			v[j] = 'A' + byte((x>>16)%26)
+		}
+		s.Records = append(s.Records, Record{OffsetDelta: int32(i), Value: v})
+	}
+	raw := mustBatch(b, s)
+	for _, c := range allCodecs[1:] {
+		s.Compression = c
+		batch := mustBatch(b, s)
+		b.Run(c.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ValidateProduce(batch, ValidateOptions{ProduceVersion: 9, DeepValidate: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -65,8 +65,11 @@ var (
 
 	zstdOnce sync.Once
 	zstdDec  *zstd.Decoder
-	zstdEnc  *zstd.Encoder
-	zstdErr  error
+	// zstdSmallDec refuses output over inMemoryLimit (checkCompressed's
+	// first try) before allocating it.
+	zstdSmallDec *zstd.Decoder
+	zstdEnc      *zstd.Encoder
+	zstdErr      error
 )
 
 func zstdCodecs() (*zstd.Decoder, *zstd.Encoder, error) {
@@ -74,6 +77,13 @@ func zstdCodecs() (*zstd.Decoder, *zstd.Encoder, error) {
 		zstdDec, zstdErr = zstd.NewReader(nil,
 			zstd.WithDecoderConcurrency(0),
 			zstd.WithDecoderMaxMemory(uint64(MaxDecompressedSize)),
+		)
+		if zstdErr != nil {
+			return
+		}
+		zstdSmallDec, zstdErr = zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(0),
+			zstd.WithDecoderMaxMemory(inMemoryLimit),
 		)
 		if zstdErr != nil {
 			return
@@ -99,8 +109,13 @@ func Decompress(c Compression, src []byte) ([]byte, error) {
 // decompressInto is Decompress writing into dst's capacity when it can
 // (dst's contents are discarded). CompressionNone still returns src.
 func decompressInto(c Compression, dst, src []byte) ([]byte, error) {
+	return decompressLimited(c, dst, src, MaxDecompressedSize)
+}
+
+// decompressLimited is decompressInto refusing more than limit bytes
+// (ErrTooLarge) before it allocates them.
+func decompressLimited(c Compression, dst, src []byte, limit int) ([]byte, error) {
 	dst = dst[:0]
-	limit := MaxDecompressedSize
 	switch c {
 	case CompressionNone:
 		return src, nil
@@ -141,9 +156,15 @@ func decompressInto(c Compression, dst, src []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
 		}
+		if limit <= inMemoryLimit {
+			dec = zstdSmallDec
+		}
 		out, err := dec.DecodeAll(src, dst)
 		if err != nil {
-			if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+			if errors.Is(err, zstd.ErrDecoderSizeExceeded) ||
+				dec == zstdSmallDec && errors.Is(err, zstd.ErrWindowSizeExceeded) {
+				// zstdSmallDec also refuses a window over its
+				// limit: the caller then streams the batch.
 				return nil, fmt.Errorf("zstd: %w", ErrTooLarge)
 			}
 			return nil, fmt.Errorf("%w: zstd: %v", ErrMalformed, err)

@@ -102,9 +102,24 @@ func FuzzValidateProduce(f *testing.F) {
 func FuzzDecodeRecords(f *testing.F) {
 	fuzzBatchSeeds(f)
 	f.Fuzz(func(t *testing.T, batch []byte, _ int16, _ bool) {
+		var visited []RecordInfo
+		verr := VisitRecords(batch, func(_ int32, r RecordInfo) { visited = append(visited, r) })
 		h, recs, err := DecodeRecords(batch)
 		if err != nil {
 			return
+		}
+		// What decodes strictly is visited alike (Kafka's partial
+		// read accepts more, never less).
+		if verr != nil {
+			t.Fatalf("decodes but not visited: %v", verr)
+		}
+		if len(visited) != len(recs) {
+			t.Fatalf("%d records decoded, %d visited", len(recs), len(visited))
+		}
+		for i, r := range recs {
+			if want := (RecordInfo{TimestampDelta: r.TimestampDelta, OffsetDelta: r.OffsetDelta, KeyNull: r.Key == nil}); visited[i] != want {
+				t.Fatalf("record %d: visited %+v, decoded %+v", i, visited[i], want)
+			}
 		}
 		if h.Compression() == CompressionNone {
 			crossCheckKmsg(t, batch[BatchHeaderSize:h.TotalSize()], recs)

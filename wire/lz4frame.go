@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math/bits"
 
 	"github.com/pierrec/lz4/v4"
@@ -24,21 +25,50 @@ import (
 // cost of pierrec/lz4's Reader (bench/README.md, "Other workloads (stop
 // 30)"). Output beyond limit bytes is refused with ErrTooLarge.
 func decodeLZ4Frame(dst, src []byte, limit int) ([]byte, error) {
+	f, err := parseLZ4Frame(src)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		var done bool
+		dst, done, err = f.next(dst, limit)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			if dst == nil {
+				dst = []byte{}
+			}
+			return dst, nil
+		}
+	}
+}
+
+// lz4FrameState is an LZ4 frame being decoded block by block.
+type lz4FrameState struct {
+	src             []byte // the blocks not decoded yet
+	maxBlock        int
+	blockChecksum   bool
+	contentChecksum bool
+}
+
+// parseLZ4Frame reads the frame header of src (decodeLZ4Frame's rules).
+func parseLZ4Frame(src []byte) (lz4FrameState, error) {
 	const magic = 0x184D2204
 	if len(src) < 7 {
-		return nil, fmt.Errorf("%w: lz4: frame header truncated", ErrMalformed)
+		return lz4FrameState{}, fmt.Errorf("%w: lz4: frame header truncated", ErrMalformed)
 	}
 	if binary.LittleEndian.Uint32(src) != magic {
-		return nil, fmt.Errorf("%w: lz4: stream unsupported (invalid magic bytes)", ErrMalformed)
+		return lz4FrameState{}, fmt.Errorf("%w: lz4: stream unsupported (invalid magic bytes)", ErrMalformed)
 	}
 	flg, bd := src[4], src[5]
 	if flg>>6 != 1 || flg&0x03 != 0 || bd&0x8f != 0 {
-		return nil, fmt.Errorf("%w: lz4: frame descriptor %02x %02x unsupported", ErrMalformed, flg, bd)
+		return lz4FrameState{}, fmt.Errorf("%w: lz4: frame descriptor %02x %02x unsupported", ErrMalformed, flg, bd)
 	}
 	blockChecksum, contentSize := flg&0x10 != 0, flg&0x08 != 0
 	sizeCode := bd >> 4 & 0x07
 	if sizeCode < 4 {
-		return nil, fmt.Errorf("%w: lz4: block size code %d", ErrMalformed, sizeCode)
+		return lz4FrameState{}, fmt.Errorf("%w: lz4: block size code %d", ErrMalformed, sizeCode)
 	}
 	maxBlock := 1 << (8 + 2*int(sizeCode)) // 4: 64 KiB ... 7: 4 MiB
 	desc := 2
@@ -46,71 +76,106 @@ func decodeLZ4Frame(dst, src []byte, limit int) ([]byte, error) {
 		desc += 8
 	}
 	if len(src) < 4+desc+1 {
-		return nil, fmt.Errorf("%w: lz4: frame header truncated", ErrMalformed)
+		return lz4FrameState{}, fmt.Errorf("%w: lz4: frame header truncated", ErrMalformed)
 	}
 	if byte(xxh32(src[4:4+desc])>>8) != src[4+desc] {
-		return nil, fmt.Errorf("%w: lz4: stream frame descriptor corrupted", ErrMalformed)
+		return lz4FrameState{}, fmt.Errorf("%w: lz4: stream frame descriptor corrupted", ErrMalformed)
 	}
-	src = src[4+desc+1:]
-	for {
+	return lz4FrameState{src: src[4+desc+1:], maxBlock: maxBlock, blockChecksum: blockChecksum, contentChecksum: flg&0x04 != 0}, nil
+}
+
+// next appends the next block's bytes to dst, refusing to grow dst past
+// limit bytes (ErrTooLarge); done reports the end mark.
+func (f *lz4FrameState) next(dst []byte, limit int) (out []byte, done bool, err error) {
+	src := f.src
+	if len(src) < 4 {
+		return nil, false, fmt.Errorf("%w: lz4: stream ended prematurely", ErrMalformed)
+	}
+	n := binary.LittleEndian.Uint32(src)
+	src = src[4:]
+	stored := n&0x80000000 != 0
+	n &= 0x7fffffff
+	if n == 0 { // end mark
+		if f.contentChecksum && len(src) < 4 {
+			// Kafka reads the content checksum (and drops it).
+			return nil, false, fmt.Errorf("%w: lz4: content checksum truncated", ErrMalformed)
+		}
+		f.src = nil
+		return dst, true, nil
+	}
+	if int(n) > f.maxBlock {
+		return nil, false, fmt.Errorf("%w: lz4: block size %d exceeded max: %d", ErrMalformed, n, f.maxBlock)
+	}
+	if len(src) < int(n) {
+		return nil, false, fmt.Errorf("%w: lz4: stream ended prematurely", ErrMalformed)
+	}
+	block := src[:n]
+	src = src[n:]
+	if f.blockChecksum {
 		if len(src) < 4 {
-			return nil, fmt.Errorf("%w: lz4: stream ended prematurely", ErrMalformed)
+			return nil, false, fmt.Errorf("%w: lz4: stream ended prematurely", ErrMalformed)
 		}
-		n := binary.LittleEndian.Uint32(src)
+		if xxh32(block) != binary.LittleEndian.Uint32(src) {
+			return nil, false, fmt.Errorf("%w: lz4: block checksum mismatch", ErrMalformed)
+		}
 		src = src[4:]
-		stored := n&0x80000000 != 0
-		n &= 0x7fffffff
-		if n == 0 { // end mark
-			if flg&0x04 != 0 && len(src) < 4 {
-				// Kafka reads the content checksum (and drops it).
-				return nil, fmt.Errorf("%w: lz4: content checksum truncated", ErrMalformed)
-			}
-			if dst == nil {
-				dst = []byte{}
-			}
-			return dst, nil
-		}
-		if int(n) > maxBlock {
-			return nil, fmt.Errorf("%w: lz4: block size %d exceeded max: %d", ErrMalformed, n, maxBlock)
-		}
-		if len(src) < int(n) {
-			return nil, fmt.Errorf("%w: lz4: stream ended prematurely", ErrMalformed)
-		}
-		block := src[:n]
-		src = src[n:]
-		if blockChecksum {
-			if len(src) < 4 {
-				return nil, fmt.Errorf("%w: lz4: stream ended prematurely", ErrMalformed)
-			}
-			if xxh32(block) != binary.LittleEndian.Uint32(src) {
-				return nil, fmt.Errorf("%w: lz4: block checksum mismatch", ErrMalformed)
-			}
-			src = src[4:]
-		}
-		if stored {
-			if len(dst)+len(block) > limit {
-				return nil, ErrTooLarge
-			}
-			dst = append(dst, block...)
-			continue
-		}
-		// A block decodes to at most maxBlock bytes, and LZ4 expands
-		// at most about 255 times.
-		room := min(maxBlock, 255*len(block)+64)
-		if room > limit-len(dst) {
-			room = limit - len(dst)
-		}
-		start := len(dst)
-		dst = grow(dst, room)
-		k, err := lz4.UncompressBlock(block, dst[start:])
-		if err != nil {
-			if room < maxBlock && room == limit-start {
-				return nil, ErrTooLarge
-			}
-			return nil, fmt.Errorf("%w: lz4: %v", ErrMalformed, err)
-		}
-		dst = dst[:start+k]
 	}
+	f.src = src
+	if stored {
+		if len(dst)+len(block) > limit {
+			return nil, false, ErrTooLarge
+		}
+		return append(dst, block...), false, nil
+	}
+	// A block decodes to at most maxBlock bytes, and LZ4 expands
+	// at most about 255 times.
+	room := min(f.maxBlock, 255*len(block)+64)
+	if room > limit-len(dst) {
+		room = limit - len(dst)
+	}
+	start := len(dst)
+	dst = grow(dst, room)
+	k, err := lz4.UncompressBlock(block, dst[start:])
+	if err != nil {
+		if room < f.maxBlock && room == limit-start {
+			return nil, false, ErrTooLarge
+		}
+		return nil, false, fmt.Errorf("%w: lz4: %v", ErrMalformed, err)
+	}
+	return dst[:start+k], false, nil
+}
+
+// lz4FrameReader decodes an LZ4 frame one block at a time (a buffer of at
+// most the frame's block maximum, 4 MiB).
+type lz4FrameReader struct {
+	f    lz4FrameState
+	buf  []byte
+	pos  int
+	done bool
+}
+
+func newLZ4FrameReader(src []byte) (*lz4FrameReader, error) {
+	f, err := parseLZ4Frame(src)
+	if err != nil {
+		return nil, err
+	}
+	return &lz4FrameReader{f: f}, nil
+}
+
+func (r *lz4FrameReader) Read(p []byte) (int, error) {
+	for r.pos == len(r.buf) {
+		if r.done {
+			return 0, io.EOF
+		}
+		out, done, err := r.f.next(r.buf[:0], MaxDecompressedSize)
+		if err != nil {
+			return 0, fmt.Errorf("lz4: %w", err)
+		}
+		r.buf, r.pos, r.done = out, 0, done
+	}
+	k := copy(p, r.buf[r.pos:])
+	r.pos += k
+	return k, nil
 }
 
 const (

@@ -329,35 +329,39 @@ type ackWait struct {
 // with INVALID_RECORD. An undecodable batch counts as one keyless record
 // without an index.
 func keylessRecords(batch []byte, topic string, partition int32) (string, []kmsg.ProduceResponseTopicPartitionErrorRecord, bool) {
-	_, recs, err := wire.DecodeRecords(batch)
+	msg := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d", topic, partition)
+	errs, n, err := recordErrors(batch, func(r wire.RecordInfo) (string, bool) { return msg, r.KeyNull })
 	if err != nil {
 		return "Compacted topic cannot accept a batch whose records do not decode", nil, true
 	}
-	msg := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d", topic, partition)
-	errs := recordErrors(recs, func(r wire.Record) (string, bool) { return msg, r.Key == nil })
 	if len(errs) == 0 {
 		return "", nil, false
 	}
 	return fmt.Sprintf("%d of the batch's %d records were rejected (see record_errors); the first, at index %d: %s",
-		len(errs), len(recs), errs[0].RelativeOffset, *errs[0].ErrorMessage), errs, true
+		len(errs), n, errs[0].RelativeOffset, *errs[0].ErrorMessage), errs, true
 }
 
 // recordErrors lists the records of a batch that refuse refuses, each with
 // its index in the batch and refuse's message, as Produce v8+ answers them
-// in record_errors (KIP-467).
-func recordErrors(recs []wire.Record, refuse func(wire.Record) (msg string, refused bool)) []kmsg.ProduceResponseTopicPartitionErrorRecord {
+// in record_errors (KIP-467), and the number of records. The records are
+// read as Kafka's LogValidator reads them (wire.VisitRecords: streamed out
+// of a compressed batch, so a batch that decompresses to much more than it
+// weighs costs a small window, not its decompressed size).
+func recordErrors(batch []byte, refuse func(wire.RecordInfo) (msg string, refused bool)) ([]kmsg.ProduceResponseTopicPartitionErrorRecord, int32, error) {
 	var errs []kmsg.ProduceResponseTopicPartitionErrorRecord
-	for i, r := range recs {
+	var n int32
+	err := wire.VisitRecords(batch, func(i int32, r wire.RecordInfo) {
+		n++
 		msg, refused := refuse(r)
 		if !refused {
-			continue
+			return
 		}
 		e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
-		e.RelativeOffset = int32(i)
+		e.RelativeOffset = i
 		e.ErrorMessage = &msg
 		errs = append(errs, e)
-	}
-	return errs
+	})
+	return errs, n, err
 }
 
 // codecFor maps a topic compression.type to the codec batches must be

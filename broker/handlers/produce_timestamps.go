@@ -46,11 +46,7 @@ func timestampErrors(h wire.BatchHeader, batch []byte, tc config.TopicConfig, no
 	if !outside(h.BaseTimestamp) && !outside(h.MaxTimestamp) {
 		return "", nil, false
 	}
-	_, recs, err := wire.DecodeRecords(batch)
-	if err != nil {
-		return "The batch's record timestamps are out of range and its records do not decode", nil, true
-	}
-	errs := recordErrors(recs, func(r wire.Record) (string, bool) {
+	errs, n, err := recordErrors(batch, func(r wire.RecordInfo) (string, bool) {
 		ts := h.BaseTimestamp + r.TimestampDelta
 		if h.BaseTimestamp == -1 || !outside(ts) {
 			return "", false
@@ -58,11 +54,14 @@ func timestampErrors(h wire.BatchHeader, batch []byte, tc config.TopicConfig, no
 		return fmt.Sprintf("Timestamp %d of the record at offset delta %d in topic partition %s-%d is out of range; the broker accepts [%d, %d] (message.timestamp.before.max.ms, message.timestamp.after.max.ms)",
 			ts, r.OffsetDelta, topic, partition, lo, hi), true
 	})
+	if err != nil {
+		return "The batch's record timestamps are out of range and its records do not decode", nil, true
+	}
 	if len(errs) == 0 {
 		// The header is out of range but no record is: Kafka checks
 		// the records only, and takes the batch.
 		return "", nil, false
 	}
 	return fmt.Sprintf("%d of the batch's %d records have a timestamp out of range (see record_errors); the first, at index %d: %s",
-		len(errs), len(recs), errs[0].RelativeOffset, *errs[0].ErrorMessage), errs, true
+		len(errs), n, errs[0].RelativeOffset, *errs[0].ErrorMessage), errs, true
 }

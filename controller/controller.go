@@ -611,8 +611,25 @@ func (c *Controller) alterTopic(topic string, validateOnly bool, compute func(ma
 // config overrides (resource type GROUP). validate, if non-nil, checks the
 // resulting map. A group needs not exist, as in Kafka.
 func (c *Controller) AlterGroupConfigs(group string, ops []ConfigOp, validateOnly bool, validate func(map[string]string) (int16, string)) (code int16, msg string) {
+	return c.alterConfigResource(ConfigResourceGroup, group, func(img *Image) map[string]map[string]string { return img.GroupConfigs },
+		ops, validateOnly, validate)
+}
+
+// AlterClientMetrics applies config operations to a client metrics
+// subscription (resource type CLIENT_METRICS, KIP-714). validate, if
+// non-nil, checks the resulting map. Setting a config of a subscription
+// that does not exist creates it; deleting its last config removes it.
+func (c *Controller) AlterClientMetrics(name string, ops []ConfigOp, validateOnly bool, validate func(map[string]string) (int16, string)) (code int16, msg string) {
+	return c.alterConfigResource(ConfigResourceClientMetrics, name, func(img *Image) map[string]map[string]string { return img.ClientMetrics },
+		ops, validateOnly, validate)
+}
+
+// alterConfigResource applies ops to the configs of resource name of type
+// typ, which configsOf finds in an image, and commits the difference.
+func (c *Controller) alterConfigResource(typ int8, name string, configsOf func(*Image) map[string]map[string]string, ops []ConfigOp,
+	validateOnly bool, validate func(map[string]string) (int16, string)) (code int16, msg string) {
 	err := c.write(validateOnly, func(img *Image) []Record {
-		current := img.GroupConfigs[group]
+		current := configsOf(img)[name]
 		next, ccode, cmsg := applyConfigOps(current, ops, nil)
 		if ccode != 0 {
 			code, msg = ccode, cmsg
@@ -623,7 +640,7 @@ func (c *Controller) AlterGroupConfigs(group string, ops []ConfigOp, validateOnl
 				return nil
 			}
 		}
-		return configDiff(ConfigResourceGroup, group, current, next)
+		return configDiff(typ, name, current, next)
 	})
 	if err != nil && overrides(code, err) {
 		return errorCode(err)

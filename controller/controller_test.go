@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 
@@ -27,6 +28,10 @@ func allRecordKinds() []Record {
 		ConfigRecord{ResourceType: ConfigResourceTopic, ResourceName: "t", Name: "retention.ms", Value: ptr("5")},
 		ConfigRecord{ResourceType: ConfigResourceBroker, ResourceName: "", Name: "x", Value: ptr("y")},
 		ConfigRecord{ResourceType: ConfigResourceGroup, ResourceName: "g", Name: "share.auto.offset.reset", Value: ptr("earliest")},
+		ConfigRecord{ResourceType: ConfigResourceClientMetrics, ResourceName: "sub", Name: "interval.ms", Value: ptr("1000")},
+		ConfigRecord{ResourceType: ConfigResourceClientMetrics, ResourceName: "sub", Name: "metrics", Value: ptr("a.")},
+		ConfigRecord{ResourceType: ConfigResourceClientMetrics, ResourceName: "gone", Name: "match", Value: ptr("client_id=x")},
+		ConfigRecord{ResourceType: ConfigResourceClientMetrics, ResourceName: "gone", Name: "match"},
 		BrokerFenceRecord{BrokerID: 2, Fenced: true},
 		TopicRecord{Name: "gone", ID: Uuid{9}},
 		RemoveTopicRecord{ID: Uuid{9}},
@@ -674,5 +679,41 @@ func TestImagePublishedAfterOnChange(t *testing.T) {
 	c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: 1, ReplicationFactor: 1}}, false)
 	if checked == 0 || c.Image().Topics["t"] == nil {
 		t.Fatalf("checked %d", checked)
+	}
+}
+
+// TestAlterClientMetrics: a KIP-714 subscription is created by its first
+// config, kept in the image (and so in snapshots and on every node), and
+// removed with its last config; validation and validate-only commit
+// nothing.
+func TestAlterClientMetrics(t *testing.T) {
+	c := newTestController(t, 1)
+	v := "1000"
+	set := []ConfigOp{{Name: "interval.ms", Value: &v, Op: OpSet}}
+	if code, msg := c.AlterClientMetrics("sub", set, true, nil); code != 0 || c.Image().ClientMetrics["sub"] != nil {
+		t.Fatalf("validate-only: %d %s %v", code, msg, c.Image().ClientMetrics)
+	}
+	refuse := func(map[string]string) (int16, string) { return kerr.InvalidConfig.Code, "no" }
+	if code, _ := c.AlterClientMetrics("sub", set, false, refuse); code != kerr.InvalidConfig.Code || c.Image().ClientMetrics["sub"] != nil {
+		t.Fatalf("refused: %d %v", code, c.Image().ClientMetrics)
+	}
+	if code, msg := c.AlterClientMetrics("sub", set, false, nil); code != 0 {
+		t.Fatalf("set: %d %s", code, msg)
+	}
+	if got := c.Image().ClientMetrics["sub"]["interval.ms"]; got != "1000" {
+		t.Fatalf("image: %v", c.Image().ClientMetrics)
+	}
+	recs := ImageRecords(c.Image())
+	if !slices.ContainsFunc(recs, func(r Record) bool {
+		cr, ok := r.(ConfigRecord)
+		return ok && cr.ResourceType == ConfigResourceClientMetrics && cr.ResourceName == "sub" && cr.Name == "interval.ms"
+	}) {
+		t.Errorf("snapshot records lack the subscription: %v", recs)
+	}
+	if code, msg := c.AlterClientMetrics("sub", []ConfigOp{{Name: "interval.ms", Op: OpDelete}}, false, nil); code != 0 {
+		t.Fatalf("delete: %d %s", code, msg)
+	}
+	if _, ok := c.Image().ClientMetrics["sub"]; ok {
+		t.Errorf("subscription without configs still in the image: %v", c.Image().ClientMetrics)
 	}
 }

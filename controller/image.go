@@ -130,6 +130,11 @@ type Image struct {
 	// GroupConfigs are the group config overrides (resource type GROUP)
 	// by group id; see GroupConfig.
 	GroupConfigs map[string]map[string]string
+	// ClientMetrics are KIP-714's client metrics subscriptions (config
+	// resource type CLIENT_METRICS): each subscription's configs
+	// (metrics, interval.ms, match) by name. A subscription whose last
+	// config is deleted is gone, as in Kafka.
+	ClientMetrics map[string]map[string]string
 	// Features are the feature levels FeatureLevelRecords finalized, by
 	// name (0: removed); see features.go and FeatureLevel.
 	Features map[string]int16
@@ -409,23 +414,30 @@ func (b *builder) applyConfig(r ConfigRecord) error {
 		}
 	case ConfigResourceGroup:
 		// Group configs change rarely: copy the whole map on write.
-		next := make(map[string]map[string]string, len(b.img.GroupConfigs)+1)
-		maps.Copy(next, b.img.GroupConfigs)
-		m := cloneMap(next[r.ResourceName])
-		if m == nil {
-			m = map[string]string{}
-		}
-		setOrDelete(m, r.Name, r.Value)
-		if len(m) == 0 {
-			delete(next, r.ResourceName)
-		} else {
-			next[r.ResourceName] = m
-		}
-		b.img.GroupConfigs = next
+		b.img.GroupConfigs = withConfig(b.img.GroupConfigs, r)
+	case ConfigResourceClientMetrics:
+		b.img.ClientMetrics = withConfig(b.img.ClientMetrics, r)
 	default:
 		return fmt.Errorf("%w: config resource type %d", ErrApply, r.ResourceType)
 	}
 	return nil
+}
+
+// withConfig returns a copy of configs (resource name to its configs)
+// with r applied; a resource left without configs is removed. For the
+// resource types that change rarely (groups, client metrics), whose maps
+// are copied whole on write.
+func withConfig(configs map[string]map[string]string, r ConfigRecord) map[string]map[string]string {
+	next := make(map[string]map[string]string, len(configs)+1)
+	maps.Copy(next, configs)
+	m := cloneMap(next[r.ResourceName])
+	setOrDelete(m, r.Name, r.Value)
+	if len(m) == 0 {
+		delete(next, r.ResourceName)
+	} else {
+		next[r.ResourceName] = m
+	}
+	return next
 }
 
 func setOrDelete(m map[string]string, name string, value *string) {

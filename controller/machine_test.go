@@ -61,7 +61,7 @@ func TestSnapshotCoversImage(t *testing.T) {
 	for f := range reflect.TypeFor[Image]().Fields() {
 		fields = append(fields, f.Name)
 	}
-	want := []string{"Offset", "ClusterID", "ControllerID", "Brokers", "Topics", "TopicsByID", "BrokerConfigs", "NextProducerID", "ScramCredentials", "DelegationTokens", "ACLs", "ClientQuotas", "LogDirs", "GroupConfigs", "Features"}
+	want := []string{"Offset", "ClusterID", "ControllerID", "Brokers", "Topics", "TopicsByID", "BrokerConfigs", "NextProducerID", "ScramCredentials", "DelegationTokens", "ACLs", "ClientQuotas", "LogDirs", "GroupConfigs", "ClientMetrics", "Features"}
 	if !slices.Equal(fields, want) {
 		t.Fatalf("Image fields %v, snapshot covers %v: extend ImageRecords, then this list", fields, want)
 	}

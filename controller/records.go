@@ -26,6 +26,9 @@ const (
 	ConfigResourceTopic  int8 = 2
 	ConfigResourceBroker int8 = 4
 	ConfigResourceGroup  int8 = 32 // group configs (KIP-848, KIP-932)
+	// ConfigResourceClientMetrics are KIP-714's client metrics
+	// subscriptions, by subscription name.
+	ConfigResourceClientMetrics int8 = 16
 )
 
 // Record is one change to the cluster metadata. Records are applied in log

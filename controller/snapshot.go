@@ -44,6 +44,9 @@ func ImageRecords(img *Image) []Record {
 	for _, g := range slices.Sorted(maps.Keys(img.GroupConfigs)) {
 		recs = appendConfigRecords(recs, ConfigResourceGroup, g, img.GroupConfigs[g])
 	}
+	for _, name := range slices.Sorted(maps.Keys(img.ClientMetrics)) {
+		recs = appendConfigRecords(recs, ConfigResourceClientMetrics, name, img.ClientMetrics[name])
+	}
 	for _, name := range slices.Sorted(maps.Keys(img.Topics)) {
 		t := img.Topics[name]
 		recs = append(recs, TopicRecord{Name: t.Name, ID: t.ID})

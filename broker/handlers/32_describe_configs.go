@@ -34,9 +34,12 @@ import (
 // setting); another id is INVALID_REQUEST, as in Kafka, which answers
 // only for itself. A BROKER_LOGGER resource lists samsa's one logger,
 // root (broker_logger.go). A GROUP resource lists the group configs
-// (group_configs.go). Other resource types (CLIENT_METRICS) are
-// INVALID_REQUEST "Unsupported resource type". Settings are listed
-// sorted by name; names we do not know are left out.
+// (group_configs.go). A CLIENT_METRICS resource lists the three configs
+// of a client metrics subscription (client_metrics.go): those set with
+// source CLIENT_METRICS_CONFIG, the others with their defaults; one that
+// does not exist is all defaults, the empty name INVALID_REQUEST. Other
+// resource types are INVALID_REQUEST "Unsupported resource type".
+// Settings are listed sorted by name; names we do not know are left out.
 func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
@@ -61,6 +64,8 @@ func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 			entries, code, msg = describeBrokerLoggers(d, res.ResourceName)
 		case kmsg.ConfigResourceTypeGroupConfig:
 			entries, code, msg = describeGroupConfigs(d, img, res.ResourceName, withSynonyms) // group_configs.go
+		case kmsg.ConfigResourceTypeClientMetrics:
+			entries, code, msg = describeClientMetrics(img, res.ResourceName, withSynonyms) // client_metrics.go
 		default:
 			code, msg = kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type: %s", res.ResourceType)
 		}

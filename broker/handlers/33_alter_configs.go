@@ -21,7 +21,9 @@ import (
 //     (cluster-wide default) or this node's id (else INVALID_REQUEST); its
 //     dynamic configs are replaced likewise, and a setting that cannot
 //     change at runtime fails the resource with INVALID_CONFIG "Cannot
-//     update these configs dynamically: [...]".
+//     update these configs dynamically: [...]". A CLIENT_METRICS resource
+//     (a KIP-714 subscription) gets the given configs, validated as a
+//     whole (client_metrics.go); an empty set removes it.
 //   - v1: throttle_time_ms after the response (always 0).
 //   - v2: flexible.
 //
@@ -69,6 +71,8 @@ func alterConfigsResource(d *Deps, r *Request, res kmsg.AlterConfigsRequestResou
 		return d.Controller.SetTopicConfigs(res.ResourceName, configs, validateOnly)
 	case kmsg.ConfigResourceTypeGroupConfig:
 		return setGroupConfigs(d, res.ResourceName, configs, validateOnly) // group_configs.go
+	case kmsg.ConfigResourceTypeClientMetrics:
+		return setClientMetrics(d, res.ResourceName, configs, validateOnly) // client_metrics.go
 	case kmsg.ConfigResourceTypeBroker:
 		if code, msg := alterBrokerResource(d, r, res.ResourceName); code != 0 {
 			return code, msg

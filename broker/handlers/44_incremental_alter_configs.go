@@ -30,9 +30,12 @@ import (
 // named twice in one resource is INVALID_REQUEST "Error due to duplicate
 // config keys"; a null value for any operation but DELETE is
 // INVALID_REQUEST "Null value not supported for : name"; an unknown
-// operation is INVALID_REQUEST. BROKER_LOGGER resources set this node's
-// log level (broker_logger.go). Other resource types (CLIENT_METRICS,
-// GROUP) are INVALID_REQUEST. Results are in request order.
+// operation is UNKNOWN_SERVER_ERROR. BROKER_LOGGER resources set this
+// node's log level (broker_logger.go), GROUP resources a group's configs
+// (group_configs.go), CLIENT_METRICS resources a KIP-714 client metrics
+// subscription (client_metrics.go: SET and DELETE; APPEND and SUBTRACT
+// are INVALID_CONFIG there, as in Kafka). Other resource types are
+// INVALID_REQUEST. Results are in request order.
 func handleIncrementalAlterConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
@@ -67,7 +70,10 @@ func incrementalAlterResource(d *Deps, r *Request, res kmsg.IncrementalAlterConf
 		case kmsg.IncrementalAlterConfigOpSet, kmsg.IncrementalAlterConfigOpDelete,
 			kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
 		default:
-			return kerr.InvalidRequest.Code, fmt.Sprintf("Unknown operation type %d", int8(c.Op))
+			// Kafka 4.4's OpType.forId throws IllegalArgumentException,
+			// which it answers UNKNOWN_SERVER_ERROR with no message
+			// (differential suite, step cm-diff-cm-bad-op).
+			return kerr.UnknownServerError.Code, ""
 		}
 	}
 
@@ -77,6 +83,8 @@ func incrementalAlterResource(d *Deps, r *Request, res kmsg.IncrementalAlterConf
 		return alterBrokerLoggers(d, res, validateOnly)
 	case kmsg.ConfigResourceTypeGroupConfig:
 		return alterGroupConfigs(d, res, validateOnly) // group_configs.go
+	case kmsg.ConfigResourceTypeClientMetrics:
+		return alterClientMetrics(d, res, validateOnly) // client_metrics.go
 	case kmsg.ConfigResourceTypeTopic:
 		t := img.Topics[res.ResourceName]
 		if t == nil {

@@ -23,8 +23,8 @@ import (
 //     type the version knows; a type it does not know makes the answer
 //     UNSUPPORTED_VERSION with no resources.
 //   - The resources come grouped by type, in Kafka's order: the groups
-//     that have group configs, the client metrics resources (samsa has
-//     none: it does not implement KIP-714's client metrics), the live
+//     that have group configs, the client metrics subscriptions
+//     (KIP-714, client_metrics.go), the live
 //     brokers reachable on the request's listener as BROKER_LOGGER
 //     resources and again as BROKER resources (by node id), then every
 //     topic, internal ones included. Within a type samsa sorts by name
@@ -64,7 +64,7 @@ func handleListConfigResources(d *Deps, r *Request) (kmsg.Response, error) {
 	groups := configuredGroups(img)
 	sort.Strings(groups)
 	add(kmsg.ConfigResourceTypeGroupConfig, groups)
-	add(kmsg.ConfigResourceTypeClientMetrics, nil)
+	add(kmsg.ConfigResourceTypeClientMetrics, clientMetricsNames(img)) // client_metrics.go
 	brokers := brokersOnListener(img, r.ListenerName)
 	add(kmsg.ConfigResourceTypeBrokerLogger, brokers)
 	add(kmsg.ConfigResourceTypeBroker, brokers)

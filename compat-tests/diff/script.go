@@ -52,6 +52,7 @@ func Script(s *Session) error {
 		scriptOffsets,
 		scriptMetadata,
 		scriptConfigs,
+		scriptClientMetrics,
 		scriptGroups,
 		scriptConsumerGroups,
 		scriptStreamsGroups,

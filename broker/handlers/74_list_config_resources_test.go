@@ -47,10 +47,17 @@ func TestListConfigResources(t *testing.T) {
 		t.Fatalf("AlterGroupConfigs delete: %d %s", code, msg)
 	}
 
+	ms := "1000"
+	for _, sub := range []string{"cm-b", "cm-a"} {
+		if code, msg := e.d.Controller.AlterClientMetrics(sub, []controller.ConfigOp{{Name: "interval.ms", Value: &ms, Op: controller.OpSet}}, false, nil); code != 0 {
+			t.Fatalf("AlterClientMetrics %s: %d %s", sub, code, msg)
+		}
+	}
+
 	all := e.call(t, kmsg.NewPtrListConfigResourcesRequest(), 1).(*kmsg.ListConfigResourcesResponse)
 	// Kafka's order of types: groups, client metrics, broker loggers,
 	// brokers, topics; the fenced broker 3 is left out.
-	want := []string{"32:g-a", "32:g-b", "8:1", "8:2", "4:1", "4:2", "2:alpha", "2:zeta"}
+	want := []string{"32:g-a", "32:g-b", "16:cm-a", "16:cm-b", "8:1", "8:2", "4:1", "4:2", "2:alpha", "2:zeta"}
 	if got := listed(all); all.ErrorCode != 0 || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("v1, every type: code %d, %v, want %v", all.ErrorCode, got, want)
 	}
@@ -62,10 +69,10 @@ func TestListConfigResources(t *testing.T) {
 		t.Errorf("v1, topics and brokers: code %d, %v, want %v", resp.ErrorCode, got, want)
 	}
 
-	// v0 knows client metrics only, of which samsa has none.
+	// v0 (ListClientMetricsResources) knows client metrics only.
 	resp = e.call(t, kmsg.NewPtrListConfigResourcesRequest(), 0).(*kmsg.ListConfigResourcesResponse)
-	if resp.ErrorCode != 0 || len(resp.ConfigResources) != 0 {
-		t.Errorf("v0: code %d, %v", resp.ErrorCode, listed(resp))
+	if got := listed(resp); resp.ErrorCode != 0 || fmt.Sprint(got) != "[16:cm-a 16:cm-b]" {
+		t.Errorf("v0: code %d, %v", resp.ErrorCode, got)
 	}
 
 	// A type the version does not know: UNSUPPORTED_VERSION, nothing listed.

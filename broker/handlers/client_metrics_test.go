@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller/acl"
 )
 
 // TestValidateClientMetrics checks the verdicts and messages Kafka 4.4
@@ -199,5 +201,28 @@ func TestClientMetricsLifecycle(t *testing.T) {
 	// An operation Kafka does not know: UNKNOWN_SERVER_ERROR, as Kafka.
 	if code, _ := alter(cmAlter("sub", false, kmsg.IncrementalAlterConfigOp(9), "metrics", "a")); code != kerr.UnknownServerError.Code {
 		t.Errorf("unknown op: %d", code)
+	}
+}
+
+// TestClientMetricsAuthz: subscriptions are authorized on the CLUSTER
+// (DESCRIBE_CONFIGS to describe, ALTER_CONFIGS to alter), as Kafka 4.4's
+// ConfigHelper and ConfigAdminManager do.
+func TestClientMetricsAuthz(t *testing.T) {
+	e := newAdminEnv(t)
+	e.d.Authz = &Authz{Authorizer: acl.Authorizer{SuperUsers: []string{"User:admin"}}}
+	describe := describeConfigsReq(false, false, describeResource(kmsg.ConfigResourceTypeClientMetrics, "sub"))
+	if rr := e.callAs(t, "User:bob", describe, 4).(*kmsg.DescribeConfigsResponse).Resources[0]; rr.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("describe without DESCRIBE_CONFIGS: %d", rr.ErrorCode)
+	}
+	alter := cmAlter("sub", false, kmsg.IncrementalAlterConfigOpSet, "interval.ms", "1000")
+	if rr := e.callAs(t, "User:bob", alter, 1).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]; rr.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("alter without ALTER_CONFIGS: %d", rr.ErrorCode)
+	}
+	if e.d.Controller.Image().ClientMetrics["sub"] != nil {
+		t.Error("a refused alteration was applied")
+	}
+	alter = cmAlter("sub", false, kmsg.IncrementalAlterConfigOpSet, "interval.ms", "1000")
+	if rr := e.callAs(t, "User:admin", alter, 1).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]; rr.ErrorCode != 0 {
+		t.Errorf("alter as a super user: %d", rr.ErrorCode)
 	}
 }

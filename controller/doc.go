@@ -1,6 +1,8 @@
 // Package controller owns samsa's cluster metadata: brokers, topics with
 // their ids, partitions with replicas, leader, epochs and ISR, and dynamic
-// topic and broker configs.
+// topic, broker and group configs and client metrics subscriptions
+// (ConfigRecords of resource types 2, 4, 32 and 16, Kafka's numbers; a
+// build that does not know a resource type refuses the record).
 //
 // The metadata is an immutable Image built by applying Records in order.
 // A Machine applies committed batches of records to the image and queues

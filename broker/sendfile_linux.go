@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -132,14 +133,23 @@ func rawSendfile(out, in int, off *int64, count int) (int, error) {
 	return int(r), nil
 }
 
-// sysCachestat is cachestat(2) (Linux 6.5), the same number on every
-// architecture.
+// sysCachestat is cachestat(2) (Linux 6.5): 451 on the 64-bit
+// architectures of rawSendArch (MIPS numbers it from 4000 or 5000).
 const sysCachestat = 451
 
+// rawSendArch: the 64-bit architectures whose sendfile takes a 64-bit
+// offset as SYS_SENDFILE and whose cachestat is sysCachestat. Elsewhere
+// (386 and arm need SYS_SENDFILE64, MIPS) every range goes the
+// scheduler-aware way.
+var rawSendArch = map[string]bool{"amd64": true, "arm64": true, "riscv64": true, "ppc64": true, "ppc64le": true, "s390x": true, "loong64": true}[runtime.GOARCH]
+
 // cachestatUnsupported is set once cachestat failed with ENOSYS (an older
-// kernel) or EPERM (a seccomp filter that does not know it): every range
-// then goes the scheduler-aware way, as before.
+// kernel) or EPERM (a seccomp filter that does not know it), or from the
+// start off rawSendArch: every range then goes the scheduler-aware way,
+// as before.
 var cachestatUnsupported atomic.Bool
+
+func init() { cachestatUnsupported.Store(!rawSendArch) }
 
 // rangeCached reports whether every page of fd's bytes [off, off+n) is in
 // the page cache (cachestat(2)); false when it cannot tell.

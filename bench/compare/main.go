@@ -236,6 +236,7 @@ func runBroker(c config, name string, round int) (map[string]float64, error) {
 		m["procs_consume_raw_1k_mbps"] = res["consume-raw"].MBps
 		m["procs_consume_raw_cpu_s_per_gb"] = res["consume-raw"].BrokerCPUSecPerGB
 		m["procs_consume_raw_client_cpu_s_per_gb"] = res["consume-raw"].ClientCPUSecPerGB
+		m["procs_consume_raw_vcsw_per_gb"] = res["consume-raw"].BrokerVCSwPerGB
 	}
 	if c.ssl {
 		// The same 1 KiB load over TLS (TLS 1.3, the clients' and brokers'
@@ -476,6 +477,9 @@ type loadResult struct {
 	// ClientCPUSecPerGB is the consumer processes' CPU seconds per GB
 	// consumed (-procs).
 	ClientCPUSecPerGB float64 `json:"client_cpu_s_per_gb"`
+	// BrokerVCSwPerGB is the broker threads' voluntary context switches
+	// (blocking: wake-ups) per GB moved (with -broker-pid).
+	BrokerVCSwPerGB float64 `json:"broker_vcsw_per_gb"`
 }
 
 // samsaLoad runs samsa-load with -json and returns its results by phase.
@@ -618,6 +622,7 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 		{"procs_consume_raw_1k_mbps", fmt.Sprintf("samsa-load -procs %d -consume raw, 1 KiB (MB/s)", c.procs), true},
 		{"procs_consume_raw_cpu_s_per_gb", "broker CPU per GB consumed, -consume raw (s/GB)", false},
 		{"procs_consume_raw_client_cpu_s_per_gb", "consumer processes' CPU per GB consumed, -consume raw (s/GB)", false},
+		{"procs_consume_raw_vcsw_per_gb", "broker threads' voluntary context switches per GB consumed, -consume raw", false},
 		{"perf_produce_1k_mbps", "kafka-producer-perf-test 1 KiB, acks=all (MB/s)", true},
 		{"perf_produce_100_rps", "kafka-producer-perf-test 100 B, acks=all (records/s)", true},
 		{"perf_consume_1k_mbps", "kafka-consumer-perf-test 1 KiB (MB/s)", true},

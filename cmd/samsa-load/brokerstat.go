@@ -19,6 +19,7 @@ type brokerStat struct {
 	pids     []int
 	cpu0     time.Duration
 	minflt0  int64
+	csw0     [2]int64
 	done     chan struct{}
 	wg       sync.WaitGroup
 	peakKiB  int64
@@ -48,6 +49,7 @@ func watchBroker(pids []int) *brokerStat {
 		return s
 	}
 	s.cpu0, s.minflt0, _ = s.usage()
+	s.csw0 = s.switches()
 	s.sample()
 	s.wg.Add(1)
 	go func() {
@@ -112,6 +114,36 @@ func (s *brokerStat) stop(r *result, bytes int64) {
 		r.BrokerMinFltPerGB = float64(minflt-s.minflt0) / (float64(bytes) / 1e9)
 	}
 	r.BrokerPeakRSSMB = float64(s.peakKiB) / 1024
+	if csw := s.switches(); bytes > 0 && csw[0] > 0 {
+		r.BrokerVCSwPerGB = float64(csw[0]-s.csw0[0]) / (float64(bytes) / 1e9)
+		r.BrokerNVCSwPerGB = float64(csw[1]-s.csw0[1]) / (float64(bytes) / 1e9)
+	}
+}
+
+// switches returns the voluntary and involuntary context switches of the
+// watched processes' threads, summed (/proc/PID/task/*/status; a thread
+// that exits during the phase takes its switches with it, which Go's and
+// the JVM's long-lived threads rarely do). A voluntary switch is a thread
+// blocking (a wake-up to come); involuntary ones are preemption.
+func (s *brokerStat) switches() (csw [2]int64) {
+	for _, pid := range s.pids {
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		for _, t := range tasks {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				for i, key := range [2]string{"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"} {
+					if rest, ok := strings.CutPrefix(line, key); ok {
+						n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+						csw[i] += n
+					}
+				}
+			}
+		}
+	}
+	return csw
 }
 
 // brokerText is the human-readable broker part of a result line.

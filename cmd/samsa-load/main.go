@@ -432,6 +432,11 @@ type result struct {
 	BrokerPeakRSSMB   float64 `json:"broker_peak_rss_mb,omitempty"`
 	// BrokerMinFltPerGB is the broker's minor page faults per GB moved.
 	BrokerMinFltPerGB float64 `json:"broker_minflt_per_gb,omitempty"`
+	// BrokerVCSwPerGB and BrokerNVCSwPerGB are the broker threads'
+	// voluntary (blocking, so a wake-up) and involuntary context switches
+	// per GB moved.
+	BrokerVCSwPerGB  float64 `json:"broker_vcsw_per_gb,omitempty"`
+	BrokerNVCSwPerGB float64 `json:"broker_nvcsw_per_gb,omitempty"`
 	// The consumer processes' own CPU time, per GB consumed, the Fetch
 	// responses they read (count, per GB, mean size) and their Metadata
 	// responses, with -procs (clientstat.go).

@@ -34,22 +34,22 @@ const inMemoryLimit = 1 << 20
 // checkCompressed checks the records of a compressed batch: decompressed
 // whole into a pooled buffer when they fit in inMemoryLimit bytes, streamed
 // (checkCompressedStream) when not. The codes are the same either way.
-func checkCompressed(c Compression, body []byte, n int32) *BatchError {
+func checkCompressed(c Compression, body []byte, n int32, st *recordStats) *BatchError {
 	if len(body) >= inMemoryLimit {
 		// Its records will hardly fit: do not decompress the first
 		// MiB twice (the answer is the same either way).
-		return checkCompressedStream(c, body, n)
+		return checkCompressedStreamStats(c, body, n, st)
 	}
 	scratch := getScratch()
 	out, err := decompressLimited(c, *scratch, body, inMemoryLimit)
 	if err != nil {
 		putScratch(scratch)
 		if errors.Is(err, ErrTooLarge) {
-			return checkCompressedStream(c, body, n)
+			return checkCompressedStreamStats(c, body, n, st)
 		}
 		return decompressErr(c, err)
 	}
-	berr := checkCompressedRecords(out, n)
+	berr := checkCompressedRecordsStats(out, n, st)
 	*scratch = out[:0]
 	putScratch(scratch)
 	return berr
@@ -302,6 +302,12 @@ func (s *recordStream) drain() (int64, error) {
 // INVALID_RECORD, and records that do not match checkCompressedRecords'
 // rules with INVALID_RECORD.
 func checkCompressedStream(c Compression, body []byte, n int32) *BatchError {
+	return checkCompressedStreamStats(c, body, n, nil)
+}
+
+// checkCompressedStreamStats is checkCompressedStream adding each record's
+// deltas to st when st is not nil.
+func checkCompressedStreamStats(c Compression, body []byte, n int32, st *recordStats) *BatchError {
 	r, release, err := compressedReader(c, body)
 	if err != nil {
 		return decompressErr(c, err)
@@ -310,7 +316,11 @@ func checkCompressedStream(c Compression, body []byte, n int32) *BatchError {
 	wp := windowPool.Get().(*[]byte)
 	defer windowPool.Put(wp)
 	s := &recordStream{r: r, buf: *wp}
-	berr := walkStream(s, n, nil)
+	var fn func(int32, RecordInfo)
+	if st != nil {
+		fn = func(i int32, r RecordInfo) { st.add(i, r.TimestampDelta, r.OffsetDelta) }
+	}
+	berr := walkStream(s, n, fn)
 	left, err := s.drain()
 	if err != nil {
 		return decompressErr(c, err)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -163,6 +164,74 @@ type ValidateOptions struct {
 	ProduceVersion int16
 	// DeepValidate decompresses compressed batches and checks their records.
 	DeepValidate bool
+	// Stats, when not nil, receives what the walk of the (last) batch's
+	// records learns besides their framing (compressed batches: only with
+	// DeepValidate).
+	Stats *RecordStats
+}
+
+// RecordStats is what ValidateProduce learns of a batch's records.
+type RecordStats struct {
+	// MaxTimestamp is the largest record timestamp, -1 when none is
+	// larger (Kafka's NO_TIMESTAMP start): what Kafka 4.4 writes into
+	// the batch's max timestamp whatever the producer wrote there. A
+	// LogAppendTime batch's records all have its max timestamp.
+	MaxTimestamp int64
+	// OffsetsInOrder reports that record i's offset delta is i for every
+	// record (always true of an uncompressed batch: Kafka keeps those
+	// deltas as sent). Kafka 4.4 refuses a compressed batch it keeps in
+	// its codec whose deltas are not in order with UNKNOWN_SERVER_ERROR
+	// (its rebuild reads records whose keys and values it skipped) and
+	// renumbers one it rebuilds in another codec (Recompress).
+	OffsetsInOrder bool
+}
+
+// recordStats gathers RecordStats over a walk.
+type recordStats struct {
+	maxDelta int64 // the largest timestamp delta; math.MinInt64 before any
+	inOrder  bool
+}
+
+func newRecordStats() recordStats { return recordStats{maxDelta: math.MinInt64, inOrder: true} }
+
+func (st *recordStats) add(i int32, tsDelta int64, offDelta int32) {
+	st.maxDelta = max(st.maxDelta, tsDelta)
+	if offDelta != i {
+		st.inOrder = false
+	}
+}
+
+// result is the RecordStats of the batch with header h.
+func (st *recordStats) result(h BatchHeader) RecordStats {
+	out := RecordStats{MaxTimestamp: -1, OffsetsInOrder: st.inOrder}
+	switch {
+	case h.IsLogAppendTime():
+		out.MaxTimestamp = max(h.MaxTimestamp, -1)
+	case st.maxDelta != math.MinInt64:
+		out.MaxTimestamp = max(h.BaseTimestamp+st.maxDelta, -1)
+	}
+	return out
+}
+
+// framedMaxDelta returns the largest timestamp delta of the n records of
+// body, which checkRecords accepted (math.MinInt64 when n is 0): only each
+// record's length and timestamp are read.
+func framedMaxDelta(body []byte, n int32) int64 {
+	m := int64(math.MinInt64)
+	i := 0
+	for range n {
+		length, w := varint32(body, i)
+		j := i + w + 1
+		var d int64
+		if c := body[j]; c < 0x80 {
+			d = int64(c>>1) ^ -int64(c&1)
+		} else {
+			d, _ = binary.Varint(body[j:])
+		}
+		m = max(m, d)
+		i += w + int(length)
+	}
+	return m
 }
 
 // ValidateProduce checks the records field of one produce partition as
@@ -172,7 +241,8 @@ type ValidateOptions struct {
 //
 // The checks, in order: the field is not empty (INVALID_RECORD); each batch
 // has magic 2 (INVALID_RECORD); its length is consistent with the buffer
-// (CORRUPT_MESSAGE); for produce v3+ there is exactly one batch
+// (CORRUPT_MESSAGE); its base offset is 0 (INVALID_RECORD, as Kafka's
+// analyzeAndValidateRecords); for produce v3+ there is exactly one batch
 // (INVALID_RECORD; older versions may carry several); its size is at most
 // MaxBatchBytes (MESSAGE_TOO_LARGE); the CRC-32C matches (CORRUPT_MESSAGE);
 // the codec is known (CORRUPT_MESSAGE); zstd needs produce v7+
@@ -233,6 +303,11 @@ func validateBatch(b []byte, opts ValidateOptions) (BatchHeader, []byte, *BatchE
 	if h.TotalSize() > len(b) {
 		return h, nil, batchErr(kerr.CorruptMessage, "record batch of %d bytes truncated to %d", h.TotalSize(), len(b))
 	}
+	if h.BaseOffset != 0 {
+		// Kafka 4.4's UnifiedLog.analyzeAndValidateRecords, before
+		// the size and CRC checks.
+		return h, nil, batchErr(kerr.InvalidRecord, "The baseOffset of the record batch in the append should be 0, but it is %d", h.BaseOffset)
+	}
 	if opts.MaxBatchBytes > 0 && h.TotalSize() > int(opts.MaxBatchBytes) {
 		return h, nil, batchErr(kerr.MessageTooLarge, "record batch of %d bytes exceeds the maximum %d", h.TotalSize(), opts.MaxBatchBytes)
 	}
@@ -258,15 +333,25 @@ func validateBatch(b []byte, opts ValidateOptions) (BatchHeader, []byte, *BatchE
 	}
 	if c == CompressionNone || opts.DeepValidate {
 		body := batch[BatchHeaderSize:]
+		var st *recordStats
+		if opts.Stats != nil {
+			s := newRecordStats()
+			st = &s
+		}
 		if c != CompressionNone {
 			// At most inMemoryLimit bytes decompressed at once;
 			// larger streams are walked through a small window
 			// (stream.go).
-			if berr := checkCompressed(c, body, h.NumRecords); berr != nil {
+			if berr := checkCompressed(c, body, h.NumRecords, st); berr != nil {
 				return h, nil, berr
 			}
 		} else if err := checkRecords(body, h.NumRecords); err != nil {
 			return h, nil, err
+		} else if st != nil {
+			st.maxDelta = framedMaxDelta(body, h.NumRecords)
+		}
+		if st != nil {
+			*opts.Stats = st.result(h)
 		}
 	}
 	return h, batch, nil
@@ -289,6 +374,16 @@ func SetPartitionLeaderEpoch(batch []byte, epoch int32) {
 func SetLogAppendTime(batch []byte, ts int64) {
 	attrs := binary.BigEndian.Uint16(batch[offAttributes:])
 	binary.BigEndian.PutUint16(batch[offAttributes:], attrs|attrLogAppendTime)
+	binary.BigEndian.PutUint64(batch[offMaxTimestamp:], uint64(ts))
+	RecomputeCRC(batch)
+}
+
+// SetMaxTimestamp writes ts into the batch's max timestamp with timestamp
+// type CreateTime, as Kafka's setMaxTimestamp(CREATE_TIME, ts) does for a
+// batch it keeps, and recomputes the CRC.
+func SetMaxTimestamp(batch []byte, ts int64) {
+	attrs := binary.BigEndian.Uint16(batch[offAttributes:])
+	binary.BigEndian.PutUint16(batch[offAttributes:], attrs&^attrLogAppendTime)
 	binary.BigEndian.PutUint64(batch[offMaxTimestamp:], uint64(ts))
 	RecomputeCRC(batch)
 }

@@ -290,6 +290,15 @@ func TestInPlaceEdits(t *testing.T) {
 	b := mustBatch(t, testSpec(CompressionSnappy, 4))
 	SetBaseOffset(b, 1000)
 	SetPartitionLeaderEpoch(b, 7)
+	// A client's batch must have base offset 0 (Kafka 4.4: INVALID_RECORD
+	// before the CRC is checked); the CRC does not cover the edits.
+	if _, err := ValidateProduce(b, ValidateOptions{ProduceVersion: 9}); !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("base offset 1000: %v, want INVALID_RECORD", err)
+	}
+	if h, _ := ParseBatchHeader(b); crc32.Checksum(b[offAttributes:], castagnoli) != h.CRC {
+		t.Fatal("offset/epoch edits broke the CRC")
+	}
+	SetBaseOffset(b, 0)
 	if _, err := ValidateProduce(b, ValidateOptions{ProduceVersion: 9}); err != nil {
 		t.Fatalf("offset/epoch edits broke the batch: %v", err)
 	}
@@ -298,8 +307,8 @@ func TestInPlaceEdits(t *testing.T) {
 		t.Fatalf("log append time broke the batch: %v", err)
 	}
 	h, _ := ParseBatchHeader(b)
-	if h.BaseOffset != 1000 || h.PartitionLeaderEpoch != 7 || !h.IsLogAppendTime() || h.MaxTimestamp != 1_800_000_000_000 ||
-		h.LastOffset() != 1003 || h.Compression() != CompressionSnappy || h.TotalSize() != len(b) {
+	if h.BaseOffset != 0 || h.PartitionLeaderEpoch != 7 || !h.IsLogAppendTime() || h.MaxTimestamp != 1_800_000_000_000 ||
+		h.LastOffset() != 3 || h.Compression() != CompressionSnappy || h.TotalSize() != len(b) {
 		t.Fatalf("header after edits: %+v", h)
 	}
 }
@@ -367,5 +376,113 @@ func TestRecompressControlUnchanged(t *testing.T) {
 	}
 	if _, err := Recompress(b[:50], CompressionGzip); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("short: %v", err)
+	}
+}
+
+// oddBatch is a batch of three records as sent by a producer that numbers
+// them 0, 2, 4, with a first timestamp delta of 2, attributes 0x7f on the
+// first record and a max timestamp that is not the records'.
+func oddBatch(t *testing.T, c Compression) []byte {
+	t.Helper()
+	var body []byte
+	for _, r := range []Record{
+		{Attributes: 0x7f, TimestampDelta: 2, OffsetDelta: 0, Key: []byte("a"), Value: []byte("v-a"), Headers: []RecordHeader{{Key: "h", Value: []byte("x")}}},
+		{TimestampDelta: 5, OffsetDelta: 2, Key: []byte("b"), Value: []byte("v-b")},
+		{TimestampDelta: -20, OffsetDelta: 4, Value: []byte("v-c"), Headers: []RecordHeader{{Key: "n"}}},
+	} {
+		body = appendRecord(body, &r)
+	}
+	payload, err := Compress(c, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := BatchHeader{PartitionLeaderEpoch: -1, Magic: 2, Attributes: int16(c), LastOffsetDelta: 2,
+		BaseTimestamp: 1_700_000_000_000 - 10, MaxTimestamp: 1_700_000_000_000 + 100, ProducerID: 42, ProducerEpoch: 3, BaseSequence: 9, NumRecords: 3}
+	h.BatchLength = int32(minBatchLength + len(payload))
+	b := append(appendBatchHeader(nil, h), payload...)
+	RecomputeCRC(b)
+	return b
+}
+
+// TestRecompressAsKafka checks the batch Recompress builds against what
+// Kafka 4.4 stored for the same batch sent to a topic of another codec
+// (compat-tests/FINDINGS.md "inner offsets"): records renumbered 0..n-1,
+// attributes 0, the base timestamp the first record's, the max timestamp
+// the largest record timestamp; and the RecordStats ValidateProduce
+// reports of the batch as sent.
+func TestRecompressAsKafka(t *testing.T) {
+	const base = 1_700_000_000_000 - 10
+	for _, from := range allCodecs {
+		b := oddBatch(t, from)
+		var st RecordStats
+		if _, err := ValidateProduce(b, ValidateOptions{ProduceVersion: 9, DeepValidate: true, Stats: &st}); err != nil {
+			t.Fatalf("%s: validate: %v", from, err)
+		}
+		// Kafka keeps an uncompressed batch's deltas as sent.
+		if st.MaxTimestamp != base+5 || st.OffsetsInOrder != (from == CompressionNone) {
+			t.Fatalf("%s: stats %+v", from, st)
+		}
+		for _, to := range allCodecs {
+			if to == from {
+				continue
+			}
+			out, err := Recompress(b, to)
+			if err != nil {
+				t.Fatalf("%s->%s: %v", from, to, err)
+			}
+			h, recs, err := DecodeRecords(out)
+			if err != nil {
+				t.Fatalf("%s->%s: decode: %v", from, to, err)
+			}
+			if h.Compression() != to || h.BaseTimestamp != base+2 || h.MaxTimestamp != base+5 || h.LastOffsetDelta != 2 ||
+				h.ProducerID != 42 || h.ProducerEpoch != 3 || h.BaseSequence != 9 || h.NumRecords != 3 {
+				t.Fatalf("%s->%s: header %+v", from, to, h)
+			}
+			for i, want := range []struct {
+				tsd       int64
+				key, val  string
+				nullKey   bool
+				nHeaders  int
+				headerVal []byte
+			}{{0, "a", "v-a", false, 1, []byte("x")}, {3, "b", "v-b", false, 0, nil}, {-22, "", "v-c", true, 1, nil}} {
+				r := recs[i]
+				if r.Attributes != 0 || r.OffsetDelta != int32(i) || r.TimestampDelta != want.tsd || string(r.Key) != want.key ||
+					(r.Key == nil) != want.nullKey || string(r.Value) != want.val || len(r.Headers) != want.nHeaders ||
+					(want.nHeaders > 0 && !bytes.Equal(r.Headers[0].Value, want.headerVal)) || (want.nHeaders > 0 && (r.Headers[0].Value == nil) != (want.headerVal == nil)) {
+					t.Fatalf("%s->%s: record %d: %+v", from, to, i, r)
+				}
+			}
+			var st2 RecordStats
+			if _, err := ValidateProduce(out, ValidateOptions{ProduceVersion: 9, DeepValidate: true, Stats: &st2}); err != nil || !st2.OffsetsInOrder || st2.MaxTimestamp != base+5 {
+				t.Fatalf("%s->%s: rebuilt batch: %v %+v", from, to, err, st2)
+			}
+		}
+	}
+}
+
+// TestRecompressStrict checks that Recompress refuses what Kafka's full
+// record read refuses (parseRecord's rules) at every cut and corruption of
+// the records, never panicking, and agrees with DecodeRecords.
+func TestRecompressStrict(t *testing.T) {
+	good := oddBatch(t, CompressionNone)
+	body := good[BatchHeaderSize:]
+	for i := range body {
+		for _, v := range []byte{0x00, 0x01, 0x7f, 0x80, 0xff} {
+			b := append([]byte(nil), good...)
+			b[BatchHeaderSize+i] = v
+			_, _, derr := DecodeRecords(b)
+			out, rerr := Recompress(b, CompressionLZ4)
+			if (derr == nil) != (rerr == nil) {
+				t.Fatalf("byte %d = %#x: DecodeRecords %v, Recompress %v", i, v, derr, rerr)
+			}
+			if rerr != nil && !errors.Is(rerr, ErrMalformed) {
+				t.Fatalf("byte %d = %#x: %v", i, v, rerr)
+			}
+			if rerr == nil {
+				if _, _, err := DecodeRecords(out); err != nil {
+					t.Fatalf("byte %d = %#x: rebuilt batch: %v", i, v, err)
+				}
+			}
+		}
 	}
 }

@@ -102,8 +102,16 @@ func varint32(b []byte, i int) (int32, int) {
 // hold exactly n records: fewer ("premature EOF"), more bytes after them,
 // or a field running past the end fail with INVALID_RECORD, as does a
 // varint over 5 bytes (a varlong over 10). Offset deltas are not checked
-// (Kafka rewrites such a batch rather than refusing it).
+// here: the caller decides on recordStats.inOrder (Kafka 4.4 refuses a
+// batch it keeps whose deltas are not 0..n-1 with UNKNOWN_SERVER_ERROR and
+// renumbers one it rebuilds).
 func checkCompressedRecords(body []byte, n int32) *BatchError {
+	return checkCompressedRecordsStats(body, n, nil)
+}
+
+// checkCompressedRecordsStats is checkCompressedRecords adding each
+// record's timestamp and offset deltas to st when st is not nil.
+func checkCompressedRecordsStats(body []byte, n int32, st *recordStats) *BatchError {
 	i := 0
 	for r := range n {
 		if i >= len(body) {
@@ -120,19 +128,26 @@ func checkCompressedRecords(body []byte, n int32) *BatchError {
 		if i > len(body) {
 			return batchErr(kerr.InvalidRecord, "Incorrect declared batch size, premature EOF reached in record %d", r)
 		}
+		var tsd int64
 		if i < len(body) && body[i] < 0x80 { // timestamp delta: a varlong
+			tsd = int64(body[i]>>1) ^ -int64(body[i]&1)
 			i++
 		} else {
-			_, w := binary.Varint(body[i:])
+			var w int
+			tsd, w = binary.Varint(body[i:])
 			if w <= 0 {
 				return batchErr(kerr.InvalidRecord, "Found invalid record structure: record %d's timestamp delta", r)
 			}
 			i += w
 		}
-		if _, w = varint32(body, i); w == 0 { // offset delta
+		offd, w := varint32(body, i) // offset delta
+		if w == 0 {
 			return batchErr(kerr.InvalidRecord, "Found invalid record structure: record %d's offset delta", r)
 		}
 		i += w
+		if st != nil {
+			st.add(r, tsd, offd)
+		}
 		for range 2 { // key, value
 			l, w := varint32(body, i)
 			if w == 0 {

@@ -28,31 +28,89 @@ import (
 
 // inMemoryLimit is the largest decompressed size a batch is validated in
 // one buffer (the fast path: batches are rarely larger). A larger one is
-// decompressed again, streaming.
+// walked as it streams on, the bytes already decompressed first.
 const inMemoryLimit = 1 << 20
 
 // checkCompressed checks the records of a compressed batch: decompressed
 // whole into a pooled buffer when they fit in inMemoryLimit bytes, streamed
 // (checkCompressedStream) when not. The codes are the same either way.
-func checkCompressed(c Compression, body []byte, n int32) *BatchError {
+// Each byte is decompressed once, LZ4 aside: a gzip, xerial snappy or
+// size-less zstd stream found larger than inMemoryLimit goes on from where
+// the buffer stopped (a zstd frame that declares its size, or a raw snappy
+// block, is sized before it is decoded; an LZ4 frame decodes its first MiB
+// again).
+func checkCompressed(c Compression, body []byte, n int32, st *recordStats) *BatchError {
 	if len(body) >= inMemoryLimit {
-		// Its records will hardly fit: do not decompress the first
-		// MiB twice (the answer is the same either way).
-		return checkCompressedStream(c, body, n)
+		// Its records will hardly fit: stream at once.
+		return checkCompressedStreamStats(c, body, n, st)
+	}
+	switch {
+	case c == CompressionGzip, c == CompressionSnappy && bytes.HasPrefix(body, xerialMagic):
+		// LZ4 keeps decodeLZ4Frame, which decodes blocks straight into
+		// the buffer (the frame reader copies each out of its own: a
+		// cost on every small batch, to save the first MiB's decode
+		// on the rare larger one).
+		return checkCompressedOnce(c, body, n, st)
+	case c == CompressionZstd:
+		var fh zstd.Header
+		if fh.Decode(body) != nil || !fh.HasFCS {
+			// No declared size: the stream decoder, once.
+			return checkCompressedOnce(c, body, n, st)
+		}
 	}
 	scratch := getScratch()
 	out, err := decompressLimited(c, *scratch, body, inMemoryLimit)
 	if err != nil {
 		putScratch(scratch)
 		if errors.Is(err, ErrTooLarge) {
-			return checkCompressedStream(c, body, n)
+			return checkCompressedStreamStats(c, body, n, st)
 		}
 		return decompressErr(c, err)
 	}
-	berr := checkCompressedRecords(out, n)
+	berr := checkCompressedRecordsStats(out, n, st)
 	*scratch = out[:0]
 	putScratch(scratch)
 	return berr
+}
+
+// checkCompressedOnce reads the decompressed records into a pooled buffer
+// up to inMemoryLimit bytes and checks them there when the stream ends
+// within it; otherwise it walks them streaming, the buffer's bytes first
+// and then the rest of the same decompressor.
+func checkCompressedOnce(c Compression, body []byte, n int32, st *recordStats) *BatchError {
+	r, release, err := compressedReader(c, body)
+	if err != nil {
+		return decompressErr(c, err)
+	}
+	defer release()
+	scratch := getScratch()
+	defer putScratch(scratch)
+	buf := (*scratch)[:0]
+	if cap(buf) < streamWindow {
+		buf = make([]byte, 0, streamWindow)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) > inMemoryLimit {
+				break
+			}
+			nb := make([]byte, len(buf), min(2*cap(buf), inMemoryLimit+1))
+			copy(nb, buf)
+			buf = nb
+		}
+		m, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			*scratch = buf[:0]
+			return checkCompressedRecordsStats(buf, n, st)
+		}
+		if err != nil {
+			*scratch = buf[:0]
+			return decompressErr(c, err)
+		}
+	}
+	*scratch = buf[:0]
+	return walkCompressed(c, io.MultiReader(bytes.NewReader(buf), r), n, st)
 }
 
 // streamWindow is the size of the buffer records are walked through.
@@ -302,15 +360,31 @@ func (s *recordStream) drain() (int64, error) {
 // INVALID_RECORD, and records that do not match checkCompressedRecords'
 // rules with INVALID_RECORD.
 func checkCompressedStream(c Compression, body []byte, n int32) *BatchError {
+	return checkCompressedStreamStats(c, body, n, nil)
+}
+
+// checkCompressedStreamStats is checkCompressedStream adding each record's
+// deltas to st when st is not nil.
+func checkCompressedStreamStats(c Compression, body []byte, n int32, st *recordStats) *BatchError {
 	r, release, err := compressedReader(c, body)
 	if err != nil {
 		return decompressErr(c, err)
 	}
 	defer release()
+	return walkCompressed(c, r, n, st)
+}
+
+// walkCompressed is checkCompressedStreamStats on the records read from r
+// (decompressed with codec c).
+func walkCompressed(c Compression, r io.Reader, n int32, st *recordStats) *BatchError {
 	wp := windowPool.Get().(*[]byte)
 	defer windowPool.Put(wp)
 	s := &recordStream{r: r, buf: *wp}
-	berr := walkStream(s, n, nil)
+	var fn func(int32, RecordInfo)
+	if st != nil {
+		fn = func(i int32, r RecordInfo) { st.add(i, r.TimestampDelta, r.OffsetDelta) }
+	}
+	berr := walkStream(s, n, fn)
 	left, err := s.drain()
 	if err != nil {
 		return decompressErr(c, err)

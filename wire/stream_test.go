@@ -212,8 +212,34 @@ func TestCheckCompressedStreamAsInMemory(t *testing.T) {
 		}
 		return 0
 	}
+	checked := func(c Compression, body []byte, n int32) int16 {
+		if berr := checkCompressed(c, body, n, nil); berr != nil {
+			return berr.Code
+		}
+		return 0
+	}
 	raw := mustBatch(t, testSpec(CompressionNone, 5))[BatchHeaderSize:]
 	for _, c := range allCodecs[1:] {
+		// Around inMemoryLimit, as producers stream them (xerial
+		// snappy, size-less zstd: checkCompressed reads them once).
+		for _, size := range []int{inMemoryLimit - 40, inMemoryLimit - 20, inMemoryLimit, inMemoryLimit + 40} {
+			rec := appendRecord(nil, &Record{Value: bytes.Repeat([]byte("ab"), size/2)})
+			for _, cut := range []int{0, 1, 20} {
+				var buf bytes.Buffer
+				w := compressingWriter(t, c, &buf)
+				if _, err := w.Write(append(rec[:len(rec)-cut:len(rec)-cut], rec[:min(len(rec), 30)]...)); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				for _, n := range []int32{1, 2} {
+					if want, got := inMemory(c, buf.Bytes(), n), checked(c, buf.Bytes(), n); got != want {
+						t.Fatalf("%v record of %d bytes cut %d, %d records: checkCompressed %d, in memory %d", c, len(rec), cut, n, got, want)
+					}
+				}
+			}
+		}
 		var bodies [][]byte
 		comp, err := Compress(c, raw)
 		if err != nil {
@@ -244,6 +270,9 @@ func TestCheckCompressedStreamAsInMemory(t *testing.T) {
 			for _, n := range []int32{4, 5, 6} {
 				if want, got := inMemory(c, b, n), streamed(c, b, n); got != want {
 					t.Fatalf("%v body %d (%x), %d records: streamed %d, in memory %d", c, i, b, n, got, want)
+				}
+				if want, got := inMemory(c, b, n), checked(c, b, n); got != want {
+					t.Fatalf("%v body %d (%x), %d records: checkCompressed %d, in memory %d", c, i, b, n, got, want)
 				}
 			}
 		}
@@ -288,6 +317,14 @@ func FuzzCheckCompressedStream(f *testing.F) {
 		}
 		if got != want {
 			t.Fatalf("%v, %d records: streamed %d, in memory %d", c, n, got, want)
+		}
+		st := newRecordStats()
+		got = 0
+		if berr := checkCompressed(c, body, n, &st); berr != nil {
+			got = berr.Code
+		}
+		if got != want {
+			t.Fatalf("%v, %d records: checkCompressed %d, in memory %d", c, n, got, want)
 		}
 	})
 }

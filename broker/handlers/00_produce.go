@@ -40,9 +40,14 @@ import (
 //     CORRUPT_MESSAGE, size over max.message.bytes -> MESSAGE_TOO_LARGE,
 //     records that do not match their framing or count -> INVALID_RECORD;
 //     a compressed batch is decompressed and walked as Kafka does, a
-//     payload that does not decompress -> UNKNOWN_SERVER_ERROR), stamped with the leader epoch, recompressed when the topic's
-//     compression.type names a codec other than the batch's, and appended
-//     with offsets assigned in place. message.timestamp.type=LogAppendTime
+//     payload that does not decompress -> UNKNOWN_SERVER_ERROR; a base
+//     offset other than 0 -> INVALID_RECORD), stamped with the leader
+//     epoch, rebuilt when the topic's compression.type names a codec other
+//     than the batch's (wire.RecompressLimited: records renumbered, over
+//     max.message.bytes -> MESSAGE_TOO_LARGE), and appended with offsets
+//     assigned in place. A compressed batch kept in its codec whose offset
+//     deltas are not 0..n-1 is UNKNOWN_SERVER_ERROR, as Kafka 4.4 answers
+//     it; the max timestamp stored is the largest record timestamp. message.timestamp.type=LogAppendTime
 //     overwrites the batch's max timestamp with the broker's clock and the
 //     response carries log_append_time.
 //   - A topic whose cleanup.policy includes compact refuses records
@@ -172,12 +177,14 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 		return nil
 	}
 	tc := d.topicConfig(t)
+	var stats wire.RecordStats
 	batches, err := wire.ValidateProduce(rp.Records, wire.ValidateOptions{
 		MaxBatchBytes:  tc.MaxMessageBytes,
 		ProduceVersion: v,
 		// Compressed batches are decompressed and their records
 		// walked, as Kafka's LogValidator does.
 		DeepValidate: true,
+		Stats:        &stats,
 	})
 	if err != nil {
 		var be *wire.BatchError
@@ -216,8 +223,23 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 	// Produce v3+ carries exactly one batch (ValidateProduce enforces it),
 	// so batches[0] is the whole of rp.Records.
 	records := rp.Records
-	if want, ok := codecFor(tc.CompressionType); ok && batches[0].Compression() != want {
-		re, err := wire.Recompress(records, want)
+	want, rebuild := codecFor(tc.CompressionType)
+	rebuild = rebuild && batches[0].Compression() != want
+	switch {
+	case rebuild:
+		// Kafka's LogValidator rebuilds the batch in the topic's codec
+		// (records renumbered, max timestamp recomputed: Recompress).
+		re, err := wire.RecompressLimited(records, want, int(tc.MaxMessageBytes))
+		if errors.Is(err, wire.ErrRebuiltTooLarge) {
+			// Kafka checks the rebuilt batch against
+			// max.message.bytes (RecordTooLargeException, log
+			// start offset -1): a small compressed batch may be
+			// rebuilt uncompressed far larger.
+			sp.ErrorCode = kerr.MessageTooLarge.Code
+			msg := err.Error()
+			sp.ErrorMessage = &msg
+			return nil
+		}
 		if err != nil {
 			// The batch decompressed in ValidateProduce; what fails
 			// here is the full read of each record, which Kafka does
@@ -229,6 +251,20 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 			return nil
 		}
 		records = re
+	case !stats.OffsetsInOrder:
+		// A compressed batch kept in its codec whose offset deltas
+		// are not 0..n-1: Kafka 4.4 goes to rebuild it from the records
+		// it read without keys and values, and fails
+		// (UNKNOWN_SERVER_ERROR, no message; compat-tests/FINDINGS.md).
+		sp.ErrorCode = kerr.UnknownServerError.Code
+		msg := "The server experienced an unexpected error when processing the request: a compressed batch's record offset deltas are not 0, 1, 2..."
+		sp.ErrorMessage = &msg
+		sp.LogStartOffset = ref.log.LogStartOffset()
+		return nil
+	case tc.MessageTimestampType != "LogAppendTime" && (batches[0].MaxTimestamp != stats.MaxTimestamp || batches[0].IsLogAppendTime()):
+		// Kafka writes the largest record timestamp into the batch
+		// it keeps, whatever the producer wrote there.
+		wire.SetMaxTimestamp(records, stats.MaxTimestamp)
 	}
 	var appendTime int64 = -1
 	if tc.MessageTimestampType == "LogAppendTime" {

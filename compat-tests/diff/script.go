@@ -136,6 +136,9 @@ const (
 	// topicMinISR has min.insync.replicas 2 on one replica: Kafka caps it
 	// at the replica count (effectiveMinIsr), so acks=all is taken.
 	topicMinISR = "diff-minisr-over"
+	// topicNone has compression.type uncompressed: a compressed batch
+	// is rebuilt, and the rebuilt bytes compare equal.
+	topicNone = "diff-none"
 )
 
 func scriptTopics(s *Session) error {
@@ -148,8 +151,9 @@ func scriptTopics(s *Session) error {
 		createTopic(topicB, 1, 1, "retention.ms", "3600000", "cleanup.policy", "compact"),
 		createTopic(topicDel, 1, 1),
 		createTopic(topicCP, 1, 1),
-		createTopic(topicMinISR, 1, 1, "min.insync.replicas", "2")))
-	if err := s.WaitTopics(60*time.Second, false, topicA, topicB, topicDel, topicCP, topicMinISR); err != nil {
+		createTopic(topicMinISR, 1, 1, "min.insync.replicas", "2"),
+		createTopic(topicNone, 1, 1, "compression.type", "uncompressed")))
+	if err := s.WaitTopics(60*time.Second, false, topicA, topicB, topicDel, topicCP, topicMinISR, topicNone); err != nil {
 		return err
 	}
 	var created []string
@@ -231,6 +235,25 @@ func scriptProduceFetch(s *Session) error {
 		s.Do("compressed-garbage-"+c.String(), 9, s.produceReq(9, -1, nil, topicA, 0, s.recompressed(c, 3, []byte("not a compressed stream at all"), 3)))
 		s.Do("compressed-short-"+c.String(), 9, s.produceReq(9, -1, nil, topicA, 0, s.recompressed(c, 2, nil, 3)))
 	}
+	// Inner offsets and max timestamps (Kafka's LogValidator): a
+	// compressed batch kept in its codec whose offset deltas are not
+	// 0..n-1 is UNKNOWN_SERVER_ERROR; an uncompressed one is stored as
+	// sent; the max timestamp stored is the records' whatever the header
+	// says; a base offset other than 0 is INVALID_RECORD; a batch rebuilt
+	// in the topic's codec is renumbered (the fetches below compare the
+	// stored bytes).
+	gz := wire.CompressionGzip
+	s.Do("inner-offsets-gzip", 9, s.produceReq(9, -1, nil, topicA, 0, s.oddBatch(gz, 0, []int32{0, 2, 4})))
+	s.Do("inner-offsets-zero-gzip", 9, s.produceReq(9, -1, nil, topicA, 0, s.oddBatch(gz, 0, []int32{0, 0, 0})))
+	s.Do("inner-offsets-none", 9, s.produceReq(9, -1, nil, topicA, 0, s.oddBatch(wire.CompressionNone, 0, []int32{0, 2, 4})))
+	s.Do("max-timestamp-gzip", 9, s.produceReq(9, -1, nil, topicA, 0, s.oddBatch(gz, 0, []int32{0, 1, 2})))
+	s.Do("base-offset-7", 9, s.produceReq(9, -1, nil, topicA, 0, s.oddBatch(gz, 7, []int32{0, 1, 2})))
+	s.Do("base-offset-7-none", 9, s.produceReq(9, -1, nil, topicA, 0, s.oddBatch(wire.CompressionNone, 7, []int32{0, 1, 2})))
+	s.Do("rebuild-inner-offsets", 9, s.produceReq(9, -1, nil, topicNone, 0, s.oddBatch(gz, 0, []int32{0, 2, 4})))
+	s.Do("rebuild-lz4", 9, s.produceReq(9, -1, nil, topicNone, 0, s.oddBatch(wire.CompressionLZ4, 0, []int32{0, 1, 2})))
+	// Rebuilt over max.message.bytes: MESSAGE_TOO_LARGE.
+	s.Do("rebuild-too-large", 9, s.produceReq(9, -1, nil, topicNone, 0, s.zeroBatch(wire.CompressionZstd, 2<<20)))
+	s.Do("rebuilt", 12, s.fetchReq(12, topicNone, 0, 0, -1))
 	// Idempotent producer: sequence gaps and duplicates.
 	ip := kmsg.NewPtrInitProducerIDRequest()
 	ip.TransactionTimeoutMillis = 60000

@@ -50,6 +50,50 @@ func (s *Session) recompressed(c wire.Compression, n int, payload []byte, count 
 	return b
 }
 
+// oddBatch is three records with codec c, base offset baseOffset and the
+// given offset deltas: the first with attributes 0x7f and a header, the
+// last without a key; timestamps s.BaseTS+2, +5, -20 from a header base
+// timestamp of s.BaseTS and a header max timestamp of s.BaseTS+100 (not
+// the records': Kafka writes theirs).
+func (s *Session) oddBatch(c wire.Compression, baseOffset int64, deltas []int32) []byte {
+	recs := []wire.Record{
+		{Attributes: 0x7f, TimestampDelta: 2, Key: []byte("k0"), Value: []byte("odd 0"), Headers: []wire.RecordHeader{{Key: "h", Value: []byte("x")}}},
+		{TimestampDelta: 5, Key: []byte("k1"), Value: []byte("odd 1")},
+		{TimestampDelta: -20, Value: []byte("odd 2")},
+	}
+	var body []byte
+	for i := range recs {
+		recs[i].OffsetDelta = deltas[i]
+		one, err := wire.EncodeBatch(wire.BatchSpec{Records: recs[i : i+1]})
+		if err != nil {
+			panic("diff: EncodeBatch of a fixed spec: " + err.Error()) // invariant: the spec is valid
+		}
+		body = append(body, one[wire.BatchHeaderSize:]...)
+	}
+	payload, err := wire.Compress(c, body)
+	if err != nil {
+		panic("diff: Compress: " + err.Error()) // invariant: the codecs compress anything
+	}
+	b := s.batch(3, -1, -1, -1, false)[:wire.BatchHeaderSize]
+	b = append(b, payload...)
+	binary.BigEndian.PutUint64(b[0:], uint64(baseOffset))
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))     // batch length
+	binary.BigEndian.PutUint16(b[21:], uint16(c))            // attributes: the codec
+	binary.BigEndian.PutUint64(b[35:], uint64(s.BaseTS+100)) // max timestamp
+	wire.RecomputeCRC(b)
+	return b
+}
+
+// zeroBatch is one record of size zero bytes compressed with codec c.
+func (s *Session) zeroBatch(c wire.Compression, size int) []byte {
+	b, err := wire.EncodeBatch(wire.BatchSpec{BaseTimestamp: s.BaseTS, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+		Compression: c, Records: []wire.Record{{Key: []byte("zero"), Value: make([]byte, size)}}})
+	if err != nil {
+		panic("diff: EncodeBatch of a fixed spec: " + err.Error()) // invariant: the spec is valid
+	}
+	return b
+}
+
 // bigBatch is one record of size bytes (over message.max.bytes when size
 // is above 1048588).
 func (s *Session) bigBatch(size int) []byte {

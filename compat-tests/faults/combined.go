@@ -282,13 +282,7 @@ func (nm *Nemesis) pauseControllerIsolateLeader(ctx context.Context, s Step) err
 
 func (nm *Nemesis) reassignRollingRestart(ctx context.Context, s Step) error {
 	p := int32(s.Pick % uint32(nm.Partitions))
-	var leader int32
-	var replicas []int32
-	err := pollUntil(ctx, targetPatience, func(ctx context.Context) (bool, error) {
-		var err error
-		leader, replicas, err = nm.replicasOf(ctx, p)
-		return err == nil, err
-	})
+	leader, replicas, err := nm.pollReplicasOf(ctx, p)
 	if err != nil {
 		return fmt.Errorf("%w: replicas of %s/%d: %v", ErrNoTarget, nm.Topic, p, err)
 	}

@@ -636,16 +636,21 @@ func (nm *Nemesis) targetOf(ctx context.Context, s Step) (*Node, string, error) 
 	return n, what, nil
 }
 
-// powerLossFollowerKillLeader runs a PowerLossFollowerKillLeader step.
-func (nm *Nemesis) powerLossFollowerKillLeader(ctx context.Context, s Step) error {
-	p := int32(s.Pick % uint32(nm.Partitions))
-	var leader int32
-	var replicas []int32
-	err := pollUntil(ctx, targetPatience, func(ctx context.Context) (bool, error) {
+// pollReplicasOf polls replicasOf for partition p until it answers or
+// targetPatience runs out.
+func (nm *Nemesis) pollReplicasOf(ctx context.Context, p int32) (leader int32, replicas []int32, err error) {
+	err = pollUntil(ctx, targetPatience, func(ctx context.Context) (bool, error) {
 		var err error
 		leader, replicas, err = nm.replicasOf(ctx, p)
 		return err == nil, err
 	})
+	return leader, replicas, err
+}
+
+// powerLossFollowerKillLeader runs a PowerLossFollowerKillLeader step.
+func (nm *Nemesis) powerLossFollowerKillLeader(ctx context.Context, s Step) error {
+	p := int32(s.Pick % uint32(nm.Partitions))
+	leader, replicas, err := nm.pollReplicasOf(ctx, p)
 	var follower *Node
 	if err == nil {
 		var followers []int32

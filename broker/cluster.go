@@ -860,9 +860,12 @@ func (n *Node) controlledShutdown(ctx context.Context) {
 // brokerChannels holds one channel per other broker, to its registered
 // client listener (transaction markers to partition leaders).
 type brokerChannels struct {
-	n  *Node
-	mu sync.Mutex
-	m  map[int32]*controllerChannel
+	n *Node
+	// dial opens the connections (nil: n.peerDial): the replica
+	// fetchers' sets replica.socket.receive.buffer.bytes.
+	dial peerDialer
+	mu   sync.Mutex
+	m    map[int32]*controllerChannel
 }
 
 // send sends req to broker id at the highest version this build serves.
@@ -882,7 +885,11 @@ func (b *brokerChannels) sendVersion(ctx context.Context, id int32, req kmsg.Req
 	}
 	ch := b.m[id]
 	if ch == nil {
-		ch = &controllerChannel{nodeID: b.n.cfg.NodeID, dial: b.n.peerDial, leader: func() (int32, string) {
+		dial := b.dial
+		if dial == nil {
+			dial = b.n.peerDial
+		}
+		ch = &controllerChannel{nodeID: b.n.cfg.NodeID, dial: dial, leader: func() (int32, string) {
 			// The replica manager's image: fetchers start while
 			// controller.New publishes the first image, before n.ctrl is
 			// set.

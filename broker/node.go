@@ -229,7 +229,7 @@ func (n *Node) start() (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.peerDial, err = interBrokerDialer(cfg, security); err != nil {
+	if n.peerDial, n.fetchPeers.dial, err = interBrokerDialer(cfg, security); err != nil {
 		return nil, err
 	}
 	ctrlSec, ctrlDial, err := controllerSecurity(cfg, security, n.raftClusterAction())

@@ -33,15 +33,28 @@ var errPeerAuth = errors.New("broker: authenticating to a peer")
 type peerDialer func(ctx context.Context, addr string) (net.Conn, error)
 
 // interBrokerDialer returns the dialer for cfg's inter-broker listener, or
-// nil when it is PLAINTEXT. With security (the listeners' reloaders), each
-// connection takes the listener's current client TLS, so a reloaded
-// keystore or truststore also serves this broker's own connections.
-func interBrokerDialer(cfg *config.Config, security map[string]*ListenerSecurity) (peerDialer, error) {
+// nil when it is PLAINTEXT, and the replica fetchers' dialer, which also
+// sets replica.socket.receive.buffer.bytes as SO_RCVBUF before connecting
+// (nil when PLAINTEXT and that is <= 0, the OS default). With security
+// (the listeners' reloaders), each connection takes the listener's
+// current client TLS, so a reloaded keystore or truststore also serves
+// this broker's own connections.
+func interBrokerDialer(cfg *config.Config, security map[string]*ListenerSecurity) (dial, fetch peerDialer, err error) {
 	lc, err := newListenerClient(cfg, security, cfg.InterBrokerListenerName, cfg.Security.InterBrokerMechanism, "inter-broker")
-	if lc == nil || err != nil {
-		return nil, err
+	recv := int(cfg.ReplicaSocketReceiveBufferBytes)
+	if err != nil {
+		return nil, nil, err
 	}
-	return lc.dial, nil
+	if lc == nil {
+		if recv <= 0 {
+			return nil, nil, nil
+		}
+		d := net.Dialer{Control: recvBufferControl(recv)}
+		return nil, func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }, nil
+	}
+	flc := *lc
+	flc.recvBuffer = recv
+	return lc.dial, flc.dial, nil
 }
 
 // listenerClient connects to a TLS or SASL listener of other nodes as a
@@ -53,6 +66,9 @@ type listenerClient struct {
 	reloader *tlsReloader
 	mech     sasl.Mechanism // nil: no SASL
 	client   string
+	// recvBuffer is the SO_RCVBUF set before connecting (<= 0: the OS
+	// default).
+	recvBuffer int
 }
 
 // newListenerClient returns the client of listener, or nil when it is
@@ -96,7 +112,7 @@ func newListenerClient(cfg *config.Config, security map[string]*ListenerSecurity
 // client side of the handshake (the server's host name checked unless
 // ssl.endpoint.identification.algorithm is empty).
 func (lc *listenerClient) dialTLS(ctx context.Context, addr string) (net.Conn, error) {
-	var d net.Dialer
+	d := net.Dialer{Control: recvBufferControl(lc.recvBuffer)}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err

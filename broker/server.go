@@ -31,6 +31,10 @@ type Options struct {
 	// SendBufferBytes is socket.send.buffer.bytes, the SO_SNDBUF of
 	// accepted connections (sockbuf.go); <= 0 leaves the OS default.
 	SendBufferBytes int
+	// RecvBufferBytes is socket.receive.buffer.bytes, the SO_RCVBUF of
+	// the listeners' sockets, so of the connections they accept
+	// (sockbuf.go); <= 0 leaves the OS default.
+	RecvBufferBytes int
 	// ConnectionsMaxIdle is connections.max.idle.ms; <= 0 never closes
 	// idle connections.
 	ConnectionsMaxIdle time.Duration
@@ -76,6 +80,7 @@ func serverOptions(cfg *config.Config, listeners []config.Listener, logger *slog
 		QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes,
 		ConnectionsMaxIdle:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
 		SendBufferBytes:       int(cfg.SocketSendBufferBytes),
+		RecvBufferBytes:       int(cfg.SocketReceiveBufferBytes),
 		MaxConnections:        int(cfg.MaxConnections),
 		MaxConnectionsPerIP:   int(cfg.MaxConnectionsPerIP),
 		Logger:                logger,
@@ -190,7 +195,8 @@ func New(o Options) (*Server, error) {
 			s.lns = append(s.lns, ln)
 			continue
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+		lc := net.ListenConfig{Control: recvBufferControl(o.RecvBufferBytes)}
+		ln, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
 		if err != nil {
 			for _, prev := range s.lns {
 				prev.Close()
@@ -269,6 +275,9 @@ func (s *Server) acceptLoop(ln net.Listener, listener string, controller bool) {
 		}
 		delay = 0
 		setSendBuffer(nc, s.opts.SendBufferBytes)
+		if _, own := ln.(*net.TCPListener); !own {
+			setRecvBuffer(nc, s.opts.RecvBufferBytes)
+		}
 		c := newConn(s, nc, listener, controller)
 		d, ok := s.connectionRates(c) // quota_ip.go
 		if !ok {

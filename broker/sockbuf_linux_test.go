@@ -1,8 +1,11 @@
 package broker
 
 import (
+	"context"
+	"net"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestSendBufferBytes: socket.send.buffer.bytes was accepted and ignored,
@@ -24,16 +27,85 @@ func TestSendBufferBytes(t *testing.T) {
 			c := dialRaw(t, n.Addrs()[0].String())
 			// Answered, so admitted: the connection is in mu.conns.
 			apiVersionsOK(t, c)
-			if got := serverSendBuffer(t, n, c); got != tc.want {
+			if got := sockopt(t, serverConn(t, n, c), syscall.SO_SNDBUF); got != tc.want {
 				t.Fatalf("SO_SNDBUF of the accepted connection %d, want %d", got, tc.want)
 			}
 		})
 	}
 }
 
-// serverSendBuffer returns SO_SNDBUF of the server side of client
-// connection c, which must have been answered already.
-func serverSendBuffer(t *testing.T, n *Node, c *rawClient) int {
+// TestReceiveBufferBytes: socket.receive.buffer.bytes was accepted and
+// ignored. Kafka 4.4 sets it as SO_RCVBUF of each listener's server
+// socket before bind, unless it is -1 (KafkaServerSocketFactory.
+// openServerSocket, with KafkaConfig's socketReceiveBufferBytes: there is
+// no per-listener override), so every accepted connection has it.
+func TestReceiveBufferBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		overrides []string
+		want      int // 0: anything but the default's
+	}{
+		{"default", nil, 2 * 102400},
+		{"set", []string{"socket.receive.buffer.bytes=65536"}, 2 * 65536},
+		{"os-default", []string{"socket.receive.buffer.bytes=-1"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := startTestNode(t, t.TempDir(), tc.overrides...)
+			defer closeTestNode(t, n)
+			c := dialRaw(t, n.Addrs()[0].String())
+			apiVersionsOK(t, c)
+			got := sockopt(t, serverConn(t, n, c), syscall.SO_RCVBUF)
+			if (tc.want != 0 && got != tc.want) || (tc.want == 0 && (got <= 0 || got == 2*102400)) {
+				t.Fatalf("SO_RCVBUF of the accepted connection %d, want %d (0: the OS default)", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestReplicaSocketReceiveBufferBytes: replica.socket.receive.buffer.bytes
+// was accepted and ignored. Kafka 4.4's replica fetchers
+// (BrokerBlockingSender's NetworkClient, send buffer -1) set it as
+// SO_RCVBUF before connecting, 65536 by default; -1 leaves the OS
+// default (the plain dialer then).
+func TestReplicaSocketReceiveBufferBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		overrides []string
+		want      int
+	}{
+		{"default", nil, 2 * 65536},
+		{"set", []string{"replica.socket.receive.buffer.bytes=32768"}, 2 * 32768},
+		{"os-default", []string{"replica.socket.receive.buffer.bytes=-1"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := startTestNode(t, t.TempDir(), tc.overrides...)
+			defer closeTestNode(t, n)
+			if tc.want == 0 {
+				if n.fetchPeers.dial != nil {
+					t.Fatal("the replica fetchers have a dialer of their own with the OS default")
+				}
+				return
+			}
+			if n.fetchPeers.dial == nil {
+				t.Fatal("the replica fetchers have no dialer of their own")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			conn, err := n.fetchPeers.dial(ctx, n.Addrs()[0].String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if got := sockopt(t, conn, syscall.SO_RCVBUF); got != tc.want {
+				t.Fatalf("SO_RCVBUF of a replica fetch connection %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// serverConn returns the server side of client connection c, which must
+// have been answered already.
+func serverConn(t *testing.T, n *Node, c *rawClient) net.Conn {
 	t.Helper()
 	local := c.nc.LocalAddr().String()
 	var sc *conn
@@ -47,11 +119,17 @@ func serverSendBuffer(t *testing.T, n *Node, c *rawClient) int {
 	if sc == nil {
 		t.Fatalf("no server connection from %s", local)
 	}
-	s, ok := sc.nc.(interface {
+	return sc.nc
+}
+
+// sockopt reads the SOL_SOCKET option opt of socket nc.
+func sockopt(t *testing.T, nc net.Conn, opt int) int {
+	t.Helper()
+	s, ok := nc.(interface {
 		SyscallConn() (syscall.RawConn, error)
 	})
 	if !ok {
-		t.Fatalf("server connection %T is not a socket", sc.nc)
+		t.Fatalf("connection %T is not a socket", nc)
 	}
 	raw, err := s.SyscallConn()
 	if err != nil {
@@ -59,8 +137,8 @@ func serverSendBuffer(t *testing.T, n *Node, c *rawClient) int {
 	}
 	var v int
 	var gerr error
-	if err := raw.Control(func(fd uintptr) { v, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF) }); err != nil || gerr != nil {
-		t.Fatalf("getsockopt SO_SNDBUF: %v %v", err, gerr)
+	if err := raw.Control(func(fd uintptr) { v, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, opt) }); err != nil || gerr != nil {
+		t.Fatalf("getsockopt %d: %v %v", opt, err, gerr)
 	}
 	return v
 }

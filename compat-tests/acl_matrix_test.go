@@ -281,6 +281,19 @@ func partCodes[T any](parts []T, code func(T) int16) string {
 	return strings.Join(out, ",")
 }
 
+// messageKind is what the matrix compares of an error message: whether it
+// is null, "" or some text (Kafka 4.4 answers "" on success in some
+// results and null in others).
+func messageKind(m *string) string {
+	switch {
+	case m == nil:
+		return "null"
+	case *m == "":
+		return `""`
+	}
+	return "text"
+}
+
 func aclCases() []aclCase {
 	topicReq := func(topic string) []kmsg.MetadataRequestTopic {
 		return []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr(topic)}}
@@ -738,7 +751,7 @@ func aclCases() []aclCase {
 			return r
 		}, func(resp kmsg.Response) string {
 			r := resp.(*kmsg.DescribeACLsResponse)
-			return fmt.Sprintf("%d resources=%d", r.ErrorCode, len(r.Resources))
+			return fmt.Sprintf("%d resources=%d msg=%s", r.ErrorCode, len(r.Resources), messageKind(r.ErrorMessage))
 		}},
 		{"CreateAcls", func() kmsg.Request {
 			r := kmsg.NewPtrCreateACLsRequest()
@@ -746,7 +759,8 @@ func aclCases() []aclCase {
 				"User:nobody", kmsg.ACLOperationDescribe, kmsg.ACLPermissionTypeAllow))
 			return r
 		}, func(resp kmsg.Response) string {
-			return strconv.Itoa(int(resp.(*kmsg.CreateACLsResponse).Results[0].ErrorCode))
+			r := resp.(*kmsg.CreateACLsResponse).Results[0]
+			return fmt.Sprintf("%d msg=%s", r.ErrorCode, messageKind(r.ErrorMessage))
 		}},
 		{"DeleteAcls", func() kmsg.Request {
 			r := kmsg.NewPtrDeleteACLsRequest()
@@ -756,7 +770,11 @@ func aclCases() []aclCase {
 			return r
 		}, func(resp kmsg.Response) string {
 			r := resp.(*kmsg.DeleteACLsResponse).Results[0]
-			return fmt.Sprintf("%d matched=%d", r.ErrorCode, len(r.MatchingACLs))
+			out := fmt.Sprintf("%d matched=%d msg=%s", r.ErrorCode, len(r.MatchingACLs), messageKind(r.ErrorMessage))
+			for _, m := range r.MatchingACLs {
+				out += " " + messageKind(m.ErrorMessage)
+			}
+			return out
 		}},
 	}
 }

@@ -360,6 +360,24 @@ func TestControllerListenerSASL(t *testing.T) {
 	produceConsumeAcrossFailover(t, ctx, c, []int{0, 1, 2}, admin, "ctrlsec-sasl", 3)
 }
 
+// controllerCerts makes a CA and a certificate for localhost and
+// 127.0.0.1 that every node uses, and writes them as PEM files: the CA
+// (the truststore) and the certificate with its key (the keystore).
+func controllerCerts(t *testing.T) (ca *testcerts.CA, node testcerts.Pair, caFile, keystore string) {
+	t.Helper()
+	dir := t.TempDir()
+	ca = testcerts.NewCA("samsa controller CA")
+	node = ca.Server("localhost", "127.0.0.1")
+	caFile, keystore = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "node.pem")
+	if err := os.WriteFile(caFile, ca.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keystore, append(append([]byte{}, node.CertPEM...), node.KeyPEM...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return ca, node, caFile, keystore
+}
+
 // TestControllerListenerMutualTLS: three combined-mode nodes whose
 // controller listener is SSL with ssl.client.auth=required; each node's
 // certificate is its keystore for both ends. Produce and consume work
@@ -367,16 +385,7 @@ func TestControllerListenerSASL(t *testing.T) {
 // a certificate, are closed.
 func TestControllerListenerMutualTLS(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	ca := testcerts.NewCA("samsa controller CA")
-	node := ca.Server("localhost", "127.0.0.1")
-	caFile, keystore := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "node.pem")
-	if err := os.WriteFile(caFile, ca.CertPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keystore, append(append([]byte{}, node.CertPEM...), node.KeyPEM...), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ca, node, caFile, keystore := controllerCerts(t)
 	c := harness.StartCluster(t, 3, harness.ClusterOptions{Env: []string{
 		"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:SSL,PLAINTEXT:PLAINTEXT",
 		"KAFKA_LISTENER_NAME_CONTROLLER_SSL_KEYSTORE_TYPE=PEM",
@@ -433,16 +442,7 @@ func TestControllerListenerSASLSeparateRoles(t *testing.T) {
 // consume across a failover, and the quorum is described over SASL_SSL.
 func TestControllerListenerSASLSSLScram(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	ca := testcerts.NewCA("samsa controller CA")
-	node := ca.Server("localhost", "127.0.0.1")
-	caFile, keystore := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "node.pem")
-	if err := os.WriteFile(caFile, ca.CertPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keystore, append(append([]byte{}, node.CertPEM...), node.KeyPEM...), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ca, _, caFile, keystore := controllerCerts(t)
 	c := harness.StartCluster(t, 3, harness.ClusterOptions{Env: []string{
 		"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:SASL_SSL,PLAINTEXT:PLAINTEXT",
 		"KAFKA_SSL_KEYSTORE_TYPE=PEM",

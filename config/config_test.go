@@ -310,7 +310,7 @@ controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 log.dirs=/tmp/kraft-combined-logs
 num.network.threads=3
-socket.receive.buffer.bytes=102400
+socket.listen.backlog.size=50
 log.segment.bytes=1048576
 ssl.keystore.location=/x
 `)
@@ -318,7 +318,7 @@ ssl.keystore.location=/x
 	if c.NodeID != 2 || c.LogSegmentBytes != 1048576 || c.AdvertisedListeners[0].Host != "broker1" {
 		t.Fatalf("node %d seg %d adv %v", c.NodeID, c.LogSegmentBytes, c.AdvertisedListeners)
 	}
-	if want := []string{"socket.receive.buffer.bytes", "ssl.keystore.location"}; !reflect.DeepEqual(c.Ignored, want) {
+	if want := []string{"socket.listen.backlog.size", "ssl.keystore.location"}; !reflect.DeepEqual(c.Ignored, want) {
 		t.Errorf("Ignored %v", c.Ignored)
 	}
 }
@@ -472,18 +472,18 @@ func TestUnknownEnvIsNotAnError(t *testing.T) {
 // and none of them stops the broker.
 func TestUnknownEnvNamedAndSuggested(t *testing.T) {
 	c := mustLoad(t, nil, []string{
-		"KAFKA_NUM_PARTITION=3",                  // typo of num.partitions
-		"KAFKA_AUTO_LEADER_REBALANCE_ENABLED=x",  // typo of an accepted-but-unimplemented setting
-		"KAFKA_RETENTION_MS=1000",                // a topic setting given as a broker one
-		"KAFKA_QQQQ_ZZZZ=1",                      // nothing close
-		"KAFKA_SOCKET_RECEIVE_BUFFER_BYTES=1024", // real Kafka setting, not implemented
+		"KAFKA_NUM_PARTITION=3",                 // typo of num.partitions
+		"KAFKA_AUTO_LEADER_REBALANCE_ENABLED=x", // typo of an accepted-but-unimplemented setting
+		"KAFKA_RETENTION_MS=1000",               // a topic setting given as a broker one
+		"KAFKA_QQQQ_ZZZZ=1",                     // nothing close
+		"KAFKA_SOCKET_LISTEN_BACKLOG_SIZE=64",   // real Kafka setting, not implemented
 		"KAFKA_HEAP_OPTS=-Xmx1G", "KAFKA_JVM_PERFORMANCE_OPTS=-server", "KAFKA_OPTS=-Dx", "KAFKA_LOG4J_OPTS=-Dy",
 		"KAFKA_GC_LOG_OPTS=-Xlog", "KAFKA_JMX_OPTS=-Dz", "KAFKA_DEBUG=y",
 	})
 	if want := []string{"KAFKA_NUM_PARTITION", "KAFKA_AUTO_LEADER_REBALANCE_ENABLED", "KAFKA_RETENTION_MS", "KAFKA_QQQQ_ZZZZ"}; !reflect.DeepEqual(c.UnknownEnv, want) {
 		t.Errorf("UnknownEnv %v, want %v", c.UnknownEnv, want)
 	}
-	if !reflect.DeepEqual(c.Ignored, []string{"socket.receive.buffer.bytes"}) {
+	if !reflect.DeepEqual(c.Ignored, []string{"socket.listen.backlog.size"}) {
 		t.Errorf("Ignored %v", c.Ignored)
 	}
 	all := strings.Join(c.Warnings, "\n")
@@ -492,7 +492,7 @@ func TestUnknownEnvNamedAndSuggested(t *testing.T) {
 		"KAFKA_AUTO_LEADER_REBALANCE_ENABLED: auto.leader.rebalance.enabled is not a Kafka setting; did you mean auto.leader.rebalance.enable (KAFKA_AUTO_LEADER_REBALANCE_ENABLE)?",
 		"retention.ms is a topic setting, the broker default is log.retention.ms (KAFKA_LOG_RETENTION_MS)",
 		"environment variable KAFKA_QQQQ_ZZZZ: qqqq.zzzz is not a Kafka setting\n",
-		"ignoring socket.receive.buffer.bytes (env KAFKA_SOCKET_RECEIVE_BUFFER_BYTES): Kafka setting not implemented by samsa",
+		"ignoring socket.listen.backlog.size (env KAFKA_SOCKET_LISTEN_BACKLOG_SIZE): Kafka setting not implemented by samsa",
 	} {
 		if !strings.Contains(all+"\n", want) {
 			t.Errorf("warnings lack %q:\n%s", want, all)
@@ -724,7 +724,7 @@ log.retention.check.interval.ms=300000
 		t.Errorf("advertised.listeners value %q", c.Values["advertised.listeners"])
 	}
 	// share.coordinator.state.topic.* are implemented (coordinator/share).
-	want := []string{"num.recovery.threads.per.data.dir", "socket.receive.buffer.bytes"}
+	want := []string{"num.recovery.threads.per.data.dir"}
 	if !reflect.DeepEqual(c.Ignored, want) {
 		t.Errorf("Ignored %v", c.Ignored)
 	}

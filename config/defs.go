@@ -98,6 +98,7 @@ func brokerDefs() []Def {
 		dyn(d("num.network.threads", Int, "3", "Accepted for compatibility; samsa uses a goroutine per connection.", atLeast(Int, 1))),
 		dyn(d("num.io.threads", Int, "8", "Accepted for compatibility; informational.", atLeast(Int, 1))),
 		d("socket.send.buffer.bytes", Int, "102400", "SO_SNDBUF of the connections the broker accepts, in bytes; -1 (or any value <= 0) leaves the OS default, which Linux autotunes up to tcp_wmem's maximum. With Kafka's default, broker and consumers spent less CPU per GB consumed than with the OS default (bench/README.md).", typeOnly(Int)),
+		d("socket.receive.buffer.bytes", Int, "102400", "SO_RCVBUF of the listeners' sockets, so of the connections they accept, in bytes (set before bind, as Kafka does); -1 (or any value <= 0) leaves the OS default, which Linux autotunes up to tcp_rmem's maximum.", typeOnly(Int)),
 		d("socket.request.max.bytes", Int, "104857600", "Largest request the broker accepts, in bytes; a larger size prefix closes the connection before anything is allocated.", atLeast(Int, 1)),
 		// Connection and memory limits. Kafka can change the max.connections*
 		// settings at runtime; samsa reads them at start.
@@ -179,6 +180,7 @@ func brokerDefs() []Def {
 		d("replica.lag.time.max.ms", Long, "30000", "A follower that has not caught up for this long leaves the ISR.", atLeast(Long, 0)),
 		d("replica.fetch.max.bytes", Int, "1048576", "Record bytes a follower asks for per partition in one fetch (the first batch is returned even when larger).", atLeast(Int, 0)),
 		d("replica.fetch.response.max.bytes", Int, "10485760", "Record bytes a follower asks for in one fetch response, over all partitions (the leader also caps it at fetch.max.bytes).", atLeast(Int, 0)),
+		d("replica.socket.receive.buffer.bytes", Int, "65536", "SO_RCVBUF of a follower's fetch connections to partition leaders, in bytes (set before connect, as Kafka does); -1 (or any value <= 0) leaves the OS default.", typeOnly(Int)),
 		d("replica.fetch.wait.max.ms", Int, "500", "How long a follower's fetch waits at the leader for data; at most replica.lag.time.max.ms.", atLeast(Int, 0)),
 		d("replica.fetch.backoff.ms", Int, "1000", "How long a follower waits after a failed fetch of a partition.", atLeast(Int, 0)),
 		null("replica.selector.class", String, "How a leader picks the replica a consumer reads from (KIP-392). Unset (Kafka's default) or org.apache.kafka.common.replica.LeaderSelector: the leader; org.apache.kafka.common.replica.RackAwareReplicaSelector: an in-sync replica in the consumer's client.rack (matched against broker.rack) that holds the fetch offset, the leader when it is in that rack. Followers serve consumers' Fetch v11+ up to their high watermark whatever this says.", oneOf("", "org.apache.kafka.common.replica.RackAwareReplicaSelector", "org.apache.kafka.common.replica.LeaderSelector")),

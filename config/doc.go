@@ -147,6 +147,7 @@
 //	| `num.network.threads` | `3` | Accepted for compatibility; samsa uses a goroutine per connection. (dynamic) |
 //	| `num.io.threads` | `8` | Accepted for compatibility; informational. (dynamic) |
 //	| `socket.send.buffer.bytes` | `102400` | SO_SNDBUF of the connections the broker accepts, in bytes; -1 (or any value <= 0) leaves the OS default, which Linux autotunes up to tcp_wmem's maximum. With Kafka's default, broker and consumers spent less CPU per GB consumed than with the OS default (bench/README.md). |
+//	| `socket.receive.buffer.bytes` | `102400` | SO_RCVBUF of the listeners' sockets, so of the connections they accept, in bytes (set before bind, as Kafka does); -1 (or any value <= 0) leaves the OS default, which Linux autotunes up to tcp_rmem's maximum. |
 //	| `socket.request.max.bytes` | `104857600` | Largest request the broker accepts, in bytes; a larger size prefix closes the connection before anything is allocated. |
 //	| `queued.max.request.bytes` | `268435456` | Budget of request bytes read but not yet processed, over all connections; when it is used up, connections stop reading until requests finish. -1 is unbounded. Kafka's default is -1; samsa defaults to 256 MiB so that clients cannot exhaust memory. |
 //	| `connections.max.idle.ms` | `600000` | Close connections with no request in progress and no traffic for this long. |
@@ -218,6 +219,7 @@
 //	| `replica.lag.time.max.ms` | `30000` | A follower that has not caught up for this long leaves the ISR. |
 //	| `replica.fetch.max.bytes` | `1048576` | Record bytes a follower asks for per partition in one fetch (the first batch is returned even when larger). |
 //	| `replica.fetch.response.max.bytes` | `10485760` | Record bytes a follower asks for in one fetch response, over all partitions (the leader also caps it at fetch.max.bytes). |
+//	| `replica.socket.receive.buffer.bytes` | `65536` | SO_RCVBUF of a follower's fetch connections to partition leaders, in bytes (set before connect, as Kafka does); -1 (or any value <= 0) leaves the OS default. |
 //	| `replica.fetch.wait.max.ms` | `500` | How long a follower's fetch waits at the leader for data; at most replica.lag.time.max.ms. |
 //	| `replica.fetch.backoff.ms` | `1000` | How long a follower waits after a failed fetch of a partition. |
 //	| `replica.selector.class` | null | How a leader picks the replica a consumer reads from (KIP-392). Unset (Kafka's default) or org.apache.kafka.common.replica.LeaderSelector: the leader; org.apache.kafka.common.replica.RackAwareReplicaSelector: an in-sync replica in the consumer's client.rack (matched against broker.rack) that holds the fetch offset, the leader when it is in that rack. Followers serve consumers' Fetch v11+ up to their high watermark whatever this says. |

@@ -22,8 +22,7 @@ var ignoredKeys = map[string]bool{
 	"log.message.format.version": true, "unstable.api.versions.enable": true,
 	"unstable.feature.versions.enable": true, "server.max.startup.time.ms": true,
 	// Sockets, threads and request handling.
-	"socket.receive.buffer.bytes": true,
-	"socket.listen.backlog.size":  true, "socket.connection.setup.timeout.ms": true,
+	"socket.listen.backlog.size": true, "socket.connection.setup.timeout.ms": true,
 	"socket.connection.setup.timeout.max.ms": true, "queued.max.requests": true,
 	"connections.max.reauth.ms": true,
 	"num.replica.fetchers":      true, "num.recovery.threads.per.data.dir": true,
@@ -40,8 +39,8 @@ var ignoredKeys = map[string]bool{
 	"kafka.metrics.polling.interval.secs": true, "auto.include.jmx.reporter": true,
 	"telemetry.max.bytes": true, "broker.rack.aware": true, "password.encoder.secret": true,
 	// Replication details.
-	"replica.fetch.min.bytes":   true,
-	"replica.socket.timeout.ms": true, "replica.socket.receive.buffer.bytes": true,
+	"replica.fetch.min.bytes":                       true,
+	"replica.socket.timeout.ms":                     true,
 	"replica.high.watermark.checkpoint.interval.ms": true, "log.dir.failure.timeout.ms": true,
 	"leader.replication.throttled.rate": true, "follower.replication.throttled.rate": true,
 	"replica.alter.log.dirs.io.max.bytes.per.second": true,

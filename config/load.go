@@ -48,10 +48,13 @@ type Config struct {
 	// SocketSendBufferBytes is socket.send.buffer.bytes (<= 0: the OS
 	// default).
 	SocketSendBufferBytes int32
-	QueuedMaxRequestBytes int64
-	ConnectionsMaxIdleMs  int64
-	MaxConnections        int32
-	MaxConnectionsPerIP   int32
+	// SocketReceiveBufferBytes is socket.receive.buffer.bytes (<= 0: the
+	// OS default).
+	SocketReceiveBufferBytes int32
+	QueuedMaxRequestBytes    int64
+	ConnectionsMaxIdleMs     int64
+	MaxConnections           int32
+	MaxConnectionsPerIP      int32
 	// MaxConnectionCreationRate is max.connection.creation.rate.
 	MaxConnectionCreationRate int32
 	// MaxConnectionsPerIPOverrides maps an IP address or host name to its
@@ -102,6 +105,10 @@ type Config struct {
 	// ReplicaFetchBackoffMs time them.
 	ReplicaFetchMaxBytes, ReplicaFetchResponseMaxBytes int32
 	ReplicaFetchWaitMaxMs, ReplicaFetchBackoffMs       int32
+	// ReplicaSocketReceiveBufferBytes is replica.socket.receive.buffer.bytes,
+	// the SO_RCVBUF of the replica fetchers' connections (<= 0: the OS
+	// default).
+	ReplicaSocketReceiveBufferBytes int32
 	// ReplicaSelectorClass is replica.selector.class ("" when unset).
 	ReplicaSelectorClass string
 	// AutoLeaderRebalanceEnable and LeaderImbalanceCheckIntervalSeconds:
@@ -647,6 +654,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.NumIOThreads = d.i32("num.io.threads")
 	c.SocketRequestMaxBytes = d.i32("socket.request.max.bytes")
 	c.SocketSendBufferBytes = d.i32("socket.send.buffer.bytes")
+	c.SocketReceiveBufferBytes = d.i32("socket.receive.buffer.bytes")
 	c.QueuedMaxRequestBytes = d.i64("queued.max.request.bytes")
 	if sources["queued.max.request.bytes"] == SourceStatic && c.QueuedMaxRequestBytes > 0 && c.QueuedMaxRequestBytes < int64(c.SocketRequestMaxBytes) {
 		// Kafka's rule: the budget must hold at least one largest request.
@@ -719,6 +727,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.ReplicaFetchResponseMaxBytes = d.i32("replica.fetch.response.max.bytes")
 	c.ReplicaFetchWaitMaxMs = d.i32("replica.fetch.wait.max.ms")
 	c.ReplicaFetchBackoffMs = d.i32("replica.fetch.backoff.ms")
+	c.ReplicaSocketReceiveBufferBytes = d.i32("replica.socket.receive.buffer.bytes")
 	c.ReplicaSelectorClass = d.str("replica.selector.class")
 	if int64(c.ReplicaFetchWaitMaxMs) > c.ReplicaLagTimeMaxMs {
 		// Kafka's KafkaConfig requirement, with its wording.

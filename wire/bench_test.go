@@ -60,9 +60,15 @@ func BenchmarkDecompress(b *testing.B) {
 // own value (so that the batch compresses as text does, not as one value
 // repeated). Bytes per second are of the uncompressed records.
 func BenchmarkValidateProduceLetters(b *testing.B) {
+	benchValidateDeep(b, lettersSpec(16), allCodecs)
+}
+
+// lettersSpec is a batch of n records of 1 KiB of random capital letters
+// (BenchmarkValidateProduceLetters' with n = 16).
+func lettersSpec(n int) BatchSpec {
 	s := testSpec(CompressionNone, 0)
 	x := uint32(1)
-	for i := range 16 {
+	for i := range n {
 		v := make([]byte, 1024)
 		for j := range v {
 			x = x*1664525 + 1013904223
@@ -70,8 +76,15 @@ func BenchmarkValidateProduceLetters(b *testing.B) {
 		}
 		s.Records = append(s.Records, Record{OffsetDelta: int32(i), Value: v})
 	}
+	return s
+}
+
+// benchValidateDeep runs a sub-benchmark for each codec that validates
+// (deep) spec's records compressed with it; bytes per second are of the
+// uncompressed batch.
+func benchValidateDeep(b *testing.B, s BatchSpec, codecs []Compression) {
 	raw := mustBatch(b, s)
-	for _, c := range allCodecs {
+	for _, c := range codecs {
 		s.Compression = c
 		batch := mustBatch(b, s)
 		b.Run(c.String(), func(b *testing.B) {
@@ -86,28 +99,13 @@ func BenchmarkValidateProduceLetters(b *testing.B) {
 	}
 }
 
-// lettersSpec is BenchmarkValidateProduceLetters' batch.
-func lettersSpec() BatchSpec {
-	s := testSpec(CompressionNone, 0)
-	x := uint32(1)
-	for i := range 16 {
-		v := make([]byte, 1024)
-		for j := range v {
-			x = x*1664525 + 1013904223
-			v[j] = 'A' + byte((x>>16)%26)
-		}
-		s.Records = append(s.Records, Record{OffsetDelta: int32(i), Value: v})
-	}
-	return s
-}
-
 // BenchmarkRecompress re-encodes a kafka-producer-perf-test-like batch
 // (lettersSpec) for a topic whose compression.type differs from the
 // producer's, as the broker does before the append.
 func BenchmarkRecompress(b *testing.B) {
 	for _, p := range [][2]Compression{{CompressionNone, CompressionLZ4}, {CompressionNone, CompressionZstd},
 		{CompressionNone, CompressionGzip}, {CompressionLZ4, CompressionZstd}, {CompressionZstd, CompressionNone}} {
-		s := lettersSpec()
+		s := lettersSpec(16)
 		s.Compression = p[0]
 		batch := mustBatch(b, s)
 		b.Run(p[0].String()+"-"+p[1].String(), func(b *testing.B) {
@@ -127,30 +125,7 @@ func BenchmarkRecompress(b *testing.B) {
 // through the walk's window. Bytes per second are of the uncompressed
 // records.
 func BenchmarkValidateProduceLarge(b *testing.B) {
-	s := testSpec(CompressionNone, 0)
-	x := uint32(1)
-	for i := range 4096 {
-		v := make([]byte, 1024)
-		for j := range v {
-			x = x*1664525 + 1013904223
-			v[j] = 'A' + byte((x>>16)%26)
-		}
-		s.Records = append(s.Records, Record{OffsetDelta: int32(i), Value: v})
-	}
-	raw := mustBatch(b, s)
-	for _, c := range allCodecs[1:] {
-		s.Compression = c
-		batch := mustBatch(b, s)
-		b.Run(c.String(), func(b *testing.B) {
-			b.SetBytes(int64(len(raw)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := ValidateProduce(batch, ValidateOptions{ProduceVersion: 9, DeepValidate: true}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchValidateDeep(b, lettersSpec(4096), allCodecs[1:])
 }
 
 // BenchmarkValidateProduceMedium validates (deep) a batch under 1 MiB

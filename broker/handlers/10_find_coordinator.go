@@ -72,12 +72,21 @@ func handleFindCoordinator(d *Deps, r *Request) (kmsg.Response, error) {
 			msg := kerr.ErrorForCode(rc.ErrorCode).Error()
 			rc.ErrorMessage = &msg
 		}
+		if rc.ErrorCode == 0 {
+			// Kafka 4.4 leaves a found coordinator's message at its
+			// default, "" (compat-tests/diff, DIFF_ERROR_MESSAGE=null).
+			rc.ErrorMessage = ptrTo("")
+		}
 		resp.Coordinators = append(resp.Coordinators, rc)
 	}
 	if req.Version < 4 && len(resp.Coordinators) == 1 {
 		rc := resp.Coordinators[0]
 		resp.Coordinators = nil
 		resp.ErrorCode, resp.ErrorMessage = rc.ErrorCode, rc.ErrorMessage
+		if rc.ErrorCode == 0 {
+			// v1-v3: Kafka 4.4 puts Errors.NONE.message(), "NONE".
+			resp.ErrorMessage = ptrTo("NONE")
+		}
 		resp.NodeID, resp.Host, resp.Port = rc.NodeID, rc.Host, rc.Port
 	}
 	return resp, nil

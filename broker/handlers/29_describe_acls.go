@@ -41,6 +41,7 @@ func handleDescribeAcls(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorMessage = ptrTo("No Authorizer is configured on the broker")
 		return resp, nil
 	}
+	resp.ErrorMessage = ptrTo("") // Kafka 4.4's default on success
 	type pattern struct {
 		typ  kmsg.ACLResourceType
 		name string

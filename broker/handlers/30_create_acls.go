@@ -50,6 +50,7 @@ func handleCreateAcls(d *Deps, r *Request) (kmsg.Response, error) {
 	var at []int
 	for i, c := range req.Creations {
 		resp.Results[i] = kmsg.NewCreateACLsResponseResult()
+		resp.Results[i].ErrorMessage = ptrTo("") // Kafka 4.4's default on success
 		b := acl.Binding{
 			ResourceType: c.ResourceType, ResourceName: c.ResourceName, PatternType: c.ResourcePatternType,
 			Principal: c.Principal, Host: c.Host, Operation: c.Operation, Permission: c.PermissionType,

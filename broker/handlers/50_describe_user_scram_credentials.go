@@ -22,6 +22,9 @@ import (
 func handleDescribeUserScramCredentials(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	// Kafka 4.4 leaves the messages of the response and of each
+	// successful result at their default, "".
+	resp.ErrorMessage = ptrTo("")
 	creds := d.Controller.Image().ScramCredentials
 	dup := map[string]bool{}
 	if len(req.Users) == 0 {
@@ -46,6 +49,7 @@ func handleDescribeUserScramCredentials(d *Deps, r *Request) (kmsg.Response, err
 			res.ErrorCode = kerr.ResourceNotFound.Code
 			res.ErrorMessage = ptrTo("Attempt to describe a user credential that does not exist: " + u)
 		default:
+			res.ErrorMessage = ptrTo("")
 			for _, m := range slices.Sorted(maps.Keys(user)) {
 				info := kmsg.NewDescribeUserSCRAMCredentialsResponseResultCredentialInfo()
 				info.Mechanism = m

@@ -42,6 +42,9 @@ func handleDescribeQuorum(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeQuorumRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
 	resp.Default()
+	// v2+: Kafka 4.4 leaves the top-level message at its default, "", and
+	// a partition's is "" on success, else its error's message.
+	resp.ErrorMessage = ptrTo("")
 	valid := len(req.Topics) == 1 && req.Topics[0].Topic == metadataTopic &&
 		len(req.Topics[0].Partitions) == 1 && req.Topics[0].Partitions[0].Partition == 0
 	if !valid {
@@ -52,6 +55,7 @@ func handleDescribeQuorum(d *Deps, r *Request) (kmsg.Response, error) {
 				sp := kmsg.NewDescribeQuorumResponseTopicPartition()
 				sp.Partition = rp.Partition
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				sp.ErrorMessage = adminErrorMessage(sp.ErrorCode, "")
 				st.Partitions = append(st.Partitions, sp)
 			}
 			resp.Topics = append(resp.Topics, st)
@@ -69,11 +73,13 @@ func handleDescribeQuorum(d *Deps, r *Request) (kmsg.Response, error) {
 	switch {
 	case errors.Is(err, quorum.ErrNotLeader):
 		sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		sp.ErrorMessage = adminErrorMessage(sp.ErrorCode, "")
 	case err != nil:
 		sp.ErrorCode = kerr.UnknownServerError.Code
 		msg := err.Error()
 		sp.ErrorMessage = &msg
 	default:
+		sp.ErrorMessage = ptrTo("")
 		sp.LeaderID = status.LeaderID
 		sp.LeaderEpoch = int32(status.LeaderEpoch)
 		sp.HighWatermark = status.HighWatermark

@@ -59,6 +59,7 @@ func handleUpdateFeatures(d *Deps, r *Request) (kmsg.Response, error) {
 	for _, u := range req.FeatureUpdates { // every update passed: NONE each
 		fr := kmsg.NewUpdateFeaturesResponseResult()
 		fr.Feature = u.Feature
+		fr.ErrorMessage = ptrTo("") // Kafka 4.4's default on success
 		resp.Results = append(resp.Results, fr)
 	}
 	return resp, nil

@@ -3,6 +3,7 @@ package diff
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 
@@ -56,15 +57,17 @@ const (
 var fieldMasks = map[string]maskKind{
 	"ThrottleMillis": maskSkip,
 	"UnknownTags":    maskSkip,
-	"ErrorMessage":   maskSkip,
-	"Host":           maskSkip,
-	"Port":           maskSkip,
-	"ClusterID":      maskSkip,
-	"Rack":           maskSkip,
-	"LogDir":         maskSkip,
-	"TotalBytes":     maskSkip,
-	"UsableBytes":    maskSkip,
-	"Dir":            maskSkip, // DescribeLogDirs: the log directory's path
+	// ErrorMessage: free text, but whether it is null is compared where
+	// both answers' ErrorCode is 0 (see walkErrorMessage).
+	"ErrorMessage": maskSkip,
+	"Host":         maskSkip,
+	"Port":         maskSkip,
+	"ClusterID":    maskSkip,
+	"Rack":         maskSkip,
+	"LogDir":       maskSkip,
+	"TotalBytes":   maskSkip,
+	"UsableBytes":  maskSkip,
+	"Dir":          maskSkip, // DescribeLogDirs: the log directory's path
 	// Documentation is Kafka's prose; only whether it is there is compared
 	// (we write our own text).
 	"Documentation": maskSet,
@@ -131,6 +134,10 @@ func walk(path string, k, s reflect.Value, mask maskKind, out *[]FieldDiff) {
 			if !f.IsExported() || f.Name == "Version" {
 				continue
 			}
+			if f.Name == "ErrorMessage" {
+				walkErrorMessage(path+"."+f.Name, k, s, k.Field(i), s.Field(i), out)
+				continue
+			}
 			walk(path+"."+f.Name, k.Field(i), s.Field(i), fieldMasks[f.Name], out)
 		}
 	case reflect.Slice:
@@ -163,6 +170,32 @@ func walk(path string, k, s reflect.Value, mask maskKind, out *[]FieldDiff) {
 		if !reflect.DeepEqual(k.Interface(), s.Interface()) {
 			*out = append(*out, FieldDiff{Path: path, Kafka: show(k), Samsa: show(s)})
 		}
+	}
+}
+
+// errorMessageNullness, when DIFF_ERROR_MESSAGE=null, compares whether
+// ErrorMessage is null in every result, failed ones too (to survey where
+// Kafka sets one); by default only successful results' are compared.
+var errorMessageNullness = os.Getenv("DIFF_ERROR_MESSAGE") == "null"
+
+// walkErrorMessage compares the ErrorMessage fields k and s of the
+// structs kp and sp: their text is free, but whether it is null is not
+// (a client may print or test a "" message; Kafka 4.4 answers "" on
+// success in some responses and null in others). Only results that
+// succeeded on both sides (ErrorCode 0) are compared, unless
+// errorMessageNullness; a struct without an ErrorCode is skipped.
+func walkErrorMessage(path string, kp, sp, k, s reflect.Value, out *[]FieldDiff) {
+	if k.Kind() != reflect.Pointer {
+		return
+	}
+	if !errorMessageNullness {
+		kc, sc := kp.FieldByName("ErrorCode"), sp.FieldByName("ErrorCode")
+		if !kc.IsValid() || !sc.IsValid() || kc.Int() != 0 || sc.Int() != 0 {
+			return
+		}
+	}
+	if k.IsNil() != s.IsNil() {
+		*out = append(*out, FieldDiff{Path: path, Kafka: show(k), Samsa: show(s)})
 	}
 }
 

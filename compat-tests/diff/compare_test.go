@@ -81,3 +81,29 @@ func TestParseExplained(t *testing.T) {
 		t.Fatalf("summary %+v, used %d", sum, got[0].Used)
 	}
 }
+
+// TestCompareErrorMessageNullness checks that ErrorMessage's text never
+// counts, that its nullness counts where both results succeeded, and
+// that it does not where either failed.
+func TestCompareErrorMessageNullness(t *testing.T) {
+	k := kmsg.NewPtrDescribeConfigsResponse()
+	s := kmsg.NewPtrDescribeConfigsResponse()
+	for _, r := range []*kmsg.DescribeConfigsResponse{k, s} {
+		for _, name := range []string{"ok", "failed"} {
+			res := kmsg.NewDescribeConfigsResponseResource()
+			res.ResourceName = name
+			r.Resources = append(r.Resources, res)
+		}
+		r.Resources[1].ErrorCode = 3
+	}
+	k.Resources[0].ErrorMessage, s.Resources[0].ErrorMessage = kmsg.StringPtr("a"), kmsg.StringPtr("b")
+	k.Resources[1].ErrorMessage = kmsg.StringPtr("unknown topic")
+	if d := Compare(k, s); len(d) != 0 {
+		t.Fatalf("messages' text or a failed result's null counted: %+v", d)
+	}
+	s.Resources[0].ErrorMessage = nil
+	d := Compare(k, s)
+	if len(d) != 1 || d[0].Path != ".Resources[0].ErrorMessage" || d[0].Kafka != `"a"` || d[0].Samsa != "null" {
+		t.Fatalf("got %+v, want the successful result's null message", d)
+	}
+}

@@ -282,13 +282,7 @@ func (nm *Nemesis) pauseControllerIsolateLeader(ctx context.Context, s Step) err
 
 func (nm *Nemesis) reassignRollingRestart(ctx context.Context, s Step) error {
 	p := int32(s.Pick % uint32(nm.Partitions))
-	var leader int32
-	var replicas []int32
-	err := pollUntil(ctx, targetPatience, func(ctx context.Context) (bool, error) {
-		var err error
-		leader, replicas, err = nm.replicasOf(ctx, p)
-		return err == nil, err
-	})
+	leader, replicas, err := nm.pollReplicasOf(ctx, p)
 	if err != nil {
 		return fmt.Errorf("%w: replicas of %s/%d: %v", ErrNoTarget, nm.Topic, p, err)
 	}
@@ -407,36 +401,11 @@ func (nm *Nemesis) powerLossAll(ctx context.Context, s Step) error {
 	}
 	rng := rand.New(rand.NewPCG(uint64(s.Pick), 0x9044))
 	for _, n := range nm.C.Nodes {
-		if n.lazy != nil {
-			before := treeBytes(n.DataDir)
-			if err := n.clearLazyCache(ctx); err != nil {
-				return err
-			}
-			lost := before - treeBytes(n.DataDir)
-			nm.mu.Lock()
-			nm.powerCuts++
-			nm.power.BytesLost += max(lost, 0)
-			nm.mu.Unlock()
-			nm.logf("nemesis: power cut on node %d (every node): lazyfs cache cleared, file sizes down by %d bytes", n.ID, lost)
-			continue
+		summary, _, err := nm.cutPower(ctx, n, rng)
+		if err != nil {
+			return err
 		}
-		var rep PowerCutReport
-		for _, dir := range []string{n.DataDir, n.SecondDir} {
-			if dir == "" {
-				continue
-			}
-			r, err := PowerCut(dir, rng)
-			if err != nil {
-				return err
-			}
-			rep.Add(r)
-		}
-		rep.Details = nil
-		nm.mu.Lock()
-		nm.powerCuts++
-		nm.power.Add(rep)
-		nm.mu.Unlock()
-		nm.logf("nemesis: power cut on node %d (every node): %v", n.ID, rep)
+		nm.logf("nemesis: power cut on node %d (every node): %s", n.ID, summary)
 	}
 	nm.logf("nemesis: power cut on every node; down for %v", s.Hold)
 	holdFor(ctx, s.Hold)

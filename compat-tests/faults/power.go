@@ -485,40 +485,12 @@ func (nm *Nemesis) powerLoss(ctx context.Context, n *Node, what string, s Step) 
 	if err := n.Kill(); err != nil {
 		return err
 	}
-	if n.lazy != nil {
-		before := treeBytes(n.DataDir)
-		if err := n.clearLazyCache(ctx); err != nil {
-			return err
-		}
-		lost := before - treeBytes(n.DataDir)
-		nm.mu.Lock()
-		nm.powerCuts++
-		nm.power.BytesLost += max(lost, 0)
-		nm.mu.Unlock()
-		nm.logf("nemesis: power cut on node %d (%s): lazyfs cache cleared, file sizes down by %d bytes; down for %v",
-			n.ID, what, lost, s.Hold)
-		holdFor(ctx, s.Hold)
-		return n.Restart(ctx)
-	}
 	rng := rand.New(rand.NewPCG(uint64(s.Pick), 0x9043))
-	var rep PowerCutReport
-	for _, dir := range []string{n.DataDir, n.SecondDir} {
-		if dir == "" {
-			continue
-		}
-		r, err := PowerCut(dir, rng)
-		if err != nil {
-			return err
-		}
-		rep.Add(r)
+	summary, details, err := nm.cutPower(ctx, n, rng)
+	if err != nil {
+		return err
 	}
-	nm.mu.Lock()
-	nm.powerCuts++
-	details := rep.Details
-	rep.Details = nil
-	nm.power.Add(rep)
-	nm.mu.Unlock()
-	nm.logf("nemesis: power cut on node %d (%s): %v; down for %v", n.ID, what, rep, s.Hold)
+	nm.logf("nemesis: power cut on node %d (%s): %s; down for %v", n.ID, what, summary, s.Hold)
 	for i, d := range details {
 		if i == 12 {
 			nm.logf("nemesis: power cut: ... and %d more partitions", len(details)-i)
@@ -528,6 +500,45 @@ func (nm *Nemesis) powerLoss(ctx context.Context, n *Node, what string, s Step) 
 	}
 	holdFor(ctx, s.Hold)
 	return n.Restart(ctx)
+}
+
+// cutPower makes node n, already SIGKILLed, lose what a power cut loses:
+// with lazyfs, its cache of unsynced writes is cleared (the loss counted
+// as the bytes by which the log directory's files shrank); without, PowerCut
+// emulates the loss on each of its log directories, seeded by rng. The
+// loss is added to the nemesis's totals; cutPower returns its summary for
+// the log and, without lazyfs, the per-partition details.
+func (nm *Nemesis) cutPower(ctx context.Context, n *Node, rng *rand.Rand) (string, []string, error) {
+	if n.lazy != nil {
+		before := treeBytes(n.DataDir)
+		if err := n.clearLazyCache(ctx); err != nil {
+			return "", nil, err
+		}
+		lost := before - treeBytes(n.DataDir)
+		nm.mu.Lock()
+		nm.powerCuts++
+		nm.power.BytesLost += max(lost, 0)
+		nm.mu.Unlock()
+		return fmt.Sprintf("lazyfs cache cleared, file sizes down by %d bytes", lost), nil, nil
+	}
+	var rep PowerCutReport
+	for _, dir := range []string{n.DataDir, n.SecondDir} {
+		if dir == "" {
+			continue
+		}
+		r, err := PowerCut(dir, rng)
+		if err != nil {
+			return "", nil, err
+		}
+		rep.Add(r)
+	}
+	details := rep.Details
+	rep.Details = nil
+	nm.mu.Lock()
+	nm.powerCuts++
+	nm.power.Add(rep)
+	nm.mu.Unlock()
+	return rep.String(), details, nil
 }
 
 // powerLossKind is the kind of the i-th power-cut step of a soak: every
@@ -625,16 +636,21 @@ func (nm *Nemesis) targetOf(ctx context.Context, s Step) (*Node, string, error) 
 	return n, what, nil
 }
 
-// powerLossFollowerKillLeader runs a PowerLossFollowerKillLeader step.
-func (nm *Nemesis) powerLossFollowerKillLeader(ctx context.Context, s Step) error {
-	p := int32(s.Pick % uint32(nm.Partitions))
-	var leader int32
-	var replicas []int32
-	err := pollUntil(ctx, targetPatience, func(ctx context.Context) (bool, error) {
+// pollReplicasOf polls replicasOf for partition p until it answers or
+// targetPatience runs out.
+func (nm *Nemesis) pollReplicasOf(ctx context.Context, p int32) (leader int32, replicas []int32, err error) {
+	err = pollUntil(ctx, targetPatience, func(ctx context.Context) (bool, error) {
 		var err error
 		leader, replicas, err = nm.replicasOf(ctx, p)
 		return err == nil, err
 	})
+	return leader, replicas, err
+}
+
+// powerLossFollowerKillLeader runs a PowerLossFollowerKillLeader step.
+func (nm *Nemesis) powerLossFollowerKillLeader(ctx context.Context, s Step) error {
+	p := int32(s.Pick % uint32(nm.Partitions))
+	leader, replicas, err := nm.pollReplicasOf(ctx, p)
 	var follower *Node
 	if err == nil {
 		var followers []int32

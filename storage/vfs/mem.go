@@ -44,23 +44,14 @@ func clean(name string) string {
 
 // CrashClone returns a copy of m as it would be found after a power loss:
 // every file holds only the bytes of its last Sync (nothing if never synced).
-func (m *MemFS) CrashClone() *MemFS {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c := NewMem()
-	for d := range m.dirs {
-		c.dirs[d] = true
-	}
-	for name, n := range m.files {
-		n.mu.Lock()
-		c.files[name] = &memNode{data: append([]byte(nil), n.synced...), synced: append([]byte(nil), n.synced...)}
-		n.mu.Unlock()
-	}
-	return c
-}
+func (m *MemFS) CrashClone() *MemFS { return m.clone(true) }
 
 // Clone returns a full copy of m including unsynced data.
-func (m *MemFS) Clone() *MemFS {
+func (m *MemFS) Clone() *MemFS { return m.clone(false) }
+
+// clone copies m's directories and files; with crash, each file's data is
+// only what its last Sync kept.
+func (m *MemFS) clone(crash bool) *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := NewMem()
@@ -69,7 +60,11 @@ func (m *MemFS) Clone() *MemFS {
 	}
 	for name, n := range m.files {
 		n.mu.Lock()
-		c.files[name] = &memNode{data: append([]byte(nil), n.data...), synced: append([]byte(nil), n.synced...)}
+		data := n.data
+		if crash {
+			data = n.synced
+		}
+		c.files[name] = &memNode{data: append([]byte(nil), data...), synced: append([]byte(nil), n.synced...)}
 		n.mu.Unlock()
 	}
 	return c

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -56,13 +57,20 @@ type samsaCluster struct{ c *harness.Cluster }
 // settings (Kafka names).
 func StartSamsa(t testing.TB, n int, settings map[string]string) Cluster {
 	t.Helper()
+	return startSamsa(t, n, settings, nil)
+}
+
+// startSamsa is StartSamsa with more listeners of node id (1-based), when
+// listeners is not nil.
+func startSamsa(t testing.TB, n int, settings map[string]string, listeners func(id int) string) Cluster {
+	t.Helper()
 	var env []string
 	for _, m := range []map[string]string{SessionEnv, settings} {
 		for k, v := range m {
-			env = append(env, "KAFKA_"+strings.ToUpper(strings.ReplaceAll(k, ".", "_"))+"="+v)
+			env = append(env, envKey(k)+"="+v)
 		}
 	}
-	return &samsaCluster{harness.StartCluster(t, n, harness.ClusterOptions{Env: env})}
+	return &samsaCluster{harness.StartCluster(t, n, harness.ClusterOptions{Env: env, ListenersExtra: listeners})}
 }
 
 func (s *samsaCluster) Name() string      { return "samsa" }
@@ -100,13 +108,19 @@ type kafkaNode struct {
 // settings.
 func StartKafka(t testing.TB, n int, settings map[string]string) Cluster {
 	t.Helper()
+	return startKafka(t, n, settings, false)
+}
+
+// startKafka is StartKafka, with a listener named SSL on each node when ssl.
+func startKafka(t testing.TB, n int, settings map[string]string, ssl bool) *kafkaCluster {
+	t.Helper()
 	var over []string
 	for _, m := range []map[string]string{SessionEnv, settings} {
 		for k, v := range m {
 			over = append(over, k+"="+v)
 		}
 	}
-	kc := &kafkaCluster{c: kafkaref.Start(t, kafkaref.Options{Nodes: n, Overrides: over})}
+	kc := &kafkaCluster{c: kafkaref.Start(t, kafkaref.Options{Nodes: n, Overrides: over, SSL: ssl})}
 	for _, pid := range kc.c.Pids() {
 		nd := &kafkaNode{pid: pid}
 		var err error
@@ -420,4 +434,38 @@ func CreateTopic(t testing.TB, c Cluster, topic string, partitions, rf int, conf
 	for p := range int32(partitions) {
 		Leader(t, c, topic, p, 60*time.Second)
 	}
+}
+
+// PartitionStates describes each partition of topic for a failure message:
+// leader, replicas, ISR and log end offset (the high watermark, from the
+// leader's ListOffsets), as the running nodes report them.
+func PartitionStates(c Cluster, topic string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	m, err := Metadata(ctx, c, topic)
+	if err != nil {
+		return "metadata: " + err.Error()
+	}
+	cl, err := client(c)
+	if err != nil {
+		return err.Error()
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	var b strings.Builder
+	for _, tp := range m.Topics {
+		for _, p := range tp.Partitions {
+			fmt.Fprintf(&b, "%s-%d leader=%d replicas=%v isr=%v", topic, p.Partition, p.Leader, p.Replicas, p.ISR)
+			if err != nil {
+				fmt.Fprintf(&b, " end=?(%v)", err)
+			} else if o, ok := ends.Lookup(topic, p.Partition); ok {
+				fmt.Fprintf(&b, " end=%d", o.Offset)
+				if o.Err != nil {
+					fmt.Fprintf(&b, "(%v)", o.Err)
+				}
+			}
+			b.WriteString("; ")
+		}
+	}
+	return b.String()
 }

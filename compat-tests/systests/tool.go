@@ -28,6 +28,8 @@ type Tools struct {
 	bootstrap string
 	dir       string
 	log4j     string
+	// clientProps go first in every properties file (WithClientProps).
+	clientProps []string
 }
 
 // NewTools resolves the Kafka 4.4.0 classpath (skipping the test when java
@@ -50,11 +52,21 @@ func NewTools(t testing.TB, bootstrap string) *Tools {
 	return &Tools{classpath: cp, bootstrap: bootstrap, dir: dir, log4j: log4j}
 }
 
+// WithClientProps returns tools connecting to bootstrap with props (the
+// security.protocol, ssl.* and sasl.* settings of a secured listener)
+// first in every producer and consumer properties file.
+func (tl *Tools) WithClientProps(bootstrap string, props []string) *Tools {
+	c := *tl
+	c.bootstrap, c.clientProps = bootstrap, append([]string(nil), props...)
+	return &c
+}
+
 // writeProps writes a client properties file and returns its path.
 func (tl *Tools) writeProps(t testing.TB, name string, props []string) string {
 	t.Helper()
 	p := filepath.Join(tl.dir, name)
-	if err := os.WriteFile(p, []byte(strings.Join(props, "\n")+"\n"), 0o644); err != nil {
+	all := append(append([]string(nil), tl.clientProps...), props...)
+	if err := os.WriteFile(p, []byte(strings.Join(all, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -21,6 +21,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -713,3 +714,83 @@ func runReassign(t *testing.T, target string, bounceBrokers bool) {
 	}
 	t.Logf("%s: %d acked, %d consumed", c.Name(), len(acked), len(consumed))
 }
+
+// --- fetch_from_follower_test.py -----------------------------------------------------
+
+// TestSystestFetchFromFollower is fetch_from_follower_test.py (KIP-392): three nodes in
+// racks rack-a, rack-b and rack-c with replica.selector.class=RackAwareReplicaSelector,
+// a topic of one partition (RF 3, min.insync.replicas=1), a VerifiableProducer at
+// 1000/s and a consumer with client.rack set to the rack of a follower and
+// metadata.max.age.ms=3000. The consumer must be told that follower is its preferred
+// read replica (the system test reads the consumer's preferred-read-replica JMX
+// metric; here the consumer's FetchCollector DEBUG line "Updating preferred read
+// replica for partition test_topic-0 to N"), go on consuming, and in the end have
+// consumed every acked value.
+func TestSystestFetchFromFollower(t *testing.T) {
+	requireJava(t)
+	t.Parallel()
+	protocols := []string{"classic"}
+	if systestsFull() {
+		protocols = []string{"classic", "consumer"}
+	}
+	eachTarget(t, func(t *testing.T, target string) {
+		for _, proto := range protocols {
+			t.Run(proto, func(t *testing.T) { runFetchFromFollower(t, target, proto) })
+		}
+	})
+}
+
+func runFetchFromFollower(t *testing.T, target, protocol string) {
+	racks := func(id int) map[string]string { return map[string]string{"broker.rack": fmt.Sprintf("rack-%c", 'a'+id-1)} }
+	settings := map[string]string{"replica.selector.class": "org.apache.kafka.common.replica.RackAwareReplicaSelector"}
+	var c systests.Cluster
+	if target == "kafka" {
+		c = systests.StartKafkaNodes(t, 3, settings, racks)
+	} else {
+		c = systests.StartSamsaNodes(t, 3, settings, racks)
+	}
+	const topic = "test_topic"
+	systests.CreateTopic(t, c, topic, 1, 3, map[string]string{"min.insync.replicas": "1"})
+	leader := systests.Leader(t, c, topic, 0, 60*time.Second) + 1 // node id
+	// As the system test: node 2 (rack-b) unless it leads, then node 1 (rack-a).
+	follower, rack := 2, "rack-b"
+	if leader == 2 {
+		follower, rack = 1, "rack-a"
+	}
+	tools := systests.NewTools(t, c.Bootstrap())
+	prod := tools.StartProducer(t, "producer", systests.ProducerOptions{Topic: topic, Throughput: 1000, Idempotent: true})
+	cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "test-consumer-group-1",
+		Protocol: protocol, Verbose: true, Extra: []string{"client.rack=" + rack, "metadata.max.age.ms=3000"},
+		DebugLoggers: []string{"org.apache.kafka.clients.consumer.internals.FetchCollector"}})
+	if !systests.Poll(180*time.Second, func() bool { return cons.TotalConsumed() >= 100 }) {
+		t.Fatalf("the consumer read %d records within 180 s (producer acked %d)", cons.TotalConsumed(), prod.NumAcked())
+	}
+	want := fmt.Sprintf("Updating preferred read replica for partition %s-0 to %d,", topic, follower)
+	if !systests.Poll(60*time.Second, func() bool { return strings.Contains(cons.Stderr(0), want) }) {
+		t.Fatalf("the consumer in %s (leader %d) was not given follower %d as its preferred read replica within 60 s; its preferred-replica lines:\n%s",
+			rack, leader, follower, grepLines(cons.Stderr(0), "preferred read replica"))
+	}
+	// It goes on consuming once it fetches from the follower.
+	from := cons.TotalConsumed()
+	if !systests.Poll(120*time.Second, func() bool { return cons.TotalConsumed() >= from+2000 }) {
+		t.Fatalf("after switching to follower %d the consumer read %d more records within 120 s", follower, cons.TotalConsumed()-from)
+	}
+	prod.Stop(t)
+	tp := systests.TopicPartition{Topic: topic, Partition: 0}
+	last := prod.LastAckedOffsets()[tp]
+	if !systests.Poll(120*time.Second, func() bool { return cons.LastCommit(tp) > last }) {
+		t.Fatalf("the consumer did not consume up to the last acked offset %d: committed %d, position %d (%s)",
+			last, cons.LastCommit(tp), cons.Position(tp), systests.PartitionStates(c, topic))
+	}
+	cons.StopAll(t)
+	checkConsumerAnomalies(t, cons)
+	acked, consumed := prod.Acked(), cons.ConsumedValues()
+	if ok, msg := systests.ValidateDelivery(acked, consumed, true); !ok {
+		t.Errorf("delivery invalid: %s", msg)
+	}
+	if n := strings.Count(cons.Stderr(0), "Unset the preferred read replica"); n > 0 {
+		t.Logf("the consumer unset its preferred read replica %d times", n)
+	}
+	t.Logf("%s: leader %d, consumer in %s read from follower %d; %d acked, %d consumed", c.Name(), leader, rack, follower, len(acked), len(consumed))
+}
+

@@ -32,6 +32,9 @@ type Options struct {
 	// KAFKA_REF_SSL=1; its keystore and any other protocol for it go in
 	// Overrides); SSLAddrs lists them.
 	SSL bool
+	// NodeOverrides, when set, returns more server.properties lines of node
+	// n (1-based), after Overrides (kafka-ref.sh's KAFKA_REF_NODE<n>_OVERRIDES).
+	NodeOverrides func(n int) []string
 }
 
 // Cluster is a running Kafka started by Start.
@@ -145,6 +148,11 @@ func Start(t testing.TB, o Options) *Cluster {
 		"KAFKA_REF_OWNER_PID="+strconv.Itoa(os.Getpid()))
 	if o.SSL {
 		cmd.Env = append(cmd.Env, "KAFKA_REF_SSL=1")
+	}
+	if o.NodeOverrides != nil {
+		for n := 1; n <= nodes; n++ {
+			cmd.Env = append(cmd.Env, fmt.Sprintf("KAFKA_REF_NODE%d_OVERRIDES=%s", n, strings.Join(o.NodeOverrides(n), "\n")))
+		}
 	}
 	out, err := cmd.CombinedOutput()
 	// Registered before checking err: a start that failed half-way still has

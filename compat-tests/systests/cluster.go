@@ -57,20 +57,34 @@ type samsaCluster struct{ c *harness.Cluster }
 // settings (Kafka names).
 func StartSamsa(t testing.TB, n int, settings map[string]string) Cluster {
 	t.Helper()
-	return startSamsa(t, n, settings, nil)
+	return startSamsa(t, n, settings, nil, nil)
 }
 
-// startSamsa is StartSamsa with more listeners of node id (1-based), when
-// listeners is not nil.
-func startSamsa(t testing.TB, n int, settings map[string]string, listeners func(id int) string) Cluster {
+// StartSamsaNodes is StartSamsa with more settings of node id (1-based),
+// nodeSettings(id), such as broker.rack.
+func StartSamsaNodes(t testing.TB, n int, settings map[string]string, nodeSettings func(id int) map[string]string) Cluster {
 	t.Helper()
-	var env []string
-	for _, m := range []map[string]string{SessionEnv, settings} {
-		for k, v := range m {
-			env = append(env, envKey(k)+"="+v)
+	return startSamsa(t, n, settings, nodeSettings, nil)
+}
+
+// startSamsa is StartSamsaNodes with more listeners of node id (1-based),
+// when listeners is not nil.
+func startSamsa(t testing.TB, n int, settings map[string]string, nodeSettings func(id int) map[string]string, listeners func(id int) string) Cluster {
+	t.Helper()
+	toEnv := func(ms ...map[string]string) []string {
+		var env []string
+		for _, m := range ms {
+			for k, v := range m {
+				env = append(env, envKey(k)+"="+v)
+			}
 		}
+		return env
 	}
-	return &samsaCluster{harness.StartCluster(t, n, harness.ClusterOptions{Env: env, ListenersExtra: listeners})}
+	o := harness.ClusterOptions{Env: toEnv(SessionEnv, settings), ListenersExtra: listeners}
+	if nodeSettings != nil {
+		o.NodeEnv = func(id int) []string { return toEnv(nodeSettings(id)) }
+	}
+	return &samsaCluster{harness.StartCluster(t, n, o)}
 }
 
 func (s *samsaCluster) Name() string      { return "samsa" }
@@ -108,11 +122,19 @@ type kafkaNode struct {
 // settings.
 func StartKafka(t testing.TB, n int, settings map[string]string) Cluster {
 	t.Helper()
-	return startKafka(t, n, settings, false)
+	return startKafka(t, n, settings, nil, false)
 }
 
-// startKafka is StartKafka, with a listener named SSL on each node when ssl.
-func startKafka(t testing.TB, n int, settings map[string]string, ssl bool) *kafkaCluster {
+// StartKafkaNodes is StartKafka with more settings of node id (1-based),
+// nodeSettings(id), such as broker.rack.
+func StartKafkaNodes(t testing.TB, n int, settings map[string]string, nodeSettings func(id int) map[string]string) Cluster {
+	t.Helper()
+	return startKafka(t, n, settings, nodeSettings, false)
+}
+
+// startKafka is StartKafkaNodes, with a listener named SSL on each node
+// when ssl.
+func startKafka(t testing.TB, n int, settings map[string]string, nodeSettings func(id int) map[string]string, ssl bool) *kafkaCluster {
 	t.Helper()
 	var over []string
 	for _, m := range []map[string]string{SessionEnv, settings} {
@@ -120,7 +142,17 @@ func startKafka(t testing.TB, n int, settings map[string]string, ssl bool) *kafk
 			over = append(over, k+"="+v)
 		}
 	}
-	kc := &kafkaCluster{c: kafkaref.Start(t, kafkaref.Options{Nodes: n, Overrides: over, SSL: ssl})}
+	o := kafkaref.Options{Nodes: n, Overrides: over, SSL: ssl}
+	if nodeSettings != nil {
+		o.NodeOverrides = func(id int) []string {
+			var lines []string
+			for k, v := range nodeSettings(id) {
+				lines = append(lines, k+"="+v)
+			}
+			return lines
+		}
+	}
+	kc := &kafkaCluster{c: kafkaref.Start(t, o)}
 	for _, pid := range kc.c.Pids() {
 		nd := &kafkaNode{pid: pid}
 		var err error

@@ -41,6 +41,10 @@ type ConsumerOptions struct {
 	// service's verify_offsets, on by default there); here it is on unless
 	// LooseOffsets.
 	LooseOffsets bool
+	// DebugLoggers are log4j loggers (class names) of the consumer client
+	// logged at DEBUG to the members' stderr (Stderr), e.g. FetchCollector,
+	// which logs the preferred read replica (KIP-392) a fetch names.
+	DebugLoggers []string
 }
 
 // memberState is verifiable_consumer.py's ConsumerState.
@@ -96,6 +100,10 @@ func (tl *Tools) StartConsumers(t testing.TB, name string, o ConsumerOptions) *C
 		props = append(props, "isolation.level=read_committed")
 	}
 	cfg := tl.writeProps(t, name+".properties", append(props, "client.id="+name))
+	log4j := ""
+	if len(o.DebugLoggers) > 0 {
+		log4j = tl.writeLog4j(t, name+"-log4j2.properties", o.DebugLoggers)
+	}
 	for i := 1; i <= o.Members; i++ {
 		args := []string{"--bootstrap-server", tl.bootstrap, "--topic", o.Topic, "--group-id", o.Group,
 			"--reset-policy", cmpOrS(o.Reset, "earliest"), "--command-config", cfg}
@@ -119,7 +127,7 @@ func (tl *Tools) StartConsumers(t testing.TB, name string, o ConsumerOptions) *C
 		}
 		m := &member{idx: i, position: map[TopicPartition]int64{}, committed: map[TopicPartition]int64{}}
 		m.proc = proc{name: fmt.Sprintf("%s-%d", name, i), tools: tl, class: "org.apache.kafka.tools.VerifiableConsumer",
-			args: args, handle: func(_ string, ev map[string]any) { c.handle(m, ev) }}
+			args: args, handle: func(_ string, ev map[string]any) { c.handle(m, ev) }, log4j: log4j}
 		c.members = append(c.members, m)
 	}
 	for _, m := range c.members {
@@ -272,6 +280,9 @@ func (c *Consumers) StopMember(t testing.TB, i int, clean bool) {
 		c.mu.Unlock()
 	}
 }
+
+// Stderr returns what member i (0-based) wrote to stderr over all its runs.
+func (c *Consumers) Stderr(i int) string { return c.members[i].stderr() }
 
 // StartMember starts member i again.
 func (c *Consumers) StartMember(t testing.TB, i int) { c.members[i].start(t) }

@@ -96,7 +96,7 @@ func StartSamsaSecure(t testing.TB, n int, settings map[string]string, sec Secur
 		s.Addrs = append(s.Addrs, l.Addr().String())
 		l.Close()
 	}
-	c := startSamsa(t, n, all, func(id int) string { return sec.Protocol + "://" + s.Addrs[id-1] })
+	c := startSamsa(t, n, all, nil, func(id int) string { return sec.Protocol + "://" + s.Addrs[id-1] })
 	s.ready(t, c, sec)
 	return c, s
 }
@@ -110,7 +110,7 @@ func StartKafkaSecure(t testing.TB, n int, settings map[string]string, sec Secur
 	for k, v := range settings {
 		all[k] = v
 	}
-	c := startKafka(t, n, all, true)
+	c := startKafka(t, n, all, nil, true)
 	s.Addrs = c.c.SSLAddrs()
 	s.ready(t, c, sec)
 	return c, s

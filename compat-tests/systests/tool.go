@@ -43,13 +43,33 @@ func NewTools(t testing.TB, bootstrap string) *Tools {
 	// WARN and above to stderr, which goes to a file per process (logged
 	// when the test fails): the clients' retries under broker bounces are
 	// WARN lines, useful when a scenario fails.
-	conf := "status = warn\nappender.err.type = Console\nappender.err.name = err\nappender.err.target = SYSTEM_ERR\n" +
-		"appender.err.layout.type = PatternLayout\nappender.err.layout.pattern = [%d] %p %m (%c)%n\n" +
-		"rootLogger.level = WARN\nrootLogger.appenderRef.err.ref = err\n"
-	if err := os.WriteFile(log4j, []byte(conf), 0o644); err != nil {
+	if err := os.WriteFile(log4j, []byte(log4jConf(nil)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return &Tools{classpath: cp, bootstrap: bootstrap, dir: dir, log4j: log4j}
+}
+
+// log4jConf is the tools' log4j2 configuration: WARN and above to stderr,
+// and the debug loggers at DEBUG.
+func log4jConf(debug []string) string {
+	conf := "status = warn\nappender.err.type = Console\nappender.err.name = err\nappender.err.target = SYSTEM_ERR\n" +
+		"appender.err.layout.type = PatternLayout\nappender.err.layout.pattern = [%d] %p %m (%c)%n\n" +
+		"rootLogger.level = WARN\nrootLogger.appenderRef.err.ref = err\n"
+	for i, l := range debug {
+		conf += fmt.Sprintf("logger.d%d.name = %s\nlogger.d%d.level = DEBUG\n", i, l, i)
+	}
+	return conf
+}
+
+// writeLog4j writes a log4j2 configuration with debug loggers and returns
+// its path.
+func (tl *Tools) writeLog4j(t testing.TB, name string, debug []string) string {
+	t.Helper()
+	p := filepath.Join(tl.dir, name)
+	if err := os.WriteFile(p, []byte(log4jConf(debug)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // WithClientProps returns tools connecting to bootstrap with props (the
@@ -80,6 +100,8 @@ type proc struct {
 	class  string
 	args   []string
 	handle func(line string, ev map[string]any) // REQUIRES: mu held
+	// log4j is the log4j2 configuration of this tool ("": the tools').
+	log4j string
 
 	mu struct {
 		sync.Mutex
@@ -109,8 +131,12 @@ func (p *proc) start(t testing.TB) {
 	run := p.mu.runs
 	p.mu.Unlock()
 
+	log4j := p.tools.log4j
+	if p.log4j != "" {
+		log4j = p.log4j
+	}
 	args := append([]string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Dlog4j2.configurationFile=" + p.tools.log4j, "-cp", p.tools.classpath, p.class}, p.args...)
+		"-Dlog4j2.configurationFile=" + log4j, "-cp", p.tools.classpath, p.class}, p.args...)
 	cmd := exec.Command("java", args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p.stderrPath = filepath.Join(p.tools.dir, p.name+".stderr")
@@ -163,6 +189,12 @@ func (p *proc) start(t testing.TB) {
 			t.Logf("systests: %s stderr (last 4 KiB):\n%s", p.name, lastBytes(b, 4096))
 		}
 	})
+}
+
+// stderr returns what the tool wrote to stderr over all its runs.
+func (p *proc) stderr() string {
+	b, _ := os.ReadFile(filepath.Join(p.tools.dir, p.name+".stderr"))
+	return string(b)
 }
 
 func lastBytes(b []byte, n int) []byte {

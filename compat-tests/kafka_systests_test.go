@@ -741,7 +741,9 @@ func TestSystestFetchFromFollower(t *testing.T) {
 }
 
 func runFetchFromFollower(t *testing.T, target, protocol string) {
-	racks := func(id int) map[string]string { return map[string]string{"broker.rack": fmt.Sprintf("rack-%c", 'a'+id-1)} }
+	racks := func(id int) map[string]string {
+		return map[string]string{"broker.rack": fmt.Sprintf("rack-%c", 'a'+id-1)}
+	}
 	settings := map[string]string{"replica.selector.class": "org.apache.kafka.common.replica.RackAwareReplicaSelector"}
 	var c systests.Cluster
 	if target == "kafka" {
@@ -793,4 +795,3 @@ func runFetchFromFollower(t *testing.T, target, protocol string) {
 	}
 	t.Logf("%s: leader %d, consumer in %s read from follower %d; %d acked, %d consumed", c.Name(), leader, rack, follower, len(acked), len(consumed))
 }
-

@@ -795,3 +795,120 @@ func runFetchFromFollower(t *testing.T, target, protocol string) {
 	}
 	t.Logf("%s: leader %d, consumer in %s read from follower %d; %d acked, %d consumed", c.Name(), leader, rack, follower, len(acked), len(consumed))
 }
+
+// --- client/truncation_test.py -------------------------------------------------------
+
+// TestSystestTruncation is truncation_test.py's test_offset_truncate (KIP-320): a topic
+// of one partition with RF 2, a VerifiableProducer at 10/s and a VerifiableConsumer
+// reading it. The first ISR member is stopped, the consumer reads 10 more records from
+// the second, which is then stopped too (the partition has no leader); the first comes
+// back (out of sync: not electable), unclean.leader.election.enable is set on the
+// topic, so it is elected and the records only the second had are gone; the second
+// comes back and truncates. The consumer must detect the truncation (its position
+// comes back to where it was, it reads no value twice), and a new group reads fewer
+// records than the first consumer did. Five nodes, so that the metadata quorum
+// survives two stopped nodes (the system test's controller is a node of its own).
+func TestSystestTruncation(t *testing.T) {
+	requireJava(t)
+	t.Parallel()
+	if !systestsFull() {
+		t.Skip("five nodes: SAMSA_SYSTESTS=full")
+	}
+	eachTarget(t, func(t *testing.T, target string) { runTruncation(t, target) })
+}
+
+func runTruncation(t *testing.T, target string) {
+	var settings map[string]string
+	if target == "kafka" {
+		// Kafka 4.4's controller elects unclean leaders of leaderless
+		// partitions every unclean.leader.election.interval.ms (5 minutes
+		// by default), not when the topic config changes.
+		settings = map[string]string{"unclean.leader.election.interval.ms": "1000"}
+	}
+	c := startSystestNodes(t, target, 5, settings)
+	const topic = "test_topic"
+	tp := systests.TopicPartition{Topic: topic, Partition: 0}
+	systests.CreateTopic(t, c, topic, 1, 2, nil)
+	tools := systests.NewTools(t, c.Bootstrap())
+	prod := tools.StartProducer(t, "producer", systests.ProducerOptions{Topic: topic, Throughput: 10})
+	if !systests.Poll(180*time.Second, func() bool { return prod.NumAcked() >= 10 }) {
+		t.Fatalf("producer acked %d of 10 records within 180 s", prod.NumAcked())
+	}
+	cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "truncation-test",
+		Verbose: true, LooseOffsets: true})
+	if !systests.Poll(180*time.Second, func() bool { return cons.Joined() == 1 }) {
+		t.Fatalf("the consumer did not join within 180 s")
+	}
+	isr := systests.ISR(t, c, topic, 0)
+	if len(isr) != 2 {
+		t.Fatalf("ISR %v, want two replicas", isr)
+	}
+	node1, node2 := isr[0], isr[1]
+	c.Stop(t, node1)
+	t.Logf("stopped node %d; ISR down to node %d; consumer at %d", node1+1, node2+1, cons.Position(tp))
+	from := cons.TotalConsumed()
+	if !systests.Poll(60*time.Second, func() bool { return cons.TotalConsumed() > from+10 }) {
+		t.Fatalf("the consumer read %d more records from node %d within 60 s, want > 10", cons.TotalConsumed()-from, node2+1)
+	}
+	c.Stop(t, node2)
+	t.Logf("stopped node %d; no ISR member left; consumer at %d", node2+1, cons.Position(tp))
+	settled := func(cons *systests.Consumers) bool {
+		return systests.Stable(60*time.Second, 2*time.Second, cons.TotalConsumed)
+	}
+	if !settled(cons) {
+		t.Fatalf("the consumer kept reading with no leader")
+	}
+	c.Start(t, node1)
+	pre := cons.Position(tp)
+	total1 := cons.TotalConsumed()
+	t.Logf("node %d back (out of sync); consumer at %d after %d records", node1+1, pre, total1)
+	systests.SetTopicConfig(t, c, topic, "unclean.leader.election.enable", "true")
+	if got := systests.Leader(t, c, topic, 0, 120*time.Second); got != node1 {
+		t.Fatalf("leader is node %d, want the unclean leader %d", got+1, node1+1)
+	}
+	c.Start(t, node2)
+	if !systests.Poll(120*time.Second, func() bool { return cons.Position(tp) >= pre }) {
+		t.Fatalf("the consumer's position %d did not come back to %d within 120 s", cons.Position(tp), pre)
+	}
+	// The producer stops first (the system test stops the consumer first, so
+	// the new group may read what the producer wrote after the consumer
+	// stopped): the first consumer then reads all there is.
+	prod.Stop(t)
+	if !settled(cons) {
+		t.Fatalf("the consumer did not settle after the producer stopped")
+	}
+	values := cons.ConsumedValues()
+	if dup := duplicates(values); dup > 0 {
+		t.Errorf("the consumer read %d values twice (it reset instead of detecting the truncation?)", dup)
+	}
+	cons.StopAll(t)
+	total := len(values)
+
+	again := tools.StartConsumers(t, "consumer2", systests.ConsumerOptions{Topic: topic, Group: "group2", Verbose: true})
+	if !systests.Poll(180*time.Second, func() bool { return again.TotalConsumed() > 0 }) {
+		t.Fatalf("the second consumer read nothing within 180 s")
+	}
+	if !settled(again) {
+		t.Fatalf("the second consumer did not settle")
+	}
+	again.StopAll(t)
+	checkConsumerAnomalies(t, again)
+	total2 := again.TotalConsumed()
+	if total2 >= int64(total) {
+		t.Errorf("a new group read %d records, the first consumer %d: nothing was truncated", total2, total)
+	}
+	t.Logf("%s: first consumer read %d records, a new group %d: %d truncated", c.Name(), total, total2, int64(total)-total2)
+}
+
+// duplicates counts the values of v seen more than once.
+func duplicates(v []int64) int {
+	seen := map[int64]bool{}
+	n := 0
+	for _, x := range v {
+		if seen[x] {
+			n++
+		}
+		seen[x] = true
+	}
+	return n
+}

@@ -501,3 +501,50 @@ func PartitionStates(c Cluster, topic string) string {
 	}
 	return b.String()
 }
+
+// SetTopicConfig sets a topic configuration (IncrementalAlterConfigs SET,
+// what kafka-configs --alter --add-config sends) through the running nodes.
+func SetTopicConfig(t testing.TB, c Cluster, topic, key, value string) {
+	t.Helper()
+	cl, err := client(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := kadm.NewClient(cl).AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: key, Value: kmsg.StringPtr(value)}}, topic)
+	if err == nil {
+		for _, r := range res {
+			if r.Err != nil {
+				err = r.Err
+			}
+		}
+	}
+	if err != nil {
+		t.Fatalf("systests: %s: setting %s=%s on %s: %v", c.Name(), key, value, topic, err)
+	}
+}
+
+// ISR returns the node indexes (0-based) of partition p's ISR, in the
+// order Metadata lists them.
+func ISR(t testing.TB, c Cluster, topic string, p int32) []int {
+	t.Helper()
+	m, err := Metadata(context.Background(), c, topic)
+	if err != nil {
+		t.Fatalf("systests: %s: metadata: %v", c.Name(), err)
+	}
+	for _, tp := range m.Topics {
+		for _, pp := range tp.Partitions {
+			if pp.Partition == p {
+				var out []int
+				for _, id := range pp.ISR {
+					out = append(out, int(id)-1)
+				}
+				return out
+			}
+		}
+	}
+	t.Fatalf("systests: %s: no partition %s-%d", c.Name(), topic, p)
+	return nil
+}

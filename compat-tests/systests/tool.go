@@ -315,3 +315,15 @@ func Poll(d time.Duration, cond func() bool) bool {
 		<-tick.C
 	}
 }
+
+// Stable polls for up to d until f returns the same value for window (the
+// system tests' none_consumed: a consumer that caught up).
+func Stable(d, window time.Duration, f func() int64) bool {
+	last, since := f(), time.Now()
+	return Poll(d, func() bool {
+		if v := f(); v != last {
+			last, since = v, time.Now()
+		}
+		return time.Since(since) >= window
+	})
+}

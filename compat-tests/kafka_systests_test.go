@@ -231,6 +231,26 @@ func runReplication(t *testing.T, target string, rc replicationCase) {
 		na, last := prod.NotAcked()
 		t.Fatalf("producer acked %d records (%d failed, last: %s), want > %d", prod.NumAcked(), len(na), last, minRecords)
 	}
+	stopAndDrain(t, c, topic, prod, cons)
+	checkConsumerAnomalies(t, cons)
+	acked, consumed := prod.Acked(), cons.ConsumedValues()
+	na, lastErr := prod.NotAcked()
+	t.Logf("%s: %d acked, %d not acked (%s), %d consumed, in %v", c.Name(), len(acked), len(na), lastErr, len(consumed),
+		time.Since(start).Round(time.Second))
+	ok, msg := systests.ValidateDelivery(acked, consumed, rc.idempotent)
+	if msg != "" {
+		t.Log(msg)
+	}
+	if !ok {
+		t.Errorf("delivery invalid: %s", msg)
+	}
+}
+
+// stopAndDrain stops the producer, waits until the consumer committed past
+// every partition's last acked offset (run_validation's wait for the
+// consumer to catch up), and stops the consumer.
+func stopAndDrain(t *testing.T, c systests.Cluster, topic string, prod *systests.Producer, cons *systests.Consumers) {
+	t.Helper()
 	prod.Stop(t)
 	last := prod.LastAckedOffsets()
 	var behind string
@@ -244,21 +264,10 @@ func runReplication(t *testing.T, target string, rc replicationCase) {
 		}
 		return true
 	}) {
-		t.Fatalf("the consumer did not consume up to the acked offsets: %s (assigned %v; partitions: %s)", behind, cons.Assignment(), systests.PartitionStates(c, topic))
+		t.Fatalf("the consumer did not consume up to the acked offsets: %s (assigned %v; partitions: %s)",
+			behind, cons.Assignment(), systests.PartitionStates(c, topic))
 	}
 	cons.StopAll(t)
-	checkConsumerAnomalies(t, cons)
-	acked, consumed := prod.Acked(), cons.ConsumedValues()
-	na, lastErr := prod.NotAcked()
-	t.Logf("%s: %d acked, %d not acked (%s), %d consumed, in %v", c.Name(), len(acked), len(na), lastErr, len(consumed),
-		time.Since(start).Round(time.Second))
-	ok, msg := systests.ValidateDelivery(acked, consumed, rc.idempotent)
-	if msg != "" {
-		t.Log(msg)
-	}
-	if !ok {
-		t.Errorf("delivery invalid: %s", msg)
-	}
 }
 
 func checkConsumerAnomalies(t *testing.T, cons *systests.Consumers) {
@@ -496,7 +505,15 @@ func runConsumerScenario(t *testing.T, target, scenario, protocol string, clean,
 		session = 60000
 	}
 	opts := systests.ConsumerOptions{Topic: topic, Group: "test_group_id", Members: 3, Protocol: protocol,
-		Static: static, SessionTimeoutMS: session}
+		Static: static, SessionTimeoutMS: session,
+		// The membership managers' INFO lines (fencing, rejoining, the
+		// coordinator found) explain an unexpected rebalance.
+		Loggers: map[string]string{
+			"org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager":       "INFO",
+			"org.apache.kafka.clients.consumer.internals.AbstractMembershipManager":       "INFO",
+			"org.apache.kafka.clients.consumer.internals.CoordinatorRequestManager":       "INFO",
+			"org.apache.kafka.clients.consumer.internals.ConsumerHeartbeatRequestManager": "INFO",
+		}}
 	if protocol == "consumer" {
 		opts.Assignor = "range"
 	}
@@ -533,7 +550,10 @@ func runConsumerScenario(t *testing.T, target, scenario, protocol string, clean,
 		}
 		awaitConsumed("after the broker failure", 1000)
 		if n := cons.NumRebalances(); n != rebalances {
-			t.Errorf("the broker failure caused %d rebalances", n-rebalances)
+			t.Errorf("the broker failure caused %d rebalances (%s)", n-rebalances, cons.Rebalances())
+			for i := range cons.Members() {
+				t.Logf("consumer %d's membership log:\n%s", i+1, grepLines(cons.Stderr(i), " INFO "))
+			}
 		}
 	case "rolling_bounce", "static_bounce":
 		keep := 0
@@ -688,21 +708,7 @@ func runReassign(t *testing.T, target string, bounceBrokers bool) {
 	if !systests.Poll(60*time.Second, func() bool { return prod.NumAcked() > 5000 }) {
 		t.Fatalf("producer acked %d records, want > 5000", prod.NumAcked())
 	}
-	prod.Stop(t)
-	lastAcked := prod.LastAckedOffsets()
-	var behind string
-	if !systests.Poll(120*time.Second, func() bool {
-		for tp, off := range lastAcked {
-			if com := cons.LastCommit(tp); com <= off {
-				behind = fmt.Sprintf("%v committed %d, position %d, last acked offset %d", tp, com, cons.Position(tp), off)
-				return false
-			}
-		}
-		return true
-	}) {
-		t.Fatalf("the consumer did not consume up to the acked offsets: %s (assigned %v; partitions: %s)", behind, cons.Assignment(), systests.PartitionStates(c, topic))
-	}
-	cons.StopAll(t)
+	stopAndDrain(t, c, topic, prod, cons)
 	checkConsumerAnomalies(t, cons)
 	acked, consumed := prod.Acked(), cons.ConsumedValues()
 	ok, msg := systests.ValidateDelivery(acked, consumed, false)
@@ -763,7 +769,7 @@ func runFetchFromFollower(t *testing.T, target, protocol string) {
 	prod := tools.StartProducer(t, "producer", systests.ProducerOptions{Topic: topic, Throughput: 1000, Idempotent: true})
 	cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "test-consumer-group-1",
 		Protocol: protocol, Verbose: true, Extra: []string{"client.rack=" + rack, "metadata.max.age.ms=3000"},
-		DebugLoggers: []string{"org.apache.kafka.clients.consumer.internals.FetchCollector"}})
+		Loggers: map[string]string{"org.apache.kafka.clients.consumer.internals.FetchCollector": "DEBUG"}})
 	if !systests.Poll(180*time.Second, func() bool { return cons.TotalConsumed() >= 100 }) {
 		t.Fatalf("the consumer read %d records within 180 s (producer acked %d)", cons.TotalConsumed(), prod.NumAcked())
 	}
@@ -777,14 +783,7 @@ func runFetchFromFollower(t *testing.T, target, protocol string) {
 	if !systests.Poll(120*time.Second, func() bool { return cons.TotalConsumed() >= from+2000 }) {
 		t.Fatalf("after switching to follower %d the consumer read %d more records within 120 s", follower, cons.TotalConsumed()-from)
 	}
-	prod.Stop(t)
-	tp := systests.TopicPartition{Topic: topic, Partition: 0}
-	last := prod.LastAckedOffsets()[tp]
-	if !systests.Poll(120*time.Second, func() bool { return cons.LastCommit(tp) > last }) {
-		t.Fatalf("the consumer did not consume up to the last acked offset %d: committed %d, position %d (%s)",
-			last, cons.LastCommit(tp), cons.Position(tp), systests.PartitionStates(c, topic))
-	}
-	cons.StopAll(t)
+	stopAndDrain(t, c, topic, prod, cons)
 	checkConsumerAnomalies(t, cons)
 	acked, consumed := prod.Acked(), cons.ConsumedValues()
 	if ok, msg := systests.ValidateDelivery(acked, consumed, true); !ok {

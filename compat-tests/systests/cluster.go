@@ -506,14 +506,9 @@ func PartitionStates(c Cluster, topic string) string {
 // what kafka-configs --alter --add-config sends) through the running nodes.
 func SetTopicConfig(t testing.TB, c Cluster, topic, key, value string) {
 	t.Helper()
-	cl, err := client(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	res, err := kadm.NewClient(cl).AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: key, Value: kmsg.StringPtr(value)}}, topic)
+	adm, ctx, done := admin(t, c)
+	defer done()
+	res, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: key, Value: kmsg.StringPtr(value)}}, topic)
 	if err == nil {
 		for _, r := range res {
 			if r.Err != nil {
@@ -547,4 +542,16 @@ func ISR(t testing.TB, c Cluster, topic string, p int32) []int {
 	}
 	t.Fatalf("systests: %s: no partition %s-%d", c.Name(), topic, p)
 	return nil
+}
+
+// admin returns an admin client on the running nodes and a context of 60 s;
+// done closes both.
+func admin(t testing.TB, c Cluster) (*kadm.Client, context.Context, func()) {
+	t.Helper()
+	cl, err := client(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return kadm.NewClient(cl), ctx, func() { cancel(); cl.Close() }
 }

@@ -198,14 +198,8 @@ func mechanism(m, user, password string) sasl.Mechanism {
 // mechanisms through the PLAINTEXT listener.
 func createScramUsers(t testing.TB, c Cluster) {
 	t.Helper()
-	cl, err := client(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	adm := kadm.NewClient(cl)
+	adm, ctx, done := admin(t, c)
+	defer done()
 	// One request per mechanism: Kafka answers DUPLICATE_RESOURCE to a user
 	// named twice in one request, whatever the mechanisms.
 	for _, m := range []kadm.ScramMechanism{kadm.ScramSha256, kadm.ScramSha512} {

@@ -50,23 +50,25 @@ func NewTools(t testing.TB, bootstrap string) *Tools {
 }
 
 // log4jConf is the tools' log4j2 configuration: WARN and above to stderr,
-// and the debug loggers at DEBUG.
-func log4jConf(debug []string) string {
+// and the loggers at their levels.
+func log4jConf(loggers map[string]string) string {
 	conf := "status = warn\nappender.err.type = Console\nappender.err.name = err\nappender.err.target = SYSTEM_ERR\n" +
 		"appender.err.layout.type = PatternLayout\nappender.err.layout.pattern = [%d] %p %m (%c)%n\n" +
 		"rootLogger.level = WARN\nrootLogger.appenderRef.err.ref = err\n"
-	for i, l := range debug {
-		conf += fmt.Sprintf("logger.d%d.name = %s\nlogger.d%d.level = DEBUG\n", i, l, i)
+	i := 0
+	for l, level := range loggers {
+		conf += fmt.Sprintf("logger.l%d.name = %s\nlogger.l%d.level = %s\n", i, l, i, level)
+		i++
 	}
 	return conf
 }
 
-// writeLog4j writes a log4j2 configuration with debug loggers and returns
-// its path.
-func (tl *Tools) writeLog4j(t testing.TB, name string, debug []string) string {
+// writeLog4j writes a log4j2 configuration with loggers (name: level) and
+// returns its path.
+func (tl *Tools) writeLog4j(t testing.TB, name string, loggers map[string]string) string {
 	t.Helper()
 	p := filepath.Join(tl.dir, name)
-	if err := os.WriteFile(p, []byte(log4jConf(debug)), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(log4jConf(loggers)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p

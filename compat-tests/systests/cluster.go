@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -554,4 +555,67 @@ func admin(t testing.TB, c Cluster) (*kadm.Client, context.Context, func()) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	return kadm.NewClient(cl), ctx, func() { cancel(); cl.Close() }
+}
+
+// WaitGroupConverged waits until the KIP-848 consumer group has converged:
+// every member owns its target assignment at the group's assignment epoch
+// (ConsumerGroupDescribe, what kafka-consumer-groups --describe --members
+// shows). A server-side range assignor is not sticky, so a group whose
+// members joined one by one moves partitions once more after the last
+// join, at the next heartbeat of their owners.
+func WaitGroupConverged(t testing.TB, c Cluster, group string, members int, d time.Duration) {
+	t.Helper()
+	var last string
+	if !Poll(d, func() bool {
+		last = groupConverged(c, group, members)
+		return last == ""
+	}) {
+		t.Fatalf("systests: %s: group %s did not converge within %v: %s", c.Name(), group, d, last)
+	}
+}
+
+// groupConverged returns "" when the group has converged, else why not.
+func groupConverged(c Cluster, group string, members int) string {
+	cl, err := client(c)
+	if err != nil {
+		return err.Error()
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKeys = []string{group}
+	fr, err := fc.RequestWith(ctx, cl)
+	if err != nil || len(fr.Coordinators) != 1 || fr.Coordinators[0].ErrorCode != 0 {
+		return fmt.Sprintf("FindCoordinator: %v %+v", err, fr)
+	}
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{group}
+	resp, err := req.RequestWith(ctx, cl.Broker(int(fr.Coordinators[0].NodeID)))
+	if err != nil {
+		return err.Error()
+	}
+	if len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 {
+		return fmt.Sprintf("ConsumerGroupDescribe: %+v", resp.Groups)
+	}
+	g := resp.Groups[0]
+	if g.State != "Stable" || len(g.Members) != members {
+		return fmt.Sprintf("state %s with %d members", g.State, len(g.Members))
+	}
+	flat := func(a kmsg.Assignment) string {
+		var s []string
+		for _, tp := range a.TopicPartitions {
+			for _, p := range tp.Partitions {
+				s = append(s, fmt.Sprintf("%x-%d", tp.TopicID, p))
+			}
+		}
+		slices.Sort(s)
+		return strings.Join(s, ",")
+	}
+	for _, m := range g.Members {
+		if a, ta := flat(m.Assignment), flat(m.TargetAssignment); a != ta || m.MemberEpoch != g.AssignmentEpoch {
+			return fmt.Sprintf("member %s at epoch %d owns [%s], target [%s] at epoch %d", m.MemberID, m.MemberEpoch, a, ta, g.AssignmentEpoch)
+		}
+	}
+	return ""
 }

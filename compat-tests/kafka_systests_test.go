@@ -872,9 +872,11 @@ func runTruncation(t *testing.T, target string) {
 	total1 := cons.TotalConsumed()
 	t.Logf("node %d back (out of sync); consumer at %d after %d records", node1+1, pre, total1)
 	systests.SetTopicConfig(t, c, topic, "unclean.leader.election.enable", "true")
+	set := time.Now()
 	if got := systests.Leader(t, c, topic, 0, 120*time.Second); got != node1 {
 		t.Fatalf("leader is node %d, want the unclean leader %d", got+1, node1+1)
 	}
+	t.Logf("node %d elected (unclean) %v after the config change", node1+1, time.Since(set).Round(time.Millisecond))
 	c.Start(t, node2)
 	if !systests.Poll(120*time.Second, func() bool { return cons.Position(tp) >= pre }) {
 		t.Fatalf("the consumer's position %d did not come back to %d within 120 s", cons.Position(tp), pre)

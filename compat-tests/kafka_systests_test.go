@@ -21,6 +21,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,6 +61,16 @@ func startSystestNodes(t *testing.T, target string, n int, settings map[string]s
 	return systests.StartSamsa(t, n, settings)
 }
 
+// startSecureSystestCluster starts three nodes of target whose clients and
+// replication use a listener secured by sec.
+func startSecureSystestCluster(t *testing.T, target string, sec systests.Security) (systests.Cluster, *systests.Secured) {
+	t.Helper()
+	if target == "kafka" {
+		return systests.StartKafkaSecure(t, 3, nil, sec)
+	}
+	return systests.StartSamsaSecure(t, 3, nil, sec)
+}
+
 // eachTarget runs f as a subtest per target.
 func eachTarget(t *testing.T, f func(t *testing.T, target string)) {
 	for _, target := range systestTargets() {
@@ -78,6 +89,8 @@ type replicationCase struct {
 	broker      string // leader (of partition 0) or controller (the quorum leader)
 	idempotent  bool
 	compression string
+	// security is the client and inter-broker listener (zero: PLAINTEXT).
+	security systests.Security
 }
 
 func (c replicationCase) name() string {
@@ -87,6 +100,9 @@ func (c replicationCase) name() string {
 	}
 	if c.compression != "" {
 		n += "/" + c.compression
+	}
+	if c.security.Protocol != "" {
+		n += "/" + c.security.Name()
 	}
 	return n
 }
@@ -103,6 +119,7 @@ func TestSystestReplication(t *testing.T) {
 	cases := []replicationCase{
 		{failure: "hard_bounce", broker: "leader", idempotent: true},
 		{failure: "clean_shutdown", broker: "controller", compression: "gzip"},
+		{failure: "hard_bounce", broker: "leader", security: saslSCRAM256},
 	}
 	if systestsFull() {
 		cases = nil
@@ -116,6 +133,24 @@ func TestSystestReplication(t *testing.T) {
 		for _, comp := range []string{"snappy", "lz4", "zstd"} {
 			cases = append(cases, replicationCase{failure: "hard_bounce", broker: "leader", idempotent: true, compression: comp})
 		}
+		// The security_protocol axis: SASL_SSL for each failure mode of the
+		// leader and the controller (GSSAPI, the Python test's default
+		// mechanism, is SCRAM-SHA-512 here: samsa has no Kerberos), PLAIN
+		// for the clients and between the brokers, SCRAM-SHA-256 clients with
+		// SCRAM-SHA-512 between the brokers; and SSL (mutual TLS) with each
+		// compression type.
+		scram512 := systests.Security{Protocol: "SASL_SSL", ClientMechanism: "SCRAM-SHA-512", InterBrokerMechanism: "SCRAM-SHA-512"}
+		for _, f := range []string{"clean_shutdown", "hard_shutdown", "clean_bounce", "hard_bounce"} {
+			cases = append(cases,
+				replicationCase{failure: f, broker: "leader", security: scram512},
+				replicationCase{failure: f, broker: "controller", security: scram512})
+		}
+		cases = append(cases,
+			replicationCase{failure: "hard_bounce", broker: "leader", security: systests.Security{Protocol: "SASL_SSL", ClientMechanism: "PLAIN", InterBrokerMechanism: "PLAIN"}},
+			replicationCase{failure: "hard_bounce", broker: "leader", security: saslSCRAM256})
+		for _, comp := range []string{"gzip", "snappy", "lz4", "zstd"} {
+			cases = append(cases, replicationCase{failure: "hard_bounce", broker: "leader", compression: comp, security: systests.Security{Protocol: "SSL"}})
+		}
 	}
 	eachTarget(t, func(t *testing.T, target string) {
 		for _, rc := range cases {
@@ -123,6 +158,10 @@ func TestSystestReplication(t *testing.T) {
 		}
 	})
 }
+
+// saslSCRAM256 is the SASL_SSL case the Python test parametrizes on its own:
+// SCRAM-SHA-256 clients, SCRAM-SHA-512 between the brokers.
+var saslSCRAM256 = systests.Security{Protocol: "SASL_SSL", ClientMechanism: "SCRAM-SHA-256", InterBrokerMechanism: "SCRAM-SHA-512"}
 
 // bounces is how many times the bounce failure modes chase the node (5 in Kafka's
 // tests; 2 in the CI subset).
@@ -134,10 +173,18 @@ func bounces() int {
 }
 
 func runReplication(t *testing.T, target string, rc replicationCase) {
-	c := startSystestCluster(t, target, nil)
+	var c systests.Cluster
+	var tools *systests.Tools
+	if rc.security.Protocol != "" {
+		var sec *systests.Secured
+		c, sec = startSecureSystestCluster(t, target, rc.security)
+		tools = systests.NewTools(t, c.Bootstrap()).WithClientProps(sec.Bootstrap, sec.ClientProps)
+	} else {
+		c = startSystestCluster(t, target, nil)
+		tools = systests.NewTools(t, c.Bootstrap())
+	}
 	const topic = "test_topic"
 	systests.CreateTopic(t, c, topic, 3, 3, map[string]string{"min.insync.replicas": "2"})
-	tools := systests.NewTools(t, c.Bootstrap())
 	prod := tools.StartProducer(t, "producer", systests.ProducerOptions{Topic: topic, Throughput: 1000,
 		Idempotent: rc.idempotent, Compression: rc.compression})
 	cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "test_group", Verbose: true})
@@ -184,22 +231,7 @@ func runReplication(t *testing.T, target string, rc replicationCase) {
 		na, last := prod.NotAcked()
 		t.Fatalf("producer acked %d records (%d failed, last: %s), want > %d", prod.NumAcked(), len(na), last, minRecords)
 	}
-	prod.Stop(t)
-	last := prod.LastAckedOffsets()
-	var behind string
-	if !systests.Poll(120*time.Second, func() bool {
-		for tp, off := range last {
-			// The committed offset is the next one to read: past the last ack.
-			if com := cons.LastCommit(tp); com <= off {
-				behind = fmt.Sprintf("%v committed %d, last acked offset %d", tp, com, off)
-				return false
-			}
-		}
-		return true
-	}) {
-		t.Fatalf("the consumer did not consume up to the acked offsets: %s", behind)
-	}
-	cons.StopAll(t)
+	stopAndDrain(t, c, topic, prod, cons)
 	checkConsumerAnomalies(t, cons)
 	acked, consumed := prod.Acked(), cons.ConsumedValues()
 	na, lastErr := prod.NotAcked()
@@ -212,6 +244,30 @@ func runReplication(t *testing.T, target string, rc replicationCase) {
 	if !ok {
 		t.Errorf("delivery invalid: %s", msg)
 	}
+}
+
+// stopAndDrain stops the producer, waits until the consumer committed past
+// every partition's last acked offset (run_validation's wait for the
+// consumer to catch up), and stops the consumer.
+func stopAndDrain(t *testing.T, c systests.Cluster, topic string, prod *systests.Producer, cons *systests.Consumers) {
+	t.Helper()
+	prod.Stop(t)
+	last := prod.LastAckedOffsets()
+	var behind string
+	if !systests.Poll(120*time.Second, func() bool {
+		for tp, off := range last {
+			// The committed offset is the next one to read: past the last ack.
+			if com := cons.LastCommit(tp); com <= off {
+				behind = fmt.Sprintf("%v committed %d, position %d, last acked offset %d", tp, com, cons.Position(tp), off)
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatalf("the consumer did not consume up to the acked offsets: %s (assigned %v; partitions: %s)",
+			behind, cons.Assignment(), systests.PartitionStates(c, topic))
+	}
+	cons.StopAll(t)
 }
 
 func checkConsumerAnomalies(t *testing.T, cons *systests.Consumers) {
@@ -449,7 +505,15 @@ func runConsumerScenario(t *testing.T, target, scenario, protocol string, clean,
 		session = 60000
 	}
 	opts := systests.ConsumerOptions{Topic: topic, Group: "test_group_id", Members: 3, Protocol: protocol,
-		Static: static, SessionTimeoutMS: session}
+		Static: static, SessionTimeoutMS: session,
+		// The membership managers' INFO lines (fencing, rejoining, the
+		// coordinator found) explain an unexpected rebalance.
+		Loggers: map[string]string{
+			"org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager":       "INFO",
+			"org.apache.kafka.clients.consumer.internals.AbstractMembershipManager":       "INFO",
+			"org.apache.kafka.clients.consumer.internals.CoordinatorRequestManager":       "INFO",
+			"org.apache.kafka.clients.consumer.internals.ConsumerHeartbeatRequestManager": "INFO",
+		}}
 	if protocol == "consumer" {
 		opts.Assignor = "range"
 	}
@@ -475,6 +539,16 @@ func runConsumerScenario(t *testing.T, target, scenario, protocol string, clean,
 	if !systests.Poll(60*time.Second, func() bool { a := cons.Assignment(); return len(a) == 1 && a[0] == tp }) {
 		t.Fatalf("the group did not settle on one owner of %v: %v", tp, cons.Assignment())
 	}
+	if protocol == "consumer" {
+		// The members join one by one and the range assignor is not sticky:
+		// the partition may move once more after the last join (on Kafka as
+		// on samsa), which the rebalance count below must not take for one
+		// caused by the broker failure.
+		systests.WaitGroupConverged(t, c, opts.Group, cons.Members(), 60*time.Second)
+		if !systests.Poll(60*time.Second, func() bool { a := cons.Assignment(); return len(a) == 1 && a[0] == tp }) {
+			t.Fatalf("the converged group has not one owner of %v: %v", tp, cons.Assignment())
+		}
+	}
 
 	switch scenario {
 	case "broker_failure":
@@ -486,7 +560,10 @@ func runConsumerScenario(t *testing.T, target, scenario, protocol string, clean,
 		}
 		awaitConsumed("after the broker failure", 1000)
 		if n := cons.NumRebalances(); n != rebalances {
-			t.Errorf("the broker failure caused %d rebalances", n-rebalances)
+			t.Errorf("the broker failure caused %d rebalances (%s)", n-rebalances, cons.Rebalances())
+			for i := range cons.Members() {
+				t.Logf("consumer %d's membership log:\n%s", i+1, grepLines(cons.Stderr(i), " INFO "))
+			}
 		}
 	case "rolling_bounce", "static_bounce":
 		keep := 0
@@ -641,21 +718,7 @@ func runReassign(t *testing.T, target string, bounceBrokers bool) {
 	if !systests.Poll(60*time.Second, func() bool { return prod.NumAcked() > 5000 }) {
 		t.Fatalf("producer acked %d records, want > 5000", prod.NumAcked())
 	}
-	prod.Stop(t)
-	lastAcked := prod.LastAckedOffsets()
-	var behind string
-	if !systests.Poll(120*time.Second, func() bool {
-		for tp, off := range lastAcked {
-			if com := cons.LastCommit(tp); com <= off {
-				behind = fmt.Sprintf("%v committed %d, last acked offset %d", tp, com, off)
-				return false
-			}
-		}
-		return true
-	}) {
-		t.Fatalf("the consumer did not consume up to the acked offsets: %s", behind)
-	}
-	cons.StopAll(t)
+	stopAndDrain(t, c, topic, prod, cons)
 	checkConsumerAnomalies(t, cons)
 	acked, consumed := prod.Acked(), cons.ConsumedValues()
 	ok, msg := systests.ValidateDelivery(acked, consumed, false)
@@ -666,4 +729,197 @@ func runReassign(t *testing.T, target string, bounceBrokers bool) {
 		t.Errorf("delivery invalid: %s", msg)
 	}
 	t.Logf("%s: %d acked, %d consumed", c.Name(), len(acked), len(consumed))
+}
+
+// --- fetch_from_follower_test.py -----------------------------------------------------
+
+// TestSystestFetchFromFollower is fetch_from_follower_test.py (KIP-392): three nodes in
+// racks rack-a, rack-b and rack-c with replica.selector.class=RackAwareReplicaSelector,
+// a topic of one partition (RF 3, min.insync.replicas=1), a VerifiableProducer at
+// 1000/s and a consumer with client.rack set to the rack of a follower and
+// metadata.max.age.ms=3000. The consumer must be told that follower is its preferred
+// read replica (the system test reads the consumer's preferred-read-replica JMX
+// metric; here the consumer's FetchCollector DEBUG line "Updating preferred read
+// replica for partition test_topic-0 to N"), go on consuming, and in the end have
+// consumed every acked value.
+func TestSystestFetchFromFollower(t *testing.T) {
+	requireJava(t)
+	t.Parallel()
+	protocols := []string{"classic"}
+	if systestsFull() {
+		protocols = []string{"classic", "consumer"}
+	}
+	eachTarget(t, func(t *testing.T, target string) {
+		for _, proto := range protocols {
+			t.Run(proto, func(t *testing.T) { runFetchFromFollower(t, target, proto) })
+		}
+	})
+}
+
+func runFetchFromFollower(t *testing.T, target, protocol string) {
+	racks := func(id int) map[string]string {
+		return map[string]string{"broker.rack": fmt.Sprintf("rack-%c", 'a'+id-1)}
+	}
+	settings := map[string]string{"replica.selector.class": "org.apache.kafka.common.replica.RackAwareReplicaSelector"}
+	var c systests.Cluster
+	if target == "kafka" {
+		c = systests.StartKafkaNodes(t, 3, settings, racks)
+	} else {
+		c = systests.StartSamsaNodes(t, 3, settings, racks)
+	}
+	const topic = "test_topic"
+	systests.CreateTopic(t, c, topic, 1, 3, map[string]string{"min.insync.replicas": "1"})
+	leader := systests.Leader(t, c, topic, 0, 60*time.Second) + 1 // node id
+	// As the system test: node 2 (rack-b) unless it leads, then node 1 (rack-a).
+	follower, rack := 2, "rack-b"
+	if leader == 2 {
+		follower, rack = 1, "rack-a"
+	}
+	tools := systests.NewTools(t, c.Bootstrap())
+	prod := tools.StartProducer(t, "producer", systests.ProducerOptions{Topic: topic, Throughput: 1000, Idempotent: true})
+	cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "test-consumer-group-1",
+		Protocol: protocol, Verbose: true, Extra: []string{"client.rack=" + rack, "metadata.max.age.ms=3000"},
+		Loggers: map[string]string{"org.apache.kafka.clients.consumer.internals.FetchCollector": "DEBUG"}})
+	if !systests.Poll(180*time.Second, func() bool { return cons.TotalConsumed() >= 100 }) {
+		t.Fatalf("the consumer read %d records within 180 s (producer acked %d)", cons.TotalConsumed(), prod.NumAcked())
+	}
+	want := fmt.Sprintf("Updating preferred read replica for partition %s-0 to %d,", topic, follower)
+	if !systests.Poll(60*time.Second, func() bool { return strings.Contains(cons.Stderr(0), want) }) {
+		t.Fatalf("the consumer in %s (leader %d) was not given follower %d as its preferred read replica within 60 s; its preferred-replica lines:\n%s",
+			rack, leader, follower, grepLines(cons.Stderr(0), "preferred read replica"))
+	}
+	// It goes on consuming once it fetches from the follower.
+	from := cons.TotalConsumed()
+	if !systests.Poll(120*time.Second, func() bool { return cons.TotalConsumed() >= from+2000 }) {
+		t.Fatalf("after switching to follower %d the consumer read %d more records within 120 s", follower, cons.TotalConsumed()-from)
+	}
+	stopAndDrain(t, c, topic, prod, cons)
+	checkConsumerAnomalies(t, cons)
+	acked, consumed := prod.Acked(), cons.ConsumedValues()
+	if ok, msg := systests.ValidateDelivery(acked, consumed, true); !ok {
+		t.Errorf("delivery invalid: %s", msg)
+	}
+	if n := strings.Count(cons.Stderr(0), "Unset the preferred read replica"); n > 0 {
+		t.Logf("the consumer unset its preferred read replica %d times", n)
+	}
+	t.Logf("%s: leader %d, consumer in %s read from follower %d; %d acked, %d consumed", c.Name(), leader, rack, follower, len(acked), len(consumed))
+}
+
+// --- client/truncation_test.py -------------------------------------------------------
+
+// TestSystestTruncation is truncation_test.py's test_offset_truncate (KIP-320): a topic
+// of one partition with RF 2, a VerifiableProducer at 10/s and a VerifiableConsumer
+// reading it. The first ISR member is stopped, the consumer reads 10 more records from
+// the second, which is then stopped too (the partition has no leader); the first comes
+// back (out of sync: not electable), unclean.leader.election.enable is set on the
+// topic, so it is elected and the records only the second had are gone; the second
+// comes back and truncates. The consumer must detect the truncation (its position
+// comes back to where it was, it reads no value twice), and a new group reads fewer
+// records than the first consumer did. Five nodes, so that the metadata quorum
+// survives two stopped nodes (the system test's controller is a node of its own).
+func TestSystestTruncation(t *testing.T) {
+	requireJava(t)
+	t.Parallel()
+	if !systestsFull() {
+		t.Skip("five nodes: SAMSA_SYSTESTS=full")
+	}
+	eachTarget(t, func(t *testing.T, target string) { runTruncation(t, target) })
+}
+
+func runTruncation(t *testing.T, target string) {
+	var settings map[string]string
+	if target == "kafka" {
+		// Kafka 4.4's controller elects unclean leaders of leaderless
+		// partitions every unclean.leader.election.interval.ms (5 minutes
+		// by default), not when the topic config changes.
+		settings = map[string]string{"unclean.leader.election.interval.ms": "1000"}
+	}
+	c := startSystestNodes(t, target, 5, settings)
+	const topic = "test_topic"
+	tp := systests.TopicPartition{Topic: topic, Partition: 0}
+	systests.CreateTopic(t, c, topic, 1, 2, nil)
+	tools := systests.NewTools(t, c.Bootstrap())
+	prod := tools.StartProducer(t, "producer", systests.ProducerOptions{Topic: topic, Throughput: 10})
+	if !systests.Poll(180*time.Second, func() bool { return prod.NumAcked() >= 10 }) {
+		t.Fatalf("producer acked %d of 10 records within 180 s", prod.NumAcked())
+	}
+	cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "truncation-test",
+		Verbose: true, LooseOffsets: true})
+	if !systests.Poll(180*time.Second, func() bool { return cons.Joined() == 1 }) {
+		t.Fatalf("the consumer did not join within 180 s")
+	}
+	isr := systests.ISR(t, c, topic, 0)
+	if len(isr) != 2 {
+		t.Fatalf("ISR %v, want two replicas", isr)
+	}
+	node1, node2 := isr[0], isr[1]
+	c.Stop(t, node1)
+	t.Logf("stopped node %d; ISR down to node %d; consumer at %d", node1+1, node2+1, cons.Position(tp))
+	from := cons.TotalConsumed()
+	if !systests.Poll(60*time.Second, func() bool { return cons.TotalConsumed() > from+10 }) {
+		t.Fatalf("the consumer read %d more records from node %d within 60 s, want > 10", cons.TotalConsumed()-from, node2+1)
+	}
+	c.Stop(t, node2)
+	t.Logf("stopped node %d; no ISR member left; consumer at %d", node2+1, cons.Position(tp))
+	settled := func(cons *systests.Consumers) bool {
+		return systests.Stable(60*time.Second, 2*time.Second, cons.TotalConsumed)
+	}
+	if !settled(cons) {
+		t.Fatalf("the consumer kept reading with no leader")
+	}
+	c.Start(t, node1)
+	pre := cons.Position(tp)
+	total1 := cons.TotalConsumed()
+	t.Logf("node %d back (out of sync); consumer at %d after %d records", node1+1, pre, total1)
+	systests.SetTopicConfig(t, c, topic, "unclean.leader.election.enable", "true")
+	set := time.Now()
+	if got := systests.Leader(t, c, topic, 0, 120*time.Second); got != node1 {
+		t.Fatalf("leader is node %d, want the unclean leader %d", got+1, node1+1)
+	}
+	t.Logf("node %d elected (unclean) %v after the config change", node1+1, time.Since(set).Round(time.Millisecond))
+	c.Start(t, node2)
+	if !systests.Poll(120*time.Second, func() bool { return cons.Position(tp) >= pre }) {
+		t.Fatalf("the consumer's position %d did not come back to %d within 120 s", cons.Position(tp), pre)
+	}
+	// The producer stops first (the system test stops the consumer first, so
+	// the new group may read what the producer wrote after the consumer
+	// stopped): the first consumer then reads all there is.
+	prod.Stop(t)
+	if !settled(cons) {
+		t.Fatalf("the consumer did not settle after the producer stopped")
+	}
+	values := cons.ConsumedValues()
+	if dup := duplicates(values); dup > 0 {
+		t.Errorf("the consumer read %d values twice (it reset instead of detecting the truncation?)", dup)
+	}
+	cons.StopAll(t)
+	total := len(values)
+
+	again := tools.StartConsumers(t, "consumer2", systests.ConsumerOptions{Topic: topic, Group: "group2", Verbose: true})
+	if !systests.Poll(180*time.Second, func() bool { return again.TotalConsumed() > 0 }) {
+		t.Fatalf("the second consumer read nothing within 180 s")
+	}
+	if !settled(again) {
+		t.Fatalf("the second consumer did not settle")
+	}
+	again.StopAll(t)
+	checkConsumerAnomalies(t, again)
+	total2 := again.TotalConsumed()
+	if total2 >= int64(total) {
+		t.Errorf("a new group read %d records, the first consumer %d: nothing was truncated", total2, total)
+	}
+	t.Logf("%s: first consumer read %d records, a new group %d: %d truncated", c.Name(), total, total2, int64(total)-total2)
+}
+
+// duplicates counts the values of v seen more than once.
+func duplicates(v []int64) int {
+	seen := map[int64]bool{}
+	n := 0
+	for _, x := range v {
+		if seen[x] {
+			n++
+		}
+		seen[x] = true
+	}
+	return n
 }

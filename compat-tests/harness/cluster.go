@@ -22,6 +22,12 @@ type ClusterOptions struct {
 	// NodeEnv, when set, returns more environment variables for node id
 	// (1-based), added after Env.
 	NodeEnv func(id int) []string
+	// ListenersExtra, when set, returns more listeners of node id
+	// (1-based), "NAME://host:port[,...]", appended to its listeners and
+	// advertised.listeners (the PLAINTEXT one stays first: the harness
+	// probes it); their protocols go in Env
+	// (KAFKA_LISTENER_SECURITY_PROTOCOL_MAP).
+	ListenersExtra func(id int) string
 }
 
 // Cluster is several samsa processes forming one cluster.
@@ -70,7 +76,17 @@ func StartCluster(t testing.TB, n int, o ClusterOptions) *Cluster {
 	}
 	c.extraDirs = o.ExtraLogDirs
 	c.start(t, clientPorts, func(id int) []string {
-		env := append(ClusterEnv(id, clientPorts, ctrlPorts), o.Env...)
+		env := ClusterEnv(id, clientPorts, ctrlPorts)
+		if o.ListenersExtra != nil {
+			if extra := o.ListenersExtra(id); extra != "" {
+				for i, kv := range env {
+					if strings.HasPrefix(kv, "KAFKA_LISTENERS=") || strings.HasPrefix(kv, "KAFKA_ADVERTISED_LISTENERS=") {
+						env[i] = kv + "," + extra
+					}
+				}
+			}
+		}
+		env = append(env, o.Env...)
 		if o.NodeEnv != nil {
 			env = append(env, o.NodeEnv(id)...)
 		}

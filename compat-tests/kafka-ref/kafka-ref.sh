@@ -20,6 +20,8 @@
 #   KAFKA_REF_CACHE           where the resolved classpath is cached
 #                             (default ${XDG_CACHE_HOME:-~/.cache}/samsa-kafka-ref)
 #   KAFKA_REF_OVERRIDES       extra server.properties lines, separated by newlines
+#   KAFKA_REF_NODE<N>_OVERRIDES  more server.properties lines for node N only (1-based),
+#                             after KAFKA_REF_OVERRIDES (e.g. broker.rack)
 #   KAFKA_REF_SSL             1: each node also gets a listener named SSL (protocol SSL) on
 #                             a free port, its addresses written to DIR/ssl-bootstrap; give
 #                             its keystore in KAFKA_REF_OVERRIDES
@@ -231,7 +233,8 @@ start() {
 	for ((i = 0; i < nodes; i++)); do
 		local nd=$dir/node$((i + 1))
 		mkdir -p "$nd"
-		local ssl_listener="" ssl_map=""
+		local ssl_listener="" ssl_map="" node_over_var="KAFKA_REF_NODE$((i + 1))_OVERRIDES"
+		local node_over=${!node_over_var:-}
 		if [[ ${KAFKA_REF_SSL:-} == 1 ]]; then
 			ssl_listener=",SSL://127.0.0.1:${sports[i]}"
 			ssl_map=",SSL:SSL"
@@ -256,6 +259,7 @@ share.coordinator.state.topic.replication.factor=$rf
 share.coordinator.state.topic.min.isr=$minisr
 group.initial.rebalance.delay.ms=0
 ${KAFKA_REF_OVERRIDES:-}
+${node_over}
 EOF
 		log4j_file "$nd/log4j2.properties" "$nd/server.log"
 		log4j_stderr "$nd/log4j2-tool.properties" WARN

@@ -28,6 +28,13 @@ type Options struct {
 	Nodes int
 	// Overrides are extra server.properties lines ("key=value"), applied to every node.
 	Overrides []string
+	// SSL gives each node a second listener named SSL (kafka-ref.sh's
+	// KAFKA_REF_SSL=1; its keystore and any other protocol for it go in
+	// Overrides); SSLAddrs lists them.
+	SSL bool
+	// NodeOverrides, when set, returns more server.properties lines of node
+	// n (1-based), after Overrides (kafka-ref.sh's KAFKA_REF_NODE<n>_OVERRIDES).
+	NodeOverrides func(n int) []string
 }
 
 // Cluster is a running Kafka started by Start.
@@ -35,6 +42,7 @@ type Cluster struct {
 	t     testing.TB
 	dir   string
 	addrs []string
+	ssl   []string
 	pids  []int
 
 	stopOnce sync.Once
@@ -138,6 +146,14 @@ func Start(t testing.TB, o Options) *Cluster {
 		// The script's watcher stops the cluster if this test binary dies before
 		// its cleanup runs (a -timeout panic, a kill).
 		"KAFKA_REF_OWNER_PID="+strconv.Itoa(os.Getpid()))
+	if o.SSL {
+		cmd.Env = append(cmd.Env, "KAFKA_REF_SSL=1")
+	}
+	if o.NodeOverrides != nil {
+		for n := 1; n <= nodes; n++ {
+			cmd.Env = append(cmd.Env, fmt.Sprintf("KAFKA_REF_NODE%d_OVERRIDES=%s", n, strings.Join(o.NodeOverrides(n), "\n")))
+		}
+	}
 	out, err := cmd.CombinedOutput()
 	// Registered before checking err: a start that failed half-way still has
 	// processes to stop (the script stops them itself, this is the backstop).
@@ -150,6 +166,13 @@ func Start(t testing.TB, o Options) *Cluster {
 		t.Fatalf("kafkaref: %v", err)
 	}
 	c.addrs = strings.Split(strings.TrimSpace(string(b)), ",")
+	if o.SSL {
+		b, err := os.ReadFile(filepath.Join(c.dir, "ssl-bootstrap"))
+		if err != nil {
+			t.Fatalf("kafkaref: %v", err)
+		}
+		c.ssl = strings.Split(strings.TrimSpace(string(b)), ",")
+	}
 	p, err := os.ReadFile(filepath.Join(c.dir, "pids"))
 	if err != nil {
 		t.Fatalf("kafkaref: %v", err)
@@ -170,6 +193,9 @@ func (c *Cluster) Bootstrap() string { return strings.Join(c.addrs, ",") }
 
 // Addrs returns each broker's host:port, node 1 first.
 func (c *Cluster) Addrs() []string { return append([]string(nil), c.addrs...) }
+
+// SSLAddrs returns each broker's SSL listener (Options.SSL), node 1 first.
+func (c *Cluster) SSLAddrs() []string { return append([]string(nil), c.ssl...) }
 
 // Pids returns the JVMs' process ids, node 1 first.
 func (c *Cluster) Pids() []int { return append([]int(nil), c.pids...) }

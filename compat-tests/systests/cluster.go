@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -56,13 +58,34 @@ type samsaCluster struct{ c *harness.Cluster }
 // settings (Kafka names).
 func StartSamsa(t testing.TB, n int, settings map[string]string) Cluster {
 	t.Helper()
-	var env []string
-	for _, m := range []map[string]string{SessionEnv, settings} {
-		for k, v := range m {
-			env = append(env, "KAFKA_"+strings.ToUpper(strings.ReplaceAll(k, ".", "_"))+"="+v)
+	return startSamsa(t, n, settings, nil, nil)
+}
+
+// StartSamsaNodes is StartSamsa with more settings of node id (1-based),
+// nodeSettings(id), such as broker.rack.
+func StartSamsaNodes(t testing.TB, n int, settings map[string]string, nodeSettings func(id int) map[string]string) Cluster {
+	t.Helper()
+	return startSamsa(t, n, settings, nodeSettings, nil)
+}
+
+// startSamsa is StartSamsaNodes with more listeners of node id (1-based),
+// when listeners is not nil.
+func startSamsa(t testing.TB, n int, settings map[string]string, nodeSettings func(id int) map[string]string, listeners func(id int) string) Cluster {
+	t.Helper()
+	toEnv := func(ms ...map[string]string) []string {
+		var env []string
+		for _, m := range ms {
+			for k, v := range m {
+				env = append(env, envKey(k)+"="+v)
+			}
 		}
+		return env
 	}
-	return &samsaCluster{harness.StartCluster(t, n, harness.ClusterOptions{Env: env})}
+	o := harness.ClusterOptions{Env: toEnv(SessionEnv, settings), ListenersExtra: listeners}
+	if nodeSettings != nil {
+		o.NodeEnv = func(id int) []string { return toEnv(nodeSettings(id)) }
+	}
+	return &samsaCluster{harness.StartCluster(t, n, o)}
 }
 
 func (s *samsaCluster) Name() string      { return "samsa" }
@@ -100,13 +123,37 @@ type kafkaNode struct {
 // settings.
 func StartKafka(t testing.TB, n int, settings map[string]string) Cluster {
 	t.Helper()
+	return startKafka(t, n, settings, nil, false)
+}
+
+// StartKafkaNodes is StartKafka with more settings of node id (1-based),
+// nodeSettings(id), such as broker.rack.
+func StartKafkaNodes(t testing.TB, n int, settings map[string]string, nodeSettings func(id int) map[string]string) Cluster {
+	t.Helper()
+	return startKafka(t, n, settings, nodeSettings, false)
+}
+
+// startKafka is StartKafkaNodes, with a listener named SSL on each node
+// when ssl.
+func startKafka(t testing.TB, n int, settings map[string]string, nodeSettings func(id int) map[string]string, ssl bool) *kafkaCluster {
+	t.Helper()
 	var over []string
 	for _, m := range []map[string]string{SessionEnv, settings} {
 		for k, v := range m {
 			over = append(over, k+"="+v)
 		}
 	}
-	kc := &kafkaCluster{c: kafkaref.Start(t, kafkaref.Options{Nodes: n, Overrides: over})}
+	o := kafkaref.Options{Nodes: n, Overrides: over, SSL: ssl}
+	if nodeSettings != nil {
+		o.NodeOverrides = func(id int) []string {
+			var lines []string
+			for k, v := range nodeSettings(id) {
+				lines = append(lines, k+"="+v)
+			}
+			return lines
+		}
+	}
+	kc := &kafkaCluster{c: kafkaref.Start(t, o)}
 	for _, pid := range kc.c.Pids() {
 		nd := &kafkaNode{pid: pid}
 		var err error
@@ -420,4 +467,155 @@ func CreateTopic(t testing.TB, c Cluster, topic string, partitions, rf int, conf
 	for p := range int32(partitions) {
 		Leader(t, c, topic, p, 60*time.Second)
 	}
+}
+
+// PartitionStates describes each partition of topic for a failure message:
+// leader, replicas, ISR and log end offset (the high watermark, from the
+// leader's ListOffsets), as the running nodes report them.
+func PartitionStates(c Cluster, topic string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	m, err := Metadata(ctx, c, topic)
+	if err != nil {
+		return "metadata: " + err.Error()
+	}
+	cl, err := client(c)
+	if err != nil {
+		return err.Error()
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	var b strings.Builder
+	for _, tp := range m.Topics {
+		for _, p := range tp.Partitions {
+			fmt.Fprintf(&b, "%s-%d leader=%d replicas=%v isr=%v", topic, p.Partition, p.Leader, p.Replicas, p.ISR)
+			if err != nil {
+				fmt.Fprintf(&b, " end=?(%v)", err)
+			} else if o, ok := ends.Lookup(topic, p.Partition); ok {
+				fmt.Fprintf(&b, " end=%d", o.Offset)
+				if o.Err != nil {
+					fmt.Fprintf(&b, "(%v)", o.Err)
+				}
+			}
+			b.WriteString("; ")
+		}
+	}
+	return b.String()
+}
+
+// SetTopicConfig sets a topic configuration (IncrementalAlterConfigs SET,
+// what kafka-configs --alter --add-config sends) through the running nodes.
+func SetTopicConfig(t testing.TB, c Cluster, topic, key, value string) {
+	t.Helper()
+	adm, ctx, done := admin(t, c)
+	defer done()
+	res, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: key, Value: kmsg.StringPtr(value)}}, topic)
+	if err == nil {
+		for _, r := range res {
+			if r.Err != nil {
+				err = r.Err
+			}
+		}
+	}
+	if err != nil {
+		t.Fatalf("systests: %s: setting %s=%s on %s: %v", c.Name(), key, value, topic, err)
+	}
+}
+
+// ISR returns the node indexes (0-based) of partition p's ISR, in the
+// order Metadata lists them.
+func ISR(t testing.TB, c Cluster, topic string, p int32) []int {
+	t.Helper()
+	m, err := Metadata(context.Background(), c, topic)
+	if err != nil {
+		t.Fatalf("systests: %s: metadata: %v", c.Name(), err)
+	}
+	for _, tp := range m.Topics {
+		for _, pp := range tp.Partitions {
+			if pp.Partition == p {
+				var out []int
+				for _, id := range pp.ISR {
+					out = append(out, int(id)-1)
+				}
+				return out
+			}
+		}
+	}
+	t.Fatalf("systests: %s: no partition %s-%d", c.Name(), topic, p)
+	return nil
+}
+
+// admin returns an admin client on the running nodes and a context of 60 s;
+// done closes both.
+func admin(t testing.TB, c Cluster) (*kadm.Client, context.Context, func()) {
+	t.Helper()
+	cl, err := client(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return kadm.NewClient(cl), ctx, func() { cancel(); cl.Close() }
+}
+
+// WaitGroupConverged waits until the KIP-848 consumer group has converged:
+// every member owns its target assignment at the group's assignment epoch
+// (ConsumerGroupDescribe, what kafka-consumer-groups --describe --members
+// shows). A server-side range assignor is not sticky, so a group whose
+// members joined one by one moves partitions once more after the last
+// join, at the next heartbeat of their owners.
+func WaitGroupConverged(t testing.TB, c Cluster, group string, members int, d time.Duration) {
+	t.Helper()
+	var last string
+	if !Poll(d, func() bool {
+		last = groupConverged(c, group, members)
+		return last == ""
+	}) {
+		t.Fatalf("systests: %s: group %s did not converge within %v: %s", c.Name(), group, d, last)
+	}
+}
+
+// groupConverged returns "" when the group has converged, else why not.
+func groupConverged(c Cluster, group string, members int) string {
+	cl, err := client(c)
+	if err != nil {
+		return err.Error()
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKeys = []string{group}
+	fr, err := fc.RequestWith(ctx, cl)
+	if err != nil || len(fr.Coordinators) != 1 || fr.Coordinators[0].ErrorCode != 0 {
+		return fmt.Sprintf("FindCoordinator: %v %+v", err, fr)
+	}
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{group}
+	resp, err := req.RequestWith(ctx, cl.Broker(int(fr.Coordinators[0].NodeID)))
+	if err != nil {
+		return err.Error()
+	}
+	if len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 {
+		return fmt.Sprintf("ConsumerGroupDescribe: %+v", resp.Groups)
+	}
+	g := resp.Groups[0]
+	if g.State != "Stable" || len(g.Members) != members {
+		return fmt.Sprintf("state %s with %d members", g.State, len(g.Members))
+	}
+	flat := func(a kmsg.Assignment) string {
+		var s []string
+		for _, tp := range a.TopicPartitions {
+			for _, p := range tp.Partitions {
+				s = append(s, fmt.Sprintf("%x-%d", tp.TopicID, p))
+			}
+		}
+		slices.Sort(s)
+		return strings.Join(s, ",")
+	}
+	for _, m := range g.Members {
+		if a, ta := flat(m.Assignment), flat(m.TargetAssignment); a != ta || m.MemberEpoch != g.AssignmentEpoch {
+			return fmt.Sprintf("member %s at epoch %d owns [%s], target [%s] at epoch %d", m.MemberID, m.MemberEpoch, a, ta, g.AssignmentEpoch)
+		}
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -41,6 +42,11 @@ type ConsumerOptions struct {
 	// service's verify_offsets, on by default there); here it is on unless
 	// LooseOffsets.
 	LooseOffsets bool
+	// Loggers are log4j loggers (class names) of the consumer client and
+	// their levels (DEBUG, INFO) to the members' stderr (Stderr), e.g.
+	// FetchCollector at DEBUG, which logs the preferred read replica
+	// (KIP-392) a fetch names.
+	Loggers map[string]string
 }
 
 // memberState is verifiable_consumer.py's ConsumerState.
@@ -96,6 +102,10 @@ func (tl *Tools) StartConsumers(t testing.TB, name string, o ConsumerOptions) *C
 		props = append(props, "isolation.level=read_committed")
 	}
 	cfg := tl.writeProps(t, name+".properties", append(props, "client.id="+name))
+	log4j := ""
+	if len(o.Loggers) > 0 {
+		log4j = tl.writeLog4j(t, name+"-log4j2.properties", o.Loggers)
+	}
 	for i := 1; i <= o.Members; i++ {
 		args := []string{"--bootstrap-server", tl.bootstrap, "--topic", o.Topic, "--group-id", o.Group,
 			"--reset-policy", cmpOrS(o.Reset, "earliest"), "--command-config", cfg}
@@ -119,7 +129,7 @@ func (tl *Tools) StartConsumers(t testing.TB, name string, o ConsumerOptions) *C
 		}
 		m := &member{idx: i, position: map[TopicPartition]int64{}, committed: map[TopicPartition]int64{}}
 		m.proc = proc{name: fmt.Sprintf("%s-%d", name, i), tools: tl, class: "org.apache.kafka.tools.VerifiableConsumer",
-			args: args, handle: func(_ string, ev map[string]any) { c.handle(m, ev) }}
+			args: args, handle: func(_ string, ev map[string]any) { c.handle(m, ev) }, log4j: log4j}
 		c.members = append(c.members, m)
 	}
 	for _, m := range c.members {
@@ -273,6 +283,9 @@ func (c *Consumers) StopMember(t testing.TB, i int, clean bool) {
 	}
 }
 
+// Stderr returns what member i (0-based) wrote to stderr over all its runs.
+func (c *Consumers) Stderr(i int) string { return c.members[i].stderr() }
+
 // StartMember starts member i again.
 func (c *Consumers) StartMember(t testing.TB, i int) { c.members[i].start(t) }
 
@@ -288,25 +301,30 @@ func (c *Consumers) StopAll(t testing.TB) {
 }
 
 // Joined is the number of members in the Joined state.
-func (c *Consumers) Joined() int {
+func (c *Consumers) Joined() int { return c.inState(stateJoined) }
+
+// Rebalances lists each member's partitions_assigned and
+// partitions_revoked counts, for a failure message.
+func (c *Consumers) Rebalances() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := 0
+	var out []string
 	for _, m := range c.members {
-		if m.state == stateJoined {
-			n++
-		}
+		out = append(out, fmt.Sprintf("member %d: %d assigned, %d revoked", m.idx, m.assigned, m.revoked))
 	}
-	return n
+	return strings.Join(out, "; ")
 }
 
 // Dead is the number of members in the Dead state.
-func (c *Consumers) Dead() int {
+func (c *Consumers) Dead() int { return c.inState(stateDead) }
+
+// inState is the number of members in state st.
+func (c *Consumers) inState(st memberState) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
 	for _, m := range c.members {
-		if m.state == stateDead {
+		if m.state == st {
 			n++
 		}
 	}

@@ -1,8 +1,12 @@
 // Package systests runs the scenarios of Apache Kafka's own system tests
 // (tests/kafkatest in Kafka's source: replication_test, transactions_test,
-// consumer_test) with Kafka 4.4's Java test tools against a cluster of real
+// consumer_test, reassign_partitions_test, fetch_from_follower_test,
+// truncation_test) with Kafka 4.4's Java test tools against a cluster of real
 // processes: samsa nodes (harness.StartCluster) or Kafka 4.4 nodes
-// (kafkaref.Start), the latter to confirm that a scenario is right.
+// (kafkaref.Start), the latter to confirm that a scenario is right. Either
+// may have per-node settings (StartSamsaNodes, StartKafkaNodes: broker.rack)
+// or a secured client and inter-broker listener (StartSamsaSecure,
+// StartKafkaSecure: SSL, SASL_SSL with PLAIN and SCRAM).
 //
 // The tools are the ones Kafka's ducktape services wrap, run from the
 // kafka-tools 4.4.0 jar:

@@ -28,6 +28,8 @@ type Tools struct {
 	bootstrap string
 	dir       string
 	log4j     string
+	// clientProps go first in every properties file (WithClientProps).
+	clientProps []string
 }
 
 // NewTools resolves the Kafka 4.4.0 classpath (skipping the test when java
@@ -41,20 +43,52 @@ func NewTools(t testing.TB, bootstrap string) *Tools {
 	// WARN and above to stderr, which goes to a file per process (logged
 	// when the test fails): the clients' retries under broker bounces are
 	// WARN lines, useful when a scenario fails.
-	conf := "status = warn\nappender.err.type = Console\nappender.err.name = err\nappender.err.target = SYSTEM_ERR\n" +
-		"appender.err.layout.type = PatternLayout\nappender.err.layout.pattern = [%d] %p %m (%c)%n\n" +
-		"rootLogger.level = WARN\nrootLogger.appenderRef.err.ref = err\n"
-	if err := os.WriteFile(log4j, []byte(conf), 0o644); err != nil {
+	if err := os.WriteFile(log4j, []byte(log4jConf(nil)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return &Tools{classpath: cp, bootstrap: bootstrap, dir: dir, log4j: log4j}
+}
+
+// log4jConf is the tools' log4j2 configuration: WARN and above to stderr,
+// and the loggers at their levels.
+func log4jConf(loggers map[string]string) string {
+	conf := "status = warn\nappender.err.type = Console\nappender.err.name = err\nappender.err.target = SYSTEM_ERR\n" +
+		"appender.err.layout.type = PatternLayout\nappender.err.layout.pattern = [%d] %p %m (%c)%n\n" +
+		"rootLogger.level = WARN\nrootLogger.appenderRef.err.ref = err\n"
+	i := 0
+	for l, level := range loggers {
+		conf += fmt.Sprintf("logger.l%d.name = %s\nlogger.l%d.level = %s\n", i, l, i, level)
+		i++
+	}
+	return conf
+}
+
+// writeLog4j writes a log4j2 configuration with loggers (name: level) and
+// returns its path.
+func (tl *Tools) writeLog4j(t testing.TB, name string, loggers map[string]string) string {
+	t.Helper()
+	p := filepath.Join(tl.dir, name)
+	if err := os.WriteFile(p, []byte(log4jConf(loggers)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// WithClientProps returns tools connecting to bootstrap with props (the
+// security.protocol, ssl.* and sasl.* settings of a secured listener)
+// first in every producer and consumer properties file.
+func (tl *Tools) WithClientProps(bootstrap string, props []string) *Tools {
+	c := *tl
+	c.bootstrap, c.clientProps = bootstrap, append([]string(nil), props...)
+	return &c
 }
 
 // writeProps writes a client properties file and returns its path.
 func (tl *Tools) writeProps(t testing.TB, name string, props []string) string {
 	t.Helper()
 	p := filepath.Join(tl.dir, name)
-	if err := os.WriteFile(p, []byte(strings.Join(props, "\n")+"\n"), 0o644); err != nil {
+	all := append(append([]string(nil), tl.clientProps...), props...)
+	if err := os.WriteFile(p, []byte(strings.Join(all, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -68,6 +102,8 @@ type proc struct {
 	class  string
 	args   []string
 	handle func(line string, ev map[string]any) // REQUIRES: mu held
+	// log4j is the log4j2 configuration of this tool ("": the tools').
+	log4j string
 
 	mu struct {
 		sync.Mutex
@@ -97,8 +133,12 @@ func (p *proc) start(t testing.TB) {
 	run := p.mu.runs
 	p.mu.Unlock()
 
+	log4j := p.tools.log4j
+	if p.log4j != "" {
+		log4j = p.log4j
+	}
 	args := append([]string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Dlog4j2.configurationFile=" + p.tools.log4j, "-cp", p.tools.classpath, p.class}, p.args...)
+		"-Dlog4j2.configurationFile=" + log4j, "-cp", p.tools.classpath, p.class}, p.args...)
 	cmd := exec.Command("java", args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p.stderrPath = filepath.Join(p.tools.dir, p.name+".stderr")
@@ -151,6 +191,12 @@ func (p *proc) start(t testing.TB) {
 			t.Logf("systests: %s stderr (last 4 KiB):\n%s", p.name, lastBytes(b, 4096))
 		}
 	})
+}
+
+// stderr returns what the tool wrote to stderr over all its runs.
+func (p *proc) stderr() string {
+	b, _ := os.ReadFile(filepath.Join(p.tools.dir, p.name+".stderr"))
+	return string(b)
 }
 
 func lastBytes(b []byte, n int) []byte {
@@ -270,4 +316,16 @@ func Poll(d time.Duration, cond func() bool) bool {
 		}
 		<-tick.C
 	}
+}
+
+// Stable polls for up to d until f returns the same value for window (the
+// system tests' none_consumed: a consumer that caught up).
+func Stable(d, window time.Duration, f func() int64) bool {
+	last, since := f(), time.Now()
+	return Poll(d, func() bool {
+		if v := f(); v != last {
+			last, since = v, time.Now()
+		}
+		return time.Since(since) >= window
+	})
 }

@@ -54,6 +54,9 @@
 //     requires both): samsa always runs broker and controller in one process.
 //   - listener.security.protocol.map also maps CONTROLLER to PLAINTEXT.
 //   - queued.max.request.bytes is 256 MiB (Kafka: -1, unbounded).
+//   - socket.receive.buffer.bytes and replica.socket.receive.buffer.bytes are
+//     -1, the OS default with autotuning (Kafka: 102400 and 65536); set
+//     values are honoured as Kafka honours them.
 //   - The topic setting segment.bytes accepts values down to 14 bytes, as
 //     Kafka 3.x did, so tests can roll segments quickly; Kafka 4.x requires
 //     1 MiB there (and for log.segment.bytes, which samsa follows).
@@ -147,7 +150,7 @@
 //	| `num.network.threads` | `3` | Accepted for compatibility; samsa uses a goroutine per connection. (dynamic) |
 //	| `num.io.threads` | `8` | Accepted for compatibility; informational. (dynamic) |
 //	| `socket.send.buffer.bytes` | `102400` | SO_SNDBUF of the connections the broker accepts, in bytes; -1 (or any value <= 0) leaves the OS default, which Linux autotunes up to tcp_wmem's maximum. With Kafka's default, broker and consumers spent less CPU per GB consumed than with the OS default (bench/README.md). |
-//	| `socket.receive.buffer.bytes` | `102400` | SO_RCVBUF of the listeners' sockets, so of the connections they accept, in bytes (set before bind, as Kafka does); -1 (or any value <= 0) leaves the OS default, which Linux autotunes up to tcp_rmem's maximum. |
+//	| `socket.receive.buffer.bytes` | `-1` | SO_RCVBUF of the listeners' sockets, so of the connections they accept, in bytes (set before bind, as Kafka does); -1 (or any value <= 0) leaves the OS default, which Linux autotunes up to tcp_rmem's maximum. Kafka's default is 102400; samsa defaults to -1 because a fixed receive buffer turns off autotuning and cost samsa 23% more broker CPU per GB produced (bench/README.md, stop 31). |
 //	| `socket.request.max.bytes` | `104857600` | Largest request the broker accepts, in bytes; a larger size prefix closes the connection before anything is allocated. |
 //	| `queued.max.request.bytes` | `268435456` | Budget of request bytes read but not yet processed, over all connections; when it is used up, connections stop reading until requests finish. -1 is unbounded. Kafka's default is -1; samsa defaults to 256 MiB so that clients cannot exhaust memory. |
 //	| `connections.max.idle.ms` | `600000` | Close connections with no request in progress and no traffic for this long. |
@@ -219,7 +222,7 @@
 //	| `replica.lag.time.max.ms` | `30000` | A follower that has not caught up for this long leaves the ISR. |
 //	| `replica.fetch.max.bytes` | `1048576` | Record bytes a follower asks for per partition in one fetch (the first batch is returned even when larger). |
 //	| `replica.fetch.response.max.bytes` | `10485760` | Record bytes a follower asks for in one fetch response, over all partitions (the leader also caps it at fetch.max.bytes). |
-//	| `replica.socket.receive.buffer.bytes` | `65536` | SO_RCVBUF of a follower's fetch connections to partition leaders, in bytes (set before connect, as Kafka does); -1 (or any value <= 0) leaves the OS default. |
+//	| `replica.socket.receive.buffer.bytes` | `-1` | SO_RCVBUF of a follower's fetch connections to partition leaders, in bytes (set before connect, as Kafka does); -1 (or any value <= 0) leaves the OS default. Kafka's default is 65536; samsa defaults to -1 (autotuned), as for socket.receive.buffer.bytes. |
 //	| `replica.fetch.wait.max.ms` | `500` | How long a follower's fetch waits at the leader for data; at most replica.lag.time.max.ms. |
 //	| `replica.fetch.backoff.ms` | `1000` | How long a follower waits after a failed fetch of a partition. |
 //	| `replica.selector.class` | null | How a leader picks the replica a consumer reads from (KIP-392). Unset (Kafka's default) or org.apache.kafka.common.replica.LeaderSelector: the leader; org.apache.kafka.common.replica.RackAwareReplicaSelector: an in-sync replica in the consumer's client.rack (matched against broker.rack) that holds the fetch offset, the leader when it is in that rack. Followers serve consumers' Fetch v11+ up to their high watermark whatever this says. |

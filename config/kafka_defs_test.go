@@ -11,12 +11,14 @@ import (
 // purpose (doc.go, "Differences from Kafka's defaults"); Kafka's default is
 // the value.
 var deliberateDefaults = map[string]string{
-	"node.id":                        "required",
-	"process.roles":                  "required",
-	"listeners":                      "PLAINTEXT://:9092",
-	"listener.security.protocol.map": "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-	"queued.max.request.bytes":       "-1",
-	"log.dir":                        "/tmp/kafka-logs",
+	"node.id":                             "required",
+	"process.roles":                       "required",
+	"listeners":                           "PLAINTEXT://:9092",
+	"listener.security.protocol.map":      "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
+	"queued.max.request.bytes":            "-1",
+	"log.dir":                             "/tmp/kafka-logs",
+	"socket.receive.buffer.bytes":         "102400",
+	"replica.socket.receive.buffer.bytes": "65536",
 }
 
 func TestBrokerDefsMatchKafka(t *testing.T) {

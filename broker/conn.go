@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,11 +76,6 @@ type conn struct {
 	lastActive atomic.Int64
 	busy       atomic.Int32
 
-	// scan follows a large Produce request as it is read and checks its
-	// batches on bytes still in the cache (wire.ProduceScan); the
-	// reader's only.
-	scan wire.ProduceScan
-
 	// ahead buffers what the reader reads from nc (readahead.go).
 	ahead readAhead
 
@@ -98,9 +92,6 @@ type conn struct {
 type frame struct {
 	buf     []byte
 	charged int64
-	// checked: the batches of a Produce request checked as they arrived
-	// (wire.ProduceScan), for handlers.Request.Checked.
-	checked []wire.CheckedRecords
 	// read is when its last byte arrived, for the request queue time.
 	read time.Time
 }
@@ -189,7 +180,7 @@ func (c *conn) read() error {
 		if !c.srv.budget.acquire(done, int64(size)) {
 			return nil
 		}
-		buf, checked, err := c.readBody(int(size))
+		buf, err := c.readBody(int(size))
 		if err != nil {
 			c.srv.budget.release(int64(size))
 			return fmt.Errorf("reading request body: %w", err)
@@ -206,7 +197,7 @@ func (c *conn) read() error {
 		// other silence, so a stalled sender cannot hold its budget.
 		c.busy.Add(1)
 		select {
-		case c.frames <- frame{buf: buf, charged: int64(size), read: time.Now(), checked: checked}:
+		case c.frames <- frame{buf: buf, charged: int64(size), read: time.Now()}:
 		case <-done:
 			c.srv.budget.release(int64(size))
 			return nil
@@ -220,33 +211,15 @@ func (c *conn) read() error {
 // alone costs at most firstChunk of new memory (a peer announcing 100 MiB
 // and sending nothing used to cost 100 MiB). The buffers it grows out of go
 // to the pools.
-func (c *conn) readBody(size int) ([]byte, []wire.CheckedRecords, error) {
-	var scan *wire.ProduceScan
-	if size >= scanMinBody {
-		scan = &c.scan
-		scan.Reset()
-	}
-	buf, err := c.readBodyScan(size, scan)
-	if err != nil || scan == nil || len(scan.Checked) == 0 {
-		return buf, nil, err
-	}
-	return buf, slices.Clone(scan.Checked), nil
-}
-
-// scanMinBody is the smallest request body whose Produce batches are
-// checked while they arrive: a smaller one is still in the cache when its
-// handler runs.
-const scanMinBody = 256 << 10
-
-func (c *conn) readBodyScan(size int, scan *wire.ProduceScan) ([]byte, error) {
+func (c *conn) readBody(size int) ([]byte, error) {
 	if buf := pooledFrame(size); buf != nil {
-		return buf, c.readFullScan(buf, 0, scan)
+		return buf, c.readFull(buf)
 	}
 	buf := newFrame(min(size, firstChunk))
 	buf = buf[:min(size, cap(buf))]
 	n := 0
 	for {
-		if err := c.readFullScan(buf, n, scan); err != nil {
+		if err := c.readFull(buf[n:]); err != nil {
 			putFrame(buf)
 			return nil, err
 		}
@@ -264,24 +237,16 @@ func (c *conn) readBodyScan(size int, scan *wire.ProduceScan) ([]byte, error) {
 
 // readFull fills p, closing the connection as idle when nothing moves for
 // connections.max.idle.ms while no request of it is in progress.
-func (c *conn) readFull(p []byte) error { return c.readFullScan(p, 0, nil) }
-
-// readFullScan fills buf[from:] as readFull does and, when scan is not
-// nil, advances it over buf's filled part after each read, while the bytes
-// just read are in the cache.
-func (c *conn) readFullScan(buf []byte, from int, scan *wire.ProduceScan) error {
+func (c *conn) readFull(p []byte) error {
 	idle := c.srv.opts.ConnectionsMaxIdle
-	for from < len(buf) {
+	for len(p) > 0 {
 		if idle > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(idle))
 		}
-		n, err := c.readSome(buf[from:])
+		n, err := c.readSome(p)
 		if n > 0 {
 			c.touch()
-			from += n
-			if scan != nil {
-				scan.Advance(buf[:from])
-			}
+			p = p[n:]
 		}
 		if err == nil {
 			continue
@@ -377,7 +342,7 @@ func (c *conn) write() {
 //
 // A panic while handling is recovered here: it is logged with its stack,
 // counted (Server.PanicCount) and closes this connection only.
-func (c *conn) handle(frame []byte, read time.Time, detach handlers.Detacher, checked []wire.CheckedRecords) (out outgoing, err error) {
+func (c *conn) handle(frame []byte, read time.Time, detach handlers.Detacher) (out outgoing, err error) {
 	start := time.Now()
 	var hdr wire.RequestHeader
 	defer func() {
@@ -421,7 +386,7 @@ func (c *conn) handle(frame []byte, read time.Time, detach handlers.Detacher, ch
 	mutations, frame := c.quotasBefore(hdr, req, frame)
 	hr := &handlers.Request{Header: hdr, Body: req, ConnID: c.id, ClientHost: c.host, ListenerName: c.listener, SendFiles: true, Principal: c.principal(),
 		SecurityProtocol: c.securityProtocol(), TokenAuthenticated: c.sasl != nil && c.sasl.tokenAuthenticated(), Controller: c.controller, Detacher: detach,
-		Authenticating: c.sasl != nil && !c.sasl.authenticated(), Frame: frame, Checked: checked}
+		Authenticating: c.sasl != nil && !c.sasl.authenticated()}
 	if entry.Forward && c.srv.opts.Forward != nil && (entry.AnswerLocally == nil || !entry.AnswerLocally(c.srv.opts.Deps, hr)) {
 		if out, forwarded := c.srv.opts.Forward(frame, c.principal(), c.host); forwarded {
 			return outgoing{buf: mutations.patchFrame(c, hdr, req, out), throttle: mutations.muteTime()}, nil

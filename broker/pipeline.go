@@ -113,7 +113,7 @@ func (p *pending) Detach() {
 // runRequest handles frame f, delivers its response to p and reports
 // whether the handler detached (another goroutine is now the dispatcher).
 func (c *conn) runRequest(f frame, p *pending) (detached bool) {
-	out, err := c.handle(f.buf, f.read, p, f.checked)
+	out, err := c.handle(f.buf, f.read, p)
 	recycleFrame(f.buf)
 	c.srv.budget.release(f.charged)
 	c.busy.Add(-1)

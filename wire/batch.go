@@ -163,12 +163,6 @@ type ValidateOptions struct {
 	ProduceVersion int16
 	// DeepValidate decompresses compressed batches and checks their records.
 	DeepValidate bool
-	// CRCChecked: the records field is one batch whose CRC-32C matched
-	// when its bytes arrived (PrecheckBatch, Prechecked), so it is not
-	// computed again. RecordsChecked: its uncompressed records passed
-	// the record walk then too. Both apply to the first batch only, and
-	// only when it is the whole field.
-	CRCChecked, RecordsChecked bool
 }
 
 // ValidateProduce checks the records field of one produce partition as
@@ -206,7 +200,6 @@ func ValidateProduce(records []byte, opts ValidateOptions) ([]BatchHeader, error
 		if err != nil {
 			return nil, err
 		}
-		opts.CRCChecked, opts.RecordsChecked = false, false
 		hdrs = append(hdrs, h)
 		records = records[len(batch):]
 	}
@@ -244,11 +237,8 @@ func validateBatch(b []byte, opts ValidateOptions) (BatchHeader, []byte, *BatchE
 		return h, nil, batchErr(kerr.MessageTooLarge, "record batch of %d bytes exceeds the maximum %d", h.TotalSize(), opts.MaxBatchBytes)
 	}
 	batch := b[:h.TotalSize()]
-	whole := len(batch) == len(b)
-	if !opts.CRCChecked || !whole {
-		if crc := crc32.Checksum(batch[offAttributes:], castagnoli); crc != h.CRC {
-			return h, nil, batchErr(kerr.CorruptMessage, "record batch CRC %08x, computed %08x", h.CRC, crc)
-		}
+	if crc := crc32.Checksum(batch[offAttributes:], castagnoli); crc != h.CRC {
+		return h, nil, batchErr(kerr.CorruptMessage, "record batch CRC %08x, computed %08x", h.CRC, crc)
 	}
 	c := h.Compression()
 	if c > CompressionZstd {
@@ -275,8 +265,6 @@ func validateBatch(b []byte, opts ValidateOptions) (BatchHeader, []byte, *BatchE
 			if berr := checkCompressed(c, body, h.NumRecords); berr != nil {
 				return h, nil, berr
 			}
-		} else if opts.RecordsChecked && opts.CRCChecked && whole {
-			// Walked when the bytes arrived (PrecheckBatch).
 		} else if err := checkRecords(body, h.NumRecords); err != nil {
 			return h, nil, err
 		}

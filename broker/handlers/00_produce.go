@@ -112,7 +112,7 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 				msg := "Cannot append to internal topic " + t.Name
 				sp.ErrorMessage = &msg
 			default:
-				if w := d.producePartition(img, t, &rp, v, req.Acks, req.TransactionID, &sp, r); w != nil {
+				if w := d.producePartition(img, t, &rp, v, req.Acks, req.TransactionID, &sp); w != nil {
 					w.topic, w.part = len(resp.Topics), len(st.Partitions)
 					waits = append(waits, w)
 				}
@@ -162,7 +162,7 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 // (AdminUtils.ADMIN_CLIENT_ID).
 const adminClientID = "__admin_client"
 
-func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *kmsg.ProduceRequestTopicPartition, v int16, acks int16, txnID *string, sp *kmsg.ProduceResponseTopicPartition, r *Request) *ackWait {
+func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *kmsg.ProduceRequestTopicPartition, v int16, acks int16, txnID *string, sp *kmsg.ProduceResponseTopicPartition) *ackWait {
 	ref := d.lookupPartition(img, t, rp.Partition)
 	if ref.code != 0 {
 		sp.ErrorCode = ref.code
@@ -172,17 +172,12 @@ func (d *Deps) producePartition(img *controller.Image, t *controller.Topic, rp *
 		return nil
 	}
 	tc := d.topicConfig(t)
-	// The CRC and the record walk may have run as the bytes arrived, on
-	// bytes then in the cache (the connection's wire.ProduceScan).
-	crcOK, walked := wire.Prechecked(r.Frame, r.Checked, rp.Records)
 	batches, err := wire.ValidateProduce(rp.Records, wire.ValidateOptions{
 		MaxBatchBytes:  tc.MaxMessageBytes,
 		ProduceVersion: v,
 		// Compressed batches are decompressed and their records
 		// walked, as Kafka's LogValidator does.
-		DeepValidate:   true,
-		CRCChecked:     crcOK,
-		RecordsChecked: walked,
+		DeepValidate: true,
 	})
 	if err != nil {
 		var be *wire.BatchError

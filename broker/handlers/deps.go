@@ -167,12 +167,6 @@ type Request struct {
 	Authenticating bool
 	// Detacher is what Detach calls; nil outside a connection.
 	Detacher Detacher
-	// Frame is the request's bytes as read (header and body) and Checked
-	// the Produce batches in them that the connection's reader checked
-	// as they arrived (wire.ProduceScan): a Produce skips those checks
-	// for a records field that is exactly such bytes (wire.Prechecked).
-	Frame   []byte
-	Checked []wire.CheckedRecords
 }
 
 // Detacher lets a handler's later wait run apart from its connection's

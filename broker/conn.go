@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -79,7 +78,7 @@ type conn struct {
 
 	// raw is the plain TCP connection's raw side for large reads
 	// (rawread_linux.go); nil on TLS and other connections.
-	raw syscall.RawConn
+	raw *rawSocket
 
 	// ahead buffers what the reader reads from nc (readahead.go).
 	ahead readAhead

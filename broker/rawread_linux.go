@@ -24,9 +24,20 @@ import (
 // for sysmon to notice.
 const rawReadMin = 64 << 10
 
-// rawReader returns the raw connection of nc when it is a plain TCP
-// connection, else nil.
-func rawReader(nc net.Conn) syscall.RawConn {
+// rawSocket is a plain TCP connection's raw side, used by its read
+// goroutine only. Its read callback is bound once, so a read allocates
+// nothing.
+type rawSocket struct {
+	rc    syscall.RawConn
+	fn    func(fd uintptr) bool
+	p     []byte
+	n     uintptr
+	errno syscall.Errno
+}
+
+// rawReader returns the raw side of nc when it is a plain TCP connection,
+// else nil.
+func rawReader(nc net.Conn) *rawSocket {
 	tc, ok := nc.(*net.TCPConn)
 	if !ok {
 		return nil
@@ -35,30 +46,34 @@ func rawReader(nc net.Conn) syscall.RawConn {
 	if err != nil {
 		return nil
 	}
-	return rc
+	s := &rawSocket{rc: rc}
+	s.fn = s.readFD
+	return s
+}
+
+func (s *rawSocket) readFD(fd uintptr) bool {
+	for {
+		s.n, _, s.errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&s.p[0])), uintptr(len(s.p)))
+		if s.errno != syscall.EINTR {
+			return s.errno != syscall.EAGAIN
+		}
+	}
 }
 
 // rawRead reads into p (not empty) as net.Conn.Read does: some bytes, or
 // io.EOF at the end of the stream, or the poller's error (deadline,
 // closed connection).
-func rawRead(rc syscall.RawConn, p []byte) (int, error) {
-	var n uintptr
-	var errno syscall.Errno
-	err := rc.Read(func(fd uintptr) bool {
-		for {
-			n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			if errno != syscall.EINTR {
-				return errno != syscall.EAGAIN
-			}
-		}
-	})
+func rawRead(s *rawSocket, p []byte) (int, error) {
+	s.p, s.n, s.errno = p, 0, 0
+	err := s.rc.Read(s.fn)
+	s.p = nil
 	switch {
 	case err != nil:
 		return 0, err
-	case errno != 0:
-		return 0, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", errno)}
-	case n == 0:
+	case s.errno != 0:
+		return 0, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", s.errno)}
+	case s.n == 0:
 		return 0, io.EOF
 	}
-	return int(n), nil
+	return int(s.n), nil
 }

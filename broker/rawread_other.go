@@ -2,14 +2,13 @@
 
 package broker
 
-import (
-	"net"
-	"syscall"
-)
+import "net"
 
 const rawReadMin = 64 << 10
 
 // rawReader: raw reads are for Linux only (rawread_linux.go).
-func rawReader(net.Conn) syscall.RawConn { return nil }
+type rawSocket struct{}
 
-func rawRead(syscall.RawConn, []byte) (int, error) { panic("rawRead without a raw connection") }
+func rawReader(net.Conn) *rawSocket { return nil }
+
+func rawRead(*rawSocket, []byte) (int, error) { panic("rawRead without a raw connection") }

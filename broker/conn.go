@@ -76,6 +76,10 @@ type conn struct {
 	lastActive atomic.Int64
 	busy       atomic.Int32
 
+	// raw is the plain TCP connection's raw side for large reads
+	// (rawread_linux.go); nil on TLS and other connections.
+	raw *rawSocket
+
 	// ahead buffers what the reader reads from nc (readahead.go).
 	ahead readAhead
 
@@ -118,6 +122,8 @@ func newConn(s *Server, nc net.Conn, listener string, controller bool) *conn {
 		sec = s.ctrlSec
 	}
 	c.secure(sec)
+	// After secure: a TLS connection reads through its *tls.Conn.
+	c.raw = rawReader(c.nc)
 	c.touch()
 	return c
 }

@@ -26,6 +26,9 @@ func (c *conn) readSome(p []byte) (int, error) {
 		return n, nil
 	}
 	if len(p) >= readAheadSize {
+		if len(p) >= rawReadMin && c.raw != nil {
+			return rawRead(c.raw, p)
+		}
 		return c.nc.Read(p)
 	}
 	if ra.buf == nil {

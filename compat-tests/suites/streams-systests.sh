@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # streams-systests.sh runs Kafka Streams' own system-test programs (Kafka's
 # streams/src/test/java/org/apache/kafka/streams/tests: StreamsSmokeTest with SmokeTestDriver and
-# SmokeTestClient, StreamsEosTest with EosTestDriver and EosTestClient) against a samsa cluster or
+# SmokeTestClient, StreamsEosTest with EosTestDriver and EosTestClient,
+# StreamsStandByReplicaTest) against a samsa cluster or
 # an Apache Kafka 4.4 cluster, driven as Kafka's Python system tests drive them
 # (tests/kafkatest/tests/streams/streams_smoke_test.py, streams_eos_test.py,
-# streams_broker_bounce_test.py), and prints a table of each test's result.
+# streams_broker_bounce_test.py, streams_standby_replica_test.py), and prints a table of each
+# test's result.
 #
 #   compat-tests/suites/streams-systests.sh [samsa|kafka] [TEST...]
 #
-#   TEST (default: all of them; a TEST runs once per group protocol of STREAMS_PROTOCOLS):
+#   TEST (default: all of them; a TEST runs once per group protocol of STREAMS_PROTOCOLS, a
+#   TEST/PROTOCOL with that one only, e.g. eos_failure/streams):
 #     smoke_eos_crash smoke_eos smoke_alos_crash smoke_alos
 #         streams_smoke_test.py test_streams(processing_guarantee, crash): three processors
 #         one after the other while the driver writes for 90 s; each of the first two is
@@ -27,6 +30,15 @@
 #         ALL-RECORDS-DELIVERED (or PROCESSED-MORE-THAN-GENERATED) and SUCCESS
 #     many_<clean_shutdown|hard_shutdown|clean_bounce|hard_bounce>
 #         test_many_brokers_bounce(num_failures=2): the same, the first node stopped
+#     standby
+#         streams_standby_replica_test.py test_standby_tasks_rebalance: three
+#         StreamsStandByReplicaTest instances (one standby replica) started and stopped in the
+#         test's order while a VerifiableProducer writes 300,000 records (6 keys, 15,000/s);
+#         each step waits for the ACTIVE_TASKS:n STANDBY_TASKS:m lines the test expects; then
+#         both sink topics must hold 300,000 records, the checkpointed offsets must never go
+#         back (validateMonotonicCheckpointsCmd) and no output line says ERROR. For the
+#         streams protocol the brokers get group.streams.num.standby.replicas=1 (standby
+#         replicas of a streams group are the broker's setting, 0 by default)
 #
 # The programs are compiled at run time from a Kafka source tree (git archive of STREAMS_GIT,
 # ~4.0) against Kafka 4.4's jars (kafka-ref.sh classpath: kafka-streams, kafka-clients, ...),
@@ -54,7 +66,7 @@
 #   STREAMS_GIT         Kafka's git directory (default /work/.mirror/apache+kafka/repo)
 #   STREAMS_REV         its revision (default HEAD)
 #   STREAMS_PROTOCOLS   group protocols to run each test with (default "classic streams")
-#   STREAMS_SLOW        factor applied to the Python tests' timeouts (default 3: a loaded
+#   STREAMS_SLOW        factor applied to the Python tests' timeouts (default 4: a loaded
 #                       2-core machine runs eight JVMs per test)
 #
 # Needs: git, java and javac 17, mvn (first run), go, unshare and ip (root). Exit status: 0 when
@@ -63,7 +75,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CLUSTER_ID=9FsGpDpSQCe6bQhsEXnsLg
 CONTROLLER=100
-SLOW=${STREAMS_SLOW:-3}
+SLOW=${STREAMS_SLOW:-4}
 
 all_tests="smoke_eos_crash smoke_eos smoke_alos_crash smoke_alos eos_rebalance eos_rebalance_complex eos_failure eos_failure_complex bounce_clean_shutdown_3 bounce_hard_shutdown_3 bounce_clean_bounce_3 bounce_hard_bounce_3 bounce_clean_shutdown_1 bounce_hard_shutdown_1 bounce_clean_bounce_1 bounce_hard_bounce_1 many_clean_shutdown many_hard_shutdown many_clean_bounce many_hard_bounce standby"
 
@@ -173,7 +185,7 @@ cluster_stop() {
 bootstrap() { echo "$(node_ip 1):9092,$(node_ip 2):9092,$(node_ip 3):9092"; }
 
 # admin ARGS...: the SysTestAdmin helper (create TOPIC:PARTITIONS:RF[:K=V,...]..., leader TOPIC).
-admin() { java -Xmx128m -Dlog4j2.configurationFile="$T/admin-log4j2.properties" -cp "$WORK/classes:$KAFKA_CP" SysTestAdmin "$(bootstrap)" "$@" 2>>"$T/admin.stderr"; }
+admin() { java -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -Dlog4j2.configurationFile="$T/admin-log4j2.properties" -cp "$WORK/classes:$KAFKA_CP" SysTestAdmin "$(bootstrap)" "$@" 2>>"$T/admin.stderr"; }
 
 # ---- the streams processes --------------------------------------------------------------
 
@@ -206,7 +218,7 @@ LOG4J
 proc_start() {
 	local name=$1 class=$2 d=$T/$1
 	shift 2
-	java -Xmx384m -Dlog4j2.configurationFile="$d/log4j2.properties" -cp "$WORK/classes:$KAFKA_CP" \
+	java -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="$d/log4j2.properties" -cp "$WORK/classes:$KAFKA_CP" \
 		"org.apache.kafka.streams.tests.$class" "$d/streams.properties" "$@" \
 		>>"$d/streams.stdout" 2>>"$d/streams.stderr" </dev/null &
 	echo $! >"$d/pid"
@@ -368,6 +380,9 @@ wait_startup() {
 eos_add() { # add_streams P
 	local m
 	m=$(mark "$1")
+	# ducktape's Service.start cleans the node first: the state directory goes, except
+	# processor1's (clean_node_enabled = False while the test runs).
+	[[ $1 == p1 ]] || rm -rf "$T/$1/state"
 	proc_start "$1" StreamsEosTest "$EOS_CMD"
 	wait_startup "$1" "$m"
 }
@@ -404,10 +419,6 @@ eos_abort() { # abort_streams KEEP1 KEEP2 P
 	proc_stop "$3" false
 	wait_startup "$2" "$m2" && wait_startup "$1" "$m1"
 }
-# eos_clean P: a processor's node cleaned before it starts again (the service's clean_node,
-# which the tests turn off for processor1 only).
-eos_clean() { rm -rf "$T/$1/state"; }
-
 # test_eos KIND COMPLEX: run_rebalance or run_failure_and_recovery.
 test_eos() {
 	local kind=$1 complex=$2 p
@@ -423,7 +434,7 @@ test_eos() {
 	else
 		eos_add p1 && eos_add2 p1 p2 && eos_add3 p1 p2 p3 &&
 			eos_abort p2 p3 p1 && eos_add3 p2 p3 p1 &&
-			eos_abort p2 p3 p1 && { eos_clean p1 || true; } && eos_add3 p2 p3 p1 &&
+			eos_abort p2 p3 p1 && eos_add3 p2 p3 p1 &&
 			eos_abort p1 p3 p2 && eos_stop2 p1 p3 && eos_stop p1 || return
 	fi
 	proc_stop driver
@@ -512,7 +523,7 @@ standby_wait() {
 # standby_consume TOPIC N: assert_consume: N records read from TOPIC (60 s in the test).
 standby_consume() {
 	local got
-	got=$(java -Xmx256m -Dlog4j2.configurationFile="$T/admin-log4j2.properties" -cp "$KAFKA_CP" \
+	got=$(java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="$T/admin-log4j2.properties" -cp "$KAFKA_CP" \
 		org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$(bootstrap)" \
 		--topic "$1" --from-beginning --max-messages "$2" --timeout-ms $((60000 * SLOW)) \
 		--group stream-broker-resilience-verify-consumer 2>>"$T/consumer.stderr" | wc -l)
@@ -529,7 +540,7 @@ test_standby() {
 	for p in p1 p2 p3; do proc_props $p </dev/null; done
 	mkdir -p "$T/producer"
 	echo "retries=10" >"$T/producer/producer.properties"
-	java -Xmx256m -Dlog4j2.configurationFile="$T/admin-log4j2.properties" -cp "$KAFKA_CP" \
+	java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="$T/admin-log4j2.properties" -cp "$KAFKA_CP" \
 		org.apache.kafka.tools.VerifiableProducer --bootstrap-server "$(bootstrap)" --topic standbyTaskSource1 \
 		--max-messages $n --throughput 15000 --acks -1 --repeating-keys 6 \
 		--producer.config "$T/producer/producer.properties" >"$T/producer/streams.stdout" 2>"$T/producer/streams.stderr" </dev/null &
@@ -603,9 +614,14 @@ inner() {
 	trap 'exit 143' TERM INT # the EXIT trap stops the processes
 	BROKER=$1
 	shift
-	local tests=("$@") name
+	local tests=("$@") name protocols
 	for name in "${tests[@]}"; do
-		for PROTOCOL in $STREAMS_PROTOCOLS; do
+		protocols=$STREAMS_PROTOCOLS
+		if [[ $name == */* ]]; then
+			protocols=${name#*/}
+			name=${name%%/*}
+		fi
+		for PROTOCOL in $protocols; do
 			export T=$WORK/$name-$PROTOCOL
 			rm -rf "$T"
 			mkdir -p "$T"

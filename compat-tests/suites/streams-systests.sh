@@ -22,6 +22,9 @@
 #         streams_eos_test.py run_rebalance / run_failure_and_recovery (simple or complex
 #         topology): three EosTestClients started and stopped (or SIGKILLed) in the test's
 #         order while the driver writes; then `verify` must print ALL-RECORDS-DELIVERED
+#         (with the streams protocol the mirror's verifier cannot pass: it checks that the
+#         application is down with Admin.describeConsumerGroups, which a streams group answers
+#         with GROUP_ID_NOT_FOUND on Kafka 4.4 as on samsa; Kafka's newer driver is needed)
 #     bounce_<clean_shutdown|hard_shutdown|clean_bounce|hard_bounce>_<1|3>
 #         streams_broker_bounce_test.py test_broker_type_bounce(failure_mode, "leader",
 #         num_threads): the driver and one at_least_once processor; after 120 s the broker
@@ -615,7 +618,9 @@ test_standby() {
 		fi
 		if grep -q ERROR "$T/$p/streams.stdout"; then fail "ERROR in $p's output"; fi
 	done
-	((ckpts > 0)) || fail "no checkpoint in the processors' logs"
+	# Kafka Streams 4.4 keeps these stores' offsets without the legacy checkpoint file
+	# (LegacyCheckpointingStateStore logs "No legacy checkpoint file found"), so there may be no
+	# such line at all; the count is reported.
 	RESULT_LINE="$acked records acknowledged; every assignment seen; $ckpts checkpoints monotonic"
 }
 

@@ -473,3 +473,39 @@ func TestStreamsGroupInitialDelay(t *testing.T) {
 		t.Fatalf("after the delay: a %v b %v state %s", a.tasks, b.tasks, g.StateName())
 	}
 }
+
+// TestAssignStreamsStandbysBalanced: a third instance joins two that hold
+// every task, active on one and standby on the other. Kafka's sticky
+// assignor keeps a previous standby only while its member holds fewer
+// than its share of all tasks (active plus standby), so the newcomer gets
+// standbys too. samsa used to keep every previous standby in place: 2
+// active and 3 standby on each old member, 2 and 0 on the new one (found
+// by Kafka Streams' StreamsStandByReplicaTest with group.protocol=streams).
+func TestAssignStreamsStandbysBalanced(t *testing.T) {
+	tasks := map[string]int32{"0": 6}
+	a, b := newStreamsTasks(), newStreamsTasks()
+	for p := range int32(6) {
+		if p < 3 {
+			a.active.add("0", p)
+			b.standby.add("0", p)
+		} else {
+			b.active.add("0", p)
+			a.standby.add("0", p)
+		}
+	}
+	members := []streamsAssignMember{
+		{id: "a", process: "pa", prev: a},
+		{id: "b", process: "pb", prev: b},
+		{id: "c", process: "pc", prev: newStreamsTasks()},
+	}
+	out := assignStreamsTasks(members, tasks, 1)
+	for _, id := range []string{"a", "b", "c"} {
+		act, sb := out[id].active.count(), out[id].standby.count()
+		// The share is 4; a copy that fits nowhere else may go one over it
+		// (task 5's standby: the newcomer holds it active, both others are
+		// at 4), as in Kafka's assignor.
+		if act != 2 || sb < 1 || act+sb > 5 {
+			t.Errorf("member %s: %d active, %d standby; want 2 active and 1 to 3 standby (share of 12 tasks over 3: 4)", id, act, sb)
+		}
+	}
+}

@@ -126,7 +126,8 @@ type streamsAssignMember struct {
 // least loaded process, then its least loaded member, so that processes
 // with as many members get as many tasks. standbys copies of each task go
 // to members of other processes (never the active one's), as many as there
-// are such processes, preferring previous standby owners.
+// are such processes, preferring the task's previous active and standby
+// owners while they hold fewer than their share of all tasks.
 func assignStreamsTasks(members []streamsAssignMember, tasks map[string]int32, standbys int) map[string]streamsTasks {
 	out := make(map[string]streamsTasks, len(members))
 	if len(members) == 0 {
@@ -238,32 +239,88 @@ func assignStreamsTasks(members []streamsAssignMember, tasks map[string]int32, s
 	if standbys <= 0 {
 		return out
 	}
-	// Standby tasks.
-	sload := map[string]int{}
+	// Standby tasks, as Kafka's sticky assignor places them: a task's
+	// previous active owner (whose process no longer holds the task) and
+	// then its least loaded previous standby owner keep a copy only while
+	// their total of active and standby tasks is under the per-member
+	// quota of all tasks; the other copies go to the least loaded process
+	// (tasks per member) without the task, to its least loaded member.
+	tload := maps.Clone(load) // active plus standby tasks per member
+	ptload := maps.Clone(procLoad)
+	tquota := (total*(1+standbys) + len(members) - 1) / len(members)
+	holds := func(proc, s string, p int32) bool {
+		for _, m := range members {
+			if m.process == proc && (out[m.id].active.has(s, p) || out[m.id].standby.has(s, p)) {
+				return true
+			}
+		}
+		return false
+	}
+	giveStandby := func(id, s string, p int32) {
+		out[id].standby.add(s, p)
+		tload[id]++
+		ptload[byID[id].process]++
+	}
+	type leftover struct {
+		sub string
+		p   int32
+		n   int
+	}
+	var left []leftover
 	for _, t := range all {
-		act := owner[key(t.sub, t.p)]
-		used := map[string]bool{byID[act].process: true}
-		for range standbys {
+		for i := range standbys {
+			placed := false
+			for _, m := range members {
+				if m.prev.active.has(t.sub, t.p) && !holds(m.process, t.sub, t.p) && tload[m.id] < tquota {
+					giveStandby(m.id, t.sub, t.p)
+					placed = true
+					break
+				}
+			}
+			if !placed {
+				best := ""
+				for _, m := range members {
+					if !m.prev.standby.has(t.sub, t.p) || holds(m.process, t.sub, t.p) {
+						continue
+					}
+					if best == "" || tload[m.id] < tload[best] {
+						best = m.id
+					}
+				}
+				if best != "" && tload[best] < tquota {
+					giveStandby(best, t.sub, t.p)
+					placed = true
+				}
+			}
+			if !placed {
+				left = append(left, leftover{t.sub, t.p, standbys - i})
+				break
+			}
+		}
+	}
+	for _, l := range left {
+		for range l.n {
 			best := ""
 			for _, m := range members {
-				if used[m.process] {
+				if holds(m.process, l.sub, l.p) {
 					continue
 				}
 				if best == "" {
 					best = m.id
 					continue
 				}
-				mp, bp := m.prev.standby.has(t.sub, t.p), byID[best].prev.standby.has(t.sub, t.p)
-				if (mp && !bp) || (mp == bp && sload[m.id] < sload[best]) {
+				b := byID[best]
+				// Least loaded process (tasks per member), then member.
+				lm := ptload[m.process] * procMembers[b.process]
+				lb := ptload[b.process] * procMembers[m.process]
+				if lm < lb || (lm == lb && tload[m.id] < tload[best]) {
 					best = m.id
 				}
 			}
 			if best == "" {
 				break // fewer other processes than standbys
 			}
-			out[best].standby.add(t.sub, t.p)
-			sload[best]++
-			used[byID[best].process] = true
+			giveStandby(best, l.sub, l.p)
 		}
 	}
 	return out

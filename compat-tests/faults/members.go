@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"os"
 	"slices"
 	"sort"
 	"time"
@@ -71,7 +74,24 @@ func Reassign(ctx context.Context, addrs []string, target Assignment) error {
 			req.Assign(t, p, rs)
 		}
 	}
-	resps, err := adm.AlterPartitionAssignments(ctx, req)
+	// The request is sent again while it fails on the connection (a node
+	// of a rolling restart closing it before it answered, which franz-go
+	// does not retry when it is the first read): the same target again is
+	// harmless, as an operator would rerun the tool. Answers with errors
+	// are final.
+	var resps kadm.AlterPartitionAssignmentsResponses
+	var sendErr error
+	err = pollUntil(ctx, reassignBound, func(ctx context.Context) (bool, error) {
+		r, err := adm.AlterPartitionAssignments(ctx, req)
+		if err != nil && connectionErr(err) {
+			return false, err
+		}
+		resps, sendErr = r, err
+		return true, nil
+	})
+	if err == nil {
+		err = sendErr
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrReassign, err)
 	}
@@ -115,6 +135,15 @@ func Reassign(ctx context.Context, addrs []string, target Assignment) error {
 		return fmt.Errorf("%w: not finished: %s: %w", ErrReassign, left, err)
 	}
 	return nil
+}
+
+// connectionErr reports whether err is the connection failing rather than
+// an answer: closed before or while reading, reset or refused.
+func connectionErr(err error) bool {
+	var first *kgo.ErrFirstReadEOF
+	var sys *os.SyscallError
+	return errors.As(err, &first) || errors.As(err, &sys) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
 }
 
 func sameSet(a, b []int32) bool {

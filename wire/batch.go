@@ -213,27 +213,6 @@ func (st *recordStats) result(h BatchHeader) RecordStats {
 	return out
 }
 
-// framedMaxDelta returns the largest timestamp delta of the n records of
-// body, which checkRecords accepted (math.MinInt64 when n is 0): only each
-// record's length and timestamp are read.
-func framedMaxDelta(body []byte, n int32) int64 {
-	m := int64(math.MinInt64)
-	i := 0
-	for range n {
-		length, w := varint32(body, i)
-		j := i + w + 1
-		var d int64
-		if c := body[j]; c < 0x80 {
-			d = int64(c>>1) ^ -int64(c&1)
-		} else {
-			d, _ = binary.Varint(body[j:])
-		}
-		m = max(m, d)
-		i += w + int(length)
-	}
-	return m
-}
-
 // ValidateProduce checks the records field of one produce partition as
 // Apache Kafka's broker does and returns the headers of its batches, in
 // order. The error, when not nil, is a *BatchError carrying the Kafka error
@@ -345,10 +324,10 @@ func validateBatch(b []byte, opts ValidateOptions) (BatchHeader, []byte, *BatchE
 			if berr := checkCompressed(c, body, h.NumRecords, st); berr != nil {
 				return h, nil, berr
 			}
-		} else if err := checkRecords(body, h.NumRecords); err != nil {
+		} else if maxDelta, err := checkRecords(body, h.NumRecords); err != nil {
 			return h, nil, err
 		} else if st != nil {
-			st.maxDelta = framedMaxDelta(body, h.NumRecords)
+			st.maxDelta = maxDelta
 		}
 		if st != nil {
 			*opts.Stats = st.result(h)

@@ -122,12 +122,13 @@ func parseRecord(b []byte, out *Record) ([]byte, error) {
 	return rest, nil
 }
 
-// checkRecords checks that body holds exactly n well-framed records.
-func checkRecords(body []byte, n int32) *BatchError {
-	if recordsFramed(body, n) {
-		return nil
+// checkRecords checks that body holds exactly n well-framed records and
+// returns their largest timestamp delta (recordsFramed).
+func checkRecords(body []byte, n int32) (int64, *BatchError) {
+	if maxDelta, ok := recordsFramed(body, n); ok {
+		return maxDelta, nil
 	}
-	return walkRecords(body, n)
+	return 0, walkRecords(body, n)
 }
 
 // walkRecords is checkRecords with parseRecord, which says what is wrong.

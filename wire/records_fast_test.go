@@ -10,7 +10,8 @@ import (
 // disagree about body holding n well-framed records.
 func recordsFramedAgrees(t *testing.T, body []byte, n int32) {
 	t.Helper()
-	fast, slow := recordsFramed(body, n), walkRecords(body, n)
+	_, fast := recordsFramed(body, n)
+	slow := walkRecords(body, n)
 	if fast != (slow == nil) {
 		t.Fatalf("%d records in %x: fast walk says %v, parseRecord says %v", n, body, fast, slow)
 	}
@@ -48,8 +49,16 @@ func TestRecordsFramedMatchesParseRecord(t *testing.T) {
 		batch := mustBatch(t, spec)
 		body := batch[BatchHeaderSize:]
 		n := int32(nrec)
-		if !recordsFramed(body, n) {
+		maxDelta, ok := recordsFramed(body, n)
+		if !ok {
 			t.Fatalf("round %d: a good body refused", round)
+		}
+		want := int64(0)
+		for _, r := range recs {
+			want = max(want, r.TimestampDelta)
+		}
+		if maxDelta != want {
+			t.Fatalf("round %d: largest timestamp delta %d, want %d", round, maxDelta, want)
 		}
 		for _, m := range []int32{n - 1, n + 1, 0} {
 			recordsFramedAgrees(t, body, m)
@@ -110,7 +119,7 @@ func BenchmarkRecordsWalk(b *testing.B) {
 		fn   func([]byte, int32) bool
 	}{
 		{"parseRecord", func(b []byte, n int32) bool { return walkRecords(b, n) == nil }},
-		{"fast", recordsFramed},
+		{"fast", func(b []byte, n int32) bool { _, ok := recordsFramed(b, n); return ok }},
 	} {
 		b.Run(walk.name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"encoding/binary"
-	"runtime"
 	"testing"
 	"time"
 
@@ -169,22 +168,8 @@ func TestProduceZipBombRecompressed(t *testing.T) {
 	}
 	batch := zstdBomb(t, size, true, time.Now().UnixMilli())
 	for _, c := range []string{"gzip", "lz4", "snappy"} {
-		req := kmsg.NewPtrProduceRequest()
-		req.Acks = -1
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = "bomb-" + c
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = append([]byte(nil), batch...)
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		resp := e.call(t, req, 9).(*kmsg.ProduceResponse)
-		runtime.ReadMemStats(&after)
-		p := resp.Topics[0].Partitions[0]
-		alloc := after.TotalAlloc - before.TotalAlloc
-		t.Logf("%s: %d-byte zstd batch of %d MiB decompressed, rebuilt in %s: error %d, %d KiB allocated by the produce", rt.Topic, len(batch), size>>20, c, p.ErrorCode, alloc>>10)
+		p, alloc := produceAllocs(t, e, "bomb-"+c, append([]byte(nil), batch...))
+		t.Logf("%s: %d-byte zstd batch of %d MiB decompressed, rebuilt in %s: error %d, %d KiB allocated by the produce", "bomb-"+c, len(batch), size>>20, c, p.ErrorCode, alloc>>10)
 		if p.ErrorCode != 0 {
 			t.Fatalf("%s: error %d", c, p.ErrorCode)
 		}

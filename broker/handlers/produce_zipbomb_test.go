@@ -102,21 +102,7 @@ func TestProduceZipBomb(t *testing.T) {
 		{"bomb-compact", zstdBomb(t, size, false, now), kerr.InvalidRecord.Code},
 		{"bomb", zstdBomb(t, size, true, now+24*3600*1000), kerr.InvalidTimestamp.Code},
 	} {
-		req := kmsg.NewPtrProduceRequest()
-		req.Acks = -1
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = tc.topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = tc.batch
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		resp := e.call(t, req, 9).(*kmsg.ProduceResponse)
-		runtime.ReadMemStats(&after)
-		p := resp.Topics[0].Partitions[0]
-		alloc := after.TotalAlloc - before.TotalAlloc
+		p, alloc := produceAllocs(t, e, tc.topic, tc.batch)
 		t.Logf("%s: %d-byte batch of %d MiB decompressed: error %d, %d KiB allocated by the produce", tc.topic, len(tc.batch), size>>20, p.ErrorCode, alloc>>10)
 		if p.ErrorCode != tc.want {
 			t.Fatalf("%s: error %d, want %d", tc.topic, p.ErrorCode, tc.want)
@@ -127,4 +113,25 @@ func TestProduceZipBomb(t *testing.T) {
 			t.Fatalf("%s: the produce allocated %d bytes for a batch of %d decompressed, want <= %d", tc.topic, alloc, size, bound)
 		}
 	}
+}
+
+// produceAllocs produces records to partition 0 of topic (Produce v9,
+// acks=all) and returns the partition's answer with the bytes the call
+// allocated.
+func produceAllocs(t *testing.T, e *adminEnv, topic string, records []byte) (kmsg.ProduceResponseTopicPartition, uint64) {
+	t.Helper()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks = -1
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = records
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	resp := e.call(t, req, 9).(*kmsg.ProduceResponse)
+	runtime.ReadMemStats(&after)
+	return resp.Topics[0].Partitions[0], after.TotalAlloc - before.TotalAlloc
 }

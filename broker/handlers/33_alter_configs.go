@@ -84,17 +84,7 @@ func alterConfigsResource(d *Deps, r *Request, res kmsg.AlterConfigsRequestResou
 		// change to the same resource between this read and the
 		// controller's commit is overwritten key by key, not wholesale;
 		// Kafka's legacy API has the same last-writer-wins semantics.
-		current := d.Controller.Image().BrokerConfigs[res.ResourceName]
-		var ops []controller.ConfigOp
-		for _, n := range sortedConfigNames(current) {
-			if _, keep := configs[n]; !keep {
-				ops = append(ops, controller.ConfigOp{Name: n, Op: controller.OpDelete})
-			}
-		}
-		for _, n := range sortedConfigNames(configs) {
-			v := configs[n]
-			ops = append(ops, controller.ConfigOp{Name: n, Value: &v, Op: controller.OpSet})
-		}
+		ops := replaceAllOps(d.Controller.Image().BrokerConfigs[res.ResourceName], configs)
 		return d.Controller.AlterBrokerConfigs(res.ResourceName, ops, validateOnly, d.brokerConfigValidator(res.ResourceName))
 	}
 	return unsupportedAlterResource(res.ResourceType)
@@ -150,6 +140,23 @@ func unsupportedAlterResource(t kmsg.ConfigResourceType) (int16, string) {
 		return kerr.InvalidRequest.Code, fmt.Sprintf("Unknown resource type %d.", int8(t))
 	}
 	return kerr.InvalidRequest.Code, fmt.Sprintf("Unexpected resource type %s.", t)
+}
+
+// replaceAllOps is a legacy AlterConfigs replace-all as changes to the
+// current configs: each one not given deleted, each one given set, in
+// name order.
+func replaceAllOps(current, configs map[string]string) []controller.ConfigOp {
+	var ops []controller.ConfigOp
+	for _, n := range sortedConfigNames(current) {
+		if _, keep := configs[n]; !keep {
+			ops = append(ops, controller.ConfigOp{Name: n, Op: controller.OpDelete})
+		}
+	}
+	for _, n := range sortedConfigNames(configs) {
+		v := configs[n]
+		ops = append(ops, controller.ConfigOp{Name: n, Value: &v, Op: controller.OpSet})
+	}
+	return ops
 }
 
 // sortedConfigNames returns the keys of m in order.

@@ -314,17 +314,7 @@ func alterClientMetrics(d *Deps, res kmsg.IncrementalAlterConfigsRequestResource
 // setClientMetrics replaces a subscription's configs (legacy
 // AlterConfigs); an empty set removes the subscription.
 func setClientMetrics(d *Deps, name string, configs map[string]string, validateOnly bool) (int16, string) {
-	current := d.Controller.Image().ClientMetrics[name]
-	var ops []controller.ConfigOp
-	for _, n := range sortedConfigNames(current) {
-		if _, keep := configs[n]; !keep {
-			ops = append(ops, controller.ConfigOp{Name: n, Op: controller.OpDelete})
-		}
-	}
-	for _, n := range sortedConfigNames(configs) {
-		v := configs[n]
-		ops = append(ops, controller.ConfigOp{Name: n, Value: &v, Op: controller.OpSet})
-	}
+	ops := replaceAllOps(d.Controller.Image().ClientMetrics[name], configs)
 	return d.Controller.AlterClientMetrics(name, ops, validateOnly, clientMetricsValidator(name))
 }
 

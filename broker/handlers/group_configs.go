@@ -327,16 +327,6 @@ func setGroupConfigs(d *Deps, group string, configs map[string]string, validateO
 	if group == "" {
 		return kerr.InvalidRequest.Code, "Group name must not be empty"
 	}
-	current := d.Controller.Image().GroupConfig(group)
-	var ops []controller.ConfigOp
-	for _, n := range sortedConfigNames(current) {
-		if _, keep := configs[n]; !keep {
-			ops = append(ops, controller.ConfigOp{Name: n, Op: controller.OpDelete})
-		}
-	}
-	for _, n := range sortedConfigNames(configs) {
-		v := configs[n]
-		ops = append(ops, controller.ConfigOp{Name: n, Value: &v, Op: controller.OpSet})
-	}
+	ops := replaceAllOps(d.Controller.Image().GroupConfig(group), configs)
 	return d.Controller.AlterGroupConfigs(group, ops, validateOnly, d.groupConfigValidator())
 }

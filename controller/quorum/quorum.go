@@ -64,6 +64,10 @@ type Options struct {
 	// voted in before it lost its state has ended.
 	RejoinMinWait time.Duration
 	Logger        *slog.Logger
+
+	// barrier replaces Raft's Barrier on a leadership gain (tests: a
+	// barrier Raft never answers).
+	barrier func(*raft.Raft) raft.Future
 }
 
 // Quorum is the controller's metadata log on hashicorp/raft. It implements
@@ -302,14 +306,42 @@ func (q *Quorum) followLeadershipOnce() (stopped bool) {
 				q.setLeading(false)
 				continue
 			}
-			if err := q.raft.Barrier(0).Error(); err != nil {
-				q.logger.Info("quorum: lost leadership before catching up", "err", err)
+			barrier := q.raft.Barrier
+			if q.opts.barrier != nil {
+				barrier = func(time.Duration) raft.Future { return q.opts.barrier(q.raft) }
+			}
+			if err := q.await(barrier(0)); err != nil {
+				if !errors.Is(err, raft.ErrRaftShutdown) {
+					q.logger.Info("quorum: lost leadership before catching up", "err", err)
+				}
 				continue
 			}
 			if q.raft.State() == raft.Leader {
 				q.logger.Info("quorum: this node is the active controller", "term", q.raft.CurrentTerm())
 				q.setLeading(true)
 			}
+		}
+	}
+}
+
+// await is f.Error() that gives up with raft.ErrRaftShutdown once Close
+// has begun. hashicorp/raft (v1.7.2) never answers an Apply or Barrier
+// future still queued for its main loop or its FSM when it shuts down, so
+// a plain f.Error() there would hang Close on its WaitGroup, or a caller
+// of Propose forever. The goroutine left waiting on such a future is
+// released only with the process; there is at most one per waiter.
+func (q *Quorum) await(f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-q.halt:
+		select {
+		case err := <-done:
+			return err
+		default:
+			return raft.ErrRaftShutdown
 		}
 	}
 }
@@ -443,7 +475,7 @@ func (q *Quorum) Propose(base int64, recs []controller.Record) error {
 		return err
 	}
 	f := q.raft.Apply(entry, 0)
-	if err := f.Error(); err != nil {
+	if err := q.await(f); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
 			errors.Is(err, raft.ErrLeadershipTransferInProgress) || errors.Is(err, raft.ErrRaftShutdown) {
 			return fmt.Errorf("%w: %w", controller.ErrNotController, err)

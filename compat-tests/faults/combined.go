@@ -139,15 +139,8 @@ func (nm *Nemesis) killTwoQuick(ctx context.Context, s Step) error {
 	}
 	// Neither can be ready before the other is back when the two were a
 	// controller majority: launch both, then wait.
-	for _, n := range order {
-		if err := n.launch(); err != nil {
-			return err
-		}
-	}
-	for _, n := range order {
-		if err := n.WaitReady(ctx); err != nil {
-			return err
-		}
+	if err := launchAll(ctx, order); err != nil {
+		return err
 	}
 	nm.logf("nemesis: nodes %d and %d restarted (node %d first)", order[0].ID, order[1].ID, order[0].ID)
 	return nil
@@ -169,17 +162,27 @@ func (nm *Nemesis) killAll(ctx context.Context, s Step) error {
 	nm.logf("nemesis: SIGKILL every node (order %v); down for %v", nodeIDs(order), s.Hold)
 	holdFor(ctx, s.Hold)
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	for _, n := range order {
+	if err := launchAll(ctx, order); err != nil {
+		return err
+	}
+	nm.logf("nemesis: every node restarted (order %v)", nodeIDs(order))
+	return nil
+}
+
+// launchAll launches every node of ns in order, then waits for each to
+// be ready. It launches them all before waiting for any, since a node
+// cannot be ready while a controller majority is still down.
+func launchAll(ctx context.Context, ns []*Node) error {
+	for _, n := range ns {
 		if err := n.launch(); err != nil {
 			return err
 		}
 	}
-	for _, n := range order {
+	for _, n := range ns {
 		if err := n.WaitReady(ctx); err != nil {
 			return err
 		}
 	}
-	nm.logf("nemesis: every node restarted (order %v)", nodeIDs(order))
 	return nil
 }
 
@@ -409,15 +412,8 @@ func (nm *Nemesis) powerLossAll(ctx context.Context, s Step) error {
 	}
 	nm.logf("nemesis: power cut on every node; down for %v", s.Hold)
 	holdFor(ctx, s.Hold)
-	for _, n := range nm.C.Nodes {
-		if err := n.launch(); err != nil {
-			return err
-		}
-	}
-	for _, n := range nm.C.Nodes {
-		if err := n.WaitReady(ctx); err != nil {
-			return err
-		}
+	if err := launchAll(ctx, nm.C.Nodes); err != nil {
+		return err
 	}
 	nm.logf("nemesis: every node restarted after the power cut")
 	return nil

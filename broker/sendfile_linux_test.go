@@ -2,7 +2,6 @@ package broker
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -100,35 +99,8 @@ func TestRangeSenderCachedAndNot(t *testing.T) {
 		if got := rangeCached(fd, 100, size-100); got != cached {
 			t.Fatalf("round %d: rangeCached = %v, want %v", round, got, cached)
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := make(chan []byte, 1)
-		go func() {
-			c, err := ln.Accept()
-			if err != nil {
-				got <- nil
-				return
-			}
-			defer c.Close()
-			c.(*net.TCPConn).SetReadBuffer(64 << 10)
-			var b bytes.Buffer
-			buf := make([]byte, 32<<10)
-			for {
-				n, err := c.Read(buf)
-				b.Write(buf[:n])
-				if err != nil {
-					break
-				}
-			}
-			got <- b.Bytes()
-		}()
-		nc, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		nc.(*net.TCPConn).SetWriteBuffer(64 << 10)
+		nc, got := loopbackCollector(t, 64<<10)
+		nc.SetWriteBuffer(64 << 10)
 		nc.SetWriteDeadline(time.Now().Add(2 * time.Minute))
 		o := outgoing{buf: []byte("head"), spans: []fileSpan{{at: 4, slice: storage.FileSlice{File: f, Offset: 100, Length: size - 100}}}}
 		if err := writeOutgoing(nc, &o); err != nil {
@@ -136,7 +108,6 @@ func TestRangeSenderCachedAndNot(t *testing.T) {
 		}
 		nc.Close()
 		b := <-got
-		ln.Close()
 		if exp := append([]byte("head"), want[100:]...); !bytes.Equal(b, exp) {
 			t.Fatalf("round %d: received %d bytes, want %d; differ", round, len(b), len(exp))
 		}

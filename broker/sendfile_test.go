@@ -162,25 +162,7 @@ func TestWriteOutgoingSendfile(t *testing.T) {
 			t.Fatal(err)
 		}
 		exp := wire.AppendResponse(nil, hdr, want)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := make(chan []byte, 1)
-		go func() {
-			c, err := ln.Accept()
-			if err != nil {
-				got <- nil
-				return
-			}
-			defer c.Close()
-			b, _ := io.ReadAll(c)
-			got <- b
-		}()
-		nc, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
+		nc, got := loopbackCollector(t, 0)
 		var w net.Conn = nc
 		if wrapped {
 			w = &bufConn{Conn: nc, w: nc}
@@ -193,7 +175,6 @@ func TestWriteOutgoingSendfile(t *testing.T) {
 		}
 		nc.Close()
 		b := <-got
-		ln.Close()
 		if !bytes.Equal(b, exp) {
 			t.Fatalf("wrapped=%v: received %d bytes, want %d; differ", wrapped, len(b), len(exp))
 		}
@@ -210,26 +191,53 @@ func TestWriteOutgoingTruncated(t *testing.T) {
 	if err := writeOutgoing(&bufConn{w: io.Discard}, &o); err == nil {
 		t.Fatal("copy path: no error for a truncated range")
 	}
+	nc, got := loopbackCollector(t, 0)
+	if err := writeOutgoing(nc, &o); err == nil {
+		t.Fatal("sendfile path: no error for a truncated range")
+	}
+	nc.Close()
+	<-got
+}
+
+// loopbackCollector listens on a loopback port, dials it, and returns the
+// dialled connection and a channel that receives, once that connection
+// is closed, every byte the accepted side read (nil if the accept
+// failed). rcvBuf > 0 sets the accepted side's socket receive buffer.
+// The listener serves one connection; it is closed after the accept, and
+// at the end of the test.
+func loopbackCollector(t *testing.T, rcvBuf int) (*net.TCPConn, <-chan []byte) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	done := make(chan struct{})
+	t.Cleanup(func() { ln.Close() })
+	got := make(chan []byte, 1)
 	go func() {
-		defer close(done)
-		if c, err := ln.Accept(); err == nil {
-			io.Copy(io.Discard, c)
-			c.Close()
+		c, err := ln.Accept()
+		ln.Close()
+		if err != nil {
+			got <- nil
+			return
 		}
+		defer c.Close()
+		if rcvBuf > 0 {
+			c.(*net.TCPConn).SetReadBuffer(rcvBuf)
+		}
+		var b bytes.Buffer
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := c.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		got <- b.Bytes()
 	}()
 	nc, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeOutgoing(nc, &o); err == nil {
-		t.Fatal("sendfile path: no error for a truncated range")
-	}
-	nc.Close()
-	<-done
+	return nc.(*net.TCPConn), got
 }

@@ -126,15 +126,24 @@ func (e QuotaEntity) size() int {
 
 // part returns the entity's name of one type.
 func (e QuotaEntity) part(typ string) QuotaEntityName {
-	switch typ {
-	case QuotaEntityUser:
-		return e.User
-	case QuotaEntityClientID:
-		return e.ClientID
-	case QuotaEntityIP:
-		return e.IP
+	if n := entityField(&e, typ); n != nil {
+		return *n
 	}
 	return QuotaEntityName{}
+}
+
+// entityField returns the field of e that holds the name of type typ,
+// nil for an unknown type.
+func entityField(e *QuotaEntity, typ string) *QuotaEntityName {
+	switch typ {
+	case QuotaEntityUser:
+		return &e.User
+	case QuotaEntityClientID:
+		return &e.ClientID
+	case QuotaEntityIP:
+		return &e.IP
+	}
+	return nil
 }
 
 // ClientQuotaRecord sets (Remove false) or removes one quota key of one
@@ -156,18 +165,8 @@ func entityFromParts(parts []QuotaEntityPart) (QuotaEntity, bool) {
 		return e, false
 	}
 	for _, p := range parts {
-		var dst *QuotaEntityName
-		switch p.Type {
-		case QuotaEntityUser:
-			dst = &e.User
-		case QuotaEntityClientID:
-			dst = &e.ClientID
-		case QuotaEntityIP:
-			dst = &e.IP
-		default:
-			return e, false
-		}
-		if dst.Present {
+		dst := entityField(&e, p.Type)
+		if dst == nil || dst.Present {
 			return e, false
 		}
 		*dst = quotaName(p.Name)
@@ -298,15 +297,8 @@ func decideQuotaAlteration(img *Image, a QuotaAlteration, seen map[QuotaEntity]b
 	}
 	var e QuotaEntity
 	for _, p := range a.Entity {
-		var dst *QuotaEntityName
-		switch p.Type {
-		case QuotaEntityUser:
-			dst = &e.User
-		case QuotaEntityClientID:
-			dst = &e.ClientID
-		case QuotaEntityIP:
-			dst = &e.IP
-		default:
+		dst := entityField(&e, p.Type)
+		if dst == nil {
 			return fail("Unhandled client quota entity type: " + p.Type)
 		}
 		if dst.Present {

@@ -445,6 +445,22 @@ func describeConfigsReq(v int16, typ kmsg.ConfigResourceType, name string, confi
 	return req
 }
 
+// alterConfigsReq is a legacy AlterConfigs request for one resource, with
+// the configs given as name, value pairs.
+func alterConfigsReq(validate bool, typ kmsg.ConfigResourceType, name string, kv ...string) *kmsg.AlterConfigsRequest {
+	req := kmsg.NewPtrAlterConfigsRequest()
+	req.ValidateOnly = validate
+	r := kmsg.NewAlterConfigsRequestResource()
+	r.ResourceType, r.ResourceName = typ, name
+	for i := 0; i+1 < len(kv); i += 2 {
+		c := kmsg.NewAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = kv[i], kmsg.StringPtr(kv[i+1])
+		r.Configs = append(r.Configs, c)
+	}
+	req.Resources = append(req.Resources, r)
+	return req
+}
+
 func scriptConfigs(s *Session) error {
 	each(kmsg.DescribeConfigs, func(v int16) {
 		s.Do("topic-all", v, describeConfigsReq(v, kmsg.ConfigResourceTypeTopic, topicB))
@@ -459,26 +475,14 @@ func scriptConfigs(s *Session) error {
 	})
 	each(kmsg.AlterConfigs, func(v int16) {
 		mk := func(topic string, validate bool, kv ...string) *kmsg.AlterConfigsRequest {
-			req := kmsg.NewPtrAlterConfigsRequest()
-			req.ValidateOnly = validate
-			r := kmsg.NewAlterConfigsRequestResource()
-			r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, topic
-			for i := 0; i+1 < len(kv); i += 2 {
-				c := kmsg.NewAlterConfigsRequestResourceConfig()
-				c.Name, c.Value = kv[i], kmsg.StringPtr(kv[i+1])
-				r.Configs = append(r.Configs, c)
-			}
-			req.Resources = append(req.Resources, r)
-			return req
+			return alterConfigsReq(validate, kmsg.ConfigResourceTypeTopic, topic, kv...)
 		}
 		s.Do("set", v, mk(topicB, false, "retention.ms", fmt.Sprint(7200000+int(v)), "cleanup.policy", "compact"))
 		s.Do("bad-value", v, mk(topicB, false, "retention.ms", "soon"))
 		s.Do("unknown-name", v, mk(topicB, false, "no.such.config", "1"))
 		s.Do("unknown-topic", v, mk("diff-nope", false, "retention.ms", "1"))
 		s.Do("validate-only", v, mk(topicB, true, "segment.bytes", "1048576"))
-		broker := mk("1", false, "log.dirs", "/x")
-		broker.Resources[0].ResourceType = kmsg.ConfigResourceTypeBroker
-		s.Do("broker-read-only", v, broker)
+		s.Do("broker-read-only", v, alterConfigsReq(false, kmsg.ConfigResourceTypeBroker, "1", "log.dirs", "/x"))
 	})
 	s.Do("after-alter", 4, describeConfigsReq(4, kmsg.ConfigResourceTypeTopic, topicB))
 	each(kmsg.IncrementalAlterConfigs, func(v int16) {

@@ -63,35 +63,13 @@ func scriptBrokerConfigs(s *Session) error {
 		s.Do("broker-min-isr-default-set", v, incremental("", true, set, "min.insync.replicas", "1"))
 	})
 	each(kmsg.AlterConfigs, func(v int16) {
-		req := kmsg.NewPtrAlterConfigsRequest()
-		req.ValidateOnly = true
-		r := kmsg.NewAlterConfigsRequestResource()
-		r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeBroker, ""
-		c := kmsg.NewAlterConfigsRequestResourceConfig()
-		c.Name, c.Value = "log.cleaner.threads", kmsg.StringPtr("-1")
-		r.Configs = append(r.Configs, c)
-		req.Resources = append(req.Resources, r)
-		s.Do("broker-bad-value", v, req)
+		broker := kmsg.ConfigResourceTypeBroker
+		s.Do("broker-bad-value", v, alterConfigsReq(true, broker, "", "log.cleaner.threads", "-1"))
 		// Replacing the cluster level's settings without
 		// min.insync.replicas removes it, which ELR refuses; with it,
 		// the replacement passes.
-		ok := kmsg.NewPtrAlterConfigsRequest()
-		ok.ValidateOnly = true
-		okr := kmsg.NewAlterConfigsRequestResource()
-		okr.ResourceType, okr.ResourceName = kmsg.ConfigResourceTypeBroker, ""
-		for _, kv := range [][2]string{{"log.cleaner.threads", "2"}, {"min.insync.replicas", "1"}} {
-			c := kmsg.NewAlterConfigsRequestResourceConfig()
-			c.Name, c.Value = kv[0], kmsg.StringPtr(kv[1])
-			okr.Configs = append(okr.Configs, c)
-		}
-		without := okr
-		without.Configs = okr.Configs[:1]
-		missing := kmsg.NewPtrAlterConfigsRequest()
-		missing.ValidateOnly = true
-		missing.Resources = append(missing.Resources, without)
-		s.Do("broker-default-replace-without-min-isr", v, missing)
-		ok.Resources = append(ok.Resources, okr)
-		s.Do("broker-default-replace-with-min-isr", v, ok)
+		s.Do("broker-default-replace-without-min-isr", v, alterConfigsReq(true, broker, "", "log.cleaner.threads", "2"))
+		s.Do("broker-default-replace-with-min-isr", v, alterConfigsReq(true, broker, "", "log.cleaner.threads", "2", "min.insync.replicas", "1"))
 	})
 	if err := s.waitBrokerConfig(30*time.Second, map[string]string{"background.threads": "5", "log.cleaner.threads": "2"}); err != nil {
 		return err

@@ -189,17 +189,7 @@ func scriptClientMetrics(s *Session) error {
 
 	each(kmsg.AlterConfigs, func(v int16) {
 		mk := func(validate bool, name string, kv ...string) *kmsg.AlterConfigsRequest {
-			req := kmsg.NewPtrAlterConfigsRequest()
-			req.ValidateOnly = validate
-			r := kmsg.NewAlterConfigsRequestResource()
-			r.ResourceType, r.ResourceName = cmType, name
-			for i := 0; i+1 < len(kv); i += 2 {
-				c := kmsg.NewAlterConfigsRequestResourceConfig()
-				c.Name, c.Value = kv[i], kmsg.StringPtr(kv[i+1])
-				r.Configs = append(r.Configs, c)
-			}
-			req.Resources = append(req.Resources, r)
-			return req
+			return alterConfigsReq(validate, cmType, name, kv...)
 		}
 		s.Do("cm-replace", v, mk(false, sub, "interval.ms", fmt.Sprint(2000+int(v))))
 		s.Do("cm-bad-value", v, mk(false, sub, "interval.ms", "50"))

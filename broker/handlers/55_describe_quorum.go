@@ -112,12 +112,18 @@ func replicaStates(in []quorum.ReplicaStatus) []kmsg.DescribeQuorumResponseTopic
 	return out
 }
 
+// controllerListenerName is this node's controller listener, the first of
+// controller.listener.names ("" without one).
+func controllerListenerName(d *Deps) string {
+	if d.Config != nil && len(d.Config.ControllerListenerNames) > 0 {
+		return d.Config.ControllerListenerNames[0]
+	}
+	return ""
+}
+
 // quorumNodes lists the voters' controller listeners (v2 Nodes).
 func quorumNodes(d *Deps, voters []quorum.ReplicaStatus) []kmsg.DescribeQuorumResponseNode {
-	def := ""
-	if d.Config != nil && len(d.Config.ControllerListenerNames) > 0 {
-		def = d.Config.ControllerListenerNames[0]
-	}
+	def := controllerListenerName(d)
 	var out []kmsg.DescribeQuorumResponseNode
 	for _, v := range voters {
 		host, port, err := net.SplitHostPort(v.Member.Addr)

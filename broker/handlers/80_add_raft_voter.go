@@ -103,10 +103,7 @@ func handleAddRaftVoter(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorMessage = ptrTo("Add voter request didn't include a valid voter")
 		return resp, nil
 	}
-	name := ""
-	if d.Config != nil && len(d.Config.ControllerListenerNames) > 0 {
-		name = d.Config.ControllerListenerNames[0]
-	}
+	name := controllerListenerName(d)
 	var m *quorum.Member
 	for _, l := range req.Listeners {
 		if strings.EqualFold(l.Name, name) {

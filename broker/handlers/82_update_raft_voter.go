@@ -75,10 +75,7 @@ func handleUpdateRaftVoter(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return resp, nil
 	}
-	name := ""
-	if d.Config != nil && len(d.Config.ControllerListenerNames) > 0 {
-		name = d.Config.ControllerListenerNames[0]
-	}
+	name := controllerListenerName(d)
 	var m *quorum.Member
 	for _, l := range req.Listeners {
 		if strings.EqualFold(l.Name, name) {

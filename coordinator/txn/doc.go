@@ -94,7 +94,9 @@
 // from its log start offset and keeps the last value of each key; a
 // transaction found in PrepareCommit/PrepareAbort gets its markers again.
 //
-// Not yet here: transaction.version 2 (KIP-890 part 2: the epoch bump on
-// every EndTxn and the implicit AddPartitionsToTxn from produce), 2PC
-// (KIP-939), authorization.
+// Transaction version 2 (KIP-890 part 2: the epoch bump on every EndTxn
+// v5 and the implicit add from a partition leader, AddPartitionsImplicit)
+// is here; authorization is the broker's (broker/handlers/authz_txn.go).
+// Not yet: 2PC (KIP-939, InitProducerId v6, which kmsg v1.15.1 does not
+// have).
 package txn

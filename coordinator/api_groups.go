@@ -368,8 +368,8 @@ func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGrou
 }
 
 // ListGroups answers ListGroups v0-v5 with the groups of every loaded
-// partition, filtered by state (v4+) and type (v5+: all ours are
-// "classic").
+// partition, filtered by state (v4+) and type (v5+: classic, consumer,
+// share and streams groups).
 func (c *Coordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	var states []State

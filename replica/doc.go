@@ -107,11 +107,11 @@
 //
 // # Not yet
 //
-// No follower fetch sessions. Of
-// eligible leader replicas (KIP-966, on by default in Kafka 4.4) only the
+// No follower fetch sessions: followers send sessionless Fetch requests.
+// Of eligible leader replicas (KIP-966, on by default in Kafka 4.4) the
 // strict min ISR rule is here (UnderMinISR: a leader whose ISR is below
-// min.insync.replicas keeps its high watermark); the controller tracks no
-// ELR.
+// min.insync.replicas keeps its high watermark); the controller keeps the
+// ELR and elects from it (controller/elr.go).
 //
 // # Restarts
 //

@@ -14,8 +14,8 @@ import (
 //     (with the groups of the others).
 //   - v3 is flexible; v4 filters by state (case-insensitive; an unknown
 //     name matches nothing) and returns each group's state; v5 filters by
-//     type and returns it: every group here is "classic" (KIP-848
-//     "consumer" groups are not implemented yet).
+//     type and returns it: "classic", "consumer" (KIP-848), "share" or
+//     "streams".
 func handleListGroups(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ListGroupsRequest)
 	c := groupCoordinator(d)

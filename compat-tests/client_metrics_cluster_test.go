@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/kafkaref"
 )
 
@@ -132,31 +130,10 @@ func TestClientMetricsCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
-	c := harness.StartCluster(t, 3, harness.ClusterOptions{})
-	samsa := clientMetricsScenario(t, ctx, c.Addrs())
-
-	k := kafkaref.Start(t, kafkaref.Options{})
-	kafka := clientMetricsScenario(t, ctx, k.Addrs())
-	k.Stop()
-
-	for i := range kafka {
-		if samsa[i] != kafka[i] {
-			t.Errorf("step %d differs:\nKafka 4.4:\n%s\nsamsa:\n%s", i, kafka[i], samsa[i])
-		}
-	}
+	c, samsa := sameAsKafka(t, func(addrs []string) []string { return clientMetricsScenario(t, ctx, addrs) })
 	t.Logf("kafka-client-metrics output (both):\n%s", strings.Join(samsa, "\n--\n"))
 
-	for _, br := range c.Brokers {
-		br.Stop(t)
-	}
-	var wg sync.WaitGroup
-	for _, br := range c.Brokers {
-		wg.Go(func() { br.Restart(t) })
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
+	restartCluster(t, c)
 	want := "interval.ms=2000 (CLIENT_METRICS_CONFIG) match=client_id=x (CLIENT_METRICS_CONFIG) metrics=org.apache.kafka.producer. (CLIENT_METRICS_CONFIG)"
 	for _, addr := range c.Addrs() {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -120,17 +119,7 @@ func TestDelegationTokensCluster(t *testing.T) {
 
 	// Stop the whole cluster and start it again: the tokens come back
 	// from each node's metadata.
-	for _, b := range c.Brokers {
-		b.Stop(t)
-	}
-	var wg sync.WaitGroup
-	for _, b := range c.Brokers {
-		wg.Go(func() { b.Restart(t) })
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
+	restartCluster(t, c)
 	for _, addr := range addrs {
 		poll(ctx, t, "token login after restart on "+addr, func() bool { return loginOn(addr) == nil })
 	}

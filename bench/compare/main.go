@@ -25,10 +25,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net"
@@ -485,24 +482,7 @@ type loadResult struct {
 // samsaLoad runs samsa-load with -json and returns its results by phase.
 func samsaLoad(c config, addr string, args ...string) (map[string]loadResult, error) {
 	args = append([]string{"-brokers", addr, "-partitions", "6", "-acks", "all", "-baseline=false", "-json"}, args...)
-	out, err := exec.Command(c.loadBin, args...).CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("samsa-load %v: %v\n%s", args, err, out)
-	}
-	res := map[string]loadResult{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 || line[0] != '{' {
-			continue
-		}
-		var r loadResult
-		if err := json.Unmarshal(line, &r); err != nil {
-			return nil, fmt.Errorf("samsa-load output %q: %w", line, err)
-		}
-		res[r.Phase] = r
-	}
-	return res, nil
+	return benchutil.LoadPhases[loadResult](c.loadBin, args...)
 }
 
 func admin(addr string) (*kadm.Client, func(), error) {

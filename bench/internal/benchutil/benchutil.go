@@ -1,14 +1,19 @@
 // Package benchutil holds what the benchmark commands (bench/compare,
 // bench/replication) share: the machine's description for their tables,
-// the median of repeated runs, how a figure is printed, and the probe that
-// a broker answers.
+// the median of repeated runs, how a figure is printed, the probe that a
+// broker answers, and samsa-load's results.
 package benchutil
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,4 +103,34 @@ func APIVersionsOK(addr string) bool {
 		return false
 	}
 	return binary.BigEndian.Uint32(resp[4:]) == 7 && binary.BigEndian.Uint16(resp[8:]) == 0
+}
+
+// LoadPhases runs samsa-load (bin) with args, which include -json, and
+// returns its results by phase: each output line that is a JSON object
+// decoded into a T, keyed by its "phase" field. Other lines are skipped.
+func LoadPhases[T any](bin string, args ...string) (map[string]T, error) {
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("samsa-load %v: %v\n%s", args, err, out)
+	}
+	res := map[string]T{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var r T
+		var phase struct {
+			Phase string `json:"phase"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			return nil, fmt.Errorf("samsa-load output %q: %w", line, err)
+		}
+		if err := json.Unmarshal(line, &phase); err != nil {
+			return nil, fmt.Errorf("samsa-load output %q: %w", line, err)
+		}
+		res[phase.Phase] = r
+	}
+	return res, nil
 }

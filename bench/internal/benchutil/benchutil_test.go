@@ -34,3 +34,26 @@ func TestAPIVersionsOKRefused(t *testing.T) {
 		t.Fatal("a closed port answered")
 	}
 }
+
+// TestLoadPhases runs a shell in samsa-load's place: its JSON lines are
+// decoded by phase, other lines skipped; a bad JSON line or a failed run
+// is an error.
+func TestLoadPhases(t *testing.T) {
+	type result struct {
+		Phase string  `json:"phase"`
+		MBps  float64 `json:"mbps"`
+	}
+	got, err := LoadPhases[result]("/bin/sh", "-c", `echo starting; echo '{"phase":"produce","mbps":12.5}'; echo; echo '{"phase":"consume","mbps":30}'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["produce"].MBps != 12.5 || got["consume"] != (result{"consume", 30}) {
+		t.Fatalf("phases %+v", got)
+	}
+	if _, err := LoadPhases[result]("/bin/sh", "-c", `echo '{"phase":'`); err == nil {
+		t.Fatal("no error for a bad JSON line")
+	}
+	if _, err := LoadPhases[result]("/bin/sh", "-c", "exit 3"); err == nil {
+		t.Fatal("no error for a failed run")
+	}
+}

@@ -246,27 +246,21 @@ func runBroker(c config, name string, round int) (map[string]float64, error) {
 		m["load_produce_1k_ssl_mbps"] = res["produce"].MBps
 		m["load_consume_1k_ssl_mbps"] = res["consume"].MBps
 	}
-	res, err := samsaLoad(c, b.addr, "-mode", "e2e", "-size", "1024",
-		"-e2e-rate", strconv.Itoa(c.e2eRate), "-e2e-duration", c.e2eDuration.String())
-	if err != nil {
-		return nil, err
-	}
-	m["e2e_p50_ms"], m["e2e_p99_ms"], m["e2e_p999_ms"] = res["e2e"].P50ms, res["e2e"].P99ms, res["e2e"].P999ms
-	if c.e2eRateHigh > 0 {
+	// The end-to-end latency at the base rate, then at the high and top
+	// rates when they are set, as <prefix>_p50_ms, _p99_ms, _p999_ms.
+	for i, e := range []struct {
+		prefix string
+		rate   int
+	}{{"e2e", c.e2eRate}, {"e2e_high", c.e2eRateHigh}, {"e2e_top", c.e2eRateTop}} {
+		if i > 0 && e.rate <= 0 {
+			continue
+		}
 		res, err := samsaLoad(c, b.addr, "-mode", "e2e", "-size", "1024",
-			"-e2e-rate", strconv.Itoa(c.e2eRateHigh), "-e2e-duration", c.e2eDuration.String())
+			"-e2e-rate", strconv.Itoa(e.rate), "-e2e-duration", c.e2eDuration.String())
 		if err != nil {
 			return nil, err
 		}
-		m["e2e_high_p50_ms"], m["e2e_high_p99_ms"], m["e2e_high_p999_ms"] = res["e2e"].P50ms, res["e2e"].P99ms, res["e2e"].P999ms
-	}
-	if c.e2eRateTop > 0 {
-		res, err := samsaLoad(c, b.addr, "-mode", "e2e", "-size", "1024",
-			"-e2e-rate", strconv.Itoa(c.e2eRateTop), "-e2e-duration", c.e2eDuration.String())
-		if err != nil {
-			return nil, err
-		}
-		m["e2e_top_p50_ms"], m["e2e_top_p99_ms"], m["e2e_top_p999_ms"] = res["e2e"].P50ms, res["e2e"].P99ms, res["e2e"].P999ms
+		m[e.prefix+"_p50_ms"], m[e.prefix+"_p99_ms"], m[e.prefix+"_p999_ms"] = res["e2e"].P50ms, res["e2e"].P99ms, res["e2e"].P999ms
 	}
 	m["rss_load_mib"] = peak.stop()
 	logf("%s: %v", name, m)

@@ -56,7 +56,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -253,13 +252,11 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 
 	value := make([]byte, size)
 	rand.Read(value)
-	var failed atomic.Int64
-	var firstErr atomic.Value
+	var fails failures
 	var wg sync.WaitGroup
 	promise := func(_ *kgo.Record, err error) {
 		if err != nil {
-			failed.Add(1)
-			firstErr.CompareAndSwap(nil, err)
+			fails.add(err)
 		}
 		wg.Done()
 	}
@@ -303,8 +300,8 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 		}
 	}
 	el := time.Since(start)
-	if f := failed.Load(); f > 0 {
-		return fmt.Errorf("%d produce errors, first: %v", f, firstErr.Load())
+	if f := fails.count(); f > 0 {
+		return fmt.Errorf("%d produce errors, first: %v", f, fails.err())
 	}
 	mb := float64(n*size) / 1e6
 	mode := "produce"
@@ -344,8 +341,8 @@ func run(brokers string, n, size, partitions int, acks, codec string, perTxn int
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("consume: %d of %d records: %w", got, n, err)
 		}
-		fs.EachError(func(t string, p int32, err error) { firstErr.CompareAndSwap(nil, err) })
-		if e := firstErr.Load(); e != nil {
+		fs.EachError(func(t string, p int32, err error) { fails.add(err) })
+		if e := fails.err(); e != nil {
 			return fmt.Errorf("consume: %v", e)
 		}
 		got += fs.NumRecords()
@@ -538,8 +535,7 @@ func e2e(brokers string, rate, size, partitions int, acks, codec string, d, warm
 		// the base, fixed before they start.
 		base = split.base
 	}
-	var failed atomic.Int64
-	var firstErr atomic.Value
+	var fails failures
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
@@ -558,8 +554,7 @@ func e2e(brokers string, rate, size, partitions int, acks, codec string, d, warm
 					split.ack(recordIndex(r.Value))
 				}
 				if err != nil {
-					failed.Add(1)
-					firstErr.CompareAndSwap(nil, err)
+					fails.add(err)
 				}
 			})
 		}
@@ -572,11 +567,11 @@ func e2e(brokers string, rate, size, partitions int, acks, codec string, d, warm
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("consumed %d of %d records: %w", got, n, err)
 		}
-		if f := failed.Load(); f > 0 {
-			return fmt.Errorf("%d produce errors, first: %v", f, firstErr.Load())
+		if f := fails.count(); f > 0 {
+			return fmt.Errorf("%d produce errors, first: %v", f, fails.err())
 		}
-		fs.EachError(func(t string, p int32, err error) { firstErr.CompareAndSwap(nil, err) })
-		if e := firstErr.Load(); e != nil {
+		fs.EachError(func(t string, p int32, err error) { fails.add(err) })
+		if e := fails.err(); e != nil {
 			return fmt.Errorf("fetch: %v", e)
 		}
 		fs.EachRecord(func(r *kgo.Record) {

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -597,31 +596,29 @@ func parseTargets(s string) (map[int32]int64, error) {
 func produceChild(ctx context.Context, cl *kgo.Client, o options, topic string) (childResult, error) {
 	value := make([]byte, o.size)
 	rand.Read(value)
-	var failed atomic.Int64
-	var firstErr atomic.Value
+	var fails failures
 	var wg sync.WaitGroup
 	res := childResult{Start: time.Now().UnixNano()}
 	for range o.records {
 		wg.Add(1)
 		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: value}, func(_ *kgo.Record, err error) {
-			if err != nil && failed.Add(1) == 1 {
-				firstErr.Store(err)
+			if err != nil {
+				fails.add(err)
 			}
 			wg.Done()
 		})
 	}
 	wg.Wait()
 	res.End = time.Now().UnixNano()
-	if failed.Load() > 0 {
-		return res, fmt.Errorf("%d produce errors, first: %v", failed.Load(), firstErr.Load())
+	if fails.count() > 0 {
+		return res, fmt.Errorf("%d produce errors, first: %v", fails.count(), fails.err())
 	}
 	res.Records, res.Bytes = int64(o.records), int64(o.records*o.size)
 	return res, nil
 }
 
 func e2eProduceChild(ctx context.Context, cl *kgo.Client, o options, topic string) (childResult, error) {
-	var failed atomic.Int64
-	var firstErr atomic.Value
+	var fails failures
 	var wg sync.WaitGroup
 	n := int(o.duration.Seconds() * float64(o.rate))
 	interval := time.Second / time.Duration(max(o.rate, 1))
@@ -637,16 +634,16 @@ func e2eProduceChild(ctx context.Context, cl *kgo.Client, o options, topic strin
 		binary.BigEndian.PutUint64(v, uint64(time.Now().UnixNano()))
 		wg.Add(1)
 		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: v}, func(_ *kgo.Record, err error) {
-			if err != nil && failed.Add(1) == 1 {
-				firstErr.Store(err)
+			if err != nil {
+				fails.add(err)
 			}
 			wg.Done()
 		})
 	}
 	wg.Wait()
 	res.End = time.Now().UnixNano()
-	if failed.Load() > 0 {
-		return res, fmt.Errorf("%d produce errors, first: %v", failed.Load(), firstErr.Load())
+	if fails.count() > 0 {
+		return res, fmt.Errorf("%d produce errors, first: %v", fails.count(), fails.err())
 	}
 	res.Records, res.Bytes = int64(n), int64(n*o.size)
 	return res, nil

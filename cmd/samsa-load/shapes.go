@@ -291,8 +291,8 @@ func acksOpts(acks string) []kgo.Opt {
 func shapeProduce(ctx context.Context, o shapeOptions, topic string, clients int, oneByOne bool) (shapeResult, error) {
 	counter := &requestCounter{key: 0}
 	value := make([]byte, o.size)
-	var acked, failed atomic.Int64
-	var firstErr atomic.Value
+	var acked atomic.Int64
+	var fails failures
 	cls := make([]*kgo.Client, clients)
 	for i := range cls {
 		opts := append(seed(o.brokers), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0), kgo.MaxBufferedRecords(o.buffered),
@@ -320,8 +320,7 @@ func shapeProduce(ctx context.Context, o shapeOptions, topic string, clients int
 			for time.Now().Before(end) && ctx.Err() == nil {
 				if oneByOne {
 					if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
-						failed.Add(1)
-						firstErr.CompareAndSwap(nil, err)
+						fails.add(err)
 						continue
 					}
 					acked.Add(1)
@@ -329,8 +328,7 @@ func shapeProduce(ctx context.Context, o shapeOptions, topic string, clients int
 				}
 				cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
 					if err != nil {
-						failed.Add(1)
-						firstErr.CompareAndSwap(nil, err)
+						fails.add(err)
 						return
 					}
 					acked.Add(1)
@@ -341,8 +339,8 @@ func shapeProduce(ctx context.Context, o shapeOptions, topic string, clients int
 	}
 	wg.Wait()
 	secs := time.Since(t0).Seconds()
-	if n := failed.Load(); n > 0 {
-		return shapeResult{}, fmt.Errorf("%w: %d records failed, first: %v", errShapes, n, firstErr.Load())
+	if n := fails.count(); n > 0 {
+		return shapeResult{}, fmt.Errorf("%w: %d records failed, first: %v", errShapes, n, fails.err())
 	}
 	return shapeResult{Unit: "record", Ops: acked.Load(), Seconds: secs, Requests: counter.n.Load()}, nil
 }
@@ -471,8 +469,8 @@ func mustClient(brokers string) *kgo.Client {
 // o.duration, sending the request newReq makes for the client's index and
 // checking every response with check.
 func shapeRequestsEach(ctx context.Context, o shapeOptions, unit string, newReq func(client int) kmsg.Request, check func(kmsg.Response) error) (shapeResult, error) {
-	var done, failed atomic.Int64
-	var firstErr atomic.Value
+	var done atomic.Int64
+	var fails failures
 	cls := make([]*kgo.Client, o.clients)
 	for i := range cls {
 		cl, err := kgo.NewClient(seed(o.brokers)...)
@@ -500,8 +498,7 @@ func shapeRequestsEach(ctx context.Context, o shapeOptions, unit string, newReq 
 					err = check(resp)
 				}
 				if err != nil {
-					failed.Add(1)
-					firstErr.CompareAndSwap(nil, err)
+					fails.add(err)
 					return
 				}
 				done.Add(1)
@@ -509,8 +506,8 @@ func shapeRequestsEach(ctx context.Context, o shapeOptions, unit string, newReq 
 		})
 	}
 	wg.Wait()
-	if failed.Load() > 0 {
-		return shapeResult{}, fmt.Errorf("%w: %v", errShapes, firstErr.Load())
+	if fails.count() > 0 {
+		return shapeResult{}, fmt.Errorf("%w: %v", errShapes, fails.err())
 	}
 	return shapeResult{Unit: unit, Ops: done.Load(), Seconds: time.Since(t0).Seconds()}, nil
 }
@@ -592,7 +589,7 @@ func shapeTxn(ctx context.Context, o shapeOptions, topic string) (shapeResult, e
 	stamp := time.Now().UnixNano()
 	value := make([]byte, o.size)
 	var done atomic.Int64
-	var firstErr atomic.Value
+	var fails failures
 	cls := make([]*kgo.Client, o.clients)
 	for i := range cls {
 		cl, err := kgo.NewClient(append(seed(o.brokers), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0),
@@ -624,7 +621,7 @@ func shapeTxn(ctx context.Context, o shapeOptions, topic string) (shapeResult, e
 		wg.Go(func() {
 			for time.Now().Before(end) && ctx.Err() == nil {
 				if err := txn(cl); err != nil {
-					firstErr.CompareAndSwap(nil, err)
+					fails.add(err)
 					return
 				}
 				done.Add(1)
@@ -632,7 +629,7 @@ func shapeTxn(ctx context.Context, o shapeOptions, topic string) (shapeResult, e
 		})
 	}
 	wg.Wait()
-	if err := firstErr.Load(); err != nil {
+	if err := fails.err(); err != nil {
 		return shapeResult{}, fmt.Errorf("%w: %v", errShapes, err)
 	}
 	return shapeResult{Unit: "txn", Ops: done.Load(), Seconds: time.Since(t0).Seconds()}, nil

@@ -230,6 +230,8 @@ func runBroker(c config, name string, round int) (map[string]float64, error) {
 		m["procs_produce_cpu_s_per_gb"] = res["produce"].BrokerCPUSecPerGB
 		m["procs_consume_cpu_s_per_gb"] = res["consume"].BrokerCPUSecPerGB
 		m["procs_consume_client_cpu_s_per_gb"] = res["consume"].ClientCPUSecPerGB
+		m["procs_consume_client_gcs_per_gb"] = res["consume"].ClientGCsPerGB
+		m["procs_consume_client_minflt_per_gb"] = res["consume"].ClientMinFltPerGB
 		m["procs_consume_raw_1k_mbps"] = res["consume-raw"].MBps
 		m["procs_consume_raw_cpu_s_per_gb"] = res["consume-raw"].BrokerCPUSecPerGB
 		m["procs_consume_raw_client_cpu_s_per_gb"] = res["consume-raw"].ClientCPUSecPerGB
@@ -468,6 +470,12 @@ type loadResult struct {
 	// ClientCPUSecPerGB is the consumer processes' CPU seconds per GB
 	// consumed (-procs).
 	ClientCPUSecPerGB float64 `json:"client_cpu_s_per_gb"`
+	// ClientGCsPerGB and ClientMinFltPerGB are the consumer processes'
+	// garbage collections and minor page faults per GB consumed (-procs):
+	// how often franz-go's ~30 MB response buffers come from fresh memory
+	// (bench/README.md, "Consumers' CPU per GB (stop 32)").
+	ClientGCsPerGB    float64 `json:"client_gcs_per_gb"`
+	ClientMinFltPerGB float64 `json:"client_minflt_per_gb"`
 	// BrokerVCSwPerGB is the broker threads' voluntary context switches
 	// (blocking: wake-ups) per GB moved (with -broker-pid).
 	BrokerVCSwPerGB float64 `json:"broker_vcsw_per_gb"`
@@ -593,6 +601,8 @@ func printTable(c config, all map[string][]map[string]float64, load [2]string, t
 		{"procs_produce_cpu_s_per_gb", "broker CPU per GB produced, -procs run (s/GB)", false},
 		{"procs_consume_cpu_s_per_gb", "broker CPU per GB consumed, -procs run (s/GB)", false},
 		{"procs_consume_client_cpu_s_per_gb", "consumer processes' CPU per GB consumed, -procs run (s/GB)", false},
+		{"procs_consume_client_gcs_per_gb", "consumer processes' garbage collections per GB consumed, -procs run", false},
+		{"procs_consume_client_minflt_per_gb", "consumer processes' minor page faults per GB consumed, -procs run", false},
 		{"procs_consume_raw_1k_mbps", fmt.Sprintf("samsa-load -procs %d -consume raw, 1 KiB (MB/s)", c.procs), true},
 		{"procs_consume_raw_cpu_s_per_gb", "broker CPU per GB consumed, -consume raw (s/GB)", false},
 		{"procs_consume_raw_client_cpu_s_per_gb", "consumer processes' CPU per GB consumed, -consume raw (s/GB)", false},

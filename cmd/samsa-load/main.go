@@ -442,6 +442,23 @@ type result struct {
 	// ClientMinFltPerGB is the consumer processes' minor page faults
 	// per GB consumed.
 	ClientMinFltPerGB float64 `json:"client_minflt_per_gb,omitempty"`
+	// ClientGCsPerGB is the consumer processes' Go garbage collections
+	// per GB consumed, ClientAllocPerByte the bytes their Go heaps
+	// allocated per byte consumed.
+	ClientGCsPerGB     float64 `json:"client_gcs_per_gb,omitempty"`
+	ClientAllocPerByte float64 `json:"client_alloc_per_byte,omitempty"`
+	// The consumer processes' voluntary and involuntary context switches
+	// and read system calls per GB consumed.
+	ClientVCSwPerGB  float64 `json:"client_vcsw_per_gb,omitempty"`
+	ClientNVCSwPerGB float64 `json:"client_nvcsw_per_gb,omitempty"`
+	ClientReadsPerGB float64 `json:"client_reads_per_gb,omitempty"`
+	// BatchesPerGB and AvgBatchKB are the whole record batches the
+	// consumers decoded per GB consumed and their mean size;
+	// NonBatchMBPerGB the response bytes that were not whole batches
+	// (framing, and partial batches read and dropped), MB per GB.
+	BatchesPerGB      float64 `json:"batches_per_gb,omitempty"`
+	AvgBatchKB        float64 `json:"avg_batch_kb,omitempty"`
+	NonBatchMBPerGB   float64 `json:"non_batch_mb_per_gb,omitempty"`
 	FetchResponses    int64   `json:"fetch_responses,omitempty"`
 	FetchesPerGB      float64 `json:"fetches_per_gb,omitempty"`
 	AvgFetchKB        float64 `json:"avg_fetch_kb,omitempty"`
@@ -456,8 +473,9 @@ func (r result) clientText() string {
 	if r.FetchResponses == 0 && r.ClientCPUSeconds == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", clients: %.2f CPU s (%.3f s/GB, %.0f minor page faults per GB), %d fetch responses (%.0f per GB, mean %.0f KiB), %d metadata responses, a fetch in flight %.0f%% of the time",
-		r.ClientCPUSeconds, r.ClientCPUSecPerGB, r.ClientMinFltPerGB, r.FetchResponses, r.FetchesPerGB, r.AvgFetchKB, r.MetadataResponses, 100*r.FetchInFlightShare)
+	return fmt.Sprintf(", clients: %.2f CPU s (%.3f s/GB, %.0f minor page faults and %.0f GCs per GB, %.2f bytes allocated per byte), %d fetch responses (%.0f per GB, mean %.0f KiB), %.0f batches per GB (mean %.0f KiB; %.1f MB per GB of responses not whole batches), %d metadata responses, a fetch in flight %.0f%% of the time",
+		r.ClientCPUSeconds, r.ClientCPUSecPerGB, r.ClientMinFltPerGB, r.ClientGCsPerGB, r.ClientAllocPerByte, r.FetchResponses, r.FetchesPerGB, r.AvgFetchKB,
+		r.BatchesPerGB, r.AvgBatchKB, r.NonBatchMBPerGB, r.MetadataResponses, 100*r.FetchInFlightShare)
 }
 
 func printJSON(r result) {

@@ -74,6 +74,16 @@ type childResult struct {
 	FetchBytes int64 `json:"fetch_bytes,omitempty"`
 	Metadata   int64 `json:"metadata,omitempty"`
 	FetchNanos int64 `json:"fetch_ns,omitempty"`
+	// The whole batches it decoded and their bytes, its garbage
+	// collections and the bytes its Go heap allocated (clientstat.go).
+	Batches    int64 `json:"batches,omitempty"`
+	BatchBytes int64 `json:"batch_bytes,omitempty"`
+	GCs        int64 `json:"gcs,omitempty"`
+	Alloc      int64 `json:"alloc,omitempty"`
+	// Its voluntary and involuntary context switches and read system calls.
+	VCSw  int64 `json:"vcsw,omitempty"`
+	NVCSw int64 `json:"nvcsw,omitempty"`
+	Reads int64 `json:"reads,omitempty"`
 }
 
 // childProc is one started child.
@@ -534,7 +544,8 @@ func runChild(role string, o options, topic, parts, out string) (childResult, er
 		if err != nil {
 			return childResult{}, err
 		}
-		cpu0, flt0 := selfUsage()
+		u0 := selfUsage()
+		gc0, alloc0 := goUsage()
 		w0 := counter.snapshot()
 		var res childResult
 		if o.consume == "raw" {
@@ -550,8 +561,14 @@ func runChild(role string, o options, topic, parts, out string) (childResult, er
 			cons.Close()
 		}
 		w1 := counter.snapshot()
-		cpu1, flt1 := selfUsage()
-		res.CPUNanos, res.MinFlt = int64(cpu1-cpu0), flt1-flt0
+		gc1, alloc1 := goUsage()
+		u1 := selfUsage()
+		res.GCs, res.Alloc = gc1-gc0, alloc1-alloc0
+		if o.consume != "raw" {
+			res.Batches, res.BatchBytes = w1.batches-w0.batches, w1.batchBytes-w0.batchBytes
+		}
+		res.CPUNanos, res.MinFlt = int64(u1.cpu-u0.cpu), u1.minflt-u0.minflt
+		res.VCSw, res.NVCSw, res.Reads = u1.vcsw-u0.vcsw, u1.nvcsw-u0.nvcsw, u1.reads-u0.reads
 		res.Fetches, res.FetchBytes, res.Metadata = w1.fetches-w0.fetches, w1.fetchBytes-w0.fetchBytes, w1.metadata-w0.metadata
 		res.FetchNanos = w1.fetchNanos - w0.fetchNanos
 		return res, err

@@ -51,6 +51,7 @@ type rawPartition struct {
 // batchCount is what walkBatches found in a partition's record set.
 type batchCount struct {
 	records, valueBytes int64
+	batches, batchBytes int64 // whole batches walked (those before the fetch offset too), header included
 	next                int64 // the offset after the last whole batch (from unchanged when none)
 }
 
@@ -70,6 +71,8 @@ func walkBatches(b []byte, from int64) (batchCount, error) {
 		}
 		batch := b[:12+length]
 		b = b[12+length:]
+		c.batches++
+		c.batchBytes += int64(len(batch))
 		if magic := batch[16]; magic != 2 {
 			return c, fmt.Errorf("%w: magic %d at offset %d", errRawCorrupt, magic, base)
 		}
@@ -176,11 +179,13 @@ func rawConsumeChild(ctx context.Context, cl *kgo.Client, topic string, targets 
 	var errs []error
 	for leader, ps := range byLeader {
 		wg.Go(func() {
-			recs, bytes, err := rawFetchLoop(ctx, cl.Broker(int(leader)), ps)
+			c, err := rawFetchLoop(ctx, cl.Broker(int(leader)), ps)
 			mu.Lock()
 			defer mu.Unlock()
-			res.Records += recs
-			res.Bytes += bytes
+			res.Records += c.records
+			res.Bytes += c.valueBytes
+			res.Batches += c.batches
+			res.BatchBytes += c.batchBytes
 			if err != nil {
 				errs = append(errs, fmt.Errorf("leader %d: %w", leader, err))
 			}
@@ -191,8 +196,9 @@ func rawConsumeChild(ctx context.Context, cl *kgo.Client, topic string, targets 
 	return res, errors.Join(errs...)
 }
 
-// rawFetchLoop fetches ps from one broker until each reached its end.
-func rawFetchLoop(ctx context.Context, b *kgo.Broker, ps []*rawPartition) (recs, bytes int64, err error) {
+// rawFetchLoop fetches ps from one broker until each reached its end and
+// returns what it walked (next unused).
+func rawFetchLoop(ctx context.Context, b *kgo.Broker, ps []*rawPartition) (total batchCount, err error) {
 	byID := map[int32]*rawPartition{}
 	for _, p := range ps {
 		byID[p.id] = p
@@ -211,33 +217,34 @@ func rawFetchLoop(ctx context.Context, b *kgo.Broker, ps []*rawPartition) (recs,
 			ft.Partitions = append(ft.Partitions, fp)
 		}
 		if len(ft.Partitions) == 0 {
-			return recs, bytes, nil
+			return total, nil
 		}
 		req.Topics = append(req.Topics, ft)
 		req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, 500, 1, 50<<20
 		req.SessionID, req.SessionEpoch = 0, -1 // no fetch session
 		kresp, err := b.Request(ctx, req)
 		if err != nil {
-			return recs, bytes, err
+			return total, err
 		}
 		resp := kresp.(*kmsg.FetchResponse)
 		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-			return recs, bytes, fmt.Errorf("fetch: %w", err)
+			return total, fmt.Errorf("fetch: %w", err)
 		}
 		for _, rt := range resp.Topics {
 			for _, rp := range rt.Partitions {
 				p := byID[rp.Partition]
 				if p == nil {
-					return recs, bytes, fmt.Errorf("fetch: partition %d not asked for", rp.Partition)
+					return total, fmt.Errorf("fetch: partition %d not asked for", rp.Partition)
 				}
 				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-					return recs, bytes, fmt.Errorf("fetch partition %d: %w", rp.Partition, err)
+					return total, fmt.Errorf("fetch partition %d: %w", rp.Partition, err)
 				}
 				c, err := walkBatches(rp.RecordBatches, p.next)
 				if err != nil {
-					return recs, bytes, fmt.Errorf("partition %d: %w", rp.Partition, err)
+					return total, fmt.Errorf("partition %d: %w", rp.Partition, err)
 				}
-				recs, bytes, p.next = recs+c.records, bytes+c.valueBytes, c.next
+				total.records, total.valueBytes, p.next = total.records+c.records, total.valueBytes+c.valueBytes, c.next
+				total.batches, total.batchBytes = total.batches+c.batches, total.batchBytes+c.batchBytes
 			}
 		}
 	}

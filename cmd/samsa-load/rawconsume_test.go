@@ -51,13 +51,15 @@ func TestWalkBatchesCounts(t *testing.T) {
 		from         int64
 		recs, values int64
 		next         int64
+		batches      int64
+		batchBytes   int
 	}{
-		{"all", all, 0, 18, 10*100 + 5*7 + 3*50, 19},
-		{"from inside the first batch", all, 4, 14, 6*100 + 5*7 + 3*50, 19},
-		{"partial last batch", all[:len(all)-5], 0, 15, 10*100 + 5*7, 16},
-		{"only a partial batch", a[:len(a)-1], 0, 0, 0, 0},
-		{"empty", nil, 7, 0, 0, 7},
-		{"control batch only", ctl, 15, 0, 0, 16},
+		{"all", all, 0, 18, 10*100 + 5*7 + 3*50, 19, 4, len(all)},
+		{"from inside the first batch", all, 4, 14, 6*100 + 5*7 + 3*50, 19, 4, len(all)},
+		{"partial last batch", all[:len(all)-5], 0, 15, 10*100 + 5*7, 16, 3, len(all) - len(c)},
+		{"only a partial batch", a[:len(a)-1], 0, 0, 0, 0, 0, 0},
+		{"empty", nil, 7, 0, 0, 7, 0, 0},
+		{"control batch only", ctl, 15, 0, 0, 16, 1, len(ctl)},
 	} {
 		got, err := walkBatches(tc.in, tc.from)
 		if err != nil {
@@ -65,6 +67,9 @@ func TestWalkBatchesCounts(t *testing.T) {
 		}
 		if got.records != tc.recs || got.valueBytes != tc.values || got.next != tc.next {
 			t.Fatalf("%s: got %d records, %d value bytes, next %d; want %d, %d, %d", tc.name, got.records, got.valueBytes, got.next, tc.recs, tc.values, tc.next)
+		}
+		if got.batches != tc.batches || got.batchBytes != int64(tc.batchBytes) {
+			t.Fatalf("%s: got %d whole batches of %d bytes; want %d of %d", tc.name, got.batches, got.batchBytes, tc.batches, tc.batchBytes)
 		}
 	}
 }

@@ -436,23 +436,47 @@ func (n *Node) ensureInternalTopics() {
 }
 
 // forward sends a request that changes cluster metadata to the active
-// controller when that is another node (Server Options.Forward). When no
-// leader is known the local handler answers (NOT_CONTROLLER, which
-// clients retry).
+// controller when that is another node (Server Options.Forward). As
+// Kafka's forwarding channel (NodeToControllerRequestThread), it waits
+// for an active controller while none is known (an election, a node
+// still starting), and sends again when the controller moved (the
+// Envelope answered NOT_CONTROLLER) or could not be reached, until
+// controllerRequestTimeout; NOT_CONTROLLER inside the forwarded answer
+// goes to the client as in Kafka. If this node becomes the active
+// controller meanwhile, or the time runs out, the local handler answers
+// (NOT_CONTROLLER when it does not lead, which clients retry).
 func (n *Node) forward(frame []byte, principal, clientHost string) ([]byte, bool) {
-	if n.quorum.Leading() || namesOtherBroker(frame, n.cfg.NodeID) {
+	if namesOtherBroker(frame, n.cfg.NodeID) {
 		return nil, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), controllerRequestTimeout)
 	defer cancel()
-	out, err := n.channel.ForwardEnveloped(ctx, frame, principal, clientHost)
-	if err != nil {
-		if !errors.Is(err, ErrNoController) {
-			n.logger.Warn("cannot forward a request to the active controller; answering here", "err", err)
+	for {
+		if n.quorum.Leading() {
+			return nil, false
 		}
-		return nil, false
+		out, err := n.channel.ForwardEnveloped(ctx, frame, principal, clientHost)
+		if err == nil {
+			return out, true
+		}
+		if !retryable(err) && !errors.Is(err, kerr.NotController) {
+			n.logger.Warn("cannot forward a request to the active controller; answering here", "err", err)
+			return nil, false
+		}
+		t := time.NewTimer(retryBackoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			if !errors.Is(err, ErrNoController) {
+				n.logger.Warn("cannot forward a request to the active controller; answering here", "err", err)
+			}
+			return nil, false
+		case <-n.stopping:
+			t.Stop()
+			return nil, false
+		case <-t.C:
+		}
 	}
-	return out, true
 }
 
 // namesOtherBroker reports whether frame is an AlterConfigs or

@@ -31,7 +31,7 @@ func (c *controllerChannel) ForwardEnveloped(ctx context.Context, frame []byte, 
 	}
 	env := resp.(*kmsg.EnvelopeResponse)
 	if env.ErrorCode != 0 {
-		return nil, fmt.Errorf("%w: %v", errEnvelope, kerr.ErrorForCode(env.ErrorCode))
+		return nil, fmt.Errorf("%w: %w", errEnvelope, kerr.ErrorForCode(env.ErrorCode))
 	}
 	out := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(env.ResponseData)), uint32(len(env.ResponseData)))
 	return append(out, env.ResponseData...), nil

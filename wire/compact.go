@@ -54,7 +54,9 @@ const compactPrefixMax = 1 + 3*binary.MaxVarintLen64
 // of the record (value, headers) is not parsed. It is the cleaner's
 // in-memory parse (storage's splitRawRecords) on a stream.
 type compactWalk struct {
-	s *recordStream
+	s  *recordStream
+	rs recordStream // what s points to
+	br bytes.Reader // the source of an uncompressed section
 	// w receives the records kept (pass 2); nil to only read them.
 	w    *recordWriter
 	keep func(*CompactRecord) bool
@@ -208,7 +210,8 @@ func copyBytesN(s *recordStream, w *recordWriter, l int64) bool {
 func compactPass(c Compression, body []byte, n int32, cw *compactWalk) error {
 	var r io.Reader
 	if c == CompressionNone {
-		r = bytes.NewReader(body)
+		cw.br.Reset(body)
+		r = &cw.br
 	} else {
 		cr, release, err := compressedReader(c, body)
 		if err != nil {
@@ -219,7 +222,8 @@ func compactPass(c Compression, body []byte, n int32, cw *compactWalk) error {
 	}
 	wp := windowPool.Get().(*[]byte)
 	defer windowPool.Put(wp)
-	cw.s = &recordStream{r: r, buf: *wp}
+	cw.rs = recordStream{r: r, buf: *wp}
+	cw.s = &cw.rs
 	werr := cw.walk(n)
 	left, derr := cw.s.drain()
 	switch {
@@ -240,36 +244,40 @@ func compactPass(c Compression, body []byte, n int32, cw *compactWalk) error {
 // decompress, ErrTooLarge when it decompresses to more than
 // MaxDecompressedSize.
 func WalkCompactRecords(c Compression, body []byte, n int32, fn func(*CompactRecord)) error {
-	c, body, release, err := compactSource(c, body)
+	c, body, scratch, err := compactSource(c, body)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer releaseSource(scratch)
 	return compactPass(c, body, n, &compactWalk{keep: func(r *CompactRecord) bool { fn(r); return false }})
 }
 
 // compactSource returns the records section to walk: body decompressed
 // into a pooled buffer when it holds at most inMemoryLimit bytes (the
 // passes then read memory, decompressing once), body itself to stream
-// otherwise, with the function that releases the buffer.
-func compactSource(c Compression, body []byte) (Compression, []byte, func(), error) {
+// otherwise, with the buffer to give back with releaseSource.
+func compactSource(c Compression, body []byte) (Compression, []byte, *[]byte, error) {
 	if c == CompressionNone {
-		return c, body, func() {}, nil
+		return c, body, nil, nil
 	}
 	scratch := getScratch()
 	out, err := decompressLimited(c, *scratch, body, inMemoryLimit)
 	switch {
 	case err == nil:
-		return CompressionNone, out, func() {
-			*scratch = out[:0]
-			putScratch(scratch)
-		}, nil
+		*scratch = out[:0]
+		return CompressionNone, out, scratch, nil
 	case errors.Is(err, ErrTooLarge):
 		putScratch(scratch)
-		return c, body, func() {}, nil
+		return c, body, nil, nil
 	}
 	putScratch(scratch)
 	return c, nil, nil, err
+}
+
+func releaseSource(scratch *[]byte) {
+	if scratch != nil {
+		putScratch(scratch)
+	}
 }
 
 // compactInMemory is the largest records section FilterCompactRecords
@@ -293,11 +301,11 @@ const compactInMemory = inMemoryLimit
 // as soon as it is over maxOut bytes (0: no limit).
 func FilterCompactRecords(dst []byte, c Compression, body []byte, n int32, keep func(*CompactRecord) bool, maxOut int) ([]byte, int, error) {
 	codec := c
-	c, body, release, err := compactSource(c, body)
+	c, body, src, err := compactSource(c, body)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer release()
+	defer releaseSource(src)
 	cw := &compactWalk{keep: keep}
 	if err := compactPass(c, body, n, cw); err != nil {
 		return nil, 0, err

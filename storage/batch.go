@@ -50,27 +50,27 @@ func setBaseOffset(b []byte, off int64) { wire.SetBaseOffset(b, off) }
 
 func setLogAppendTime(b []byte, ts int64) { wire.SetLogAppendTime(b, ts) }
 
-// recordPoint is the part of a record storage looks at.
-type recordPoint struct {
-	TimestampDelta int64
-	OffsetDelta    int32
-}
-
-// decodeRecordPoints returns the timestamp and offset deltas of the records
-// of a batch, decompressing it if needed. ok is false if the records do not
-// decode, or for LogAppendTime batches, whose records all carry the batch's
-// max timestamp.
-func decodeRecordPoints(batch []byte, h batchHeader) (points []recordPoint, ok bool) {
+// firstRecordPoint returns the offset and timestamp of the first record
+// of batch (header h) for which match is true, reading the records
+// streaming (wire.VisitRecordsUntil): a compressed batch is decompressed
+// only up to that record, through a small window, never whole (a batch of
+// a few KB may hold records of hundreds of MB). ok is false if the records
+// do not decode, or for LogAppendTime batches, whose records all carry the
+// batch's max timestamp.
+func firstRecordPoint(batch []byte, h batchHeader, match func(offset, ts int64) bool) (offset, ts int64, found, ok bool) {
 	if h.Attributes&timestampTypeBit != 0 {
-		return nil, false
+		return 0, 0, false, false
 	}
-	_, recs, err := wire.DecodeRecords(batch)
+	err := wire.VisitRecordsUntil(batch, func(_ int32, r wire.RecordInfo) bool {
+		off, rts := h.BaseOffset+int64(r.OffsetDelta), h.BaseTimestamp+r.TimestampDelta
+		if match(off, rts) {
+			offset, ts, found = off, rts, true
+			return false
+		}
+		return true
+	})
 	if err != nil {
-		return nil, false
+		return 0, 0, false, false
 	}
-	points = make([]recordPoint, len(recs))
-	for i, r := range recs {
-		points[i] = recordPoint{TimestampDelta: r.TimestampDelta, OffsetDelta: r.OffsetDelta}
-	}
-	return points, true
+	return offset, ts, found, true
 }

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,18 +25,6 @@ type rawRecord struct {
 	offsetDelta int32
 	key         []byte // nil: no key
 	tombstone   bool
-}
-
-// batchRecordsSection returns the uncompressed records section of batch.
-func batchRecordsSection(batch []byte, h batchHeader) ([]byte, error) {
-	body := batch[batchHeaderSize:h.TotalSize()]
-	if c := h.Compression(); c != wire.CompressionNone {
-		var err error
-		if body, err = wire.Decompress(c, body); err != nil {
-			return nil, fmt.Errorf("%w: offset %d: %w", errCleanerRecord, h.BaseOffset, err)
-		}
-	}
-	return body, nil
 }
 
 // splitRawRecords parses the records section of a batch of n records.
@@ -88,19 +77,28 @@ func splitRawRecords(body []byte, n int32, base int64, out []rawRecord) ([]rawRe
 
 // offsetMap is the key → last offset map of the dirty section of a clean
 // (Kafka's OffsetMap, with exact keys instead of hashes, so two keys never
-// collide). bytes estimates its memory for the dedupe buffer limit.
+// collide; a key longer than wire.CompactKeyMax is held by its SHA-256
+// digest, in a map of its own, as the streaming walk of a compressed batch
+// reports it). bytes estimates its memory for the dedupe buffer limit.
 type offsetMap struct {
 	offsets map[string]int64
+	long    map[[sha256.Size]byte]int64
 	bytes   int64
 }
 
-func newOffsetMap() *offsetMap { return &offsetMap{offsets: map[string]int64{}} }
+func newOffsetMap() *offsetMap {
+	return &offsetMap{offsets: map[string]int64{}, long: map[[sha256.Size]byte]int64{}}
+}
 
 // offsetMapEntryOverhead approximates the memory of one map entry besides
 // its key bytes (string header, int64, bucket share).
 const offsetMapEntryOverhead = 48
 
 func (m *offsetMap) put(key []byte, offset int64) {
+	if len(key) > wire.CompactKeyMax {
+		m.putLong(sha256.Sum256(key), offset)
+		return
+	}
 	if prev, ok := m.offsets[string(key)]; ok {
 		if offset > prev {
 			m.offsets[string(key)] = offset
@@ -109,6 +107,46 @@ func (m *offsetMap) put(key []byte, offset int64) {
 	}
 	m.offsets[string(key)] = offset
 	m.bytes += int64(len(key)) + offsetMapEntryOverhead
+}
+
+func (m *offsetMap) putLong(d [sha256.Size]byte, offset int64) {
+	if prev, ok := m.long[d]; ok {
+		if offset > prev {
+			m.long[d] = offset
+		}
+		return
+	}
+	m.long[d] = offset
+	m.bytes += sha256.Size + offsetMapEntryOverhead
+}
+
+// latest returns the last offset of key in the dirty section.
+func (m *offsetMap) latest(key []byte) (int64, bool) {
+	if len(key) > wire.CompactKeyMax {
+		off, ok := m.long[sha256.Sum256(key)]
+		return off, ok
+	}
+	off, ok := m.offsets[string(key)]
+	return off, ok
+}
+
+// putRecord and latestRecord are put and latest for a record of a
+// streamed batch.
+func (m *offsetMap) putRecord(r *wire.CompactRecord, offset int64) {
+	if r.LongKey {
+		m.putLong(r.KeyDigest, offset)
+	} else {
+		m.put(r.Key, offset)
+	}
+}
+
+func (m *offsetMap) latestRecord(r *wire.CompactRecord) (int64, bool) {
+	if r.LongKey {
+		off, ok := m.long[r.KeyDigest]
+		return off, ok
+	}
+	off, ok := m.offsets[string(r.Key)]
+	return off, ok
 }
 
 // abortedSet answers whether a transactional batch belongs to an aborted
@@ -140,14 +178,23 @@ func (s abortedSet) isAborted(h batchHeader) bool {
 
 // addToMap adds the keyed records of a data batch of the dirty section
 // to m; control batches and aborted transactions are skipped (their
-// records are not values of their keys).
+// records are not values of their keys). A compressed batch's records are
+// streamed (wire.WalkCompactRecords), never decompressed whole.
 func addToMap(m *offsetMap, batch []byte, h batchHeader, aborted abortedSet, scratch []rawRecord) ([]rawRecord, error) {
 	if h.IsControl() || aborted.isAborted(h) || h.NumRecords == 0 {
 		return scratch, nil
 	}
-	body, err := batchRecordsSection(batch, h)
-	if err != nil {
-		return scratch, err
+	body := batch[batchHeaderSize:h.TotalSize()]
+	if c := h.Compression(); c != wire.CompressionNone {
+		err := wire.WalkCompactRecords(c, body, h.NumRecords, func(r *wire.CompactRecord) {
+			if r.HasKey {
+				m.putRecord(r, h.BaseOffset+int64(r.OffsetDelta))
+			}
+		})
+		if err != nil {
+			return scratch, fmt.Errorf("%w: batch %d: %w", errCleanerRecord, h.BaseOffset, err)
+		}
+		return scratch, nil
 	}
 	recs, err := splitRawRecords(body, h.NumRecords, h.BaseOffset, scratch[:0])
 	if err != nil {
@@ -181,18 +228,44 @@ type filterInput struct {
 // dirty section has its key, or it is a tombstone and removeTombstones.
 // Records without a key stay (Kafka refuses them on produce to a
 // compacted topic, but older ones may exist).
+//
+// A compressed batch is filtered streaming (wire.FilterCompactRecords):
+// its records are read twice from the decompressor, once to decide and
+// once to copy those kept into the compressor, so that a batch of a huge
+// decompressed size costs a bounded amount of memory. A rebuilt section
+// compressed to more than twice the batch's size (and 1 MiB) is not
+// built: the batch stays whole.
 func filterBatch(batch []byte, h batchHeader, in filterInput, scratch []rawRecord) (out []byte, kept int, _ []rawRecord, err error) {
 	batch = batch[:h.TotalSize()]
 	if h.IsControl() {
 		return batch, int(h.NumRecords), scratch, nil
 	}
 	var keep []rawRecord
-	if !in.aborted.isAborted(h) && h.NumRecords > 0 {
-		body, err := batchRecordsSection(batch, h)
-		if err != nil {
-			return nil, 0, scratch, err
+	if c := h.Compression(); !in.aborted.isAborted(h) && h.NumRecords > 0 && c != wire.CompressionNone {
+		stays := func(r *wire.CompactRecord) bool {
+			if r.HasKey {
+				if last, ok := in.offsets.latestRecord(r); ok && h.BaseOffset+int64(r.OffsetDelta) < last {
+					return false
+				}
+				if r.Tombstone && in.removeTombstones {
+					return false
+				}
+			}
+			return true
 		}
-		recs, err := splitRawRecords(body, h.NumRecords, h.BaseOffset, scratch[:0])
+		limit := max(2*len(batch), 1<<20)
+		hdr := append(make([]byte, 0, batchHeaderSize), batch[:batchHeaderSize]...)
+		out, kept, err = wire.FilterCompactRecords(hdr, c, batch[batchHeaderSize:], h.NumRecords, stays, limit)
+		switch {
+		case errors.Is(err, wire.ErrRebuiltTooLarge):
+			return batch, int(h.NumRecords), scratch, nil
+		case err != nil:
+			return nil, 0, scratch, fmt.Errorf("%w: batch %d: %w", errCleanerRecord, h.BaseOffset, err)
+		case kept == int(h.NumRecords):
+			return batch, kept, scratch, nil
+		}
+	} else if !in.aborted.isAborted(h) && h.NumRecords > 0 {
+		recs, err := splitRawRecords(batch[batchHeaderSize:], h.NumRecords, h.BaseOffset, scratch[:0])
 		if err != nil {
 			return nil, 0, scratch, err
 		}
@@ -200,7 +273,7 @@ func filterBatch(batch []byte, h batchHeader, in filterInput, scratch []rawRecor
 		keep = recs[:0]
 		for _, r := range recs {
 			if r.key != nil {
-				if last, ok := in.offsets.offsets[string(r.key)]; ok && h.BaseOffset+int64(r.offsetDelta) < last {
+				if last, ok := in.offsets.latest(r.key); ok && h.BaseOffset+int64(r.offsetDelta) < last {
 					continue
 				}
 				if r.tombstone && in.removeTombstones {
@@ -212,29 +285,27 @@ func filterBatch(batch []byte, h batchHeader, in filterInput, scratch []rawRecor
 		if len(keep) == int(h.NumRecords) {
 			return batch, len(keep), scratch, nil
 		}
-	}
-	if len(keep) == 0 && !in.keepEmpty {
-		return nil, 0, scratch, nil
-	}
-	var raw []byte
-	for _, r := range keep {
-		raw = append(raw, r.raw...)
-	}
-	hdr := make([]byte, batchHeaderSize, batchHeaderSize+len(raw))
-	copy(hdr, batch[:batchHeaderSize])
-	body := raw
-	if len(keep) == 0 {
-		// Kafka writes the empty batches it keeps uncompressed.
-		attrs := binary.BigEndian.Uint16(hdr[21:])
-		binary.BigEndian.PutUint16(hdr[21:], attrs&^0x07)
-	} else if c := h.Compression(); c != wire.CompressionNone {
-		if body, err = wire.Compress(c, raw); err != nil {
-			return nil, 0, scratch, fmt.Errorf("storage: recompress cleaned batch %d: %w", h.BaseOffset, err)
+		kept = len(keep)
+		n := batchHeaderSize
+		for _, r := range keep {
+			n += len(r.raw)
+		}
+		out = append(make([]byte, 0, n), batch[:batchHeaderSize]...)
+		for _, r := range keep {
+			out = append(out, r.raw...)
 		}
 	}
-	out = append(hdr, body...)
+	if kept == 0 && !in.keepEmpty {
+		return nil, 0, scratch, nil
+	}
+	if kept == 0 {
+		// Kafka writes the empty batches it keeps uncompressed.
+		out = append(make([]byte, 0, batchHeaderSize), batch[:batchHeaderSize]...)
+		attrs := binary.BigEndian.Uint16(out[21:])
+		binary.BigEndian.PutUint16(out[21:], attrs&^0x07)
+	}
 	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-batchLengthOffset))
-	binary.BigEndian.PutUint32(out[57:], uint32(len(keep)))
+	binary.BigEndian.PutUint32(out[57:], uint32(kept))
 	wire.RecomputeCRC(out)
-	return out, len(keep), scratch, nil
+	return out, kept, scratch, nil
 }

@@ -208,7 +208,8 @@
 //     bytes of the range >= min.cleanable.dirty.ratio, or when the first
 //     dirty segment's first batch is older than max.compaction.lag.ms.
 //   - A map key → offset of its last record is built over the dirty
-//     section (exact keys, bounded by log.cleaner.dedupe.buffer.size: the
+//     section (exact keys, those over wire.CompactKeyMax by their SHA-256
+//     digest, bounded by log.cleaner.dedupe.buffer.size: the
 //     dirty section is cut after the segment where the map fills up);
 //     records of aborted transactions (from the .txnindex entries) and
 //     control batches do not enter it.
@@ -219,7 +220,11 @@
 //     for compacted topics with INVALID_RECORD, as Kafka does).
 //   - Batches keep their base offset, last offset delta, timestamps,
 //     producer fields and codec: a batch that lost records is re-encoded
-//     (decompressed, filtered, recompressed with the same codec, new CRC).
+//     (filtered, recompressed with the same codec, new CRC). A compressed
+//     batch is never decompressed whole: its records stream out of the
+//     decompressor (wire.FilterCompactRecords), once to decide, once to
+//     copy the kept ones into the compressor; one whose rebuilt section
+//     would compress to over twice its size stays whole.
 //     A batch left without records is dropped, unless it is its
 //     producer's last data batch in the log (as Kafka keeps it: the
 //     producer's epoch and last sequence stay in the log), a

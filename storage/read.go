@@ -288,18 +288,14 @@ func firstRecordAtOrAfter(s *segment, pos int64, h batchHeader, ts, minOffset in
 	if _, err := s.log.ReadAt(batch, pos); err != nil {
 		return -1, -1, false
 	}
-	points, ok := decodeRecordPoints(batch, h)
+	off, rts, found, ok := firstRecordPoint(batch, h, func(off, rts int64) bool { return off >= minOffset && rts >= ts })
 	if !ok {
-		// Compressed or LogAppendTime: the batch's max timestamp is the best
-		// per-record answer available without decompressing.
+		// LogAppendTime (or records that do not decode): the batch's
+		// max timestamp is the best per-record answer.
 		return max(h.BaseOffset, minOffset), h.MaxTimestamp, true
 	}
-	for _, p := range points {
-		off := h.BaseOffset + int64(p.OffsetDelta)
-		rts := h.BaseTimestamp + p.TimestampDelta
-		if off >= minOffset && rts >= ts {
-			return off, rts, true
-		}
+	if found {
+		return off, rts, true
 	}
 	return -1, -1, false
 }

@@ -134,7 +134,8 @@ func BenchmarkValidateProduceLarge(b *testing.B) {
 // streams. Before stop 31 the first MiB was decompressed twice (into the
 // pooled buffer, then again streaming); now once for gzip, xerial snappy
 // and zstd (its frame here declares its size: refused before decoding
-// either way). Bytes per second are of the uncompressed records.
+// either way), and since stop 32 for LZ4 (1.97 MB/op before, 0.06 now).
+// Bytes per second are of the uncompressed records.
 func BenchmarkValidateProduceMedium(b *testing.B) {
 	s := testSpec(CompressionNone, 0)
 	x := uint32(1)

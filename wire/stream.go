@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -34,11 +35,10 @@ const inMemoryLimit = 1 << 20
 // checkCompressed checks the records of a compressed batch: decompressed
 // whole into a pooled buffer when they fit in inMemoryLimit bytes, streamed
 // (checkCompressedStream) when not. The codes are the same either way.
-// Each byte is decompressed once, LZ4 aside: a gzip, xerial snappy or
-// size-less zstd stream found larger than inMemoryLimit goes on from where
-// the buffer stopped (a zstd frame that declares its size, or a raw snappy
-// block, is sized before it is decoded; an LZ4 frame decodes its first MiB
-// again).
+// Each byte is decompressed once: a gzip, xerial snappy, LZ4 or size-less
+// zstd stream found larger than inMemoryLimit goes on from where the
+// buffer stopped (a zstd frame that declares its size, or a raw snappy
+// block, is sized before it is decoded).
 func checkCompressed(c Compression, body []byte, n int32, st *recordStats) *BatchError {
 	if len(body) >= inMemoryLimit {
 		// Its records will hardly fit: stream at once.
@@ -46,11 +46,9 @@ func checkCompressed(c Compression, body []byte, n int32, st *recordStats) *Batc
 	}
 	switch {
 	case c == CompressionGzip, c == CompressionSnappy && bytes.HasPrefix(body, xerialMagic):
-		// LZ4 keeps decodeLZ4Frame, which decodes blocks straight into
-		// the buffer (the frame reader copies each out of its own: a
-		// cost on every small batch, to save the first MiB's decode
-		// on the rare larger one).
 		return checkCompressedOnce(c, body, n, st)
+	case c == CompressionLZ4:
+		return checkLZ4Once(body, n, st)
 	case c == CompressionZstd:
 		var fh zstd.Header
 		if fh.Decode(body) != nil || !fh.HasFCS {
@@ -111,6 +109,40 @@ func checkCompressedOnce(c Compression, body []byte, n int32, st *recordStats) *
 	}
 	*scratch = buf[:0]
 	return walkCompressed(c, io.MultiReader(bytes.NewReader(buf), r), n, st)
+}
+
+// checkLZ4Once is checkCompressedOnce for an LZ4 frame: its blocks are
+// decoded straight into a pooled buffer (no block buffer, no copy) while
+// it holds at most inMemoryLimit bytes; past that (by at most a block,
+// 4 MiB at most) the records are walked streaming, the buffer's bytes
+// first and then the frame's blocks from where the buffer stopped.
+func checkLZ4Once(body []byte, n int32, st *recordStats) *BatchError {
+	f, err := parseLZ4Frame(body)
+	if err != nil {
+		return decompressErr(CompressionLZ4, fmt.Errorf("lz4: %w", err))
+	}
+	scratch := getScratch()
+	defer putScratch(scratch)
+	buf := (*scratch)[:0]
+	for len(buf) <= inMemoryLimit {
+		// As decompressLimited's inMemoryLimit, the size limit is the
+		// stream's (MaxDecompressedSize, counted by recordStream).
+		out, done, err := f.next(buf, math.MaxInt)
+		if err != nil {
+			return decompressErr(CompressionLZ4, fmt.Errorf("lz4: %w", err))
+		}
+		buf = out
+		*scratch = buf[:0]
+		if done {
+			return checkCompressedRecordsStats(buf, n, st)
+		}
+	}
+	blocks := getScratch()
+	defer putScratch(blocks)
+	r := &lz4FrameReader{f: f, buf: (*blocks)[:0]}
+	berr := walkCompressed(CompressionLZ4, io.MultiReader(bytes.NewReader(buf), r), n, st)
+	*blocks = r.buf[:0]
+	return berr
 }
 
 // streamWindow is the size of the buffer records are walked through.
@@ -380,9 +412,9 @@ func walkCompressed(c Compression, r io.Reader, n int32, st *recordStats) *Batch
 	wp := windowPool.Get().(*[]byte)
 	defer windowPool.Put(wp)
 	s := &recordStream{r: r, buf: *wp}
-	var fn func(int32, RecordInfo)
+	var fn func(int32, RecordInfo) bool
 	if st != nil {
-		fn = func(i int32, r RecordInfo) { st.add(i, r.TimestampDelta, r.OffsetDelta) }
+		fn = func(i int32, r RecordInfo) bool { st.add(i, r.TimestampDelta, r.OffsetDelta); return true }
 	}
 	berr := walkStream(s, n, fn)
 	left, err := s.drain()
@@ -423,6 +455,17 @@ type RecordInfo struct {
 // O(decompressed size)). It does not check the CRC; an error means the
 // records do not decode.
 func VisitRecords(b []byte, fn func(i int32, r RecordInfo)) error {
+	return visitRecords(b, func(i int32, r RecordInfo) bool { fn(i, r); return true })
+}
+
+// VisitRecordsUntil is VisitRecords stopping, with a nil error, at the
+// first record for which fn returns false: the records after it are not
+// read (nor decompressed).
+func VisitRecordsUntil(b []byte, fn func(i int32, r RecordInfo) bool) error {
+	return visitRecords(b, fn)
+}
+
+func visitRecords(b []byte, fn func(i int32, r RecordInfo) bool) error {
 	h, batch, err := batchBounds(b)
 	if err != nil {
 		return err
@@ -446,6 +489,9 @@ func VisitRecords(b []byte, fn func(i int32, r RecordInfo)) error {
 	defer windowPool.Put(wp)
 	s := &recordStream{r: r, buf: *wp}
 	berr := walkStream(s, h.NumRecords, fn)
+	if berr == errStopped {
+		return nil
+	}
 	left, err := s.drain()
 	if err != nil {
 		return err
@@ -459,10 +505,13 @@ func VisitRecords(b []byte, fn func(i int32, r RecordInfo)) error {
 	return nil
 }
 
+// errStopped is walkStream's answer when fn stopped it.
+var errStopped = &BatchError{Reason: "stopped"}
+
 // walkStream is checkCompressedRecords over a stream, calling fn (when not
-// nil) with each record; the bytes after the n records are left to the
-// caller.
-func walkStream(s *recordStream, n int32, fn func(int32, RecordInfo)) *BatchError {
+// nil) with each record, and stopping with errStopped when fn returns
+// false; the bytes after the n records are left to the caller.
+func walkStream(s *recordStream, n int32, fn func(int32, RecordInfo) bool) *BatchError {
 	for r := range n {
 		b := s.avail(binary.MaxVarintLen64)
 		if len(b) == 0 {
@@ -533,8 +582,8 @@ func walkStream(s *recordStream, n int32, fn func(int32, RecordInfo)) *BatchErro
 				}
 			}
 		}
-		if fn != nil {
-			fn(r, info)
+		if fn != nil && !fn(r, info) {
+			return errStopped
 		}
 	}
 	return nil

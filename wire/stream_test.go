@@ -364,6 +364,13 @@ func TestVisitRecordsAsDecodeRecords(t *testing.T) {
 				t.Fatalf("%v record %d: visited %+v, decoded %+v", c, i, got[i], want)
 			}
 		}
+		var until []int32
+		if err := VisitRecordsUntil(b, func(i int32, r RecordInfo) bool {
+			until = append(until, i)
+			return i < 5
+		}); err != nil || len(until) != 6 || until[5] != 5 {
+			t.Fatalf("%v: VisitRecordsUntil stopping at record 5 visited %v: %v", c, until, err)
+		}
 		short := withCompressedBody(b, b[BatchHeaderSize:], 41)
 		if err := VisitRecords(short, func(int32, RecordInfo) {}); err == nil {
 			t.Fatalf("%v: 41 records declared, 40 held: no error", c)

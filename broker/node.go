@@ -83,6 +83,11 @@ type Node struct {
 	// lastTokenSweep is when controllerDuties last removed expired
 	// delegation tokens (heartbeat goroutine only).
 	lastTokenSweep time.Time
+	// lastUncleanCheck is when controllerDuties last ran the periodic
+	// unclean leader elections (unclean.leader.election.interval.ms); zero
+	// while this node is not the active controller (heartbeat goroutine
+	// only).
+	lastUncleanCheck time.Time
 	// incarnation identifies this process in its broker registration, and
 	// brokerEpoch is the epoch the registration got (cluster.go).
 	incarnation controller.Uuid

@@ -217,7 +217,8 @@
 //	| `auto.create.topics.enable` | `true` | Create a topic when a client asks for metadata of an unknown one. |
 //	| `delete.topic.enable` | `true` | Allow DeleteTopics. |
 //	| `min.insync.replicas` | `1` | Least in-sync replicas for an acks=all write. The active controller of a new cluster stores its value as the cluster-wide dynamic default, as Kafka 4.4 does for eligible leader replicas (KIP-966); a broker-level value cannot be set. (dynamic) |
-//	| `unclean.leader.election.enable` | `false` | Allow an out-of-sync replica to become leader. (dynamic) |
+//	| `unclean.leader.election.enable` | `false` | Allow an out-of-sync replica to become leader. When a broker is fenced or comes back the active controller elects at once; a leaderless partition whose topic allows it later (the setting changed at runtime) is elected at the next unclean.leader.election.interval.ms check, as in Kafka 4.4; kafka-leader-election --election-type unclean elects at once. (dynamic) |
+//	| `unclean.leader.election.interval.ms` | `300000` | How often the active controller elects unclean leaders of leaderless partitions whose topic allows it (unclean.leader.election.enable), the first time one interval after it became active (Kafka's internal setting; 5 minutes). |
 //	| `fetch.max.bytes` | `57671680` | Largest number of record bytes returned by one fetch (clients and followers); a request's max_bytes above it is lowered to it. |
 //	| `replica.lag.time.max.ms` | `30000` | A follower that has not caught up for this long leaves the ISR. |
 //	| `replica.fetch.max.bytes` | `1048576` | Record bytes a follower asks for per partition in one fetch (the first batch is returned even when larger). |
@@ -262,7 +263,12 @@
 //	| `group.share.max.heartbeat.interval.ms` | `15000` | Largest heartbeat interval of a share group (bound of the group config share.heartbeat.interval.ms). |
 //	| `group.share.max.size` | `200` | Largest number of members of a share group. |
 //	| `group.streams.session.timeout.ms` | `45000` | Session timeout of a KIP-1071 streams group member (the group config streams.session.timeout.ms overrides it). |
+//	| `group.streams.min.session.timeout.ms` | `45000` | Least session timeout of a streams group: bound of group.streams.session.timeout.ms (checked at start) and of the group config streams.session.timeout.ms. |
+//	| `group.streams.max.session.timeout.ms` | `60000` | Largest session timeout of a streams group: bound of group.streams.session.timeout.ms (checked at start) and of the group config streams.session.timeout.ms. |
 //	| `group.streams.heartbeat.interval.ms` | `5000` | Heartbeat interval given to streams group members (group config streams.heartbeat.interval.ms). |
+//	| `group.streams.min.heartbeat.interval.ms` | `5000` | Least heartbeat interval of a streams group: bound of group.streams.heartbeat.interval.ms (checked at start) and of the group config streams.heartbeat.interval.ms. |
+//	| `group.streams.max.heartbeat.interval.ms` | `15000` | Largest heartbeat interval of a streams group: bound of group.streams.heartbeat.interval.ms (checked at start) and of the group config streams.heartbeat.interval.ms. |
+//	| `group.streams.max.standby.replicas` | `2` | Largest number of standby replicas of a streams group: bound of group.streams.num.standby.replicas (checked at start) and of the group config streams.num.standby.replicas. |
 //	| `group.streams.max.size` | `2147483647` | Largest number of members of a streams group. |
 //	| `group.streams.num.standby.replicas` | `0` | Standby replicas of each task of a streams group (group config streams.num.standby.replicas). |
 //	| `group.streams.initial.rebalance.delay.ms` | `3000` | How long a new streams group waits for more members before its first assignment (group config streams.initial.rebalance.delay.ms). |

@@ -45,7 +45,11 @@ type Node struct {
 	channel   *controllerChannel
 	clusterID string
 	voterTurn atomic.Int32 // leaderOf's turn through the voters
-	peers     brokerChannels
+	// discovered is the controller listener address of the active
+	// controller last learned from controller.quorum.bootstrap.servers
+	// (bootstrap_join.go), a string; unset for none.
+	discovered atomic.Value
+	peers      brokerChannels
 	// fetchPeers carries the replica fetchers' requests to leaders.
 	fetchPeers brokerChannels
 	// peerDial connects to other brokers' inter-broker listener when it
@@ -322,7 +326,7 @@ func (n *Node) start() (_ *Node, err error) {
 		n.adv = adv
 		kafka := newConnQueue(nil)
 		var ln *quorum.Listener
-		if n.quorum, ln, err = openObserver(cfg, clusterID, metaDir, bind, net.JoinHostPort(adv.Host, strconv.Itoa(adv.Port)), kafka.push, ctrlSec, logger.With("component", "quorum")); err != nil {
+		if n.quorum, ln, err = openObserver(cfg, clusterID, metaDir, bind, net.JoinHostPort(adv.Host, strconv.Itoa(adv.Port)), kafka.push, ctrlSec, logger.With("component", "quorum"), n.discoveredController); err != nil {
 			return nil, err
 		}
 		n.qtrans = kafka

@@ -90,7 +90,7 @@ func brokerDefs() []Def {
 		d("broker.session.timeout.ms", Int, "9000", "A broker that has not heartbeated for this long is fenced and its leaderships move.", atLeast(Int, 1)),
 
 		// Networking.
-		dyn(d("listeners", List, defaultListeners, "Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092. Unset while advertised.listeners is set: derived from it as the apache/kafka image does (same names and ports, all interfaces), plus this node's controller listener from controller.quorum.voters.", validateListenerList)),
+		dyn(d("listeners", List, defaultListeners, "Listeners as NAME://host:port. An empty host means all interfaces. Kafka's default is PLAINTEXT://:9092. Unset while advertised.listeners is set: derived from it as the apache/kafka image does (same names and ports, all interfaces), plus this node's controller listener from controller.quorum.voters. Kafka adds and removes listeners given with AlterConfigs at runtime; samsa refuses such a change (INVALID_CONFIG) and reads listeners at start.", validateListenerList)),
 		null("advertised.listeners", List, "Listeners given to clients; controller listeners in it are not given out. Default: listeners.", validateListenerList),
 		dyn(d("listener.security.protocol.map", String, defaultSecurityProtocolMap, "Map of listener name to security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. TLS and SASL use Kafka's ssl.* and sasl.* settings, per listener as listener.name.<l>.<setting>.", validateProtocolMap)),
 		null("controller.listener.names", List, "Names of the listeners used by the controller. They are not advertised to clients.", distinctList(true)),

@@ -391,7 +391,7 @@ func (d *Deps) brokerConfigValidator(resource string) func(map[string]string) (i
 		if why := cordonedLogDirsRefusal(d.Config.LogDirs, configs); why != "" {
 			return kerr.InvalidRequest.Code, why
 		}
-		return listenerChangeRefusal(d.Config, configs)
+		return listenerChangeRefusal(d.Config, d.Controller.Image().BrokerConfigs[resource], configs)
 	}
 }
 

@@ -22,11 +22,15 @@ import (
 // TLS and SASL are set up when the node starts), so it refuses any change
 // of the set of listeners or of their protocols with INVALID_CONFIG and
 // the reason, rather than store a value it does not act on. A value equal
-// to the current one is accepted.
-func listenerChangeRefusal(cfg *config.Config, configs map[string]string) (int16, string) {
+// to the current one is accepted. stored are the resource's dynamic
+// configs before the change: a value stored already (by an older samsa)
+// and left alone does not block changes of other settings.
+func listenerChangeRefusal(cfg *config.Config, stored, configs map[string]string) (int16, string) {
 	rawListeners, setListeners := configs["listeners"]
 	rawMap, setMap := configs["listener.security.protocol.map"]
-	if !setListeners && !setMap {
+	old, had := stored["listeners"]
+	oldMap, hadMap := stored["listener.security.protocol.map"]
+	if (!setListeners || (had && old == rawListeners)) && (!setMap || (hadMap && oldMap == rawMap)) {
 		return 0, ""
 	}
 	listeners := cfg.Listeners

@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/controller"
 )
 
 // TestAlterListeners: a change of the broker's listeners or
@@ -56,5 +58,14 @@ func TestAlterListeners(t *testing.T) {
 	}
 	if r := alter("listeners", "PLAINTEXT://127.0.0.1:37417,CONTROLLER://127.0.0.1:58685", "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"); r.ErrorCode != 0 {
 		t.Fatalf("the current listeners: %+v", r)
+	}
+	// A listener change an older samsa stored does not block changes of
+	// other settings of the broker.
+	v := "PLAINTEXT://127.0.0.1:37417,CONTROLLER://127.0.0.1:58685,EXTRA://127.0.0.1:29494"
+	if code, msg := e.d.Controller.AlterBrokerConfigs("1", []controller.ConfigOp{{Name: "listeners", Value: &v, Op: controller.OpSet}}, false, nil); code != 0 {
+		t.Fatalf("store listeners: %d %s", code, msg)
+	}
+	if r := alter("log.retention.ms", "3600000"); r.ErrorCode != 0 {
+		t.Fatalf("another setting with a stored listener change: %+v", r)
 	}
 }

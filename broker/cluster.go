@@ -296,6 +296,8 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 		}
 		if n.quorum.Leading() {
 			n.controllerDuties()
+		} else {
+			n.lastUncleanCheck = time.Time{}
 		}
 	}
 }
@@ -311,13 +313,44 @@ func (n *Node) controllerDuties() {
 	}
 	n.ensureClusterMinISR()
 	n.ensureInternalTopics()
+	n.electUnclean(time.Now())
+	n.balanceLeaders(time.Now())
+	n.sweepDelegationTokens(time.Now())
+}
+
+// uncleanCheckDue reports whether the periodic unclean elections are due
+// at now, given the last check (zero: this node just became the active
+// controller, which starts the interval) and the interval; it returns the
+// time to keep as the last check.
+func uncleanCheckDue(last, now time.Time, interval time.Duration) (bool, time.Time) {
+	if last.IsZero() {
+		return false, now
+	}
+	if now.Sub(last) < interval {
+		return false, last
+	}
+	return true, now
+}
+
+// electUnclean elects unclean leaders of the leaderless partitions whose
+// topic allows it (unclean.leader.election.enable) every
+// unclean.leader.election.interval.ms, the first time one interval after
+// this node became the active controller, as Kafka 4.4's controller does
+// (its periodic task electUnclean, ReplicationControlManager.
+// maybeElectUncleanLeaders). A broker fenced or registering again is
+// elected for at once by the controller's fencing decisions; this check
+// catches the partitions whose topic allowed unclean election only later.
+func (n *Node) electUnclean(now time.Time) {
+	due, last := uncleanCheckDue(n.lastUncleanCheck, now, time.Duration(n.cfg.UncleanLeaderElectionIntervalMs)*time.Millisecond)
+	n.lastUncleanCheck = last
+	if !due {
+		return
+	}
 	if elected, err := n.ctrl.ElectUnclean(); err != nil {
 		n.logger.Warn("cannot run unclean leader elections", "err", err)
 	} else if elected > 0 {
 		n.logger.Warn("unclean leader election: out-of-sync replicas became leaders (unclean.leader.election.enable)", "partitions", elected)
 	}
-	n.balanceLeaders(time.Now())
-	n.sweepDelegationTokens(time.Now())
 }
 
 // sweepDelegationTokens removes expired delegation tokens from the

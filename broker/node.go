@@ -45,7 +45,11 @@ type Node struct {
 	channel   *controllerChannel
 	clusterID string
 	voterTurn atomic.Int32 // leaderOf's turn through the voters
-	peers     brokerChannels
+	// discovered is the controller listener address of the active
+	// controller last learned from controller.quorum.bootstrap.servers
+	// (bootstrap_join.go), a string; unset for none.
+	discovered atomic.Value
+	peers      brokerChannels
 	// fetchPeers carries the replica fetchers' requests to leaders.
 	fetchPeers brokerChannels
 	// peerDial connects to other brokers' inter-broker listener when it
@@ -83,6 +87,11 @@ type Node struct {
 	// lastTokenSweep is when controllerDuties last removed expired
 	// delegation tokens (heartbeat goroutine only).
 	lastTokenSweep time.Time
+	// lastUncleanCheck is when controllerDuties last ran the periodic
+	// unclean leader elections (unclean.leader.election.interval.ms); zero
+	// while this node is not the active controller (heartbeat goroutine
+	// only).
+	lastUncleanCheck time.Time
 	// incarnation identifies this process in its broker registration, and
 	// brokerEpoch is the epoch the registration got (cluster.go).
 	incarnation controller.Uuid
@@ -317,7 +326,7 @@ func (n *Node) start() (_ *Node, err error) {
 		n.adv = adv
 		kafka := newConnQueue(nil)
 		var ln *quorum.Listener
-		if n.quorum, ln, err = openObserver(cfg, clusterID, metaDir, bind, net.JoinHostPort(adv.Host, strconv.Itoa(adv.Port)), kafka.push, ctrlSec, logger.With("component", "quorum")); err != nil {
+		if n.quorum, ln, err = openObserver(cfg, clusterID, metaDir, bind, net.JoinHostPort(adv.Host, strconv.Itoa(adv.Port)), kafka.push, ctrlSec, logger.With("component", "quorum"), n.discoveredController); err != nil {
 			return nil, err
 		}
 		n.qtrans = kafka

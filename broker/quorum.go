@@ -173,7 +173,13 @@ func openQuorum(cfg *config.Config, clusterID, metaDir string, kafka func(net.Co
 // reach it at its registered address (advertise). The active controller
 // adds it when it registers; until then it has no leader, so it does not
 // wait here.
-func openObserver(cfg *config.Config, clusterID, metaDir, bind, advertise string, kafka func(net.Conn), sec quorum.Security, logger *slog.Logger) (*quorum.Quorum, *quorum.Listener, error) {
+//
+// discovered returns the active controller a node configured with
+// controller.quorum.bootstrap.servers alone learned from them
+// (bootstrap_join.go; "" for none): until the node has applied a Raft
+// configuration, it parks there too, so that an active controller that is
+// not among the bootstrap servers reaches it.
+func openObserver(cfg *config.Config, clusterID, metaDir, bind, advertise string, kafka func(net.Conn), sec quorum.Security, logger *slog.Logger, discovered func() string) (*quorum.Quorum, *quorum.Listener, error) {
 	_, voters, err := quorumOf(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -195,25 +201,34 @@ func openObserver(cfg *config.Config, clusterID, metaDir, bind, advertise string
 	if err != nil {
 		return nil, nil, err
 	}
-	ln.StartReverse(advertise, func() []string { return observerTargets(cfg, q) })
+	ln.StartReverse(advertise, func() []string { return observerTargets(cfg, q, discovered) })
 	return q, ln, nil
 }
 
 // observerTargets are the controller listeners a broker-only node parks
 // reverse Raft connections at: the voters of the Raft configuration it
 // follows, the static voters and controller.quorum.bootstrap.servers (the
-// same controller under two names gets connections under each).
-func observerTargets(cfg *config.Config, q *quorum.Quorum) []string {
+// same controller under two names gets connections under each), and,
+// while it has applied no Raft configuration, the active controller it
+// learned from the bootstrap servers (discovered, may be nil).
+func observerTargets(cfg *config.Config, q *quorum.Quorum, discovered func() string) []string {
 	var out []string
 	for _, v := range cfg.QuorumVoters {
 		out = append(out, v.Addr())
 	}
 	out = append(out, cfg.QuorumBootstrapServers...)
+	voters := 0
 	if members, votes, err := q.Members(); err == nil {
 		for id, m := range members {
 			if votes[id] {
 				out = append(out, m.Addr)
+				voters++
 			}
+		}
+	}
+	if voters == 0 && discovered != nil {
+		if addr := discovered(); addr != "" {
+			out = append(out, addr)
 		}
 	}
 	return out

@@ -348,6 +348,12 @@ func TestClusterSeparateRoles(t *testing.T) {
 // rawRoundTrip sends req (version 0, header v1/v2) to addr on a
 // connection of its own and decodes the response into resp.
 func rawRoundTrip(ctx context.Context, addr string, req kmsg.Request, resp kmsg.Response) error {
+	req.SetVersion(0)
+	return rawRoundTripVersion(ctx, addr, req, resp)
+}
+
+// rawRoundTripVersion is rawRoundTrip at req's version.
+func rawRoundTripVersion(ctx context.Context, addr string, req kmsg.Request, resp kmsg.Response) error {
 	var d net.Dialer
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -359,7 +365,7 @@ func rawRoundTrip(ctx context.Context, addr string, req kmsg.Request, resp kmsg.
 	deadline, _ := dctx.Deadline()
 	conn.SetDeadline(deadline)
 	client := "compat-test"
-	if _, err := conn.Write(wire.AppendRequest(nil, wire.RequestHeader{APIVersion: 0, CorrelationID: 1, ClientID: &client}, req)); err != nil {
+	if _, err := conn.Write(wire.AppendRequest(nil, wire.RequestHeader{APIVersion: req.GetVersion(), CorrelationID: 1, ClientID: &client}, req)); err != nil {
 		return err
 	}
 	var size [4]byte
@@ -374,6 +380,6 @@ func rawRoundTrip(ctx context.Context, addr string, req kmsg.Request, resp kmsg.
 	if req.IsFlexible() {
 		body = body[1:] // no response header tags from samsa
 	}
-	resp.SetVersion(0)
+	resp.SetVersion(req.GetVersion())
 	return resp.ReadFrom(body)
 }

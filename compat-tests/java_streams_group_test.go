@@ -39,9 +39,11 @@ func TestJavaStreamsGroupProtocol(t *testing.T) {
 	t.Run("samsa", func(t *testing.T) {
 		t.Parallel()
 		b := harness.Start(t, harness.Options{Overrides: map[string]string{
-			"log.cleaner.backoff.ms":              "1000",
-			"group.streams.session.timeout.ms":    streamsGroupSessionMs,
-			"group.streams.heartbeat.interval.ms": "1000",
+			"log.cleaner.backoff.ms":                  "1000",
+			"group.streams.min.session.timeout.ms":    streamsGroupSessionMs,
+			"group.streams.session.timeout.ms":        streamsGroupSessionMs,
+			"group.streams.min.heartbeat.interval.ms": "1000",
+			"group.streams.heartbeat.interval.ms":     "1000",
 		}})
 		runStreamsGroupProtocol(t, cp, b.Addr, func() { b.Stop(t); b.Restart(t) })
 	})

@@ -833,13 +833,10 @@ func TestSystestTruncation(t *testing.T) {
 }
 
 func runTruncation(t *testing.T, target string) {
-	var settings map[string]string
-	if target == "kafka" {
-		// Kafka 4.4's controller elects unclean leaders of leaderless
-		// partitions every unclean.leader.election.interval.ms (5 minutes
-		// by default), not when the topic config changes.
-		settings = map[string]string{"unclean.leader.election.interval.ms": "1000"}
-	}
+	// Kafka 4.4's controller, and samsa's, elect unclean leaders of
+	// leaderless partitions every unclean.leader.election.interval.ms (5
+	// minutes by default), not when the topic config changes.
+	settings := map[string]string{"unclean.leader.election.interval.ms": "1000"}
 	c := startSystestNodes(t, target, 5, settings)
 	const topic = "test_topic"
 	tp := systests.TopicPartition{Topic: topic, Partition: 0}

@@ -129,6 +129,35 @@ func TestLeaderElections(t *testing.T) {
 		t.Fatalf("unclean.leader.election.enable=false: %v (%v), want leader -1, ISR [], ELR [4], last known [4]", st, err)
 	}
 
+	// unclean.leader.election.enable turned on at runtime elects nobody
+	// before the active controller's next periodic check, every
+	// unclean.leader.election.interval.ms (5 minutes by default; Kafka
+	// 4.4's electUnclean task): for 5 s the partition stays leaderless.
+	adm := kadm.NewClient(admCl)
+	setUnclean := func(v *string) {
+		t.Helper()
+		rs, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: map[bool]kadm.IncrementalOp{true: kadm.SetConfig, false: kadm.DeleteConfig}[v != nil],
+			Name: "unclean.leader.election.enable", Value: v}}, "clean")
+		if err == nil {
+			err = rs[0].Err
+		}
+		if err != nil {
+			t.Fatalf("set unclean.leader.election.enable of clean to %v: %v", v, err)
+		}
+	}
+	setUnclean(kadm.StringPtr("true"))
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		if l, isr := partitionState(ctx, b5.Addr, "clean"); l >= 0 {
+			t.Fatalf("unclean.leader.election.enable set at runtime: leader %d ISR %v before the periodic check (unclean.leader.election.interval.ms 300000)", l, isr)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	setUnclean(nil)
+
 	java := !testing.Short() && kafkaToolsAvailable()
 	elect := func(typ string, wantOut string) {
 		t.Helper()

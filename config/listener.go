@@ -159,3 +159,11 @@ func joinListeners(ls []Listener) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// ParseListeners parses a listeners value (NAME://host:port,...; names
+// upper-cased, each name once).
+func ParseListeners(s string) ([]Listener, error) { return parseListeners(s) }
+
+// ParseProtocolMap parses a listener.security.protocol.map value into a
+// map keyed by the upper-cased listener name.
+func ParseProtocolMap(s string) (map[string]string, error) { return parseProtocolMap(s) }

@@ -98,7 +98,11 @@ type Config struct {
 	DeleteTopicEnable           bool
 	MinInsyncReplicas           int32
 	UncleanLeaderElectionEnable bool
-	ReplicaLagTimeMaxMs         int64
+	// UncleanLeaderElectionIntervalMs is how often the active controller
+	// elects unclean leaders of leaderless partitions whose topic allows
+	// it (unclean.leader.election.interval.ms).
+	UncleanLeaderElectionIntervalMs int64
+	ReplicaLagTimeMaxMs             int64
 	// ReplicaFetchMaxBytes (replica.fetch.max.bytes) and
 	// ReplicaFetchResponseMaxBytes (replica.fetch.response.max.bytes)
 	// size a follower's fetches; ReplicaFetchWaitMaxMs and
@@ -151,7 +155,12 @@ type Config struct {
 	GroupShareMaxHeartbeatMs            int32
 	GroupShareMaxSize                   int32
 	GroupStreamsSessionTimeoutMs        int32
+	GroupStreamsMinSessionTimeoutMs     int32
+	GroupStreamsMaxSessionTimeoutMs     int32
 	GroupStreamsHeartbeatIntervalMs     int32
+	GroupStreamsMinHeartbeatMs          int32
+	GroupStreamsMaxHeartbeatMs          int32
+	GroupStreamsMaxStandbyReplicas      int32
 	GroupStreamsMaxSize                 int32
 	GroupStreamsNumStandbyReplicas      int32
 	GroupStreamsAcceptableRecoveryLag   int64
@@ -510,6 +519,9 @@ func load(in loadInput) (*Config, error) {
 	}
 	c.Notices = notices
 	c.staticValues, c.staticSources = copyMap(c.Values), copyMap(c.Sources)
+	if err := verifyGroupSettings(c.kafkaSetting); err != nil {
+		return nil, err
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -722,6 +734,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.DeleteTopicEnable = d.boolean("delete.topic.enable")
 	c.MinInsyncReplicas = d.i32("min.insync.replicas")
 	c.UncleanLeaderElectionEnable = d.boolean("unclean.leader.election.enable")
+	c.UncleanLeaderElectionIntervalMs = d.i64("unclean.leader.election.interval.ms")
 	c.ReplicaLagTimeMaxMs = d.i64("replica.lag.time.max.ms")
 	c.ReplicaFetchMaxBytes = d.i32("replica.fetch.max.bytes")
 	c.ReplicaFetchResponseMaxBytes = d.i32("replica.fetch.response.max.bytes")
@@ -779,7 +792,12 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.GroupShareMaxHeartbeatMs = d.i32("group.share.max.heartbeat.interval.ms")
 	c.GroupShareMaxSize = d.i32("group.share.max.size")
 	c.GroupStreamsSessionTimeoutMs = d.i32("group.streams.session.timeout.ms")
+	c.GroupStreamsMinSessionTimeoutMs = d.i32("group.streams.min.session.timeout.ms")
+	c.GroupStreamsMaxSessionTimeoutMs = d.i32("group.streams.max.session.timeout.ms")
 	c.GroupStreamsHeartbeatIntervalMs = d.i32("group.streams.heartbeat.interval.ms")
+	c.GroupStreamsMinHeartbeatMs = d.i32("group.streams.min.heartbeat.interval.ms")
+	c.GroupStreamsMaxHeartbeatMs = d.i32("group.streams.max.heartbeat.interval.ms")
+	c.GroupStreamsMaxStandbyReplicas = d.i32("group.streams.max.standby.replicas")
 	c.GroupStreamsMaxSize = d.i32("group.streams.max.size")
 	c.GroupStreamsNumStandbyReplicas = d.i32("group.streams.num.standby.replicas")
 	c.GroupStreamsAcceptableRecoveryLag = d.i64("group.streams.acceptable.recovery.lag")

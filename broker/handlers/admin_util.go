@@ -362,7 +362,8 @@ func brokerResource(d *Deps, name string) (perBroker bool, code int16, msg strin
 // silently not applied (Kafka would apply it); then
 // validateDynamicBrokerConfigs for resource (the cluster-wide default
 // when ""); then Kafka's checks against this node's current values
-// (reconfigurationRefusal).
+// (reconfigurationRefusal, cordonedLogDirsRefusal) and a change of its
+// listeners (listenerChangeRefusal).
 func (d *Deps) brokerConfigValidator(resource string) func(map[string]string) (int16, string) {
 	return func(configs map[string]string) (int16, string) {
 		if code, msg := d.validateTLSConfigs(resource, configs); code != 0 {
@@ -390,7 +391,7 @@ func (d *Deps) brokerConfigValidator(resource string) func(map[string]string) (i
 		if why := cordonedLogDirsRefusal(d.Config.LogDirs, configs); why != "" {
 			return kerr.InvalidRequest.Code, why
 		}
-		return 0, ""
+		return listenerChangeRefusal(d.Config, d.Controller.Image().BrokerConfigs[resource], configs)
 	}
 }
 

@@ -99,9 +99,9 @@ log.dirs=$T/node$n/data
 group.streams.session.timeout.ms=10000
 EOF
 	[[ ${NAME:-} == standby ]] && echo "group.streams.num.standby.replicas=1"
-	# Kafka's floor for the streams session timeout is 45 s (samsa has no such setting); a
-	# controller checks it too.
-	[[ $BROKER == kafka ]] && echo "group.streams.min.session.timeout.ms=10000"
+	# Kafka's floor for the streams session timeout is 45 s (group.streams.min.session.timeout.ms);
+	# a node (controller included) whose session timeout is below it does not start, on both brokers.
+	echo "group.streams.min.session.timeout.ms=10000"
 	if [[ $n == "$CONTROLLER" ]]; then
 		echo "process.roles=controller"
 		echo "listeners=CONTROLLER://$(node_ip "$n"):9093"

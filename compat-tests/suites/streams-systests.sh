@@ -33,6 +33,9 @@
 #         ALL-RECORDS-DELIVERED (or PROCESSED-MORE-THAN-GENERATED) and SUCCESS
 #     many_<clean_shutdown|hard_shutdown|clean_bounce|hard_bounce>
 #         test_many_brokers_bounce(num_failures=2): the same, the first node stopped
+#         (in both, `fk`, which the driver writes, and `min-raw`, `sws-raw`, `*-suppressed` are
+#         not created by the test: auto-created with one replica, they are lost with the node
+#         stopped when it holds them, on any broker, and the driver then retries forever)
 #     standby
 #         streams_standby_replica_test.py test_standby_tasks_rebalance: three
 #         StreamsStandByReplicaTest instances (one standby replica) started and stopped in the

@@ -121,8 +121,8 @@ type Feature struct {
 //
 //   - streams.version 1 (KIP-1071 streams groups, 88_streams_group_*.go;
 //     only with the streams protocol in
-//     group.coordinator.rebalance.protocols, which is also when keys 88
-//     and 89 are listed).
+//     group.coordinator.rebalance.protocols, which is also when keys 88,
+//     89 and 93 are listed).
 //
 // These are the defaults: the levels while the metadata log holds no
 // FeatureLevelRecord for a feature. UpdateFeatures (57_update_features.go)
@@ -247,7 +247,7 @@ func ApiVersionsResponse(d *Deps) *kmsg.ApiVersionsResponse {
 		if !consumer && (e.Key == int16(kmsg.ConsumerGroupHeartbeat) || e.Key == int16(kmsg.ConsumerGroupDescribe)) {
 			continue
 		}
-		if !streams && (e.Key == int16(kmsg.StreamsGroupHeartbeat) || e.Key == int16(kmsg.StreamsGroupDescribe)) {
+		if !streams && (e.Key == int16(kmsg.StreamsGroupHeartbeat) || e.Key == int16(kmsg.StreamsGroupDescribe) || e.Key == int16(kmsg.StreamsGroupTopologyDescriptionUpdate)) {
 			continue
 		}
 		if d != nil && d.Shares == nil && (e.Key == int16(kmsg.ShareFetch) || e.Key == int16(kmsg.ShareAcknowledge)) {

@@ -40,6 +40,8 @@ func authzGroupCheck(key int16) authzFunc {
 		return authzStreamsGroupHeartbeat
 	case kmsg.StreamsGroupDescribe:
 		return authzStreamsGroupDescribe
+	case kmsg.StreamsGroupTopologyDescriptionUpdate:
+		return authzStreamsTopologyDescriptionUpdate
 	}
 	return nil
 }
@@ -550,6 +552,20 @@ func authzStreamsGroupHeartbeat(d *Deps, r *Request, next Handler) (kmsg.Respons
 		resp.ErrorCode, resp.ErrorMessage = code, msg
 		return resp
 	}})
+}
+
+// authzStreamsTopologyDescriptionUpdate: READ on the group
+// (GROUP_AUTHORIZATION_FAILED with its message), checked after the streams
+// protocol gate as Kafka 4.4's KafkaApis does, so the handler answers
+// UNSUPPORTED_VERSION first when streams groups are off.
+func authzStreamsTopologyDescriptionUpdate(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.StreamsGroupTopologyDescriptionUpdateRequest)
+	if streamsGroupsOn(d) && !d.authorizedGroup(r, kmsg.ACLOperationRead, req.Group) {
+		resp := req.ResponseKind().(*kmsg.StreamsGroupTopologyDescriptionUpdateResponse)
+		resp.ErrorCode, resp.ErrorMessage = kerr.GroupAuthorizationFailed.Code, ptrTo(kerr.GroupAuthorizationFailed.Message)
+		return resp, nil
+	}
+	return next(d, r)
 }
 
 // authzStreamsGroupDescribe: authzGroupDescribe.

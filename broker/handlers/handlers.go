@@ -59,6 +59,7 @@ func Table() []Entry {
 		{Key: int16(kmsg.ConsumerGroupDescribe), MinVersion: 0, MaxVersion: 1, Handle: handleConsumerGroupDescribe},
 		{Key: int16(kmsg.StreamsGroupHeartbeat), MinVersion: 0, MaxVersion: 1, Handle: handleStreamsGroupHeartbeat},
 		{Key: int16(kmsg.StreamsGroupDescribe), MinVersion: 0, MaxVersion: 1, Handle: handleStreamsGroupDescribe},
+		{Key: int16(kmsg.StreamsGroupTopologyDescriptionUpdate), MinVersion: 0, MaxVersion: 0, Handle: handleStreamsGroupTopologyDescriptionUpdate},
 		// share groups (KIP-932): see coordinator/share_group*.go
 		{Key: int16(kmsg.ShareGroupHeartbeat), MinVersion: 1, MaxVersion: 1, Handle: handleShareGroupHeartbeat},
 		{Key: int16(kmsg.ShareGroupDescribe), MinVersion: 1, MaxVersion: 1, Handle: handleShareGroupDescribe},

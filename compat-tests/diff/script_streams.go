@@ -102,6 +102,23 @@ func scriptStreamsGroups(s *Session) error {
 		oc2 := *oc
 		oc2.Generation, oc2.MemberID = r.MemberEpoch+5, r.MemberID
 		s.Do("streams-group-stale", clamp(kmsg.OffsetCommit, 9), &oc2)
+		if v == 0 {
+			// Kafka 4.4 with no topology description plugin (the
+			// default) answers a member's push UNSUPPORTED_VERSION
+			// "The broker has no streams group topology description
+			// plugin configured.", for a live member and any other.
+			td := kmsg.NewPtrStreamsGroupTopologyDescriptionUpdateRequest()
+			td.Group, td.MemberID, td.TopologyEpoch = group, r.MemberID, 0
+			node := kmsg.NewTopologyDescriptionNode()
+			node.Name, node.NodeType, node.SourceTopics, node.Successors = "KSTREAM-SOURCE-0000000000", 1, []string{topicA}, []string{}
+			st := kmsg.NewTopologyDescriptionSubtopology()
+			st.SubtopologyID, st.Nodes = "0", []kmsg.TopologyDescriptionNode{node}
+			td.TopologyDescription.Subtopologies = []kmsg.TopologyDescriptionSubtopology{st}
+			s.Do("member", 0, td)
+			other := *td
+			other.Group, other.MemberID = "diff-sg-none", "diff-unknown-member-0000"
+			s.Do("unknown-group", 0, &other)
+		}
 		leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		leave.Group, leave.MemberID, leave.MemberEpoch = group, r.MemberID, -1
 		s.Do("leave", v, leave)

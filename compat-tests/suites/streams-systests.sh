@@ -22,9 +22,9 @@
 #         streams_eos_test.py run_rebalance / run_failure_and_recovery (simple or complex
 #         topology): three EosTestClients started and stopped (or SIGKILLed) in the test's
 #         order while the driver writes; then `verify` must print ALL-RECORDS-DELIVERED
-#         (with the streams protocol the mirror's verifier cannot pass: it checks that the
-#         application is down with Admin.describeConsumerGroups, which a streams group answers
-#         with GROUP_ID_NOT_FOUND on Kafka 4.4 as on samsa; Kafka's newer driver is needed)
+#         (the mirror's verifier checks that the application is down with
+#         Admin.describeConsumerGroups, which a streams group answers with GROUP_ID_NOT_FOUND
+#         on Kafka 4.4 as on samsa; the build patches it to ask Admin.describeStreamsGroups then)
 #     bounce_<clean_shutdown|hard_shutdown|clean_bounce|hard_bounce>_<1|3>
 #         streams_broker_bounce_test.py test_broker_type_bounce(failure_mode, "leader",
 #         num_threads): the driver and one at_least_once processor; after 120 s the broker
@@ -33,6 +33,9 @@
 #         ALL-RECORDS-DELIVERED (or PROCESSED-MORE-THAN-GENERATED) and SUCCESS
 #     many_<clean_shutdown|hard_shutdown|clean_bounce|hard_bounce>
 #         test_many_brokers_bounce(num_failures=2): the same, the first node stopped
+#         (in both, `fk`, which the driver writes, and `min-raw`, `sws-raw`, `*-suppressed` are
+#         not created by the test: auto-created with one replica, they are lost with the node
+#         stopped when it holds them, on any broker, and the driver then retries forever)
 #     standby
 #         streams_standby_replica_test.py test_standby_tasks_rebalance: three
 #         StreamsStandByReplicaTest instances (one standby replica) started and stopped in the
@@ -705,6 +708,26 @@ pkg=streams/src/test/java/org/apache/kafka/streams/tests
 mkdir -p "$WORK/src"
 git -C "$gitdir" archive "${STREAMS_REV:-HEAD}" "$pkg" | tar -x -C "$WORK/src"
 git -C "$gitdir" rev-parse "${STREAMS_REV:-HEAD}" >"$WORK/src/.revision"
+# groupMembers, added to EosTestDriver: the members of the application's group, classic or streams.
+export GROUP_MEMBERS='
+    private static java.util.Collection<?> groupMembers(final Admin adminClient) {
+        try {
+            try {
+                return adminClient.describeConsumerGroups(Collections.singleton(EosTestClient.APP_ID))
+                    .describedGroups().get(EosTestClient.APP_ID).get(10, TimeUnit.SECONDS).members();
+            } catch (final ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.GroupIdNotFoundException)) {
+                    throw e;
+                }
+                return adminClient.describeStreamsGroups(Collections.singleton(EosTestClient.APP_ID))
+                    .describedGroups().get(EosTestClient.APP_ID).get(10, TimeUnit.SECONDS).members();
+            }
+        } catch (final InterruptedException | ExecutionException | java.util.concurrent.TimeoutException e) {
+            e.printStackTrace();
+            throw new RuntimeException("Unexpected Exception getting group description", e);
+        }
+    }
+'
 (
 	cd "$WORK/src/$pkg"
 	# Tests of the programs and the upgrade tests (which need older Streams jars) are not built.
@@ -721,6 +744,13 @@ git -C "$gitdir" rev-parse "${STREAMS_REV:-HEAD}" >"$WORK/src/.revision"
 	# 2025-02): the generated records are two days in the past, the flush records now.
 	perl -0pi -e 's/new ProducerRecord<>\(\s*"(data|fk)",/new ProducerRecord<>("$1", null, System.currentTimeMillis() - Duration.ofDays(2).toMillis(),/g;
 		s/System\.currentTimeMillis\(\) \+ Duration\.ofDays\(2\)\.toMillis\(\)/System.currentTimeMillis()/g' SmokeTestDriver.java
+	# The EOS verifier waits for the application to be down with Admin.describeConsumerGroups,
+	# which fails with GroupIdNotFoundException for a streams group (on Kafka 4.4 as on samsa);
+	# then it asks Admin.describeStreamsGroups (Kafka 4.1+) for the members instead.
+	perl -0pi -e 's/ConsumerGroupDescription description;(\s*do \{\s*)description = getConsumerGroupDescription\(adminClient\);/java.util.Collection<?> description;$1description = groupMembers(adminClient);/;
+		s/description\.members\(\)\.isEmpty\(\)/description.isEmpty()/g;
+		s/\}\s*\z/$ENV{GROUP_MEMBERS}}\n/' EosTestDriver.java
+	grep -q 'groupMembers(adminClient)' EosTestDriver.java || die "EosTestDriver: the verifier patch did not apply"
 )
 mkdir -p "$WORK/src/admin"
 cat >"$WORK/src/admin/SysTestAdmin.java" <<'JAVA'

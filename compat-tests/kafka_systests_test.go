@@ -17,14 +17,17 @@
 package compattests
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -193,7 +196,8 @@ func runReplication(t *testing.T, target string, rc replicationCase) {
 	systests.CreateTopic(t, c, topic, 3, 3, map[string]string{"min.insync.replicas": "2"})
 	prod := tools.StartProducer(t, "producer", systests.ProducerOptions{Topic: topic, Throughput: 1000,
 		Idempotent: rc.idempotent, Compression: rc.compression})
-	cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "test_group", Verbose: true})
+	cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "test_group", Verbose: true,
+		Loggers: stallLoggers})
 
 	// await_startup
 	if !systests.Poll(180*time.Second, func() bool { return cons.TotalConsumed() >= 5 }) {
@@ -252,26 +256,56 @@ func runReplication(t *testing.T, target string, rc replicationCase) {
 	}
 }
 
+// stallLoggers are the consumer's loggers of the replication scenario: where
+// it fetches each partition from and at which position (AbstractFetch), what
+// each fetch answered and its errors (FetchCollector, FetchSessionHandler),
+// its position validations after a leader change (KIP-320: OffsetFetcher,
+// OffsetsForLeaderEpochUtils, SubscriptionState), the leaders and epochs it
+// learns (Metadata), and its disconnections (NetworkClient): what a
+// consumer that stops short of the acks after a bounce did (session 32).
+var stallLoggers = map[string]string{
+	"org.apache.kafka.clients.consumer.internals.AbstractFetch":              "DEBUG",
+	"org.apache.kafka.clients.consumer.internals.FetchCollector":             "DEBUG",
+	"org.apache.kafka.clients.FetchSessionHandler":                           "DEBUG",
+	"org.apache.kafka.clients.consumer.internals.OffsetFetcher":              "DEBUG",
+	"org.apache.kafka.clients.consumer.internals.OffsetsForLeaderEpochUtils": "DEBUG",
+	"org.apache.kafka.clients.consumer.internals.SubscriptionState":          "DEBUG",
+	"org.apache.kafka.clients.Metadata":                                      "DEBUG",
+	"org.apache.kafka.clients.NetworkClient":                                 "INFO",
+	"org.apache.kafka.clients.consumer.internals.ConsumerCoordinator":        "INFO",
+}
+
 // stopAndDrain stops the producer, waits until the consumer committed past
 // every partition's last acked offset (run_validation's wait for the
-// consumer to catch up), and stops the consumer.
+// consumer to catch up), and stops the consumer. When it does not, the
+// failure says what each node answers for the partition behind and what
+// the consumer last logged about it.
 func stopAndDrain(t *testing.T, c systests.Cluster, topic string, prod *systests.Producer, cons *systests.Consumers) {
 	t.Helper()
 	prod.Stop(t)
 	last := prod.LastAckedOffsets()
 	var behind string
+	var stuck systests.TopicPartition
+	var stuckAt int64
 	if !systests.Poll(120*time.Second, func() bool {
 		for tp, off := range last {
 			// The committed offset is the next one to read: past the last ack.
 			if com := cons.LastCommit(tp); com <= off {
 				behind = fmt.Sprintf("%v committed %d, position %d, last acked offset %d", tp, com, cons.Position(tp), off)
+				stuck, stuckAt = tp, max(com, cons.Position(tp))
 				return false
 			}
 		}
 		return true
 	}) {
-		t.Fatalf("the consumer did not consume up to the acked offsets: %s (assigned %v; partitions: %s)",
-			behind, cons.Assignment(), systests.PartitionStates(c, topic))
+		var log strings.Builder
+		for i := range cons.Members() {
+			fmt.Fprintf(&log, "\nconsumer %d's last lines about %v:\n%s", i+1, stuck,
+				systests.LinesAbout(cons.Stderr(i), 40, stuck.String()))
+		}
+		t.Fatalf("the consumer did not consume up to the acked offsets: %s (assigned %v; partitions: %s)\n%s%s",
+			behind, cons.Assignment(), systests.PartitionStates(c, topic),
+			systests.DiagnosePartition(c, stuck.Topic, stuck.Partition, cons.Group(), stuckAt), log.String())
 	}
 	cons.StopAll(t)
 }
@@ -928,4 +962,50 @@ func duplicates(v []int64) int {
 		seen[x] = true
 	}
 	return n
+}
+
+// TestSystestDiagnosePartition checks the failure report of a stalled
+// consumer (systests.DiagnosePartition) on a real cluster: every node's view
+// of a partition with 30 records, the batches each serves a consumer from
+// offset 10, the leader's end offset and the group's committed offset.
+func TestSystestDiagnosePartition(t *testing.T) {
+	t.Parallel()
+	c := systests.StartSamsa(t, 3, nil)
+	const topic = "diag"
+	systests.CreateTopic(t, c, topic, 1, 3, nil)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i := range 30 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CommitOffsets(ctx, "g", kadm.OffsetsFromRecords(kgo.Record{Topic: topic, Partition: 0, Offset: 9})); err != nil {
+		t.Fatal(err)
+	}
+	leader := systests.Leader(t, c, topic, 0, 60*time.Second)
+	// Followers learn the high watermark with their next fetch.
+	var got string
+	if !systests.Poll(60*time.Second, func() bool {
+		got = systests.DiagnosePartition(c, topic, 0, "g", 10)
+		return strings.Count(got, "hw=30 ") == 3
+	}) {
+		t.Fatalf("not every node serves offsets 10-29 under high watermark 30:\n%s", got)
+	}
+	t.Log(got)
+	for _, want := range []string{"offsets 10-29", fmt.Sprintf("node index %d (%s): metadata leader=%d epoch=", leader, c.Addrs()[leader], leader+1),
+		"isr=[", "end offset 30", "committed 10"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "list offsets: NOT_LEADER"); n != 2 {
+		t.Errorf("%d followers answer ListOffsets NOT_LEADER_OR_FOLLOWER, want 2:\n%s", n, got)
+	}
 }

@@ -17,8 +17,10 @@
 package compattests
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -299,6 +301,11 @@ func stopAndDrain(t *testing.T, c systests.Cluster, topic string, prod *systests
 		return true
 	}) {
 		var log strings.Builder
+		log.WriteString("each partition (committed, position, last acked offset):")
+		for _, tp := range slices.SortedFunc(maps.Keys(last), func(a, b systests.TopicPartition) int { return cmp.Compare(a.Partition, b.Partition) }) {
+			fmt.Fprintf(&log, " %v %d %d %d;", tp, cons.LastCommit(tp), cons.Position(tp), last[tp])
+		}
+		fmt.Fprintf(&log, " %d records consumed in all", cons.TotalConsumed())
 		for i := range cons.Members() {
 			fmt.Fprintf(&log, "\nconsumer %d's last lines about %v:\n%s", i+1, stuck,
 				systests.LinesAbout(cons.Stderr(i), 40, stuck.String()))

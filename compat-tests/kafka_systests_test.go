@@ -198,8 +198,12 @@ func runReplication(t *testing.T, target string, rc replicationCase) {
 	systests.CreateTopic(t, c, topic, 3, 3, map[string]string{"min.insync.replicas": "2"})
 	prod := tools.StartProducer(t, "producer", systests.ProducerOptions{Topic: topic, Throughput: 1000,
 		Idempotent: rc.idempotent, Compression: rc.compression})
+	loggers := stallLoggers
+	if os.Getenv("SAMSA_SYSTESTS_QUIET_CONSUMER") != "" {
+		loggers = nil // the consumer's WARN lines only
+	}
 	cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "test_group", Verbose: true,
-		Loggers: stallLoggers})
+		Loggers: loggers})
 
 	// await_startup
 	if !systests.Poll(180*time.Second, func() bool { return cons.TotalConsumed() >= 5 }) {
@@ -265,6 +269,7 @@ func runReplication(t *testing.T, target string, rc replicationCase) {
 // OffsetsForLeaderEpochUtils, SubscriptionState), the leaders and epochs it
 // learns (Metadata), and its disconnections (NetworkClient): what a
 // consumer that stops short of the acks after a bounce did (session 32).
+// SAMSA_SYSTESTS_QUIET_CONSUMER=1 leaves them out (WARN lines only).
 var stallLoggers = map[string]string{
 	"org.apache.kafka.clients.consumer.internals.AbstractFetch":              "DEBUG",
 	"org.apache.kafka.clients.consumer.internals.FetchCollector":             "DEBUG",

@@ -186,13 +186,16 @@ func bounces() int {
 func runReplication(t *testing.T, target string, rc replicationCase) {
 	var c systests.Cluster
 	var tools *systests.Tools
+	var clientBootstrap string // the listener the clients are given
 	if rc.security.Protocol != "" {
 		var sec *systests.Secured
 		c, sec = startSecureSystestCluster(t, target, rc.security)
 		tools = systests.NewTools(t, c.Bootstrap()).WithClientProps(sec.Bootstrap, sec.ClientProps)
+		clientBootstrap = sec.Bootstrap
 	} else {
 		c = startSystestCluster(t, target, nil)
 		tools = systests.NewTools(t, c.Bootstrap())
+		clientBootstrap = c.Bootstrap()
 	}
 	const topic = "test_topic"
 	systests.CreateTopic(t, c, topic, 3, 3, map[string]string{"min.insync.replicas": "2"})
@@ -249,6 +252,19 @@ func runReplication(t *testing.T, target string, rc replicationCase) {
 	}
 	stopAndDrain(t, c, topic, prod, cons)
 	checkConsumerAnomalies(t, cons)
+	if loggers != nil {
+		// Every node the consumer used must be on its own listener: a
+		// KIP-951 leader endpoint of another listener made it fetch
+		// through a second Node of the same id (session 32).
+		for i := range cons.Members() {
+			log := cons.Stderr(i)
+			if bad := systests.ForeignNodes(log, strings.Split(clientBootstrap, ",")); len(bad) > 0 {
+				t.Errorf("consumer %d was given nodes off its listener %s: %v", i+1, clientBootstrap, bad)
+			}
+			t.Logf("consumer %d took %d leader changes from fetch answers (KIP-951)", i+1,
+				strings.Count(log, "as the leader was updated, position will be validated"))
+		}
+	}
 	acked, consumed := prod.Acked(), cons.ConsumedValues()
 	na, lastErr := prod.NotAcked()
 	t.Logf("%s: %d acked, %d not acked (%s), %d consumed, in %v", c.Name(), len(acked), len(na), lastErr, len(consumed),

@@ -293,3 +293,29 @@ func LinesAbout(s string, n int, words ...string) string {
 	}
 	return strings.Join(hits, "\n")
 }
+
+// nodeRE matches a Java client's Node in its DEBUG lines: "host:port (id: N rack: ...".
+var nodeRE = regexp.MustCompile(`([A-Za-z0-9.\-]+):(\d+) \(id: (-?\d+) rack`)
+
+// ForeignNodes returns the nodes ("host:port (id: N)") a Java client's log
+// names on a port that is none of addrs' (host:port, the listener it was
+// given): a broker that sent it to another listener, as samsa's KIP-951
+// NodeEndpoints once did (the PLAINTEXT port to SSL clients, session 32).
+func ForeignNodes(log string, addrs []string) []string {
+	ports := map[string]bool{}
+	for _, a := range addrs {
+		if i := strings.LastIndexByte(a, ':'); i >= 0 {
+			ports[a[i+1:]] = true
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range nodeRE.FindAllStringSubmatch(log, -1) {
+		n := fmt.Sprintf("%s:%s (id: %s)", m[1], m[2], m[3])
+		if !ports[m[2]] && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1037,3 +1037,92 @@ func TestSystestDiagnosePartition(t *testing.T) {
 		t.Errorf("%d followers answer ListOffsets NOT_LEADER_OR_FOLLOWER, want 2:\n%s", n, got)
 	}
 }
+
+// TestSystestLeaderMoveSecure moves the leadership of every partition to a
+// live node while a VerifiableConsumer on an SSL listener reads them (the
+// replica lists are rotated by a reassignment onto the same replicas and
+// the preferred leaders elected, as kafka-leader-election does): the old
+// leaders answer its next fetches FENCED_LEADER_EPOCH or
+// NOT_LEADER_OR_FOLLOWER with the new leader and its endpoint (KIP-951),
+// which the Java consumer puts in its metadata. That endpoint must be the
+// new leader's on the consumer's own listener, and the consumer must go on
+// reading every partition: samsa gave the default (PLAINTEXT) listener's
+// endpoint, and the consumer then read nothing more of a moved partition
+// until its next metadata refresh (session 32; the replication hard
+// bounce met it by chance, when a live node lost a leadership).
+func TestSystestLeaderMoveSecure(t *testing.T) {
+	requireJava(t)
+	t.Parallel()
+	eachTarget(t, func(t *testing.T, target string) {
+		c, sec := startSecureSystestCluster(t, target, systests.Security{Protocol: "SSL"})
+		tools := systests.NewTools(t, c.Bootstrap()).WithClientProps(sec.Bootstrap, sec.ClientProps)
+		const topic = "test_topic"
+		systests.CreateTopic(t, c, topic, 3, 3, nil)
+		prod := tools.StartProducer(t, "producer", systests.ProducerOptions{Topic: topic, Throughput: 500, Idempotent: true})
+		cons := tools.StartConsumers(t, "consumer", systests.ConsumerOptions{Topic: topic, Group: "test_group", Verbose: true,
+			Loggers: stallLoggers})
+		if !systests.Poll(180*time.Second, func() bool { return cons.TotalConsumed() >= 200 }) {
+			t.Fatalf("the consumer read %d records within 180 s (producer acked %d)", cons.TotalConsumed(), prod.NumAcked())
+		}
+		m, err := systests.Metadata(t.Context(), c, topic)
+		if err != nil || len(m.Topics) != 1 || len(m.Topics[0].Partitions) != 3 {
+			t.Fatalf("metadata of %s: %v", topic, err)
+		}
+		moved := map[int32][]int32{} // partition: rotated replicas, the new leader first
+		for _, p := range m.Topics[0].Partitions {
+			r := p.Replicas
+			i := slices.Index(r, p.Leader)
+			if i < 0 {
+				t.Fatalf("%s-%d: leader %d not in replicas %v", topic, p.Partition, p.Leader, r)
+			}
+			moved[p.Partition] = append(slices.Clone(r[i+1:]), r[:i+1]...)
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		adm := kadm.NewClient(cl)
+		req := kadm.AlterPartitionAssignmentsReq{}
+		for p, r := range moved {
+			req.Assign(topic, p, r)
+		}
+		if res, err := adm.AlterPartitionAssignments(t.Context(), req); err != nil || res.Error() != nil {
+			t.Fatalf("AlterPartitionReassignments: %v %v", err, res.Error())
+		}
+		from := cons.TotalConsumed()
+		var last string
+		if !systests.Poll(120*time.Second, func() bool {
+			res, err := adm.ElectLeaders(t.Context(), kadm.ElectPreferredReplica, kadm.TopicsSet{topic: {0: {}, 1: {}, 2: {}}})
+			last = fmt.Sprint(res, err)
+			m, err := systests.Metadata(t.Context(), c, topic)
+			if err != nil || len(m.Topics) != 1 {
+				return false
+			}
+			for _, p := range m.Topics[0].Partitions {
+				if p.Leader != moved[p.Partition][0] {
+					return false
+				}
+			}
+			return true
+		}) {
+			t.Fatalf("the preferred leaders %v were not elected within 120 s: %s (%s)", moved, last, systests.PartitionStates(c, topic))
+		}
+		t.Logf("%s: leaders moved to %v", c.Name(), moved)
+		if !systests.Poll(120*time.Second, func() bool { return cons.TotalConsumed() >= from+1000 }) {
+			t.Errorf("the consumer read %d records in 120 s after the leaders moved", cons.TotalConsumed()-from)
+		}
+		stopAndDrain(t, c, topic, prod, cons)
+		checkConsumerAnomalies(t, cons)
+		log := cons.Stderr(0)
+		if bad := systests.ForeignNodes(log, strings.Split(sec.Bootstrap, ",")); len(bad) > 0 {
+			t.Errorf("the consumer was given nodes off its listener %s: %v", sec.Bootstrap, bad)
+		}
+		t.Logf("the consumer took %d leader changes from fetch answers (KIP-951)",
+			strings.Count(log, "as the leader was updated, position will be validated"))
+		ok, msg := systests.ValidateDelivery(prod.Acked(), cons.ConsumedValues(), true)
+		if !ok {
+			t.Errorf("delivery invalid: %s", msg)
+		}
+	})
+}

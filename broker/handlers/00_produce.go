@@ -30,8 +30,8 @@ import (
 //     NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
 //     min.insync.replicas meanwhile. With ISR = {this node} that is at
 //     once. acks=0 gets no response at all. A partition this node does
-//     not lead is NOT_LEADER_OR_FOLLOWER with the current leader (v10+,
-//     KIP-951).
+//     not lead is NOT_LEADER_OR_FOLLOWER with the current leader and its
+//     endpoint on the request's listener (v10+, KIP-951).
 //   - v5 adds log_start_offset; v7 allows zstd (before v7 a zstd batch is
 //     UNSUPPORTED_COMPRESSION_TYPE); v8 adds record_errors and
 //     error_message; v9 is flexible; v10 current leader hints; v13 names
@@ -154,6 +154,29 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 			if code := w.replica.WaitForHighWatermark(ctx, w.leaderEpoch, w.offset); code != 0 {
 				p := &resp.Topics[w.topic].Partitions[w.part]
 				p.ErrorCode = code
+				if code == kerr.NotLeaderForPartition.Code && v >= 10 {
+					p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = w.replica.Leader()
+				}
+			}
+		}
+	}
+	if v >= 10 {
+		// KIP-951: the endpoints of the leaders named in CurrentLeader,
+		// on the request's listener (leaderEndpoint), as Kafka.
+		seen := map[int32]bool{}
+		img = d.Controller.Image() // the leaders may be newer than the request's image
+		for _, st := range resp.Topics {
+			for _, sp := range st.Partitions {
+				id := sp.CurrentLeader.LeaderID
+				if sp.ErrorCode != kerr.NotLeaderForPartition.Code || id < 0 || seen[id] {
+					continue
+				}
+				seen[id] = true
+				if b, host, port, ok := leaderEndpoint(img, id, r.ListenerName); ok {
+					pb := kmsg.NewProduceResponseBroker()
+					pb.NodeID, pb.Host, pb.Port, pb.Rack = b.ID, host, port, b.Rack
+					resp.Brokers = append(resp.Brokers, pb)
+				}
 			}
 		}
 	}

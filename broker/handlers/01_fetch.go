@@ -34,8 +34,8 @@ import (
 //     DivergingEpoch); follower fetches are sessionless.
 //   - A partition this node does not lead (v4-v10) or hold a replica of
 //     (v11+) is NOT_LEADER_OR_FOLLOWER, with
-//     CurrentLeader (v12+, KIP-951) and the leader's endpoint in
-//     NodeEndpoints (v16+).
+//     CurrentLeader (v12+, KIP-951) and the leader's endpoint on the
+//     request's listener in NodeEndpoints (v16+).
 //   - Consumers read up to the high watermark. An offset below the log
 //     start offset or above the log end offset is OFFSET_OUT_OF_RANGE.
 //   - Sizes: max_bytes is capped at fetch.max.bytes (55 MiB by default)
@@ -196,11 +196,12 @@ func handleFetch(d *Deps, r *Request) (kmsg.Response, error) {
 		}
 		cur.Partitions = append(cur.Partitions, p)
 	}
-	// v16+: the endpoints of the leaders named in CurrentLeader (KIP-951).
+	// v16+: the endpoints of the leaders named in CurrentLeader (KIP-951),
+	// on the listener the fetch came in on (leaderEndpoint).
 	for id := range leaders {
-		if b, ok := img.Brokers[id]; ok {
+		if b, host, port, ok := leaderEndpoint(img, id, r.ListenerName); ok {
 			fb := kmsg.NewFetchResponseBroker()
-			fb.NodeID, fb.Host, fb.Port, fb.Rack = b.ID, b.Host, b.Port, b.Rack
+			fb.NodeID, fb.Host, fb.Port, fb.Rack = b.ID, host, port, b.Rack
 			resp.Brokers = append(resp.Brokers, fb)
 		}
 	}

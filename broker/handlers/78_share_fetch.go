@@ -391,10 +391,10 @@ func (o *shareFetchOut) response(d *Deps, r *Request, img *controller.Image, res
 		cur.Partitions = append(cur.Partitions, *p)
 	}
 	for _, id := range leaders {
-		if b, ok := img.Brokers[id]; ok {
+		if b, host, port, ok := leaderEndpoint(img, id, r.ListenerName); ok {
 			e := kmsg.NewShareFetchResponseNodeEndpoint()
 			e.NodeID, e.Rack = b.ID, b.Rack
-			e.Host, e.Port = b.Endpoint(r.ListenerName)
+			e.Host, e.Port = host, port
 			resp.NodeEndpoints = append(resp.NodeEndpoints, e)
 		}
 	}

@@ -83,10 +83,10 @@ func handleShareAcknowledge(d *Deps, r *Request) (kmsg.Response, error) {
 		d.Shares.CloseSession(ctx, skey)
 	}
 	for _, id := range leaders {
-		if b, ok := img.Brokers[id]; ok {
+		if b, host, port, ok := leaderEndpoint(img, id, r.ListenerName); ok {
 			e := kmsg.NewShareAcknowledgeResponseNodeEndpoint()
 			e.NodeID, e.Rack = b.ID, b.Rack
-			e.Host, e.Port = b.Endpoint(r.ListenerName)
+			e.Host, e.Port = host, port
 			resp.NodeEndpoints = append(resp.NodeEndpoints, e)
 		}
 	}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/controller"
@@ -87,5 +88,69 @@ func TestBrokerEndpointOldImage(t *testing.T) {
 	b := controller.Broker{ID: 1, Host: "h", Port: 1}
 	if h, p := b.Endpoint("PLAINTEXT_HOST"); h != "h" || p != 1 {
 		t.Fatalf("Endpoint = %s:%d", h, p)
+	}
+}
+
+// TestNotLeaderEndpointsUseTheRequestListener: a Fetch (v16+) or Produce
+// (v10+) of a partition another broker leads answers NOT_LEADER_OR_FOLLOWER
+// with CurrentLeader and the leader's endpoint (KIP-951), which clients put
+// in place of the leader's node in their metadata. That endpoint was the
+// broker's default listener whatever listener the request came in on: a
+// Java consumer on an SSL or SASL_SSL listener was given the PLAINTEXT
+// port, fetched the partition through a second Node of the same id whose
+// fetches and the first Node's undid each other's fetch session, and read
+// nothing more of it until its next metadata refresh (the systests'
+// replication hard bounce over SSL, session 32). It is now the endpoint on
+// the request's listener, as Kafka's getCurrentLeader.
+func TestNotLeaderEndpointsUseTheRequestListener(t *testing.T) {
+	e := newAdminEnv(t)
+	e.d.Init()
+	if err := e.d.Controller.RegisterBroker(controller.Broker{ID: 2, Host: "n2", Port: 9092, Listeners: []controller.BrokerListener{
+		{Name: "PLAINTEXT", Host: "n2", Port: 9092}, {Name: "SSL", Host: "n2", Port: 9093}}}); err != nil {
+		t.Fatal(err)
+	}
+	res := e.d.Controller.CreateTopics([]controller.CreateTopic{{Name: "elsewhere", NumPartitions: -1, ReplicationFactor: -1,
+		Assignment: map[int32][]int32{0: {2}}}}, false)
+	if len(res) != 1 || res[0].ErrorCode != 0 {
+		t.Fatalf("create: %+v", res)
+	}
+	fetch := func(listener string) *kmsg.FetchResponse {
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.ReplicaState.ID, req.MaxBytes, req.SessionEpoch = -1, -1, 1<<20, -1
+		rt := kmsg.NewFetchRequestTopic()
+		rt.TopicID = res[0].ID
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = 1<<20, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return e.callOn(t, listener, req, 16).(*kmsg.FetchResponse)
+	}
+	produce := func(listener string) *kmsg.ProduceResponse {
+		req := kmsg.NewPtrProduceRequest()
+		req.Acks, req.TimeoutMillis = -1, 1000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "elsewhere"
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = []byte{} // not read: the partition is not led here
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return e.callOn(t, listener, req, 10).(*kmsg.ProduceResponse)
+	}
+	for _, tc := range []struct {
+		listener string
+		port     int32
+	}{{"SSL", 9093}, {"PLAINTEXT", 9092}} {
+		f := fetch(tc.listener)
+		p := f.Topics[0].Partitions[0]
+		if p.ErrorCode != kerr.NotLeaderForPartition.Code || p.CurrentLeader.LeaderID != 2 || p.CurrentLeader.LeaderEpoch != 0 ||
+			len(f.Brokers) != 1 || f.Brokers[0].NodeID != 2 || f.Brokers[0].Host != "n2" || f.Brokers[0].Port != tc.port {
+			t.Errorf("Fetch on %s: %+v, brokers %+v; want leader 2 at n2:%d", tc.listener, p, f.Brokers, tc.port)
+		}
+		pr := produce(tc.listener)
+		pp := pr.Topics[0].Partitions[0]
+		if pp.ErrorCode != kerr.NotLeaderForPartition.Code || pp.CurrentLeader.LeaderID != 2 ||
+			len(pr.Brokers) != 1 || pr.Brokers[0].NodeID != 2 || pr.Brokers[0].Host != "n2" || pr.Brokers[0].Port != tc.port {
+			t.Errorf("Produce on %s: %+v, brokers %+v; want leader 2 at n2:%d", tc.listener, pp, pr.Brokers, tc.port)
+		}
 	}
 }

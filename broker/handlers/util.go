@@ -72,6 +72,25 @@ func (ref partitionRef) currentLeader() (leader, epoch int32) {
 	return -1, -1
 }
 
+// leaderEndpoint is the endpoint of leader id that a KIP-951 answer
+// (NodeEndpoints of Fetch v16+ and Produce v10+) gives beside
+// CurrentLeader: its host and port on listener, the one the request came
+// in on, as Kafka's getCurrentLeader (metadataCache.getAliveBrokerNode(id,
+// request listener)); none for an unknown or fenced broker. A client
+// replaces its metadata's node with this endpoint: the broker's default
+// listener instead sent TLS and SASL clients to a PLAINTEXT port, and the
+// Java consumer then fetched the partition through a second Node of the
+// same id, whose fetches and the other Node's undid each other's session
+// (a consumer stuck until its next metadata refresh, session 32).
+func leaderEndpoint(img *controller.Image, id int32, listener string) (b controller.Broker, host string, port int32, ok bool) {
+	b, ok = img.Brokers[id]
+	if !ok || b.Fenced {
+		return b, "", 0, false
+	}
+	host, port = b.Endpoint(listener)
+	return b, host, port, true
+}
+
 // topicByName returns the topic or nil.
 func topicByName(img *controller.Image, name string) *controller.Topic {
 	return img.Topics[name]

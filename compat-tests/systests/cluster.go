@@ -85,7 +85,11 @@ func startSamsa(t testing.TB, n int, settings map[string]string, nodeSettings fu
 	if nodeSettings != nil {
 		o.NodeEnv = func(id int) []string { return toEnv(nodeSettings(id)) }
 	}
-	return &samsaCluster{harness.StartCluster(t, n, o)}
+	c := harness.StartCluster(t, n, o)
+	for i, b := range c.Brokers {
+		keepOnFailure(t, fmt.Sprintf("node%d.log", i+1), func() []byte { return []byte(b.Output()) })
+	}
+	return &samsaCluster{c}
 }
 
 func (s *samsaCluster) Name() string      { return "samsa" }

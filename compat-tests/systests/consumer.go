@@ -267,6 +267,9 @@ func partitionsOf(ev map[string]any) []TopicPartition {
 	return out
 }
 
+// Group is the consumers' group id.
+func (c *Consumers) Group() string { return c.o.Group }
+
 // Members is the number of consumer processes.
 func (c *Consumers) Members() int { return len(c.members) }
 

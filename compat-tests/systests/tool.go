@@ -146,14 +146,31 @@ func (p *proc) start(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every stdout line also goes to a file, kept with stderr when the
+	// test fails (SAMSA_SYSTESTS_KEEP).
+	stdoutPath := filepath.Join(p.tools.dir, p.name+".stdout")
+	outf, err := os.OpenFile(stdoutPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		errf.Close()
+		t.Fatal(err)
+	}
+	if run == 1 {
+		// Registered before the run's kill below, so run after it.
+		keepFile(t, p.name+".stderr", p.stderrPath)
+		keepFile(t, p.name+".stdout", stdoutPath)
+	}
 	fmt.Fprintf(errf, "=== run %d: java %s\n", run, strings.Join(args[len(args)-len(p.args)-1:], " "))
+	fmt.Fprintf(outf, "=== run %d\n", run)
 	cmd.Stderr = errf
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		errf.Close()
+		outf.Close()
 		t.Fatal(err)
 	}
 	if err := childproc.Start(cmd); err != nil {
 		errf.Close()
+		outf.Close()
 		t.Fatalf("systests: starting %s: %v", p.name, err)
 	}
 	exited := make(chan struct{})
@@ -163,10 +180,14 @@ func (p *proc) start(t testing.TB) {
 	go func() {
 		defer close(exited)
 		defer errf.Close()
+		defer outf.Close()
+		w := bufio.NewWriter(outf)
+		defer w.Flush()
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			line := strings.TrimSpace(sc.Text())
+			w.WriteString(time.Now().UTC().Format("15:04:05.000 ") + line + "\n")
 			var ev map[string]any
 			p.mu.Lock()
 			if err := json.Unmarshal([]byte(line), &ev); err != nil || ev == nil {

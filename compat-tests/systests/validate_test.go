@@ -40,3 +40,16 @@ func TestExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestForeignNodes(t *testing.T) {
+	log := `DEBUG Added fetch request for partition t-2 at position FetchPosition{offset=7, currentLeader=LeaderAndEpoch{leader=Optional[127.0.0.1:26443 (id: 2 rack: null isFenced: false)], epoch=4}} to node 127.0.0.1:26443 (id: 2 rack: null isFenced: false)
+DEBUG Sending fetch to broker 127.0.0.1:40257 (id: 2 rack: null isFenced: false)
+DEBUG Sending metadata to broker localhost:40258 (id: -1 rack: null isFenced: false)`
+	got := ForeignNodes(log, []string{"127.0.0.1:40257", "127.0.0.1:40258"})
+	if len(got) != 1 || got[0] != "127.0.0.1:26443 (id: 2)" {
+		t.Errorf("ForeignNodes = %q, want the PLAINTEXT port of node 2 alone", got)
+	}
+	if got := ForeignNodes(log, []string{"127.0.0.1:40257", "127.0.0.1:40258", "127.0.0.1:26443"}); len(got) != 0 {
+		t.Errorf("ForeignNodes = %q, want none", got)
+	}
+}

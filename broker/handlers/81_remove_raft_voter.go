@@ -35,7 +35,7 @@ func handleRemoveRaftVoter(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return resp, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), defaultVoterChangeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), maxVoterChangeTimeout)
 	defer cancel()
 	resp.ErrorCode, resp.ErrorMessage = voterChangeError(d.Voters.RemoveVoter(ctx, req.VoterID, req.VoterDirectoryID))
 	return resp, nil

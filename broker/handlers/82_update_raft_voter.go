@@ -89,7 +89,7 @@ func handleUpdateRaftVoter(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), defaultVoterChangeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), maxVoterChangeTimeout)
 	defer cancel()
 	err := d.Voters.UpdateVoter(ctx, req.VoterID, *m)
 	if errors.Is(err, quorum.ErrLeaderEndpoint) {

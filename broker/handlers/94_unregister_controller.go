@@ -40,7 +40,7 @@ func handleUnregisterController(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorMessage = ptrTo(kerr.NotController.Message)
 		return resp, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), defaultVoterChangeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), maxVoterChangeTimeout)
 	defer cancel()
 	err := d.Voters.UnregisterController(ctx, req.ControllerID)
 	switch {

@@ -208,21 +208,10 @@ func copyBytesN(s *recordStream, w *recordWriter, l int64) bool {
 // compactPass runs one pass over the n records of body (compressed with
 // codec c), ending with the check that no bytes follow them.
 func compactPass(c Compression, body []byte, n int32, cw *compactWalk) error {
-	var r io.Reader
-	if c == CompressionNone {
-		cw.br.Reset(body)
-		r = &cw.br
-	} else {
-		cr, release, err := compressedReader(c, body)
-		if err != nil {
-			return err
-		}
-		defer release()
-		r = cr
+	if err := cw.rs.open(c, body, &cw.br); err != nil {
+		return err
 	}
-	wp := windowPool.Get().(*[]byte)
-	defer windowPool.Put(wp)
-	cw.rs = recordStream{r: r, buf: *wp}
+	defer cw.rs.close()
 	cw.s = &cw.rs
 	werr := cw.walk(n)
 	left, derr := cw.s.drain()

@@ -313,12 +313,52 @@ func (x *xerialReader) Read(p []byte) (int, error) {
 }
 
 // recordStream reads a decompressed record stream through a fixed window.
+// open makes s read the records section body, compressed with codec c,
+// through a pooled window; close returns the window and the decompressor.
+// plain, when not nil, is reset to read an uncompressed body (a reader
+// the caller reuses); otherwise a new one is made.
+func (s *recordStream) open(c Compression, body []byte, plain *bytes.Reader) error {
+	var r io.Reader
+	var release func()
+	if c == CompressionNone {
+		if plain == nil {
+			plain = new(bytes.Reader)
+		}
+		plain.Reset(body)
+		r = plain
+	} else {
+		cr, rel, err := compressedReader(c, body)
+		if err != nil {
+			return err
+		}
+		r, release = cr, rel
+	}
+	wp := windowPool.Get().(*[]byte)
+	*s = recordStream{r: r, buf: *wp, window: wp, release: release}
+	return nil
+}
+
+// close returns what open took; s is not read after it.
+func (s *recordStream) close() {
+	if s.window != nil {
+		windowPool.Put(s.window)
+		s.window = nil
+	}
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
+}
+
 type recordStream struct {
 	r     io.Reader
 	buf   []byte
 	i, n  int   // buf[i:n] is read and not consumed
 	total int64 // bytes read from r
 	err   error // r's error once it returned one (io.EOF at the end)
+
+	window  *[]byte // buf's entry of windowPool, when open took it
+	release func()  // the decompressor's release, when open took one
 }
 
 // fill makes at least k bytes (k <= len(buf)) available unless the stream
@@ -473,21 +513,11 @@ func visitRecords(b []byte, fn func(i int32, r RecordInfo) bool) error {
 	if h.NumRecords < 0 {
 		return fmt.Errorf("%w: batch declares %d records", ErrMalformed, h.NumRecords)
 	}
-	body := batch[BatchHeaderSize:]
-	var r io.Reader
-	if c := h.Compression(); c == CompressionNone {
-		r = bytes.NewReader(body)
-	} else {
-		cr, release, err := compressedReader(c, body)
-		if err != nil {
-			return err
-		}
-		defer release()
-		r = cr
+	s := new(recordStream)
+	if err := s.open(h.Compression(), batch[BatchHeaderSize:], nil); err != nil {
+		return err
 	}
-	wp := windowPool.Get().(*[]byte)
-	defer windowPool.Put(wp)
-	s := &recordStream{r: r, buf: *wp}
+	defer s.close()
 	berr := walkStream(s, h.NumRecords, fn)
 	if berr == errStopped {
 		return nil

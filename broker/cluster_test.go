@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -16,29 +15,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/config"
 	"github.com/samsa-broker/samsa/coordinator"
 	"github.com/samsa-broker/samsa/coordinator/txn"
 )
 
 // freePorts returns n loopback ports that were free a moment ago (the
-// voter list must name the controller ports before the nodes start).
+// voter list must name the controller ports before the nodes start), from
+// below the ephemeral range (harness.FreePorts): a node a test restarts
+// binds its ports again, and a port the kernel picked for "127.0.0.1:0"
+// may be taken meanwhile by any outgoing connection.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var lns []net.Listener
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return ports
+	return harness.FreePorts(t, n)
 }
 
 // testCluster is n combined-mode nodes in this process, configured as the

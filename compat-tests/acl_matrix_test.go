@@ -58,15 +58,11 @@ func aclJAAS(withClient bool) string {
 // process.
 func startACLBrokers(t *testing.T) (samsaAddr, kafkaAddr string, samsaBroker *harness.Broker) {
 	kafkaref.Require(t)
+	// From below the ephemeral range (harness.FreePorts), where no
+	// outgoing connection takes it before the broker binds it.
+	samsaAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(harness.FreePorts(t, 1)[0]))
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		samsaAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
-		l.Close()
 		samsaBroker = harness.Start(t, harness.Options{
 			ListenersExtra: "SASL_PLAINTEXT://" + samsaAddr,
 			Env: []string{

@@ -41,14 +41,11 @@ type secureBroker struct {
 	client                    testcerts.Pair
 }
 
+// loopbackPort is a free loopback port from below the ephemeral range
+// (harness.FreePorts), which a restarted broker can bind again.
 func loopbackPort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return harness.FreePorts(t, 1)[0]
 }
 
 func startSecureBroker(t *testing.T) *secureBroker {

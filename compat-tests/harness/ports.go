@@ -4,7 +4,9 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -17,15 +19,35 @@ import (
 // connections; this process hands each one out once, starting at a random
 // point so that the compat test packages running side by side rarely
 // probe the same ports at the same time, and skips any that something
-// else holds.
+// else holds. A machine whose ephemeral range starts lower has the range
+// end there (portRange); kafka-ref.sh and compat-tests/suites pick theirs
+// from the same ports.
 const (
 	portLow  = 20000
 	portHigh = 32000
 )
 
 var ports struct {
-	mu   sync.Mutex
-	next int
+	mu        sync.Mutex
+	next      int
+	low, high int
+}
+
+// portRange is [portLow, portHigh) cut at the start of the machine's
+// ephemeral range (/proc/sys/net/ipv4/ip_local_port_range) when that
+// starts lower.
+func portRange() (int, int) {
+	low, high := portLow, portHigh
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return low, high
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		if eph, err := strconv.Atoi(f[0]); err == nil && eph > low+1000 && eph < high {
+			high = eph
+		}
+	}
+	return low, high
 }
 
 // errNoPort is returned when every port of the range was tried.
@@ -37,13 +59,14 @@ func pickPort() (int, error) {
 	ports.mu.Lock()
 	defer ports.mu.Unlock()
 	if ports.next == 0 {
-		ports.next = portLow + rand.IntN(portHigh-portLow)
+		ports.low, ports.high = portRange()
+		ports.next = ports.low + rand.IntN(ports.high-ports.low)
 	}
-	for range portHigh - portLow {
+	for range ports.high - ports.low {
 		p := ports.next
 		ports.next++
-		if ports.next >= portHigh {
-			ports.next = portLow
+		if ports.next >= ports.high {
+			ports.next = ports.low
 		}
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
 		if err != nil {

@@ -105,20 +105,42 @@ classpath() {
 	cat "$(cp_file)"
 }
 
-# free_ports N prints N distinct free loopback TCP ports, one a line. The kernel
-# picks them; they are released before Kafka binds them, so a rare race with another
-# process is possible (start then fails and can be retried).
+# free_ports N prints N distinct free loopback TCP ports, one a line, from below
+# Linux's ephemeral range (net.ipv4.ip_local_port_range, 32768-60999 by default):
+# they are released before Kafka binds them, and a port the kernel picked for a
+# bind to port 0 is in that range, where any outgoing connection may take it
+# meanwhile, also before a node a test restarts binds it again ("Address
+# already in use" under load). Below the range only another listener can.
 free_ports() {
 	python3 - "$1" <<'EOF'
-import socket, sys
-socks = []
-for _ in range(int(sys.argv[1])):
+import random, socket, sys
+low, high = 20000, 32000
+try:
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        eph = int(f.read().split()[0])
+    if eph > low + 1000:
+        high = min(high, eph)
+except (OSError, ValueError, IndexError):
+    pass
+got = []
+for _ in range(5000):
+    if len(got) == int(sys.argv[1]):
+        break
+    p = random.randrange(low, high)
+    if p in got:
+        continue
     s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    socks.append(s)
-for s in socks:
-    print(s.getsockname()[1])
-    s.close()
+    try:
+        s.bind(("127.0.0.1", p))
+        got.append(p)
+    except OSError:
+        pass
+    finally:
+        s.close()
+else:
+    raise SystemExit("kafka-ref.sh: no free ports below the ephemeral range")
+for p in got:
+    print(p)
 EOF
 }
 

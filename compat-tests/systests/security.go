@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
 )
 
@@ -88,13 +90,14 @@ func StartSamsaSecure(t testing.TB, n int, settings map[string]string, sec Secur
 	for k, v := range settings {
 		all[k] = v
 	}
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Addrs = append(s.Addrs, l.Addr().String())
-		l.Close()
+	// The secured listeners' ports come from below the ephemeral range
+	// (harness.FreePorts), as the nodes' other ports: a node restarted
+	// by a scenario binds its port again, and a port the kernel handed
+	// out for "127.0.0.1:0" could be taken meanwhile by any outgoing
+	// connection ("bind: address already in use" at a SASL_SSL restart
+	// under load).
+	for _, p := range harness.FreePorts(t, n) {
+		s.Addrs = append(s.Addrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
 	}
 	c := startSamsa(t, n, all, nil, func(id int) string { return sec.Protocol + "://" + s.Addrs[id-1] })
 	s.ready(t, c, sec)

@@ -161,7 +161,7 @@ func (n *Node) register(ctx context.Context) error {
 		for _, id := range b.LogDirs {
 			req.LogDirs = append(req.LogDirs, id) // v2+
 		}
-		resp, err := n.channel.Request(ctx, req, 3)
+		resp, err := n.lifecycle.Request(ctx, req, 3)
 		if err != nil {
 			return err
 		}
@@ -246,7 +246,7 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
 	if n.ctrl != nil {
 		req.CurrentMetadataOffset = n.ctrl.Image().Offset
 	}
-	resp, err := n.channel.Request(ctx, req, 2)
+	resp, err := n.lifecycle.Request(ctx, req, 2)
 	if err != nil {
 		return err
 	}
@@ -262,6 +262,26 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) error {
 	}
 	return kafkaErr(hb.ErrorCode)
 }
+
+// heartbeatTimeout bounds one heartbeat to the active controller: twice
+// broker.heartbeat.interval.ms, at most controller.socket.timeout.ms.
+// Kafka 4.4's broker is stricter: its lifecycle channel's request timeout
+// is min(controller.socket.timeout.ms, broker.heartbeat.interval.ms)
+// (BrokerServer's "heartbeat" NodeToControllerChannelManagerImpl, javap);
+// a heartbeat not answered by then is retried until that window ends, then
+// sent again one interval later (BrokerLifecycleManager.
+// scheduleNextCommunicationAfterFailure). What keeps its brokers unfenced
+// under load is that the heartbeat has a connection of its own (lifecycle)
+// and the controller counts it when it handles it, answered in time or
+// not (QuorumController touches the broker for a heartbeat that timed out
+// in its queue); samsa's controller counts it on arrival too.
+func heartbeatTimeout(cfg *config.Config) time.Duration {
+	return time.Duration(min(2*int64(cfg.BrokerHeartbeatIntervalMs), controllerSocketTimeoutMs)) * time.Millisecond
+}
+
+// controllerSocketTimeoutMs is controller.socket.timeout.ms, read-only in
+// Kafka 4.4 (default 30000).
+const controllerSocketTimeoutMs = 30000
 
 // heartbeatLoop heartbeats every broker.heartbeat.interval.ms until ctx
 // ends, and, while this node is the active controller, fences brokers
@@ -286,7 +306,7 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 		default:
 		}
 		if n.cfg.HasRole("broker") && time.Since(last) >= interval {
-			hctx, cancel := context.WithTimeout(ctx, interval*2)
+			hctx, cancel := context.WithTimeout(ctx, heartbeatTimeout(n.cfg))
 			if err := n.heartbeat(hctx, false); err != nil && ctx.Err() == nil {
 				n.logger.Warn("heartbeat to the active controller failed", "err", err)
 			} else {

@@ -36,13 +36,20 @@ import (
 // Node is one running samsa node: storage, the controller (a one-voter
 // quorum on a single node), the handlers and the listeners.
 type Node struct {
-	opts      NodeOptions
-	cfg       *config.Config
-	logger    *slog.Logger
-	logs      *storage.Manager
-	quorum    *quorum.Quorum
-	qtrans    io.Closer // the quorum's transport, when the Node owns it
-	channel   *controllerChannel
+	opts    NodeOptions
+	cfg     *config.Config
+	logger  *slog.Logger
+	logs    *storage.Manager
+	quorum  *quorum.Quorum
+	qtrans  io.Closer // the quorum's transport, when the Node owns it
+	channel *controllerChannel
+	// lifecycle carries this broker's registration and heartbeats to the
+	// active controller on a connection of their own, as Kafka's
+	// BrokerLifecycleManager has its own "heartbeat" channel: on channel
+	// they queued behind forwarded admin requests and AlterPartition,
+	// which may wait seconds for a commit, and timed out under load
+	// (heartbeatTimeout).
+	lifecycle *controllerChannel
 	clusterID string
 	voterTurn atomic.Int32 // leaderOf's turn through the voters
 	// discovered is the controller listener address of the active
@@ -302,6 +309,7 @@ func (n *Node) start() (_ *Node, err error) {
 	n.clusterID = clusterID
 	n.ctrlConns = newConnQueue(nil)
 	n.channel = &controllerChannel{nodeID: cfg.NodeID, leader: n.leaderOf, dial: ctrlDial}
+	n.lifecycle = &controllerChannel{nodeID: cfg.NodeID, leader: n.leaderOf, dial: ctrlDial}
 	n.peers.n = n
 	n.fetchPeers.n = n
 	var ctrlAddr net.Addr
@@ -582,6 +590,9 @@ func (n *Node) closeStorage() error {
 	}
 	if n.channel != nil {
 		n.channel.Close()
+	}
+	if n.lifecycle != nil {
+		n.lifecycle.Close()
 	}
 	n.peers.close()
 	n.fetchPeers.close()

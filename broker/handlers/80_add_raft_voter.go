@@ -83,14 +83,25 @@ const maxVoterChangeTimeout = 30 * time.Second
 //   - The listeners must include the first of controller.listener.names
 //     (the one voters reach each other on), else INVALID_REQUEST, as
 //     Kafka.
-//   - A node that already votes is DUPLICATE_VOTER. Otherwise the node
-//     (a controller that has not bootstrapped a quorum of its own:
-//     started with controller.quorum.bootstrap.servers, or a voter removed
-//     earlier) is sent the log as a non-voter and made a voter once it
-//     has caught up; a node that does not catch up within timeout_ms is
-//     REQUEST_TIMED_OUT (Kafka's answer for a lagging or unreachable new
-//     voter). Both versions answer once the change is committed
-//     (ack_when_committed is always true here).
+//   - While another voter change runs, or before this leader committed an
+//     entry of its term, REQUEST_TIMED_OUT at once with Kafka's messages
+//     ("Request timed out waiting for leader to handle previous voter
+//     change request", "... to establish HWM and fence previous voter
+//     changes"), as Kafka 4.4's AddVoterHandler; RemoveRaftVoter and
+//     UpdateRaftVoter answer the same.
+//   - A node that already votes is DUPLICATE_VOTER. A node that is not
+//     caught up with the log is REQUEST_TIMED_OUT "Aborted add voter
+//     operation for ReplicaKey(...) since it is lagging behind", at once
+//     for a node that already receives the log (a non-voting member),
+//     after at most 2 s (Kafka's controller.quorum.request.timeout.ms)
+//     for one that this request makes a member: it then stays a
+//     non-voting member and receives the log, and the operator adds it
+//     again once it has caught up, as with Kafka, whose joining
+//     controllers fetch as observers from their start
+//     (quorum.Quorum.AddVoter). A caught-up node is made a voter; both
+//     versions answer once that is committed (ack_when_committed is
+//     always true here), at most timeout_ms or maxVoterChangeTimeout
+//     after the request.
 //   - samsa allows voter changes on quorums set up with
 //     controller.quorum.voters too; Kafka answers UNSUPPORTED_VERSION
 //     there (kraft.version 0). See compat-tests/FINDINGS.md.
@@ -149,7 +160,7 @@ func voterChangeError(err error) (int16, *string) {
 		return kerr.VoterNotFound.Code, msg
 	case errors.Is(err, quorum.ErrInvalidVoter):
 		return kerr.InvalidRequest.Code, msg
-	case errors.Is(err, quorum.ErrNotCaughtUp):
+	case errors.Is(err, quorum.ErrNotCaughtUp), errors.Is(err, quorum.ErrChangePending):
 		return kerr.RequestTimedOut.Code, msg
 	case errors.Is(err, controller.ErrNotController):
 		return kerr.NotLeaderForPartition.Code, msg

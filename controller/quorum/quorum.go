@@ -63,7 +63,12 @@ type Options struct {
 	// caught up: default two election timeouts, so that any election it
 	// voted in before it lost its state has ended.
 	RejoinMinWait time.Duration
-	Logger        *slog.Logger
+	// RequestTimeout is how long AddVoter waits for a controller it has
+	// just made a member to catch up before it answers that it lags
+	// (Kafka's controller.quorum.request.timeout.ms, the time its
+	// AddVoterHandler gives a new voter; default 2 s).
+	RequestTimeout time.Duration
+	Logger         *slog.Logger
 
 	// barrier replaces Raft's Barrier on a leadership gain (tests: a
 	// barrier Raft never answers).
@@ -92,6 +97,10 @@ type Quorum struct {
 
 	// progress holds the followers' answers, for Status.
 	progress *progressTracker
+	// changing is held while a voter change (AddVoter, RemoveVoter,
+	// UpdateVoter) runs; a second one is refused (beginChange), as Kafka's
+	// leader refuses a voter change while another is pending.
+	changing sync.Mutex
 	// guard refuses votes while the node rejoins after its damaged store
 	// was set aside (rejoin.go); nil when it did not.
 	guard *voteGuard
@@ -129,6 +138,9 @@ func Open(o Options) (_ *Quorum, err error) {
 	}
 	if o.RejoinMinWait <= 0 {
 		o.RejoinMinWait = 2 * o.ElectionTimeout
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 2 * time.Second
 	}
 	if len(o.Voters) == 0 && !o.Observer {
 		// An observer may know no voter (a broker-only node configured

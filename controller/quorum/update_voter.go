@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-
-	"github.com/samsa-broker/samsa/controller"
 )
 
 // ErrLeaderEndpoint: UpdateVoter was asked to change the endpoint of the
@@ -52,9 +50,11 @@ func (q *Quorum) UpdateVoter(ctx context.Context, id int32, m Member) error {
 	if m.DirectoryID == ([16]byte{}) {
 		return fmt.Errorf("%w: updating node %d", ErrInvalidVoter, id)
 	}
-	if !q.Leading() {
-		return controller.ErrNotController
+	done, err := q.beginChange()
+	if err != nil {
+		return err
 	}
+	defer done()
 	conf, err := q.configuration()
 	if err != nil {
 		return err

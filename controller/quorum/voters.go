@@ -28,7 +28,73 @@ var (
 	// ErrInvalidVoter: the zero directory id, where Kafka wants a voter's
 	// real one (INVALID_REQUEST).
 	ErrInvalidVoter = errors.New("quorum: not a valid voter (zero directory id)")
+	// ErrChangePending: another voter change is still running, or this
+	// leader has not yet committed an entry of its term (Kafka: it has no
+	// high watermark yet). Kafka's leader answers REQUEST_TIMED_OUT at once
+	// in both cases (AddVoterHandler, RemoveVoterHandler,
+	// UpdateVoterHandler), and the client retries.
+	ErrChangePending = errors.New("quorum: a voter change is pending")
 )
+
+// refusal is a voter change the leader refused, carrying Kafka 4.4's text
+// for it (the handlers answer err.Error() as the error message); kind is
+// the sentinel it matches.
+type refusal struct {
+	kind error
+	msg  string
+}
+
+func (r *refusal) Error() string { return r.msg }
+func (r *refusal) Unwrap() error { return r.kind }
+
+// replicaKey is Kafka's ReplicaKey.toString of a voter, as its messages
+// name one.
+func replicaKey(id int32, dir [16]byte) string {
+	d := "<undefined>"
+	if dir != ([16]byte{}) {
+		d = base64.RawURLEncoding.EncodeToString(dir[:])
+	}
+	return fmt.Sprintf("ReplicaKey(id=%d, directoryId=%s)", id, d)
+}
+
+// beginChange checks, in Kafka's order, that a voter change may start,
+// and holds q.changing until the returned func is called.
+// controller.ErrNotController: this node does not lead; ErrChangePending:
+// another change runs, or this leader's Barrier (the commit of an entry of
+// its term) has not returned yet. Kafka also refuses a change while the
+// latest VotersRecord is uncommitted; hashicorp/raft has no such window
+// outside a change (a configuration change waits until the previous one
+// is committed), and q.changing covers those of this node.
+func (q *Quorum) beginChange() (func(), error) {
+	if q.raft.State() != raft.Leader {
+		return nil, controller.ErrNotController
+	}
+	if !q.changing.TryLock() {
+		return nil, &refusal{ErrChangePending, "Request timed out waiting for leader to handle previous voter change request"}
+	}
+	if !q.Leading() {
+		q.changing.Unlock()
+		if q.raft.State() != raft.Leader {
+			return nil, controller.ErrNotController
+		}
+		return nil, &refusal{ErrChangePending, "Request timed out waiting for leader to establish HWM and fence previous voter changes"}
+	}
+	return q.changing.Unlock, nil
+}
+
+// caughtUp reports whether member id is caught up enough to become a
+// voter, as Kafka's LeaderState.isReplicaCaughtUp decides for an
+// observer: in this leader's term it has once answered with the leader's
+// last index at the time of the request (lastCaughtUp), and it answered
+// within the last hour. A member that never answered this leader is not.
+func caughtUp(p peerProgress, ok bool, term uint64, now time.Time) bool {
+	return ok && p.term == term && !p.lastCaughtUp.IsZero() && now.Sub(p.lastContact) < time.Hour
+}
+
+// lagging is Kafka's answer for a new voter that is not caught up.
+func lagging(id int32, dir [16]byte) error {
+	return &refusal{ErrNotCaughtUp, fmt.Sprintf("Aborted add voter operation for %s since it is lagging behind", replicaKey(id, dir))}
+}
 
 // Member is how a member of the Raft configuration is reached and named
 // in Kafka's terms. Raft keeps one address string per server; samsa
@@ -103,24 +169,39 @@ func dialAddress(a raft.ServerAddress) raft.ServerAddress {
 // AddVoter makes node id a voter of the quorum (KIP-853 AddRaftVoter).
 // The node must run a controller that has not bootstrapped a quorum of
 // its own (a controller started with controller.quorum.bootstrap.servers
-// naming this quorum, or a voter removed earlier). It is first added as a
-// non-voter and receives the log; once it has caught up with the commit
-// index it becomes a voter, so that adding it never leaves the quorum
-// waiting on a member that cannot answer yet (Kafka likewise refuses a
-// voter that lags). A non-voting member at another address (a removed
+// naming this quorum, or a voter removed earlier).
+//
+// As Kafka 4.4's AddVoterHandler, only a node that is caught up becomes a
+// voter, and one that is not is refused at once rather than waited for:
+// adding a voter that cannot answer yet would leave the quorum waiting on
+// it. Kafka's joining controller fetches the log as an observer from its
+// start, so its leader only checks that it has caught up (caughtUp) and
+// answers REQUEST_TIMED_OUT "... since it is lagging behind" otherwise. A
+// samsa controller receives the log once it is a Raft member: a member
+// already (a non-voter at the same address: a removed voter, or a node an
+// earlier AddVoter left lagging) is checked at once; any other node is
+// made a non-voter first and given Options.RequestTimeout (Kafka's
+// controller.quorum.request.timeout.ms, the time its handler gives the
+// new voter) to catch up. One that answered in that time but lags stays a
+// non-voter, receiving the log, so that add-controller succeeds again once
+// it caught up (Kafka's observer likewise keeps fetching); one that never
+// answered is taken out again. A member at another address (a removed
 // voter coming back with its directory id) is removed and added afresh.
-// Only the active controller adds voters
-// (controller.ErrNotController elsewhere). ErrDuplicateVoter: id already
-// votes; ErrNotCaughtUp: it did not catch up before ctx ended (then it is
-// not left in the configuration unless it was there before);
-// ErrInvalidVoter: m has the zero directory id.
+//
+// Only the active controller adds voters (controller.ErrNotController
+// elsewhere). ErrChangePending: another change runs, or this leader is
+// new (beginChange). ErrDuplicateVoter: id already votes; ErrNotCaughtUp:
+// it lags or did not answer, or the change was not committed before ctx
+// ended; ErrInvalidVoter: m has the zero directory id.
 func (q *Quorum) AddVoter(ctx context.Context, id int32, m Member) error {
 	if m.DirectoryID == ([16]byte{}) {
 		return fmt.Errorf("%w: adding node %d", ErrInvalidVoter, id)
 	}
-	if !q.Leading() {
-		return controller.ErrNotController
+	done, err := q.beginChange()
+	if err != nil {
+		return err
 	}
+	defer done()
 	conf, err := q.configuration()
 	if err != nil {
 		return err
@@ -133,7 +214,13 @@ func (q *Quorum) AddVoter(ctx context.Context, id int32, m Member) error {
 			continue
 		}
 		if s.Suffrage == raft.Voter {
-			return fmt.Errorf("%w: node %d at %s", ErrDuplicateVoter, id, dialAddress(s.Address))
+			var voters []string
+			for _, v := range conf.Servers {
+				if v.Suffrage == raft.Voter {
+					voters = append(voters, replicaKey(idOf(v.ID), parseMember(v.Address).DirectoryID))
+				}
+			}
+			return &refusal{ErrDuplicateVoter, fmt.Sprintf("The voter id for %s is already part of the set of voters [%s].", replicaKey(id, m.DirectoryID), strings.Join(voters, ", "))}
 		}
 		present = s.Address == addr
 		if !present {
@@ -146,22 +233,44 @@ func (q *Quorum) AddVoter(ctx context.Context, id int32, m Member) error {
 			}
 		}
 	}
-	if err := q.raft.AddNonvoter(serverID(id), addr, 0, timeout).Error(); err != nil {
-		return q.changeError(id, err)
-	}
-	if err := q.waitCaughtUp(ctx, serverID(id)); err != nil {
-		if !present {
-			if rerr := q.raft.RemoveServer(serverID(id), 0, 5*time.Second).Error(); rerr != nil {
-				q.logger.Warn("quorum: cannot take back a voter that did not catch up", "node", id, "err", rerr)
-			}
+	if present {
+		p, ok := q.progress.get(serverID(id))
+		if !caughtUp(p, ok, q.raft.CurrentTerm(), time.Now()) {
+			return lagging(id, m.DirectoryID)
 		}
-		return err
+	} else {
+		q.progress.forget(serverID(id))
+		if err := q.raft.AddNonvoter(serverID(id), addr, 0, timeout).Error(); err != nil {
+			return q.changeError(id, err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, q.opts.RequestTimeout)
+		err := q.waitCaughtUp(wctx, serverID(id))
+		cancel()
+		if err != nil {
+			if _, answered := q.progress.get(serverID(id)); answered {
+				q.logger.Info("quorum: a new voter lags; it stays a non-voter and receives the log", "node", id)
+				return lagging(id, m.DirectoryID)
+			}
+			if rerr := q.raft.RemoveServer(serverID(id), 0, 5*time.Second).Error(); rerr != nil {
+				q.logger.Warn("quorum: cannot take back a new voter that did not answer", "node", id, "err", rerr)
+			}
+			return &refusal{ErrNotCaughtUp, fmt.Sprintf("Aborted add voter operation for %s since it did not answer at %s", replicaKey(id, m.DirectoryID), m.Addr)}
+		}
 	}
 	if err := q.raft.AddVoter(serverID(id), addr, 0, timeout).Error(); err != nil {
 		return q.changeError(id, err)
 	}
 	q.logger.Info("quorum: added a voter", "node", id, "addr", m.Addr, "listener", m.Listener)
 	return nil
+}
+
+// idOf is the node id of a Raft server id (-1 when it is none).
+func idOf(s raft.ServerID) int32 {
+	id, err := strconv.ParseInt(string(s), 10, 32)
+	if err != nil {
+		return -1
+	}
+	return int32(id)
 }
 
 // RemoveVoter takes node id out of the voters (KIP-853 RemoveRaftVoter).
@@ -175,9 +284,11 @@ func (q *Quorum) AddVoter(ctx context.Context, id int32, m Member) error {
 // Removing the active controller itself makes it step down once the
 // change is committed.
 func (q *Quorum) RemoveVoter(ctx context.Context, id int32, directoryID [16]byte) error {
-	if !q.Leading() {
-		return controller.ErrNotController
+	done, err := q.beginChange()
+	if err != nil {
+		return err
 	}
+	defer done()
 	conf, err := q.configuration()
 	if err != nil {
 		return err
@@ -280,14 +391,13 @@ func (q *Quorum) changeError(id int32, err error) error {
 }
 
 // waitCaughtUp polls (every 20 ms; raft has no notification for a
-// follower's progress) until member id answered the leader with a last
-// log index at or past the commit index, or ctx ends (ErrNotCaughtUp).
+// follower's progress) until member id is caughtUp, or ctx ends
+// (ErrNotCaughtUp).
 func (q *Quorum) waitCaughtUp(ctx context.Context, id raft.ServerID) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
-		term, commit := q.raft.CurrentTerm(), q.raft.CommitIndex()
-		if p, ok := q.progress.get(id); ok && p.term == term && p.lastLog >= commit {
+		if p, ok := q.progress.get(id); caughtUp(p, ok, q.raft.CurrentTerm(), time.Now()) {
 			return nil
 		}
 		select {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,8 +75,9 @@ func waitQuorum(t *testing.T, ctx context.Context, addr, what string, cond func(
 
 // voterRequest sends a voter change (or UnregisterBroker) to addr, which
 // forwards it to the active controller, retrying while the controller
-// moves (NOT_LEADER_OR_FOLLOWER, NOT_CONTROLLER, a failed connection), and
-// returns the final error code.
+// moves (NOT_LEADER_OR_FOLLOWER, NOT_CONTROLLER, a failed connection) or
+// the change cannot be made yet (REQUEST_TIMED_OUT), and returns the
+// final error code.
 func voterRequest(t *testing.T, ctx context.Context, addr string, req kmsg.Request) int16 {
 	code, _ := voterRequestAttempts(t, ctx, addr, req)
 	return code
@@ -121,7 +123,10 @@ func voterRequestAttempts(t *testing.T, ctx context.Context, addr string, req km
 		case *kmsg.UnregisterControllerResponse:
 			code = r.ErrorCode
 		}
-		return code != kerr.NotLeaderForPartition.Code && code != kerr.NotController.Code
+		// REQUEST_TIMED_OUT: another voter change was pending, or the
+		// new voter did not catch up yet (Kafka 4.4 refuses it at once,
+		// and the operator adds it again once it has caught up).
+		return code != kerr.NotLeaderForPartition.Code && code != kerr.NotController.Code && code != kerr.RequestTimedOut.Code
 	}) {
 		t.Fatalf("%T: no answer but NOT_LEADER (code %d, %v)", req, code, last)
 	}
@@ -249,7 +254,17 @@ func TestQuorumVoterChanges(t *testing.T) {
 	add := func() {
 		t.Helper()
 		if java {
-			out := tool("--bootstrap-controller", c.ControllerAddrs[0], "--command-config", props, "add-controller")
+			// add-controller fails (REQUEST_TIMED_OUT) while node 3 has
+			// not caught up yet, as against Kafka 4.4; the operator runs
+			// it again.
+			var out []byte
+			var err error
+			if !pollUntil(90*time.Second, func() bool {
+				out, err = kafkaref.Tool(t, "kafka-metadata-quorum", "--bootstrap-controller", c.ControllerAddrs[0], "--command-config", props, "add-controller").CombinedOutput()
+				return err == nil || !strings.Contains(string(out), "TimeoutException")
+			}) || err != nil {
+				t.Fatalf("kafka-metadata-quorum add-controller: %v\n%s", err, out)
+			}
 			t.Logf("add-controller:\n%s", out)
 			return
 		}
@@ -436,40 +451,8 @@ func TestJoinControllerQuorum(t *testing.T) {
 	ctx := testContext(t, 4*time.Minute)
 	entry := c.Brokers[0].Addr
 	waitQuorum(t, ctx, entry, "three voters", func(v quorumView) bool { return len(v.voters) == 3 })
-
-	port := harness.FreePorts(t, 1)[0]
-	ctrl4 := fmt.Sprintf("127.0.0.1:%d", port)
-	dir := t.TempDir()
-	cmd := exec.Command(harness.Build(t), "--override", "log.dirs="+dir)
-	cmd.Env = append(os.Environ(),
-		"KAFKA_NODE_ID=4", "KAFKA_PROCESS_ROLES=controller", "KAFKA_LISTENERS=CONTROLLER://"+ctrl4,
-		"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER", "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-		"KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS="+strings.Join(c.ControllerAddrs, ","), "CLUSTER_ID=4L6g3nShT-eMCtK--X86sw")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &syncWriter{w: &out}, &syncWriter{w: &out}
-	if err := childproc.Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("node 4 output:\n%s", out.String())
-		}
-	})
-	var dirID [16]byte
-	if !pollUntil(60*time.Second, func() bool {
-		b, err := os.ReadFile(filepath.Join(dir, "meta.properties"))
-		if err != nil || !strings.Contains(string(b), "directory.id=") {
-			return false
-		}
-		dirID, _ = directoryID(t, dir)
-		return true
-	}) {
-		t.Fatal("node 4 wrote no meta.properties with a directory.id")
-	}
+	j := startJoiningController(t, c, 4)
+	port, ctrl4, dirID := j.port, j.addr, j.dirID
 	// Not added yet: it is no member of the quorum, and has no leader.
 	if v, err := viewQuorum(ctx, entry); err != nil || len(v.voters) != 3 {
 		t.Fatalf("quorum before adding node 4: %+v %v", v, err)
@@ -504,6 +487,146 @@ func TestJoinControllerQuorum(t *testing.T) {
 	}) {
 		t.Fatal("no topic could be created after killing a voter of four")
 	}
+}
+
+// TestAddControllerNotCaughtUp (KIP-853): a controller that cannot catch
+// up is refused soon, as Kafka 4.4's AddVoterHandler refuses a new voter
+// that is not caught up at once (REQUEST_TIMED_OUT), instead of being
+// waited for as long as timeout_ms allows (samsa waited up to 30 s). The
+// joining node 4 is stopped (SIGSTOP: its port still accepts connections,
+// nothing answers): AddRaftVoter answers REQUEST_TIMED_OUT within seconds,
+// and node 4 is left neither a voter nor an observer; with Java, the real
+// kafka-metadata-quorum add-controller fails the same way. Resumed, it is
+// added (retrying while it catches up, as an operator would) and catches
+// up.
+func TestAddControllerNotCaughtUp(t *testing.T) {
+	t.Parallel()
+	c := harness.StartCluster(t, 3, harness.ClusterOptions{})
+	ctx := testContext(t, 4*time.Minute)
+	entry := c.Brokers[0].Addr
+	waitQuorum(t, ctx, entry, "three voters", func(v quorumView) bool { return len(v.voters) == 3 })
+	j := startJoiningController(t, c, 4)
+	if err := j.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	resume := func() {
+		if stopped {
+			stopped = false
+			j.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(resume)
+	req := &kmsg.AddRaftVoterRequest{VoterID: 4, VoterDirectoryID: j.dirID, TimeoutMillis: 30000,
+		Listeners: []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(j.port)}}}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(entry), kgo.RequestRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var resp *kmsg.AddRaftVoterResponse
+	var took time.Duration
+	if !pollUntil(60*time.Second, func() bool {
+		start := time.Now()
+		r, err := req.RequestWith(ctx, cl)
+		took = time.Since(start)
+		if err != nil {
+			return false
+		}
+		resp = r
+		return r.ErrorCode != kerr.NotLeaderForPartition.Code && r.ErrorCode != kerr.NotController.Code
+	}) {
+		t.Fatalf("AddRaftVoter of a stopped controller: no answer but NOT_LEADER (%+v)", resp)
+	}
+	msg := ""
+	if resp.ErrorMessage != nil {
+		msg = *resp.ErrorMessage
+	}
+	t.Logf("AddRaftVoter of a stopped controller: %v %q after %v", kerr.ErrorForCode(resp.ErrorCode), msg, took)
+	if resp.ErrorCode != kerr.RequestTimedOut.Code || !strings.Contains(msg, "ReplicaKey(id=4") {
+		t.Fatalf("AddRaftVoter of a stopped controller: %v %q, want REQUEST_TIMED_OUT naming ReplicaKey(id=4, ...)", kerr.ErrorForCode(resp.ErrorCode), msg)
+	}
+	if took > 20*time.Second {
+		t.Fatalf("AddRaftVoter of a stopped controller answered after %v (timeout_ms 30000): it waited for the voter", took)
+	}
+	waitQuorum(t, ctx, entry, "node 4 neither voter nor observer", func(v quorumView) bool {
+		_, voting := v.voters[4]
+		return len(v.voters) == 3 && !voting && !slices.Contains(v.observers, 4)
+	})
+	if !testing.Short() && kafkaToolsAvailable() {
+		kafkaref.Require(t)
+		props := filepath.Join(t.TempDir(), "controller4.properties")
+		text := fmt.Sprintf("node.id=4\nprocess.roles=controller\ncontroller.listener.names=CONTROLLER\nlisteners=CONTROLLER://%s\nlog.dirs=%s\n", j.addr, j.dir)
+		if err := os.WriteFile(props, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		out, err := kafkaref.Tool(t, "kafka-metadata-quorum", "--bootstrap-controller", c.ControllerAddrs[0], "--command-config", props, "add-controller").CombinedOutput()
+		t.Logf("add-controller of a stopped controller (%v, %v):\n%s", time.Since(start), err, out)
+		if err == nil || !strings.Contains(string(out), "ReplicaKey(id=4") {
+			t.Fatalf("add-controller of a stopped controller: %v\n%s", err, out)
+		}
+	}
+	resume()
+	changeQuorum(t, ctx, entry, "add voter 4 once resumed", req, func() bool {
+		v, err := viewQuorum(ctx, entry)
+		_, ok := v.voters[4]
+		return err == nil && ok
+	})
+	waitQuorum(t, ctx, entry, "node 4 a caught-up voter", func(v quorumView) bool {
+		leo, ok := v.leo[4]
+		return len(v.voters) == 4 && v.voters[4] == j.dirID && ok && leo >= v.hw
+	})
+}
+
+// joiningController is a controller-only process started with
+// controller.quorum.bootstrap.servers naming a cluster's controllers (and
+// no voter list), so that it joins their quorum once added.
+type joiningController struct {
+	cmd   *exec.Cmd
+	port  int
+	addr  string // its controller listener
+	dir   string
+	dirID [16]byte
+}
+
+// startJoiningController starts node id as a joiningController of c and
+// waits until it wrote its meta.properties (with its directory id). It is
+// killed at cleanup, its output logged if the test failed.
+func startJoiningController(t *testing.T, c *harness.Cluster, id int) *joiningController {
+	t.Helper()
+	j := &joiningController{port: harness.FreePorts(t, 1)[0], dir: t.TempDir()}
+	j.addr = fmt.Sprintf("127.0.0.1:%d", j.port)
+	j.cmd = exec.Command(harness.Build(t), "--override", "log.dirs="+j.dir)
+	j.cmd.Env = append(os.Environ(),
+		fmt.Sprintf("KAFKA_NODE_ID=%d", id), "KAFKA_PROCESS_ROLES=controller", "KAFKA_LISTENERS=CONTROLLER://"+j.addr,
+		"KAFKA_CONTROLLER_LISTENER_NAMES=CONTROLLER", "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+		"KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS="+strings.Join(c.ControllerAddrs, ","), "CLUSTER_ID=4L6g3nShT-eMCtK--X86sw")
+	var out bytes.Buffer
+	j.cmd.Stdout, j.cmd.Stderr = &syncWriter{w: &out}, &syncWriter{w: &out}
+	if err := childproc.Start(j.cmd); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- j.cmd.Wait() }()
+	t.Cleanup(func() {
+		j.cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("node %d output:\n%s", id, out.String())
+		}
+	})
+	if !pollUntil(60*time.Second, func() bool {
+		b, err := os.ReadFile(filepath.Join(j.dir, "meta.properties"))
+		if err != nil || !strings.Contains(string(b), "directory.id=") {
+			return false
+		}
+		j.dirID, _ = directoryID(t, j.dir)
+		return true
+	}) {
+		t.Fatalf("node %d wrote no meta.properties with a directory.id", id)
+	}
+	return j
 }
 
 // syncWriter serializes writes to w (a process's stdout and stderr).

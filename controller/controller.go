@@ -317,6 +317,24 @@ func (c *Controller) write(dryRun bool, decide func(img *Image) []Record) error 
 	return err
 }
 
+// writeIfNeeded is write for a decision that mostly changes nothing, as a
+// broker heartbeat's report of its cordoned and offline log directories:
+// decide first runs on the current image without writeMu, and only a
+// decision that writes records (or a node that does not lead, which write
+// answers ErrNotController) takes it. writeMu is held by every write
+// until its records commit, so heartbeats that always took it waited
+// behind each CreateTopics, DeleteTopics and AlterPartition of the
+// cluster: under load past their timeout, and a live broker was fenced
+// (Kafka's controller handles a heartbeat in its event queue without
+// waiting for earlier writes to commit). decide may run twice; it must
+// only read the image it is given.
+func (c *Controller) writeIfNeeded(decide func(img *Image) []Record) error {
+	if c.quorum.Leading() && len(decide(c.machine.Image())) == 0 {
+		return nil
+	}
+	return c.write(false, decide)
+}
+
 // REQUIRES: c.writeMu held.
 func (c *Controller) writeLocked(dryRun bool, decide func(img *Image) []Record) error {
 	leading := c.quorum.Leading()

@@ -216,7 +216,7 @@ func changesReplicaDirs(img *Image, r ReplicaDirsRecord) bool {
 // nothing.
 func (c *Controller) ReportCordonedLogDirs(broker int32, epoch int64, dirs []Uuid) (int16, error) {
 	var code int16
-	err := c.write(false, func(img *Image) []Record {
+	err := c.writeIfNeeded(func(img *Image) []Record {
 		if code = img.CheckBrokerEpoch(broker, epoch); code != 0 || epoch < 0 {
 			if code == 0 {
 				code = kerr.StaleBrokerEpoch.Code

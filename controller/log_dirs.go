@@ -288,7 +288,7 @@ func (c *Controller) ReportOfflineLogDirs(broker int32, epoch int64, dirs []Uuid
 		return 0, nil
 	}
 	var code int16
-	err := c.write(false, func(img *Image) []Record {
+	err := c.writeIfNeeded(func(img *Image) []Record {
 		var recs []Record
 		code, recs = decideLogDirs(img, broker, epoch, BrokerOfflineDirsRecord{BrokerID: broker, Epoch: epoch, Dirs: dirs}, c.opts.UncleanLeaderElection)
 		return recs

@@ -86,6 +86,7 @@ func TestRaftVoterHandlers(t *testing.T) {
 		{"duplicate", &kmsg.AddRaftVoterRequest{VoterID: 4, VoterDirectoryID: [16]byte{4}, Listeners: ctrl}, quorum.ErrDuplicateVoter, kerr.DuplicateVoter.Code},
 		{"lagging", &kmsg.AddRaftVoterRequest{VoterID: 4, VoterDirectoryID: [16]byte{4}, Listeners: ctrl}, fmt.Errorf("x: %w", quorum.ErrNotCaughtUp), kerr.RequestTimedOut.Code},
 		{"not leader", &kmsg.AddRaftVoterRequest{VoterID: 4, VoterDirectoryID: [16]byte{4}, Listeners: ctrl}, controller.ErrNotController, kerr.NotLeaderForPartition.Code},
+		{"change pending", &kmsg.AddRaftVoterRequest{VoterID: 4, VoterDirectoryID: [16]byte{4}, Listeners: ctrl}, fmt.Errorf("x: %w", quorum.ErrChangePending), kerr.RequestTimedOut.Code},
 	} {
 		f.err = tc.err
 		for v := int16(0); v <= 1; v++ {
@@ -108,6 +109,7 @@ func TestRaftVoterHandlers(t *testing.T) {
 		{"removed", &kmsg.RemoveRaftVoterRequest{VoterID: 4, VoterDirectoryID: [16]byte{4}}, nil, 0},
 		{"unknown", &kmsg.RemoveRaftVoterRequest{VoterID: 9, VoterDirectoryID: [16]byte{9}}, quorum.ErrVoterNotFound, kerr.VoterNotFound.Code},
 		{"zero id", &kmsg.RemoveRaftVoterRequest{VoterID: 9}, quorum.ErrInvalidVoter, kerr.InvalidRequest.Code},
+		{"change pending", &kmsg.RemoveRaftVoterRequest{VoterID: 4, VoterDirectoryID: [16]byte{4}}, fmt.Errorf("x: %w", quorum.ErrChangePending), kerr.RequestTimedOut.Code},
 	} {
 		f.err = tc.err
 		resp := e.call(t, tc.req, 0).(*kmsg.RemoveRaftVoterResponse)

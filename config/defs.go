@@ -231,7 +231,7 @@ func brokerDefs() []Def {
 		d("group.streams.max.heartbeat.interval.ms", Int, "15000", "Largest heartbeat interval of a streams group: bound of group.streams.heartbeat.interval.ms (checked at start) and of the group config streams.heartbeat.interval.ms.", atLeast(Int, 1)),
 		d("group.streams.max.standby.replicas", Int, "2", "Largest number of standby replicas of a streams group: bound of group.streams.num.standby.replicas (checked at start) and of the group config streams.num.standby.replicas.", atLeast(Int, 0)),
 		d("group.streams.max.size", Int, maxIntStr, "Largest number of members of a streams group.", atLeast(Int, 1)),
-		d("group.streams.num.standby.replicas", Int, "0", "Standby replicas of each task of a streams group (group config streams.num.standby.replicas).", atLeast(Int, 0)),
+		d("group.streams.num.standby.replicas", Int, "0", "Standby replicas of each stateful task (a subtopology with changelog topics) of a streams group (group config streams.num.standby.replicas).", atLeast(Int, 0)),
 		d("group.streams.initial.rebalance.delay.ms", Int, "3000", "How long a new streams group waits for more members before its first assignment (group config streams.initial.rebalance.delay.ms).", atLeast(Int, 0)),
 		d("group.streams.acceptable.recovery.lag", Long, "10000", "Acceptable recovery lag told to streams group members.", atLeast(Long, 0)),
 		d("group.streams.task.offset.interval.ms", Int, "60000", "Interval at which streams group members report their task offsets.", atLeast(Int, 1)),

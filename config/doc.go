@@ -270,7 +270,7 @@
 //	| `group.streams.max.heartbeat.interval.ms` | `15000` | Largest heartbeat interval of a streams group: bound of group.streams.heartbeat.interval.ms (checked at start) and of the group config streams.heartbeat.interval.ms. |
 //	| `group.streams.max.standby.replicas` | `2` | Largest number of standby replicas of a streams group: bound of group.streams.num.standby.replicas (checked at start) and of the group config streams.num.standby.replicas. |
 //	| `group.streams.max.size` | `2147483647` | Largest number of members of a streams group. |
-//	| `group.streams.num.standby.replicas` | `0` | Standby replicas of each task of a streams group (group config streams.num.standby.replicas). |
+//	| `group.streams.num.standby.replicas` | `0` | Standby replicas of each stateful task (a subtopology with changelog topics) of a streams group (group config streams.num.standby.replicas). |
 //	| `group.streams.initial.rebalance.delay.ms` | `3000` | How long a new streams group waits for more members before its first assignment (group config streams.initial.rebalance.delay.ms). |
 //	| `group.streams.acceptable.recovery.lag` | `10000` | Acceptable recovery lag told to streams group members. |
 //	| `group.streams.task.offset.interval.ms` | `60000` | Interval at which streams group members report their task offsets. |

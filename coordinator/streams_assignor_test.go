@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -120,5 +121,27 @@ func TestStreamsAssignorRanksByTaskOffsets(t *testing.T) {
 	out := assignStreamsTasks(members, map[string]int32{"0": 1}, map[string]bool{"0": true}, 1)
 	if !out["c"].active.has("0", 0) || !out["b"].standby.has("0", 0) || out["a"].active.count()+out["a"].standby.count() != 0 {
 		t.Fatalf("a %v, b %v, c %v; want c active and b standby", out["a"], out["b"], out["c"])
+	}
+}
+
+// TestJavaHashMapOrder checks the key orders against what Java 17's
+// java.util.HashMap printed for the same keys (a group of the golden file):
+// put appends to a bucket, computeIfAbsent puts a new key at its head.
+func TestJavaHashMapOrder(t *testing.T) {
+	ids := []string{"YVEWxL5OuHO7tKmc57kTxT", "fbFbx7aGsjZ-cEHfvbCXKZ", "l3mN4YHtpWCiSy3sfyHOec", "m2", "m3", "m6", "oQhXvx_PfOX6nxb408minC"}
+	procOf := map[string]string{"YVEWxL5OuHO7tKmc57kTxT": "sNOtrSan-qTI2", "fbFbx7aGsjZ-cEHfvbCXKZ": "Vq7CUUjj--SY2",
+		"l3mN4YHtpWCiSy3sfyHOec": "ClRtLEGF-asuL", "m2": "CeZ0p5fV-KrnU", "m3": "F_dOmgOR-X1Sf", "m6": "Axrfj5KN-n3iV", "oQhXvx_PfOX6nxb408minC": "Axrfj5KN-n3iV"}
+	members := javaHashMapOrder(ids, 0) // new HashMap<>(), put in id order
+	if want := []string{"fbFbx7aGsjZ-cEHfvbCXKZ", "m2", "m3", "oQhXvx_PfOX6nxb408minC", "l3mN4YHtpWCiSy3sfyHOec", "m6", "YVEWxL5OuHO7tKmc57kTxT"}; !slices.Equal(members, want) {
+		t.Fatalf("members %v, Java %v", members, want)
+	}
+	procs := newJavaHashMap(len(ids)) // new HashMap<>(7), computeIfAbsent in members' order
+	for _, id := range members {
+		procs.computeIfAbsent(procOf[id])
+	}
+	// "m2" and "m3"'s processes share bucket 0 and "fbFb..." and "YVEW..."'s bucket 1 of
+	// the 8: the later one comes first.
+	if got, want := procs.keys(), []string{"F_dOmgOR-X1Sf", "CeZ0p5fV-KrnU", "sNOtrSan-qTI2", "Vq7CUUjj--SY2", "Axrfj5KN-n3iV", "ClRtLEGF-asuL"}; !slices.Equal(got, want) {
+		t.Fatalf("processes %v, Java %v", got, want)
 	}
 }

@@ -362,6 +362,9 @@ func (m *javaHashMap) put(k string) {
 		m.resize()
 	}
 	i := m.bucket(k, len(m.table))
+	if slices.Contains(m.table[i], k) {
+		return // a new value for a key keeps its place
+	}
 	m.table[i] = append(m.table[i], k)
 	m.size++
 	if m.size > m.threshold {
@@ -374,6 +377,9 @@ func (m *javaHashMap) computeIfAbsent(k string) {
 		m.resize()
 	}
 	i := m.bucket(k, len(m.table))
+	if slices.Contains(m.table[i], k) {
+		return
+	}
 	m.table[i] = append([]string{k}, m.table[i]...)
 	m.size++
 }

@@ -208,7 +208,7 @@ func brokerDefs() []Def {
 		d("group.min.session.timeout.ms", Int, "6000", "Least session timeout a classic group member may ask for.", typeOnly(Int)),
 		d("group.max.session.timeout.ms", Int, "1800000", "Largest session timeout a classic group member may ask for.", typeOnly(Int)),
 		d("group.max.size", Int, maxIntStr, "Largest number of members of a classic group.", atLeast(Int, 1)),
-		d("group.coordinator.rebalance.protocols", List, "classic,consumer,streams", "Group protocols served: classic (JoinGroup), consumer (KIP-848 ConsumerGroupHeartbeat) and streams (KIP-1071 StreamsGroupHeartbeat). share is accepted and changes nothing: share groups (KIP-932) are on by the share.version feature, as in Kafka 4.4.", listOf("classic", "consumer", "share", "streams")),
+		d("group.coordinator.rebalance.protocols", List, "classic,consumer,streams", "Group protocols served: classic (JoinGroup), consumer (KIP-848 ConsumerGroupHeartbeat) and streams (KIP-1071 StreamsGroupHeartbeat). share is accepted and changes nothing: share groups (KIP-932) are on by the share.version feature, as in Kafka 4.4. Deprecated in Kafka 4.4 (every protocol is on in 5.0, switched by the feature versions): leaving one out logs a warning at start, and ApiVersions still lists its APIs (answered UNSUPPORTED_VERSION), as Kafka.", listOf("classic", "consumer", "share", "streams")),
 		d("group.consumer.session.timeout.ms", Int, "45000", "Session timeout of a KIP-848 consumer group member.", atLeast(Int, 1)),
 		d("group.consumer.min.session.timeout.ms", Int, "45000", "Least session timeout of a KIP-848 consumer group.", atLeast(Int, 1)),
 		d("group.consumer.max.session.timeout.ms", Int, "60000", "Largest session timeout of a KIP-848 consumer group.", atLeast(Int, 1)),

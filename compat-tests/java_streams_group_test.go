@@ -135,7 +135,7 @@ func waitStreamsGroupSettled(ctx context.Context, cl *kgo.Client, group string, 
 // restarts it (samsa only): the group must come back from __consumer_offsets with its epoch,
 // the instances heartbeating on without rejoining.
 func runStreamsGroupProtocol(t *testing.T, cp, addr string, restart func()) {
-	ctx := testContext(t, 8*time.Minute)
+	ctx := testContext(t, 12*time.Minute) // generous: runs under load 80 took 8 to 9
 	cl, adm := newAdmin(t, addr)
 	const app, in, out = "wordcount-sg", "wordcount-sg-in", "wordcount-sg-out"
 	const partitions = 3

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"os"
@@ -906,5 +907,34 @@ func TestUnknownSettingWarns(t *testing.T) {
 	}
 	if warns != 4 {
 		t.Errorf("%d WARN notices for unknown settings, want 4: %v", warns, c.Notices)
+	}
+}
+
+// TestRebalanceProtocolsDeprecationNotice: like Kafka 4.4, a node whose
+// group.coordinator.rebalance.protocols leaves a group protocol out warns at
+// start that the setting is deprecated, naming the protocols it disables;
+// the default warns of nothing.
+func TestRebalanceProtocolsDeprecationNotice(t *testing.T) {
+	disabled := func(args ...string) string {
+		t.Helper()
+		c, err := Load(args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range c.Notices {
+			if strings.HasPrefix(n.Msg, "group.coordinator.rebalance.protocols is deprecated") {
+				return fmt.Sprint(n.Args...)
+			}
+		}
+		return ""
+	}
+	if got := disabled(); got != "" {
+		t.Errorf("default: notice %q", got)
+	}
+	if got := disabled("--override", "group.coordinator.rebalance.protocols=classic,consumer"); got != "disabledstreams" {
+		t.Errorf("classic,consumer: %q", got)
+	}
+	if got := disabled("--override", "group.coordinator.rebalance.protocols=classic"); got != "disabledconsumer,streams" {
+		t.Errorf("classic: %q", got)
 	}
 }

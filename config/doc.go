@@ -247,7 +247,7 @@
 //	| `group.min.session.timeout.ms` | `6000` | Least session timeout a classic group member may ask for. |
 //	| `group.max.session.timeout.ms` | `1800000` | Largest session timeout a classic group member may ask for. |
 //	| `group.max.size` | `2147483647` | Largest number of members of a classic group. |
-//	| `group.coordinator.rebalance.protocols` | `classic,consumer,streams` | Group protocols served: classic (JoinGroup), consumer (KIP-848 ConsumerGroupHeartbeat) and streams (KIP-1071 StreamsGroupHeartbeat). share is accepted and changes nothing: share groups (KIP-932) are on by the share.version feature, as in Kafka 4.4. |
+//	| `group.coordinator.rebalance.protocols` | `classic,consumer,streams` | Group protocols served: classic (JoinGroup), consumer (KIP-848 ConsumerGroupHeartbeat) and streams (KIP-1071 StreamsGroupHeartbeat). share is accepted and changes nothing: share groups (KIP-932) are on by the share.version feature, as in Kafka 4.4. Deprecated in Kafka 4.4 (every protocol is on in 5.0, switched by the feature versions): leaving one out logs a warning at start, and ApiVersions still lists its APIs (answered UNSUPPORTED_VERSION), as Kafka. |
 //	| `group.consumer.session.timeout.ms` | `45000` | Session timeout of a KIP-848 consumer group member. |
 //	| `group.consumer.min.session.timeout.ms` | `45000` | Least session timeout of a KIP-848 consumer group. |
 //	| `group.consumer.max.session.timeout.ms` | `60000` | Largest session timeout of a KIP-848 consumer group. |
@@ -270,7 +270,7 @@
 //	| `group.streams.max.heartbeat.interval.ms` | `15000` | Largest heartbeat interval of a streams group: bound of group.streams.heartbeat.interval.ms (checked at start) and of the group config streams.heartbeat.interval.ms. |
 //	| `group.streams.max.standby.replicas` | `2` | Largest number of standby replicas of a streams group: bound of group.streams.num.standby.replicas (checked at start) and of the group config streams.num.standby.replicas. |
 //	| `group.streams.max.size` | `2147483647` | Largest number of members of a streams group. |
-//	| `group.streams.num.standby.replicas` | `0` | Standby replicas of each task of a streams group (group config streams.num.standby.replicas). |
+//	| `group.streams.num.standby.replicas` | `0` | Standby replicas of each stateful task (a subtopology with changelog topics) of a streams group (group config streams.num.standby.replicas). |
 //	| `group.streams.initial.rebalance.delay.ms` | `3000` | How long a new streams group waits for more members before its first assignment (group config streams.initial.rebalance.delay.ms). |
 //	| `group.streams.acceptable.recovery.lag` | `10000` | Acceptable recovery lag told to streams group members. |
 //	| `group.streams.task.offset.interval.ms` | `60000` | Interval at which streams group members report their task offsets. |

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -516,6 +517,21 @@ func load(in loadInput) (*Config, error) {
 	}
 	for _, name := range in.envSkipped {
 		notices = append(notices, Notice{Level: slog.LevelDebug, Msg: "environment variable is not a setting (container image or Kubernetes), ignored", Args: []any{"variable", name}})
+	}
+	// Kafka 4.4 warns at start when group.coordinator.rebalance.protocols
+	// leaves a group protocol out: the setting is deprecated, and from Kafka
+	// 5.0 every protocol is on, switched by the feature versions alone
+	// (KafkaConfig, seen on kafka-ref with classic,consumer).
+	var off []string
+	for _, p := range []string{"classic", "consumer", "streams"} {
+		if !slices.ContainsFunc(c.GroupCoordinatorRebalanceProtocols, func(q string) bool { return strings.EqualFold(strings.TrimSpace(q), p) }) {
+			off = append(off, p)
+		}
+	}
+	if len(off) > 0 {
+		notices = append(notices, Notice{Level: slog.LevelWarn,
+			Msg:  "group.coordinator.rebalance.protocols is deprecated (Kafka 5.0 enables every group protocol and leaves them to the feature versions group.version, streams.version and share.version); it disables some",
+			Args: []any{"disabled", strings.Join(off, ",")}})
 	}
 	c.Notices = notices
 	c.staticValues, c.staticSources = copyMap(c.Values), copyMap(c.Sources)

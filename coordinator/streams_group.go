@@ -408,17 +408,26 @@ func (g *StreamsGroup) computeTarget() {
 		in := make([]streamsAssignMember, 0, len(ids))
 		for _, id := range ids {
 			m := g.members[id]
-			prev, ok := g.target[id]
-			if !ok {
-				prev = newStreamsTasks()
-			}
 			proc := m.processID
 			if proc == "" {
 				proc = id
 			}
-			in = append(in, streamsAssignMember{id: id, process: proc, prev: prev})
+			// Kafka 4.4's TargetAssignmentBuilder gives the assignor each
+			// member's current assignment (assignedTasks) and the task
+			// offsets it reported.
+			var offsets map[string]map[int32]int64
+			for _, to := range m.taskOffsets {
+				if offsets == nil {
+					offsets = map[string]map[int32]int64{}
+				}
+				if offsets[to.SubtopologyID] == nil {
+					offsets[to.SubtopologyID] = map[int32]int64{}
+				}
+				offsets[to.SubtopologyID][to.Partition] = to.Offset
+			}
+			in = append(in, streamsAssignMember{id: id, process: proc, prev: m.assigned.clone(), offsets: offsets})
 		}
-		next = assignStreamsTasks(in, g.configured.tasks, g.cfg.NumStandbyReplicas)
+		next = assignStreamsTasks(in, g.configured.tasks, g.configured.stateful, g.cfg.NumStandbyReplicas)
 	}
 	for _, id := range ids {
 		if _, ok := next[id]; !ok {

@@ -114,7 +114,7 @@ func TestAssignStreamsTasksProperties(t *testing.T) {
 		for i := range nm {
 			members = append(members, streamsAssignMember{id: fmt.Sprintf("m%d", i), process: fmt.Sprintf("p%d", i%np), prev: newStreamsTasks()})
 		}
-		out := assignStreamsTasks(slices.Clone(members), tasks, standbys)
+		out := assignStreamsTasks(slices.Clone(members), tasks, allStateful(tasks), standbys)
 		check := func(out map[string]streamsTasks) {
 			total := 0
 			lo, hi := 1<<30, 0
@@ -163,7 +163,7 @@ func TestAssignStreamsTasksProperties(t *testing.T) {
 		for i := range members {
 			members[i].prev = out[members[i].id]
 		}
-		again := assignStreamsTasks(slices.Clone(members), tasks, standbys)
+		again := assignStreamsTasks(slices.Clone(members), tasks, allStateful(tasks), standbys)
 		check(again)
 		for _, m := range members {
 			if !again[m.id].active.equal(out[m.id].active) {
@@ -172,7 +172,7 @@ func TestAssignStreamsTasksProperties(t *testing.T) {
 		}
 		// A member joins: the others keep all but what balance moves.
 		members = append(members, streamsAssignMember{id: "zz", process: "pz", prev: newStreamsTasks()})
-		grown := assignStreamsTasks(slices.Clone(members), tasks, standbys)
+		grown := assignStreamsTasks(slices.Clone(members), tasks, allStateful(tasks), standbys)
 		for _, m := range members[:len(members)-1] {
 			grown[m.id].active.each(func(s string, p int32) {
 				if !out[m.id].active.has(s, p) {
@@ -181,6 +181,15 @@ func TestAssignStreamsTasksProperties(t *testing.T) {
 			})
 		}
 	}
+}
+
+// allStateful marks every subtopology stateful (each has a changelog).
+func allStateful(tasks map[string]int32) map[string]bool {
+	out := map[string]bool{}
+	for s := range tasks {
+		out[s] = true
+	}
+	return out
 }
 
 var testSTConfig = StreamsGroupConfig{
@@ -366,14 +375,21 @@ func TestStreamsGroupStandbysAndStatuses(t *testing.T) {
 		a.beat(g, now, img)
 		b.beat(g, now, img)
 	}
-	if a.tasks.active.count() != 2 || b.tasks.active.count() != 2 || a.tasks.standby.count() != 2 || b.tasks.standby.count() != 2 {
+	// Standby tasks only for the stateful subtopology 1 (its changelog), as
+	// Kafka 4.4's StickyTaskAssignor.assignStandby (taskIds(topology,
+	// false) keeps isStateful subtopologies): one each. Until session 33
+	// samsa made standbys of subtopology 0 too and this test wanted 2 each.
+	if a.tasks.active.count() != 2 || b.tasks.active.count() != 2 || a.tasks.standby.count() != 1 || b.tasks.standby.count() != 1 {
 		t.Fatalf("a %v b %v", a.tasks, b.tasks)
 	}
 	a.tasks.active.each(func(s string, p int32) {
-		if !b.tasks.standby.has(s, p) || a.tasks.standby.has(s, p) {
+		if s == "1" && (!b.tasks.standby.has(s, p) || a.tasks.standby.has(s, p)) {
 			t.Fatalf("standby of %s_%d", s, p)
 		}
 	})
+	if len(a.tasks.standby["0"])+len(b.tasks.standby["0"]) != 0 {
+		t.Fatalf("standby of the stateless subtopology: a %v b %v", a.tasks, b.tasks)
+	}
 
 	// A member with an older topology epoch is told so.
 	c := &stClient{id: "c", process: "pc"}
@@ -498,7 +514,7 @@ func TestAssignStreamsStandbysBalanced(t *testing.T) {
 		{id: "b", process: "pb", prev: b},
 		{id: "c", process: "pc", prev: newStreamsTasks()},
 	}
-	out := assignStreamsTasks(members, tasks, 1)
+	out := assignStreamsTasks(members, tasks, allStateful(tasks), 1)
 	for _, id := range []string{"a", "b", "c"} {
 		act, sb := out[id].active.count(), out[id].standby.count()
 		// The share is 4; a copy that fits nowhere else may go one over it

@@ -37,6 +37,7 @@ type StreamsInternalTopic struct {
 // of every internal topic, or why it cannot be used yet.
 type configuredTopology struct {
 	tasks      map[string]int32 // by subtopology id; nil unless ready
+	stateful   map[string]bool  // subtopologies with changelog topics
 	sources    map[string][]string
 	partitions map[string]int32 // every source and internal topic
 	status     int8             // -1: none
@@ -56,7 +57,7 @@ func (c *configuredTopology) ready() bool { return c != nil && c.tasks != nil }
 // internal topics that do not exist are returned to be created
 // (MISSING_INTERNAL_TOPICS), existing ones must have the right count.
 func configureTopology(topo *kmsg.StreamsGroupHeartbeatRequestTopology, img TopicImage) *configuredTopology {
-	out := &configuredTopology{status: -1, partitions: map[string]int32{}, sources: map[string][]string{}}
+	out := &configuredTopology{status: -1, partitions: map[string]int32{}, sources: map[string][]string{}, stateful: map[string]bool{}}
 	if topo == nil {
 		return out
 	}
@@ -216,6 +217,9 @@ func configureTopology(topo *kmsg.StreamsGroupHeartbeatRequestTopology, img Topi
 			return fail(streamsStatusMissingSourceTopics, "Subtopology "+st.SubtopologyID+" has no source topic partitions.")
 		}
 		tasks[st.SubtopologyID] = n
+		if len(st.StateChangelogTopics) > 0 {
+			out.stateful[st.SubtopologyID] = true
+		}
 		for _, t := range st.StateChangelogTopics {
 			out.partitions[t.Topic] = n
 		}
@@ -282,29 +286,108 @@ func sameTasks(a, b *configuredTopology) bool {
 
 // javaHashOrder returns names in the iteration order of a java.util.HashMap
 // they were put in (in this order): Kafka 4.4 lists missing internal
-// topics from one, so the status detail reads the same. Buckets are the
-// spread String.hashCode modulo the table size (16, doubled while more
-// than three quarters full); a bucket keeps insertion order.
-func javaHashOrder(names []string) []string {
-	size := 16
-	for len(names) > size*3/4 {
-		size *= 2
+// topics from one, so the status detail reads the same.
+func javaHashOrder(names []string) []string { return javaHashMapOrder(names, 0) }
+
+// javaHashMapOrder returns keys in the iteration order of a java.util.HashMap
+// they were put in (Map.put), in this order, made with new
+// HashMap<>(initialCapacity) (0: new HashMap<>()).
+func javaHashMapOrder(keys []string, initialCapacity int) []string {
+	m := newJavaHashMap(initialCapacity)
+	for _, k := range keys {
+		m.put(k)
 	}
-	bucket := func(s string) int {
-		var h int32
-		for _, r := range []rune(s) {
-			if r >= 0x10000 { // a surrogate pair in Java's UTF-16
-				r -= 0x10000
-				h = 31*h + int32(0xD800+(r>>10))
-				h = 31*h + int32(0xDC00+(r&0x3FF))
-				continue
-			}
-			h = 31*h + int32(r)
+	return m.keys()
+}
+
+// javaHashMap is the key order of a java.util.HashMap of distinct String
+// keys: a table of buckets (the spread String.hashCode modulo the table
+// size: 16 by default, else the power of two at or above the initial
+// capacity, doubled when the map holds more than three quarters of it, the
+// threshold in float as Java's), iterated bucket by bucket. put appends to
+// its bucket and resizes after inserting; computeIfAbsent puts a new key at
+// the head of its bucket and resizes before inserting; a resize keeps each
+// bucket's order.
+type javaHashMap struct {
+	table     [][]string
+	size      int
+	threshold int
+}
+
+func newJavaHashMap(initialCapacity int) *javaHashMap {
+	m := &javaHashMap{}
+	if initialCapacity > 0 {
+		m.threshold = 1
+		for m.threshold < initialCapacity {
+			m.threshold *= 2
 		}
-		u := uint32(h)
-		return int((u ^ u>>16) & uint32(size-1))
 	}
-	out := slices.Clone(names)
-	slices.SortStableFunc(out, func(a, b string) int { return bucket(a) - bucket(b) })
+	return m
+}
+
+func (m *javaHashMap) bucket(k string, n int) int {
+	u := uint32(javaStringHash(k))
+	return int((u ^ u>>16) & uint32(n-1))
+}
+
+func (m *javaHashMap) resize() {
+	oldCap := len(m.table)
+	var newCap, newThr int
+	switch {
+	case oldCap > 0:
+		newCap = oldCap * 2
+		if oldCap >= 16 {
+			newThr = m.threshold * 2
+		}
+	case m.threshold > 0:
+		newCap = m.threshold
+	default:
+		newCap, newThr = 16, 12
+	}
+	if newThr == 0 {
+		newThr = int(float32(newCap) * 0.75)
+	}
+	table := make([][]string, newCap)
+	for _, b := range m.table {
+		for _, k := range b {
+			i := m.bucket(k, newCap)
+			table[i] = append(table[i], k)
+		}
+	}
+	m.table, m.threshold = table, newThr
+}
+
+func (m *javaHashMap) put(k string) {
+	if m.table == nil {
+		m.resize()
+	}
+	i := m.bucket(k, len(m.table))
+	if slices.Contains(m.table[i], k) {
+		return // a new value for a key keeps its place
+	}
+	m.table[i] = append(m.table[i], k)
+	m.size++
+	if m.size > m.threshold {
+		m.resize()
+	}
+}
+
+func (m *javaHashMap) computeIfAbsent(k string) {
+	if m.size > m.threshold || m.table == nil {
+		m.resize()
+	}
+	i := m.bucket(k, len(m.table))
+	if slices.Contains(m.table[i], k) {
+		return
+	}
+	m.table[i] = append([]string{k}, m.table[i]...)
+	m.size++
+}
+
+func (m *javaHashMap) keys() []string {
+	out := make([]string, 0, m.size)
+	for _, b := range m.table {
+		out = append(out, b...)
+	}
 	return out
 }

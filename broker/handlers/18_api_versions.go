@@ -32,11 +32,12 @@ import (
 // shape with UNSUPPORTED_VERSION and this same list, so that the client
 // retries with a version we speak.
 //
-// ConsumerGroupHeartbeat and ConsumerGroupDescribe (68, 69) are left out,
-// and group.version is not finalized, when group.coordinator.rebalance.
-// protocols does not list "consumer", as Kafka does; ShareFetch and
-// ShareAcknowledge (78, 79) when the node has no share manager
-// (Deps.Shares).
+// The consumer and streams group APIs (68, 69, 88, 89, 93) are listed,
+// and group.version and streams.version finalized at 1, whatever
+// group.coordinator.rebalance.protocols lists, as Kafka 4.4 does (checked
+// on kafka-ref with "classic" and "classic,consumer"; the heartbeats then
+// answer UNSUPPORTED_VERSION). ShareFetch and ShareAcknowledge (78, 79)
+// are left out when the node has no share manager (Deps.Shares).
 func handleApiVersions(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ApiVersionsRequest)
 	if r.Header.APIVersion >= 3 && (!validSoftwareNameOrVersion(req.ClientSoftwareName) || !validSoftwareNameOrVersion(req.ClientSoftwareVersion)) {
@@ -110,8 +111,7 @@ type Feature struct {
 //   - transaction.version 2 (KIP-890 part 2: clients skip
 //     AddPartitionsToTxn, EndTxn bumps the epoch).
 //
-//   - group.version 1 (KIP-848 consumer groups; only with the consumer
-//     protocol enabled).
+//   - group.version 1 (KIP-848 consumer groups).
 //
 //   - eligible.leader.replicas.version 1 (KIP-966: the controller keeps
 //     eligible leader replicas, controller/elr.go, shown by
@@ -119,10 +119,13 @@ type Feature struct {
 //
 //   - share.version 2 (KIP-932 share groups, with no configuration).
 //
-//   - streams.version 1 (KIP-1071 streams groups, 88_streams_group_*.go;
-//     only with the streams protocol in
-//     group.coordinator.rebalance.protocols, which is also when keys 88,
-//     89 and 93 are listed).
+//   - streams.version 1 (KIP-1071 streams groups, 88_streams_group_*.go).
+//
+// group.version and streams.version are 1 whatever
+// group.coordinator.rebalance.protocols says: Kafka 4.4's format command
+// writes both levels with the protocols of the config left out (it warns
+// that the setting is deprecated), and the config gates the heartbeats
+// (consumerGroupsOn, streamsGroupsOn) apart from the levels.
 //
 // These are the defaults: the levels while the metadata log holds no
 // FeatureLevelRecord for a feature. UpdateFeatures (57_update_features.go)
@@ -132,14 +135,6 @@ type Feature struct {
 // Kafka. The finalized features epoch is the offset of the metadata image,
 // as Kafka's (KRaftMetadataCache.features: highestOffsetAndEpoch).
 func defaultFeatures(d *Deps) []Feature {
-	group := Feature{Name: "group.version", MinVersion: 0, MaxVersion: 1}
-	if consumerProtocolEnabled(d) {
-		group.FinalizedLevel = 1
-	}
-	streams := Feature{Name: "streams.version", MinVersion: 0, MaxVersion: 1}
-	if streamsProtocolEnabled(d) {
-		streams.FinalizedLevel = 1
-	}
 	kraft := Feature{Name: "kraft.version", MinVersion: 0, MaxVersion: 1}
 	if d != nil && d.Config != nil && len(d.Config.QuorumVoters) == 0 && len(d.Config.QuorumBootstrapServers) > 0 {
 		kraft.FinalizedLevel = 1
@@ -148,10 +143,10 @@ func defaultFeatures(d *Deps) []Feature {
 		{Name: "metadata.version", MinVersion: 7, MaxVersion: 33, FinalizedLevel: 33},
 		kraft,
 		{Name: "transaction.version", MinVersion: 0, MaxVersion: 2, FinalizedLevel: 2},
-		group,
+		{Name: "group.version", MinVersion: 0, MaxVersion: 1, FinalizedLevel: 1},
 		{Name: "eligible.leader.replicas.version", MinVersion: 0, MaxVersion: 1, FinalizedLevel: 1},
 		{Name: "share.version", MinVersion: 0, MaxVersion: 2, FinalizedLevel: 2},
-		streams,
+		{Name: "streams.version", MinVersion: 0, MaxVersion: 1, FinalizedLevel: 1},
 	}
 }
 
@@ -195,7 +190,9 @@ func finalizedLevel(d *Deps, name string, def int16) int16 {
 // group.coordinator.rebalance.protocols and group.version 1 finalized, as
 // Kafka 4.4's KafkaApis.isConsumerGroupProtocolEnabled (otherwise
 // UNSUPPORTED_VERSION, which clients take as "use the classic protocol").
-// ApiVersions lists the APIs by the config alone, as Kafka's.
+// ApiVersions lists the APIs whatever the config and the level, as
+// Kafka 4.4's (ApiVersionsResponse.filterApis leaves out only the client
+// telemetry APIs without a telemetry plugin).
 func consumerGroupsOn(d *Deps) bool {
 	return consumerProtocolEnabled(d) && finalizedLevel(d, "group.version", 1) >= 1
 }
@@ -238,18 +235,15 @@ func supportedFeatures(d *Deps) []controller.SupportedFeature {
 // and the features.
 func ApiVersionsResponse(d *Deps) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
-	consumer := consumerProtocolEnabled(d)
-	streams := streamsProtocolEnabled(d)
 	for _, e := range Table() {
 		if e.ControllerOnly {
 			continue // served on controller listeners to other nodes only
 		}
-		if !consumer && (e.Key == int16(kmsg.ConsumerGroupHeartbeat) || e.Key == int16(kmsg.ConsumerGroupDescribe)) {
-			continue
-		}
-		if !streams && (e.Key == int16(kmsg.StreamsGroupHeartbeat) || e.Key == int16(kmsg.StreamsGroupDescribe) || e.Key == int16(kmsg.StreamsGroupTopologyDescriptionUpdate)) {
-			continue
-		}
+		// The consumer and streams group APIs are listed whether their
+		// protocol is on or off (group.coordinator.rebalance.protocols,
+		// group.version, streams.version): Kafka 4.4 lists them and
+		// answers UNSUPPORTED_VERSION when off (diff steps
+		// streams-version-0).
 		if d != nil && d.Shares == nil && (e.Key == int16(kmsg.ShareFetch) || e.Key == int16(kmsg.ShareAcknowledge)) {
 			continue // no share manager: share groups are off
 		}

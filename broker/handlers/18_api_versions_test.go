@@ -66,16 +66,27 @@ func TestApiVersionsFeaturesAndConsumerProtocol(t *testing.T) {
 		t.Fatalf("round trip: %v %v", err, back.FinalizedFeatures)
 	}
 
+	// Kafka 4.4 with group.coordinator.rebalance.protocols=classic
+	// (kafka-ref, session 33) still lists the consumer and streams group
+	// APIs and finalizes group.version and streams.version at 1; only
+	// the heartbeats answer UNSUPPORTED_VERSION. Until session 33 samsa
+	// left the APIs out and the levels at 0, as this test asserted.
 	e.d.Config.GroupCoordinatorRebalanceProtocols = []string{"classic"}
 	resp = ApiVersionsResponse(e.d)
 	keys = apiKeys(resp)
-	for _, k := range []kmsg.Key{kmsg.ConsumerGroupHeartbeat, kmsg.ConsumerGroupDescribe} {
-		if _, ok := keys[int16(k)]; ok {
-			t.Fatalf("key %d advertised with the consumer protocol off", k)
+	for _, k := range []kmsg.Key{kmsg.ConsumerGroupHeartbeat, kmsg.ConsumerGroupDescribe, kmsg.StreamsGroupHeartbeat, kmsg.StreamsGroupDescribe, kmsg.StreamsGroupTopologyDescriptionUpdate} {
+		if _, ok := keys[int16(k)]; !ok {
+			t.Fatalf("key %d not advertised with the consumer and streams protocols off", k)
 		}
 	}
-	if fin := finalized(resp); fin["group.version"] != 0 || fin["streams.version"] != 0 || fin["transaction.version"] != 2 {
+	if len(keys) != clientEntries() {
+		t.Fatalf("%d keys advertised with classic only, table has %d for clients", len(keys), clientEntries())
+	}
+	if fin := finalized(resp); fin["group.version"] != 1 || fin["streams.version"] != 1 || fin["transaction.version"] != 2 {
 		t.Fatalf("finalized with classic only: %v", fin)
+	}
+	if consumerGroupsOn(e.d) || streamsGroupsOn(e.d) {
+		t.Fatal("consumer or streams groups on with classic only")
 	}
 	if len(ApiVersionsResponse(nil).ApiKeys) != clientEntries() {
 		t.Fatal("nil deps")

@@ -30,7 +30,7 @@ func handleStreamsGroupTopologyDescriptionUpdate(d *Deps, r *Request) (kmsg.Resp
 	resp := req.ResponseKind().(*kmsg.StreamsGroupTopologyDescriptionUpdateResponse)
 	switch {
 	case !streamsGroupsOn(d):
-		resp.ErrorCode, resp.ErrorMessage = kerr.UnsupportedVersion.Code, ptrTo(kerr.UnsupportedVersion.Message)
+		resp.ErrorCode = kerr.UnsupportedVersion.Code // no message, as Kafka 4.4
 	case groupCoordinator(d) == nil:
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 	default:

@@ -12,8 +12,11 @@ import (
 // table: UNSUPPORTED_VERSION "The broker has no streams group topology
 // description plugin configured." to a member allowed to READ the group,
 // GROUP_AUTHORIZATION_FAILED with its message to one that is not, and,
-// with streams groups off, UNSUPPORTED_VERSION with the error's own
-// message before any authorization, the key then absent from ApiVersions.
+// with streams groups off, UNSUPPORTED_VERSION with no message before any
+// authorization, the key still listed by ApiVersions (Kafka 4.4 with
+// group.coordinator.rebalance.protocols=classic,consumer, kafka-ref:
+// code 35, null message, key 93 v0-0 listed; until session 33 samsa sent
+// the error's own message and left the key out, as this test asserted).
 func TestStreamsGroupTopologyDescriptionUpdate(t *testing.T) {
 	e := newGroupEnv(t)
 	e.withACLs(t, aclCreation(kmsg.ACLResourceTypeGroup, "app", kmsg.ACLResourcePatternTypeLiteral, "User:alice", kmsg.ACLOperationRead))
@@ -30,7 +33,7 @@ func TestStreamsGroupTopologyDescriptionUpdate(t *testing.T) {
 	}
 	check := func(what string, r *kmsg.StreamsGroupTopologyDescriptionUpdateResponse, code int16, msg string) {
 		t.Helper()
-		if r.ErrorCode != code || r.ErrorMessage == nil || *r.ErrorMessage != msg {
+		if r.ErrorCode != code || (r.ErrorMessage == nil) != (msg == "") || (msg != "" && *r.ErrorMessage != msg) {
 			t.Fatalf("%s: code %d message %q, want %d %q", what, r.ErrorCode, deref(r.ErrorMessage), code, msg)
 		}
 	}
@@ -41,8 +44,8 @@ func TestStreamsGroupTopologyDescriptionUpdate(t *testing.T) {
 	}
 
 	e.d.Config.GroupCoordinatorRebalanceProtocols = []string{"classic", "consumer"}
-	check("streams off", push("User:bob", "app"), kerr.UnsupportedVersion.Code, kerr.UnsupportedVersion.Message)
-	if _, ok := apiKeys(ApiVersionsResponse(e.d))[int16(kmsg.StreamsGroupTopologyDescriptionUpdate)]; ok {
-		t.Fatal("ApiVersions lists StreamsGroupTopologyDescriptionUpdate with streams groups off")
+	check("streams off", push("User:bob", "app"), kerr.UnsupportedVersion.Code, "")
+	if _, ok := apiKeys(ApiVersionsResponse(e.d))[int16(kmsg.StreamsGroupTopologyDescriptionUpdate)]; !ok {
+		t.Fatal("ApiVersions does not list StreamsGroupTopologyDescriptionUpdate with streams groups off")
 	}
 }

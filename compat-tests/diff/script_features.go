@@ -62,8 +62,8 @@ func featureUpdates(validateOnly bool, upgradeType int8, nameLevels ...any) *kms
 // and what ApiVersions (`kafka-features describe`) shows after each
 // change: transaction.version 2 → 1 → 2 (with a validate-only downgrade
 // that changes nothing, and a "downgrade" to a newer level refused),
-// group.version and share.version 1/2 → 0 → back (their heartbeats
-// answer UNSUPPORTED_VERSION at 0), and the metadata.version downgrade
+// group.version, share.version and streams.version 1/2 → 0 → back (their
+// heartbeats answer UNSUPPORTED_VERSION at 0), and the metadata.version downgrade
 // both refuse. Every change is undone, so the sections after this one
 // see a fresh cluster's levels.
 func scriptFeatureChanges(s *Session) error {
@@ -115,7 +115,32 @@ func scriptFeatureChanges(s *Session) error {
 	s.Do("share-version-0", 1, sg)
 	s.Do("share-version-dependency-free-upgrade", 2, featureUpdates(false, 1, "share.version", 1))
 	s.Do("groups-on", 2, featureUpdates(false, 1, "group.version", 1, "share.version", 2))
-	return describe("after-groups-on", map[string]int16{"group.version": 1, "share.version": 2})
+	if err := describe("after-groups-on", map[string]int16{"group.version": 1, "share.version": 2}); err != nil {
+		return err
+	}
+
+	// streams.version 0: ApiVersions still lists keys 88, 89 and 93 (Kafka
+	// 4.4 lists them whatever the level and the config) and the three
+	// answer UNSUPPORTED_VERSION with no message.
+	s.Do("streams-off", 1, featureUpdates(false, 3, "streams.version", 0))
+	if err := describe("after-streams-off", map[string]int16{"streams.version": 0}); err != nil {
+		return err
+	}
+	process := "diff-process-0"
+	hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis, hb.ProcessID = "diff-features-stg", "diff-features-member-0000", 30000, &process
+	hb.Topology = streamsTopology(hb.Group)
+	hb.ActiveTasks, hb.StandbyTasks, hb.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	s.Do("streams-version-0", 0, hb)
+	s.Do("streams-version-0", 1, hb)
+	sd := kmsg.NewPtrStreamsGroupDescribeRequest()
+	sd.Groups = []string{hb.Group}
+	s.Do("streams-version-0", 1, sd)
+	td := kmsg.NewPtrStreamsGroupTopologyDescriptionUpdateRequest()
+	td.Group, td.MemberID = hb.Group, hb.MemberID
+	s.Do("streams-version-0", 0, td)
+	s.Do("streams-on", 2, featureUpdates(false, 1, "streams.version", 1))
+	return describe("after-streams-on", map[string]int16{"streams.version": 1})
 }
 
 // fenceFlow makes a transaction of txnID ongoing (InitProducerId, then

@@ -34,8 +34,9 @@
 #     many_<clean_shutdown|hard_shutdown|clean_bounce|hard_bounce>
 #         test_many_brokers_bounce(num_failures=2): the same, the first node stopped
 #         (in both, `fk`, which the driver writes, and `min-raw`, `sws-raw`, `*-suppressed` are
-#         not created by the test: auto-created with one replica, they are lost with the node
-#         stopped when it holds them, on any broker, and the driver then retries forever)
+#         not created by the test, nor by Kafka's: auto-created with one replica, they are lost
+#         with the node stopped when it holds them, on any broker, and with `fk` the driver then
+#         retries forever; the script logs their placement and names the hazard, see test_bounce)
 #     standby
 #         streams_standby_replica_test.py test_standby_tasks_rebalance: three
 #         StreamsStandByReplicaTest instances (one standby replica) started and stopped in the
@@ -484,9 +485,31 @@ bounce_topics=(echo data min max sum dif cnt avg wcnt tagg)
 # leader_of TOPIC: the node leading partition 0.
 leader_of() { admin leader "$1" | sed -n 's/^LEADER //p' | grep .; }
 
+# auto_topics are the topics of the smoke test that the Python test does not create: the
+# driver writes `fk` and the processor the others, and the brokers auto-create them with
+# default.replication.factor (1, Kafka's default, which kafkatest's kafka.properties keeps).
+auto_topics=(fk min-raw sws-raw min-suppressed sws-suppressed)
+
+# lost_with NODE: the partitions of auto_topics whose only replica is on NODE (printed, one
+# a line); a node stopped for good takes them with it, on any broker.
+lost_with() {
+	admin replicas "${auto_topics[@]}" >"$T/auto-topics.txt"
+	say "auto-created topics (partition replicas): $(sed -n 's/^REPLICAS //p' "$T/auto-topics.txt" | tr '\n' ' ')" >&2
+	awk -v n="$1" '$1 == "REPLICAS" && $3 == n { print $2 }' "$T/auto-topics.txt"
+}
+
 # test_bounce MODE THREADS|many: test_broker_type_bounce (leader) or test_many_brokers_bounce.
+#
+# In the modes that stop a node for good (the shutdowns, and every many_* mode: the Python
+# test's fail_many_brokers never restarts the node), a single-replica partition of
+# auto_topics on that node is lost with it, on any broker. With `fk-0` the driver retries its
+# sends until it is killed: the Python test hangs until ducktape's timeout. A lost
+# `*-suppressed` or `*-raw` partition may not matter (the driver may have read it already:
+# many_clean_bounce/streams passed so in session 33). The run goes on; when such a partition
+# is lost, the driver gets 10 minutes (x STREAMS_SLOW/4) instead of 24, and a failure names
+# the partitions (HAZARD).
 test_bounce() {
-	local mode=$1 threads=$2 t p
+	local mode=$1 threads=$2 t p lost="" wait_secs=1440
 	local -a specs=()
 	for t in "${bounce_topics[@]}"; do specs+=("$t:3:3:min.insync.replicas=2"); done
 	specs+=("__consumer_offsets:50:3:min.insync.replicas=2")
@@ -500,6 +523,7 @@ test_bounce() {
 	sleep 120 # the test's sleep_time_secs: a fixed point of the run, not a wait for a condition
 	if [[ $threads == many ]]; then
 		# fail_many_brokers(num_failures=2): range(0, 1), the first node only.
+		lost=$(lost_with 1 | tr '\n' ' ')
 		case $mode in
 		clean_shutdown | clean_bounce) node_signal 1 TERM ;;
 		*) node_signal 1 KILL ;;
@@ -511,6 +535,7 @@ test_bounce() {
 		clean_shutdown | hard_shutdown)
 			leader=$(leader_of "$t") || { fail "no leader of $t"; return; }
 			say "leader of $t-0: node $leader"
+			lost=$(lost_with "$leader" | tr '\n' ' ')
 			node_signal "$leader" "$([[ $mode == clean_shutdown ]] && echo TERM || echo KILL)"
 			;;
 		clean_bounce | hard_bounce)
@@ -524,7 +549,14 @@ test_bounce() {
 			;;
 		esac
 	fi
-	proc_wait driver 1440 || return
+	if [[ -n $lost ]]; then
+		say "test hazard: ${lost}lost with the stopped node (auto-created with one replica)"
+		wait_secs=$((150 * SLOW))
+	fi
+	if ! proc_wait driver "$wait_secs"; then
+		[[ -z $lost ]] || FAILED="HAZARD: ${lost}had its only replica on the stopped node; $FAILED"
+		return
+	fi
 	proc_stop p1
 	grep -q SMOKE-TEST-CLIENT-CLOSED "$T/p1/streams.stdout" || fail "no SMOKE-TEST-CLIENT-CLOSED in the processor's output"
 	RESULT_LINE=$(grep -E 'ALL-RECORDS-DELIVERED|PROCESSED-MORE-THAN-GENERATED|PROCESSED-LESS-THAN-GENERATED|SUCCESS|FAILURE' "$T/driver/streams.stdout" | tr '\n' ' ')
@@ -759,7 +791,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.*;
 import org.apache.kafka.common.errors.TopicExistsException;
 
-// SysTestAdmin BOOTSTRAP create NAME:PARTITIONS:RF[:K=V,...]... | leader TOPIC
+// SysTestAdmin BOOTSTRAP create NAME:PARTITIONS:RF[:K=V,...]... | leader TOPIC | replicas TOPIC...
 public class SysTestAdmin {
     public static void main(String[] args) throws Exception {
         Properties p = new Properties();
@@ -789,6 +821,17 @@ public class SysTestAdmin {
             } else if (args[1].equals("leader")) {
                 TopicDescription d = admin.describeTopics(List.of(args[2])).allTopicNames().get(120, TimeUnit.SECONDS).get(args[2]);
                 System.out.println("LEADER " + d.partitions().get(0).leader().id());
+            } else if (args[1].equals("replicas")) {
+                // REPLICAS TOPIC-PARTITION ID,ID... for each existing topic named.
+                Set<String> names = new TreeSet<>(Arrays.asList(args).subList(2, args.length));
+                names.retainAll(admin.listTopics().names().get(120, TimeUnit.SECONDS));
+                for (TopicDescription d : admin.describeTopics(names).allTopicNames().get(120, TimeUnit.SECONDS).values()) {
+                    for (org.apache.kafka.common.TopicPartitionInfo pi : d.partitions()) {
+                        StringBuilder ids = new StringBuilder();
+                        for (org.apache.kafka.common.Node n : pi.replicas()) ids.append(ids.length() > 0 ? "," : "").append(n.id());
+                        System.out.println("REPLICAS " + d.name() + "-" + pi.partition() + " " + ids);
+                    }
+                }
             } else {
                 throw new IllegalArgumentException(args[1]);
             }

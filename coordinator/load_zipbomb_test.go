@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-broker/samsa/wire"
 	"github.com/samsa-broker/samsa/wire/wiretest"
 )
 
@@ -74,5 +76,48 @@ func TestLoadZipBomb(t *testing.T) {
 	logged := out.String()
 	if n := strings.Count(logged, "skipped a record that does not decode"); n != 1 || !strings.Contains(logged, "read up to 8388608 bytes each") {
 		t.Fatalf("want one skip line naming the cut; log:\n%s", logged)
+	}
+}
+
+// TestLoadCompressedKeepsValues: the group metadata a load keeps aliases
+// the value it decoded (kmsg's bytes fields: subscriptions, assignments),
+// and the records of a compressed batch stream through buffers reused for
+// the next record and batch; the load must keep its own copies. Batches
+// of each codec, small (decompressed into a pooled buffer) and over 1 MiB
+// (streamed), each followed by another that reuses the buffers.
+func TestLoadCompressedKeepsValues(t *testing.T) {
+	member := func(fill byte, size int) []byte {
+		gm := kmsg.NewGroupMetadataValue()
+		gm.Version = 3
+		gm.ProtocolType = "consumer"
+		gm.Members = []kmsg.GroupMetadataValueMember{{MemberID: "m", ClientID: "c", ClientHost: "h",
+			RebalanceTimeoutMillis: 10_000, SessionTimeoutMillis: 10_000,
+			Subscription: bytes.Repeat([]byte{fill}, size), Assignment: bytes.Repeat([]byte{fill + 1}, 10)}}
+		return gm.AppendTo(nil)
+	}
+	for _, codec := range []wire.Compression{wire.CompressionNone, wire.CompressionGzip, wire.CompressionSnappy, wire.CompressionLZ4, wire.CompressionZstd} {
+		for _, size := range []int{100, 1 << 20} {
+			var data []byte
+			for i := range 3 {
+				g := fmt.Sprintf("g%d", i)
+				b, err := wire.EncodeBatch(wire.BatchSpec{BaseOffset: int64(2 * i), ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, Compression: codec,
+					Records: []wire.Record{{Key: groupMetadataKey(g), Value: member(byte('a'+2*i), size)}, {Key: groupMetadataKey(g + "-other"), Value: member('z', size)}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				data = append(data, b...)
+			}
+			ls := newLoadState()
+			if next, err := ls.applyBatches(data, 0); err != nil || next != 6 {
+				t.Fatalf("%s/%d: applyBatches: %d %v", codec, size, next, err)
+			}
+			for i := range 3 {
+				m := ls.groups[fmt.Sprintf("g%d", i)].Members[0]
+				fill := byte('a' + 2*i)
+				if !bytes.Equal(m.Subscription, bytes.Repeat([]byte{fill}, size)) || !bytes.Equal(m.Assignment, bytes.Repeat([]byte{fill + 1}, 10)) {
+					t.Fatalf("%s/%d: group g%d's member was overwritten: subscription %q..., assignment %q", codec, size, i, m.Subscription[:min(10, len(m.Subscription))], m.Assignment)
+				}
+			}
+		}
 	}
 }

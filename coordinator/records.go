@@ -236,7 +236,7 @@ func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
 			limit := ls.fieldMax()
 			if err := wire.StreamRecords(batch, limit, func(r *wire.StreamedRecord) {
 				ls.recordOffset = h.BaseOffset + int64(r.OffsetDelta)
-				key, value := shards.Owned(r)
+				key, value := shards.Owned(h, r)
 				var err error
 				if h.IsTransactional() {
 					err = ls.applyTxnRecord(h.ProducerID, key, value)

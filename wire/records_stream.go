@@ -23,8 +23,9 @@ import (
 type StreamedRecord struct {
 	OffsetDelta int32
 	// Key and Value are the record's key and value (nil when null), cut
-	// to their first limit bytes (see StreamRecords); they are valid
-	// during the call only.
+	// to their first limit bytes (see StreamRecords). Those of an
+	// uncompressed batch alias the batch; those of a compressed one are
+	// valid during the call only.
 	Key, Value []byte
 	// KeyLen and ValueLen are the key's and value's lengths in the record
 	// (-1 when null): more than len(Key) or len(Value) when cut.
@@ -45,9 +46,9 @@ func (r *StreamedRecord) Cut() bool {
 // does not check the CRC.
 //
 // As DecodeRecords, it reports the records of a batch that reads whole
-// and none of one that does not: the records are read twice, checked and
-// then reported (a section streamed, over 1 MiB decompressed, is
-// decompressed twice). The zstd frames it reads are those the produce
+// and none of one that does not: a section in memory is read once and its
+// records reported after, a section streamed (over 1 MiB decompressed) is
+// read twice, checked and then reported (decompressed twice). The zstd frames it reads are those the produce
 // validation takes (a window of at most 128 MiB, as Kafka 4.4's zstd
 // stream), where DecodeRecords takes any up to MaxDecompressedSize.
 func StreamRecords(b []byte, limit int, fn func(*StreamedRecord)) error {
@@ -63,10 +64,54 @@ func StreamRecords(b []byte, limit int, fn func(*StreamedRecord)) error {
 		return err
 	}
 	defer releaseSource(src)
+	limit = max(limit, 0)
+	if c == CompressionNone {
+		return streamInMemory(body, h.NumRecords, limit, fn)
+	}
 	if err := streamPass(c, body, h.NumRecords, 0, nil); err != nil {
 		return err
 	}
-	return streamPass(c, body, h.NumRecords, max(limit, 0), fn)
+	return streamPass(c, body, h.NumRecords, limit, fn)
+}
+
+// streamInMemory is StreamRecords on a records section in memory (an
+// uncompressed batch's, or one decompressed into a buffer): its records
+// are read once, with DecodeRecords' parseRecord, and reported from it.
+func streamInMemory(body []byte, n int32, limit int, fn func(*StreamedRecord)) error {
+	if int(n) > len(body)/minRecordSize {
+		return fmt.Errorf("%w: batch declares %d records in %d bytes", ErrMalformed, n, len(body))
+	}
+	recs := make([]StreamedRecord, n)
+	var r Record
+	for i := range recs {
+		var err error
+		if body, err = parseRecord(body, &r); err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
+		recs[i] = StreamedRecord{OffsetDelta: r.OffsetDelta, Key: cut(r.Key, limit), Value: cut(r.Value, limit),
+			KeyLen: int32(len(r.Key)), ValueLen: int32(len(r.Value))}
+		if r.Key == nil {
+			recs[i].KeyLen = -1
+		}
+		if r.Value == nil {
+			recs[i].ValueLen = -1
+		}
+	}
+	if len(body) != 0 {
+		return fmt.Errorf("%w: %d bytes after the batch's %d records", ErrMalformed, len(body), n)
+	}
+	for i := range recs {
+		fn(&recs[i])
+	}
+	return nil
+}
+
+// cut returns b's first limit bytes (b itself when shorter; nil for nil).
+func cut(b []byte, limit int) []byte {
+	if len(b) > limit {
+		return b[:limit:limit]
+	}
+	return b
 }
 
 // streamPass reads the n records of body (compressed with codec c),

@@ -204,7 +204,7 @@ func (s *shard) load() error {
 			// shards.LoadFieldMax bytes; a batch whose records do not
 			// all read is skipped whole.
 			if err := wire.StreamRecords(batch, shards.LoadFieldMax, func(r *wire.StreamedRecord) {
-				switch err := s.replay(shards.Owned(r)); {
+				switch err := s.replay(shards.Owned(h, r)); {
 				case errors.Is(err, errUnknownType):
 					unknown++
 				case err != nil:

@@ -170,7 +170,7 @@ func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
 			return
 		}
 		if err := wire.StreamRecords(batch, shards.LoadFieldMax, func(r *wire.StreamedRecord) {
-			if err := ls.apply(shards.Owned(r)); err != nil {
+			if err := ls.apply(shards.Owned(h, r)); err != nil {
 				ls.Skip(h.BaseOffset+int64(r.OffsetDelta), shards.CutErr(r, shards.LoadFieldMax, err))
 			}
 		}); err != nil {

@@ -88,10 +88,16 @@ func WalkBatches(data []byte, from int64, fn func(h wire.BatchHeader, batch []by
 // if its heap holds it.
 const LoadFieldMax = 8 << 20
 
-// Owned returns copies of r's key and value (nil when null), in one
-// allocation: the decoders alias what they decode (kmsg's bytes fields),
-// and r's are valid during StreamRecords' call only.
-func Owned(r *wire.StreamedRecord) (key, value []byte) {
+// Owned returns r's key and value (nil when null) as a load may keep
+// them: the decoders alias what they decode (kmsg's bytes fields). Those
+// of an uncompressed batch (h its header) alias the batch, the log's read
+// that the load does not reuse, and are returned as they are; those of a
+// compressed one are valid during StreamRecords' call only and are copied,
+// in one allocation.
+func Owned(h wire.BatchHeader, r *wire.StreamedRecord) (key, value []byte) {
+	if h.Compression() == wire.CompressionNone {
+		return r.Key, r.Value
+	}
 	buf := make([]byte, len(r.Key)+len(r.Value))
 	if r.Key != nil {
 		key = buf[:len(r.Key):len(r.Key)]

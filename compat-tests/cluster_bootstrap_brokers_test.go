@@ -38,23 +38,7 @@ func TestBootstrapServersOnlyBrokers(t *testing.T) {
 	want := []int32{4, 5, 6}
 	oneCluster := func(what string) {
 		t.Helper()
-		for _, b := range brokers {
-			var got []int32
-			if !pollUntil(90*time.Second, func() bool {
-				m, err := rawMetadata(ctx, b.Addr)
-				if err != nil {
-					return false
-				}
-				got = got[:0]
-				for _, mb := range m.Brokers {
-					got = append(got, mb.NodeID)
-				}
-				slices.Sort(got)
-				return slices.Equal(got, want)
-			}) {
-				t.Fatalf("%s: broker at %s lists brokers %v, want %v", what, b.Addr, got, want)
-			}
-		}
+		waitListBrokers(t, ctx, what, brokers, want)
 		waitQuorum(t, ctx, brokers[0].Addr, what+": three voters and the brokers as observers", func(v quorumView) bool {
 			return len(v.voters) == 3 && slices.Equal(v.observers, want)
 		})
@@ -81,30 +65,57 @@ func TestBootstrapServersOnlyBrokers(t *testing.T) {
 			t.Fatalf("produce %d: %v", i, err)
 		}
 	}
-	consumeAll := func(through string) {
-		t.Helper()
-		ccl, err := kgo.NewClient(kgo.SeedBrokers(through), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ccl.Close()
-		seen := map[string]bool{}
-		cctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-		defer cancel()
-		for len(seen) < n {
-			fs := ccl.PollFetches(cctx)
-			if cctx.Err() != nil {
-				t.Fatalf("consumed %d of %d records through %s", len(seen), n, through)
-			}
-			fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
-		}
-	}
-	consumeAll(brokers[2].Addr)
+	consumeValues(t, ctx, brokers[2].Addr, topic, n)
 
 	brokers[1].Stop(t)
 	brokers[1].Restart(t)
 	oneCluster("after restarting broker 5")
-	consumeAll(brokers[1].Addr)
+	consumeValues(t, ctx, brokers[1].Addr, topic, n)
+}
+
+// waitListBrokers polls each of brokers until its Metadata lists the
+// brokers want (sorted ids) and no other, failing the test after 90 s.
+func waitListBrokers(t *testing.T, ctx context.Context, what string, brokers []*harness.Broker, want []int32) {
+	t.Helper()
+	for _, b := range brokers {
+		var got []int32
+		if !pollUntil(90*time.Second, func() bool {
+			m, err := rawMetadata(ctx, b.Addr)
+			if err != nil {
+				return false
+			}
+			got = got[:0]
+			for _, mb := range m.Brokers {
+				got = append(got, mb.NodeID)
+			}
+			slices.Sort(got)
+			return slices.Equal(got, want)
+		}) {
+			t.Fatalf("%s: broker at %s lists brokers %v, want %v", what, b.Addr, got, want)
+		}
+	}
+}
+
+// consumeValues consumes topic from the start through the broker at addr
+// until it has seen the n values "0" to "n-1" (as the tests produce them),
+// failing the test after 90 s.
+func consumeValues(t *testing.T, ctx context.Context, addr, topic string, n int) {
+	t.Helper()
+	ccl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ccl.Close()
+	seen := map[string]bool{}
+	cctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	for len(seen) < n {
+		fs := ccl.PollFetches(cctx)
+		if cctx.Err() != nil {
+			t.Fatalf("consumed %d of %d records through %s", len(seen), n, addr)
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
+	}
 }
 
 // TestBootstrapBrokersFollowVoterChanges (KIP-853): broker-only nodes 4
@@ -151,27 +162,7 @@ func TestBootstrapBrokersFollowVoterChanges(t *testing.T) {
 	onlyF := []string{dq.ctrls[f-1]}
 	brokers := harness.StartEnvNodes(t, []harness.EnvNode{dq.broker(4, onlyF), dq.broker(5, onlyF)}).Brokers
 	want := []int32{4, 5}
-	registered := func(what string) {
-		t.Helper()
-		for _, b := range brokers {
-			var got []int32
-			if !pollUntil(90*time.Second, func() bool {
-				m, err := rawMetadata(ctx, b.Addr)
-				if err != nil {
-					return false
-				}
-				got = got[:0]
-				for _, mb := range m.Brokers {
-					got = append(got, mb.NodeID)
-				}
-				slices.Sort(got)
-				return slices.Equal(got, want)
-			}) {
-				t.Fatalf("%s: broker at %s lists brokers %v, want %v", what, b.Addr, got, want)
-			}
-		}
-	}
-	registered("after start")
+	waitListBrokers(t, ctx, "after start", brokers, want)
 
 	changeQuorum(t, ctx, rest[0], fmt.Sprintf("remove controller %d", f), &kmsg.RemoveRaftVoterRequest{VoterID: f, VoterDirectoryID: dirF}, func() bool {
 		return len(controllerVoters(ctx, rest...)) == 2 && !slices.Contains(controllerVoters(ctx, rest...), f)
@@ -202,7 +193,7 @@ func TestBootstrapBrokersFollowVoterChanges(t *testing.T) {
 		t.Fatalf("the topic could not be created after controller %d left", f)
 	}
 	waitTopicReady(t, ctx, adm, topic, 2)
-	registered("without controller F")
+	waitListBrokers(t, ctx, "without controller F", brokers, want)
 	produceAndRead := func(through, from string, n int) {
 		t.Helper()
 		pcl, err := kgo.NewClient(kgo.SeedBrokers(through), kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -215,27 +206,13 @@ func TestBootstrapBrokersFollowVoterChanges(t *testing.T) {
 				t.Fatalf("produce %d through %s: %v", i, through, err)
 			}
 		}
-		ccl, err := kgo.NewClient(kgo.SeedBrokers(from), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ccl.Close()
-		seen := map[string]bool{}
-		cctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-		defer cancel()
-		for len(seen) < n {
-			fs := ccl.PollFetches(cctx)
-			if cctx.Err() != nil {
-				t.Fatalf("consumed %d of %d records through %s", len(seen), n, from)
-			}
-			fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
-		}
+		consumeValues(t, ctx, from, topic, n)
 	}
 	produceAndRead(brokers[1].Addr, brokers[0].Addr, 20)
 
 	brokers[1].Stop(t)
 	brokers[1].Restart(t)
-	registered("after restarting broker 5")
+	waitListBrokers(t, ctx, "after restarting broker 5", brokers, want)
 	produceAndRead(brokers[0].Addr, brokers[1].Addr, 20)
 }
 

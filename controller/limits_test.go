@@ -2,21 +2,12 @@ package controller
 
 import (
 	"math"
-	"runtime"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-)
 
-// allocatedBy returns the bytes fn allocates.
-func allocatedBy(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
+	"github.com/samsa-broker/samsa/wire/wiretest"
+)
 
 // Regression (issue 11 item 1): CreateTopics with num_partitions =
 // 2147483647 killed the process with "runtime: out of memory" in
@@ -29,7 +20,7 @@ func TestCreateTopicsPartitionsPerRequestLimit(t *testing.T) {
 	for _, validateOnly := range []bool{true, false} {
 		var results []CreateTopicResult
 		var rerr *RequestError
-		alloc := allocatedBy(func() {
+		alloc := wiretest.Allocated(func() {
 			results, rerr = c.CreateTopicsRequest([]CreateTopic{
 				{Name: "ok", NumPartitions: 1, ReplicationFactor: 1},
 				{Name: "huge", NumPartitions: math.MaxInt32, ReplicationFactor: 1},
@@ -107,7 +98,7 @@ func TestCreatePartitionsPerRequestLimit(t *testing.T) {
 	for _, validateOnly := range []bool{true, false} {
 		var results []CreatePartitionsResult
 		var rerr *RequestError
-		alloc := allocatedBy(func() {
+		alloc := wiretest.Allocated(func() {
 			results, rerr = c.CreatePartitionsRequest([]CreatePartitionsTopic{{Topic: "a", Count: 2}, {Topic: "b", Count: math.MaxInt32}}, validateOnly)
 		})
 		if rerr == nil || rerr.Code != kerr.PolicyViolation.Code || rerr.Message != "Excessively large number of additional partitions per request." {

@@ -125,6 +125,9 @@ type loadState struct {
 	recordOffset int64
 	// Skips are the records and batches that did not decode, left out.
 	shards.Skips
+	// maxField is the most bytes of a key or value read (0:
+	// shards.LoadFieldMax).
+	maxField int
 	// unknownTypes counts records of key versions samsa does not know
 	// (share or streams groups, newer Kafkas), ignored as Kafka ignores
 	// them; firstUnknown is the offset and version of the first.
@@ -139,6 +142,11 @@ func (ls *loadState) unknownType(version int16) {
 		ls.firstUnknownOffset, ls.firstUnknownVersion = ls.recordOffset, version
 	}
 	ls.unknownTypes++
+}
+
+// fieldMax is the most bytes of a record's key or value the load reads.
+func (ls *loadState) fieldMax() int {
+	return max(ls.maxField, shards.LoadFieldMax)
 }
 
 func newLoadState() *loadState {
@@ -212,29 +220,34 @@ func (ls *loadState) apply(key, value []byte) error {
 // state and returns the offset after the last one read (or from, when data
 // holds no complete batch). Records of transactional batches become
 // pending offsets of their producer, and control batches (transaction
-// markers) complete them.
+// markers) complete them. Records are streamed (wire.StreamRecords), their
+// keys and values cut at fieldMax bytes; a batch whose records do not all
+// read is skipped whole.
 func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
 	next, err := shards.WalkBatches(data, from, func(h wire.BatchHeader, batch []byte) {
 		if h.IsControl() {
 			if err := ls.applyControlBatch(batch, h); err != nil {
 				ls.Skip(h.BaseOffset, err)
 			}
-		} else if _, recs, err := wire.DecodeRecords(batch); err != nil {
-			ls.Skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, len(batch), err))
 		} else {
 			if h.IsTransactional() {
 				ls.txnState().sawEpoch(h.ProducerID, h.ProducerEpoch)
 			}
-			for _, r := range recs {
+			limit := ls.fieldMax()
+			if err := wire.StreamRecords(batch, limit, func(r *wire.StreamedRecord) {
 				ls.recordOffset = h.BaseOffset + int64(r.OffsetDelta)
+				key, value := shards.Owned(h, r)
+				var err error
 				if h.IsTransactional() {
-					err = ls.applyTxnRecord(h.ProducerID, r.Key, r.Value)
+					err = ls.applyTxnRecord(h.ProducerID, key, value)
 				} else {
-					err = ls.apply(r.Key, r.Value)
+					err = ls.apply(key, value)
 				}
 				if err != nil {
-					ls.Skip(ls.recordOffset, err)
+					ls.Skip(ls.recordOffset, shards.CutErr(r, limit, err))
 				}
+			}); err != nil {
+				ls.Skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, len(batch), err))
 			}
 		}
 	})

@@ -348,6 +348,7 @@ func (s *shard) load() error {
 	}
 	s.log = log
 	ls := newLoadState()
+	ls.maxField = s.c.opts.MaxMessageBytes // a record this coordinator wrote fits
 	end, err := shards.Replay(log, s.partition, ErrLoad, ls.applyBatches)
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/samsa-broker/samsa/storage/vfs"
 	"github.com/samsa-broker/samsa/wire"
+	"github.com/samsa-broker/samsa/wire/wiretest"
 )
 
 // wholeFilter is the cleaner's filter as it was before compressed batches
@@ -148,59 +148,15 @@ func TestCleanerStreamedAsWhole(t *testing.T) {
 	}
 }
 
-// bombRecord is a record of a bomb batch: a key and a value of size zero
-// bytes.
-type bombRecord struct {
-	key  string
-	size int
+// zstdBomb is wiretest.ZstdBomb with keyedBatch's header; bomb(k, n) is a
+// record of key k whose value is n zero bytes.
+func zstdBomb(t testing.TB, recs ...wiretest.BombRecord) []byte {
+	t.Helper()
+	return wiretest.ZstdBomb(t, 1_700_000_000_000, recs...)
 }
 
-// zstdBombBatch returns a zstd batch of recs, compressed as it is written
-// (never held whole), with base offset base.
-func zstdBombBatch(t testing.TB, base int64, recs ...bombRecord) []byte {
-	t.Helper()
-	var body bytes.Buffer
-	w, err := zstd.NewWriter(&body, zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	zeros := make([]byte, 64<<10)
-	for i, r := range recs {
-		var fields []byte
-		fields = append(fields, 0)                     // attributes
-		fields = binary.AppendVarint(fields, int64(i)) // timestamp delta
-		fields = binary.AppendVarint(fields, int64(i)) // offset delta
-		fields = binary.AppendVarint(fields, int64(len(r.key)))
-		fields = append(fields, r.key...)
-		fields = binary.AppendVarint(fields, int64(r.size))
-		rec := binary.AppendVarint(nil, int64(len(fields)+r.size+1))
-		rec = append(rec, fields...)
-		if _, err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		for left := r.size; left > 0; left -= len(zeros) {
-			if _, err := w.Write(zeros[:min(left, len(zeros))]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := w.Write([]byte{0}); err != nil { // no headers
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// A batch of as many records for the header, its body replaced.
-	rs := make([]kv, len(recs))
-	for i := range rs {
-		rs[i] = rec("k", "v")
-	}
-	b := keyedBatch(t, keyedSpec{codec: wire.CompressionZstd}, rs...)
-	b = append(b[:batchHeaderSize], body.Bytes()...)
-	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-batchLengthOffset))
-	setBaseOffset(b, base)
-	wire.RecomputeCRC(b)
-	return b
+func bomb(key string, zeros int) wiretest.BombRecord {
+	return wiretest.BombRecord{Key: []byte(key), Zeros: zeros}
 }
 
 // TestCleanZipBomb cleans a compacted log holding zstd batches of a few
@@ -212,29 +168,24 @@ func zstdBombBatch(t testing.TB, base int64, recs ...bombRecord) []byte {
 // amount, not the decompressed sizes (it decompressed each batch whole
 // before: over 1.5 GB), and leave the right records.
 func TestCleanZipBomb(t *testing.T) {
-	size := 512 << 20
-	if raceEnabled || testing.Short() {
-		size = 48 << 20
-	}
+	size := wiretest.BombSize()
 	clock := newClock()
 	cfg := compactConfig()
 	cfg.SegmentBytes = 1 << 20
 	l := openTestLog(t, vfs.NewMem(), "/d/t-0", cfg, clock)
 	defer l.Close()
-	appendHW(t, l, zstdBombBatch(t, 0, bombRecord{"a", size}, bombRecord{"b", 10}))         // 0, 1
-	appendHW(t, l, zstdBombBatch(t, 0, bombRecord{"c", size}, bombRecord{"d", 10}))         // 2, 3
-	appendHW(t, l, zstdBombBatch(t, 0, bombRecord{"e", size}))                              // 4
+	appendHW(t, l, zstdBomb(t, bomb("a", size), bomb("b", 10)))                             // 0, 1
+	appendHW(t, l, zstdBomb(t, bomb("c", size), bomb("d", 10)))                             // 2, 3
+	appendHW(t, l, zstdBomb(t, bomb("e", size)))                                            // 4
 	appendHW(t, l, keyedBatch(t, keyedSpec{}, rec("b", "x"), rec("c", "y"), rec("e", "z"))) // 5, 6, 7
 	l.Roll()
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	st, ok, err := l.Clean(context.Background(), clock.now(), CleanOptions{Force: true})
-	runtime.ReadMemStats(&after)
+	var st CleanStats
+	var ok bool
+	var err error
+	alloc := wiretest.Allocated(func() { st, ok, err = l.Clean(context.Background(), clock.now(), CleanOptions{Force: true}) })
 	if err != nil || !ok {
 		t.Fatalf("Clean: ok=%v err=%v", ok, err)
 	}
-	alloc := after.TotalAlloc - before.TotalAlloc
 	t.Logf("clean of 3 bombs of %d MiB each (%d bytes in, %d out): %d KiB allocated", size>>20, st.BytesIn, st.BytesOut, alloc>>10)
 	// Two zstd stream decoders (a window of 8 MiB each as klauspost's
 	// encoder writes it), a stream encoder, the windows, the segment.
@@ -383,22 +334,16 @@ func TestCleanerStreamedLarge(t *testing.T) {
 // records are streamed up to the one found, not decompressed whole (as
 // they were before: the whole batch, then every record decoded).
 func TestOffsetForTimestampZipBomb(t *testing.T) {
-	size := 512 << 20
-	if raceEnabled || testing.Short() {
-		size = 48 << 20
-	}
+	size := wiretest.BombSize()
 	clock := newClock()
 	l := openTestLog(t, vfs.NewMem(), "/d/t-0", DefaultLogConfig(), clock)
 	defer l.Close()
-	b := zstdBombBatch(t, 0, bombRecord{"a", size}, bombRecord{"b", 10}, bombRecord{"c", 10})
+	b := zstdBomb(t, bomb("a", size), bomb("b", 10), bomb("c", 10))
 	h, _ := parseBatchHeader(b)
 	appendHW(t, l, b)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	off, ts, found := l.OffsetForTimestamp(h.BaseTimestamp + 1)
-	runtime.ReadMemStats(&after)
-	alloc := after.TotalAlloc - before.TotalAlloc
+	var off, ts int64
+	var found bool
+	alloc := wiretest.Allocated(func() { off, ts, found = l.OffsetForTimestamp(h.BaseTimestamp + 1) })
 	t.Logf("lookup past a record of %d MiB: %d KiB allocated", size>>20, alloc>>10)
 	if !found || off != 1 || ts != h.BaseTimestamp+1 {
 		t.Fatalf("OffsetForTimestamp = %d, %d, %v; want 1, %d, true", off, ts, found, h.BaseTimestamp+1)
@@ -506,20 +451,7 @@ func BenchmarkCleanCompressed(b *testing.B) {
 			size := l.Size()
 			l.Close()
 			b.SetBytes(size)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				b.StopTimer()
-				l := openTestLog(b, base.Clone(), "/d/t-0", cfg, clock)
-				l.SetHighWatermark(l.LogEndOffset())
-				b.StartTimer()
-				if _, ok, err := l.Clean(context.Background(), clock.now(), CleanOptions{Force: true}); err != nil || !ok {
-					b.Fatal(ok, err)
-				}
-				b.StopTimer()
-				l.Close()
-				b.StartTimer()
-			}
+			benchClean(b, base, cfg, clock)
 		})
 	}
 }
@@ -533,11 +465,17 @@ func BenchmarkCleanZipBomb(b *testing.B) {
 	cfg.SegmentBytes = 1 << 20
 	base := vfs.NewMem()
 	l := openTestLog(b, base, "/d/t-0", cfg, clock)
-	appendHW(b, l, zstdBombBatch(b, 0, bombRecord{"a", 64 << 20}, bombRecord{"b", 10}))
+	appendHW(b, l, zstdBomb(b, bomb("a", 64<<20), bomb("b", 10)))
 	appendHW(b, l, keyedBatch(b, keyedSpec{}, rec("b", "x")))
 	l.Roll()
 	l.Close()
 	b.SetBytes(64 << 20)
+	benchClean(b, base, cfg, clock)
+}
+
+// benchClean times b.N forced cleans, each of a copy of the log of
+// partition t-0 in base (its opening and closing not timed).
+func benchClean(b *testing.B, base *vfs.MemFS, cfg LogConfig, clock *fakeClock) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -59,6 +60,11 @@ func EncodeControlBatch(producerID int64, producerEpoch int16, commit bool, coor
 	})
 }
 
+// controlFieldMax is the most bytes of a control record's key and value
+// ParseControlBatch reads: far more than the fields of any version it
+// knows (4 and 6 bytes).
+const controlFieldMax = 64
+
 // ParseControlBatch reads the transaction marker of a control batch (the
 // whole batch's bytes; the CRC is not checked). ok is false, without error,
 // for a control batch that is not a transaction marker: an unknown control
@@ -77,26 +83,32 @@ func ParseControlBatch(batch []byte) (commit bool, coordinatorEpoch int32, ok bo
 	if h.NumRecords == 0 {
 		return false, 0, false, nil
 	}
-	_, recs, err := DecodeRecords(b)
-	if err != nil {
+	// The first record's key and value, read up to controlFieldMax
+	// bytes each: kmsg reads the fields of version 0 and ignores trailing
+	// bytes, which is how Kafka reads newer versions.
+	var key, value []byte
+	n := 0
+	if err := StreamRecords(b, controlFieldMax, func(r *StreamedRecord) {
+		if n++; n == 1 {
+			key, value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+		}
+	}); err != nil {
 		return false, 0, false, err
 	}
-	if len(recs) == 0 {
+	if n == 0 {
 		return false, 0, false, nil
 	}
-	// kmsg reads the fields of version 0 and ignores trailing bytes, which
-	// is how Kafka reads newer versions.
 	var k kmsg.ControlRecordKey
-	if err := k.ReadFrom(recs[0].Key); err != nil || k.Version < 0 {
-		return false, 0, false, fmt.Errorf("%w: control record key %x", ErrMalformed, recs[0].Key)
+	if err := k.ReadFrom(key); err != nil || k.Version < 0 {
+		return false, 0, false, fmt.Errorf("%w: control record key %x", ErrMalformed, key)
 	}
 	typ := ControlType(k.Type)
 	if typ != ControlAbort && typ != ControlCommit {
 		return false, 0, false, nil
 	}
 	var v kmsg.EndTxnMarker
-	if err := v.ReadFrom(recs[0].Value); err != nil || v.Version < 0 {
-		return false, 0, false, fmt.Errorf("%w: end transaction marker value %x", ErrMalformed, recs[0].Value)
+	if err := v.ReadFrom(value); err != nil || v.Version < 0 {
+		return false, 0, false, fmt.Errorf("%w: end transaction marker value %x", ErrMalformed, value)
 	}
 	return typ == ControlCommit, v.CoordinatorEpoch, true, nil
 }

@@ -54,7 +54,9 @@
 //	nextOffset += int64(hdrs[0].LastOffsetDelta) + 1
 //
 // SplitBatches walks stored batches (for recovery or fetch), DecodeRecords
-// and EncodeBatch read and build whole batches, and Recompress changes a
+// and EncodeBatch read and build whole batches, StreamRecords reads a
+// batch's records streaming (the coordinators' loads: keys and values cut
+// at a limit, never the decompressed size held), and Recompress changes a
 // batch's codec. Decompress accepts snappy both raw and xerial-framed, and
 // caps its output at MaxDecompressedSize.
 package wire

@@ -128,16 +128,14 @@ func zipBomb(t testing.TB, c Compression, count int32, valueSize int, extra []by
 // validateAllocs returns ValidateProduce's answer to batch and the bytes
 // allocated while it ran.
 func validateAllocs(batch []byte) (int16, uint64) {
-	var before, after runtime.MemStats
+	var err error
 	runtime.GC()
-	runtime.ReadMemStats(&before)
-	_, err := ValidateProduce(batch, ValidateOptions{ProduceVersion: 9, DeepValidate: true})
-	runtime.ReadMemStats(&after)
+	alloc := allocated(func() { _, err = ValidateProduce(batch, ValidateOptions{ProduceVersion: 9, DeepValidate: true}) })
 	var code int16
 	if err != nil {
 		code = err.(*BatchError).Code
 	}
-	return code, after.TotalAlloc - before.TotalAlloc
+	return code, alloc
 }
 
 // TestValidateZipBomb validates small batches that decompress to hundreds

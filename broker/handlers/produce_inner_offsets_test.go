@@ -10,6 +10,7 @@ import (
 
 	"github.com/samsa-broker/samsa/storage"
 	"github.com/samsa-broker/samsa/wire"
+	"github.com/samsa-broker/samsa/wire/wiretest"
 )
 
 // innerBatch is three records with codec c and the given offset deltas,
@@ -155,10 +156,7 @@ func TestProduceInnerOffsetsAsKafka(t *testing.T) {
 // from the zstd decoder into the compressor, so the produce allocates the
 // window, the codecs' state and the (small) output, not the value.
 func TestProduceZipBombRecompressed(t *testing.T) {
-	size := 512 << 20
-	if raceEnabled || testing.Short() {
-		size = 48 << 20
-	}
+	size := wiretest.BombSize()
 	e := newAdminEnv(t)
 	for _, c := range []string{"gzip", "lz4", "snappy"} {
 		id := e.createTopic(t, "bomb-"+c, 1, map[string]string{"compression.type": c, "max.message.bytes": "67108864"})

@@ -1,18 +1,14 @@
 package handlers
 
 import (
-	"bytes"
-	"encoding/binary"
-	"runtime"
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/storage"
-	"github.com/samsa-broker/samsa/wire"
+	"github.com/samsa-broker/samsa/wire/wiretest"
 )
 
 // zstdBomb returns a zstd batch of one record (keyed or not) whose value
@@ -20,49 +16,11 @@ import (
 // base timestamp ts.
 func zstdBomb(t *testing.T, size int, keyed bool, ts int64) []byte {
 	t.Helper()
-	var body bytes.Buffer
-	w, err := zstd.NewWriter(&body, zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fields []byte
-	fields = append(fields, 0)              // attributes
-	fields = binary.AppendVarint(fields, 0) // timestamp delta
-	fields = binary.AppendVarint(fields, 0) // offset delta
+	r := wiretest.BombRecord{Zeros: size}
 	if keyed {
-		fields = binary.AppendVarint(fields, 1) // key length
-		fields = append(fields, 'k')            // key
-	} else {
-		fields = binary.AppendVarint(fields, -1) // null key
+		r.Key = []byte("k")
 	}
-	fields = binary.AppendVarint(fields, int64(size))
-	rec := binary.AppendVarint(nil, int64(len(fields)+size+1))
-	rec = append(rec, fields...)
-	if _, err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	zeros := make([]byte, 64<<10)
-	for left := size; left > 0; left -= len(zeros) {
-		if _, err := w.Write(zeros[:min(left, len(zeros))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := w.Write([]byte{0}); err != nil { // no headers
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// A batch of one (any) record for the header, its body replaced.
-	b, err := wire.EncodeBatch(wire.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, PartitionLeaderEpoch: -1,
-		BaseTimestamp: ts, Compression: wire.CompressionZstd, Records: []wire.Record{{Key: []byte("k")}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = append(b[:wire.BatchHeaderSize], body.Bytes()...)
-	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12)) // batch length
-	wire.RecomputeCRC(b)
-	return b
+	return wiretest.ZstdBomb(t, ts, r)
 }
 
 // TestProduceZipBomb produces a 60 KB zstd batch whose one record holds a
@@ -74,10 +32,7 @@ func zstdBomb(t *testing.T, size int, keyed bool, ts int64) []byte {
 // cheaply, without a key on the compacted topic (INVALID_RECORD) and with
 // a timestamp a day ahead (INVALID_TIMESTAMP), each checked on the records.
 func TestProduceZipBomb(t *testing.T) {
-	size := 512 << 20
-	if raceEnabled || testing.Short() {
-		size = 48 << 20
-	}
+	size := wiretest.BombSize()
 	e := newAdminEnv(t)
 	for _, topic := range []struct{ name, key, value string }{
 		{"bomb", "message.timestamp.type", "CreateTime"},
@@ -128,10 +83,7 @@ func produceAllocs(t *testing.T, e *adminEnv, topic string, records []byte) (kms
 	rp.Records = records
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	resp := e.call(t, req, 9).(*kmsg.ProduceResponse)
-	runtime.ReadMemStats(&after)
-	return resp.Topics[0].Partitions[0], after.TotalAlloc - before.TotalAlloc
+	var resp *kmsg.ProduceResponse
+	alloc := wiretest.Allocated(func() { resp = e.call(t, req, 9).(*kmsg.ProduceResponse) })
+	return resp.Topics[0].Partitions[0], alloc
 }

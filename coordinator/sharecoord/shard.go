@@ -200,19 +200,21 @@ func (s *shard) load() error {
 			if h.IsControl() {
 				return
 			}
-			_, recs, err := wire.DecodeRecords(batch)
-			if err != nil {
-				skipped++
-				s.logger.Error("share: skipped a batch that does not decode while loading", "offset", h.BaseOffset, "err", err)
-			}
-			for _, r := range recs {
-				switch err := s.replay(r.Key, r.Value); {
+			// Streamed (wire.StreamRecords), keys and values cut at
+			// shards.LoadFieldMax bytes; a batch whose records do not
+			// all read is skipped whole.
+			if err := wire.StreamRecords(batch, shards.LoadFieldMax, func(r *wire.StreamedRecord) {
+				switch err := s.replay(shards.Owned(h, r)); {
 				case errors.Is(err, errUnknownType):
 					unknown++
 				case err != nil:
 					skipped++
-					s.logger.Error("share: skipped a record that does not decode while loading", "offset", h.BaseOffset+int64(r.OffsetDelta), "err", err)
+					s.logger.Error("share: skipped a record that does not decode while loading", "offset", h.BaseOffset+int64(r.OffsetDelta),
+						"err", shards.CutErr(r, shards.LoadFieldMax, err))
 				}
+			}); err != nil {
+				skipped++
+				s.logger.Error("share: skipped a batch that does not decode while loading", "offset", h.BaseOffset, "err", err)
 			}
 		})
 		if err != nil {

@@ -161,20 +161,20 @@ func (ls *loadState) apply(key, value []byte) error {
 // applyBatches folds every complete batch at the start of data into the
 // state and returns the offset after the last one read (or from, when data
 // holds no complete batch). Control and transactional batches are skipped:
-// the coordinator never writes any.
+// the coordinator never writes any. Records are streamed
+// (wire.StreamRecords), their keys and values cut at shards.LoadFieldMax
+// bytes; a batch whose records do not all read is skipped whole.
 func (ls *loadState) applyBatches(data []byte, from int64) (int64, error) {
 	next, err := shards.WalkBatches(data, from, func(h wire.BatchHeader, batch []byte) {
 		if h.IsControl() || h.IsTransactional() {
 			return
 		}
-		_, recs, err := wire.DecodeRecords(batch)
-		if err != nil {
-			ls.Skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, len(batch), err))
-		}
-		for _, r := range recs {
-			if err := ls.apply(r.Key, r.Value); err != nil {
-				ls.Skip(h.BaseOffset+int64(r.OffsetDelta), err)
+		if err := wire.StreamRecords(batch, shards.LoadFieldMax, func(r *wire.StreamedRecord) {
+			if err := ls.apply(shards.Owned(h, r)); err != nil {
+				ls.Skip(h.BaseOffset+int64(r.OffsetDelta), shards.CutErr(r, shards.LoadFieldMax, err))
 			}
+		}); err != nil {
+			ls.Skip(h.BaseOffset, fmt.Errorf("%w: batch of %d bytes: %v", ErrCorrupt, len(batch), err))
 		}
 	})
 	if err != nil {

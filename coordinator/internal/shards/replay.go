@@ -69,3 +69,52 @@ func WalkBatches(data []byte, from int64, fn func(h wire.BatchHeader, batch []by
 	}
 	return next, nil
 }
+
+// LoadFieldMax is the most bytes of a record's key or value a load reads
+// (the rest of a longer one is read past, never held): far more than any
+// record a coordinator writes (its batches are at most max.message.bytes,
+// 1 MiB by default; the group coordinator raises the limit to its
+// max.message.bytes when that is larger). A client whose client id is
+// "__admin_client" may produce to the internal topics, as in Kafka, so a
+// batch of a few KB there may hold a record of hundreds of MB: such a
+// record costs a load this much, not its size.
+//
+// A cut key or value is decoded from its first LoadFieldMax bytes. The
+// records' decoders (kmsg's, as Kafka's) read their fields and ignore the
+// bytes after them, so when the fields fit, the record decodes as it would
+// whole (512 MiB of zeros after a valid offset commit is that commit, in
+// Kafka 4.4 too); when they do not, the record does not decode and is
+// skipped (CutErr), where Kafka, which reads each record whole, loads it
+// if its heap holds it.
+const LoadFieldMax = 8 << 20
+
+// Owned returns r's key and value (nil when null) as a load may keep
+// them: the decoders alias what they decode (kmsg's bytes fields). Those
+// of an uncompressed batch (h its header) alias the batch, the log's read
+// that the load does not reuse, and are returned as they are; those of a
+// compressed one are valid during StreamRecords' call only and are copied,
+// in one allocation.
+func Owned(h wire.BatchHeader, r *wire.StreamedRecord) (key, value []byte) {
+	if h.Compression() == wire.CompressionNone {
+		return r.Key, r.Value
+	}
+	buf := make([]byte, len(r.Key)+len(r.Value))
+	if r.Key != nil {
+		key = buf[:len(r.Key):len(r.Key)]
+		copy(key, r.Key)
+	}
+	if r.Value != nil {
+		value = buf[len(r.Key):]
+		copy(value, r.Value)
+	}
+	return key, value
+}
+
+// CutErr returns err, the error of decoding record r, saying so when r's
+// key or value was cut at limit bytes.
+func CutErr(r *wire.StreamedRecord, limit int, err error) error {
+	if err == nil || !r.Cut() {
+		return err
+	}
+	return fmt.Errorf("%w (a key of %d bytes and a value of %d, read up to %d bytes each)", err, r.KeyLen, r.ValueLen, limit)
+}

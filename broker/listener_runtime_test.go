@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
+	"github.com/samsa-broker/samsa/compat-tests/harness"
 	"github.com/samsa-broker/samsa/compat-tests/harness/testcerts"
 )
 
@@ -47,7 +48,8 @@ func TestRuntimeListeners(t *testing.T) {
 	if err := os.WriteFile(keystore, append(srv.CertPEM, srv.KeyPEM...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ports := freePorts(t, 3)
+	// Ports below the ephemeral range (bound again after the restart).
+	ports := harness.FreePorts(t, 3)
 	extra, saslx, secure := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1]), fmt.Sprintf("127.0.0.1:%d", ports[2])
 
 	// A topic on the three nodes and a producer through node 2 while the

@@ -67,6 +67,7 @@ func (n *Node) runListenerSync(ctx context.Context) {
 // REQUIRES: called from one goroutine at a time (start, then
 // runListenerSync).
 func (n *Node) reconcileListeners() {
+	defer n.listenerReconciles.Add(1)
 	img := n.ctrl.Image()
 	if img == nil {
 		return

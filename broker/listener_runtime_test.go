@@ -29,8 +29,9 @@ import (
 // three-node cluster, kadm adds a PLAINTEXT, a SASL_PLAINTEXT (PLAIN users
 // in the listener's JAAS configuration, given in the same request) and an
 // SSL listener (its PEM keystore given in the same request): franz-go
-// clients reach each at once (a wrong password is refused). Removing the
-// PLAINTEXT one closes its port and the connection open on it. Meanwhile a
+// clients reach each at once (a wrong password is refused). A new address
+// for the PLAINTEXT one leaves its socket alone; removing it closes its
+// port and the connection open on it. Meanwhile a
 // producer writes acks=all to a topic replicated on the three nodes
 // through node 2, and every record it got acknowledged is read back at
 // the end with the three replicas in sync. The registration does not
@@ -49,8 +50,9 @@ func TestRuntimeListeners(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Ports below the ephemeral range (bound again after the restart).
-	ports := harness.FreePorts(t, 3)
+	ports := harness.FreePorts(t, 4)
 	extra, saslx, secure := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1]), fmt.Sprintf("127.0.0.1:%d", ports[2])
+	moved := fmt.Sprintf("127.0.0.1:%d", ports[3])
 
 	// A topic on the three nodes and a producer through node 2 while the
 	// listeners of node 1 change.
@@ -144,6 +146,25 @@ func TestRuntimeListeners(t *testing.T) {
 	}
 	if err := describeCluster(ctx, kgo.SeedBrokers(secure)); err == nil {
 		t.Error("a plaintext client was served on the runtime SSL listener")
+	}
+
+	// EXTRA kept under its name with another address keeps its socket,
+	// as in Kafka (reconfigure compares names only).
+	reconciles := c.nodes[0].listenerReconciles.Load()
+	if err := alter("listeners", current+",EXTRA://"+moved+",SASLX://"+saslx+",SECURE://"+secure); err != nil {
+		t.Fatalf("moving EXTRA: %v", err)
+	}
+	if !poll(30*time.Second, func() bool {
+		return strings.Contains(c.nodes[0].ctrl.Image().BrokerConfigs["1"]["listeners"], moved) && c.nodes[0].listenerReconciles.Load() > reconciles
+	}) {
+		t.Fatal("node 1 did not reconcile its listeners after the change")
+	}
+	if err := describeCluster(ctx, clients["EXTRA"]...); err != nil {
+		t.Errorf("EXTRA after its address changed: %v", err)
+	}
+	if nc, err := net.DialTimeout("tcp", moved, time.Second); err == nil {
+		nc.Close()
+		t.Error("EXTRA's new address was bound")
 	}
 
 	// A connection open on EXTRA is closed when EXTRA goes.

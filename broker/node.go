@@ -77,11 +77,14 @@ type Node struct {
 	// the moved addresses it has logged (its goroutine only).
 	listenerSync  chan struct{}
 	listenerMoved map[string]string
-	adv           config.Listener   // advs[0], the default listener
-	advs          []config.Listener // every advertised client listener (advertised.go)
-	groups        *coordinator.Coordinator
-	txns          *txn.Coordinator
-	shares        sharePartitions // share_partitions.go
+	// listenerReconciles counts the reconciliations done (tests wait
+	// for one after a change).
+	listenerReconciles atomic.Int64
+	adv                config.Listener   // advs[0], the default listener
+	advs               []config.Listener // every advertised client listener (advertised.go)
+	groups             *coordinator.Coordinator
+	txns               *txn.Coordinator
+	shares             sharePartitions // share_partitions.go
 
 	// shareTopics deletes deleted topics' share state (share_topics_deleted.go).
 	shareTopics shareTopicCleanup

@@ -144,3 +144,45 @@ func TestAlterListenersInterBroker(t *testing.T) {
 		t.Errorf("inter-broker listener removed: %v %v, want %q", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage, want)
 	}
 }
+
+// TestDescribeRuntimeListenerSettings: the listener-prefixed settings stored
+// with a listener added at runtime are described, as Kafka 4.4 lists them
+// (kafka-configs --describe, session 33: the value as DYNAMIC_BROKER_CONFIG,
+// then the base setting's default; a JAAS configuration sensitive).
+func TestDescribeRuntimeListenerSettings(t *testing.T) {
+	e := newAdminEnv(t)
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	for _, kv := range [][2]string{
+		{"listener.name.saslx.sasl.enabled.mechanisms", "PLAIN"},
+		{"listener.name.saslx.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="a";`},
+	} {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = kv[0], kmsg.StringPtr(kv[1])
+		res.Configs = append(res.Configs, c)
+	}
+	req.Resources = append(req.Resources, res)
+	if r := e.call(t, req, 1).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]; r.ErrorCode != 0 {
+		t.Fatalf("storing the settings of a listener to add: %v %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
+	}
+	dreq := kmsg.NewPtrDescribeConfigsRequest()
+	dres := kmsg.NewDescribeConfigsRequestResource()
+	dres.ResourceType, dres.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	dreq.Resources = append(dreq.Resources, dres)
+	dreq.IncludeSynonyms = true
+	got := map[string]kmsg.DescribeConfigsResponseResourceConfig{}
+	for _, c := range e.call(t, dreq, 4).(*kmsg.DescribeConfigsResponse).Resources[0].Configs {
+		got[c.Name] = c
+	}
+	m, ok := got["listener.name.saslx.sasl.enabled.mechanisms"]
+	if !ok || m.Value == nil || *m.Value != "PLAIN" || m.Source != kmsg.ConfigSourceDynamicBrokerConfig {
+		t.Errorf("mechanisms: %+v", m)
+	}
+	if len(m.ConfigSynonyms) != 2 || m.ConfigSynonyms[1].Name != "sasl.enabled.mechanisms" || m.ConfigSynonyms[1].Source != kmsg.ConfigSourceDefaultConfig {
+		t.Errorf("mechanisms synonyms: %+v", m.ConfigSynonyms)
+	}
+	if j, ok := got["listener.name.saslx.plain.sasl.jaas.config"]; !ok || j.Value != nil || !j.IsSensitive {
+		t.Errorf("JAAS configuration: %+v", j)
+	}
+}

@@ -46,6 +46,8 @@ type conn struct {
 	// listener is the name of the client listener the connection came in
 	// on ("" on a controller listener), for handlers.Request.
 	listener string
+	// bound is that client listener (nil on a controller listener).
+	bound *boundListener
 
 	// sec, sasl and tlsPrincipal are the connection's security
 	// (security.go): nil on PLAINTEXT listeners.
@@ -113,11 +115,14 @@ const (
 
 var errIdle = errors.New("idle for longer than connections.max.idle.ms")
 
-func newConn(s *Server, nc net.Conn, listener string, controller bool) *conn {
+func newConn(s *Server, nc net.Conn, bl *boundListener, controller bool) *conn {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
-	c := &conn{srv: s, nc: nc, host: host, id: s.connIDs.Add(1), listener: listener, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan *pending, frameQueue)}
+	c := &conn{srv: s, nc: nc, host: host, id: s.connIDs.Add(1), bound: bl, controller: controller, frames: make(chan frame, frameQueue), responses: make(chan *pending, frameQueue)}
 	c.queued.freed = make(chan struct{})
-	sec := s.opts.Security[listener]
+	var sec *ListenerSecurity
+	if bl != nil {
+		c.listener, sec = bl.listener.Name, bl.sec
+	}
 	if controller {
 		sec = s.ctrlSec
 	}

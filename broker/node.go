@@ -67,18 +67,31 @@ type Node struct {
 	ctrl      *controller.Controller
 	// ctrlPub is ctrl once created, for what runs before (Raft
 	// connections authenticating on a SASL controller listener).
-	ctrlPub   atomic.Pointer[controller.Controller]
-	srv       *Server
-	unlock    func()
-	stopping  chan struct{}
-	cancel    context.CancelFunc
-	bg        sync.WaitGroup
+	ctrlPub  atomic.Pointer[controller.Controller]
+	srv      *Server
+	unlock   func()
+	stopping chan struct{}
+	cancel   context.CancelFunc
+	bg       sync.WaitGroup
+	// listeners are the static client listeners (the registration's);
+	// Listeners has those served now, runtime ones included.
 	listeners []config.Listener
-	adv       config.Listener   // advs[0], the default listener
-	advs      []config.Listener // every advertised client listener (advertised.go)
-	groups    *coordinator.Coordinator
-	txns      *txn.Coordinator
-	shares    sharePartitions // share_partitions.go
+	// security is the static listeners' TLS and SASL, by name;
+	// secBuilder builds a runtime listener's (listener_runtime.go).
+	security   map[string]*ListenerSecurity
+	secBuilder *securityBuilder
+	// listenerSync wakes the listener reconciler; listenerMoved holds
+	// the moved addresses it has logged (its goroutine only).
+	listenerSync  chan struct{}
+	listenerMoved map[string]string
+	// listenerReconciles counts the reconciliations done (tests wait
+	// for one after a change).
+	listenerReconciles atomic.Int64
+	adv                config.Listener   // advs[0], the default listener
+	advs               []config.Listener // every advertised client listener (advertised.go)
+	groups             *coordinator.Coordinator
+	txns               *txn.Coordinator
+	shares             sharePartitions // share_partitions.go
 
 	// shareTopics deletes deleted topics' share state (share_topics_deleted.go).
 	shareTopics shareTopicCleanup
@@ -241,10 +254,12 @@ func (n *Node) start() (_ *Node, err error) {
 	// anything runs. SCRAM lookups read the controller's image once it
 	// exists (Raft connections to a SASL controller listener log in
 	// before).
-	security, err := listenerSecurity(cfg, n.image)
+	security, secBuilder, err := listenerSecurity(cfg, n.image)
 	if err != nil {
 		return nil, err
 	}
+	n.security, n.secBuilder = security, secBuilder
+	n.listenerSync, n.listenerMoved = make(chan struct{}, 1), map[string]string{}
 	if n.peerDial, n.fetchPeers.dial, err = interBrokerDialer(cfg, security); err != nil {
 		return nil, err
 	}
@@ -382,6 +397,9 @@ func (n *Node) start() (_ *Node, err error) {
 			n.coord.imageChanged(next)
 			n.shares.reconcile(next, n.replicas)
 			n.shareTopics.topicsDeleted(prev, next)
+			if isBroker {
+				n.listenerConfigsChanged(prev, next)
+			}
 		},
 		UncleanLeaderElection: func(t *controller.Topic) bool {
 			return cfg.TopicConfig(t.Configs).UncleanLeaderElectionEnable
@@ -473,7 +491,7 @@ func (n *Node) start() (_ *Node, err error) {
 		Voters:         n.quorum, // AddRaftVoter, RemoveRaftVoter
 		Authz:          handlers.NewAuthz(cfg.Authorizer),
 		// Dynamic keystore updates (security_reload.go).
-		ValidateListenerTLS: func(l string, o map[string]string) error { return validateListenerTLS(security, l, o) },
+		ValidateListenerTLS: func(l string, o map[string]string) error { return validateListenerTLS(n.currentSecurity(), l, o) },
 	}
 	deps.Init()
 	if isBroker {
@@ -494,6 +512,11 @@ func (n *Node) start() (_ *Node, err error) {
 	if err := n.startHTTP(); err != nil {
 		n.srv.closeListeners()
 		return nil, err
+	}
+	if isBroker {
+		// Listeners added at runtime and stored (listener_runtime.go).
+		deps.ValidateNewListeners = n.validateNewListeners
+		n.reconcileListeners()
 	}
 	n.srv.opts.Deps = deps
 	n.coord.reconcile()
@@ -527,8 +550,12 @@ func (n *Node) start() (_ *Node, err error) {
 	n.bg.Add(1)
 	go func() {
 		defer n.bg.Done()
-		superviseLoop(ctx, logger, "security reload", func(ctx context.Context) { runSecurityReload(ctx, logger, security, n.tlsOverrides) })
+		superviseLoop(ctx, logger, "security reload", func(ctx context.Context) { runSecurityReload(ctx, logger, n.currentSecurity, n.tlsOverrides) })
 	}()
+	if isBroker {
+		n.bg.Add(1)
+		go func() { defer n.bg.Done(); superviseLoop(ctx, logger, "dynamic listeners", n.runListenerSync) }()
+	}
 	// Moves between log dirs a stop or crash interrupted start again, as
 	// Kafka resumes its future replicas (log_dir_move.go).
 	n.moves.resume(n.logs.InterruptedMoves())
@@ -538,8 +565,9 @@ func (n *Node) start() (_ *Node, err error) {
 // Addrs returns the bound client listener addresses.
 func (n *Node) Addrs() []net.Addr { return n.srv.Addrs() }
 
-// Listeners returns the client listeners, in the order of Addrs.
-func (n *Node) Listeners() []config.Listener { return n.listeners }
+// Listeners returns the client listeners served (runtime ones included),
+// in the order of Addrs.
+func (n *Node) Listeners() []config.Listener { return n.srv.Listeners() }
 
 // Advertised returns the listener registered for clients.
 func (n *Node) Advertised() config.Listener { return n.adv }

@@ -129,24 +129,18 @@ func (s *Server) requestsInFlight() int {
 	return n
 }
 
-// connectionsByListener counts open client connections by listener name,
-// matching each connection's local port to a listener's bound port.
+// connectionsByListener counts open client connections by the name of the
+// client listener they came in on (every listener served, 0 included).
 func (s *Server) connectionsByListener() map[string]int {
-	byPort := make(map[int]string, len(s.lns))
-	out := make(map[string]int, len(s.lns))
-	for i, ln := range s.lns {
-		if a, ok := ln.Addr().(*net.TCPAddr); ok && i < len(s.opts.Listeners) {
-			byPort[a.Port] = s.opts.Listeners[i].Name
-			out[s.opts.Listeners[i].Name] = 0
-		}
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.mu.listeners))
+	for _, bl := range s.mu.listeners {
+		out[bl.listener.Name] = 0
+	}
 	for c := range s.mu.conns {
-		if a, ok := c.nc.LocalAddr().(*net.TCPAddr); ok {
-			if name, ok := byPort[a.Port]; ok {
-				out[name]++
-			}
+		if c.bound != nil && !c.bound.removed {
+			out[c.bound.listener.Name]++
 		}
 	}
 	return out

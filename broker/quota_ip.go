@@ -64,7 +64,7 @@ func (s *Server) connectionRates(c *conn) (throttle time.Duration, ok bool) {
 // rate leaves connections on listener alone: the inter-broker listener,
 // when the broker has others (Kafka's protectedListener).
 func (s *Server) protectedListener(listener string) bool {
-	return listener != "" && listener == s.opts.InterBrokerListener && len(s.opts.Listeners) > 1
+	return listener != "" && listener == s.opts.InterBrokerListener && s.listenerCount() > 1
 }
 
 // ipThrottle counts c against the connection creation rate quota of its

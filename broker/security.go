@@ -31,11 +31,39 @@ const tlsHandshakeTimeout = 30 * time.Second
 // reading keystores and truststores. image is the metadata image: scram
 // finds SCRAM credentials in it (the users of cfg.Security.ScramUsers come
 // after it), and delegation token logins the tokens.
-func listenerSecurity(cfg *config.Config, image func() *controller.Image) (map[string]*ListenerSecurity, error) {
+func listenerSecurity(cfg *config.Config, image func() *controller.Image) (map[string]*ListenerSecurity, *securityBuilder, error) {
+	b, err := newSecurityBuilder(cfg, image)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := map[string]*ListenerSecurity{}
+	for name, ls := range cfg.Security.Listeners {
+		if !ls.UsesTLS() && !ls.UsesSASL() || !servesListener(cfg, name) {
+			continue
+		}
+		sec, err := b.build(name, ls)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[name] = sec
+	}
+	return out, b, nil
+}
+
+// securityBuilder turns a listener's settings into its ListenerSecurity,
+// with the credential lookups every SASL listener shares: at start, and
+// for a listener added at runtime (listener_runtime.go).
+type securityBuilder struct {
+	cfg    *config.Config
+	lookup func(user string, mech int8) (controller.ScramCredential, bool)
+	tokens func(string, int8) (TokenCredential, bool)
+}
+
+func newSecurityBuilder(cfg *config.Config, image func() *controller.Image) (*securityBuilder, error) {
 	scram := imageScram(image)
-	var tokens func(string, int8) (TokenCredential, bool)
+	b := &securityBuilder{cfg: cfg}
 	if tc := newTokenCredentials(cfg.DelegationTokens.SecretKey, image); tc != nil {
-		tokens = tc.lookup
+		b.tokens = tc.lookup
 	}
 	static := map[string]map[int8]controller.ScramCredential{}
 	for user, pw := range cfg.Security.ScramUsers {
@@ -48,7 +76,7 @@ func listenerSecurity(cfg *config.Config, image func() *controller.Image) (map[s
 			static[user][m] = cred
 		}
 	}
-	lookup := func(user string, mech int8) (controller.ScramCredential, bool) {
+	b.lookup = func(user string, mech int8) (controller.ScramCredential, bool) {
 		if scram != nil {
 			if c, ok := scram(user, mech); ok {
 				return c, true
@@ -57,43 +85,45 @@ func listenerSecurity(cfg *config.Config, image func() *controller.Image) (map[s
 		c, ok := static[user][mech]
 		return c, ok
 	}
-	out := map[string]*ListenerSecurity{}
-	for name, ls := range cfg.Security.Listeners {
-		if !ls.UsesTLS() && !ls.UsesSASL() || !servesListener(cfg, name) {
-			continue
-		}
-		sec := &ListenerSecurity{}
-		if ls.UsesTLS() {
-			r, err := newTLSReloader(name, ls.TLS)
-			if err != nil {
-				return nil, err
-			}
-			sec.reloader, sec.TLS = r, r.config()
-			rules, err := config.ParsePrincipalMappingRules(ls.TLS.PrincipalMappingRules)
-			if err != nil {
-				return nil, fmt.Errorf("%w: listener %s: %w", errTLSConfig, name, err)
-			}
-			sec.PrincipalRules = rules
-		}
-		if ls.UsesSASL() {
-			sec.SASL = &SASLServer{
-				Mechanisms: ls.SASL.Mechanisms,
-				PlainUsers: ls.SASL.PlainUsers,
-				Scram:      lookup,
-				Tokens:     tokens,
-				Reauth:     time.Duration(cfg.Security.ReauthMs) * time.Millisecond,
-			}
-			if ls.SASL.OAuth != nil {
-				v, err := newTokenValidator(ls.SASL.OAuth)
-				if err != nil {
-					return nil, fmt.Errorf("broker: listener %s OAUTHBEARER: %w", name, err)
-				}
-				sec.SASL.OAuth = v
-			}
-		}
-		out[name] = sec
+	return b, nil
+}
+
+// build reads the listener's keystore and truststore and sets up its SASL
+// server; nil for a PLAINTEXT listener.
+func (b *securityBuilder) build(name string, ls config.ListenerSecurity) (*ListenerSecurity, error) {
+	if !ls.UsesTLS() && !ls.UsesSASL() {
+		return nil, nil
 	}
-	return out, nil
+	sec := &ListenerSecurity{}
+	if ls.UsesTLS() {
+		r, err := newTLSReloader(name, ls.TLS)
+		if err != nil {
+			return nil, err
+		}
+		sec.reloader, sec.TLS = r, r.config()
+		rules, err := config.ParsePrincipalMappingRules(ls.TLS.PrincipalMappingRules)
+		if err != nil {
+			return nil, fmt.Errorf("%w: listener %s: %w", errTLSConfig, name, err)
+		}
+		sec.PrincipalRules = rules
+	}
+	if ls.UsesSASL() {
+		sec.SASL = &SASLServer{
+			Mechanisms: ls.SASL.Mechanisms,
+			PlainUsers: ls.SASL.PlainUsers,
+			Scram:      b.lookup,
+			Tokens:     b.tokens,
+			Reauth:     time.Duration(b.cfg.Security.ReauthMs) * time.Millisecond,
+		}
+		if ls.SASL.OAuth != nil {
+			v, err := newTokenValidator(ls.SASL.OAuth)
+			if err != nil {
+				return nil, fmt.Errorf("broker: listener %s OAUTHBEARER: %w", name, err)
+			}
+			sec.SASL.OAuth = v
+		}
+	}
+	return sec, nil
 }
 
 // servesListener reports whether this node serves listener (it is in

@@ -240,22 +240,7 @@ func sanList(c *x509.Certificate) []string {
 // JWKS refresh, until ctx ends.
 // overrides returns the dynamic TLS settings stored for this broker, by
 // listener (nil: none).
-func runSecurityReload(ctx context.Context, logger *slog.Logger, security map[string]*ListenerSecurity, overrides func() map[string]map[string]string) {
-	var reloaders []*tlsReloader
-	var keySets []*jwksKeys
-	for _, sec := range security {
-		if sec.reloader != nil {
-			reloaders = append(reloaders, sec.reloader)
-		}
-		if sec.SASL != nil {
-			if v, ok := sec.SASL.OAuth.(*jwtValidator); ok {
-				keySets = append(keySets, v.set)
-			}
-		}
-	}
-	if len(reloaders) == 0 && len(keySets) == 0 {
-		return
-	}
+func runSecurityReload(ctx context.Context, logger *slog.Logger, security func() map[string]*ListenerSecurity, overrides func() map[string]map[string]string) {
 	t := time.NewTicker(securityReloadInterval)
 	defer t.Stop()
 	for {
@@ -266,6 +251,20 @@ func runSecurityReload(ctx context.Context, logger *slog.Logger, security map[st
 			var dynamic map[string]map[string]string
 			if overrides != nil {
 				dynamic = overrides()
+			}
+			// Listeners come and go at runtime (listener_runtime.go):
+			// the set is read at each tick.
+			var reloaders []*tlsReloader
+			var keySets []*jwksKeys
+			for _, sec := range security() {
+				if sec.reloader != nil {
+					reloaders = append(reloaders, sec.reloader)
+				}
+				if sec.SASL != nil {
+					if v, ok := sec.SASL.OAuth.(*jwtValidator); ok {
+						keySets = append(keySets, v.set)
+					}
+				}
 			}
 			for _, r := range reloaders {
 				r.applyOverrides(dynamic[r.listener], logger)

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,11 +132,24 @@ func nextAcceptDelay(d time.Duration) time.Duration {
 	return min(max(2*d, acceptBackoffMin), acceptBackoffMax)
 }
 
+// boundListener is a client listener the Server accepts connections on.
+type boundListener struct {
+	listener config.Listener
+	ln       net.Listener
+	// sec is the listener's TLS and SASL (nil: PLAINTEXT).
+	sec *ListenerSecurity
+	// prebound: ln is shared with Raft (Options.Prebound); it is never
+	// removed at runtime.
+	prebound bool
+	// removed is set, under Server.mu, when the listener is removed at
+	// runtime: a connection it accepted and not yet admitted is closed.
+	removed bool
+}
+
 // Server owns the listeners and every connection goroutine.
 type Server struct {
 	opts  Options
 	table map[int16]handlers.Entry
-	lns   []net.Listener
 	// ctrlLns are the Kafka sides of controller listeners (ServeController).
 	ctrlLns []net.Listener
 	// ctrlSec is the security of the controller listener (nil:
@@ -173,6 +188,13 @@ type Server struct {
 		// slotFreed is closed (and replaced) whenever a connection goes,
 		// to wake an accept loop waiting below max.connections.
 		slotFreed chan struct{}
+		// listeners are the client listeners, in the order of
+		// Options.Listeners, then those added at runtime
+		// (AddListener); started is set by Serve, after which an added
+		// listener accepts at once; closed by Shutdown.
+		listeners []*boundListener
+		started   bool
+		closed    bool
 	}
 }
 
@@ -192,29 +214,146 @@ func New(o Options) (*Server, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, l := range o.Listeners {
 		if ln, ok := o.Prebound[l.Name]; ok {
-			s.lns = append(s.lns, ln)
+			s.mu.listeners = append(s.mu.listeners, &boundListener{listener: l, ln: ln, sec: o.Security[l.Name], prebound: true})
 			continue
 		}
-		lc := net.ListenConfig{Control: recvBufferControl(o.RecvBufferBytes)}
-		ln, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+		ln, err := s.bind(l)
 		if err != nil {
-			for _, prev := range s.lns {
-				prev.Close()
+			for _, prev := range s.mu.listeners {
+				prev.ln.Close()
 			}
-			return nil, fmt.Errorf("broker: listener %s: %w", l.Name, err)
+			return nil, err
 		}
-		s.lns = append(s.lns, ln)
+		s.mu.listeners = append(s.mu.listeners, &boundListener{listener: l, ln: ln, sec: o.Security[l.Name]})
 	}
 	return s, nil
 }
 
-// Addrs returns the bound addresses, in listener order.
+// bind opens the socket of listener l (SO_RCVBUF before bind, sockbuf.go).
+func (s *Server) bind(l config.Listener) (net.Listener, error) {
+	lc := net.ListenConfig{Control: recvBufferControl(s.opts.RecvBufferBytes)}
+	ln, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("broker: listener %s: %w", l.Name, err)
+	}
+	return ln, nil
+}
+
+// Addrs returns the bound addresses, in the order of Listeners.
 func (s *Server) Addrs() []net.Addr {
-	out := make([]net.Addr, len(s.lns))
-	for i, ln := range s.lns {
-		out[i] = ln.Addr()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]net.Addr, len(s.mu.listeners))
+	for i, bl := range s.mu.listeners {
+		out[i] = bl.ln.Addr()
 	}
 	return out
+}
+
+// Listeners returns the client listeners served, as configured (the port
+// as given: 0 for an ephemeral one; Addrs has the bound ones), in order.
+func (s *Server) Listeners() []config.Listener {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]config.Listener, len(s.mu.listeners))
+	for i, bl := range s.mu.listeners {
+		out[i] = bl.listener
+	}
+	return out
+}
+
+// AddListener binds listener l with its security sec (nil: PLAINTEXT) and,
+// once the Server is serving, accepts on it at once (a listener added at
+// runtime, as Kafka's SocketServer.addListeners). A name already served is
+// an error, as is an address in use.
+func (s *Server) AddListener(l config.Listener, sec *ListenerSecurity) (net.Addr, error) {
+	s.mu.Lock()
+	for _, bl := range s.mu.listeners {
+		if strings.EqualFold(bl.listener.Name, l.Name) {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("broker: listener %s is served already", l.Name)
+		}
+	}
+	s.mu.Unlock()
+	ln, err := s.bind(l)
+	if err != nil {
+		return nil, err
+	}
+	bl := &boundListener{listener: l, ln: ln, sec: sec}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		ln.Close()
+		return nil, errors.New("broker: server stopped")
+	}
+	s.mu.listeners = append(s.mu.listeners, bl)
+	if s.mu.started {
+		s.wg.Add(1)
+		go s.acceptLoop(ln, bl, false)
+	}
+	return ln.Addr(), nil
+}
+
+// RemoveListener stops accepting on the listener called name and closes
+// every connection that came in on it, at once (Kafka's
+// SocketServer.removeListeners closes the listener's acceptor and
+// processors with their connections). False when no such listener is
+// served or it is shared with Raft.
+func (s *Server) RemoveListener(name string) bool {
+	s.mu.Lock()
+	i := slices.IndexFunc(s.mu.listeners, func(bl *boundListener) bool { return strings.EqualFold(bl.listener.Name, name) })
+	if i < 0 || s.mu.listeners[i].prebound {
+		s.mu.Unlock()
+		return false
+	}
+	bl := s.mu.listeners[i]
+	s.mu.listeners = slices.Delete(s.mu.listeners, i, i+1)
+	bl.removed = true
+	var conns []*conn
+	for c := range s.mu.conns {
+		if c.bound == bl {
+			conns = append(conns, c)
+		}
+	}
+	s.mu.Unlock()
+	bl.ln.Close()
+	for _, c := range conns {
+		c.nc.Close()
+	}
+	return true
+}
+
+// boundAddr is the bound address of the listener called name; nil when
+// it is not served.
+func (s *Server) boundAddr(name string) net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, bl := range s.mu.listeners {
+		if strings.EqualFold(bl.listener.Name, name) {
+			return bl.ln.Addr()
+		}
+	}
+	return nil
+}
+
+// listenerSecurities is the security of each secured listener served.
+func (s *Server) listenerSecurities() map[string]*ListenerSecurity {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]*ListenerSecurity{}
+	for _, bl := range s.mu.listeners {
+		if bl.sec != nil {
+			out[bl.listener.Name] = bl.sec
+		}
+	}
+	return out
+}
+
+// listenerCount is the number of client listeners served.
+func (s *Server) listenerCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.mu.listeners)
 }
 
 // PanicCount is the number of requests whose handling panicked since start.
@@ -230,9 +369,12 @@ func (s *Server) ConnectionCount() int {
 // Serve starts the accept loops and returns immediately.
 func (s *Server) Serve() {
 	s.serving.Store(true)
-	for i, ln := range s.lns {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.started = true
+	for _, bl := range s.mu.listeners {
 		s.wg.Add(1)
-		go s.acceptLoop(ln, s.opts.Listeners[i].Name, false)
+		go s.acceptLoop(bl.ln, bl, false)
 	}
 }
 
@@ -243,10 +385,12 @@ func (s *Server) ServeController(ln net.Listener, sec *ListenerSecurity) {
 	s.ctrlSec = sec
 	s.ctrlLns = append(s.ctrlLns, ln)
 	s.wg.Add(1)
-	go s.acceptLoop(ln, "", true)
+	go s.acceptLoop(ln, nil, true)
 }
 
-func (s *Server) acceptLoop(ln net.Listener, listener string, controller bool) {
+// acceptLoop accepts on ln: a client listener's (bl) or, when controller,
+// the Kafka side of the controller listener (bl nil).
+func (s *Server) acceptLoop(ln net.Listener, bl *boundListener, controller bool) {
 	defer s.wg.Done()
 	var delay time.Duration
 	for {
@@ -278,7 +422,7 @@ func (s *Server) acceptLoop(ln net.Listener, listener string, controller bool) {
 		if _, own := ln.(*net.TCPListener); !own {
 			setRecvBuffer(nc, s.opts.RecvBufferBytes)
 		}
-		c := newConn(s, nc, listener, controller)
+		c := newConn(s, nc, bl, controller)
 		d, ok := s.connectionRates(c) // quota_ip.go
 		if !ok {
 			nc.Close()
@@ -331,6 +475,9 @@ func (s *Server) waitConnectionSlot() bool {
 func (s *Server) admit(c *conn) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if c.bound != nil && c.bound.removed {
+		return "its listener " + c.bound.listener.Name + " was removed"
+	}
 	if max := s.opts.MaxConnections; max > 0 && len(s.mu.conns) >= max {
 		return fmt.Sprintf("max.connections (%d) reached", max)
 	}
@@ -389,7 +536,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) closeListeners() {
-	for _, ln := range s.lns {
+	s.mu.Lock()
+	s.mu.closed = true
+	lns := make([]net.Listener, 0, len(s.mu.listeners))
+	for _, bl := range s.mu.listeners {
+		lns = append(lns, bl.ln)
+	}
+	s.mu.Unlock()
+	for _, ln := range lns {
 		ln.Close()
 	}
 	for _, ln := range s.ctrlLns {

@@ -51,7 +51,7 @@ func (c *Config) WithDynamic(clusterDefault, perBroker map[string]string) (out *
 		return nil, nil, err
 	}
 	out.Ignored, out.Warnings, out.UnknownEnv, out.Unknown, out.Notices = c.Ignored, c.Warnings, c.UnknownEnv, c.Unknown, c.Notices
-	out.OtherValues = c.OtherValues
+	out.OtherValues, out.jaasFile = c.OtherValues, c.jaasFile
 	out.staticValues, out.staticSources = c.staticValues, c.staticSources
 	out.Security, out.InterBrokerListenerName = c.Security, c.InterBrokerListenerName
 	for _, l := range out.Listeners {

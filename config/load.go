@@ -224,6 +224,11 @@ type Config struct {
 	// them, before WithDynamic layered anything on top.
 	staticValues  map[string]string
 	staticSources map[string]Source
+	// jaasFile is the static JAAS file (KAFKA_OPTS
+	// -Djava.security.auth.login.config) by section: the fallback of a
+	// listener added at runtime without its own sasl.jaas.config
+	// (RuntimeListenerSecurity), as at start.
+	jaasFile map[string][]JAASEntry
 }
 
 // Usage returns the command line help.
@@ -484,6 +489,7 @@ func load(in loadInput) (*Config, error) {
 	if err := buildSecurity(c, securityGiven, in.bitnami); err != nil {
 		return nil, err
 	}
+	c.jaasFile = in.bitnami.jaasFile
 	for _, k := range unusedSecurityKeys(securityGiven, c.Security) {
 		where := securityGiven[k].where
 		warnings = append(warnings, fmt.Sprintf("config: ignoring %s (%s): no listener uses it", k, where))

@@ -104,8 +104,8 @@ func describeTopicConfigs(d *Deps, img *controller.Image, levels brokerLevels, n
 // settings, every setting of Kafka 4.4 (config.AllBrokerDefs, implemented
 // or only accepted) but the unlisted ones (Kafka's internal settings,
 // samsa's own), plus any setting given statically (listener-prefixed ones
-// too) and any known one asked for by name; for "", only the cluster-wide
-// dynamic ones.
+// too), the listener-prefixed ones stored for the broker, and any known
+// one asked for by name; for "", only the cluster-wide dynamic ones.
 func describeBrokerConfigs(d *Deps, levels brokerLevels, name string, asked []string, withSynonyms bool) ([]configEntry, int16, string) {
 	perBroker, code, msg := brokerResource(d, name)
 	if code != 0 {
@@ -128,6 +128,13 @@ func describeBrokerConfigs(d *Deps, levels brokerLevels, name string, asked []st
 		}
 		for n := range levels.cfg.OtherValues {
 			add(n)
+		}
+		// Listener-prefixed settings stored at runtime (a listener's
+		// security settings, listener_change.go), as Kafka lists them.
+		for n := range levels.perBroker {
+			if _, ok := config.ListenerSettingOf(n); ok {
+				add(n)
+			}
 		}
 	} else {
 		for n := range levels.clusterWD {

@@ -366,12 +366,30 @@ func brokerResource(d *Deps, name string) (perBroker bool, code int16, msg strin
 // listeners (listenerChangeRefusal).
 func (d *Deps) brokerConfigValidator(resource string) func(map[string]string) (int16, string) {
 	return func(configs map[string]string) (int16, string) {
-		if code, msg := d.validateTLSConfigs(resource, configs); code != 0 {
+		own := resource != "" && resource == strconv.Itoa(int(d.Config.NodeID))
+		stored := d.Controller.Image().BrokerConfigs[resource]
+		// served tells the listeners this node serves now (static or
+		// added at runtime): their security settings are fixed, those of
+		// another listener come with it when it is added
+		// (listenerChangeRefusal checks them then).
+		current, _, _ := d.Config.EffectiveListeners(stored)
+		served := func(l string) bool {
+			return slices.ContainsFunc(current, func(c config.Listener) bool { return strings.EqualFold(c.Name, l) })
+		}
+		if code, msg := d.validateTLSConfigs(resource, configs, served); code != 0 {
 			return code, msg
 		}
 		for _, n := range sortedConfigNames(configs) {
 			if l, _, ok := config.ReconfigurableTLSKey(n); ok && l != "" && d.ValidateListenerTLS != nil {
 				continue // validateTLSConfigs
+			}
+			if l, ok := config.ListenerSettingOf(n); ok && resource != "" && config.IsListenerSecuritySetting(n) {
+				if !own {
+					continue // checked by the broker the resource is (forwarded here)
+				}
+				if old, had := stored[n]; !served(l) || had && old == configs[n] {
+					continue
+				}
 			}
 			if why := config.SecurityRefusal(n, configs[n], d.Config.Listeners); why != "" {
 				return kerr.InvalidConfig.Code, fmt.Sprintf("Cannot set %s: %s", n, why)
@@ -382,7 +400,7 @@ func (d *Deps) brokerConfigValidator(resource string) func(map[string]string) (i
 		}
 		// The current values are this node's: a request for another
 		// broker's resource, forwarded here, is not checked against them.
-		if resource != "" && resource != strconv.Itoa(int(d.Config.NodeID)) {
+		if !own {
 			return 0, ""
 		}
 		if why := reconfigurationRefusal(newBrokerLevels(d, d.Controller.Image()), configs); why != "" {
@@ -391,7 +409,7 @@ func (d *Deps) brokerConfigValidator(resource string) func(map[string]string) (i
 		if why := cordonedLogDirsRefusal(d.Config.LogDirs, configs); why != "" {
 			return kerr.InvalidRequest.Code, why
 		}
-		return listenerChangeRefusal(d.Config, d.Controller.Image().BrokerConfigs[resource], configs)
+		return listenerChangeRefusal(d.Config, stored, configs, d.ValidateNewListeners)
 	}
 }
 
@@ -400,8 +418,9 @@ func (d *Deps) brokerConfigValidator(resource string) func(map[string]string) (i
 // cluster default) and only with a listener prefix, both INVALID_REQUEST;
 // and the listener's new keystore and truststore must load and keep the
 // certificate's subject and alternative names (SslFactory's validation),
-// else INVALID_REQUEST with the reason.
-func (d *Deps) validateTLSConfigs(name string, configs map[string]string) (int16, string) {
+// else INVALID_REQUEST with the reason. The settings of a listener not
+// served yet are checked when it is added (listenerChangeRefusal).
+func (d *Deps) validateTLSConfigs(name string, configs map[string]string, served func(listener string) bool) (int16, string) {
 	if d.ValidateListenerTLS == nil {
 		return 0, "" // refused by config.SecurityRefusal
 	}
@@ -424,8 +443,14 @@ func (d *Deps) validateTLSConfigs(name string, configs map[string]string) (int16
 	if name == "" {
 		return kerr.InvalidRequest.Code, "Cannot update these configs at default cluster level, broker id must be specified: [" + strings.Join(prefixed, ", ") + "]"
 	}
+	if name != strconv.Itoa(int(d.Config.NodeID)) {
+		return 0, "" // checked by the broker the resource is (forwarded here)
+	}
 	byListener := config.ListenerTLSOverrides(configs)
 	for _, l := range slices.Sorted(maps.Keys(byListener)) {
+		if !served(l) {
+			continue
+		}
 		if err := d.ValidateListenerTLS(l, byListener[l]); err != nil {
 			return kerr.InvalidRequest.Code, "Invalid value org.apache.kafka.common.config.ConfigException: Validation of dynamic config update of SSLFactory failed: " +
 				err.Error() + " for configuration Invalid dynamic configuration"

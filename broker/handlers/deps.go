@@ -83,6 +83,14 @@ type Deps struct {
 	// current certificate. Nil: such settings are refused.
 	ValidateListenerTLS func(listener string, overrides map[string]string) error
 
+	// ValidateNewListeners checks, before a change of this node's
+	// listeners is stored, that the listeners it adds can be served: their
+	// security settings (from dynamic, the node's per-broker configs after
+	// the change, over the static ones) resolve and load, and their
+	// addresses can be bound (removed are the listeners the change
+	// closes). Nil: not checked (the node logs what it cannot bind).
+	ValidateNewListeners func(added, removed []config.Listener, protocols, dynamic map[string]string) error
+
 	// AddObserver, on a controller, makes a registering broker-only node
 	// a non-voting member of the metadata quorum (it then receives the
 	// metadata log). Nil: nothing to do.

@@ -51,6 +51,12 @@ func scriptBrokerConfigs(s *Session) error {
 		s.Do("broker-bad-range-accepted", v, incremental("", true, set, "background.threads", "0"))
 		s.Do("broker-bad-string", v, incremental("", true, set, "compression.type", "bogus"))
 		s.Do("broker-per-broker-at-default", v, incremental("", true, set, "listeners", "PLAINTEXT://127.0.0.1:1"))
+		// Listener changes Kafka refuses (DynamicListenerConfig and
+		// KafkaConfig's requirements; port-independent, validate only).
+		s.Do("broker-listener-no-protocol", v, incremental("1", true, set, "listeners", "OTHER://127.0.0.1:1"))
+		s.Do("broker-listener-same-port", v, incremental("1", true, set, "listeners", "EXTRA://127.0.0.1:1,EXTRA2://127.0.0.1:1",
+			"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,EXTRA:PLAINTEXT,EXTRA2:PLAINTEXT"))
+		s.Do("broker-listener-protocol-kept", v, incremental("1", true, set, "listener.security.protocol.map", "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT"))
 		s.Do("broker-read-only-accepted", v, incremental("1", true, set, "background.threads", "4", "num.replica.alter.log.dirs.threads", "2"))
 		s.Do("broker-accepted", v, incremental("1", true, set, "background.threads", "4", "log.cleaner.threads", "2"))
 		s.Do("broker-unknown-name", v, incremental("1", true, set, "no.such.config", "1"))

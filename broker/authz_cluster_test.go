@@ -89,6 +89,30 @@ func TestAuthorizedCluster(t *testing.T) {
 	if !poll(30*time.Second, func() bool { return createTopic(app) == 0 }) {
 		t.Fatal("CreateTopics with CREATE on the topic never succeeded")
 	}
+	// Every node learns the ACLs from the metadata log at its own pace (as
+	// on Kafka); the partition leaders the producer goes to must have them.
+	for i := range 3 {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.addr(i)), kgo.SASL(plain.Auth{User: "broker", Pass: "broker-pw"}.AsMechanism()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		da := kmsg.NewPtrDescribeACLsRequest()
+		da.ResourceType, da.ResourcePatternType = kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeLiteral
+		da.ResourceName = kmsg.StringPtr("secured")
+		da.Operation, da.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		seen := poll(30*time.Second, func() bool {
+			resp, err := cl.SeedBrokers()[0].Request(ctx, da)
+			if err != nil {
+				return false
+			}
+			r := resp.(*kmsg.DescribeACLsResponse)
+			return r.ErrorCode == 0 && len(r.Resources) == 1 && len(r.Resources[0].ACLs) == 3
+		})
+		cl.Close()
+		if !seen {
+			t.Fatalf("node %d never listed the three ACLs of topic secured", i+1)
+		}
+	}
 	producer := client("app", "app-pw", kgo.DefaultProduceTopic("secured"), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProduceRequestTimeout(20*time.Second))
 	for i := range 9 {
 		pctx, pcancel := context.WithTimeout(ctx, 60*time.Second)

@@ -1,0 +1,28 @@
+package coordinator
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestHeartbeatRebalanceTimeoutZero: a KIP-848 join with rebalance timeout
+// 0 is taken; only -1 (not provided) is INVALID_REQUEST, as in Kafka 4.4's
+// GroupCoordinatorService (found by compat-tests/diff TestDiffFuzz).
+func TestHeartbeatRebalanceTimeoutZero(t *testing.T) {
+	for _, c := range []struct {
+		timeout int32
+		want    *kerr.Error
+	}{{0, nil}, {60000, nil}, {-1, kerr.InvalidRequest}} {
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Version = 1
+		req.Group, req.MemberID, req.MemberEpoch = "g", "m0000000000000000000000", 0
+		req.RebalanceTimeoutMillis = c.timeout
+		req.SubscribedTopicNames = []string{"t"}
+		req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		if got, msg := validateHeartbeat(&ConsumerGroupConfig{}, req); got != c.want {
+			t.Errorf("rebalance timeout %d: %v (%s), want %v", c.timeout, got, msg, c.want)
+		}
+	}
+}

@@ -198,3 +198,36 @@ func TestOffsetDeleteUnknownPartitions(t *testing.T) {
 		}
 	}
 }
+
+func TestDeleteRecordsCompactedTopic(t *testing.T) {
+	e := newAdminEnv(t)
+	for _, c := range []struct {
+		topic, policy string
+		want          int16
+	}{{"compacted", "compact", kerr.PolicyViolation.Code}, {"both", "compact,delete", 0}, {"plain", "delete", 0}} {
+		id := e.createTopic(t, c.topic, 1, map[string]string{"cleanup.policy": c.policy})
+		if _, err := e.d.Logs.CreateLog(storage.TopicPartition{Topic: c.topic}, id, storage.DefaultLogConfig()); err != nil {
+			t.Fatal(err)
+		}
+		req := kmsg.NewPtrDeleteRecordsRequest()
+		req.TimeoutMillis = 1000
+		req.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: c.topic, Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 0}}}}
+		resp := e.call(t, req, 2).(*kmsg.DeleteRecordsResponse)
+		if got := resp.Topics[0].Partitions[0].ErrorCode; got != c.want {
+			t.Errorf("cleanup.policy %s: error %d, want %d", c.policy, got, c.want)
+		}
+	}
+}
+
+func TestIncrementalAlterConfigsUnknownTypeBeforeOp(t *testing.T) {
+	e := newAdminEnv(t)
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	r := kmsg.NewIncrementalAlterConfigsRequestResource()
+	r.ResourceType, r.ResourceName = kmsg.ConfigResourceType(77), "x"
+	r.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "segment.bytes", Op: 9, Value: strp("1")}}
+	req.Resources = append(req.Resources, r)
+	resp := e.call(t, req, 1).(*kmsg.IncrementalAlterConfigsResponse)
+	if got := resp.Resources[0].ErrorCode; got != kerr.InvalidRequest.Code {
+		t.Errorf("unknown resource type with an unknown op: error %d, want INVALID_REQUEST", got)
+	}
+}

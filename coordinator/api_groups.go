@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -75,6 +76,13 @@ func joinErrorResponse(version, code int16, memberID string) *kmsg.JoinGroupResp
 func (c *Coordinator) JoinGroup(ctx context.Context, client Client, req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
 	if req.Group == "" {
 		return joinErrorResponse(req.Version, kerr.InvalidGroupID.Code, req.MemberID)
+	}
+	// The session timeout is judged before the group and member are
+	// looked up, as Kafka 4.4's GroupCoordinatorService.joinGroup does
+	// (javap; compat-tests/diff fuzzing: a bogus member of a new group
+	// with a timeout out of bounds is INVALID_SESSION_TIMEOUT there).
+	if session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond; session < c.opts.MinSessionTimeout || session > c.opts.MaxSessionTimeout {
+		return joinErrorResponse(req.Version, kerr.InvalidSessionTimeout.Code, req.MemberID)
 	}
 	s, code := c.shardFor(req.Group)
 	if code != 0 {

@@ -26,3 +26,20 @@ func TestHeartbeatRebalanceTimeoutZero(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinSessionTimeoutFirst: a JoinGroup whose session timeout is out of
+// bounds is INVALID_SESSION_TIMEOUT even from an unknown member of a group
+// that does not exist (Kafka 4.4's GroupCoordinatorService.joinGroup checks
+// it first; found by compat-tests/diff TestDiffFuzz).
+func TestJoinSessionTimeoutFirst(t *testing.T) {
+	c := newTestCoordinator(t, newLogs())
+	req := joinReq("nogroup", "bogus-member", "t")
+	req.SessionTimeoutMillis = 100_000_000
+	if got := c.JoinGroup(t.Context(), Client{}, req).ErrorCode; got != kerr.InvalidSessionTimeout.Code {
+		t.Fatalf("error %d, want INVALID_SESSION_TIMEOUT", got)
+	}
+	req.SessionTimeoutMillis = 30000
+	if got := c.JoinGroup(t.Context(), Client{}, req).ErrorCode; got != kerr.UnknownMemberID.Code {
+		t.Fatalf("in bounds: error %d, want UNKNOWN_MEMBER_ID", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -75,6 +76,13 @@ func joinErrorResponse(version, code int16, memberID string) *kmsg.JoinGroupResp
 func (c *Coordinator) JoinGroup(ctx context.Context, client Client, req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
 	if req.Group == "" {
 		return joinErrorResponse(req.Version, kerr.InvalidGroupID.Code, req.MemberID)
+	}
+	// The session timeout is judged before the group and member are
+	// looked up, as Kafka 4.4's GroupCoordinatorService.joinGroup does
+	// (javap; compat-tests/diff fuzzing: a bogus member of a new group
+	// with a timeout out of bounds is INVALID_SESSION_TIMEOUT there).
+	if session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond; session < c.opts.MinSessionTimeout || session > c.opts.MaxSessionTimeout {
+		return joinErrorResponse(req.Version, kerr.InvalidSessionTimeout.Code, req.MemberID)
 	}
 	s, code := c.shardFor(req.Group)
 	if code != 0 {
@@ -306,7 +314,17 @@ func (c *Coordinator) groupShard(group string) (*shard, int16) {
 // returns the error code of a group describe could not run for: an empty
 // id, a group not coordinated here, a shard that stopped.
 func (c *Coordinator) describeOnShard(ctx context.Context, id string, describe func(s *shard)) int16 {
-	s, code := c.groupShard(id)
+	return c.describeOn(ctx, id, true, describe)
+}
+
+// describeOn is describeOnShard; emptyInvalid false takes "" as a group
+// id like any other (DescribeGroups: Kafka 4.4's describeGroups checks no
+// id, and answers "" as an unknown group).
+func (c *Coordinator) describeOn(ctx context.Context, id string, emptyInvalid bool, describe func(s *shard)) int16 {
+	s, code := c.shardFor(id)
+	if emptyInvalid && id == "" {
+		s, code = c.groupShard(id)
+	}
 	if code != 0 {
 		return code
 	}
@@ -331,7 +349,7 @@ func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGrou
 		d := kmsg.NewDescribeGroupsResponseGroup()
 		d.Group = id
 		d.State = Dead.String()
-		code := c.describeOnShard(ctx, id, func(s *shard) {
+		code := c.describeOn(ctx, id, false, func(s *shard) {
 			if s.share[id] != nil {
 				// As for a consumer group: Dead before v6.
 				if req.Version >= 6 {
@@ -420,14 +438,10 @@ func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRe
 	for _, id := range req.Groups {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group = id
-		code := int16(0)
-		if id == "" {
-			code = kerr.InvalidGroupID.Code
-		}
-		var s *shard
-		if code == 0 {
-			s, code = c.shardFor(id)
-		}
+		// An empty id is a group like any other (Kafka 4.4's
+		// GroupCoordinatorService.deleteGroups checks no id; it answers
+		// GROUP_ID_NOT_FOUND for "" unless such a group exists).
+		s, code := c.shardFor(id)
 		if code == 0 && c.IsShareGroup(ctx, id) {
 			code = c.deleteShareGroup(ctx, s, id)
 			if code != 0 {

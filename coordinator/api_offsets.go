@@ -332,10 +332,8 @@ func (c *Coordinator) fetchGroup(ctx context.Context, version int16, group strin
 			out.Topics = append(out.Topics, rt)
 		}
 	}
-	if group == "" && version >= 2 {
-		out.ErrorCode = kerr.InvalidGroupID.Code
-		return out
-	}
+	// An empty group id is fetched like any other: Kafka 4.4's
+	// GroupCoordinatorService.fetchOffsets refuses only a null one.
 	requested := topics // fill sets topics when the request asked for all
 	s, code := c.shardFor(group)
 	var written int64

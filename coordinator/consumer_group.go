@@ -720,7 +720,9 @@ func validateHeartbeat(cfg *ConsumerGroupConfig, req *kmsg.ConsumerGroupHeartbea
 	}
 	switch {
 	case req.MemberEpoch == 0:
-		if req.RebalanceTimeoutMillis <= 0 {
+		// Only -1 (not provided): Kafka 4.4 takes 0 and other values
+		// (GroupCoordinatorService, compat-tests/diff fuzzing).
+		if req.RebalanceTimeoutMillis == -1 {
 			return kerr.InvalidRequest, "RebalanceTimeoutMs must be provided in first request."
 		}
 		if len(req.Topics) > 0 || req.Topics == nil {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -90,6 +91,11 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 
 	var waits []*ackWait
 	badAcks := req.Acks != -1 && req.Acks != 0 && req.Acks != 1
+	// Transactional records without a transactional id: Kafka 4.4 answers
+	// the whole request TRANSACTIONAL_ID_AUTHORIZATION_FAILED before
+	// looking at any partition (KafkaApis.handleProduceRequest with
+	// RequestUtils.hasTransactionalRecords; compat-tests/diff fuzzing).
+	txnNoID := req.TransactionID == nil && hasTransactionalBatch(req)
 	internalAllowed := r.Header.ClientID != nil && *r.Header.ClientID == adminClientID
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -107,12 +113,19 @@ func handleProduce(d *Deps, r *Request) (kmsg.Response, error) {
 			sp.BaseOffset = -1
 			sp.LogAppendTime = -1
 			sp.LogStartOffset = -1
+			// Kafka 4.4's order (KafkaApis.handleProduceRequest, then
+			// ReplicaManager.appendRecords): an unknown topic or
+			// partition first, then the acks, then the rest.
 			switch {
-			case badAcks:
-				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
+			case txnNoID:
+				sp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 			case t == nil && v >= 13:
 				sp.ErrorCode = kerr.UnknownTopicID.Code
-			case t != nil && isInternalTopic(t.Name) && !internalAllowed:
+			case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions):
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case badAcks:
+				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
+			case isInternalTopic(t.Name) && !internalAllowed:
 				sp.ErrorCode = kerr.InvalidTopicException.Code
 				msg := "Cannot append to internal topic " + t.Name
 				sp.ErrorMessage = &msg
@@ -471,4 +484,26 @@ func (d *Deps) verifyTransactional(h wire.BatchHeader, version int16, txnID *str
 		return nil, code, msg
 	}
 	return &guard, 0, ""
+}
+
+// hasTransactionalBatch reports whether a batch of any partition of req
+// has the transactional attribute (Kafka's RequestUtils.hasTransactionalRecords
+// reads every batch header; a batch cut short ends the walk).
+func hasTransactionalBatch(req *kmsg.ProduceRequest) bool {
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			b := p.Records
+			for len(b) >= wire.BatchHeaderSize {
+				n := int(int32(binary.BigEndian.Uint32(b[8:]))) + 12
+				if b[16] == 2 && binary.BigEndian.Uint16(b[21:])&0x10 != 0 {
+					return true
+				}
+				if n < wire.BatchHeaderSize || n > len(b) {
+					break
+				}
+				b = b[n:]
+			}
+		}
+	}
+	return false
 }

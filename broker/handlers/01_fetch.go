@@ -347,7 +347,7 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 	defer func() { prev.Release() }()
 	res := fetchResult{highWatermark: -1, lastStable: -1, logStart: -1, leader: -1, leaderEpoch: -1}
 	var t *controller.Topic
-	if k.topic != "" {
+	if !k.byID {
 		t = topicByName(img, k.topic)
 	} else {
 		t = topicByID(img, k.topicID)
@@ -416,7 +416,7 @@ func (d *Deps) readPartition(img *controller.Image, k sessionKey, sp *sessionPar
 		res.highWatermark, res.lastStable, res.logStart = -1, -1, -1
 		if errors.Is(err, storage.ErrOffsetOutOfRange) {
 			res.code = kerr.OffsetOutOfRange.Code
-		} else if code := d.closedLogCode(err, t, k.partition, k.topic == ""); code != 0 {
+		} else if code := d.closedLogCode(err, t, k.partition, k.byID); code != 0 {
 			res.code = code // deleted under the read (closed_log.go)
 		} else if errors.Is(err, storage.ErrCorrupt) {
 			// Damaged data on disk (logged once by storage): Kafka's

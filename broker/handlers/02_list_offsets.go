@@ -24,18 +24,41 @@ import (
 //   - v1 drops the v0 max_num_offsets list; v4 adds leader_epoch and
 //     current_leader_epoch (fenced / unknown as in Fetch); v6 flexible; v10
 //     timeout_ms (nothing to wait for here); v11 only allows -6.
+//   - A partition named twice is answered once, INVALID_REQUEST, before
+//     anything else is checked (as Kafka 4.4).
 func handleListOffsets(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	img := d.Controller.Image()
+	// A partition asked for twice: Kafka 4.4 (ListOffsetsRequest's
+	// duplicatePartitions, checked first) answers it once, INVALID_REQUEST.
+	type tp struct {
+		topic string
+		part  int32
+	}
+	asked := map[tp]int{}
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			asked[tp{rt.Topic, rp.Partition}]++
+		}
+	}
+	answered := map[tp]bool{}
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		t := topicByName(img, rt.Topic)
 		for _, rp := range rt.Partitions {
+			k := tp{rt.Topic, rp.Partition}
+			if answered[k] {
+				continue
+			}
+			answered[k] = true
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
-			if timestampUnsupported(rp.Timestamp, r.Header.APIVersion) {
+			if asked[k] > 1 {
+				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+				sp.ErrorCode = kerr.InvalidRequest.Code
+			} else if timestampUnsupported(rp.Timestamp, r.Header.APIVersion) {
 				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 				sp.ErrorCode = kerr.UnsupportedVersion.Code
 			} else {

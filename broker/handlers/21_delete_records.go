@@ -3,6 +3,8 @@ package handlers
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-broker/samsa/config"
 )
 
 // DeleteRecords, key 21, versions 0-2.
@@ -13,6 +15,8 @@ import (
 // The response carries the new low watermark. v2 is flexible. The
 // internal topics refuse it with INVALID_TOPIC_EXCEPTION, as in Kafka:
 // deleting records of __consumer_offsets would lose committed offsets.
+// A topic compacted and not deleted (cleanup.policy=compact) refuses it
+// with POLICY_VIOLATION, as in Kafka.
 func handleDeleteRecords(d *Deps, r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DeleteRecordsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
@@ -31,6 +35,11 @@ func handleDeleteRecords(d *Deps, r *Request) (kmsg.Response, error) {
 				sp.ErrorCode = ref.code
 			case isInternalTopic(rt.Topic):
 				sp.ErrorCode = kerr.InvalidTopicException.Code
+			case compactOnly(d.topicConfig(t)):
+				// Kafka 4.4's Partition.deleteRecordsOnLeader refuses a
+				// topic whose cleanup.policy is compact without delete
+				// (PolicyViolationException; compat-tests/diff fuzzing).
+				sp.ErrorCode = kerr.PolicyViolation.Code
 			default:
 				low, code, err := ref.replica.DeleteRecords(rp.Offset)
 				if code != 0 {
@@ -49,4 +58,9 @@ func handleDeleteRecords(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// compactOnly reports a cleanup.policy of compact without delete.
+func compactOnly(tc config.TopicConfig) bool {
+	return tc.CleanupPolicyCompact && !tc.CleanupPolicyDelete
 }

@@ -26,11 +26,8 @@ func handleAddOffsetsToTxn(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		return resp, nil
 	}
-	if req.Group == "" {
-		resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
-		resp.ErrorCode = kerr.InvalidGroupID.Code
-		return resp, nil
-	}
+	// No check of the group id: Kafka 4.4 adds the __consumer_offsets
+	// partition of any id, "" included, to the transaction.
 	tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: coordinator.PartitionFor(req.Group, g.NumPartitions())}
 	return c.AddOffsetsToTxn(context.Background(), req, tp), nil
 }

@@ -65,6 +65,15 @@ func incrementalAlterResource(d *Deps, r *Request, res kmsg.IncrementalAlterConf
 	}); code != 0 {
 		return code, msg
 	}
+	// The operations are parsed only for a resource type Kafka serves: an
+	// unknown type is INVALID_REQUEST "Unsupported resource type" first
+	// (compat-tests/diff fuzzing).
+	switch res.ResourceType {
+	case kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger,
+		kmsg.ConfigResourceTypeGroupConfig, kmsg.ConfigResourceTypeClientMetrics:
+	default:
+		return kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type: %s", res.ResourceType)
+	}
 	for _, c := range res.Configs {
 		switch c.Op {
 		case kmsg.IncrementalAlterConfigOpSet, kmsg.IncrementalAlterConfigOpDelete,

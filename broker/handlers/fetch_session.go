@@ -53,6 +53,9 @@ type sessionKey struct {
 	topic     string
 	topicID   [16]byte
 	partition int32
+	// byID: the request named the topic by id (v13+); below, an empty
+	// name is an unknown topic, not an unknown id.
+	byID bool
 }
 
 // sessionPartition is what a session remembers of one partition: the
@@ -256,7 +259,7 @@ func (c *fetchSessionCache) newFetchContext(req *kmsg.FetchRequest, v int16, now
 	requested := func(fc *fetchContext) {
 		for _, rt := range req.Topics {
 			for _, rp := range rt.Partitions {
-				k := sessionKey{partition: rp.Partition}
+				k := sessionKey{partition: rp.Partition, byID: byID}
 				if byID {
 					k.topicID = rt.TopicID
 				} else {
@@ -322,7 +325,7 @@ func (c *fetchSessionCache) newFetchContext(req *kmsg.FetchRequest, v int16, now
 	fc := &fetchContext{sess: sess, incremental: true}
 	for _, ft := range req.ForgottenTopics {
 		for _, p := range ft.Partitions {
-			k := sessionKey{partition: p}
+			k := sessionKey{partition: p, byID: byID}
 			if byID {
 				k.topicID = ft.TopicID
 			} else {

@@ -91,6 +91,8 @@ var fieldMasks = map[string]maskKind{
 	"AssignmentEpoch":            maskSet,
 	"GroupEpoch":                 maskSet,
 	"CurrentTxnStartOffset":      maskSet,
+	"SessionID":                  maskSet, // Fetch sessions: Kafka's ids are random
+
 }
 
 // Compare walks the two values (kmsg responses of one type and version)
@@ -217,6 +219,7 @@ var keyedSlices = map[reflect.Type]string{
 	reflect.TypeFor[kmsg.ConsumerGroupDescribeResponseGroup]():           "Group",
 	reflect.TypeFor[kmsg.DeleteGroupsResponseGroup]():                    "Group",
 	reflect.TypeFor[kmsg.DeleteTopicsResponseTopic]():                    "Topic",
+	reflect.TypeFor[kmsg.DescribeLogDirsResponseDirTopic]():              "Topic",
 	reflect.TypeFor[kmsg.DescribeTransactionsResponseTransactionState](): "TransactionalID",
 	reflect.TypeFor[kmsg.ListTransactionsResponseTransactionState]():     "TransactionalID",
 	reflect.TypeFor[kmsg.OffsetFetchResponseTopicPartition]():            "Partition",

@@ -33,6 +33,14 @@
 //	DIFF_KAFKA_ADDR=host:port DIFF_SAMSA_ADDR=host:port ...   # fresh brokers already running
 //	DIFF_SHARE=1 ...   # the share-group section (script_share_flow.go) before samsa advertises ShareGroupHeartbeat
 //
+// TestDiffFuzz is the randomized counterpart (fuzz.go, fuzz_gen.go): a
+// seeded generator sends the same random requests to a fresh Kafka 4.4 and
+// a fresh samsa and compares them the same way; its explained differences
+// are under "Differential fuzzing: explained differences" in FINDINGS.md.
+//
+//	go test -run TestDiffFuzz ./compat-tests/diff/                   # seed 1, 400 steps
+//	DIFF_FUZZ_SEED=7 DIFF_FUZZ_STEPS=3000 DIFF_FUZZ_REPORT=/tmp/f.txt go test -run TestDiffFuzz ...
+//
 // The test logs a summary: requests compared, equal, different (explained
 // or not), and the differences counted per API and field.
 package diff

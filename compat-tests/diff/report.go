@@ -128,22 +128,31 @@ const explainedHeading = "## Differential suite: explained differences"
 // FINDINGS.md under explainedHeading: one "- `pattern` — reason" line
 // each, up to the next "## " heading.
 func ReadExplained(path string) ([]*Explained, error) {
+	return ReadExplainedSection(path, explainedHeading)
+}
+
+// ReadExplainedSection reads the explained differences under heading.
+func ReadExplainedSection(path, heading string) ([]*Explained, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
 	defer f.Close()
-	return parseExplained(f)
+	return parseExplainedSection(f, heading)
 }
 
 func parseExplained(r io.Reader) ([]*Explained, error) {
+	return parseExplainedSection(r, explainedHeading)
+}
+
+func parseExplainedSection(r io.Reader, heading string) ([]*Explained, error) {
 	var out []*Explained
 	in := false
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, "## ") {
-			in = strings.TrimSpace(line) == explainedHeading
+			in = strings.TrimSpace(line) == heading
 			continue
 		}
 		if !in || !strings.HasPrefix(line, "- `") {

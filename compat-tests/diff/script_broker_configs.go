@@ -45,6 +45,13 @@ func scriptBrokerConfigs(s *Session) error {
 	// before the describes.
 	s.Do("broker-set-accepted", 1, incremental("1", false, set, "background.threads", "5"))
 	s.Do("broker-set-accepted-default", 1, incremental("", false, set, "log.cleaner.threads", "2"))
+	// The thread-pool steps below are judged against the pool sizes just
+	// set (half to double): wait until Kafka has applied them, or the
+	// first version's "broker-accepted" races the change (it answered
+	// INVALID_REQUEST once on a loaded machine, session 33).
+	if err := s.waitBrokerConfig(30*time.Second, map[string]string{"background.threads": "5", "log.cleaner.threads": "2"}); err != nil {
+		return err
+	}
 	each(kmsg.IncrementalAlterConfigs, func(v int16) {
 		s.Do("broker-bad-int", v, incremental("1", true, set, "num.io.threads", "0"))
 		s.Do("broker-bad-type-accepted", v, incremental("1", true, set, "background.threads", "many"))

@@ -251,15 +251,19 @@ func (c *Coordinator) addPartitions(ctx context.Context, id string, producerID i
 		}
 		return codes
 	}
-	if id == "" {
-		return all(kerr.InvalidRequest.Code)
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
-	defer cancel()
 	if !verifyOnly {
+		// Kafka 4.4's KafkaApis judges the partitions before the
+		// transactional id: an internal topic is TOPIC_AUTHORIZATION_FAILED
+		// (Topic.isInternal), a partition that does not exist
+		// UNKNOWN_TOPIC_OR_PARTITION, and then nothing is added
+		// (compat-tests/diff fuzzing).
 		unknown := false
 		for _, tp := range tps {
-			if !c.opts.PartitionExists(tp.Topic, tp.Partition) {
+			switch {
+			case internalTopic(tp.Topic):
+				unknown = true
+				codes[tp] = kerr.TopicAuthorizationFailed.Code
+			case !c.opts.PartitionExists(tp.Topic, tp.Partition):
 				unknown = true
 				codes[tp] = kerr.UnknownTopicOrPartition.Code
 			}
@@ -273,6 +277,11 @@ func (c *Coordinator) addPartitions(ctx context.Context, id string, producerID i
 			return codes
 		}
 	}
+	if id == "" {
+		return all(kerr.InvalidRequest.Code)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
 	s, code := c.shardFor(id)
 	if code != 0 {
 		return all(code)
@@ -705,4 +714,10 @@ func (c *Coordinator) ListTransactions(ctx context.Context, req *kmsg.ListTransa
 	})
 	resp.TransactionStates = out
 	return resp
+}
+
+// internalTopic: the topics a client may not add to a transaction (Kafka's
+// Topic.isInternal).
+func internalTopic(name string) bool {
+	return name == "__consumer_offsets" || name == "__transaction_state" || name == "__share_group_state"
 }

@@ -117,6 +117,11 @@ func TestInvalidTransitions(t *testing.T) {
 	wantCode(t, "unknown partition", codes[tp("t", 11)], kerr.UnknownTopicOrPartition)
 	wantCode(t, "unknown topic", codes[tp("missing", 0)], kerr.UnknownTopicOrPartition)
 	wantCode(t, "the rest", codes[tp("t", 0)], kerr.OperationNotAttempted)
+	// An internal topic first, even before the transactional id (Kafka
+	// 4.4, compat-tests/diff fuzzing).
+	codes = e.add(3, "", pid, epoch, tp("t", 0), tp("__consumer_offsets", 99))
+	wantCode(t, "internal topic", codes[tp("__consumer_offsets", 99)], kerr.TopicAuthorizationFailed)
+	wantCode(t, "next to an internal topic", codes[tp("t", 0)], kerr.OperationNotAttempted)
 	if m, _ := e.meta("x"); m.state != Empty {
 		t.Fatalf("a refused add changed the state to %v", m.state)
 	}

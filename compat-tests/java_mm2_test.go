@@ -247,11 +247,11 @@ func runMirrorMaker2(t *testing.T, cp, src, dst string) {
 		"refresh.topics.interval.seconds=2",
 		"refresh.groups.interval.seconds=2",
 		fmt.Sprintf("offset.lag.max=%d", mm2OffsetLagMax),
-		// The herder's worker settings are per flow in dedicated mode (a top-level
-		// offset.flush.interval.ms is ignored): the source task's commit, every second here
-		// (60 s by default), is when MirrorMaker also writes the offset syncs it held back, so
-		// that the newest position of a partition becomes translatable.
-		"src->dst.offset.flush.interval.ms=1000",
+		// A herder's worker settings are the target cluster's (MirrorMakerConfig.workerConfig:
+		// a top-level offset.flush.interval.ms is ignored). The source task's commit, every
+		// second here (60 s by default), is when MirrorMaker also writes the offset syncs it
+		// held back, so that the newest position of a partition becomes translatable.
+		"dst.offset.flush.interval.ms=1000",
 		"scheduled.rebalance.max.delay.ms=0",
 		"",
 	}, "\n")
@@ -438,8 +438,8 @@ func (m *mirrorMaker) lines(keep func(string) bool) []string {
 // errorLines returns MirrorMaker's ERROR lines but one MirrorMaker race: a checkpoint task
 // restarted for new task configs (a group or partitions appeared) closes its admin client while
 // its scheduler still syncs group offsets through it, which logs "Unable to sync offsets for
-// consumer group" with "Cannot accept new calls when AdminClient is closing" (seen against
-// samsa and Kafka alike; the next run of the new task syncs them).
+// consumer group" (or "Error querying for consumer group") with "Cannot accept new calls when
+// AdminClient is closing"; MirrorMaker's code whatever the broker, and the new task syncs them.
 func (m *mirrorMaker) errorLines() []string {
 	all := m.lines(func(string) bool { return true })
 	var out []string

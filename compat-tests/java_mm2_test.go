@@ -2,7 +2,8 @@
 // connect-mirror 4.3.1 that compat-tests/java/mm2/pom.xml resolves, the newest on Maven Central)
 // from one cluster to another: samsa to samsa in CI, and with SAMSA_MM2=full also a three-node
 // samsa source, Kafka 4.4 to samsa, samsa to Kafka 4.4 and Kafka 4.4 to Kafka 4.4 (the
-// reference). Both clusters run an authorizer (StandardAuthorizer, MirrorMaker's ANONYMOUS
+// reference), and exactly once (transactional writes on the target) samsa to samsa and Kafka to
+// Kafka. Both clusters run an authorizer (StandardAuthorizer, MirrorMaker's ANONYMOUS
 // principal a super user). It checks what a migration relies on: the topic appears on the
 // target as src.<topic> with its partitions and configs, every record arrives with its key,
 // value, headers and timestamp, ACLs are synced (ALLOW WRITE skipped, ALLOW ALL downgraded to
@@ -129,13 +130,16 @@ func TestJavaMirrorMaker2(t *testing.T) {
 		name     string
 		src, dst func(*testing.T) string
 		full     bool
+		eos      bool // exactly.once.source.support=enabled on the target's herder
 	}
 	pairs := []pair{
-		{"samsa-samsa", mm2Samsa, mm2Samsa, false},
-		{"samsa3-samsa", mm2Samsa3, mm2Samsa, true},
-		{"kafka-samsa", mm2Kafka, mm2Samsa, true},
-		{"samsa-kafka", mm2Samsa, mm2Kafka, true},
-		{"kafka-kafka", mm2Kafka, mm2Kafka, true},
+		{"samsa-samsa", mm2Samsa, mm2Samsa, false, false},
+		{"samsa3-samsa", mm2Samsa3, mm2Samsa, true, false},
+		{"kafka-samsa", mm2Kafka, mm2Samsa, true, false},
+		{"samsa-kafka", mm2Samsa, mm2Kafka, true, false},
+		{"kafka-kafka", mm2Kafka, mm2Kafka, true, false},
+		{"samsa-samsa-eos", mm2Samsa, mm2Samsa, true, true},
+		{"kafka-kafka-eos", mm2Kafka, mm2Kafka, true, true},
 	}
 	// SAMSA_MM2=full runs every pair; a comma-separated list of pair names runs those.
 	sel := os.Getenv("SAMSA_MM2")
@@ -148,7 +152,7 @@ func TestJavaMirrorMaker2(t *testing.T) {
 			if !run {
 				t.Skip("SAMSA_MM2=full (or a list naming " + p.name + ") runs this pair")
 			}
-			runMirrorMaker2(t, cp, p.src(t), p.dst(t))
+			runMirrorMaker2(t, cp, p.src(t), p.dst(t), p.eos)
 		})
 	}
 }
@@ -158,9 +162,14 @@ type mm2Record struct {
 	key, value string
 	headers    []kgo.RecordHeader
 	ts         time.Time
+	part       int32 // on the source
+	off        int64
 }
 
-func runMirrorMaker2(t *testing.T, cp, src, dst string) {
+// runMirrorMaker2 runs the test from src to dst. With eos MirrorMaker's source task writes in
+// transactions, so the target's offsets differ from the source's (transaction markers): the
+// group's synced offsets are judged by what the moved group reads, not by their values.
+func runMirrorMaker2(t *testing.T, cp, src, dst string, eos bool) {
 	ctx := testContext(t, 6*time.Minute)
 	start := time.Now()
 	// MirrorMaker gets every address of a cluster; the Go clients one (they find the rest).
@@ -216,7 +225,7 @@ func runMirrorMaker2(t *testing.T, cp, src, dst string) {
 			t.Fatalf("produce: %v", err)
 		}
 		for _, r := range rs {
-			produced[string(r.Key)] = mm2Record{string(r.Key), string(r.Value), r.Headers, r.Timestamp}
+			produced[string(r.Key)] = mm2Record{string(r.Key), string(r.Value), r.Headers, r.Timestamp, r.Partition, r.Offset}
 		}
 	}
 	produce(0, 600)
@@ -253,8 +262,14 @@ func runMirrorMaker2(t *testing.T, cp, src, dst string) {
 		// held back, so that the newest position of a partition becomes translatable.
 		"dst.offset.flush.interval.ms=1000",
 		"scheduled.rebalance.max.delay.ms=0",
-		"",
-	}, "\n")
+	}, "\n") + "\n"
+	if eos {
+		// The herder's worker setting, the target's; the source consumer reads committed
+		// records only (MirrorSourceConnector's condition for exactly-once support). A
+		// flow-wide exactly.once.support=required would also apply to the checkpoint and
+		// heartbeat connectors, which fail its preflight check.
+		cfg += "dst.exactly.once.source.support=enabled\nsrc.consumer.isolation.level=read_committed\n"
+	}
 	if err := os.WriteFile(props, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +286,7 @@ func runMirrorMaker2(t *testing.T, cp, src, dst string) {
 	mm := startMirrorMaker(t, cp, props, filepath.Join(logDir, "mm2.log"))
 
 	// Every record on the target, partition by partition in the source's order.
-	waitMM2Records(t, ctx, dst, dstAdm, remote, 3, produced)
+	waitMM2Records(t, ctx, dst, dstAdm, remote, 3, produced, eos)
 	t.Logf("%d records replicated after %v", len(produced), time.Since(start).Round(time.Millisecond))
 
 	// Two consumer groups on the source: mm2-app reads everything and commits at the end of
@@ -291,7 +306,7 @@ func runMirrorMaker2(t *testing.T, cp, src, dst string) {
 	if !waitFor(ctx, func() bool {
 		synced = mm2GroupOffsets(ctx, dstAdm, mm2Group, remote)
 		for p, o := range committed {
-			if synced[p] != o {
+			if s, ok := synced[p]; !ok || (!eos && s != o) {
 				return false
 			}
 		}
@@ -301,14 +316,14 @@ func runMirrorMaker2(t *testing.T, cp, src, dst string) {
 	}
 	syncedLagging = mm2GroupOffsets(ctx, dstAdm, mm2Lagging, remote)
 	for p, o := range syncedLagging {
-		if o > lagging[p] {
+		if !eos && o > lagging[p] {
 			t.Errorf("group %s partition %d: synced offset %d is past the source's committed %d (records lost)", mm2Lagging, p, o, lagging[p])
 		}
 	}
 	t.Logf("group offsets: %s source %v target %v; %s source %v target %v (after %v)", mm2Group, committed, synced,
 		mm2Lagging, lagging, syncedLagging, time.Since(start).Round(time.Millisecond))
 	produce(600, 900)
-	waitMM2Records(t, ctx, dst, dstAdm, remote, 3, produced)
+	waitMM2Records(t, ctx, dst, dstAdm, remote, 3, produced, eos)
 
 	// Partitions added and a config changed on the source follow to the target.
 	if rs, err := srcAdm.UpdatePartitions(ctx, 5, mm2Topic); err != nil || rs.Error() != nil {
@@ -319,8 +334,21 @@ func runMirrorMaker2(t *testing.T, cp, src, dst string) {
 	}
 	waitTopicReady(t, ctx, srcAdm, mm2Topic, 5)
 	produce(900, 1100)
-	waitMM2Records(t, ctx, dst, dstAdm, remote, 5, produced)
+	waitMM2Records(t, ctx, dst, dstAdm, remote, 5, produced, eos)
 	t.Logf("%d records on 5 partitions after %v", len(produced), time.Since(start).Round(time.Millisecond))
+	if eos {
+		// Transactions leave markers: more offsets than records.
+		ends, err := dstAdm.ListEndOffsets(ctx, remote)
+		if err != nil {
+			t.Fatalf("ListEndOffsets: %v", err)
+		}
+		n := int64(0)
+		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+		if n <= int64(len(produced)) {
+			t.Errorf("target topic %s: %d offsets for %d records, no transaction markers (MirrorMaker did not write in transactions)", remote, n, len(produced))
+		}
+		t.Logf("target topic %s: %d offsets for %d records (transaction markers)", remote, n, len(produced))
+	}
 	want := map[string]string{"retention.ms": "987654321", "max.message.bytes": "200000", "cleanup.policy": "delete"}
 	var got map[string]string
 	if !waitFor(ctx, func() bool {
@@ -348,11 +376,11 @@ func runMirrorMaker2(t *testing.T, cp, src, dst string) {
 	// The group, moved to the target, reads every record from its synced position: every
 	// record the source group had not committed, and at most offset.lag.max+1 per partition
 	// it had.
-	mm2CheckMovedGroup(t, ctx, dst, dstAdm, remote, committed)
+	mm2CheckMovedGroup(t, ctx, dst, dstAdm, remote, committed, produced, eos)
 
 	// MirrorMaker's own topics: heartbeats and checkpoints on the target, offset syncs on the
 	// source, the dedicated herder's configs, offsets and status on the target; all compacted.
-	mm2CheckInternalTopics(t, ctx, srcAdm, dstAdm, src, dst)
+	mm2CheckInternalTopics(t, ctx, srcAdm, dstAdm, src, dst, eos)
 
 	mm.stop(t)
 	if errs := mm.errorLines(); len(errs) > 0 {
@@ -458,9 +486,10 @@ func (m *mirrorMaker) errorLines() []string {
 // waitMM2Records waits until the target topic has parts partitions holding, partition by
 // partition, the records produced on the source in the source's order (key, value, headers,
 // timestamp), and fails with the first difference otherwise.
-func waitMM2Records(t *testing.T, ctx context.Context, dst string, adm *kadm.Client, topic string, parts int, produced map[string]mm2Record) {
+func waitMM2Records(t *testing.T, ctx context.Context, dst string, adm *kadm.Client, topic string, parts int, produced map[string]mm2Record, eos bool) {
 	t.Helper()
 	var last string
+	var got map[int32][]*kgo.Record
 	ok := waitFor(ctx, func() bool {
 		md, err := adm.Metadata(ctx, topic)
 		if err != nil || md.Topics[topic].Err != nil || len(md.Topics[topic].Partitions) != parts {
@@ -475,15 +504,21 @@ func waitMM2Records(t *testing.T, ctx context.Context, dst string, adm *kadm.Cli
 		n := int64(0)
 		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
 		if n < int64(len(produced)) {
-			last = fmt.Sprintf("topic %s: %d records, want %d", topic, n, len(produced))
+			last = fmt.Sprintf("topic %s: %d offsets, want %d records", topic, n, len(produced))
 			return false
 		}
-		return true
+		// With eos transaction markers take offsets too: count the records.
+		got = mm2Read(t, ctx, dst, adm, topic, eos)
+		n = 0
+		for _, rs := range got {
+			n += int64(len(rs))
+		}
+		last = fmt.Sprintf("topic %s: %d records, want %d", topic, n, len(produced))
+		return n >= int64(len(produced))
 	})
 	if !ok {
 		t.Fatalf("MirrorMaker did not replicate: %s", last)
 	}
-	got := consumeAll(t, ctx, dst, adm, topic)
 	seen := 0
 	for p, rs := range got {
 		prevSeq := -1
@@ -626,28 +661,44 @@ func mm2TopicACLs(ctx context.Context, adm *kadm.Client, topic string) []string 
 	return out
 }
 
+// mm2Read reads every record of topic: by offsets, or with eos under read_committed up to the
+// end offsets (transaction markers take offsets).
+func mm2Read(t *testing.T, ctx context.Context, addr string, adm *kadm.Client, topic string, eos bool) map[int32][]*kgo.Record {
+	t.Helper()
+	if eos {
+		return consumeCommitted(t, ctx, addr, adm, topic)
+	}
+	return consumeAll(t, ctx, addr, adm, topic)
+}
+
 // mm2CheckMovedGroup consumes the target topic in mm2Group from its synced offsets to the
-// end: every record at or past the source's committed offset must come, and at most
-// offset.lag.max+1 records per partition before it.
-func mm2CheckMovedGroup(t *testing.T, ctx context.Context, dst string, adm *kadm.Client, topic string, committed map[int32]int64) {
+// end, and judges by the records' source offsets: every record at or past the source
+// group's committed offset must come (no loss), once, and at most offset.lag.max+1 records
+// per partition before it (the duplicates a move costs).
+func mm2CheckMovedGroup(t *testing.T, ctx context.Context, dst string, adm *kadm.Client, topic string, committed map[int32]int64, produced map[string]mm2Record, eos bool) {
 	t.Helper()
 	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
 		t.Fatalf("ListEndOffsets: %v", err)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(dst), kgo.ConsumerGroup(mm2Group), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(), kgo.FetchMaxWait(200*time.Millisecond))
+	opts := []kgo.Opt{kgo.SeedBrokers(dst), kgo.ConsumerGroup(mm2Group), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(), kgo.FetchMaxWait(200 * time.Millisecond)}
+	slack := int64(0)
+	if eos {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+		slack = trailingMarkers
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	first := make(map[int32]int64)
 	last := make(map[int32]int64)
-	count := make(map[int32]int)
+	read := make(map[string]int)
 	reached := func() bool {
 		done := true
 		ends.Each(func(e kadm.ListedOffset) {
-			if e.Offset > 0 && last[e.Partition]+1 < e.Offset {
+			if e.Offset-slack > 0 && last[e.Partition]+1 < e.Offset-slack {
 				done = false
 			}
 		})
@@ -657,37 +708,37 @@ func mm2CheckMovedGroup(t *testing.T, ctx context.Context, dst string, adm *kadm
 	defer cancel()
 	for !reached() && readCtx.Err() == nil {
 		cl.PollFetches(readCtx).EachRecord(func(r *kgo.Record) {
-			if _, ok := first[r.Partition]; !ok {
-				first[r.Partition] = r.Offset
-			}
 			last[r.Partition] = r.Offset
-			count[r.Partition]++
+			read[string(r.Key)]++
 		})
 	}
 	if !reached() {
 		t.Fatalf("the group moved to the target did not read to the end: last offsets %v, ends %v", last, offsetsOf(ends))
 	}
-	// MirrorMaker keeps a partition's offsets when the source has no gaps (no transactions,
-	// no compaction), as here: target offset = source offset.
-	for p, o := range committed {
-		f, ok := first[p]
-		if !ok {
-			continue // nothing left to read there
-		}
-		if f > o {
-			t.Errorf("moved group, partition %d: first offset read %d, past the source's committed %d (records lost)", p, f, o)
-		}
-		if o-f > mm2OffsetLagMax+1 {
-			t.Errorf("moved group, partition %d: first offset read %d, %d before the source's committed %d", p, f, o-f, o)
-		}
-		if want := int(ends[topic][p].Offset - f); count[p] != want {
-			t.Errorf("moved group, partition %d: %d records from offset %d, want %d", p, count[p], f, want)
+	dups := make(map[int32]int)
+	lost := 0
+	for k, r := range produced {
+		c, ok := committed[r.part]
+		switch {
+		case read[k] > 1:
+			t.Errorf("moved group: %s (source %d/%d) read %d times", k, r.part, r.off, read[k])
+		case read[k] == 0 && (!ok || r.off >= c):
+			if lost++; lost <= 5 {
+				t.Errorf("moved group: %s (source %d/%d, committed %d) not read (lost)", k, r.part, r.off, c)
+			}
+		case read[k] == 1 && ok && r.off < c:
+			dups[r.part]++
 		}
 	}
-	t.Logf("the moved group read from %v (source committed %v) to the ends", first, committed)
+	for p, n := range dups {
+		if n > mm2OffsetLagMax+1 {
+			t.Errorf("moved group, partition %d: %d records read again from before the source's committed %d", p, n, committed[p])
+		}
+	}
+	t.Logf("the moved group read %d records to the ends, %d lost, re-read before the committed offsets %v", len(read), lost, dups)
 }
 
-func mm2CheckInternalTopics(t *testing.T, ctx context.Context, srcAdm, dstAdm *kadm.Client, src, dst string) {
+func mm2CheckInternalTopics(t *testing.T, ctx context.Context, srcAdm, dstAdm *kadm.Client, src, dst string, eos bool) {
 	t.Helper()
 	compacted := func(adm *kadm.Client, where string, topics ...string) {
 		for _, topic := range topics {
@@ -706,7 +757,7 @@ func mm2CheckInternalTopics(t *testing.T, ctx context.Context, srcAdm, dstAdm *k
 	// A heartbeat on the target names the flow (key: source and target cluster aliases);
 	// a checkpoint names the group and the source topic.
 	has := func(addr string, adm *kadm.Client, topic string, parts ...string) {
-		for _, rs := range consumeAll(t, ctx, addr, adm, topic) {
+		for _, rs := range mm2Read(t, ctx, addr, adm, topic, eos) {
 			for _, r := range rs {
 				all := true
 				for _, s := range parts {

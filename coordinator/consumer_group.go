@@ -193,6 +193,17 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *
 		m = old.clone()
 	}
 
+	// A new regular expression is judged once the member is known, as
+	// Kafka 4.4 does (GroupMetadataManager.maybeUpdateRegularExpressions,
+	// javap): an unknown or fenced member gets UNKNOWN_MEMBER_ID /
+	// FENCED_MEMBER_EPOCH whatever its regex (compat-tests/diff fuzzing).
+	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" && (old == nil || old.regex != *req.SubscribedTopicRegex) {
+		if _, err := regexp.Compile(*req.SubscribedTopicRegex); err != nil {
+			hbError(resp, kerr.InvalidRegularExpression, "SubscribedTopicRegex is not a valid regular expression: "+err.Error())
+			return nil
+		}
+	}
+
 	// Subscription and client metadata.
 	m.setClient(c, req.InstanceID, req.RebalanceTimeoutMillis)
 	if req.RackID != nil {
@@ -737,11 +748,6 @@ func validateHeartbeat(cfg *ConsumerGroupConfig, req *kmsg.ConsumerGroupHeartbea
 		}
 	case req.MemberEpoch < leaveStaticGroupEpoch:
 		return kerr.InvalidRequest, "MemberEpoch is invalid."
-	}
-	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
-		if _, err := regexp.Compile(*req.SubscribedTopicRegex); err != nil {
-			return kerr.InvalidRegularExpression, "SubscribedTopicRegex is not a valid regular expression: " + err.Error()
-		}
 	}
 	if req.ServerAssignor != nil && req.MemberEpoch >= 0 {
 		known := false

@@ -207,6 +207,13 @@ func TestConsumerGroupErrors(t *testing.T) {
 		}, kerr.InvalidRequest},
 		{"bad assignor", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.ServerAssignor = ptr("sticky") }, kerr.UnsupportedAssignor},
 		{"bad regex", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicRegex = ptr("(") }, kerr.InvalidRegularExpression},
+		// Kafka 4.4 judges the member before the regex (compat-tests/diff fuzzing).
+		{"bad regex from an unknown member", func(r *kmsg.ConsumerGroupHeartbeatRequest) {
+			r.MemberID, r.SubscribedTopicRegex = "zz", ptr("(")
+		}, kerr.UnknownMemberID},
+		{"bad regex with a newer epoch", func(r *kmsg.ConsumerGroupHeartbeatRequest) {
+			r.MemberEpoch, r.SubscribedTopicRegex = 5, ptr("(")
+		}, kerr.FencedMemberEpoch},
 		{"static leave without instance", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -2 }, kerr.InvalidRequest},
 		{"epoch -3", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -3 }, kerr.InvalidRequest},
 		{"unknown leave", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberID, r.MemberEpoch = "zz", -1 }, kerr.UnknownMemberID},

@@ -36,6 +36,9 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 
 	allTopics := req.Topics == nil || (v == 0 && len(req.Topics) == 0)
 	autoCreate := (v < 4 || req.AllowAutoTopicCreation) && d.Config.AutoCreateTopicsEnable
+	if !allTopics {
+		req.Topics = metadataTopics(v, req.Topics)
+	}
 
 	requested := map[string]bool{} // auto creation asked for
 	if !allTopics && autoCreate {
@@ -141,6 +144,46 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.Topics = append(resp.Topics, et)
 	}
 	return resp, nil
+}
+
+// metadataTopics is the set of topics a Metadata request names, as Kafka
+// 4.4's KafkaApis.handleTopicMetadataRequest takes it (javap): from v12,
+// when any entry has a topic id, the distinct non-zero ids only (the names
+// are ignored, and entries without an id too); otherwise the distinct
+// names. Each topic is answered once, in the order first named.
+func metadataTopics(v int16, topics []kmsg.MetadataRequestTopic) []kmsg.MetadataRequestTopic {
+	byID := false
+	if v >= 12 {
+		for _, t := range topics {
+			byID = byID || t.TopicID != [16]byte{}
+		}
+	}
+	out := make([]kmsg.MetadataRequestTopic, 0, len(topics))
+	seenID := map[[16]byte]bool{}
+	seenName := map[string]bool{}
+	seenNull := false
+	for _, t := range topics {
+		switch {
+		case byID:
+			if t.TopicID == [16]byte{} || seenID[t.TopicID] {
+				continue
+			}
+			seenID[t.TopicID] = true
+			t.Topic = nil
+		case t.Topic == nil:
+			if seenNull {
+				continue
+			}
+			seenNull = true
+		default:
+			if seenName[*t.Topic] {
+				continue
+			}
+			seenName[*t.Topic] = true
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 const (

@@ -49,6 +49,19 @@ func handleDescribeConfigs(d *Deps, r *Request) (kmsg.Response, error) {
 	img := d.Controller.Image()
 	levels := newBrokerLevels(d, img)
 
+	if msg, bad := describeConfigsUnknownType(req); bad {
+		// Kafka 4.4 (ConfigHelper.handleDescribeConfigsRequest, javap)
+		// throws while it sorts the resources for authorization, so
+		// the whole request fails: every resource INVALID_REQUEST
+		// (compat-tests/diff fuzzing).
+		for _, res := range req.Resources {
+			rr := kmsg.NewDescribeConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
+			rr.ErrorCode, rr.ErrorMessage = kerr.InvalidRequest.Code, ptrTo(msg)
+			resp.Resources = append(resp.Resources, rr)
+		}
+		return resp, nil
+	}
 	for _, res := range req.Resources {
 		rr := kmsg.NewDescribeConfigsResponseResource()
 		rr.ResourceType = res.ResourceType
@@ -186,4 +199,18 @@ func filterConfigEntries(entries []configEntry, names []string, withDocs bool) [
 		out = append(out, c)
 	}
 	return out
+}
+
+// describeConfigsUnknownType reports whether a resource of req has a type
+// DescribeConfigs does not know, with Kafka 4.4's message for the first.
+func describeConfigsUnknownType(req *kmsg.DescribeConfigsRequest) (string, bool) {
+	for _, res := range req.Resources {
+		switch res.ResourceType {
+		case kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger,
+			kmsg.ConfigResourceTypeGroupConfig, kmsg.ConfigResourceTypeClientMetrics:
+		default:
+			return "Unexpected resource type UNKNOWN for resource " + res.ResourceName, true
+		}
+	}
+	return "", false
 }

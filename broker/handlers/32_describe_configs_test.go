@@ -77,6 +77,28 @@ func TestDescribeConfigsResourceErrors(t *testing.T) {
 	}
 }
 
+// An unknown resource type next to others fails the whole request, as in
+// Kafka 4.4 (ConfigHelper throws while sorting the resources for
+// authorization; compat-tests/diff fuzzing found it).
+func TestDescribeConfigsUnknownTypeFailsAll(t *testing.T) {
+	e := newAdminEnv(t)
+	e.createTopic(t, "t", 1, nil)
+	req := describeConfigsReq(false, false,
+		describeResource(kmsg.ConfigResourceTypeBroker, "1"),
+		describeResource(kmsg.ConfigResourceType(3), "x"),
+		describeResource(kmsg.ConfigResourceTypeTopic, "t"))
+	resp := e.call(t, req, 4).(*kmsg.DescribeConfigsResponse)
+	if len(resp.Resources) != 3 {
+		t.Fatalf("%d resources, want 3", len(resp.Resources))
+	}
+	for _, rr := range resp.Resources {
+		if rr.ErrorCode != kerr.InvalidRequest.Code || len(rr.Configs) != 0 ||
+			deref(rr.ErrorMessage) != "Unexpected resource type UNKNOWN for resource x" {
+			t.Errorf("%v %q: code %d message %q, %d configs", rr.ResourceType, rr.ResourceName, rr.ErrorCode, deref(rr.ErrorMessage), len(rr.Configs))
+		}
+	}
+}
+
 func TestDescribeTopicConfigs(t *testing.T) {
 	e := newAdminEnv(t, "log.retention.hours=48")
 	e.createTopic(t, "t", 1, map[string]string{"cleanup.policy": "compact"})

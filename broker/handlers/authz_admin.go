@@ -242,6 +242,9 @@ func (d *Deps) configAuthz(r *Request, op kmsg.ACLOperation, typ kmsg.ConfigReso
 // authzDescribeConfigs: DESCRIBE_CONFIGS on each resource.
 func authzDescribeConfigs(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeConfigsRequest)
+	if _, bad := describeConfigsUnknownType(req); bad {
+		return next(d, r) // the whole request is INVALID_REQUEST, as in Kafka
+	}
 	var keep []kmsg.DescribeConfigsRequestResource
 	var denied []kmsg.DescribeConfigsResponseResource
 	for _, res := range req.Resources {

@@ -272,6 +272,7 @@ func authzMetadata(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	autoCreate := (v < 4 || req.AllowAutoTopicCreation) && d.Config != nil && d.Config.AutoCreateTopicsEnable
 	var deniedDescribe, deniedCreate []kmsg.MetadataRequestTopic
 	if !allTopics {
+		req.Topics = metadataTopics(v, req.Topics)
 		var keep []kmsg.MetadataRequestTopic
 		for _, t := range req.Topics {
 			name := ""

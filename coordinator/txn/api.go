@@ -216,8 +216,10 @@ func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req *kmsg.AddParti
 			// whose coordinator is this broker, as Kafka's
 			// AddPartitionsToTxnManager sends it: the implicit add.
 			codes = make(map[TopicPartition]int16, len(tps))
-			for _, tp := range tps {
-				codes[tp] = c.AddPartitionsImplicit(ctx, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tp)
+			if !c.judgePartitions(tps, req.Version, codes) {
+				for _, tp := range tps {
+					codes[tp] = c.AddPartitionsImplicit(ctx, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tp)
+				}
 			}
 		} else {
 			codes = c.addPartitions(ctx, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tps, tx.VerifyOnly, req.Version)
@@ -240,6 +242,36 @@ func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req *kmsg.AddParti
 	return resp
 }
 
+// judgePartitions judges tps as Kafka 4.4's KafkaApis does before it
+// looks at the transaction, for every version and verify-only requests
+// too: below v4 (clients) an internal topic is TOPIC_AUTHORIZATION_FAILED
+// (Topic.isInternal), a partition that does not exist
+// UNKNOWN_TOPIC_OR_PARTITION, and then the others are
+// OPERATION_NOT_ATTEMPTED and nothing is added or verified
+// (compat-tests/diff fuzzing, javap). It reports whether it filled codes.
+func (c *Coordinator) judgePartitions(tps []TopicPartition, version int16, codes map[TopicPartition]int16) bool {
+	failed := false
+	for _, tp := range tps {
+		switch {
+		case version < 4 && internalTopic(tp.Topic):
+			failed = true
+			codes[tp] = kerr.TopicAuthorizationFailed.Code
+		case !c.opts.PartitionExists(tp.Topic, tp.Partition):
+			failed = true
+			codes[tp] = kerr.UnknownTopicOrPartition.Code
+		}
+	}
+	if !failed {
+		return false
+	}
+	for _, tp := range tps {
+		if _, ok := codes[tp]; !ok {
+			codes[tp] = kerr.OperationNotAttempted.Code
+		}
+	}
+	return true
+}
+
 // addPartitions adds tps to (or, verifyOnly, checks them against) one
 // transaction and returns the code of every partition.
 func (c *Coordinator) addPartitions(ctx context.Context, id string, producerID int64, epoch int16, tps []TopicPartition, verifyOnly bool, version int16) map[TopicPartition]int16 {
@@ -251,31 +283,8 @@ func (c *Coordinator) addPartitions(ctx context.Context, id string, producerID i
 		}
 		return codes
 	}
-	if !verifyOnly {
-		// Kafka 4.4's KafkaApis judges the partitions before the
-		// transactional id: an internal topic is TOPIC_AUTHORIZATION_FAILED
-		// (Topic.isInternal), a partition that does not exist
-		// UNKNOWN_TOPIC_OR_PARTITION, and then nothing is added
-		// (compat-tests/diff fuzzing).
-		unknown := false
-		for _, tp := range tps {
-			switch {
-			case internalTopic(tp.Topic):
-				unknown = true
-				codes[tp] = kerr.TopicAuthorizationFailed.Code
-			case !c.opts.PartitionExists(tp.Topic, tp.Partition):
-				unknown = true
-				codes[tp] = kerr.UnknownTopicOrPartition.Code
-			}
-		}
-		if unknown {
-			for _, tp := range tps {
-				if _, ok := codes[tp]; !ok {
-					codes[tp] = kerr.OperationNotAttempted.Code
-				}
-			}
-			return codes
-		}
+	if c.judgePartitions(tps, version, codes) {
+		return codes
 	}
 	if id == "" {
 		return all(kerr.InvalidRequest.Code)
@@ -640,7 +649,9 @@ func (c *Coordinator) ListTransactions(ctx context.Context, req *kmsg.ListTransa
 	for _, name := range req.StateFilters {
 		if st, ok := stateByName(name); ok {
 			states = append(states, st)
-		} else {
+		} else if !slices.Contains(resp.UnknownStateFilters, name) {
+			// Kafka 4.4 collects them in a set: a name sent twice
+			// comes back once (compat-tests/diff fuzzing).
 			resp.UnknownStateFilters = append(resp.UnknownStateFilters, name)
 		}
 	}

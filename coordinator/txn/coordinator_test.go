@@ -385,6 +385,24 @@ func TestVerify(t *testing.T) {
 	resp = e.c.AddPartitionsToTxn(ctx, req)
 	wantCode(t, "v4 add", resp.Transactions[0].Topics[0].Partitions[1].ErrorCode, nil)
 	wantCode(t, "now added", e.c.VerifyProduce(ctx, "v", pid, epoch, tp("t", 1)), nil)
+
+	// Kafka 4.4 judges the partitions of v4+ transactions, verify-only
+	// too, before the transactional id: one that does not exist is
+	// UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED;
+	// an internal topic is refused below v4 only (compat-tests/diff
+	// fuzzing).
+	for _, verify := range []bool{true, false} {
+		tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = "nobody", pid, epoch, verify
+		t1, t2 := kmsg.NewAddPartitionsToTxnRequestTransactionTopic(), kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+		t1.Topic, t1.Partitions = "missing", []int32{0}
+		t2.Topic, t2.Partitions = "__transaction_state", []int32{1}
+		tx.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{t1, t2}
+		req.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{tx}
+		resp = e.c.AddPartitionsToTxn(ctx, req)
+		wantCode(t, fmt.Sprintf("v4 missing (verify %v)", verify), resp.Transactions[0].Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicOrPartition)
+		wantCode(t, fmt.Sprintf("v4 internal (verify %v)", verify), resp.Transactions[0].Topics[1].Partitions[0].ErrorCode, kerr.OperationNotAttempted)
+	}
 }
 
 func TestNotCoordinatorAndLoading(t *testing.T) {
@@ -552,6 +570,14 @@ func TestDescribeAndList(t *testing.T) {
 	ids, resp := list(func(r *kmsg.ListTransactionsRequest) { r.StateFilters = []string{"Ongoing", "Bogus"} })
 	if !slices.Equal(ids, []string{"a", "c"}) || !slices.Equal(resp.UnknownStateFilters, []string{"Bogus"}) {
 		t.Fatalf("list ongoing %v %v", ids, resp.UnknownStateFilters)
+	}
+	// Kafka 4.4 takes the filters as a set: an unknown name sent twice
+	// comes back once (compat-tests/diff fuzzing).
+	ids, resp = list(func(r *kmsg.ListTransactionsRequest) {
+		r.StateFilters = []string{"Bogus", "Ongoing", "Bogus", "Ongoing"}
+	})
+	if !slices.Equal(ids, []string{"a", "c"}) || !slices.Equal(resp.UnknownStateFilters, []string{"Bogus"}) {
+		t.Fatalf("list with duplicate filters %v %v", ids, resp.UnknownStateFilters)
 	}
 	if ids, _ := list(func(r *kmsg.ListTransactionsRequest) { r.StateFilters = []string{"Bogus"} }); len(ids) != 0 {
 		t.Fatalf("only unknown states matched %v", ids)

@@ -59,6 +59,12 @@ func TestAlterConfigs(t *testing.T) {
 			codes:     []int16{kerr.UnknownTopicOrPartition.Code},
 		},
 		{
+			// Kafka 4.4 judges the name first (compat-tests/diff fuzzing).
+			name:      "illegal topic name",
+			resources: []kmsg.AlterConfigsRequestResource{alterResource(kmsg.ConfigResourceTypeTopic, "..", "segment.ms", "1")},
+			codes:     []int16{kerr.InvalidTopicException.Code},
+		},
+		{
 			name:      "duplicate keys",
 			resources: []kmsg.AlterConfigsRequestResource{alterResource(kmsg.ConfigResourceTypeTopic, "t", "segment.ms", "1", "segment.ms", "2")},
 			codes:     []int16{kerr.InvalidRequest.Code},

@@ -95,6 +95,9 @@ func incrementalAlterResource(d *Deps, r *Request, res kmsg.IncrementalAlterConf
 	case kmsg.ConfigResourceTypeClientMetrics:
 		return alterClientMetrics(d, res, validateOnly) // client_metrics.go
 	case kmsg.ConfigResourceTypeTopic:
+		if code, msg := alterTopicNameError(res.ResourceName); code != 0 {
+			return code, msg
+		}
 		t := img.Topics[res.ResourceName]
 		if t == nil {
 			return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("Topic '%s' does not exist.", res.ResourceName)

@@ -106,6 +106,12 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 			codes:     []int16{kerr.UnknownTopicOrPartition.Code},
 		},
 		{
+			// Kafka 4.4 judges the name first (compat-tests/diff fuzzing).
+			name:      "illegal topic name",
+			resources: []kmsg.IncrementalAlterConfigsRequestResource{incResource(topic, strings.Repeat("t", 260), incOp{"retention.ms", set, strp("1")})},
+			codes:     []int16{kerr.InvalidTopicException.Code},
+		},
+		{
 			name: "duplicate resource",
 			resources: []kmsg.IncrementalAlterConfigsRequestResource{
 				incResource(topic, "t", incOp{"segment.ms", set, strp("1")}),

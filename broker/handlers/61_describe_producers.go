@@ -3,6 +3,7 @@ package handlers
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-broker/samsa/controller"
 	"github.com/samsa-broker/samsa/storage"
 )
 
@@ -11,7 +12,8 @@ import (
 //   - Lists, per partition led here, the producers the partition's
 //     producer state knows: id, epoch, last sequence and timestamp, the
 //     coordinator epoch of the last marker and the first offset of the
-//     open transaction (-1 when none). Unknown partitions are
+//     open transaction (-1 when none). A topic name that is not legal is
+//     INVALID_TOPIC_EXCEPTION (with Kafka's message). Unknown partitions are
 //     UNKNOWN_TOPIC_OR_PARTITION, partitions led elsewhere
 //     NOT_LEADER_OR_FOLLOWER.
 func handleDescribeProducers(d *Deps, r *Request) (kmsg.Response, error) {
@@ -22,9 +24,17 @@ func handleDescribeProducers(d *Deps, r *Request) (kmsg.Response, error) {
 		rt := kmsg.NewDescribeProducersResponseTopic()
 		rt.Topic = t.Topic
 		topic := topicByName(img, t.Topic)
+		// Kafka 4.4 judges the name first (KafkaApis.checkValidTopic,
+		// javap; compat-tests/diff fuzzing).
+		nameCode, nameMsg := controller.ValidateTopicName(t.Topic)
 		for _, p := range t.Partitions {
 			rp := kmsg.NewDescribeProducersResponseTopicPartition()
 			rp.Partition = p
+			if nameCode != 0 {
+				rp.ErrorCode, rp.ErrorMessage = nameCode, &nameMsg
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
 			ref := d.lookupPartition(img, topic, p)
 			switch {
 			case ref.code != 0:

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -797,7 +798,36 @@ func afterTxn(f *fuzzer, req kmsg.Request, resp kmsg.Response) error {
 	if txn == "" || resp == nil {
 		return nil
 	}
-	return f.settleTxn(txn)
+	if err := f.settleTxn(txn); err != nil {
+		return err
+	}
+	// Kafka 4.4 answers an InitProducerId that fences an ongoing
+	// transaction CONCURRENT_TRANSACTIONS once the abort is prepared
+	// (TransactionCoordinator.handleInitProducerId, javap) and the client
+	// retries; samsa waits for the abort and answers as that retry would
+	// (coordinator/txn doc.go). Retry here as a client does, and compare
+	// the answer the client ends with (the step's recorded answer becomes
+	// the last retry's), so both brokers go on from the same epoch and state.
+	q, ok := req.(*kmsg.InitProducerIDRequest)
+	if !ok || resp.(*kmsg.InitProducerIDResponse).ErrorCode != kerr.ConcurrentTransactions.Code {
+		return nil
+	}
+	for range 50 {
+		retry := *q
+		r, err := f.s.Quiet(q.GetVersion(), &retry)
+		if err != nil {
+			return err
+		}
+		f.learn(q, r)
+		if r.(*kmsg.InitProducerIDResponse).ErrorCode != kerr.ConcurrentTransactions.Code {
+			f.s.Steps[len(f.s.Steps)-1].Resp = r
+			return f.settleTxn(txn)
+		}
+		if err := f.settleTxn(txn); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %s: InitProducerId %s stays CONCURRENT_TRANSACTIONS", ErrDiffTimeout, f.s.Broker, txn)
 }
 
 func (f *fuzzer) txnTopics() []kmsg.AddPartitionsToTxnRequestTopic {
@@ -826,6 +856,7 @@ func genAddPartitionsToTxn(f *fuzzer, v int16) kmsg.Request {
 		req.Topics = f.txnTopics()
 		return req
 	}
+	seen := map[string]bool{} // Kafka keys the answer by transactional id: the last entry of an id wins
 	for range f.count("txns") {
 		t := kmsg.NewAddPartitionsToTxnRequestTransaction()
 		t.TransactionalID = f.txnID("txnid")
@@ -834,7 +865,9 @@ func genAddPartitionsToTxn(f *fuzzer, v int16) kmsg.Request {
 		for _, tt := range f.txnTopics() {
 			t.Topics = append(t.Topics, kmsg.AddPartitionsToTxnRequestTransactionTopic{Topic: tt.Topic, Partitions: tt.Partitions})
 		}
-		req.Transactions = append(req.Transactions, t)
+		if fresh(seen, t.TransactionalID) {
+			req.Transactions = append(req.Transactions, t)
+		}
 	}
 	return req
 }

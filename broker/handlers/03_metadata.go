@@ -36,6 +36,24 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 
 	allTopics := req.Topics == nil || (v == 0 && len(req.Topics) == 0)
 	autoCreate := (v < 4 || req.AllowAutoTopicCreation) && d.Config.AutoCreateTopicsEnable
+	if !allTopics && metadataIDsBeforeV12(v, req.Topics) {
+		// Kafka 4.4 throws INVALID_REQUEST for the whole request
+		// (KafkaApis.handleTopicMetadataRequest, javap): every topic
+		// as named (null as ""), no brokers, controller -1.
+		for _, rt := range req.Topics {
+			et := kmsg.NewMetadataResponseTopic()
+			et.Topic = ptrTo("")
+			if rt.Topic != nil {
+				et.Topic = ptrTo(*rt.Topic)
+			}
+			et.TopicID = rt.TopicID
+			et.ErrorCode = kerr.InvalidRequest.Code
+			et.Partitions = []kmsg.MetadataResponseTopicPartition{}
+			resp.Topics = append(resp.Topics, et)
+		}
+		resp.ControllerID, resp.AuthorizedOperations = -1, -2147483648
+		return resp, nil
+	}
 	if !allTopics {
 		req.Topics = metadataTopics(v, req.Topics)
 	}
@@ -144,6 +162,20 @@ func handleMetadata(d *Deps, r *Request) (kmsg.Response, error) {
 		resp.Topics = append(resp.Topics, et)
 	}
 	return resp, nil
+}
+
+// metadataIDsBeforeV12 reports whether a v10-11 request names a topic by
+// id or with a null name, which Kafka 4.4 refuses (topic ids from v12).
+func metadataIDsBeforeV12(v int16, topics []kmsg.MetadataRequestTopic) bool {
+	if v >= 12 {
+		return false
+	}
+	for _, t := range topics {
+		if t.Topic == nil || t.TopicID != [16]byte{} {
+			return true
+		}
+	}
+	return false
 }
 
 // metadataTopics is the set of topics a Metadata request names, as Kafka

@@ -50,3 +50,28 @@ func TestMetadataTopicsAsKafkaTakesThem(t *testing.T) {
 		t.Fatalf("v11 by names: %+v", got)
 	}
 }
+
+// Before v12 a topic id or a null name fails the whole request, as in
+// Kafka 4.4: every topic INVALID_REQUEST as named, no brokers, controller
+// -1 (compat-tests/diff fuzzing).
+func TestMetadataTopicIDsBeforeV12(t *testing.T) {
+	e := newAdminEnv(t)
+	id := e.createTopic(t, "a", 1, nil)
+	for _, v := range []int16{10, 11} {
+		req := kmsg.NewPtrMetadataRequest()
+		byName, byID := kmsg.NewMetadataRequestTopic(), kmsg.NewMetadataRequestTopic()
+		byName.Topic = kmsg.StringPtr("a")
+		byID.TopicID = [16]byte(id)
+		req.Topics = []kmsg.MetadataRequestTopic{byName, byID, byName}
+		resp := e.call(t, req, v).(*kmsg.MetadataResponse)
+		if len(resp.Brokers) != 0 || resp.ControllerID != -1 || len(resp.Topics) != 3 {
+			t.Fatalf("v%d: brokers %d controller %d topics %d", v, len(resp.Brokers), resp.ControllerID, len(resp.Topics))
+		}
+		for i, want := range []string{"a", "", "a"} {
+			got := resp.Topics[i]
+			if got.ErrorCode != kerr.InvalidRequest.Code || got.Topic == nil || *got.Topic != want || len(got.Partitions) != 0 {
+				t.Errorf("v%d topic %d: %+v", v, i, got)
+			}
+		}
+	}
+}

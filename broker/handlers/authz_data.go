@@ -271,6 +271,9 @@ func authzMetadata(d *Deps, r *Request, next Handler) (kmsg.Response, error) {
 	allTopics := req.Topics == nil || (v == 0 && len(req.Topics) == 0)
 	autoCreate := (v < 4 || req.AllowAutoTopicCreation) && d.Config != nil && d.Config.AutoCreateTopicsEnable
 	var deniedDescribe, deniedCreate []kmsg.MetadataRequestTopic
+	if !allTopics && metadataIDsBeforeV12(v, req.Topics) {
+		return next(d, r) // the whole request is INVALID_REQUEST, as in Kafka
+	}
 	if !allTopics {
 		req.Topics = metadataTopics(v, req.Topics)
 		var keep []kmsg.MetadataRequestTopic

@@ -132,12 +132,10 @@ func (c *Coordinator) JoinGroup(ctx context.Context, client Client, req *kmsg.Jo
 			s.groups[req.Group] = g
 		}
 		w := s.register(ch, req.Version)
-		// A new group whose first join failed stays, Empty, as Kafka
-		// 4.4 keeps the group it created before judging the join
-		// (ListGroups, DescribeGroups and DeleteGroups see it) until
-		// the periodic clean-up (offsets.retention.check.interval.ms,
-		// expireOffsets) deletes it (compat-tests/diff fuzzing).
 		s.finish(g, now, g.Join(now, w, client, req))
+		if g.generation == 0 && g.deletable() {
+			delete(s.groups, g.id) // a new group whose first join failed
+		}
 	})
 	if code != 0 {
 		return joinErrorResponse(req.Version, code, req.MemberID)

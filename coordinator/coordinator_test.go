@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -723,46 +722,4 @@ func TestGroupRecordOverMaxMessageBytes(t *testing.T) {
 	for _, code := range commitCodes(c.OffsetCommit(ctx, commitReq("small", member, gen, "orders", map[int32]int64{0: 1}))) {
 		wantCode(t, "small commit", code, nil)
 	}
-}
-
-// TestFailedFirstJoinKeepsEmptyGroup: as Kafka 4.4, a new group whose
-// first JoinGroup fails stays, Empty, for ListGroups, DescribeGroups and
-// DeleteGroups until the periodic clean-up deletes it (compat-tests/diff
-// fuzzing: Kafka listed such groups for the rest of the run).
-func TestFailedFirstJoinKeepsEmptyGroup(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		c := newTestCoordinator(t, newLogs(), func(o *Options) {
-			o.OffsetsRetentionCheckInterval = 10 * time.Minute
-		})
-		ctx := t.Context()
-		for _, g := range []string{"kept", "deleted"} {
-			r := joinReq(g, "")
-			r.Protocols = nil
-			wantCode(t, "join without protocols", c.JoinGroup(ctx, Client{ID: "cl"}, r).ErrorCode, kerr.InconsistentGroupProtocol)
-		}
-		listed := func() []string {
-			var out []string
-			for _, g := range c.ListGroups(ctx, &kmsg.ListGroupsRequest{Version: 4}).Groups {
-				out = append(out, g.Group+"/"+g.GroupState)
-			}
-			slices.Sort(out)
-			return out
-		}
-		if got := listed(); !slices.Equal(got, []string{"deleted/Empty", "kept/Empty"}) {
-			t.Fatalf("after the failed joins: %v", got)
-		}
-		d := c.DescribeGroups(ctx, &kmsg.DescribeGroupsRequest{Version: 5, Groups: []string{"kept"}})
-		if d.Groups[0].ErrorCode != 0 || d.Groups[0].State != "Empty" {
-			t.Fatalf("describe: %+v", d.Groups[0])
-		}
-		del := c.DeleteGroups(ctx, &kmsg.DeleteGroupsRequest{Version: 2, Groups: []string{"deleted"}})
-		wantCode(t, "delete the kept group", del.Groups[0].ErrorCode, nil)
-		if got := listed(); !slices.Equal(got, []string{"kept/Empty"}) {
-			t.Fatalf("after DeleteGroups: %v", got)
-		}
-		time.Sleep(11 * time.Minute)
-		if got := listed(); len(got) != 0 {
-			t.Fatalf("after the clean-up: %v", got)
-		}
-	})
 }

@@ -131,6 +131,9 @@ type saslConn struct {
 	// token: the session authenticated with a delegation token.
 	token  bool
 	expiry time.Time // zero: none
+	// lifetimeMs is the session lifetime computed at authentication,
+	// sent in SaslAuthenticate v1+.
+	lifetimeMs int64
 	// closeAfter: the response just produced is the last one; failure
 	// says why, for the log.
 	closeAfter bool
@@ -250,8 +253,8 @@ func (s *saslConn) authenticate(hdr wire.RequestHeader, req *kmsg.SASLAuthentica
 	// Kafka 4.4 answers a successful step with an empty, not a null,
 	// error message (the schema's default).
 	resp.ErrorMessage = kmsg.StringPtr("")
-	if s.phase == saslAuthenticated && !s.expiry.IsZero() {
-		resp.SessionLifetimeMillis = max(0, s.expiry.Sub(s.srv.now()).Milliseconds())
+	if s.phase == saslAuthenticated {
+		resp.SessionLifetimeMillis = s.lifetimeMs
 	}
 	return wire.AppendResponse(nil, hdr, resp)
 }
@@ -324,7 +327,12 @@ func (s *saslConn) step(token []byte) ([]byte, error) {
 	}
 	s.principal, s.phase, s.reauth = principal, saslAuthenticated, false
 	s.token = s.scram != nil && s.scram.token
-	s.expiry = sessionExpiry(s.srv.now(), credExpiry, s.srv.reauthFor(s.mech))
+	now := s.srv.now()
+	s.expiry = sessionExpiry(now, credExpiry, s.srv.reauthFor(s.mech))
+	s.lifetimeMs = 0
+	if !s.expiry.IsZero() {
+		s.lifetimeMs = max(0, s.expiry.Sub(now).Milliseconds())
+	}
 	return out, nil
 }
 

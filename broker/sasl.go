@@ -44,7 +44,10 @@ import (
 // re-authentication from User.alice: User.bob"), another enabled mechanism
 // gets a SaslHandshake answer without error and the connection closes on
 // the SaslAuthenticate that follows, without an answer (Kafka's
-// REAUTH_BAD_MECHANISM state).
+// REAUTH_BAD_MECHANISM state); a mechanism not enabled closes it on the
+// SaslHandshake, without an answer. Kafka answers a request other than
+// SaslAuthenticate during a re-authentication with that request's error
+// response before closing; samsa closes without one.
 
 // errSASL marks a SASL protocol violation that closes the connection.
 var errSASL = errors.New("broker: SASL")
@@ -188,7 +191,13 @@ func (s *saslConn) intercept(hdr wire.RequestHeader, req kmsg.Request) (out []by
 	now := s.srv.now()
 	if key == kmsg.SASLHandshake && !s.expiry.IsZero() && (s.lastReauth.IsZero() || now.Sub(s.lastReauth) >= time.Second) {
 		s.reauth, s.lastReauth = true, now
-		return s.handshake(hdr, req.(*kmsg.SASLHandshakeRequest)), true, nil
+		hs := req.(*kmsg.SASLHandshakeRequest)
+		if !slices.Contains(s.srv.Mechanisms, hs.Mechanism) {
+			// Kafka 4.4 closes a re-authentication naming a mechanism
+			// the listener does not enable without answering it.
+			return nil, true, fmt.Errorf("%w: re-authentication with mechanism %q, which is not enabled", errSASL, hs.Mechanism)
+		}
+		return s.handshake(hdr, hs), true, nil
 	}
 	if !s.expiry.IsZero() && now.After(s.expiry) {
 		s.srv.stats.expiredKilled.Add(1)

@@ -48,7 +48,8 @@ func reauthMetric(t *testing.T, addr, listener, name string) int64 {
 
 // TestClientsReauthenticate: kafka-clients 4.4 (producer and consumer) and
 // franz-go over SASL_PLAINTEXT with PLAIN, SCRAM-SHA-512 and unsecured
-// OAUTHBEARER keep working over several sessions of a broker with
+// OAUTHBEARER, and confluent-kafka (librdkafka 2.x) with PLAIN and
+// SCRAM-SHA-512, keep working over several sessions of a broker with
 // connections.max.reauth.ms=3000 (KIP-368): they re-authenticate their
 // connections in place, counted by samsa's
 // kafka_server_socket_server_metrics_successful_reauthentication_total,
@@ -88,7 +89,7 @@ func TestClientsReauthenticate(t *testing.T) {
 	}
 	var topics []string
 	for _, m := range mechs {
-		topics = append(topics, "reauth-java-"+m.name, "reauth-franz-"+m.name)
+		topics = append(topics, "reauth-java-"+m.name, "reauth-franz-"+m.name, "reauth-confluent-"+m.name)
 	}
 	if r, err := adm.CreateTopics(ctx, 1, 1, nil, topics...); err != nil || r.Error() != nil {
 		t.Fatalf("CreateTopics: %v %v", err, r.Error())
@@ -103,6 +104,19 @@ func TestClientsReauthenticate(t *testing.T) {
 			// kafka-clients re-authenticates at 85-95% of the 3 s
 			// lifetime: each of its long-lived connections (bootstrap,
 			// partition leader, fetch) about twice in 8 s.
+			n := reauthMetric(t, httpAddr, listener, "successful_reauthentication_total") - before
+			t.Logf("%d re-authentications counted", n)
+			if n < 2 {
+				t.Errorf("%d re-authentications counted, want at least 2", n)
+			}
+		})
+	}
+	for _, m := range mechs[:2] {
+		t.Run("confluent-kafka "+m.name, func(t *testing.T) {
+			py := pypiPython(t, "confluent_kafka")
+			before := reauthMetric(t, httpAddr, listener, "successful_reauthentication_total")
+			runScript(t, []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1"}, py, "scripts/python/reauth_confluent.py",
+				addr, m.name, m.user, m.pass, "reauth-confluent-"+m.name, "8")
 			n := reauthMetric(t, httpAddr, listener, "successful_reauthentication_total") - before
 			t.Logf("%d re-authentications counted", n)
 			if n < 2 {

@@ -318,3 +318,32 @@ func TestDelegationTokensForwarded(t *testing.T) {
 		t.Fatalf("%d tokens after the expire, want 0", n)
 	}
 }
+
+// TestSASLTokenReauthentication: with connections.max.reauth.ms set, a
+// token session lasts the shorter of the setting and the token's
+// remaining life; the re-authentication renews it while the token is
+// valid, and once the token is gone (expired and swept, or deleted) the
+// re-authentication fails and the connection closes.
+func TestSASLTokenReauthentication(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	img := controller.EmptyImage("c", 1)
+	img.DelegationTokens = map[string]controller.DelegationToken{
+		"tok1": {TokenID: "tok1", Owner: "User:alice", Requester: "User:alice", IssueTimestamp: 1_000_000, MaxTimestamp: 9_000_000, ExpiryTimestamp: 1_015_000},
+	}
+	tc := newTokenCredentials("secret", func() *controller.Image { return img })
+	srv := &SASLServer{Mechanisms: []string{"SCRAM-SHA-512"}, Tokens: tc.lookup, Reauth: 10 * time.Second, Now: func() time.Time { return now }}
+	auth := scram.Auth{User: "tok1", Pass: base64.StdEncoding.EncodeToString(controller.DelegationTokenHMAC("secret", "tok1")), IsToken: true}
+	s := newSASLConn(srv)
+	if r := tokenLogin(t, s, "SCRAM-SHA-512", auth); r.ErrorCode != 0 || r.SessionLifetimeMillis != 10_000 {
+		t.Fatalf("login: %+v, want the 10 s of connections.max.reauth.ms", r)
+	}
+	now = now.Add(9 * time.Second)
+	if r := tokenLogin(t, s, "SCRAM-SHA-512", auth); r.ErrorCode != 0 || r.SessionLifetimeMillis != 6_000 {
+		t.Fatalf("re-authentication: %+v, want the token's remaining 6 s", r)
+	}
+	now = now.Add(5 * time.Second)
+	img = controller.EmptyImage("c", 1) // the token expired and was swept
+	if r := tokenLogin(t, s, "SCRAM-SHA-512", auth); r.ErrorCode != kerr.SaslAuthenticationFailed.Code || !s.closeAfter {
+		t.Fatalf("re-authentication with the token gone: %+v", r)
+	}
+}

@@ -38,6 +38,7 @@ func (n *Node) startHTTP() error {
 		ISRChanges:        n.replicas.ISRChanges,
 		Groups:            n.groups,
 		Connections:       n.srv.connectionsByListener,
+		Reauthentications: n.reauthCounts,
 		RequestQueueSize:  n.srv.requestsInFlight,
 		BrokerState:       n.brokerState,
 		TopicName: func(id [16]byte) (string, bool) {
@@ -141,6 +142,17 @@ func (s *Server) connectionsByListener() map[string]int {
 	for c := range s.mu.conns {
 		if c.bound != nil && !c.bound.removed {
 			out[c.bound.listener.Name]++
+		}
+	}
+	return out
+}
+
+// reauthCounts are the re-authentication counters of the SASL listeners.
+func (n *Node) reauthCounts() map[string]metrics.ReauthCounts {
+	out := map[string]metrics.ReauthCounts{}
+	for name, sec := range n.currentSecurity() {
+		if sec != nil && sec.SASL != nil {
+			out[name] = metrics.ReauthCounts{Successful: sec.SASL.stats.reauthentications.Load(), ExpiredKilled: sec.SASL.stats.expiredKilled.Load()}
 		}
 	}
 	return out

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -28,11 +30,24 @@ import (
 // pre-KIP-152 protocol). A failed authentication is answered
 // SASL_AUTHENTICATION_FAILED with a message, then the connection closes.
 // Once authenticated, requests go to the dispatch table, where SaslHandshake
-// and SaslAuthenticate answer ILLEGAL_SASL_STATE, except that with
-// connections.max.reauth.ms set a SaslHandshake of the same mechanism
-// starts a re-authentication (KIP-368) and SaslAuthenticate v1+ tells the
-// client its session lifetime; a request arriving after the session has
-// expired closes the connection.
+// and SaslAuthenticate answer ILLEGAL_SASL_STATE, except that a session
+// with an expiry (connections.max.reauth.ms, or the credential's expiry)
+// lets a SaslHandshake start a re-authentication (KIP-368), at most one a
+// second, as Kafka 4.4's KafkaChannel.maybeBeginServerReauthentication;
+// SaslAuthenticate v1+ tells the client its session lifetime. A request
+// other than a re-authenticating SaslHandshake arriving after the session
+// has expired closes the connection (Kafka's SocketServer Processor: "Disconnecting
+// expired channel"), and so does any request other than SaslAuthenticate
+// while a re-authentication is under way. A re-authentication keeps the
+// principal and the mechanism: another principal is answered
+// SASL_AUTHENTICATION_FAILED ("Cannot change principals during
+// re-authentication from User.alice: User.bob"), another enabled mechanism
+// gets a SaslHandshake answer without error and the connection closes on
+// the SaslAuthenticate that follows, without an answer (Kafka's
+// REAUTH_BAD_MECHANISM state); a mechanism not enabled closes it on the
+// SaslHandshake, without an answer. Kafka answers a request other than
+// SaslAuthenticate during a re-authentication with that request's error
+// response before closing; samsa closes without one.
 
 // errSASL marks a SASL protocol violation that closes the connection.
 var errSASL = errors.New("broker: SASL")
@@ -56,8 +71,29 @@ type SASLServer struct {
 	// Reauth is connections.max.reauth.ms (0: sessions do not expire,
 	// unless the credential does: an OAUTHBEARER token's expiry).
 	Reauth time.Duration
+	// ReauthByMechanism overrides Reauth for a mechanism
+	// (listener.name.<l>.<mechanism>.connections.max.reauth.ms).
+	ReauthByMechanism map[string]time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+
+	stats saslStats
+}
+
+// reauthFor is connections.max.reauth.ms for mechanism.
+func (s *SASLServer) reauthFor(mechanism string) time.Duration {
+	if d, ok := s.ReauthByMechanism[mechanism]; ok {
+		return d
+	}
+	return s.Reauth
+}
+
+// saslStats counts the re-authentications of a listener's connections
+// (Kafka's successful-reauthentication-total and
+// expired-connections-killed-count).
+type saslStats struct {
+	reauthentications atomic.Int64
+	expiredKilled     atomic.Int64
 }
 
 func (s *SASLServer) now() time.Time {
@@ -86,11 +122,21 @@ type saslConn struct {
 	oauth *oauthExchange
 	// reauth: the exchange under way re-authenticates an authenticated
 	// session (requests keep flowing meanwhile).
-	reauth    bool
-	principal string
+	reauth bool
+	// lastReauth is when the last re-authentication began: Kafka refuses
+	// to begin another within a second (the SaslHandshake then goes to
+	// the API, which answers ILLEGAL_SASL_STATE).
+	lastReauth time.Time
+	// badMechanism: the re-authentication's SaslHandshake named another
+	// mechanism; the SaslAuthenticate that follows closes the connection.
+	badMechanism error
+	principal    string
 	// token: the session authenticated with a delegation token.
 	token  bool
 	expiry time.Time // zero: none
+	// lifetimeMs is the session lifetime computed at authentication,
+	// sent in SaslAuthenticate v1+.
+	lifetimeMs int64
 	// closeAfter: the response just produced is the last one; failure
 	// says why, for the log.
 	closeAfter bool
@@ -134,19 +180,29 @@ func (s *saslConn) intercept(hdr wire.RequestHeader, req kmsg.Request) (out []by
 		return nil, true, fmt.Errorf("%w: %s request before SASL authentication", errSASL, kmsg.NameForKey(hdr.APIKey))
 	case saslAuthenticate:
 		if key == kmsg.SASLAuthenticate {
+			if s.badMechanism != nil {
+				return nil, true, s.badMechanism
+			}
 			return s.authenticate(hdr, req.(*kmsg.SASLAuthenticateRequest)), true, nil
 		}
-		if !s.reauth {
-			return nil, true, fmt.Errorf("%w: %s request during SASL authentication", errSASL, kmsg.NameForKey(hdr.APIKey))
+		return nil, true, fmt.Errorf("%w: %s request during SASL %s", errSASL, kmsg.NameForKey(hdr.APIKey), s.authenticationText())
+	}
+	// Authenticated.
+	now := s.srv.now()
+	if key == kmsg.SASLHandshake && !s.expiry.IsZero() && (s.lastReauth.IsZero() || now.Sub(s.lastReauth) >= time.Second) {
+		s.reauth, s.lastReauth = true, now
+		hs := req.(*kmsg.SASLHandshakeRequest)
+		if !slices.Contains(s.srv.Mechanisms, hs.Mechanism) {
+			// Kafka 4.4 closes a re-authentication naming a mechanism
+			// the listener does not enable without answering it.
+			return nil, true, fmt.Errorf("%w: re-authentication with mechanism %q, which is not enabled", errSASL, hs.Mechanism)
 		}
+		return s.handshake(hdr, hs), true, nil
 	}
-	// Authenticated (or re-authenticating with the old session valid).
-	if !s.expiry.IsZero() && s.srv.now().After(s.expiry) && !(key == kmsg.SASLHandshake || key == kmsg.SASLAuthenticate) {
-		return nil, true, fmt.Errorf("%w: session expired (connections.max.reauth.ms or the token's expiry) and the client did not re-authenticate", errSASL)
-	}
-	if key == kmsg.SASLHandshake && (s.srv.Reauth > 0 || !s.expiry.IsZero()) && s.phase == saslAuthenticated && hdr.APIVersion >= 1 {
-		s.reauth = true
-		return s.handshake(hdr, req.(*kmsg.SASLHandshakeRequest)), true, nil
+	if !s.expiry.IsZero() && now.After(s.expiry) {
+		s.srv.stats.expiredKilled.Add(1)
+		return nil, true, fmt.Errorf("%w: session of %s expired at %s (connections.max.reauth.ms or the credential's expiry) and the client did not re-authenticate; disconnecting on its %s request",
+			errSASL, s.principal, s.expiry.UTC().Format(time.RFC3339Nano), kmsg.NameForKey(hdr.APIKey))
 	}
 	return nil, false, nil
 }
@@ -159,9 +215,11 @@ func (s *saslConn) handshake(hdr wire.RequestHeader, req *kmsg.SASLHandshakeRequ
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		s.closeAfter, s.failure = true, fmt.Errorf("%w: mechanism %q is not enabled", errSASL, req.Mechanism)
 	case s.reauth && req.Mechanism != s.mech:
-		// KIP-368: a re-authentication keeps the mechanism.
-		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
-		s.closeAfter, s.failure = true, fmt.Errorf("%w: re-authentication changes mechanism %s to %q", errSASL, s.mech, req.Mechanism)
+		// A re-authentication keeps the mechanism. Kafka 4.4 answers the
+		// handshake and fails the SaslAuthenticate that follows by
+		// closing the connection, without an answer.
+		s.badMechanism = fmt.Errorf("%w: SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'", errSASL, req.Mechanism, s.mech)
+		s.phase = saslAuthenticate
 	default:
 		s.mech = req.Mechanism
 		s.scram, s.oauth = nil, nil
@@ -204,8 +262,8 @@ func (s *saslConn) authenticate(hdr wire.RequestHeader, req *kmsg.SASLAuthentica
 	// Kafka 4.4 answers a successful step with an empty, not a null,
 	// error message (the schema's default).
 	resp.ErrorMessage = kmsg.StringPtr("")
-	if s.phase == saslAuthenticated && !s.expiry.IsZero() {
-		resp.SessionLifetimeMillis = max(0, s.expiry.Sub(s.srv.now()).Milliseconds())
+	if s.phase == saslAuthenticated {
+		resp.SessionLifetimeMillis = s.lifetimeMs
 	}
 	return wire.AppendResponse(nil, hdr, resp)
 }
@@ -267,13 +325,33 @@ func (s *saslConn) step(token []byte) ([]byte, error) {
 	}
 	principal := "User:" + user
 	if s.reauth && principal != s.principal {
+		// Kafka's ReauthInfo.ensurePrincipalUnchanged writes a principal
+		// as type.name.
+		dotted := func(p string) string { return strings.Replace(p, ":", ".", 1) }
 		return nil, failedAuth{fmt.Errorf("%w: re-authentication as %s of a session of %s", errSASL, principal, s.principal),
-			"Cannot change principals during re-authentication from " + s.principal + ": " + principal}
+			"Cannot change principals during re-authentication from " + dotted(s.principal) + ": " + dotted(principal)}
+	}
+	if s.reauth {
+		s.srv.stats.reauthentications.Add(1)
 	}
 	s.principal, s.phase, s.reauth = principal, saslAuthenticated, false
 	s.token = s.scram != nil && s.scram.token
-	s.expiry = sessionExpiry(s.srv.now(), credExpiry, s.srv.Reauth)
+	now := s.srv.now()
+	s.expiry = sessionExpiry(now, credExpiry, s.srv.reauthFor(s.mech))
+	s.lifetimeMs = 0
+	if !s.expiry.IsZero() {
+		s.lifetimeMs = max(0, s.expiry.Sub(now).Milliseconds())
+	}
 	return out, nil
+}
+
+// authenticationText names the exchange under way in errors, as Kafka's
+// ReauthInfo.authenticationOrReauthenticationText.
+func (s *saslConn) authenticationText() string {
+	if s.reauth {
+		return "re-authentication"
+	}
+	return "authentication"
 }
 
 // plain checks a PLAIN token: authzid NUL authcid NUL password (RFC 4616).

@@ -167,6 +167,117 @@ func TestSASLReauthentication(t *testing.T) {
 	}
 }
 
+// TestSASLReauthenticationKafkaRules covers what Kafka 4.4's KafkaChannel
+// and SaslServerAuthenticator decide (read with javap): a second
+// re-authentication within a second is not begun (the SaslHandshake goes
+// to the API), a request other than SaslAuthenticate during a
+// re-authentication closes the connection, another enabled mechanism gets
+// a handshake without error and then a close without an answer, another
+// principal gets Kafka's "type.name" message, and the lifetime is per
+// mechanism (listener.name.<l>.<mechanism>.connections.max.reauth.ms).
+func TestSASLReauthenticationKafkaRules(t *testing.T) {
+	now := time.Unix(1000, 0)
+	srv := &SASLServer{Mechanisms: []string{"PLAIN", "SCRAM-SHA-256"}, PlainUsers: map[string]string{"alice": "a", "bob": "b"},
+		Reauth: 10 * time.Second, ReauthByMechanism: map[string]time.Duration{"PLAIN": 3 * time.Second}, Now: func() time.Time { return now }}
+	handshake := func(s *saslConn, mech string) (*kmsg.SASLHandshakeResponse, bool, error) {
+		hs := kmsg.NewPtrSASLHandshakeRequest()
+		hs.Mechanism = mech
+		out, handled, err := saslRequest(t, s, hs, 1)
+		if !handled || err != nil {
+			return nil, handled, err
+		}
+		resp := kmsg.NewPtrSASLHandshakeResponse()
+		resp.Version = 1
+		if err := resp.ReadFrom(out[8:]); err != nil {
+			t.Fatal(err)
+		}
+		return resp, handled, nil
+	}
+	authenticate := func(s *saslConn, user, pw string) (*kmsg.SASLAuthenticateResponse, error) {
+		a := kmsg.NewPtrSASLAuthenticateRequest()
+		a.SASLAuthBytes = []byte("\x00" + user + "\x00" + pw)
+		out, handled, err := saslRequest(t, s, a, 2)
+		if !handled || err != nil {
+			return nil, err
+		}
+		return authResponse(t, out, 2), nil
+	}
+	login := func(s *saslConn, user, pw string) *kmsg.SASLAuthenticateResponse {
+		t.Helper()
+		if r, _, err := handshake(s, "PLAIN"); err != nil || r.ErrorCode != 0 {
+			t.Fatalf("handshake: %+v %v", r, err)
+		}
+		r, err := authenticate(s, user, pw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	s := newSASLConn(srv)
+	if r := login(s, "alice", "a"); r.ErrorCode != 0 || r.SessionLifetimeMillis != 3000 {
+		t.Fatalf("login: %+v (want the PLAIN lifetime, 3000 ms)", r)
+	}
+	now = now.Add(500 * time.Millisecond)
+	if r := login(s, "alice", "a"); r.ErrorCode != 0 || r.SessionLifetimeMillis != 3000 {
+		t.Fatalf("first re-authentication: %+v", r)
+	}
+	now = now.Add(500 * time.Millisecond)
+	if _, handled, err := handshake(s, "PLAIN"); handled || err != nil {
+		t.Fatalf("a second re-authentication within a second began: handled %v err %v", handled, err)
+	}
+	now = now.Add(500 * time.Millisecond)
+	if r, _, err := handshake(s, "PLAIN"); err != nil || r.ErrorCode != 0 {
+		t.Fatalf("re-authentication a second later: %+v %v", r, err)
+	}
+	if _, handled, err := saslRequest(t, s, kmsg.NewPtrMetadataRequest(), 12); !handled || !errors.Is(err, errSASL) || !strings.Contains(err.Error(), "re-authentication") {
+		t.Fatalf("Metadata during re-authentication: handled %v err %v", handled, err)
+	}
+
+	s = newSASLConn(srv)
+	login(s, "alice", "a")
+	now = now.Add(2 * time.Second)
+	r, _, err := handshake(s, "SCRAM-SHA-256")
+	if err != nil || r.ErrorCode != 0 || s.closeAfter {
+		t.Fatalf("re-authentication handshake with another enabled mechanism: %+v %v close %v", r, err, s.closeAfter)
+	}
+	if r, err := authenticate(s, "alice", "a"); r != nil || !errors.Is(err, errSASL) || !strings.Contains(err.Error(), "SASL mechanism 'SCRAM-SHA-256' requested by client is not supported for re-authentication of mechanism 'PLAIN'") {
+		t.Fatalf("SaslAuthenticate after a changed mechanism: %+v %v", r, err)
+	}
+
+	s = newSASLConn(srv)
+	login(s, "alice", "a")
+	now = now.Add(2 * time.Second)
+	if r, handled, err := handshake(s, "GSSAPI"); !handled || !errors.Is(err, errSASL) {
+		t.Fatalf("re-authentication with a mechanism not enabled (Kafka closes without an answer): %+v %v %v", r, handled, err)
+	}
+
+	s = newSASLConn(srv)
+	login(s, "alice", "a")
+	now = now.Add(2 * time.Second)
+	if r := login(s, "bob", "b"); r.ErrorCode != kerr.SaslAuthenticationFailed.Code || r.ErrorMessage == nil ||
+		*r.ErrorMessage != "Cannot change principals during re-authentication from User.alice: User.bob" || !s.closeAfter {
+		t.Fatalf("re-authentication as another principal: %+v", r)
+	}
+
+	s = newSASLConn(srv)
+	login(s, "alice", "a")
+	now = now.Add(3*time.Second + time.Millisecond)
+	before := srv.stats.expiredKilled.Load()
+	if _, handled, err := saslRequest(t, s, kmsg.NewPtrSASLAuthenticateRequest(), 2); !handled || !errors.Is(err, errSASL) {
+		t.Fatalf("SaslAuthenticate after expiry, without a handshake: handled %v err %v", handled, err)
+	}
+	if got := srv.stats.expiredKilled.Load() - before; got != 1 {
+		t.Fatalf("expired connections killed: %d, want 1", got)
+	}
+	s = newSASLConn(srv)
+	login(s, "alice", "a")
+	now = now.Add(4 * time.Second)
+	if r := login(s, "alice", "a"); r.ErrorCode != 0 {
+		t.Fatalf("re-authentication after expiry (Kafka begins it before checking expiry): %+v", r)
+	}
+}
+
 // TestTLSPrincipal: the principal of a TLS client is its certificate's
 // subject as Kafka's DefaultKafkaPrincipalBuilder writes it, mapped by
 // ssl.principal.mapping.rules; no certificate is User:ANONYMOUS.

@@ -115,6 +115,12 @@ func (b *securityBuilder) build(name string, ls config.ListenerSecurity) (*Liste
 			Tokens:     b.tokens,
 			Reauth:     time.Duration(b.cfg.Security.ReauthMs) * time.Millisecond,
 		}
+		for mech, ms := range ls.SASL.ReauthMs {
+			if sec.SASL.ReauthByMechanism == nil {
+				sec.SASL.ReauthByMechanism = map[string]time.Duration{}
+			}
+			sec.SASL.ReauthByMechanism[mech] = time.Duration(ms) * time.Millisecond
+		}
 		if ls.SASL.OAuth != nil {
 			v, err := newTokenValidator(ls.SASL.OAuth)
 			if err != nil {

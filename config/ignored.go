@@ -24,8 +24,7 @@ var ignoredKeys = map[string]bool{
 	// Sockets, threads and request handling.
 	"socket.listen.backlog.size": true, "socket.connection.setup.timeout.ms": true,
 	"socket.connection.setup.timeout.max.ms": true, "queued.max.requests": true,
-	"connections.max.reauth.ms": true,
-	"num.replica.fetchers":      true, "num.recovery.threads.per.data.dir": true,
+	"num.replica.fetchers": true, "num.recovery.threads.per.data.dir": true,
 	"background.threads": true, "request.timeout.ms": true, "reserved.broker.max.id": true,
 	"host.name": true, "advertised.host.name": true, "port": true, "advertised.port": true,
 	"fetch.purgatory.purge.interval.requests":    true,

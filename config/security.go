@@ -128,6 +128,11 @@ type SASLSettings struct {
 	// listener's JAAS login module for each mechanism: what this broker
 	// sends when it connects to the listener as a client.
 	Credentials map[string]SASLCredential
+	// ReauthMs overrides Security.ReauthMs (connections.max.reauth.ms)
+	// for a mechanism: listener.name.<l>.<mechanism>.connections.max.reauth.ms,
+	// else listener.name.<l>.connections.max.reauth.ms, as Kafka's
+	// SaslChannelBuilder looks them up.
+	ReauthMs map[string]int64
 }
 
 // SASLCredential is a username and password.
@@ -184,10 +189,13 @@ func isSecurityKey(key string) bool {
 	if !ok {
 		return false
 	}
-	if tlsKeys[setting] || saslKeys[setting] || oauthKeys[setting] {
+	if tlsKeys[setting] || saslKeys[setting] || oauthKeys[setting] || setting == "connections.max.reauth.ms" {
 		return true
 	}
 	mech, after, ok := strings.Cut(setting, ".")
+	if ok && after == "connections.max.reauth.ms" {
+		return true
+	}
 	if ok && mech == "oauthbearer" && (oauthKeys[after] || after == "sasl.server.callback.handler.class") {
 		return true
 	}
@@ -335,9 +343,9 @@ func buildSecurity(c *Config, given map[string]givenSetting, bit bitnamiUsers) e
 	g := securityLookup(given)
 	sec := Security{Listeners: map[string]ListenerSecurity{}}
 	if v, ok := given["connections.max.reauth.ms"]; ok {
-		n, err := strconv.ParseInt(strings.TrimSpace(v.value), 10, 64)
-		if err != nil || n < 0 {
-			return fmt.Errorf("%w for connections.max.reauth.ms=%q (%s): want a non-negative number", ErrInvalidValue, v.value, v.where)
+		n, err := parseReauthMs("connections.max.reauth.ms", v)
+		if err != nil {
+			return err
 		}
 		sec.ReauthMs = n
 	}
@@ -579,8 +587,34 @@ func saslSettings(g securityLookup, listener string, jaasFile map[string][]JAASE
 			}
 			s.OAuth = o
 		}
+		prefix := "listener.name." + strings.ToLower(listener) + "."
+		for _, k := range []string{prefix + strings.ToLower(m) + ".connections.max.reauth.ms", prefix + "connections.max.reauth.ms"} {
+			v, ok := g[k]
+			if !ok {
+				continue
+			}
+			n, err := parseReauthMs(k, v)
+			if err != nil {
+				return nil, err
+			}
+			if s.ReauthMs == nil {
+				s.ReauthMs = map[string]int64{}
+			}
+			s.ReauthMs[m] = n
+			break
+		}
 	}
 	return s, nil
+}
+
+// parseReauthMs parses a connections.max.reauth.ms setting (Kafka's type
+// long; a negative value behaves as 0, no re-authentication).
+func parseReauthMs(key string, v givenSetting) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v.value), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w for %s=%q (%s): want a number", ErrInvalidValue, key, v.value, v.where)
+	}
+	return max(n, 0), nil
 }
 
 // refuseUnused refuses ssl.* and sasl.* settings of listeners that do not

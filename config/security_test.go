@@ -265,3 +265,41 @@ sasl_plaintext.KafkaServer {
 		t.Error("unclosed section accepted")
 	}
 }
+
+// TestReauthPerListenerMechanism: connections.max.reauth.ms may be set per
+// listener and per listener and mechanism, looked up as Kafka 4.4's
+// SaslChannelBuilder does (listener.name.<l>.<mechanism>. first, then
+// listener.name.<l>., then the broker-wide value); a negative value is
+// accepted as Kafka's unvalidated long and means no re-authentication.
+func TestReauthPerListenerMechanism(t *testing.T) {
+	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`
+	c := mustLoad(t, []string{
+		"--override", "listeners=SASL_PLAINTEXT://:9092,OTHER://:9093,PLAINTEXT://:9094",
+		"--override", "listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,OTHER:SASL_PLAINTEXT,PLAINTEXT:PLAINTEXT",
+		"--override", "inter.broker.listener.name=PLAINTEXT",
+		"--override", "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256",
+		"--override", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + jaas,
+		"--override", "listener.name.other.plain.sasl.jaas.config=" + jaas,
+		"--override", "connections.max.reauth.ms=60000",
+		"--override", "listener.name.sasl_plaintext.connections.max.reauth.ms=30000",
+		"--override", "listener.name.sasl_plaintext.scram-sha-256.connections.max.reauth.ms=5000",
+	}, nil)
+	if c.Security.ReauthMs != 60000 {
+		t.Errorf("broker-wide %d", c.Security.ReauthMs)
+	}
+	if got, want := c.Security.Listeners["SASL_PLAINTEXT"].SASL.ReauthMs, map[string]int64{"PLAIN": 30000, "SCRAM-SHA-256": 5000}; !reflect.DeepEqual(got, want) {
+		t.Errorf("SASL_PLAINTEXT: %v, want %v", got, want)
+	}
+	if got := c.Security.Listeners["OTHER"].SASL.ReauthMs; len(got) != 0 {
+		t.Errorf("OTHER: %v, want the broker-wide value", got)
+	}
+	if len(c.Warnings) != 0 || len(c.Ignored) != 0 {
+		t.Errorf("warnings %v ignored %v", c.Warnings, c.Ignored)
+	}
+	if c := mustLoad(t, []string{"--override", "connections.max.reauth.ms=-5"}, nil); c.Security.ReauthMs != 0 {
+		t.Errorf("negative: %d", c.Security.ReauthMs)
+	}
+	if _, err := Load([]string{"--override", "connections.max.reauth.ms=soon"}, nil); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("not a number: %v", err)
+	}
+}

@@ -16,6 +16,7 @@
 //	kafka_network_requestmetrics_totaltimems{request,quantile}  quantile="0.50" ... "0.999", and _count
 //	kafka_network_requestmetrics_requestqueuetimems, _localtimems, _remotetimems, _responsesendtimems, _throttletimems  the same shape
 //	kafka_server_socket_server_metrics_connection_count{listener,networkProcessor}
+//	kafka_server_socket_server_metrics_successful_reauthentication_total{listener,networkProcessor}, _expired_connections_killed_count  (SASL listeners, KIP-368)
 //	kafka_network_requestchannel_requestqueuesize, kafka_server_kafkaserver_brokerstate
 //	kafka_server_replicamanager_partitioncount, _leadercount, _underreplicatedpartitions, ...
 //	kafka_server_replicamanager_isrshrinks_total, _isrexpands_total   IsrShrinksPerSec, IsrExpandsPerSec (counters)

@@ -34,6 +34,10 @@ type Options struct {
 	Groups Groups
 	// Connections returns the open client connections per listener name.
 	Connections func() map[string]int
+	// Reauthentications returns, per SASL listener name, the successful
+	// re-authentications (KIP-368) and the connections closed because
+	// their session expired without one.
+	Reauthentications func() map[string]ReauthCounts
 	// RequestQueueSize returns the requests read and not yet handled,
 	// over all connections.
 	RequestQueueSize func() int
@@ -52,6 +56,16 @@ type Options struct {
 	// ScrapeTimeout bounds the group coordinator calls of one scrape
 	// (default 5s).
 	ScrapeTimeout time.Duration
+}
+
+// ReauthCounts are a SASL listener's re-authentication counters.
+type ReauthCounts struct {
+	// Successful re-authentications (Kafka's socket-server-metrics
+	// successful-reauthentication-total).
+	Successful int64
+	// ExpiredKilled: connections closed on a request after their session
+	// expired (expired-connections-killed-count).
+	ExpiredKilled int64
 }
 
 // BrokerState is Kafka's BrokerState enum, the value of
@@ -172,6 +186,11 @@ var (
 
 	descConnections = prometheus.NewDesc("kafka_server_socket_server_metrics_connection_count",
 		"Open client connections (socket-server-metrics connection-count); samsa has no network processors, so networkProcessor is always 0.", []string{"listener", "networkProcessor"}, nil)
+
+	descReauthentications = prometheus.NewDesc("kafka_server_socket_server_metrics_successful_reauthentication_total",
+		"Successful SASL re-authentications (KIP-368) of the listener's connections (socket-server-metrics successful-reauthentication-total).", []string{"listener", "networkProcessor"}, nil)
+	descExpiredKilled = prometheus.NewDesc("kafka_server_socket_server_metrics_expired_connections_killed_count",
+		"Connections closed because their SASL session expired (connections.max.reauth.ms or the credential's expiry) without a re-authentication (socket-server-metrics expired-connections-killed-count).", []string{"listener", "networkProcessor"}, nil)
 
 	descRequestQueue = prometheus.NewDesc("kafka_network_requestchannel_requestqueuesize",
 		"Requests read and not yet handled, over all connections (RequestChannel RequestQueueSize).", nil, nil)

@@ -18,7 +18,7 @@ import (
 type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descConnections, descRequestQueue, descBrokerState,
+	for _, d := range []*prometheus.Desc{descConnections, descReauthentications, descExpiredKilled, descRequestQueue, descBrokerState,
 		descPartitionCount, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR, descOfflineReplicas,
 		descISRShrinks, descISRExpands,
 		descActiveController, descOfflinePartitions, descFencedBrokers, descActiveBrokers, descGlobalTopics,
@@ -39,6 +39,12 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if o.Connections != nil {
 		for name, n := range o.Connections() {
 			gauge(ch, descConnections, float64(n), name, "0")
+		}
+	}
+	if o.Reauthentications != nil {
+		for name, r := range o.Reauthentications() {
+			gauge(ch, descReauthentications, float64(r.Successful), name, "0")
+			gauge(ch, descExpiredKilled, float64(r.ExpiredKilled), name, "0")
 		}
 	}
 	if o.RequestQueueSize != nil {

@@ -501,14 +501,30 @@ func (g *ConsumerGroup) ClassicLeave(now time.Time, leavers []Leaver) ([]int16, 
 }
 
 // classicCommitCheck validates an OffsetCommit by a classic member of the
-// consumer group: any version, the generation its member epoch (Kafka's
-// ConsumerGroup.validateOffsetCommit: ILLEGAL_GENERATION when it is
-// newer or older, as a classic group answers).
+// consumer group (Kafka 4.4's ConsumerGroup.validateOffsetCommit, javap):
+// any version; a generation newer than the member epoch is
+// ILLEGAL_GENERATION; an older one goes on to PartitionCommitCheck
+// (KIP-1251), as a KIP-848 member's.
 func (g *ConsumerGroup) classicCommitCheck(m *cgMember, generation int32) int16 {
-	if generation != m.epoch {
+	if generation > m.epoch {
 		return kerr.IllegalGeneration.Code
 	}
 	return 0
+}
+
+// classicTxnCommitCheck tells whether a TxnOffsetCommit names a classic
+// member of the consumer group, and then validates it: the generation
+// must be its member epoch, else ILLEGAL_GENERATION (Kafka's
+// validateMemberEpoch for a member using the classic protocol).
+func (g *ConsumerGroup) classicTxnCommitCheck(memberID string, generation int32) (int16, bool) {
+	m := g.members[memberID]
+	if m == nil || m.classic == nil {
+		return 0, false
+	}
+	if generation != m.epoch {
+		return kerr.IllegalGeneration.Code, true
+	}
+	return 0, true
 }
 
 // downgradable tells whether the consumer group, with only classic

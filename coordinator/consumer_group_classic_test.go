@@ -178,7 +178,10 @@ func TestOnlineMigration(t *testing.T) {
 	pa := classicSync(t, c, "g", a, ja.Generation, nil)
 	wantCode(t, "a heartbeat", classicHeartbeat(c, "g", a, ja.Generation), nil)
 	wantCode(t, "a commit at the new generation", commitCodes(c.OffsetCommit(ctx, commitReq("g", a, ja.Generation, "orders", map[int32]int64{0: 12})))[0], nil)
-	wantCode(t, "a commit at the old generation", commitCodes(c.OffsetCommit(ctx, commitReq("g", a, gen, "orders", map[int32]int64{0: 13})))[0], kerr.IllegalGeneration)
+	wantCode(t, "a commit at a newer generation", commitCodes(c.OffsetCommit(ctx, commitReq("g", a, ja.Generation+1, "orders", map[int32]int64{0: 13})))[0], kerr.IllegalGeneration)
+	old := commitReq("g", a, ja.Generation, "orders", map[int32]int64{0: 12})
+	old.Version = 2 // a classic member commits with any version
+	wantCode(t, "a commit v2", commitCodes(c.OffsetCommit(ctx, old))[0], nil)
 	jb := c.JoinGroup(ctx, cl, joinReq("g", b, "orders"))
 	wantCode(t, "b rejoin", jb.ErrorCode, nil)
 	pb := classicSync(t, c, "g", b, jb.Generation, nil)

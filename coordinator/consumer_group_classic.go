@@ -344,6 +344,11 @@ func (g *ConsumerGroup) ClassicJoin(now time.Time, c Client, img TopicImage, req
 		recs = append(recs, recCGCurrent(g.id, m))
 	}
 	m.sessionDeadline = now.Add(m.classic.sessionTimeout)
+	if m.state != memberUnrevoked {
+		// It rejoined in time: the deadline a Heartbeat's
+		// REBALANCE_IN_PROGRESS started is met.
+		m.revokeDeadline = time.Time{}
+	}
 
 	resp := kmsg.NewPtrJoinGroupResponse()
 	resp.Version = req.Version

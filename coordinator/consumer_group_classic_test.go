@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -340,4 +342,77 @@ func TestClassicMemberJoinsConsumerGroup(t *testing.T) {
 	if d := cgDescribe(t, c, "g"); len(d.Members) != 1 {
 		t.Fatalf("after leave: %s", fmt.Sprint(d.Members))
 	}
+}
+
+// TestMigrationExpiry runs the shard's timers over a migrated group (fake
+// clock): a classic member that stops heartbeating is expired from the
+// consumer group after its classic session timeout, and when the KIP-848
+// member's session expires the group, left with classic members only,
+// turns classic again and its member rejoins as the leader.
+func TestMigrationExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		img := migImage{fakeImage{"orders": 4}}
+		c := newTestCoordinator(t, newLogs(), func(o *Options) { o.Topics = img })
+		ctx := t.Context()
+		cl := Client{ID: "cl", Host: "/127.0.0.1"}
+		a, _, gen := liveClassicGroup(t, c, "g")
+		k := c.ConsumerGroupHeartbeat(ctx, cl, img, cgJoinReq("g", "k", "orders"))
+		wantCode(t, "k joins", k.ErrorCode, nil)
+		kEpoch := k.MemberEpoch
+
+		// a keeps up (rejoining when told), k heartbeats, b is silent.
+		aGen := gen
+		leaderAgain := false
+		keepA := func() {
+			switch code := classicHeartbeat(c, "g", a, aGen); code {
+			case 0:
+			case kerr.RebalanceInProgress.Code, kerr.IllegalGeneration.Code:
+				j := c.JoinGroup(ctx, cl, joinReq("g", a, "orders"))
+				wantCode(t, "a rejoins", j.ErrorCode, nil)
+				aGen = j.Generation
+				if j.LeaderID == "" { // a classic member of a consumer group
+					classicSync(t, c, "g", a, aGen, nil)
+					return
+				}
+				// The leader of a classic group again.
+				leaderAgain = j.LeaderID == a
+				s := kmsg.NewPtrSyncGroupRequest()
+				s.Version = 5
+				s.Group, s.MemberID, s.Generation = "g", a, aGen
+				s.ProtocolType, s.Protocol = ptr("consumer"), ptr("range")
+				s.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: a, MemberAssignment: assignmentBytes("orders", 0, 1, 2, 3)}}
+				wantCode(t, "a syncs as leader", c.SyncGroup(ctx, s).ErrorCode, nil)
+			default:
+				t.Fatalf("a heartbeat: %s", errName(code))
+			}
+		}
+		for range 5 {
+			time.Sleep(3 * time.Second)
+			keepA()
+			hb := cgJoinReq("g", "k", "orders")
+			hb.MemberEpoch = kEpoch
+			r := c.ConsumerGroupHeartbeat(ctx, cl, img, hb)
+			wantCode(t, "k heartbeat", r.ErrorCode, nil)
+			kEpoch = r.MemberEpoch
+		}
+		if d := cgDescribe(t, c, "g"); len(d.Members) != 2 {
+			t.Fatalf("b not expired after its 10 s session: %+v", d.Members)
+		}
+
+		// k goes silent: after its 45 s session the group is classic.
+		for range 17 {
+			time.Sleep(3 * time.Second)
+			keepA()
+		}
+		if d := cgDescribe(t, c, "g"); d.ErrorCode != kerr.GroupIDNotFound.Code {
+			t.Fatalf("still a consumer group after k expired: %+v", d)
+		}
+		dg := kmsg.NewPtrDescribeGroupsRequest()
+		dg.Version = 5
+		dg.Groups = []string{"g"}
+		d := c.DescribeGroups(ctx, dg).Groups[0]
+		if d.ErrorCode != 0 || d.State != "Stable" || d.ProtocolType != "consumer" || len(d.Members) != 1 || d.Members[0].MemberID != a || !leaderAgain {
+			t.Fatalf("classic group after downgrade: %+v (a led a classic rebalance: %v)", d, leaderAgain)
+		}
+	})
 }

@@ -232,6 +232,14 @@ func (g *ConsumerGroup) ClassicJoin(now time.Time, c Client, img TopicImage, req
 	if g.cfg.classicDisabled() {
 		return fail(kerr.InconsistentGroupProtocol.Code, req.MemberID)
 	}
+	// Kafka's order: a full group, then the protocol, then the member
+	// id (classicGroupJoinToConsumerGroup, javap).
+	if g.cfg.MaxSize > 0 && len(g.members) >= g.cfg.MaxSize && g.members[req.MemberID] == nil {
+		return fail(kerr.GroupMaxSizeReached.Code, req.MemberID)
+	}
+	if req.ProtocolType != "consumer" || len(req.Protocols) == 0 {
+		return fail(kerr.InconsistentGroupProtocol.Code, req.MemberID)
+	}
 	memberID := req.MemberID
 	var old *cgMember
 	replaced := false
@@ -274,9 +282,6 @@ func (g *ConsumerGroup) ClassicJoin(now time.Time, c Client, img TopicImage, req
 	}
 	if old == nil && g.cfg.MaxSize > 0 && len(g.members) >= g.cfg.MaxSize {
 		return fail(kerr.GroupMaxSizeReached.Code, memberID)
-	}
-	if req.ProtocolType != "consumer" || len(req.Protocols) == 0 {
-		return fail(kerr.InconsistentGroupProtocol.Code, memberID)
 	}
 	md, ok := decodeSubscription(req.Protocols[0].Metadata)
 	if !ok {

@@ -350,9 +350,11 @@ func (g *ConsumerGroup) ClassicJoin(now time.Time, c Client, img TopicImage, req
 	}
 	m.sessionDeadline = now.Add(m.classic.sessionTimeout)
 	if m.state != memberUnrevoked {
-		// It rejoined in time: the deadline a Heartbeat's
-		// REBALANCE_IN_PROGRESS started is met.
-		m.revokeDeadline = time.Time{}
+		// It rejoined in time (the deadline a Heartbeat's
+		// REBALANCE_IN_PROGRESS started is met); now it must send
+		// SyncGroup within its rebalance timeout or be fenced, as
+		// Kafka's sync timeout of a classic member.
+		m.revokeDeadline = now.Add(m.rebalanceTimeout)
 	}
 
 	resp := kmsg.NewPtrJoinGroupResponse()
@@ -432,6 +434,9 @@ func (g *ConsumerGroup) ClassicSync(req *kmsg.SyncGroupRequest) *kmsg.SyncGroupR
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp
+	}
+	if m.state != memberUnrevoked {
+		m.revokeDeadline = time.Time{} // synced in time
 	}
 	a := kmsg.NewConsumerMemberAssignment()
 	names := map[[16]byte]string{}

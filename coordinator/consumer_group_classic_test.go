@@ -399,6 +399,30 @@ func TestMigrationExpiry(t *testing.T) {
 			t.Fatalf("b not expired after its 10 s session: %+v", d.Members)
 		}
 
+		// A classic member that joins and never syncs is fenced after
+		// its rebalance timeout (20 s), long before its session ends.
+		lazy := joinReq("g", "lazy", "orders")
+		lazy.SessionTimeoutMillis = 60000
+		wantCode(t, "lazy joins", c.JoinGroup(ctx, cl, lazy).ErrorCode, nil)
+		if d := cgDescribe(t, c, "g"); len(d.Members) != 3 {
+			t.Fatalf("lazy not in the group: %+v", d.Members)
+		}
+		for range 8 {
+			time.Sleep(3 * time.Second)
+			keepA()
+			hb := cgJoinReq("g", "k", "orders")
+			hb.MemberEpoch = kEpoch
+			r := c.ConsumerGroupHeartbeat(ctx, cl, img, hb)
+			wantCode(t, "k heartbeat", r.ErrorCode, nil)
+			kEpoch = r.MemberEpoch
+			if hbc := classicHeartbeat(c, "g", "lazy", 0); hbc != kerr.UnknownMemberID.Code && hbc != kerr.IllegalGeneration.Code && hbc != kerr.RebalanceInProgress.Code && hbc != 0 {
+				t.Fatalf("lazy heartbeat: %s", errName(hbc))
+			}
+		}
+		if d := cgDescribe(t, c, "g"); len(d.Members) != 2 {
+			t.Fatalf("lazy not fenced after its rebalance timeout without a SyncGroup: %+v", d.Members)
+		}
+
 		// k goes silent: after its 45 s session the group is classic.
 		for range 17 {
 			time.Sleep(3 * time.Second)

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupType;
@@ -111,9 +112,19 @@ final class MigrationChecks {
         return u.size() == PARTITIONS && n == PARTITIONS;
     }
 
+    /** onlineMigration rolls classic members with the Java client's default assignors (range first: eager). */
     void onlineMigration() throws Exception {
-        GroupChecks.Run r = g.new Run("migration");
-        Map<String, Object> classic = Map.of(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+        roll("migration", Map.of(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic"));
+    }
+
+    /** onlineMigrationCooperative rolls classic members using the CooperativeStickyAssignor (owned partitions reported). */
+    void onlineMigrationCooperative() throws Exception {
+        roll("migration-coop", Map.of(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic",
+                ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName()));
+    }
+
+    void roll(String kind, Map<String, Object> classic) throws Exception {
+        GroupChecks.Run r = g.new Run(kind);
         Map<String, Object> consumer = Map.of(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
         Producer prod = new Producer(r.topic);
         List<GroupChecks.Member> live = new ArrayList<>();

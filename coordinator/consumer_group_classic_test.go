@@ -440,3 +440,31 @@ func TestMigrationExpiry(t *testing.T) {
 		}
 	})
 }
+
+func classicTestMember() *cgMember {
+	return &cgMember{
+		modernMember: modernMember{id: "m", clientID: "c", clientHost: "/h", rebalanceTimeout: 20 * time.Second},
+		topicNames:   []string{"orders"},
+		classic: &classicMeta{sessionTimeout: 10 * time.Second, protocols: []kmsg.JoinGroupRequestProtocol{
+			{Name: "range", Metadata: consumerMetadata("orders")},
+			{Name: "cooperative-sticky", Metadata: []byte{0, 3}},
+		}},
+	}
+}
+
+// TestClassicMemberMetadataRecord round-trips a classic member's
+// ConsumerGroupMemberMetadata value, with its tag 0 (Kafka's
+// ClassicMemberMetadata), and a KIP-848 member's, without it.
+func TestClassicMemberMetadataRecord(t *testing.T) {
+	for _, m := range []*cgMember{classicTestMember(), {modernMember: modernMember{id: "k", clientID: "c", clientHost: "/h"}, topicNames: []string{"orders"}}} {
+		r := recCGMember("g", m)
+		ls := newLoadState()
+		if err := ls.apply(r.Key, r.Value); err != nil {
+			t.Fatal(err)
+		}
+		got := ls.consumerGroups["g"].members[m.id]
+		if !sameClassic(got.classic, m.classic) || !slices.Equal(got.topicNames, m.topicNames) || got.rebalanceTimeout != m.rebalanceTimeout {
+			t.Fatalf("member %s: got %+v classic %+v, want classic %+v", m.id, got, got.classic, m.classic)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -159,6 +160,7 @@ func (n *Node) startGroups() error {
 		ConsumerHeartbeatInterval:     time.Duration(cfg.GroupConsumerHeartbeatIntervalMs) * time.Millisecond,
 		ConsumerMaxGroupSize:          int(cfg.GroupConsumerMaxSize),
 		ConsumerAssignors:             cfg.GroupConsumerAssignors,
+		ConsumerMigrationPolicy:       cfg.GroupConsumerMigrationPolicy,
 		ShareSessionTimeout:           time.Duration(cfg.GroupShareSessionTimeoutMs) * time.Millisecond,
 		ShareHeartbeatInterval:        time.Duration(cfg.GroupShareHeartbeatIntervalMs) * time.Millisecond,
 		ShareMaxGroupSize:             int(cfg.GroupShareMaxSize),
@@ -227,6 +229,26 @@ func (t imageTopics) TopicID(name string) ([16]byte, bool) {
 		return [16]byte{}, false
 	}
 	return tp.ID, true
+}
+
+// TopicByName and TopicNames make imageTopics a coordinator.TopicImage,
+// for classic members of consumer groups (online migration).
+func (t imageTopics) TopicByName(name string) ([16]byte, int32, bool) {
+	tp := t.ctrl.Image().Topic(name)
+	if tp == nil {
+		return [16]byte{}, 0, false
+	}
+	return [16]byte(tp.ID), int32(len(tp.Partitions)), true
+}
+
+func (t imageTopics) TopicNames() []string {
+	img := t.ctrl.Image()
+	names := make([]string, 0, len(img.Topics))
+	for n := range img.Topics {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // StartNode opens the data dirs, replays the metadata log, opens every

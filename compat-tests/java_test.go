@@ -202,6 +202,7 @@ var javaClientChecks = []string{
 	"transactional-none", "transactional-gzip", "transactional-snappy", "transactional-lz4", "transactional-zstd",
 	"consume-transform-produce", "seek-pause-offsetsForTimes",
 	"group-classic-eager-range", "group-classic-cooperative-sticky", "group-classic-static-membership", "group-consumer-kip848",
+	"group-online-migration", "group-online-migration-cooperative",
 	"admin-topics-partitions", "admin-configs", "admin-delete-records", "admin-groups-offsets",
 	"admin-transactions-producers", "admin-log-dirs-cluster",
 }

@@ -235,6 +235,7 @@ func brokerDefs() []Def {
 		d("group.streams.initial.rebalance.delay.ms", Int, "3000", "How long a new streams group waits for more members before its first assignment (group config streams.initial.rebalance.delay.ms).", atLeast(Int, 0)),
 		d("group.streams.acceptable.recovery.lag", Long, "10000", "Acceptable recovery lag told to streams group members.", atLeast(Long, 0)),
 		d("group.streams.task.offset.interval.ms", Int, "60000", "Interval at which streams group members report their task offsets.", atLeast(Int, 1)),
+		d("group.consumer.migration.policy", String, "bidirectional", "Online migration of live groups between the classic protocol and KIP-848 (rolling restarts changing group.protocol): disabled, upgrade (a live classic group becomes a consumer group when a KIP-848 member joins it), downgrade (a consumer group left with only classic members becomes a classic group) or bidirectional; case insensitive. With disabled, classic members cannot join a consumer group.", oneOfFold("disabled", "upgrade", "downgrade", "bidirectional")),
 		d("group.consumer.assignors", List, "uniform,range", "Server-side assignors of KIP-848 groups, first is the default. Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor) are accepted too.", nil),
 
 		// Transactions and idempotence.

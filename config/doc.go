@@ -274,6 +274,7 @@
 //	| `group.streams.initial.rebalance.delay.ms` | `3000` | How long a new streams group waits for more members before its first assignment (group config streams.initial.rebalance.delay.ms). |
 //	| `group.streams.acceptable.recovery.lag` | `10000` | Acceptable recovery lag told to streams group members. |
 //	| `group.streams.task.offset.interval.ms` | `60000` | Interval at which streams group members report their task offsets. |
+//	| `group.consumer.migration.policy` | `bidirectional` | Online migration of live groups between the classic protocol and KIP-848 (rolling restarts changing group.protocol): disabled, upgrade (a live classic group becomes a consumer group when a KIP-848 member joins it), downgrade (a consumer group left with only classic members becomes a classic group) or bidirectional; case insensitive. With disabled, classic members cannot join a consumer group. |
 //	| `group.consumer.assignors` | `uniform,range` | Server-side assignors of KIP-848 groups, first is the default. Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor) are accepted too. |
 //	| `transaction.max.timeout.ms` | `900000` | Largest transaction timeout a producer may ask for. |
 //	| `transactional.id.expiration.ms` | `604800000` | Idle time after which a transactional id expires. |

@@ -148,6 +148,7 @@ type Config struct {
 	GroupConsumerMaxHeartbeatMs         int32
 	GroupConsumerMaxSize                int32
 	GroupConsumerAssignors              []string
+	GroupConsumerMigrationPolicy        string
 	GroupShareSessionTimeoutMs          int32
 	GroupShareMinSessionTimeoutMs       int32
 	GroupShareMaxSessionTimeoutMs       int32
@@ -806,6 +807,7 @@ func decode(values map[string]string, sources map[string]Source) (*Config, error
 	c.GroupConsumerMaxHeartbeatMs = d.i32("group.consumer.max.heartbeat.interval.ms")
 	c.GroupConsumerMaxSize = d.i32("group.consumer.max.size")
 	c.GroupConsumerAssignors = parseList(d.str("group.consumer.assignors"))
+	c.GroupConsumerMigrationPolicy = strings.ToLower(strings.TrimSpace(d.str("group.consumer.migration.policy")))
 	c.GroupShareSessionTimeoutMs = d.i32("group.share.session.timeout.ms")
 	c.GroupShareMinSessionTimeoutMs = d.i32("group.share.min.session.timeout.ms")
 	c.GroupShareMaxSessionTimeoutMs = d.i32("group.share.max.session.timeout.ms")

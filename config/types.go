@@ -234,6 +234,20 @@ func oneOf(allowed ...string) validator {
 	}
 }
 
+// oneOfFold is oneOf ignoring case, as Kafka's enum settings that say
+// "(case insensitive)".
+func oneOfFold(allowed ...string) validator {
+	return func(s string) error {
+		s = strings.TrimSpace(s)
+		for _, a := range allowed {
+			if strings.EqualFold(s, a) {
+				return nil
+			}
+		}
+		return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
+	}
+}
+
 // listOf accepts a non-empty list whose items are all in allowed.
 func listOf(allowed ...string) validator {
 	item := oneOf(allowed...)

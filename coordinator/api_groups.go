@@ -110,11 +110,11 @@ func (c *Coordinator) JoinGroup(ctx context.Context, client Client, req *kmsg.Jo
 			s.logger.Info("coordinator: converted the empty streams group to a classic group", "group", req.Group)
 		}
 		if cg := s.consumer[req.Group]; cg != nil {
-			// Kafka turns an empty consumer group into a classic one;
-			// classic members joining a live consumer group (online
-			// migration) are not implemented.
+			// Kafka turns an empty consumer group into a classic one
+			// and serves classic members in a live one (online
+			// migration, consumer_group_classic.go).
 			if !cg.Empty() {
-				ch <- joinErrorResponse(req.Version, kerr.InconsistentGroupProtocol.Code, req.MemberID)
+				ch <- s.classicJoin(cg, now, client, req)
 				return
 			}
 			if err := s.convertToClassic(cg, now); err != nil {
@@ -180,7 +180,11 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 	code = s.call(ctx, func() {
 		now := c.now()
 		g := s.groups[req.Group]
-		if g == nil || s.consumer[req.Group] != nil || s.streams[req.Group] != nil {
+		if cg := s.consumer[req.Group]; cg != nil {
+			ch <- cg.ClassicSync(req)
+			return
+		}
+		if g == nil || s.streams[req.Group] != nil {
 			ch <- syncErrorResponse(req.Version, kerr.UnknownMemberID.Code)
 			return
 		}
@@ -220,7 +224,11 @@ func (c *Coordinator) Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest)
 		code = s.call(ctx, func() {
 			written = s.written.Load()
 			g := s.groups[req.Group]
-			if g == nil || s.consumer[req.Group] != nil || s.streams[req.Group] != nil {
+			if cg := s.consumer[req.Group]; cg != nil {
+				resp.ErrorCode = cg.ClassicHeartbeat(c.now(), req)
+				return
+			}
+			if g == nil || s.streams[req.Group] != nil {
 				resp.ErrorCode = kerr.UnknownMemberID.Code
 				return
 			}
@@ -260,7 +268,11 @@ func (c *Coordinator) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupReques
 		code = s.call(ctx, func() {
 			defer func() { written = s.written.Load() }()
 			g := s.groups[req.Group]
-			if g == nil || s.consumer[req.Group] != nil || s.streams[req.Group] != nil {
+			if cg := s.consumer[req.Group]; cg != nil {
+				codes = s.classicLeave(cg, c.now(), leavers)
+				return
+			}
+			if g == nil || s.streams[req.Group] != nil {
 				for i := range codes {
 					codes[i] = kerr.UnknownMemberID.Code
 				}

@@ -119,6 +119,12 @@ func (c *Coordinator) commitOn(s *shard, req *kmsg.OffsetCommitRequest, resp *km
 	cg := s.consumer[req.Group] // KIP-848: nil for other groups
 	sg := s.streams[req.Group]  // KIP-1071: nil for other groups
 	switch {
+	case cg != nil && cg.members[req.MemberID] != nil && cg.members[req.MemberID].classic != nil:
+		// A classic member of the consumer group (online migration).
+		if code := cg.classicCommitCheck(cg.members[req.MemberID], req.Generation); code != 0 {
+			setAll(code)
+			return
+		}
 	case cg != nil: // g is its offsets holder
 		if code := cg.OffsetCommitCheck(req.Version, req.Generation, req.MemberID); code != 0 {
 			setAll(code)

@@ -32,6 +32,10 @@ type ConsumerGroupConfig struct {
 	// Assignors are the server-side assignor names (group.consumer.assignors);
 	// the first is the default.
 	Assignors []string
+	// MigrationPolicy is group.consumer.migration.policy: disabled,
+	// upgrade, downgrade or bidirectional ("" is the default,
+	// bidirectional), case insensitive (consumer_group_classic.go).
+	MigrationPolicy string
 }
 
 // Member epochs with a meaning of their own in ConsumerGroupHeartbeat.
@@ -74,6 +78,12 @@ type cgMember struct {
 	// pendingRevocation was assigned (KIP-1251): a commit with an older
 	// epoch than the member's is still good for partitions it had then.
 	epochs map[assignTP]int32
+
+	// classic is set for a member using the classic protocol
+	// (JoinGroup, SyncGroup, Heartbeat) inside the consumer group
+	// (online migration, consumer_group_classic.go); nil for a KIP-848
+	// member.
+	classic *classicMeta
 }
 
 func (m *cgMember) clone() *cgMember {
@@ -204,6 +214,9 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *
 		}
 	}
 
+	// A member that comes with ConsumerGroupHeartbeat uses KIP-848 from
+	// now on (a static classic member upgraded in place).
+	m.classic = nil
 	// Subscription and client metadata.
 	m.setClient(c, req.InstanceID, req.RebalanceTimeoutMillis)
 	if req.RackID != nil {
@@ -220,7 +233,7 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *
 		m.serverAssignor = *req.ServerAssignor
 	}
 	bump := old == nil || !slices.Equal(old.topicNames, m.topicNames) || old.regex != m.regex || old.serverAssignor != m.serverAssignor
-	if old == nil || replaced || bump || !sameMemberMetadata(old, m) {
+	if old == nil || replaced || bump || !sameMemberMetadata(old, m) || old.classic != nil {
 		recs = append(recs, recCGMember(g.id, m))
 	}
 	g.putMember(m)
@@ -665,6 +678,9 @@ func (g *ConsumerGroup) Describe(names func([16]byte) string) kmsg.ConsumerGroup
 		dm.Assignment = toKmsg(m.assigned)
 		dm.TargetAssignment = toKmsg(g.target[id])
 		dm.MemberType = 1 // consumer protocol
+		if m.classic != nil {
+			dm.MemberType = 0 // classic protocol (online migration)
+		}
 		d.Members = append(d.Members, dm)
 	}
 	return d
@@ -703,7 +719,11 @@ func restoreConsumerGroup(cfg *ConsumerGroupConfig, id string, l *cgLoad, now ti
 		if m.pendingRevocation == nil {
 			m.pendingRevocation = Assignment{}
 		}
-		g.restoreMember(m, curModern, now, cfg.SessionTimeout)
+		session := cfg.SessionTimeout
+		if m.classic != nil {
+			session = m.classic.sessionTimeout
+		}
+		g.restoreMember(m, curModern, now, session)
 		m.updateEpochs() // partitions without a stored epoch count from the current one
 	}
 	for mid, a := range l.targets {

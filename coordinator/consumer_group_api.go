@@ -63,6 +63,7 @@ func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, 
 	cg := s.consumer[req.Group]
 	var pre []wire.Record
 	created := false
+	var upgraded *Group // the live classic group converted, if any
 	if cg == nil && (s.share[req.Group] != nil || s.streams[req.Group] != nil) {
 		hbError(resp, kerr.GroupIDNotFound, "Group "+req.Group+" is not a consumer group.")
 		return
@@ -78,15 +79,34 @@ func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, 
 			return
 		}
 		if g := s.groups[req.Group]; g != nil {
-			// Kafka converts an empty classic group; online
-			// migration of a live one is not implemented.
-			if g.state != Empty || g.hasMembers() || g.store != nil {
+			switch {
+			case g.store != nil:
+				// Its metadata is being written: the member
+				// retries.
+				hbError(resp, kerr.CoordinatorNotAvailable, "")
+				return
+			case g.state != Dead && len(g.members) > 0:
+				// Online upgrade of a live classic group
+				// (consumer_group_classic.go).
+				conv, recs, msg := convertClassicGroup(s.c.consumerConfigFor(req.Group), g, img, now)
+				if conv == nil {
+					s.logger.Info("coordinator: "+msg, "group", req.Group)
+					hbError(resp, kerr.GroupIDNotFound, msg)
+					return
+				}
+				cg, upgraded = conv, g
+				pre = append(pre, wire.Record{Key: groupMetadataKey(req.Group)})
+				pre = append(pre, recs...)
+			case g.state != Empty || g.hasMembers():
 				hbError(resp, kerr.GroupIDNotFound, "Group "+req.Group+" is not a consumer group.")
 				return
+			default:
+				pre = append(pre, wire.Record{Key: groupMetadataKey(req.Group)})
 			}
-			pre = append(pre, wire.Record{Key: groupMetadataKey(req.Group)})
 		}
-		cg = NewConsumerGroup(&s.c.cgConfig, req.Group, now)
+		if cg == nil {
+			cg = NewConsumerGroup(&s.c.cgConfig, req.Group, now)
+		}
 		created = true
 	}
 	cg.cfg = s.c.consumerConfigFor(req.Group)
@@ -112,10 +132,58 @@ func (s *shard) consumerHeartbeat(now time.Time, client Client, img TopicImage, 
 		}
 		tracked = s.trackConsumerGroup(req.Group, before)
 	}
+	if upgraded != nil {
+		// The classic group's offsets go to the consumer group's
+		// holder; its blocked joins and syncs rejoin.
+		holder := NewGroup(s.groupConfig, req.Group, now)
+		holder.offsets = upgraded.offsets
+		s.groups[req.Group] = holder
+		s.finish(upgraded, now, upgraded.failPending(kerr.RebalanceInProgress.Code))
+		s.logger.Info("coordinator: converted the classic group to a consumer group", "group", req.Group, "members", len(upgraded.members))
+	}
 	if created {
 		s.addConsumerGroup(cg, now)
 	}
 	tracked()
+	if req.MemberEpoch < 0 && !created {
+		s.maybeDowngrade(cg, saved.epoch, now)
+	}
+}
+
+// maybeDowngrade converts a consumer group left with only classic members
+// back to a classic group, when the policy allows it (Kafka's
+// convertToClassicGroup): the consumer group's records go, the classic
+// group's metadata is written, and the group prepares a rebalance, so its
+// members rejoin at their next heartbeat. A failed write is logged and
+// the group stays a consumer group.
+// REQUIRES: on the shard goroutine.
+//
+// generation is the group epoch before the leave or expiry.
+func (s *shard) maybeDowngrade(cg *ConsumerGroup, generation int32, now time.Time) {
+	cg.cfg = s.c.consumerConfigFor(cg.id)
+	if !cg.downgradable() {
+		return
+	}
+	cl := cg.toClassicGroup(s.groupConfig, generation, now)
+	var recs []wire.Record
+	for _, id := range slices.Sorted(maps.Keys(cg.members)) {
+		recs = append(recs, recsCGMemberGone(cg.id, id)...)
+	}
+	recs = append(recs, recsCGGroupGone(cg.id)...)
+	recs = append(recs, wire.Record{Key: groupMetadataKey(cg.id), Value: cl.metadataValue().AppendTo(nil)})
+	if err := s.appendLimited(now, recs); err != nil {
+		s.logger.Warn("coordinator: downgrading the consumer group failed", "group", cg.id, "err", err)
+		return
+	}
+	tracked := s.trackConsumerGroup(cg.id, cg)
+	delete(s.consumer, cg.id)
+	if holder := s.groups[cg.id]; holder != nil {
+		cl.offsets = holder.offsets
+	}
+	s.groups[cg.id] = cl
+	tracked()
+	s.logger.Info("coordinator: converted the consumer group to a classic group", "group", cg.id, "members", len(cl.members))
+	s.finish(cl, now, cl.prepareRebalance(now))
 }
 
 // addConsumerGroup installs a consumer group and its offsets holder.
@@ -143,6 +211,7 @@ func (s *shard) consumerTick(now time.Time) {
 		if _, ok := s.pipelined(); ok {
 			before = cg.clone()
 		}
+		epochBefore := cg.epoch
 		for _, f := range cg.due(now) {
 			s.logFenced("consumer", cg.id, "partitions", f)
 		}
@@ -151,6 +220,7 @@ func (s *shard) consumerTick(now time.Time) {
 				s.logger.Warn("coordinator: writing consumer group expiry failed", "group", cg.id, "err", err)
 			} else {
 				s.trackConsumerGroup(cg.id, before)()
+				s.maybeDowngrade(cg, epochBefore, now)
 			}
 		}
 	}

@@ -75,9 +75,11 @@ func TestConsumerGroupThroughCoordinator(t *testing.T) {
 		t.Fatalf("offsets %v", got)
 	}
 
-	// Classic APIs against a consumer group.
+	// Classic APIs against a consumer group. A classic member may join
+	// a live consumer group (online migration, as Kafka 4.4's
+	// classicGroupJoinToConsumerGroup): v4+ learns its member id first.
 	j := c.JoinGroup(ctx, cl, joinReq("g", "", "orders"))
-	wantCode(t, "JoinGroup to a live consumer group", j.ErrorCode, kerr.InconsistentGroupProtocol)
+	wantCode(t, "JoinGroup to a live consumer group", j.ErrorCode, kerr.MemberIDRequired)
 	dg := kmsg.NewPtrDescribeGroupsRequest()
 	dg.Version = 6
 	dg.Groups = []string{"g"}
@@ -101,7 +103,9 @@ func TestConsumerGroupThroughCoordinator(t *testing.T) {
 	del.Groups = []string{"g"}
 	wantCode(t, "delete live group", c.DeleteGroups(ctx, del).Groups[0].ErrorCode, kerr.NonEmptyGroup)
 
-	// A live classic group refuses KIP-848 members.
+	// A live classic group whose assignment is not in the embedded
+	// consumer protocol (joinAndSync assigns "all") refuses KIP-848
+	// members: Kafka cannot upgrade it either.
 	joinAndSync(t, c, "classic", "orders")
 	wantCode(t, "heartbeat to a classic group", c.ConsumerGroupHeartbeat(ctx, cl, img, cgJoinReq("classic", "x", "orders")).ErrorCode, kerr.GroupIDNotFound)
 	if d := cgDescribe(t, c, "classic"); d.ErrorCode != kerr.GroupIDNotFound.Code || *d.ErrorMessage != "Group classic is not a consumer group." {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-broker/samsa/wire"
 )
@@ -20,7 +21,7 @@ import (
 //
 //	3 ConsumerGroupMetadata          (group)         Epoch int32 [tag 0 MetadataHash, tag 1 CreationTimeMs: not written, skipped]
 //	4 ConsumerGroupPartitionMetadata (group)         Topics [TopicId uuid, TopicName, NumPartitions int32, PartitionMetadata [Partition, Racks]]
-//	5 ConsumerGroupMemberMetadata    (group, member) InstanceId?, RackId?, ClientId, ClientHost, SubscribedTopicNames, SubscribedTopicRegex?, RebalanceTimeoutMs, ServerAssignor? [tag 0 classic metadata: skipped]
+//	5 ConsumerGroupMemberMetadata    (group, member) InstanceId?, RackId?, ClientId, ClientHost, SubscribedTopicNames, SubscribedTopicRegex?, RebalanceTimeoutMs, ServerAssignor? [tag 0 ClassicMemberMetadata: SessionTimeoutMs, SupportedProtocols [Name, Metadata], for a classic member]
 //	6 ConsumerGroupTargetAssignmentMetadata (group)  AssignmentEpoch int32
 //	7 ConsumerGroupTargetAssignmentMember (group, member) TopicPartitions [TopicId, Partitions]
 //	8 ConsumerGroupCurrentMemberAssignment (group, member) MemberEpoch, PreviousMemberEpoch, State int8, AssignedPartitions, PartitionsPendingRevocation
@@ -133,7 +134,23 @@ func cgMemberMetadataValue(m *cgMember) []byte {
 		assignor = &m.serverAssignor
 	}
 	dst = kbin.AppendCompactNullableString(dst, assignor)
-	return valueEnd(dst)
+	if m.classic == nil {
+		return valueEnd(dst)
+	}
+	// Tag 0: ClassicMemberMetadata (SessionTimeoutMs, SupportedProtocols
+	// [Name, Metadata]), as Kafka writes for a classic member.
+	cm := kbin.AppendInt32(nil, int32(m.classic.sessionTimeout/time.Millisecond))
+	cm = kbin.AppendCompactArrayLen(cm, len(m.classic.protocols))
+	for _, p := range m.classic.protocols {
+		cm = kbin.AppendCompactString(cm, p.Name)
+		cm = kbin.AppendCompactBytes(cm, p.Metadata)
+		cm = kbin.AppendUvarint(cm, 0)
+	}
+	cm = kbin.AppendUvarint(cm, 0)
+	dst = kbin.AppendUvarint(dst, 1) // one tagged field
+	dst = kbin.AppendUvarint(dst, 0) // tag 0
+	dst = kbin.AppendUvarint(dst, uint32(len(cm)))
+	return append(dst, cm...)
 }
 
 func cgTargetMetadataValue(epoch int32) []byte {
@@ -214,6 +231,37 @@ func (r *cgReader) compactStrings() []string {
 		out = append(out, r.CompactString())
 		if !r.Ok() {
 			return nil
+		}
+	}
+	return out
+}
+
+// classicTags reads the tagged fields of a ConsumerGroupMemberMetadata
+// value: tag 0 is the classic member metadata, others are skipped.
+func (r *cgReader) classicTags() *classicMeta {
+	var out *classicMeta
+	n := r.Uvarint()
+	for range n {
+		tag, size := r.Uvarint(), r.Uvarint()
+		body := r.Span(int(size))
+		if !r.Ok() {
+			return nil
+		}
+		if tag != 0 {
+			continue
+		}
+		br := cgReader{kbin.Reader{Src: body}}
+		cm := &classicMeta{sessionTimeout: time.Duration(br.Int32()) * time.Millisecond}
+		np := br.CompactArrayLen()
+		for i := int32(0); i < np && br.Ok(); i++ {
+			p := kmsg.NewJoinGroupRequestProtocol()
+			p.Name = br.CompactString()
+			p.Metadata = slices.Clone(br.CompactBytes())
+			br.skipTags()
+			cm.protocols = append(cm.protocols, p)
+		}
+		if br.Ok() {
+			out = cm
 		}
 	}
 	return out
@@ -377,6 +425,7 @@ func (ls *loadState) applyConsumerGroup(key, value []byte) error {
 		if a := r.CompactNullableString(); a != nil {
 			m.serverAssignor = *a
 		}
+		m.classic = r.classicTags()
 		l.members[member] = m
 	case keyCGTargetMetadata:
 		l.targetEpoch = r.Int32()
@@ -392,7 +441,9 @@ func (ls *loadState) applyConsumerGroup(key, value []byte) error {
 		m.pendingRevocation = r.topicPartitions(m.epochs)
 		l.current[member] = m
 	}
-	r.skipTags()
+	if version != keyCGMemberMetadata { // its tags were read with it
+		r.skipTags()
+	}
 	if err := r.Complete(); err != nil {
 		return fmt.Errorf("%w: consumer group value (key v%d): %v", ErrCorrupt, version, err)
 	}

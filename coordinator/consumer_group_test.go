@@ -505,6 +505,8 @@ func FuzzConsumerGroupRecords(f *testing.F) {
 	for _, r := range g.Heartbeat(now, Client{ID: "c", Host: "/h"}, fakeImage{"orders": 3}, req, resp) {
 		f.Add(r.Key, r.Value)
 	}
+	classic := recCGMember("g", classicTestMember())
+	f.Add(classic.Key, classic.Value)
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		if len(key) < 2 {
 			return

@@ -69,6 +69,11 @@ type Options struct {
 	// ConsumerAssignors is group.consumer.assignors (default uniform,
 	// range); Kafka's class names are accepted.
 	ConsumerAssignors []string
+	// ConsumerMigrationPolicy is group.consumer.migration.policy
+	// (disabled, upgrade, downgrade, bidirectional; default
+	// bidirectional): online migration of live groups between the
+	// classic protocol and KIP-848.
+	ConsumerMigrationPolicy string
 
 	// KIP-932 share groups.
 	ShareSessionTimeout    time.Duration // group.share.session.timeout.ms, default 45s
@@ -224,6 +229,7 @@ func New(opts Options) (*Coordinator, error) {
 		HeartbeatInterval: opts.ConsumerHeartbeatInterval,
 		MaxSize:           opts.ConsumerMaxGroupSize,
 		Assignors:         opts.ConsumerAssignors,
+		MigrationPolicy:   opts.ConsumerMigrationPolicy,
 	}
 	c.stConfig = StreamsGroupConfig{
 		SessionTimeout:        opts.StreamsSessionTimeout,

@@ -119,7 +119,12 @@
 // Kafka does (JoinGroup INCONSISTENT_GROUP_PROTOCOL, DescribeGroups Dead or
 // GROUP_ID_NOT_FOUND). An empty classic group is converted on the first
 // ConsumerGroupHeartbeat and an empty consumer group on the first
-// JoinGroup; online migration of live groups is not implemented.
+// JoinGroup. Live groups migrate online as in Kafka 4.4
+// (consumer_group_classic.go, group.consumer.migration.policy): a
+// ConsumerGroupHeartbeat converts a live classic group keeping its members
+// as classic members of the consumer group, which JoinGroup, SyncGroup,
+// Heartbeat, LeaveGroup and OffsetCommit serve; the group turns classic
+// again when its last KIP-848 member leaves.
 // OffsetCommit follows KIP-1251 (Kafka 4.3): a member epoch older than the
 // member's current one is accepted for the partitions the member held at
 // that epoch; transactional commits keep the strict equality.

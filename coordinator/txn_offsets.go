@@ -348,6 +348,9 @@ func (s *shard) txnCommitCheck(g *Group, version int16, generation int32, member
 		return code
 	}
 	if cg := s.consumer[g.id]; cg != nil {
+		if code, classic := cg.classicTxnCommitCheck(memberID, generation); classic {
+			return code
+		}
 		code := cg.CommitCheck(txnCommitCheckVersion, generation, memberID)
 		if code == kerr.StaleMemberEpoch.Code && version < 6 {
 			code = kerr.IllegalGeneration.Code

@@ -238,6 +238,18 @@ func scriptConsumerGroups(s *Session) error {
 		if r == nil || r.ErrorCode != 0 {
 			return
 		}
+		// Online migration: a classic member joining the live
+		// consumer group learns its member id first (v4+), and one
+		// with another protocol type is refused.
+		cj := kmsg.NewPtrJoinGroupRequest()
+		cj.Group, cj.SessionTimeoutMillis, cj.RebalanceTimeoutMillis, cj.ProtocolType = group, 30000, 30000, "consumer"
+		md := kmsg.NewConsumerMemberMetadata()
+		md.Topics = []string{topicA}
+		cj.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: md.AppendTo(nil)}}
+		s.Do("classic-join-live", 9, cj)
+		other := *cj
+		other.ProtocolType = "connect"
+		s.Do("classic-join-live-other-type", 9, &other)
 		leave := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		leave.Group, leave.MemberID, leave.MemberEpoch = group, deref(r.MemberID), -1
 		s.Do("leave", v, leave)

@@ -84,6 +84,9 @@ public final class ClientChecks {
         checks.add("group-classic-cooperative-sticky", g::classicCooperative);
         checks.add("group-classic-static-membership", g::classicStatic);
         checks.add("group-consumer-kip848", g::consumerProtocol);
+        MigrationChecks mig = new MigrationChecks(c, g);
+        checks.add("group-online-migration", mig::onlineMigration);
+        checks.add("group-online-migration-cooperative", mig::onlineMigrationCooperative);
         AdminChecks a = new AdminChecks(c);
         checks.add("admin-topics-partitions", a::topicsAndPartitions);
         checks.add("admin-configs", a::configs);

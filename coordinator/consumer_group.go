@@ -237,27 +237,11 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, c Client, img TopicImage, req *
 		recs = append(recs, recCGMember(g.id, m))
 	}
 	g.putMember(m)
+	recs = append(recs, g.advanceEpoch(img, bump)...)
 
-	if meta := g.subscriptionMetadata(img); !maps.Equal(meta, g.meta) {
-		g.meta = meta
-		recs = append(recs, recCGPartitionMetadata(g.id, meta))
-		bump = true
-	}
-	if bump {
-		g.epoch++
-		recs = append(recs, recCGMetadata(g.id, g.epoch))
-	}
-	if g.epoch > g.assignmentEpoch {
-		recs = append(recs, g.computeTarget()...)
-	}
-
-	before := old
-	if before == nil || replaced {
-		before = &cgMember{modernMember: modernMember{epoch: -1}}
-	}
+	before := previousState(old, replaced)
 	g.reconcile(now, m, req.Topics)
-	if m.epoch != before.epoch || m.prevEpoch != before.prevEpoch || m.state != before.state ||
-		!m.assigned.equal(before.assigned) || !m.pendingRevocation.equal(before.pendingRevocation) {
+	if currentChanged(before, m) {
 		recs = append(recs, recCGCurrent(g.id, m))
 	}
 	m.sessionDeadline = now.Add(g.cfg.SessionTimeout)
@@ -370,6 +354,44 @@ func (g *ConsumerGroup) memberTopics(m *cgMember, img TopicImage, all []string) 
 
 // subscriptionMetadata resolves every member's subscription against the
 // image: the topics that exist, with their IDs and partition counts.
+// advanceEpoch refreshes the group's subscription metadata after a member
+// changed and, when that member's subscription (bump) or the metadata
+// changed, bumps the group epoch; a group epoch ahead of the assignment's
+// gets a new target. Heartbeat and ClassicJoin share it.
+func (g *ConsumerGroup) advanceEpoch(img TopicImage, bump bool) []wire.Record {
+	var recs []wire.Record
+	if meta := g.subscriptionMetadata(img); !maps.Equal(meta, g.meta) {
+		g.meta = meta
+		recs = append(recs, recCGPartitionMetadata(g.id, meta))
+		bump = true
+	}
+	if bump {
+		g.epoch++
+		recs = append(recs, recCGMetadata(g.id, g.epoch))
+	}
+	if g.epoch > g.assignmentEpoch {
+		recs = append(recs, g.computeTarget()...)
+	}
+	return recs
+}
+
+// previousState is what a member's current assignment is compared with
+// after its reconciliation: old, or nothing (epoch -1) for a new member or
+// one that replaced another.
+func previousState(old *cgMember, replaced bool) *cgMember {
+	if old == nil || replaced {
+		return &cgMember{modernMember: modernMember{epoch: -1}}
+	}
+	return old
+}
+
+// currentChanged reports whether m's epochs, state or assignments differ
+// from before, that is whether its current-assignment record is due.
+func currentChanged(before, m *cgMember) bool {
+	return m.epoch != before.epoch || m.prevEpoch != before.prevEpoch || m.state != before.state ||
+		!m.assigned.equal(before.assigned) || !m.pendingRevocation.equal(before.pendingRevocation)
+}
+
 func (g *ConsumerGroup) subscriptionMetadata(img TopicImage) map[string]topicMeta {
 	var all []string
 	for _, m := range g.members {

@@ -321,22 +321,8 @@ func (g *ConsumerGroup) ClassicJoin(now time.Time, c Client, img TopicImage, req
 		recs = append(recs, recCGMember(g.id, m))
 	}
 	g.putMember(m)
-	if meta := g.subscriptionMetadata(img); !maps.Equal(meta, g.meta) {
-		g.meta = meta
-		recs = append(recs, recCGPartitionMetadata(g.id, meta))
-		bump = true
-	}
-	if bump {
-		g.epoch++
-		recs = append(recs, recCGMetadata(g.id, g.epoch))
-	}
-	if g.epoch > g.assignmentEpoch {
-		recs = append(recs, g.computeTarget()...)
-	}
-	before := old
-	if before == nil || replaced {
-		before = &cgMember{modernMember: modernMember{epoch: -1}}
-	}
+	recs = append(recs, g.advanceEpoch(img, bump)...)
+	before := previousState(old, replaced)
 	owned := classicOwned(md, img)
 	g.reconcile(now, m, owned)
 	if m.state == memberUnrevoked {
@@ -344,8 +330,7 @@ func (g *ConsumerGroup) ClassicJoin(now time.Time, c Client, img TopicImage, req
 		// lists as owned (an eager one revokes everything first).
 		g.reconcile(now, m, owned)
 	}
-	if m.epoch != before.epoch || m.prevEpoch != before.prevEpoch || m.state != before.state ||
-		!m.assigned.equal(before.assigned) || !m.pendingRevocation.equal(before.pendingRevocation) {
+	if currentChanged(before, m) {
 		recs = append(recs, recCGCurrent(g.id, m))
 	}
 	m.sessionDeadline = now.Add(m.classic.sessionTimeout)
